@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// No package dependencies by design: Foundation, Dispatch, Glibc, the test frameworks that ship
+// with the toolchain, and the system libcurl (Debian `libcurl4-openssl-dev`).
+let package = Package(
+    name: "Courier",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Courier", targets: ["Courier"]),
+        .library(name: "CourierCurl", targets: ["CourierCurl"]),
+        .library(name: "CourierJobs", targets: ["CourierJobs"]),
+        .executable(name: "courier", targets: ["courier"]),
+    ],
+    targets: [
+        .target(
+            name: "CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .target(name: "Courier"),
+        .target(name: "CourierCurl", dependencies: ["Courier", "CCurl"]),
+        .target(name: "CourierJobs", dependencies: ["Courier", "CourierCurl"]),
+        .executableTarget(name: "courier", dependencies: ["CourierJobs"]),
+        .target(
+            name: "CourierTestSupport",
+            dependencies: ["Courier", "CourierCurl"],
+            path: "Tests/Support"
+        ),
+        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestSupport"]),
+        .testTarget(name: "CourierCurlTests", dependencies: ["CourierCurl", "CourierTestSupport"]),
+        .testTarget(name: "CourierJobsTests", dependencies: ["CourierJobs", "CourierTestSupport"]),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: ["Courier", "CourierCurl", "CourierTestSupport"]
+        ),
+        .testTarget(name: "CLITests", dependencies: ["courier", "CourierTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

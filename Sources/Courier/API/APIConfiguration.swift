@@ -1,0 +1,44 @@
+import Foundation
+
+/// What every request to one API shares.
+/// ```swift
+/// let configuration = APIConfiguration(
+///     baseURL: URL(string: "https://api.github.com")!,
+///     auth: .bearer(token),
+///     headers: ["Accept": "application/vnd.github+json"])
+/// ```
+public struct APIConfiguration: Sendable {
+    /// Paths of requests are joined to this URL.
+    public var baseURL: URL
+    public var auth: Authentication?
+    /// Seconds before a request fails with `.timeout`, unless the request sets its own.
+    public var timeout: TimeInterval
+    /// Headers sent with every request; a request's own headers of the same name win.
+    public var headers: HTTPHeaders
+    /// Whether TLS certificates are checked. Leave it on outside tests.
+    public var validatesTLS: Bool
+    /// Whether redirects are followed (through ``RedirectingHTTPClient``) and how many.
+    public var maxRedirects: Int?
+    public var encoder: JSONEncoder
+    public var decoder: JSONDecoder
+
+    public init(
+        baseURL: URL,
+        auth: Authentication? = nil,
+        timeout: TimeInterval = 60,
+        headers: HTTPHeaders = [:],
+        validatesTLS: Bool = true,
+        maxRedirects: Int? = 10,
+        encoder: JSONEncoder = JSONEncoder(),
+        decoder: JSONDecoder = JSONDecoder()
+    ) {
+        self.baseURL = baseURL
+        self.auth = auth
+        self.timeout = timeout
+        self.headers = headers
+        self.validatesTLS = validatesTLS
+        self.maxRedirects = maxRedirects
+        self.encoder = encoder
+        self.decoder = decoder
+    }
+}

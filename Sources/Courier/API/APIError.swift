@@ -1,0 +1,82 @@
+import Foundation
+
+/// A failure above the transport: a request that could not be built, an unacceptable status,
+/// or a body that did not decode. Transport failures stay ``HTTPError``s.
+public struct APIError: Error, Sendable, CustomStringConvertible {
+    /// What class of failure this is.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The URL or body could not be built.
+        public static let invalidRequest = Kind(rawValue: "invalidRequest")
+        /// The server answered with a status the request does not accept.
+        public static let unacceptableStatus = Kind(rawValue: "unacceptableStatus")
+        /// The body did not decode into the response type.
+        public static let decoding = Kind(rawValue: "decoding")
+
+        public var description: String { rawValue }
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The method and URL of the request, when it got that far.
+    public var request: (method: HTTPMethod, url: URL)?
+    /// The response, for `.unacceptableStatus` and `.decoding`.
+    public var response: HTTPResponse?
+
+    public init(
+        _ kind: Kind, _ message: String, request: (method: HTTPMethod, url: URL)? = nil,
+        response: HTTPResponse? = nil
+    ) {
+        self.kind = kind
+        self.message = message
+        self.request = request.map { ($0.method, HTTPError.withoutCredentials($0.url)) }
+        self.response = response
+    }
+
+    /// The response status, when there was a response.
+    public var status: Int? { response?.status }
+    /// The response body, when there was a response.
+    public var body: Data? { response?.body }
+
+    /// Decodes the server's error body, for APIs that describe failures in JSON.
+    /// ```swift
+    /// catch let error as APIError {
+    ///     let problem = try error.decodeBody(as: Problem.self)
+    /// }
+    /// ```
+    public func decodeBody<Body: Decodable>(
+        as type: Body.Type, using decoder: JSONDecoder = JSONDecoder()
+    ) throws -> Body {
+        try decoder.decode(type, from: body ?? Data())
+    }
+
+    public var description: String {
+        var text = "\(kind): \(message)"
+        if let request { text += " (\(request.method) \(request.url.absoluteString))" }
+        return text
+    }
+
+    /// Describes a `DecodingError` by the path of the failing key, for example
+    /// `value not found: expected String at "user.name"`.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            let text = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }
+                .joined()
+            return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "<root>" : text)
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "missing key \"\(path(context.codingPath + [key]))\""
+        case .typeMismatch(let type, let context):
+            return "type mismatch at \"\(path(context.codingPath))\": expected \(type)"
+        case .valueNotFound(let type, let context):
+            return "null value at \"\(path(context.codingPath))\": expected \(type)"
+        case .dataCorrupted(let context):
+            return "corrupted data at \"\(path(context.codingPath))\": \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}

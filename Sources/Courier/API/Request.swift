@@ -1,0 +1,77 @@
+import Foundation
+
+/// A ready-made ``APIRequest`` for one-off calls, built with `get`, `post`, `put`, `patch` and
+/// `delete`.
+/// ```swift
+/// let repos: [Repo] = try await client.perform(.get("/users/kean/repos"))
+/// let created: Item = try await client.perform(.post("/items", json: NewItem(name: "x")))
+/// ```
+public struct Request<Value: Decodable & Sendable>: APIRequest {
+    public typealias Response = Value
+
+    public var method: HTTPMethod
+    public var path: String
+    public var query: [URLQueryItem]
+    public var headers: HTTPHeaders
+    public var body: APIRequestBody?
+    public var timeout: TimeInterval?
+
+    public init(
+        method: HTTPMethod = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: HTTPHeaders = [:],
+        body: APIRequestBody? = nil,
+        timeout: TimeInterval? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// A GET request.
+    public static func get(
+        _ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
+    ) -> Request {
+        Request(method: .get, path: path, query: query, headers: headers)
+    }
+
+    /// A DELETE request.
+    public static func delete(
+        _ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
+    ) -> Request {
+        Request(method: .delete, path: path, query: query, headers: headers)
+    }
+
+    /// A POST request with an optional body.
+    public static func post(
+        _ path: String, body: APIRequestBody? = nil, query: [URLQueryItem] = [],
+        headers: HTTPHeaders = [:]
+    ) -> Request {
+        Request(method: .post, path: path, query: query, headers: headers, body: body)
+    }
+
+    /// A POST request with a JSON body.
+    public static func post(
+        _ path: String, json: some Encodable & Sendable, headers: HTTPHeaders = [:]
+    ) -> Request {
+        Request(method: .post, path: path, headers: headers, body: .json(json))
+    }
+
+    /// A PUT request with a JSON body.
+    public static func put(
+        _ path: String, json: some Encodable & Sendable, headers: HTTPHeaders = [:]
+    ) -> Request {
+        Request(method: .put, path: path, headers: headers, body: .json(json))
+    }
+
+    /// A PATCH request with a JSON body.
+    public static func patch(
+        _ path: String, json: some Encodable & Sendable, headers: HTTPHeaders = [:]
+    ) -> Request {
+        Request(method: .patch, path: path, headers: headers, body: .json(json))
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// A transport failure: no HTTP response could be had for a request.
+///
+/// ```swift
+/// do { _ = try await client.perform(request) } catch let error as HTTPError where error.kind == .timeout {
+///     // retry later
+/// }
+/// ```
+public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What class of failure this is. An open set: new kinds break no `switch`.
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The URL is malformed or its scheme is not http/https.
+        public static let invalidURL = Kind(rawValue: "invalidURL")
+        /// The host name could not be resolved.
+        public static let dns = Kind(rawValue: "dns")
+        /// No connection could be made (refused, unreachable).
+        public static let connect = Kind(rawValue: "connect")
+        /// The TLS handshake or certificate check failed.
+        public static let tls = Kind(rawValue: "tls")
+        /// The request's deadline passed.
+        public static let timeout = Kind(rawValue: "timeout")
+        /// The redirect chain was too long or went round in a loop.
+        public static let tooManyRedirects = Kind(rawValue: "tooManyRedirects")
+        /// The response body passed the configured size cap.
+        public static let bodyTooLarge = Kind(rawValue: "bodyTooLarge")
+        /// The calling task was cancelled or the client shut down.
+        public static let cancelled = Kind(rawValue: "cancelled")
+        /// Any other network failure: reset, closed early, truncated body, protocol error.
+        public static let network = Kind(rawValue: "network")
+
+        public var description: String { rawValue }
+    }
+
+    public var kind: Kind
+    /// What went wrong, in words; never contains header values or credentials.
+    public var message: String
+    /// The URL of the failing request, with any user name and password removed.
+    public var url: URL?
+    /// The transport's own code (a `CURLcode`, a `URLError.Code` raw value), when there is one.
+    public var underlyingCode: Int?
+
+    public init(_ kind: Kind, _ message: String, url: URL? = nil, underlyingCode: Int? = nil) {
+        self.kind = kind
+        self.message = message
+        self.url = url.map(Self.withoutCredentials)
+        self.underlyingCode = underlyingCode
+    }
+
+    public var description: String {
+        var text = "\(kind): \(message)"
+        if let url { text += " (\(url.absoluteString))" }
+        if let underlyingCode { text += " [code \(underlyingCode)]" }
+        return text
+    }
+
+    /// The URL with user and password removed, so it can be shown in messages.
+    public static func withoutCredentials(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+}

@@ -1,0 +1,111 @@
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// Order is kept and repeated fields stay separate, as they arrived or were added:
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers.add("Set-Cookie", "a=1")
+/// headers.add("set-cookie", "b=2")
+/// headers.values(for: "SET-COOKIE")  // ["a=1", "b=2"]
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral,
+    CustomStringConvertible
+{
+    /// One header field, with its name spelled as given.
+    public struct Field: Sendable, Hashable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields in order.
+    public private(set) var fields: [Field]
+
+    /// Creates headers from fields, keeping their order.
+    public init(_ fields: [Field] = []) { self.fields = fields }
+
+    /// Creates headers from name–value pairs, keeping their order.
+    public init(_ pairs: [(String, String)]) {
+        self.fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// The first value of the named field, or `nil`; the name is compared case-insensitively.
+    public subscript(name: String) -> String? {
+        get { fields.first { Self.same($0.name, name) }?.value }
+        set {
+            if let newValue { replaceOrAdd(name, newValue) } else { remove(name) }
+        }
+    }
+
+    /// Every value of the named field, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { Self.same($0.name, name) }.map(\.value)
+    }
+
+    /// Whether a field with this name is present.
+    public func contains(_ name: String) -> Bool {
+        fields.contains { Self.same($0.name, name) }
+    }
+
+    /// Appends a field, keeping any field of the same name.
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Replaces every field of this name with one field, kept at the first one's place.
+    public mutating func replaceOrAdd(_ name: String, _ value: String) {
+        guard let first = fields.firstIndex(where: { Self.same($0.name, name) }) else {
+            return add(name, value)
+        }
+        fields[first] = Field(name: name, value: value)
+        var index = fields.index(after: first)
+        while index < fields.endIndex {
+            if Self.same(fields[index].name, name) {
+                fields.remove(at: index)
+            } else {
+                index = fields.index(after: index)
+            }
+        }
+    }
+
+    /// Removes every field with this name.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { Self.same($0.name, name) }
+    }
+
+    /// Returns these headers with every field of `other` replacing same-named fields here.
+    ///
+    /// Used for layering: configuration headers, then request headers on top.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var merged = self
+        for name in other.names { merged.remove(name) }
+        merged.fields.append(contentsOf: other.fields)
+        return merged
+    }
+
+    /// The distinct names, lowercased, in first-seen order.
+    public var names: [String] {
+        var seen = Set<String>()
+        return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name.lowercased() : nil }
+    }
+
+    public var isEmpty: Bool { fields.isEmpty }
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    public var description: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    static func same(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.count == rhs.count && lhs.lowercased() == rhs.lowercased()
+    }
+}

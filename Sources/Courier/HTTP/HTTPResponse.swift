@@ -1,0 +1,67 @@
+import Foundation
+
+/// A complete HTTP response: every status is a response, only transport failures throw.
+public struct HTTPResponse: Sendable, Hashable {
+    /// The status code, for example 200 or 404.
+    public var status: Int
+    /// The header fields of the final response, repeated fields kept.
+    public var headers: HTTPHeaders
+    public var body: Data
+    /// The URL this response came from: after redirects, the last one.
+    public var url: URL
+    /// How many redirects were followed to get here (0 when none were).
+    public var redirectCount: Int
+    /// What the transport measured of the exchange.
+    public var timings: HTTPTimings
+
+    public init(
+        status: Int,
+        headers: HTTPHeaders = [:],
+        body: Data = Data(),
+        url: URL,
+        redirectCount: Int = 0,
+        timings: HTTPTimings = HTTPTimings()
+    ) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.url = url
+        self.redirectCount = redirectCount
+        self.timings = timings
+    }
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// Whether the status is one of the redirects a client follows (301, 302, 303, 307, 308).
+    public var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+}
+
+/// Phases of one exchange, each in seconds from the start of the request, where the transport
+/// can measure it (`nil` where it cannot).
+public struct HTTPTimings: Sendable, Hashable {
+    /// Name resolution finished.
+    public var dns: TimeInterval?
+    /// TCP connection established.
+    public var connect: TimeInterval?
+    /// TLS handshake finished (`nil` for plain http).
+    public var tls: TimeInterval?
+    /// First response byte arrived.
+    public var firstByte: TimeInterval?
+    /// The whole exchange.
+    public var total: TimeInterval
+
+    public init(
+        dns: TimeInterval? = nil,
+        connect: TimeInterval? = nil,
+        tls: TimeInterval? = nil,
+        firstByte: TimeInterval? = nil,
+        total: TimeInterval = 0
+    ) {
+        self.dns = dns
+        self.connect = connect
+        self.tls = tls
+        self.firstByte = firstByte
+        self.total = total
+    }
+}

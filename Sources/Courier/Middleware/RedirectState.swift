@@ -1,0 +1,89 @@
+import Foundation
+
+/// The redirect decisions for one request chain, as a pure value: feed it each response and it
+/// says which request to send next, or that the chain is finished.
+///
+/// Rules: at most `maxHops` redirects; a request seen before (same method and URL) is a loop;
+/// only http and https; 301/302 turn POST into GET and 303 turns anything but HEAD into GET,
+/// dropping the body; 307/308 keep method and body; on any change of scheme, host or port the
+/// credentials (`Authorization`, `Proxy-Authorization`, `Cookie` and every header marked secret)
+/// are dropped and stay dropped for the rest of the chain.
+public struct RedirectState: Sendable {
+    public let maxHops: Int
+    /// The request the next hop is based on.
+    public private(set) var current: HTTPRequest
+    /// Redirects followed so far.
+    public private(set) var hops = 0
+    private var visited: Set<String>
+
+    public init(request: HTTPRequest, maxHops: Int) {
+        self.maxHops = maxHops
+        self.current = request
+        self.visited = [Self.key(request)]
+    }
+
+    /// Returns the request for the next hop, or `nil` when `response` is not a redirect to follow.
+    ///
+    /// Throws ``HTTPError`` with `.tooManyRedirects` for a loop or too many hops and
+    /// `.invalidURL` for a `Location` that is unusable or not http/https.
+    public mutating func next(after response: HTTPResponse) throws -> HTTPRequest? {
+        guard response.isRedirect, let location = response.headers["Location"] else { return nil }
+        guard let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
+            let scheme = target.scheme?.lowercased(), target.host != nil
+        else {
+            throw HTTPError(.invalidURL, "redirect to an unusable Location", url: current.url)
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw HTTPError(
+                .invalidURL, "redirect to unsupported scheme '\(scheme)'", url: current.url)
+        }
+        guard hops < maxHops else {
+            throw HTTPError(
+                .tooManyRedirects, "more than \(maxHops) redirects", url: current.url)
+        }
+
+        var next = current
+        next.url = target
+        if Self.rewritesToGet(status: response.status, method: current.method) {
+            next.method = .get
+            next.body = nil
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
+                next.headers.remove(name)
+            }
+        }
+        if !Self.sameOrigin(current.url, target) {
+            for name in next.headers.names where next.isSecretHeader(name) {
+                next.headers.remove(name)
+            }
+        }
+        guard visited.insert(Self.key(next)).inserted else {
+            throw HTTPError(.tooManyRedirects, "redirect loop detected", url: target)
+        }
+        hops += 1
+        current = next
+        return next
+    }
+
+    static func rewritesToGet(status: Int, method: HTTPMethod) -> Bool {
+        switch status {
+        case 303: method != .head && method != .get
+        case 301, 302: method == .post
+        default: false
+        }
+    }
+
+    /// Same scheme, host and effective port.
+    static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+        lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
+            && lhs.host?.lowercased() == rhs.host?.lowercased()
+            && effectivePort(lhs) == effectivePort(rhs)
+    }
+
+    static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+    }
+
+    private static func key(_ request: HTTPRequest) -> String {
+        "\(request.method.rawValue) \(request.url.absoluteString)"
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The session delegate of ``URLSessionHTTPClient``: collects each task's body under the size
+/// cap, declines redirects and resumes the waiting caller when the task ends.
+final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    struct Outcome: Sendable {
+        var response: HTTPURLResponse
+        var body: Data
+    }
+
+    struct Transfer {
+        var continuation: CheckedContinuation<Outcome, any Error>
+        var url: URL
+        var maxBytes: Int
+        var response: HTTPURLResponse?
+        var body = Data()
+        var overCap = false
+        var expired = false
+
+        init(continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int) {
+            self.continuation = continuation
+            self.url = url
+            self.maxBytes = maxBytes
+        }
+    }
+
+    private let transfers = Locked<[Int: Transfer]>([:])
+
+    func register(_ task: URLSessionTask, _ transfer: Transfer) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    /// Ends the task as timed out: FoundationNetworking on Linux does not enforce
+    /// `URLRequest.timeoutInterval` as a whole-request deadline, so the client does.
+    func expire(_ task: URLSessionTask) {
+        let found = transfers.withLock { transfers -> Bool in
+            guard transfers[task.taskIdentifier] != nil else { return false }
+            transfers[task.taskIdentifier]?.expired = true
+            return true
+        }
+        if found { task.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        let allowed = transfers.withLock { transfers -> Bool in
+            guard var transfer = transfers[dataTask.taskIdentifier] else { return false }
+            transfer.response = response as? HTTPURLResponse
+            if response.expectedContentLength > Int64(transfer.maxBytes) { transfer.overCap = true }
+            transfers[dataTask.taskIdentifier] = transfer
+            return !transfer.overCap
+        }
+        completionHandler(allowed ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let overCap = transfers.withLock { transfers -> Bool in
+            guard var transfer = transfers[dataTask.taskIdentifier] else { return false }
+            if transfer.body.count + data.count > transfer.maxBytes {
+                transfer.overCap = true
+                transfer.body = Data()
+            } else {
+                transfer.body.append(data)
+            }
+            transfers[dataTask.taskIdentifier] = transfer
+            return transfer.overCap
+        }
+        if overCap { dataTask.cancel() }
+    }
+
+    /// Redirects are the redirect policy's business: hand the 3xx back as the response.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?
+    ) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
+        else { return }
+        if transfer.expired {
+            transfer.continuation.resume(
+                throwing: HTTPError(.timeout, "no complete response in time", url: transfer.url))
+        } else if transfer.overCap {
+            transfer.continuation.resume(
+                throwing: HTTPError(
+                    .bodyTooLarge, "response body larger than \(transfer.maxBytes) bytes",
+                    url: transfer.url))
+        } else if let error {
+            transfer.continuation.resume(throwing: Self.httpError(error, url: transfer.url))
+        } else if let response = transfer.response ?? task.response as? HTTPURLResponse {
+            transfer.continuation.resume(returning: Outcome(response: response, body: transfer.body))
+        } else {
+            transfer.continuation.resume(
+                throwing: HTTPError(.network, "no HTTP response", url: transfer.url))
+        }
+    }
+
+    static func httpError(_ error: any Error, url: URL) -> HTTPError {
+        guard let urlError = error as? URLError else {
+            return HTTPError(.network, "\(error)", url: url)
+        }
+        let kind: HTTPError.Kind =
+            switch urlError.code {
+            case .timedOut: .timeout
+            case .cannotFindHost, .dnsLookupFailed: .dns
+            case .cannotConnectToHost, .notConnectedToInternet: .connect
+            case .cancelled: .cancelled
+            case .badURL, .unsupportedURL: .invalidURL
+            case .httpTooManyRedirects, .redirectToNonExistentLocation: .tooManyRedirects
+            case .dataLengthExceedsMaximum: .bodyTooLarge
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot,
+                .clientCertificateRejected, .clientCertificateRequired:
+                .tls
+            default: .network
+            }
+        return HTTPError(
+            kind, urlError.localizedDescription, url: url, underlyingCode: urlError.code.rawValue)
+    }
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Courier's fixture HTTP server: the behaviours httpbin lacks, on free loopback ports.
+
+Standard library only. It listens on two ports of 127.0.0.1 (A and B, so that a redirect from
+127.0.0.1:A to localhost:B changes host and port), prints "READY <A> <B>" and serves until its
+standard input closes, so it never outlives the test process that started it.
+
+Every request that carries ?key=K is recorded under K; GET /hits?key=K returns the record.
+Routes (any method):
+  /echo                       JSON of method, path, query, headers and body
+  /status/<code>              that status
+  /headers-repeated           repeated X-Multi and Set-Cookie response fields
+  /flaky?key&fail=N&status=S  status S (503) for the first N requests of key, then 200
+  /retry-after?key&times=N&seconds=S|date=1
+                              429 with Retry-After for the first N requests of key, then 200
+  /slow?ms=N[&key]            answers after N ms; tracks requests in flight per key
+  /concurrency?key=K          {"max": most in flight at once, "current": in flight now}
+  /drop                       closes the connection without answering
+  /truncated                  promises 100 bytes, sends 10, closes
+  /bytes?n=N[&chunked=1]      N bytes of a repeating pattern
+  /redirect?to=URL&status=S   redirect to URL with status S (302)
+  /chain?n=N                  N redirects, then 200
+  /loop                       redirects to itself
+  /error-json                 422 with a JSON problem body
+  /empty                      204 without a body
+"""
+
+import email.utils
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
+
+state_lock = threading.Lock()
+hits = {}  # key -> list of request records
+in_flight = {}  # key -> (current, max)
+
+
+def record(key, handler, body):
+    entry = {
+        "time": time.time(),
+        "method": handler.command,
+        "path": handler.path,
+        "headers": [[k, v] for k, v in handler.headers.items()],
+        "body": body.decode("utf-8", "replace"),
+    }
+    with state_lock:
+        hits.setdefault(key, []).append(entry)
+        return len(hits[key])
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "CourierFixture/1"
+
+    def log_message(self, *args):
+        pass
+
+    def __getattr__(self, name):
+        if name.startswith("do_"):
+            return self.handle_any
+        raise AttributeError(name)
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def reply(self, status, body=b"", headers=(), content_type="application/json"):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        if status not in (204, 304):
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD" and status not in (204, 304):
+            self.wfile.write(body)
+
+    def reply_json(self, status, value, headers=()):
+        self.reply(status, json.dumps(value).encode(), headers)
+
+    def handle_any(self):
+        url = urlsplit(self.path)
+        query = parse_qs(url.query, keep_blank_values=True)
+        arg = lambda name, default=None: query.get(name, [default])[0]
+        body = self.read_body()
+        key = arg("key")
+        count = record(key, self, body) if key else 0
+        route = url.path
+
+        if route == "/echo":
+            self.reply_json(200, {
+                "method": self.command,
+                "path": url.path,
+                "query": url.query,
+                "headers": [[k, v] for k, v in self.headers.items()],
+                "body": body.decode("utf-8", "replace"),
+                "bodyLength": len(body),
+            })
+        elif route.startswith("/status/"):
+            status = int(route.split("/")[2])
+            headers = [("Location", "/echo")] if 300 <= status < 400 else []
+            self.reply(status, b"status %d" % status, headers, "text/plain")
+        elif route == "/headers-repeated":
+            self.reply(200, b"{}", [("X-Multi", "a"), ("X-Multi", "b"),
+                                    ("Set-Cookie", "one=1"), ("Set-Cookie", "two=2")])
+        elif route == "/flaky":
+            if count <= int(arg("fail", "2")):
+                self.reply_json(int(arg("status", "503")), {"attempt": count, "ok": False})
+            else:
+                self.reply_json(200, {"attempt": count, "ok": True})
+        elif route == "/retry-after":
+            if count <= int(arg("times", "1")):
+                seconds = int(arg("seconds", "1"))
+                value = (email.utils.formatdate(time.time() + seconds, usegmt=True)
+                         if arg("date") else str(seconds))
+                self.reply_json(429, {"attempt": count}, [("Retry-After", value)])
+            else:
+                self.reply_json(200, {"attempt": count})
+        elif route == "/slow":
+            self.track(key, +1)
+            try:
+                time.sleep(int(arg("ms", "1000")) / 1000)
+            finally:
+                self.track(key, -1)
+            self.reply_json(200, {"slept": int(arg("ms", "1000"))})
+        elif route == "/concurrency":
+            with state_lock:
+                current, most = in_flight.get(key, (0, 0))
+            self.reply_json(200, {"max": most, "current": current})
+        elif route == "/hits":
+            with state_lock:
+                self.reply_json(200, {"count": len(hits.get(key, [])),
+                                      "requests": list(hits.get(key, []))})
+        elif route == "/drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        elif route == "/truncated":
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        elif route == "/bytes":
+            self.send_bytes(int(arg("n", "1024")), arg("chunked") == "1")
+        elif route == "/redirect":
+            self.reply(int(arg("status", "302")), b"", [("Location", arg("to", "/echo"))])
+        elif route == "/chain":
+            n = int(arg("n", "1"))
+            if n > 0:
+                self.reply(302, b"", [("Location", "/chain?n=%d" % (n - 1))])
+            else:
+                self.reply_json(200, {"done": True})
+        elif route == "/loop":
+            self.reply(302, b"", [("Location", "/loop")])
+        elif route == "/error-json":
+            self.reply_json(422, {"error": "invalid", "detail": "name is required"})
+        elif route == "/empty":
+            self.reply(204)
+        else:
+            self.reply_json(404, {"error": "no route " + route})
+
+    def track(self, key, delta):
+        with state_lock:
+            current, most = in_flight.get(key, (0, 0))
+            current += delta
+            in_flight[key] = (current, max(most, current))
+
+    def send_bytes(self, size, chunked):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(size))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        sent = 0
+        while sent < size:
+            piece = PATTERN[: min(len(PATTERN), size - sent)]
+            if chunked:
+                self.wfile.write(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            else:
+                self.wfile.write(piece)
+            sent += len(piece)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+    def handle_error(self, request, client_address):
+        pass  # clients that hang up mid-response are part of the tests
+
+
+def main():
+    servers = [Server(("127.0.0.1", 0), Handler) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    print("READY %d %d" % tuple(s.server_address[1] for s in servers), flush=True)
+    if "--no-stdin" in sys.argv:
+        threading.Event().wait()
+    sys.stdin.read()  # returns at EOF: the parent has gone
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Runs Debian's httpbin under gunicorn on a free loopback port.
+
+Binds 127.0.0.1:0 itself and hands the socket to gunicorn (fd://), prints "READY <port>",
+and stops gunicorn when standard input closes, so it never outlives the test process.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+
+sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", 0))
+sock.listen(1024)
+sock.set_inheritable(True)
+gunicorn = shutil.which("gunicorn") or "/usr/bin/gunicorn"
+child = subprocess.Popen(
+    [gunicorn, "--bind", "fd://%d" % sock.fileno(), "--workers", "2",
+     "--worker-class", "gthread", "--threads", "16", "--log-level", "warning",
+     "httpbin:app"],
+    pass_fds=[sock.fileno()],
+    stdin=subprocess.DEVNULL,
+)
+print("READY %d" % sock.getsockname()[1], flush=True)
+try:
+    sys.stdin.read()
+finally:
+    child.send_signal(signal.SIGTERM)
+    try:
+        child.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        child.kill()

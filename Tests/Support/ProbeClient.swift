@@ -1,0 +1,27 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Plain reads of a test server's bookkeeping routes, independent of the transports under test.
+public struct ProbeClient: Sendable {
+    public init() {}
+
+    /// Whether the URL answers at all.
+    public func get(_ url: URL) async -> Bool {
+        (try? await fetch(url)) != nil
+    }
+
+    /// The body of a GET, decoded from JSON.
+    public func decode<Value: Decodable>(_ type: Value.Type, from url: URL) async throws -> Value {
+        try JSONDecoder().decode(type, from: try await fetch(url))
+    }
+
+    private func fetch(_ url: URL) async throws -> Data {
+        var request = URLRequest(url: url, timeoutInterval: 5)
+        request.httpMethod = "GET"
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return data
+    }
+}

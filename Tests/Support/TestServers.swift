@@ -1,0 +1,56 @@
+import Foundation
+
+/// The loopback servers the integration tests share, each started once per test process on
+/// free ports and stopped when the process ends.
+public enum TestServers {
+    private static let fixtureProcess = Result { try ServerProcess(script: "fixture_server.py") }
+    private static let httpbinProcess = Result { try ServerProcess(script: "httpbin_server.py") }
+
+    /// Courier's own fixture server (`Tests/Fixtures/fixture_server.py`).
+    public static func fixture() throws -> FixtureServer {
+        let process = try fixtureProcess.get()
+        return FixtureServer(port: process.ports[0], otherPort: process.ports[1])
+    }
+
+    /// httpbin served by gunicorn; waits until it answers, since gunicorn boots its workers
+    /// after the port is bound.
+    public static func httpbin() async throws -> URL {
+        let process = try httpbinProcess.get()
+        let base = URL(string: "http://127.0.0.1:\(process.ports[0])")!
+        for _ in 0..<100 {
+            if await isAnswering(base.appendingPathComponent("get")) { return base }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ServerStartError(script: "httpbin_server.py", output: "no answer within 10 s")
+    }
+
+    private static func isAnswering(_ url: URL) async -> Bool {
+        let probe = ProbeClient()
+        return await probe.get(url)
+    }
+}
+
+/// The addresses of the fixture server.
+public struct FixtureServer: Sendable {
+    /// Its first port, on 127.0.0.1.
+    public let port: Int
+    /// Its second port, reached as `localhost`: another host and port than ``port``.
+    public let otherPort: Int
+
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    /// A URL on the first port; `pathAndQuery` starts with `/`.
+    public func url(_ pathAndQuery: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(pathAndQuery)")!
+    }
+
+    /// A URL on the second port under the host name `localhost`.
+    public func otherHostURL(_ pathAndQuery: String) -> URL {
+        URL(string: "http://localhost:\(otherPort)\(pathAndQuery)")!
+    }
+
+    /// A fresh key, so each test's counters on the server are its own.
+    public static func uniqueKey(_ label: String = "t") -> String {
+        "\(label)-\(UUID().uuidString.prefix(8))"
+    }
+}

@@ -1,0 +1,27 @@
+import Courier
+import Foundation
+
+/// The transports one conformance suite runs against.
+public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case urlSession
+    // The curl case joins with CurlHTTPClient.
+
+    public var description: String { rawValue }
+
+    /// A new client of this kind with the given response-size cap.
+    public func makeClient(maxResponseBytes: Int = 64 << 20) -> any HTTPClient {
+        switch self {
+        case .urlSession:
+            URLSessionHTTPClient(
+                configuration: .init(timeout: 30, maxResponseBytes: maxResponseBytes))
+        }
+    }
+
+    /// Whether repeated response fields arrive as separate fields. FoundationNetworking on Linux
+    /// joins them with ", " (docs/transports.md).
+    public var keepsRepeatedResponseFields: Bool {
+        switch self {
+        case .urlSession: false
+        }
+    }
+}
