@@ -21,7 +21,10 @@ public enum URLBuilder {
         }
         let basePath = components.percentEncodedPath.hasSuffix("/")
             ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
-        let relative = encodePath(path)
+        // A query written into the path ("/search?page=2") is kept as the URL's query.
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let relative = encodePath(String(parts[0]))
+        if parts.count == 2 { components.percentEncodedQuery = encodeQueryText(String(parts[1])) }
         if relative.isEmpty {
             components.percentEncodedPath = basePath.isEmpty ? "/" : components.percentEncodedPath
         } else {
@@ -60,6 +63,13 @@ public enum URLBuilder {
     /// Percent-encodes every byte outside `A-Z a-z 0-9 - . _ ~`.
     public static func percentEncode(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    /// Encodes what may not stand in a query, leaving `&`, `=` and existing escapes alone.
+    static func encodeQueryText(_ query: String) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.insert("%")
+        return query.addingPercentEncoding(withAllowedCharacters: allowed) ?? query
     }
 
     /// Encodes what may not stand in a path, leaving `/` and existing `%XX` escapes alone.

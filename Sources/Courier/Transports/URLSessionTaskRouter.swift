@@ -20,6 +20,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         var body = Data()
         var overCap = false
         var expired = false
+        var challenged: HTTPURLResponse?
 
         init(continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int) {
             self.continuation = continuation
@@ -74,6 +75,20 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         if overCap { dataTask.cancel() }
     }
 
+    /// Authentication is the caller's business: a 401 with `WWW-Authenticate` must come back as
+    /// a response. FoundationNetworking on Linux stalls on `.performDefaultHandling` and has no
+    /// "continue without credentials", so the challenge's response is kept and the challenge
+    /// cancelled; the 401's body is lost (docs/transports.md).
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        if let failure = challenge.failureResponse as? HTTPURLResponse {
+            transfers.withLock { $0[task.taskIdentifier]?.challenged = failure }
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
     /// Redirects are the redirect policy's business: hand the 3xx back as the response.
     func urlSession(
         _ session: URLSession, task: URLSessionTask,
@@ -96,6 +111,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
                 throwing: HTTPError(
                     .bodyTooLarge, "response body larger than \(transfer.maxBytes) bytes",
                     url: transfer.url))
+        } else if let challenged = transfer.challenged {
+            transfer.continuation.resume(returning: Outcome(response: challenged, body: Data()))
         } else if let error {
             transfer.continuation.resume(throwing: Self.httpError(error, url: transfer.url))
         } else if let response = transfer.response ?? task.response as? HTTPURLResponse {

@@ -1,0 +1,132 @@
+import Courier
+import Foundation
+import Testing
+
+@Suite struct DefaultAPIClientTests {
+    struct User: Decodable, Sendable, Equatable {
+        let id: Int
+        let name: String
+        let address: Address
+        struct Address: Decodable, Sendable, Equatable { let city: String }
+    }
+
+    struct GetUser: APIRequest {
+        typealias Response = User
+        let id: Int
+        var path: String { "/users/\(id)" }
+        var headers: HTTPHeaders { ["Accept": "application/vnd.test+json", "X-Request": "1"] }
+    }
+
+    let base = URL(string: "https://api.test/v1")!
+
+    func client(_ stub: StubHTTPClient, auth: Authentication? = nil) -> DefaultAPIClient {
+        DefaultAPIClient(
+            httpClient: stub,
+            configuration: APIConfiguration(
+                baseURL: base, auth: auth, headers: ["Accept": "application/json", "X-Config": "c"]))
+    }
+
+    @Test func decodesTheTypedResponse() async throws {
+        let stub = StubHTTPClient(body: #"{"id":42,"name":"Ada","address":{"city":"London"}}"#)
+        let user = try await client(stub).perform(GetUser(id: 42))
+        #expect(user == User(id: 42, name: "Ada", address: .init(city: "London")))
+        #expect(stub.lastRequest?.url.absoluteString == "https://api.test/v1/users/42")
+        #expect(stub.lastRequest?.method == .get)
+    }
+
+    @Test func requestHeadersOverrideConfigurationHeaders() async throws {
+        let stub = StubHTTPClient(body: #"{"id":1,"name":"a","address":{"city":"b"}}"#)
+        _ = try await client(stub).perform(GetUser(id: 1))
+        let headers = try #require(stub.lastRequest?.headers)
+        #expect(headers.values(for: "Accept") == ["application/vnd.test+json"])
+        #expect(headers["X-Config"] == "c")
+        #expect(headers["X-Request"] == "1")
+    }
+
+    @Test func bearerAuth() async throws {
+        let stub = StubHTTPClient(body: "[]")
+        let _: [Int] = try await client(stub, auth: .bearer("tok")).perform(.get("/x"))
+        #expect(stub.lastRequest?.headers["Authorization"] == "Bearer tok")
+    }
+
+    @Test func basicAuth() async throws {
+        let stub = StubHTTPClient(body: "[]")
+        let _: [Int] = try await client(stub, auth: .basic(user: "ada", password: "p:w"))
+            .perform(.get("/x"))
+        #expect(stub.lastRequest?.headers["Authorization"] == "Basic YWRhOnA6dw==")
+    }
+
+    @Test func headerAPIKeyIsMarkedSecret() async throws {
+        let stub = StubHTTPClient(body: "[]")
+        let _: [Int] = try await client(stub, auth: .header(name: "X-Api-Key", value: "k1"))
+            .perform(.get("/x"))
+        let request = try #require(stub.lastRequest)
+        #expect(request.headers["x-api-key"] == "k1")
+        #expect(request.isSecretHeader("X-API-KEY"))
+    }
+
+    @Test func queryAPIKey() async throws {
+        let stub = StubHTTPClient(body: "[]")
+        let _: [Int] = try await client(stub, auth: .query(name: "api_key", value: "a&b"))
+            .perform(.get("/x", query: [URLQueryItem(name: "page", value: "2")]))
+        #expect(stub.lastRequest?.url.absoluteString == "https://api.test/v1/x?page=2&api_key=a%26b")
+    }
+
+    @Test func jsonBodyIsEncodedWithItsContentType() async throws {
+        struct NewItem: Encodable, Sendable { let name: String }
+        let stub = StubHTTPClient(status: 201, body: "{}")
+        let _: EmptyResponse = try await client(stub).perform(.post("/items", json: NewItem(name: "x")))
+        let request = try #require(stub.lastRequest)
+        #expect(request.method == .post)
+        #expect(request.headers["Content-Type"] == "application/json")
+        #expect(request.body == Data(#"{"name":"x"}"#.utf8))
+    }
+
+    @Test func unacceptableStatusCarriesStatusHeadersAndBody() async throws {
+        struct Problem: Decodable { let error: String }
+        let stub = StubHTTPClient(
+            status: 422, body: #"{"error":"invalid"}"#, headers: ["X-Trace": "abc"])
+        let error = try await #require(throws: APIError.self) {
+            try await client(stub).perform(GetUser(id: 1))
+        }
+        #expect(error.kind == .unacceptableStatus)
+        #expect(error.status == 422)
+        #expect(error.response?.headers["X-Trace"] == "abc")
+        #expect(try error.decodeBody(as: Problem.self).error == "invalid")
+    }
+
+    @Test func decodingErrorsNameTheFailingKey() async throws {
+        let stub = StubHTTPClient(body: #"{"id":1,"name":"a","address":{"town":"x"}}"#)
+        let error = try await #require(throws: APIError.self) {
+            try await client(stub).perform(GetUser(id: 1))
+        }
+        #expect(error.kind == .decoding)
+        #expect(error.message.contains("address.city"), "\(error.message)")
+    }
+
+    @Test func typeMismatchNamesThePathWithIndexes() async throws {
+        let stub = StubHTTPClient(body: #"[{"id":1,"name":"a","address":{"city":"x"}},{"id":"two"}]"#)
+        let error = try await #require(throws: APIError.self) {
+            let _: [User] = try await client(stub).perform(.get("/users"))
+        }
+        #expect(error.message.contains("[1].id"), "\(error.message)")
+    }
+
+    @Test func emptyBodiesDecodeIntoEmptyResponseAndOptionals() async throws {
+        let stub = StubHTTPClient(status: 204, body: "")
+        let _: EmptyResponse = try await client(stub).perform(.delete("/items/1"))
+        let missing: User? = try await client(stub).perform(.get("/maybe"))
+        #expect(missing == nil)
+    }
+
+    @Test func customAcceptedStatuses() async throws {
+        struct Lookup: APIRequest {
+            typealias Response = Data
+            var path: String { "/lookup" }
+            func accepts(status: Int) -> Bool { status == 200 || status == 404 }
+        }
+        let stub = StubHTTPClient(status: 404, body: "nope")
+        let data = try await client(stub).perform(Lookup())
+        #expect(data == Data("nope".utf8))
+    }
+}

@@ -1,0 +1,45 @@
+import Courier
+import Foundation
+import Testing
+
+@Suite struct URLBuilderTests {
+    @Test(arguments: [
+        ("https://api.test", "/users", "https://api.test/users"),
+        ("https://api.test/", "/users", "https://api.test/users"),
+        ("https://api.test", "users", "https://api.test/users"),
+        ("https://api.test/v1", "/users", "https://api.test/v1/users"),
+        ("https://api.test/v1/", "/users", "https://api.test/v1/users"),
+        ("https://api.test/v1/", "users/7", "https://api.test/v1/users/7"),
+        ("https://api.test/v1", "", "https://api.test/v1"),
+        ("https://api.test:8443/v1", "/a b", "https://api.test:8443/v1/a%20b"),
+        ("https://api.test/v1", "http://other.test/x", "http://other.test/x"),
+    ])
+    func joining(base: String, path: String, expected: String) throws {
+        let url = try URLBuilder.url(baseURL: URL(string: base)!, path: path)
+        #expect(url.absoluteString == expected)
+    }
+
+    @Test func queryItemsAreEncodedAsData() throws {
+        let url = try URLBuilder.url(
+            baseURL: URL(string: "https://api.test")!, path: "/search",
+            query: [
+                URLQueryItem(name: "q", value: "a b+c&d=e"),
+                URLQueryItem(name: "city", value: "Zürich"),
+                URLQueryItem(name: "flag", value: nil),
+                URLQueryItem(name: "emoji", value: "☕"),
+            ])
+        #expect(
+            url.absoluteString
+                == "https://api.test/search?q=a%20b%2Bc%26d%3De&city=Z%C3%BCrich&flag&emoji=%E2%98%95"
+        )
+        let decoded = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems
+        #expect(decoded?.first?.value == "a b+c&d=e")
+    }
+
+    @Test func queryIsAppendedToAnExistingOne() throws {
+        let url = try URLBuilder.url(
+            baseURL: URL(string: "https://api.test")!, path: "/s?page=2",
+            query: [URLQueryItem(name: "q", value: "x")])
+        #expect(url.absoluteString == "https://api.test/s?page=2&q=x")
+    }
+}

@@ -1,0 +1,110 @@
+import Courier
+import Foundation
+import Testing
+
+@Suite struct RedirectStateTests {
+    let origin = URL(string: "http://127.0.0.1:8080/start")!
+
+    func redirect(_ status: Int, to location: String, from url: URL? = nil) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Location": location], url: url ?? origin)
+    }
+
+    @Test func nonRedirectsEndTheChain() throws {
+        var state = RedirectState(request: HTTPRequest(url: origin), maxHops: 3)
+        #expect(try state.next(after: HTTPResponse(status: 200, url: origin)) == nil)
+        #expect(try state.next(after: HTTPResponse(status: 304, url: origin)) == nil)
+        #expect(try state.next(after: HTTPResponse(status: 302, url: origin)) == nil, "no Location")
+    }
+
+    @Test func relativeLocationsResolveAgainstTheCurrentURL() throws {
+        var state = RedirectState(request: HTTPRequest(url: origin), maxHops: 3)
+        let next = try #require(try state.next(after: redirect(302, to: "next?a=1")))
+        #expect(next.url.absoluteString == "http://127.0.0.1:8080/next?a=1")
+        #expect(state.hops == 1)
+    }
+
+    @Test func crossOriginDropsSecretsOnHostSchemeOrPortChange() throws {
+        for target in [
+            "http://localhost:8080/x", "https://127.0.0.1:8080/x", "http://127.0.0.1:9090/x",
+        ] {
+            let request = HTTPRequest(
+                url: origin,
+                headers: [
+                    "Authorization": "Bearer t", "Proxy-Authorization": "p", "Cookie": "c",
+                    "X-Api-Key": "k", "Accept": "json",
+                ], secretHeaderNames: ["x-api-key"])
+            var state = RedirectState(request: request, maxHops: 3)
+            let next = try #require(try state.next(after: redirect(307, to: target)))
+            #expect(next.headers.names == ["accept"], "for \(target)")
+        }
+    }
+
+    @Test func sameOriginKeepsSecrets() throws {
+        let request = HTTPRequest(url: origin, headers: ["Authorization": "Bearer t"])
+        var state = RedirectState(request: request, maxHops: 3)
+        let next = try #require(try state.next(after: redirect(302, to: "http://127.0.0.1:8080/y")))
+        #expect(next.headers["Authorization"] == "Bearer t")
+    }
+
+    @Test func defaultPortsCountAsTheSameOrigin() throws {
+        let request = HTTPRequest(
+            url: URL(string: "http://example.test/a")!, headers: ["Authorization": "x"])
+        var state = RedirectState(request: request, maxHops: 3)
+        let next = try #require(try state.next(after: redirect(302, to: "http://example.test:80/b")))
+        #expect(next.headers["Authorization"] == "x")
+    }
+
+    @Test func secretsStayDroppedAfterReturningToTheOrigin() throws {
+        let request = HTTPRequest(url: origin, headers: ["Authorization": "Bearer t"])
+        var state = RedirectState(request: request, maxHops: 5)
+        _ = try state.next(after: redirect(302, to: "http://localhost:1/away"))
+        let back = try #require(try state.next(after: redirect(302, to: origin.absoluteString + "?back")))
+        #expect(back.headers["Authorization"] == nil)
+    }
+
+    @Test func methodRewriteRules() throws {
+        let cases: [(Int, HTTPMethod, HTTPMethod, Bool)] = [
+            (301, .post, .get, false), (302, .post, .get, false), (303, .post, .get, false),
+            (303, .put, .get, false), (303, .head, .head, true), (302, .put, .put, true),
+            (307, .post, .post, true), (308, .post, .post, true),
+        ]
+        for (status, method, expected, keepsBody) in cases {
+            let request = HTTPRequest(
+                url: origin, method: method, headers: ["Content-Type": "text/plain"],
+                body: Data("b".utf8))
+            var state = RedirectState(request: request, maxHops: 3)
+            let next = try #require(try state.next(after: redirect(status, to: "/next")))
+            #expect(next.method == expected, "\(status) \(method)")
+            #expect((next.body != nil) == keepsBody, "\(status) \(method)")
+            #expect(next.headers.contains("Content-Type") == keepsBody, "\(status) \(method)")
+        }
+    }
+
+    @Test func hopLimit() throws {
+        var state = RedirectState(request: HTTPRequest(url: origin), maxHops: 2)
+        _ = try state.next(after: redirect(302, to: "/1"))
+        _ = try state.next(after: redirect(302, to: "/2"))
+        let error = try #require(throws: HTTPError.self) {
+            try state.next(after: redirect(302, to: "/3"))
+        }
+        #expect(error.kind == .tooManyRedirects)
+    }
+
+    @Test func loopsAreDetectedBeforeTheHopLimit() throws {
+        var state = RedirectState(request: HTTPRequest(url: origin), maxHops: 50)
+        _ = try state.next(after: redirect(302, to: "/b"))
+        let error = try #require(throws: HTTPError.self) {
+            try state.next(after: redirect(302, to: "/start"))
+        }
+        #expect(error.kind == .tooManyRedirects)
+        #expect(error.message.contains("loop"))
+    }
+
+    @Test func onlyHTTPAndHTTPS() throws {
+        var state = RedirectState(request: HTTPRequest(url: origin), maxHops: 3)
+        let error = try #require(throws: HTTPError.self) {
+            try state.next(after: redirect(302, to: "file:///etc/passwd"))
+        }
+        #expect(error.kind == .invalidURL)
+    }
+}
