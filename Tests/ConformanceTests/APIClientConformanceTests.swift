@@ -5,7 +5,8 @@ import Testing
 
 @Suite("APIClient over each transport")
 struct APIClientConformanceTests {
-    func client(_ transport: TransportKind, auth: Authentication? = nil) throws -> DefaultAPIClient {
+    func client(_ transport: TransportKind, auth: Authentication? = nil) throws -> DefaultAPIClient
+    {
         DefaultAPIClient(
             httpClient: transport.makeClient(),
             configuration: APIConfiguration(baseURL: try TestServers.fixture().baseURL, auth: auth))

@@ -19,10 +19,12 @@ struct ExampleServiceTests {
     func basicAuth(transport: TransportKind) async throws {
         let base = try await TestServers.httpbin()
         let good = HTTPBinService.make(
-            baseURL: base, transport: transport.makeClient(), auth: .basic(user: "ada", password: "pw"))
+            baseURL: base, transport: transport.makeClient(),
+            auth: .basic(user: "ada", password: "pw"))
         #expect(try await good.isAuthenticated(user: "ada", password: "pw"))
         let bad = HTTPBinService.make(
-            baseURL: base, transport: transport.makeClient(), auth: .basic(user: "ada", password: "no"))
+            baseURL: base, transport: transport.makeClient(),
+            auth: .basic(user: "ada", password: "no"))
         let error = try await #require(throws: APIError.self) {
             try await bad.isAuthenticated(user: "ada", password: "pw")
         }

@@ -31,7 +31,8 @@ struct HTTPBinConformanceTests {
     func statusAndHeaders(transport: TransportKind) async throws {
         let base = try await TestServers.httpbin()
         let client = transport.makeClient()
-        let teapot = try await client.perform(HTTPRequest(url: base.appendingPathComponent("status/418")))
+        let teapot = try await client.perform(
+            HTTPRequest(url: base.appendingPathComponent("status/418")))
         #expect(teapot.status == 418)
         let headers = try await client.perform(
             HTTPRequest(url: URL(string: "\(base)/response-headers?X-Thing=courier")!))

@@ -62,7 +62,8 @@ struct RedirectConformanceTests {
     @Test("a long chain stops at the hop limit", arguments: TransportKind.allCases)
     func hopLimit(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
-        let client = RedirectingHTTPClient(wrapping: AnyHTTPClient(transport.makeClient()), maxHops: 2)
+        let client = RedirectingHTTPClient(
+            wrapping: AnyHTTPClient(transport.makeClient()), maxHops: 2)
         let error = try await #require(throws: HTTPError.self) {
             try await client.perform(HTTPRequest(url: server.url("/chain?n=3")))
         }
@@ -71,7 +72,8 @@ struct RedirectConformanceTests {
 
     @Test(
         "303 turns POST into a GET without body; 307 keeps both",
-        arguments: TransportKind.allCases, [(303, "GET", 0), (302, "GET", 0), (307, "POST", 4), (308, "POST", 4)])
+        arguments: TransportKind.allCases,
+        [(303, "GET", 0), (302, "GET", 0), (307, "POST", 4), (308, "POST", 4)])
     func methodRewrite(transport: TransportKind, rule: (status: Int, method: String, length: Int))
         async throws
     {

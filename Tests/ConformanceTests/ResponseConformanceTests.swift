@@ -7,7 +7,8 @@ import Testing
 struct ResponseConformanceTests {
     @Test(
         "every status comes back as a response",
-        arguments: TransportKind.allCases, [200, 201, 204, 301, 302, 303, 307, 308, 404, 418, 500, 503])
+        arguments: TransportKind.allCases,
+        [200, 201, 204, 301, 302, 303, 307, 308, 404, 418, 500, 503])
     func statusPassesThrough(transport: TransportKind, status: Int) async throws {
         let server = try TestServers.fixture()
         let response = try await transport.makeClient().perform(

@@ -12,7 +12,8 @@ public final class ServerProcess: @unchecked Sendable {
     public init(script: String, arguments: [String] = []) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", PackagePaths.fixtures.appendingPathComponent(script).path]
+        process.arguments =
+            ["python3", PackagePaths.fixtures.appendingPathComponent(script).path]
             + arguments
         let input = Pipe()
         let output = Pipe()
@@ -23,7 +24,8 @@ public final class ServerProcess: @unchecked Sendable {
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = output.fileHandleForReading.availableData
             guard !chunk.isEmpty else {
-                throw ServerStartError(script: script, output: String(decoding: line, as: UTF8.self))
+                throw ServerStartError(
+                    script: script, output: String(decoding: line, as: UTF8.self))
             }
             line.append(chunk)
         }

@@ -24,7 +24,8 @@ public enum Authentication: Sendable, Hashable {
             request.headers.replaceOrAdd(name, value)
             request.secretHeaderNames.insert(name.lowercased())
         case .query(let name, let value):
-            request.url = URLBuilder.appending([URLQueryItem(name: name, value: value)], to: request.url)
+            request.url = URLBuilder.appending(
+                [URLQueryItem(name: name, value: value)], to: request.url)
         }
     }
 }

@@ -19,7 +19,8 @@ public enum URLBuilder {
         else {
             throw APIError(.invalidRequest, "no base URL to join '\(path)' to")
         }
-        let basePath = components.percentEncodedPath.hasSuffix("/")
+        let basePath =
+            components.percentEncodedPath.hasSuffix("/")
             ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
         // A query written into the path ("/search?page=2") is kept as the URL's query.
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -28,7 +29,8 @@ public enum URLBuilder {
         if relative.isEmpty {
             components.percentEncodedPath = basePath.isEmpty ? "/" : components.percentEncodedPath
         } else {
-            components.percentEncodedPath = basePath + (relative.hasPrefix("/") ? "" : "/") + relative
+            components.percentEncodedPath =
+                basePath + (relative.hasPrefix("/") ? "" : "/") + relative
         }
         guard let url = components.url else {
             throw APIError(.invalidRequest, "'\(path)' does not make a valid URL with the base URL")

@@ -93,7 +93,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// The distinct names, lowercased, in first-seen order.
     public var names: [String] {
         var seen = Set<String>()
-        return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name.lowercased() : nil }
+        return fields.compactMap {
+            seen.insert($0.name.lowercased()).inserted ? $0.name.lowercased() : nil
+        }
     }
 
     public var isEmpty: Bool { fields.isEmpty }

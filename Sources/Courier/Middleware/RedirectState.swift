@@ -47,7 +47,8 @@ public struct RedirectState: Sendable {
         if Self.rewritesToGet(status: response.status, method: current.method) {
             next.method = .get
             next.body = nil
-            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"]
+            {
                 next.headers.remove(name)
             }
         }

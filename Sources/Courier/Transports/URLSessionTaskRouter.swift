@@ -80,7 +80,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     /// "continue without credentials", so the challenge's response is kept and the challenge
     /// cancelled; the 401's body is lost (docs/transports.md).
     func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        _ session: URLSession, task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         if let failure = challenge.failureResponse as? HTTPURLResponse {
@@ -116,7 +117,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         } else if let error {
             transfer.continuation.resume(throwing: Self.httpError(error, url: transfer.url))
         } else if let response = transfer.response ?? task.response as? HTTPURLResponse {
-            transfer.continuation.resume(returning: Outcome(response: response, body: transfer.body))
+            transfer.continuation.resume(
+                returning: Outcome(response: response, body: transfer.body))
         } else {
             transfer.continuation.resume(
                 throwing: HTTPError(.network, "no HTTP response", url: transfer.url))

@@ -8,7 +8,9 @@ enum HTTPBinRequests {
         let parameters: [String: String]
         var path: String { "/get" }
         var query: [URLQueryItem] {
-            parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+            parameters.sorted { $0.key < $1.key }.map {
+                URLQueryItem(name: $0.key, value: $0.value)
+            }
         }
     }
 

@@ -23,7 +23,8 @@ import Testing
         DefaultAPIClient(
             httpClient: stub,
             configuration: APIConfiguration(
-                baseURL: base, auth: auth, headers: ["Accept": "application/json", "X-Config": "c"]))
+                baseURL: base, auth: auth, headers: ["Accept": "application/json", "X-Config": "c"])
+        )
     }
 
     @Test func decodesTheTypedResponse() async throws {
@@ -69,13 +70,15 @@ import Testing
         let stub = StubHTTPClient(body: "[]")
         let _: [Int] = try await client(stub, auth: .query(name: "api_key", value: "a&b"))
             .perform(.get("/x", query: [URLQueryItem(name: "page", value: "2")]))
-        #expect(stub.lastRequest?.url.absoluteString == "https://api.test/v1/x?page=2&api_key=a%26b")
+        #expect(
+            stub.lastRequest?.url.absoluteString == "https://api.test/v1/x?page=2&api_key=a%26b")
     }
 
     @Test func jsonBodyIsEncodedWithItsContentType() async throws {
         struct NewItem: Encodable, Sendable { let name: String }
         let stub = StubHTTPClient(status: 201, body: "{}")
-        let _: EmptyResponse = try await client(stub).perform(.post("/items", json: NewItem(name: "x")))
+        let _: EmptyResponse = try await client(stub).perform(
+            .post("/items", json: NewItem(name: "x")))
         let request = try #require(stub.lastRequest)
         #expect(request.method == .post)
         #expect(request.headers["Content-Type"] == "application/json")
@@ -105,7 +108,8 @@ import Testing
     }
 
     @Test func typeMismatchNamesThePathWithIndexes() async throws {
-        let stub = StubHTTPClient(body: #"[{"id":1,"name":"a","address":{"city":"x"}},{"id":"two"}]"#)
+        let stub = StubHTTPClient(
+            body: #"[{"id":1,"name":"a","address":{"city":"x"}},{"id":"two"}]"#)
         let error = try await #require(throws: APIError.self) {
             let _: [User] = try await client(stub).perform(.get("/users"))
         }

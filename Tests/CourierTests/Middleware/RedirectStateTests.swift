@@ -50,7 +50,8 @@ import Testing
         let request = HTTPRequest(
             url: URL(string: "http://example.test/a")!, headers: ["Authorization": "x"])
         var state = RedirectState(request: request, maxHops: 3)
-        let next = try #require(try state.next(after: redirect(302, to: "http://example.test:80/b")))
+        let next = try #require(
+            try state.next(after: redirect(302, to: "http://example.test:80/b")))
         #expect(next.headers["Authorization"] == "x")
     }
 
@@ -58,7 +59,8 @@ import Testing
         let request = HTTPRequest(url: origin, headers: ["Authorization": "Bearer t"])
         var state = RedirectState(request: request, maxHops: 5)
         _ = try state.next(after: redirect(302, to: "http://localhost:1/away"))
-        let back = try #require(try state.next(after: redirect(302, to: origin.absoluteString + "?back")))
+        let back = try #require(
+            try state.next(after: redirect(302, to: origin.absoluteString + "?back")))
         #expect(back.headers["Authorization"] == nil)
     }
 

@@ -1,0 +1,45 @@
+# Courier: every set-up step a fresh Debian machine needs lives here.
+SWIFT ?= swift
+APT_PACKAGES := libcurl4-openssl-dev python3-httpbin gunicorn
+BENCH_PACKAGES := nginx-light wrk
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps bench-deps build release test demo bench lint clean
+
+all: build
+
+# Installs the Debian packages that are missing (libcurl headers, httpbin and gunicorn for the
+# test servers). Skipped where there is no dpkg (macOS): install libcurl there yourself.
+deps:
+	@command -v dpkg-query >/dev/null || exit 0; \
+	missing=""; \
+	for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+bench-deps:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: deps
+	$(SWIFT) test
+
+demo: build
+	@echo "The demo job arrives with the job runner (courier run); for now:"
+	@$(SWIFT) run --skip-build courier --version
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build

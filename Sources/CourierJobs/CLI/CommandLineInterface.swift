@@ -1,0 +1,52 @@
+import Courier
+import Foundation
+
+/// The `courier` command: dispatches to one command per verb and returns the exit status.
+/// Kept here rather than in the executable so that tests reach every path.
+public enum CommandLineInterface {
+    /// Exit statuses, as documented in the README.
+    public enum ExitCode {
+        public static let success: Int32 = 0
+        public static let taskFailed: Int32 = 1
+        public static let usage: Int32 = 2
+        public static let locked: Int32 = 3
+        public static let interrupted: Int32 = 130
+        public static let terminated: Int32 = 143
+    }
+
+    public static let usage = """
+        courier: run declarative HTTP jobs and call APIs reliably
+
+        Usage:
+          courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
+                               [--dry-run] [--quiet] [--no-progress]
+          courier validate JOB.json...
+          courier --help | --version
+
+        Exit codes: 0 all tasks met expectations, 1 some task failed, 2 usage or configuration
+        error (nothing was sent), 3 another run of the job holds its lock, 130/143 interrupted.
+        """
+
+    /// Runs the command line (without the program name) and returns the exit status.
+    public static func run(_ arguments: [String]) async -> Int32 {
+        guard let verb = arguments.first else {
+            printError(usage)
+            return ExitCode.usage
+        }
+        switch verb {
+        case "--help", "-h", "help":
+            print(usage)
+            return ExitCode.success
+        case "--version":
+            print("courier \(CourierVersion.current)")
+            return ExitCode.success
+        default:
+            printError("courier: unknown command '\(verb)'; see 'courier --help'")
+            return ExitCode.usage
+        }
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
