@@ -1,1 +1,104 @@
-public enum CourierCurlPlaceholder {}
+import CCurl
+import Courier
+import Foundation
+
+/// An ``HTTPClient`` on libcurl's multi interface: one event-loop thread drives every transfer,
+/// easy handles are reused and connections kept alive.
+///
+/// ```swift
+/// let curl = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 16))
+/// let client = DefaultAPIClient(httpClient: curl, configuration: configuration)
+/// ```
+/// Each `perform` suspends the calling task without blocking a thread; cancelling the task
+/// removes the transfer at once. Call ``shutdown()`` (or drop the last reference) to stop the
+/// loop and free every handle; requests after that fail with `.cancelled`.
+public final class CurlHTTPClient: HTTPClient {
+    /// Settings for the whole client.
+    public struct Configuration: Sendable {
+        /// Deadline for requests that set no `timeout` of their own, in seconds.
+        public var timeout: TimeInterval
+        /// Deadline for establishing a connection, in seconds.
+        public var connectTimeout: TimeInterval
+        /// The largest response body accepted; a larger one fails with `.bodyTooLarge`.
+        public var maxResponseBytes: Int
+        /// The most connections open at once (0: no limit).
+        public var maxConnections: Int
+        /// The most connections to one host (0: no limit).
+        public var maxConnectionsPerHost: Int
+        /// Offer HTTP/2 over TLS and multiplex requests on one connection.
+        public var http2: Bool
+        /// Easy handles kept for reuse when idle.
+        public var maxIdleHandles: Int
+
+        public init(
+            timeout: TimeInterval = 60,
+            connectTimeout: TimeInterval = 10,
+            maxResponseBytes: Int = 64 << 20,
+            maxConnections: Int = 0,
+            maxConnectionsPerHost: Int = 0,
+            http2: Bool = false,
+            maxIdleHandles: Int = 256
+        ) {
+            self.timeout = timeout
+            self.connectTimeout = connectTimeout
+            self.maxResponseBytes = maxResponseBytes
+            self.maxConnections = maxConnections
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.http2 = http2
+            self.maxIdleHandles = maxIdleHandles
+        }
+    }
+
+    /// Counts that show whether handles are leaking.
+    public struct Statistics: Sendable, Hashable {
+        /// Transfers added to the multi handle and not yet finished.
+        public var activeTransfers = 0
+        /// Easy handles allocated and not yet freed (in use or idle).
+        public var liveHandles = 0
+        /// Transfers that ran to an end (success or transport error).
+        public var completedTransfers = 0
+    }
+
+    public let configuration: Configuration
+    private let loop: CurlEventLoop
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        loop = CurlEventLoop(settings: configuration)
+    }
+
+    deinit {
+        loop.shutdown()
+    }
+
+    /// Whether the linked libcurl supports HTTP/2.
+    public static var supportsHTTP2: Bool { CurlGlobal.supportsHTTP2 }
+
+    public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let scheme = request.url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", request.url.host != nil else {
+            throw HTTPError(.invalidURL, "only absolute http and https URLs", url: request.url)
+        }
+        let transfer = CurlTransfer(request: request, maxBodyBytes: configuration.maxResponseBytes)
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                transfer.continuation = continuation
+                if !loop.submit(transfer) {
+                    transfer.finish(
+                        .failure(HTTPError(.cancelled, "the client has shut down", url: request.url)))
+                }
+            }
+        } onCancel: {
+            loop.cancel(transfer)
+        }
+    }
+
+    /// Stops the event loop, ends waiting requests with `.cancelled` and frees every handle.
+    public func shutdown() {
+        loop.shutdown()
+    }
+
+    /// Current handle and transfer counts.
+    public var statistics: Statistics { loop.statistics }
+}

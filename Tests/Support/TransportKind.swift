@@ -1,10 +1,11 @@
 import Courier
+import CourierCurl
 import Foundation
 
 /// The transports one conformance suite runs against.
 public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case urlSession
-    // The curl case joins with CurlHTTPClient.
+    case curl
 
     public var description: String { rawValue }
 
@@ -14,6 +15,8 @@ public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertib
         case .urlSession:
             URLSessionHTTPClient(
                 configuration: .init(timeout: 30, maxResponseBytes: maxResponseBytes))
+        case .curl:
+            CurlHTTPClient(configuration: .init(timeout: 30, maxResponseBytes: maxResponseBytes))
         }
     }
 
@@ -22,6 +25,7 @@ public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertib
     public var keepsRepeatedResponseFields: Bool {
         switch self {
         case .urlSession: false
+        case .curl: true
         }
     }
 }

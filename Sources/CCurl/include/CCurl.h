@@ -1,4 +1,29 @@
 #ifndef CCURL_H
 #define CCURL_H
+
+// Typed wrappers over libcurl's variadic calls, which Swift cannot call directly.
+// Each wrapper passes exactly one argument of the type the option documents.
+
 #include <curl/curl.h>
+#include <stddef.h>
+
+/// Signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION callbacks.
+typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, void *context);
+
+CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
+CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option,
+                                         ccurl_data_callback callback);
+
+CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
+CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+
+CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// Whether this libcurl was built with HTTP/2 support.
+int ccurl_supports_http2(void);
+
 #endif

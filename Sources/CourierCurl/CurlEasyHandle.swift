@@ -1,0 +1,133 @@
+import CCurl
+import Courier
+import Foundation
+
+/// A libcurl easy handle with its error buffer, reused across requests.
+///
+/// `prepare` sets every option a request needs after a `curl_easy_reset`, so nothing leaks from
+/// one request to the next; the multi handle keeps the connections, so reuse keeps them alive.
+final class CurlEasyHandle {
+    let raw: UnsafeMutableRawPointer
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    /// curl's own description of the last failure on this handle.
+    func errorText(for code: CURLcode) -> String {
+        let detail = String(cString: errorBuffer)
+        return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+    }
+
+    /// Configures the handle for one transfer. Returns the header list the transfer must keep
+    /// alive until it ends.
+    func prepare(
+        _ transfer: CurlTransfer, settings: CurlHTTPClient.Configuration
+    ) -> UnsafeMutablePointer<curl_slist>? {
+        let request = transfer.request
+        curl_easy_reset(raw)
+        errorBuffer[0] = 0
+        set(CURLOPT_ERRORBUFFER, errorBuffer)
+        set(CURLOPT_URL, request.url.absoluteString)
+        // Signals are process-wide and unsafe in a multi-threaded program (libcurl-thread).
+        set(CURLOPT_NOSIGNAL, 1)
+        // Only http and https, so a URL cannot make us speak file:// or gopher://.
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        // Redirects belong to RedirectingHTTPClient above the transport.
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        set(CURLOPT_TIMEOUT_MS, Int((request.timeout ?? settings.timeout) * 1000))
+        set(CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
+        // curl stops early when Content-Length announces more; the write callback catches the rest.
+        _ = ccurl_easy_setopt_off_t(raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
+        set(CURLOPT_HTTP_VERSION, settings.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+        if !request.validatesTLS {
+            set(CURLOPT_SSL_VERIFYPEER, 0)
+            set(CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_WRITEFUNCTION, curlWriteCallback)
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context)
+        _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context)
+        setMethodAndBody(request)
+        return headerList(for: request)
+    }
+
+    private func setMethodAndBody(_ request: HTTPRequest) {
+        let method = request.method
+        if method == .head {
+            set(CURLOPT_NOBODY, 1)
+        } else if method == .post || request.body != nil {
+            // POSTFIELDS sends the body (and Content-Length, 0 for an empty POST);
+            // CUSTOMREQUEST puts the real method on the request line.
+            let body = request.body ?? Data()
+            _ = ccurl_easy_setopt_off_t(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { bytes in
+                // COPYPOSTFIELDS: curl keeps its own copy, so `body` need not outlive the call.
+                _ = ccurl_easy_setopt_pointer(
+                    raw, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
+            }
+            if method != .post { set(CURLOPT_CUSTOMREQUEST, method.rawValue) }
+        } else if method != .get {
+            set(CURLOPT_CUSTOMREQUEST, method.rawValue)
+        }
+    }
+
+    private func headerList(for request: HTTPRequest) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) { list = curl_slist_append(list, line) }
+        for field in request.headers {
+            // "Name;" is curl's way to send a header with an empty value.
+            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if request.body != nil || request.method == .post {
+            // curl would add a form Content-Type and, for big bodies, wait for 100-continue.
+            if !request.headers.contains("Content-Type") { append("Content-Type:") }
+            if !request.headers.contains("Expect") { append("Expect:") }
+        }
+        if !request.headers.contains("User-Agent") {
+            append("User-Agent: courier/\(CourierVersion.current)")
+        }
+        if let list { _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, list) }
+        return list
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) {
+        _ = ccurl_easy_setopt_long(raw, option, value)
+    }
+
+    private func set(_ option: CURLoption, _ value: String) {
+        // String options are copied by libcurl (since 7.17), so a temporary is fine.
+        _ = value.withCString { ccurl_easy_setopt_pointer(raw, option, $0) }
+    }
+
+    private func set(_ option: CURLoption, _ value: UnsafeMutablePointer<CChar>) {
+        _ = ccurl_easy_setopt_pointer(raw, option, value)
+    }
+
+    /// Reads a duration in microseconds as seconds, or `nil` when curl did not measure it.
+    func seconds(_ info: CURLINFO) -> TimeInterval? {
+        var value: curl_off_t = 0
+        guard ccurl_easy_getinfo_off_t(raw, info, &value) == CURLE_OK, value > 0 else { return nil }
+        return TimeInterval(value) / 1_000_000
+    }
+
+    /// The phases of the finished transfer, from libcurl's own clock.
+    var timings: HTTPTimings {
+        HTTPTimings(
+            dns: seconds(CURLINFO_NAMELOOKUP_TIME_T),
+            connect: seconds(CURLINFO_CONNECT_TIME_T),
+            tls: seconds(CURLINFO_APPCONNECT_TIME_T),
+            firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
+            total: seconds(CURLINFO_TOTAL_TIME_T) ?? 0)
+    }
+}

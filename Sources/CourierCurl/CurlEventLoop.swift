@@ -1,0 +1,238 @@
+import CCurl
+import Courier
+import Foundation
+
+/// Owns one libcurl multi handle and the one thread that drives it.
+///
+/// Only the loop thread calls libcurl. Other threads hand over work (new transfers,
+/// cancellations, shutdown) through `inbox` under a lock and wake the loop with
+/// `curl_multi_wakeup`, the one multi call that is safe from another thread (libcurl-thread).
+final class CurlEventLoop: @unchecked Sendable {
+    private struct Inbox {
+        var submissions: [CurlTransfer] = []
+        var cancellations: [CurlTransfer] = []
+        var stopping = false
+        /// True while the loop may be blocked in curl_multi_poll, so callers know to wake it.
+        var sleeping = false
+        var stopped = false
+    }
+
+    private let settings: CurlHTTPClient.Configuration
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Locked(Inbox())
+    private let finished = DispatchSemaphore(value: 0)
+    private let counters = Locked(CurlHTTPClient.Statistics())
+    private var loopThread: Thread?
+
+    // Loop-thread state.
+    private var active: [UnsafeMutableRawPointer: (CurlTransfer, CurlEasyHandle)] = [:]
+    private var idleHandles: [CurlEasyHandle] = []
+
+    init(settings: CurlHTTPClient.Configuration) {
+        precondition(CurlGlobal.initialized, "curl_global_init failed")
+        self.settings = settings
+        multi = curl_multi_init()
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.maxConnections)
+        _ = ccurl_multi_setopt_long(
+            multi, CURLMOPT_MAX_HOST_CONNECTIONS, settings.maxConnectionsPerHost)
+        _ = ccurl_multi_setopt_long(
+            multi, CURLMOPT_PIPELINING, settings.http2 ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING))
+        // Keep as many idle connections as may be open at once, so none is closed and reopened.
+        _ = ccurl_multi_setopt_long(
+            multi, CURLMOPT_MAXCONNECTS, max(settings.maxConnections, settings.maxConnectionsPerHost, 64))
+        let thread = Thread { [self] in run() }
+        thread.name = "courier-curl"
+        thread.stackSize = 1 << 20
+        loopThread = thread
+        thread.start()
+    }
+
+    /// Hands a transfer to the loop. Throws `.cancelled` when the loop has shut down.
+    func submit(_ transfer: CurlTransfer) -> Bool {
+        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
+            guard !inbox.stopping else { return (false, false) }
+            inbox.submissions.append(transfer)
+            defer { inbox.sleeping = false }
+            return (true, inbox.sleeping)
+        }
+        if wake { curl_multi_wakeup(multi) }
+        return accepted
+    }
+
+    /// Asks the loop to drop a transfer and resume its caller with `.cancelled`.
+    func cancel(_ transfer: CurlTransfer) {
+        let wake = inbox.withLock { inbox -> Bool in
+            transfer.cancelRequested = true
+            guard !inbox.stopped else { return false }
+            inbox.cancellations.append(transfer)
+            defer { inbox.sleeping = false }
+            return inbox.sleeping
+        }
+        if wake { curl_multi_wakeup(multi) }
+    }
+
+    /// Stops the loop: every transfer still waiting ends with `.cancelled`, every handle is
+    /// freed. Blocks until the loop thread has finished, unless called from it.
+    func shutdown() {
+        let first = inbox.withLock { inbox -> Bool in
+            defer { inbox.stopping = true }
+            return !inbox.stopping
+        }
+        guard first else { return }
+        curl_multi_wakeup(multi)
+        if Thread.current !== loopThread { finished.wait() }
+    }
+
+    var statistics: CurlHTTPClient.Statistics { counters.withLock { $0 } }
+
+    // MARK: - Loop thread
+
+    private func run() {
+        var stillRunning: Int32 = 0
+        while true {
+            let (submissions, cancellations, stopping) = inbox.withLock { inbox in
+                defer {
+                    inbox.submissions.removeAll(keepingCapacity: true)
+                    inbox.cancellations.removeAll(keepingCapacity: true)
+                }
+                // Flags are read here, under the lock the cancelling thread writes them under.
+                return (
+                    inbox.submissions.map { ($0, $0.cancelRequested) }, inbox.cancellations,
+                    inbox.stopping
+                )
+            }
+            if stopping { break }
+            for (transfer, cancelled) in submissions {
+                if cancelled { transfer.finish(.failure(cancelledError(transfer))) } else { start(transfer) }
+            }
+            for transfer in cancellations { drop(transfer) }
+
+            curl_multi_perform(multi, &stillRunning)
+            collectFinished()
+
+            let idle = inbox.withLock { inbox -> Bool in
+                let empty = inbox.submissions.isEmpty && inbox.cancellations.isEmpty && !inbox.stopping
+                inbox.sleeping = empty
+                return empty
+            }
+            if idle {
+                // Waits for socket activity, curl's own timers, or curl_multi_wakeup.
+                curl_multi_poll(multi, nil, 0, 1000, nil)
+                inbox.withLock { $0.sleeping = false }
+            }
+        }
+        tearDown()
+    }
+
+    private func start(_ transfer: CurlTransfer) {
+        guard let handle = idleHandles.popLast() ?? makeHandle() else {
+            transfer.finish(
+                .failure(HTTPError(.network, "curl_easy_init failed", url: transfer.request.url)))
+            return
+        }
+        transfer.headerList = handle.prepare(transfer, settings: settings)
+        let code = curl_multi_add_handle(multi, handle.raw)
+        guard code == CURLM_OK else {
+            transfer.finish(
+                .failure(
+                    HTTPError(
+                        .network, String(cString: curl_multi_strerror(code)),
+                        url: transfer.request.url, underlyingCode: Int(code.rawValue))))
+            recycle(handle)
+            return
+        }
+        active[handle.raw] = (transfer, handle)
+        counters.withLock { $0.activeTransfers = active.count }
+    }
+
+    private func drop(_ transfer: CurlTransfer) {
+        guard let entry = active.first(where: { $0.value.0 === transfer }) else { return }
+        curl_multi_remove_handle(multi, entry.key)
+        active[entry.key] = nil
+        counters.withLock { $0.activeTransfers = active.count }
+        recycle(entry.value.1)
+        transfer.finish(.failure(cancelledError(transfer)))
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let raw = message.pointee.easy_handle,
+                let (transfer, handle) = active.removeValue(forKey: raw)
+            else { continue }
+            let code = message.pointee.data.result
+            curl_multi_remove_handle(multi, raw)
+            counters.withLock {
+                $0.activeTransfers = active.count
+                $0.completedTransfers += 1
+            }
+            transfer.finish(result(of: transfer, handle: handle, code: code))
+            recycle(handle)
+        }
+    }
+
+    private func result(
+        of transfer: CurlTransfer, handle: CurlEasyHandle, code: CURLcode
+    ) -> Result<HTTPResponse, HTTPError> {
+        let url = transfer.request.url
+        guard code == CURLE_OK else {
+            if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
+                return .failure(
+                    HTTPError(
+                        .bodyTooLarge, "response body larger than \(transfer.maxBodyBytes) bytes",
+                        url: url, underlyingCode: Int(code.rawValue)))
+            }
+            return .failure(
+                HTTPError(
+                    CurlErrorMapping.kind(of: code), handle.errorText(for: code), url: url,
+                    underlyingCode: Int(code.rawValue)))
+        }
+        var status = 0
+        _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)
+        return .success(
+            HTTPResponse(
+                status: status, headers: transfer.headers, body: transfer.body, url: url,
+                timings: handle.timings))
+    }
+
+    private func makeHandle() -> CurlEasyHandle? {
+        guard let handle = CurlEasyHandle() else { return nil }
+        counters.withLock { $0.liveHandles += 1 }
+        return handle
+    }
+
+    private func recycle(_ handle: CurlEasyHandle) {
+        if idleHandles.count < settings.maxIdleHandles {
+            idleHandles.append(handle)
+        } else {
+            counters.withLock { $0.liveHandles -= 1 }
+        }
+    }
+
+    private func cancelledError(_ transfer: CurlTransfer) -> HTTPError {
+        HTTPError(.cancelled, "the request was cancelled", url: transfer.request.url)
+    }
+
+    private func tearDown() {
+        let leftovers = inbox.withLock { inbox -> [CurlTransfer] in
+            inbox.stopped = true
+            defer { inbox.submissions.removeAll() }
+            return inbox.submissions
+        }
+        for transfer in leftovers { transfer.finish(.failure(cancelledError(transfer))) }
+        for (raw, (transfer, _)) in active {
+            curl_multi_remove_handle(multi, raw)
+            transfer.finish(
+                .failure(HTTPError(.cancelled, "the client shut down", url: transfer.request.url)))
+        }
+        let dropped = active.count + idleHandles.count
+        active.removeAll()
+        idleHandles.removeAll()
+        curl_multi_cleanup(multi)
+        counters.withLock {
+            $0.liveHandles -= dropped
+            $0.activeTransfers = 0
+        }
+        finished.signal()
+    }
+}
