@@ -47,7 +47,8 @@ final class CurlEasyHandle {
         set(CURLOPT_TIMEOUT_MS, Int((request.timeout ?? settings.timeout) * 1000))
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
         // curl stops early when Content-Length announces more; the write callback catches the rest.
-        _ = ccurl_easy_setopt_off_t(raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
+        _ = ccurl_easy_setopt_off_t(
+            raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
         set(CURLOPT_HTTP_VERSION, settings.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
         if !request.validatesTLS {
             set(CURLOPT_SSL_VERIFYPEER, 0)
@@ -74,7 +75,8 @@ final class CurlEasyHandle {
             body.withUnsafeBytes { bytes in
                 // COPYPOSTFIELDS: curl keeps its own copy, so `body` need not outlive the call.
                 _ = ccurl_easy_setopt_pointer(
-                    raw, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
+                    raw, CURLOPT_COPYPOSTFIELDS,
+                    bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
             }
             if method != .post { set(CURLOPT_CUSTOMREQUEST, method.rawValue) }
         } else if method != .get {

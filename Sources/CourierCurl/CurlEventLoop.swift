@@ -36,10 +36,12 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = ccurl_multi_setopt_long(
             multi, CURLMOPT_MAX_HOST_CONNECTIONS, settings.maxConnectionsPerHost)
         _ = ccurl_multi_setopt_long(
-            multi, CURLMOPT_PIPELINING, settings.http2 ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING))
+            multi, CURLMOPT_PIPELINING,
+            settings.http2 ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING))
         // Keep as many idle connections as may be open at once, so none is closed and reopened.
         _ = ccurl_multi_setopt_long(
-            multi, CURLMOPT_MAXCONNECTS, max(settings.maxConnections, settings.maxConnectionsPerHost, 64))
+            multi, CURLMOPT_MAXCONNECTS,
+            max(settings.maxConnections, settings.maxConnectionsPerHost, 64))
         let thread = Thread { [self] in run() }
         thread.name = "courier-curl"
         thread.stackSize = 1 << 20
@@ -103,7 +105,11 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             if stopping { break }
             for (transfer, cancelled) in submissions {
-                if cancelled { transfer.finish(.failure(cancelledError(transfer))) } else { start(transfer) }
+                if cancelled {
+                    transfer.finish(.failure(cancelledError(transfer)))
+                } else {
+                    start(transfer)
+                }
             }
             for transfer in cancellations { drop(transfer) }
 
@@ -111,7 +117,8 @@ final class CurlEventLoop: @unchecked Sendable {
             collectFinished()
 
             let idle = inbox.withLock { inbox -> Bool in
-                let empty = inbox.submissions.isEmpty && inbox.cancellations.isEmpty && !inbox.stopping
+                let empty =
+                    inbox.submissions.isEmpty && inbox.cancellations.isEmpty && !inbox.stopping
                 inbox.sleeping = empty
                 return empty
             }

@@ -57,6 +57,12 @@ public final class CurlHTTPClient: HTTPClient {
         public var liveHandles = 0
         /// Transfers that ran to an end (success or transport error).
         public var completedTransfers = 0
+
+        public init(activeTransfers: Int = 0, liveHandles: Int = 0, completedTransfers: Int = 0) {
+            self.activeTransfers = activeTransfers
+            self.liveHandles = liveHandles
+            self.completedTransfers = completedTransfers
+        }
     }
 
     public let configuration: Configuration
@@ -86,7 +92,8 @@ public final class CurlHTTPClient: HTTPClient {
                 transfer.continuation = continuation
                 if !loop.submit(transfer) {
                     transfer.finish(
-                        .failure(HTTPError(.cancelled, "the client has shut down", url: request.url)))
+                        .failure(
+                            HTTPError(.cancelled, "the client has shut down", url: request.url)))
                 }
             }
         } onCancel: {

@@ -7,7 +7,7 @@ standard input closes, so it never outlives the test process that started it.
 
 Every request that carries ?key=K is recorded under K; GET /hits?key=K returns the record.
 Routes (any method):
-  /echo                       JSON of method, path, query, headers and body
+  /echo                       JSON of method, path, query, headers, body and the client's port
   /status/<code>              that status
   /headers-repeated           repeated X-Multi and Set-Cookie response fields
   /flaky?key&fail=N&status=S  status S (503) for the first N requests of key, then 200
@@ -37,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
 
+BOOKKEEPING = ("/hits", "/concurrency")  # routes that read the records without adding to them
 state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
@@ -100,8 +101,8 @@ class Handler(BaseHTTPRequestHandler):
         arg = lambda name, default=None: query.get(name, [default])[0]
         body = self.read_body()
         key = arg("key")
-        count = record(key, self, body) if key else 0
         route = url.path
+        count = record(key, self, body) if key and route not in BOOKKEEPING else 0
 
         if route == "/echo":
             self.reply_json(200, {
@@ -111,6 +112,7 @@ class Handler(BaseHTTPRequestHandler):
                 "headers": [[k, v] for k, v in self.headers.items()],
                 "body": body.decode("utf-8", "replace"),
                 "bodyLength": len(body),
+                "peerPort": self.client_address[1],
             })
         elif route.startswith("/status/"):
             status = int(route.split("/")[2])

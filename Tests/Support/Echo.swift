@@ -9,6 +9,8 @@ public struct Echo: Decodable, Sendable {
     public let headers: [[String]]
     public let body: String
     public let bodyLength: Int
+    /// The client's TCP port: equal across requests when a connection was reused.
+    public let peerPort: Int
 
     /// Every value the server received for the header, compared case-insensitively.
     public func values(for name: String) -> [String] {

@@ -1,0 +1,106 @@
+import Courier
+import CourierCurl
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// What only the libcurl transport promises, beyond the shared conformance suite.
+@Suite("CurlHTTPClient")
+struct CurlHTTPClientTests {
+    @Test func sequentialRequestsReuseOneConnection() async throws {
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient()
+        var ports = Set<Int>()
+        for _ in 0..<5 {
+            ports.insert(
+                try Echo(try await client.perform(HTTPRequest(url: server.url("/echo")))).peerPort)
+        }
+        #expect(ports.count == 1, "one keep-alive connection, got ports \(ports)")
+    }
+
+    @Test func timingsAreMeasuredByCurl() async throws {
+        let server = try TestServers.fixture()
+        let response = try await CurlHTTPClient().perform(
+            HTTPRequest(url: server.url("/slow?ms=50")))
+        let timings = response.timings
+        let firstByte = try #require(timings.firstByte)
+        let connect = try #require(timings.connect)
+        #expect(connect <= firstByte)
+        #expect(firstByte >= 0.05, "the server waited 50 ms before answering")
+        #expect(firstByte <= timings.total)
+        #expect(timings.tls == nil, "plain http has no TLS phase")
+    }
+
+    @Test func perHostConnectionLimitIsHonoured() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("perhost")
+        let client = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 2))
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    try await client.perform(
+                        HTTPRequest(url: server.url("/slow?ms=150&key=\(key)"))
+                    )
+                    .status
+                }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        struct Concurrency: Decodable { let max: Int }
+        let seen = try await ProbeClient().decode(
+            Concurrency.self, from: server.url("/concurrency?key=\(key)"))
+        #expect(seen.max == 2)
+    }
+
+    @Test func shutdownEndsWaitingRequestsAndFreesEveryHandle() async throws {
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient()
+        _ = try await client.perform(HTTPRequest(url: server.url("/echo")))
+        let slow = Task { try await client.perform(HTTPRequest(url: server.url("/slow?ms=5000"))) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(client.statistics.activeTransfers == 1)
+        client.shutdown()
+        let error = try await #require(throws: HTTPError.self) { try await slow.value }
+        #expect(error.kind == .cancelled)
+        #expect(
+            client.statistics == .init(activeTransfers: 0, liveHandles: 0, completedTransfers: 1))
+        let late = try await #require(throws: HTTPError.self) {
+            try await client.perform(HTTPRequest(url: server.url("/echo")))
+        }
+        #expect(late.kind == .cancelled)
+    }
+
+    @Test func handlesAreReusedNotMultiplied() async throws {
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient()
+        for _ in 0..<20 { _ = try await client.perform(HTTPRequest(url: server.url("/echo"))) }
+        #expect(client.statistics.liveHandles == 1)
+        #expect(client.statistics.completedTransfers == 20)
+    }
+
+    @Test func curlErrorTextAndCodeAreKept() async throws {
+        let url = URL(string: "http://127.0.0.1:\(unusedLoopbackPort())/")!
+        let error = try await #require(throws: HTTPError.self) {
+            try await CurlHTTPClient().perform(HTTPRequest(url: url))
+        }
+        #expect(error.kind == .connect)
+        #expect(error.underlyingCode == 7, "CURLE_COULDNT_CONNECT")
+        #expect(!error.message.isEmpty)
+    }
+
+    @Test func alreadyCancelledTaskSendsNothing() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("precancel")
+        let client = CurlHTTPClient()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.perform(HTTPRequest(url: server.url("/echo?key=\(key)")))
+        }
+        let error = try await #require(throws: HTTPError.self) { try await task.value }
+        #expect(error.kind == .cancelled)
+        try await Task.sleep(for: .milliseconds(100))
+        struct Hits: Decodable { let count: Int }
+        let hits = try await ProbeClient().decode(Hits.self, from: server.url("/hits?key=\(key)"))
+        #expect(hits.count == 0)
+    }
+}
