@@ -31,8 +31,15 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+# Every test, then the transport tests again under the thread sanitizer (own build folder).
 test: deps
 	$(SWIFT) test
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests"
+
+# Transport throughput against nginx on loopback, with wrk measured in the same run.
+bench: bench-deps
+	$(SWIFT) build -c release --product courier
+	Tests/Benchmarks/run.sh
 
 demo: build
 	@echo "The demo job arrives with the job runner (courier run); for now:"

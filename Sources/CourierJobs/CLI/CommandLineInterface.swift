@@ -21,6 +21,7 @@ public enum CommandLineInterface {
           courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
                                [--dry-run] [--quiet] [--no-progress]
           courier validate JOB.json...
+          courier bench URL [--backend curl,urlsession] [-n N] [-c N] [--json]
           courier --help | --version
 
         Exit codes: 0 all tasks met expectations, 1 some task failed, 2 usage or configuration
@@ -40,6 +41,8 @@ public enum CommandLineInterface {
         case "--version":
             print("courier \(CourierVersion.current)")
             return ExitCode.success
+        case "bench":
+            return await BenchCommand.run(Array(arguments.dropFirst()))
         default:
             printError("courier: unknown command '\(verb)'; see 'courier --help'")
             return ExitCode.usage

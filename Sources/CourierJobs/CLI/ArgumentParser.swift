@@ -1,0 +1,75 @@
+/// A small parser for `courier`'s arguments: options take their value from the next argument,
+/// flags stand alone, everything else is positional. Unknown options are usage errors.
+struct ArgumentParser {
+    private var remaining: [String]
+    private let command: String
+
+    init(_ arguments: [String], command: String) {
+        self.remaining = arguments
+        self.command = command
+    }
+
+    /// Removes a flag and says whether it was there.
+    mutating func flag(_ name: String) -> Bool {
+        guard let index = remaining.firstIndex(of: name) else { return false }
+        remaining.remove(at: index)
+        return true
+    }
+
+    /// Removes an option and its value (`--name value` or `--name=value`).
+    mutating func option(_ name: String) throws(UsageError) -> String? {
+        if let index = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
+            let value = String(remaining.remove(at: index).dropFirst(name.count + 1))
+            return value
+        }
+        guard let index = remaining.firstIndex(of: name) else { return nil }
+        guard index + 1 < remaining.count else {
+            throw UsageError("\(command): \(name) needs a value")
+        }
+        let value = remaining[index + 1]
+        remaining.removeSubrange(index...index + 1)
+        return value
+    }
+
+    /// Removes an integer option, checking its range.
+    mutating func integer(
+        _ name: String, default value: Int, range: ClosedRange<Int>
+    ) throws(UsageError) -> Int {
+        guard let text = try option(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError(
+                "\(command): \(name) expects a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"
+            )
+        }
+        return number
+    }
+
+    /// Removes the next positional argument.
+    mutating func positional(_ name: String) throws(UsageError) -> String {
+        guard let index = remaining.firstIndex(where: { !$0.hasPrefix("-") || $0 == "-" }) else {
+            throw UsageError("\(command): missing \(name); see 'courier \(command) --help'")
+        }
+        return remaining.remove(at: index)
+    }
+
+    /// Removes every remaining positional argument.
+    mutating func positionals() -> [String] {
+        let values = remaining.filter { !$0.hasPrefix("-") || $0 == "-" }
+        remaining.removeAll { !$0.hasPrefix("-") || $0 == "-" }
+        return values
+    }
+
+    /// Fails on anything not consumed.
+    func finish() throws(UsageError) {
+        if let extra = remaining.first {
+            throw UsageError(
+                "\(command): unexpected argument '\(extra)'; see 'courier \(command) --help'")
+        }
+    }
+}
+
+/// A command line that cannot be run as written (exit status 2).
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

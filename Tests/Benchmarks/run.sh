@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Transport benchmark: nginx on a free loopback port, wrk as the ceiling, then courier's
+# transports, all in one run so that ratios compare like with like on a shared machine.
+# Usage: Tests/Benchmarks/run.sh [seconds-for-wrk]   (make bench)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SECONDS_WRK=${1:-5}
+COURIER=.build/release/courier
+work=$(mktemp -d)
+chmod 755 "$work"  # nginx's workers run as www-data and must read the files
+trap 'kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$work/www" "$work/logs"
+printf '{"id":42,"login":"courier","name":"A small JSON response","active":true}\n' > "$work/www/small.json"
+head -c 1048576 /dev/zero > "$work/www/1mib.bin"
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  default_type application/json;
+  server {
+    listen 127.0.0.1:$port;
+    root $work/www;
+  }
+}
+CONF
+nginx -c "$work/nginx.conf" -p "$work" -e "$work/logs/error.log"
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/small.json" >/dev/null && break; sleep 0.1; done
+for file in small.json 1mib.bin; do
+  curl -sf -o /dev/null "http://127.0.0.1:$port/$file" || { echo "nginx does not serve $file" >&2; exit 1; }
+done
+
+small="http://127.0.0.1:$port/small.json"
+large="http://127.0.0.1:$port/1mib.bin"
+wrk_rps() { wrk -t2 -c"$2" -d"${SECONDS_WRK}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
+bench() {
+  local out
+  out=$("$COURIER" bench "$1" --json "${@:2}")
+  echo "$out" | python3 -c 'import json,sys
+r = json.loads(sys.stdin.readline())
+if r["errors"] or r["non2xx"]: sys.exit("%s: %d errors, %d non-2xx" % (r["backend"], r["errors"], r["non2xx"]))'
+  echo "$out"
+}
+field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())[sys.argv[1]])' "$1"; }
+
+echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port)"
+wrk_small=$(wrk_rps "$small" 64)
+curl_small=$(bench "$small" --backend curl -n 200000 -c 64 --warmup 5000)
+urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500)
+curl_rps=$(echo "$curl_small" | field requestsPerSecond)
+urls_rps=$(echo "$urls_small" | field requestsPerSecond)
+python3 - "$wrk_small" "$curl_rps" "$urls_rps" <<'PY'
+import sys
+wrk, curl, urls = map(float, sys.argv[1:])
+print(f"{'client':<22}{'req/s':>10}{'vs wrk':>9}")
+for name, rps in (("wrk", wrk), ("CurlHTTPClient", curl), ("URLSessionHTTPClient", urls)):
+    print(f"{name:<22}{rps:>10.0f}{rps / wrk:>9.2f}")
+print(f"curl / urlsession: {curl / urls:.1f}x")
+PY
+
+echo
+echo "== 1 MiB responses, 8 in flight"
+wrk_large=$(wrk_rps "$large" 8)
+curl_large=$(bench "$large" --backend curl -n 4000 -c 8 --warmup 200)
+python3 - "$wrk_large" "$(echo "$curl_large" | field requestsPerSecond)" "$(echo "$curl_large" | field cpuMicrosecondsPerRequest)" <<'PY'
+import sys
+wrk, curl, cpu = map(float, sys.argv[1:])
+print(f"wrk {wrk:.0f} req/s; CurlHTTPClient {curl:.0f} req/s ({curl / wrk:.2f} of wrk), {cpu:.0f} µs CPU per request")
+PY
