@@ -54,6 +54,9 @@ final class CurlEasyHandle {
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
         }
+        // Fewer, larger write callbacks for big bodies (curl's default is 16 KiB). A reset handle
+        // keeps its buffer, so setting the same size again does not reallocate it.
+        set(CURLOPT_BUFFERSIZE, 64 << 10)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_WRITEFUNCTION, curlWriteCallback)
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context)

@@ -198,7 +198,7 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)
         return .success(
             HTTPResponse(
-                status: status, headers: transfer.headers, body: transfer.body, url: url,
+                status: status, headers: transfer.headers, body: transfer.takeBody(), url: url,
                 timings: handle.timings))
     }
 

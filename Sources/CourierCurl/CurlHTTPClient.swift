@@ -29,6 +29,8 @@ public final class CurlHTTPClient: HTTPClient {
         public var http2: Bool
         /// Easy handles kept for reuse when idle.
         public var maxIdleHandles: Int
+        /// Bytes of large response-body buffers kept for reuse once callers release them.
+        public var maxIdleBodyBufferBytes: Int
 
         public init(
             timeout: TimeInterval = 60,
@@ -37,7 +39,8 @@ public final class CurlHTTPClient: HTTPClient {
             maxConnections: Int = 0,
             maxConnectionsPerHost: Int = 0,
             http2: Bool = false,
-            maxIdleHandles: Int = 256
+            maxIdleHandles: Int = 256,
+            maxIdleBodyBufferBytes: Int = 32 << 20
         ) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
@@ -46,6 +49,7 @@ public final class CurlHTTPClient: HTTPClient {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.http2 = http2
             self.maxIdleHandles = maxIdleHandles
+            self.maxIdleBodyBufferBytes = maxIdleBodyBufferBytes
         }
     }
 
@@ -67,10 +71,12 @@ public final class CurlHTTPClient: HTTPClient {
 
     public let configuration: Configuration
     private let loop: CurlEventLoop
+    private let bodyBuffers: BodyBufferPool
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         loop = CurlEventLoop(settings: configuration)
+        bodyBuffers = BodyBufferPool(limit: configuration.maxIdleBodyBufferBytes)
     }
 
     deinit {
@@ -85,7 +91,8 @@ public final class CurlHTTPClient: HTTPClient {
         guard scheme == "http" || scheme == "https", request.url.host != nil else {
             throw HTTPError(.invalidURL, "only absolute http and https URLs", url: request.url)
         }
-        let transfer = CurlTransfer(request: request, maxBodyBytes: configuration.maxResponseBytes)
+        let transfer = CurlTransfer(
+            request: request, maxBodyBytes: configuration.maxResponseBytes, pool: bodyBuffers)
         let loop = self.loop
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -9,23 +9,41 @@ import Foundation
 final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
     let maxBodyBytes: Int
+    private let pool: BodyBufferPool
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     /// Set by the caller's cancellation handler, read by the loop (both under the loop's lock).
     var cancelRequested = false
 
     var status = 0
     var headers = HTTPHeaders()
-    var body = Data()
+    /// The body, when it is small or its length was not announced.
+    private var smallBody = Data()
+    /// The body, when Content-Length announced a large one: a pooled buffer.
+    private var pooled: (buffer: UnsafeMutableRawPointer, size: Int, count: Int)?
     var overCap = false
+    /// The final response's Content-Length, to size the body buffer once.
+    var expectedLength = 0
     var headerList: UnsafeMutablePointer<curl_slist>?
 
-    init(request: HTTPRequest, maxBodyBytes: Int) {
+    init(request: HTTPRequest, maxBodyBytes: Int, pool: BodyBufferPool) {
         self.request = request
         self.maxBodyBytes = maxBodyBytes
+        self.pool = pool
     }
 
     deinit {
         curl_slist_free_all(headerList)
+        if let pooled { pool.give(pooled.buffer, size: pooled.size) }
+    }
+
+    /// Bytes of body received so far.
+    var bodyCount: Int { pooled?.count ?? smallBody.count }
+
+    /// Hands the body over; a pooled buffer goes back to the pool when the `Data` is freed.
+    func takeBody() -> Data {
+        guard let pooled else { return smallBody }
+        self.pooled = nil
+        return pool.data(pooled.buffer, count: pooled.count, size: pooled.size)
     }
 
     /// Resumes the caller once; later calls do nothing.
@@ -37,35 +55,100 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Appends body bytes; returns false when they would pass the size cap.
     func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard body.count + bytes.count <= maxBodyBytes else {
+        let count = bodyCount
+        guard count + bytes.count <= maxBodyBytes else {
             overCap = true
             return false
         }
-        body.append(contentsOf: bytes)
+        if count == 0, pooled == nil, expectedLength >= BodyBufferPool.minimumSize,
+            expectedLength <= maxBodyBytes
+        {
+            let (buffer, size) = pool.take(expectedLength)
+            pooled = (buffer, size, 0)
+        }
+        if var target = pooled {
+            if target.count + bytes.count <= target.size {
+                (target.buffer + target.count).copyMemory(
+                    from: bytes.baseAddress!, byteCount: bytes.count)
+                target.count += bytes.count
+                pooled = target
+                return true
+            }
+            // More than Content-Length announced: carry on in ordinary Data.
+            smallBody = Data(bytes: target.buffer, count: target.count)
+            pool.give(target.buffer, size: target.size)
+            pooled = nil
+        }
+        smallBody.append(contentsOf: bytes)
         return true
     }
 
     /// Takes one raw header line. A status line starts a new response, so that only the final
     /// response's fields are kept (after `100 Continue`, for instance).
+    ///
+    /// Works on bytes: this runs for every header of every response, and Foundation's string
+    /// trimming cost more than the rest of the transfer put together.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        // Trim CR LF as bytes: as Characters, "\r\n" is one grapheme and matches neither.
-        var end = bytes.count
-        while end > 0, bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D { end -= 1 }
-        let line = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        let line = Self.trimmed(bytes)
+        guard !line.isEmpty else { return }
+        if line.starts(with: Self.httpPrefix) {
             headers = HTTPHeaders()
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        } else if let first = line.first, first == " " || first == "\t", !headers.isEmpty {
+            expectedLength = 0
+            status = Self.statusCode(in: line)
+        } else if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
             // An obsolete folded continuation line belongs to the previous field.
+            guard !headers.isEmpty else { return }
             var fields = headers.fields
-            fields[fields.count - 1].value += " " + line.trimmingCharacters(in: .whitespaces)
+            fields[fields.count - 1].value += " " + Self.text(line)
             headers = HTTPHeaders(fields)
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        } else if let colon = line.firstIndex(of: 0x3A) {
+            let name = Self.text(line[line.startIndex..<colon])
+            let value = Self.text(Self.trimmed(line[(colon + 1)...]))
             headers.add(name, value)
+            if name.count == 14, name.lowercased() == "content-length" {
+                expectedLength = Int(value) ?? 0
+            }
         }
+    }
+
+    private static let httpPrefix: [UInt8] = Array("HTTP/".utf8)
+
+    /// The slice without leading and trailing spaces, tabs, CR and LF.
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<
+        UnsafeRawBufferPointer
+    > {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> Slice<UnsafeRawBufferPointer> {
+        // Only the end: a leading blank marks a folded line.
+        var end = bytes.endIndex
+        while end > 0, isBlank(bytes[end - 1]) { end -= 1 }
+        return bytes[0..<end]
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
+    }
+
+    private static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+
+    /// The three digits after "HTTP/x.y " (or "HTTP/2 ").
+    private static func statusCode(in line: Slice<UnsafeRawBufferPointer>) -> Int {
+        guard let space = line.firstIndex(of: 0x20) else { return 0 }
+        var code = 0
+        var index = space + 1
+        while index < line.endIndex, (0x30...0x39).contains(line[index]) {
+            code = code * 10 + Int(line[index] - 0x30)
+            index += 1
+        }
+        return code
     }
 }
 

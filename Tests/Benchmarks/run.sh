@@ -55,21 +55,40 @@ curl_small=$(bench "$small" --backend curl -n 200000 -c 64 --warmup 5000)
 urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500)
 curl_rps=$(echo "$curl_small" | field requestsPerSecond)
 urls_rps=$(echo "$urls_small" | field requestsPerSecond)
-python3 - "$wrk_small" "$curl_rps" "$urls_rps" <<'PY'
+# curl's own command line, 64 transfers at once over the same URL.
+cli_n=50000
+for _ in $(seq $cli_n); do printf 'url = "%s"\noutput = "/dev/null"\n' "$small"; done > "$work/curl.cfg"
+cli_start=$(date +%s.%N)
+curl -s --no-progress-meter --parallel --parallel-max 64 --config "$work/curl.cfg"
+cli_rps=$(python3 -c "import sys,time; print($cli_n / (time.time() - $cli_start))")
+python3 - "$wrk_small" "$curl_rps" "$urls_rps" "$cli_rps" <<'PY'
 import sys
-wrk, curl, urls = map(float, sys.argv[1:])
+wrk, curl, urls, cli = map(float, sys.argv[1:])
 print(f"{'client':<22}{'req/s':>10}{'vs wrk':>9}")
-for name, rps in (("wrk", wrk), ("CurlHTTPClient", curl), ("URLSessionHTTPClient", urls)):
+for name, rps in (("wrk", wrk), ("CurlHTTPClient", curl), ("curl --parallel", cli),
+                  ("URLSessionHTTPClient", urls)):
     print(f"{name:<22}{rps:>10.0f}{rps / wrk:>9.2f}")
-print(f"curl / urlsession: {curl / urls:.1f}x")
+print(f"CurlHTTPClient / URLSessionHTTPClient: {curl / urls:.1f}x; / curl --parallel: {curl / cli:.1f}x")
 PY
 
 echo
 echo "== 1 MiB responses, 8 in flight"
-wrk_large=$(wrk_rps "$large" 8)
+# wrk's own CPU per request is the same-run reference for the client's CPU cost.
+wrk_large=$(python3 - "$large" "$SECONDS_WRK" <<'PY'
+import re, resource, subprocess, sys
+out = subprocess.run(["wrk", "-t2", "-c8", "-d%ss" % sys.argv[2], sys.argv[1]],
+                     capture_output=True, text=True, check=True).stdout
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+requests = int(re.search(r"(\d+) requests in", out).group(1))
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+print(rps, (usage.ru_utime + usage.ru_stime) / requests * 1e6)
+PY
+)
 curl_large=$(bench "$large" --backend curl -n 4000 -c 8 --warmup 200)
-python3 - "$wrk_large" "$(echo "$curl_large" | field requestsPerSecond)" "$(echo "$curl_large" | field cpuMicrosecondsPerRequest)" <<'PY'
+python3 - $wrk_large "$(echo "$curl_large" | field requestsPerSecond)" "$(echo "$curl_large" | field cpuMicrosecondsPerRequest)" <<'PY'
 import sys
-wrk, curl, cpu = map(float, sys.argv[1:])
-print(f"wrk {wrk:.0f} req/s; CurlHTTPClient {curl:.0f} req/s ({curl / wrk:.2f} of wrk), {cpu:.0f} µs CPU per request")
+wrk, wrk_cpu, curl, cpu = map(float, sys.argv[1:])
+print(f"{'client':<22}{'req/s':>10}{'CPU µs/req':>12}{'CPU vs wrk':>12}")
+print(f"{'wrk':<22}{wrk:>10.0f}{wrk_cpu:>12.0f}{1:>12.2f}")
+print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{cpu:>12.0f}{cpu / wrk_cpu:>12.2f}")
 PY

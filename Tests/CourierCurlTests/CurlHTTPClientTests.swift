@@ -56,7 +56,7 @@ struct CurlHTTPClientTests {
         let server = try TestServers.fixture()
         let client = CurlHTTPClient()
         _ = try await client.perform(HTTPRequest(url: server.url("/echo")))
-        let slow = Task { try await client.perform(HTTPRequest(url: server.url("/slow?ms=5000"))) }
+        let slow = Task { try await client.perform(HTTPRequest(url: server.url("/slow?ms=20000"))) }
         try await Task.sleep(for: .milliseconds(200))
         #expect(client.statistics.activeTransfers == 1)
         client.shutdown()
