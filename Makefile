@@ -41,9 +41,9 @@ bench: bench-deps
 	$(SWIFT) build -c release --product courier
 	Tests/Benchmarks/run.sh
 
+# Runs jobs/demo.json against the fixture server on 127.0.0.1:18765 and prints the log path.
 demo: build
-	@echo "The demo job arrives with the job runner (courier run); for now:"
-	@$(SWIFT) run --skip-build courier --version
+	@Tests/Fixtures/demo.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

@@ -59,6 +59,9 @@ def record(key, handler, body):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "CourierFixture/1"
+    # Headers and body go out in separate writes; without this, Nagle's algorithm and the
+    # client's delayed ACK add 40 ms to every response.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -216,7 +219,9 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    servers = [Server(("127.0.0.1", 0), Handler) for _ in range(2)]
+    # --port N fixes the first port (for `make demo`); tests always use free ports.
+    first = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
+    servers = [Server(("127.0.0.1", port), Handler) for port in (first, 0)]
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
     print("READY %d %d" % tuple(s.server_address[1] for s in servers), flush=True)

@@ -35,7 +35,14 @@ struct ArgumentParser {
     mutating func integer(
         _ name: String, default value: Int, range: ClosedRange<Int>
     ) throws(UsageError) -> Int {
-        guard let text = try option(name) else { return value }
+        try optionalInteger(name, range: range) ?? value
+    }
+
+    /// Removes an integer option if present, checking its range.
+    mutating func optionalInteger(_ name: String, range: ClosedRange<Int>) throws(UsageError)
+        -> Int?
+    {
+        guard let text = try option(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(
                 "\(command): \(name) expects a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'"

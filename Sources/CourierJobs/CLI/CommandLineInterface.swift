@@ -41,6 +41,10 @@ public enum CommandLineInterface {
         case "--version":
             print("courier \(CourierVersion.current)")
             return ExitCode.success
+        case "run":
+            return await RunCommand.run(Array(arguments.dropFirst()))
+        case "validate":
+            return ValidateCommand.run(Array(arguments.dropFirst()))
         case "bench":
             return await BenchCommand.run(Array(arguments.dropFirst()))
         default:

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Sends requests no faster than a token bucket allows, one bucket for everything or one per
+/// host.
+/// ```swift
+/// let polite = RateLimitingHTTPClient(wrapping: transport, perSecond: 20, burst: 5, scope: .host)
+/// ```
+public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
+    /// What shares a bucket.
+    public enum Scope: String, Sendable, Hashable {
+        /// Every request shares one bucket.
+        case job
+        /// Each host (and port) has its own bucket.
+        case host
+    }
+
+    public let wrapped: Wrapped
+    public let scope: Scope
+    private let limiter: RateLimiter
+
+    public init(
+        wrapping wrapped: Wrapped, perSecond: Double, burst: Int, scope: Scope = .job,
+        time: any TimeSource = SystemTimeSource()
+    ) {
+        self.wrapped = wrapped
+        self.scope = scope
+        self.limiter = RateLimiter(perSecond: perSecond, burst: burst, time: time)
+    }
+
+    public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let key = scope == .job ? "" : "\(request.url.host ?? "")#\(request.url.port ?? 0)"
+        let wait = limiter.reserve(key)
+        if wait > .zero {
+            do {
+                try await limiter.time.sleep(for: wait)
+            } catch {
+                throw HTTPError(
+                    .cancelled, "cancelled while waiting for the rate limit", url: request.url)
+            }
+        }
+        return try await wrapped.perform(request)
+    }
+}
+
+/// The buckets of one ``RateLimitingHTTPClient``, shared by its copies.
+final class RateLimiter: Sendable {
+    let time: any TimeSource
+    private let perSecond: Double
+    private let burst: Int
+    private let buckets = Locked<[String: TokenBucket]>([:])
+
+    init(perSecond: Double, burst: Int, time: any TimeSource) {
+        self.perSecond = perSecond
+        self.burst = burst
+        self.time = time
+    }
+
+    /// Takes a token from the key's bucket and returns the wait for it.
+    func reserve(_ key: String) -> Duration {
+        let now = time.now()
+        return buckets.withLock { buckets in
+            buckets[key, default: TokenBucket(perSecond: perSecond, burst: burst)].reserve(at: now)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// When and how long to wait before trying a request again: a pure value, so every decision can
+/// be tested without a clock or a network.
+///
+/// Backoff is exponential with "full jitter": attempt *n* waits a random time between 0 and
+/// `min(maxDelay, initialDelay × multiplier^(n-1))`. A `Retry-After` header, when respected,
+/// replaces that wait (capped by `maxDelay`).
+public struct RetryPolicy: Sendable, Hashable {
+    /// Attempts in all, the first included (1 means never retry).
+    public var maxAttempts: Int
+    /// Seconds before the first retry (before jitter).
+    public var initialDelay: TimeInterval
+    public var multiplier: Double
+    /// The longest wait in seconds, for backoff and `Retry-After` alike.
+    public var maxDelay: TimeInterval
+    public var jitter: Bool
+    /// Statuses that are worth another try.
+    public var retryableStatuses: Set<Int>
+    public var retriesNetworkErrors: Bool
+    public var respectsRetryAfter: Bool
+    /// Retry POST, PATCH and other non-idempotent methods too. Requests that carry an
+    /// `Idempotency-Key` header are retried regardless.
+    public var retriesNonIdempotent: Bool
+
+    public init(
+        maxAttempts: Int = 3,
+        initialDelay: TimeInterval = 0.5,
+        multiplier: Double = 2,
+        maxDelay: TimeInterval = 30,
+        jitter: Bool = true,
+        retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504],
+        retriesNetworkErrors: Bool = true,
+        respectsRetryAfter: Bool = true,
+        retriesNonIdempotent: Bool = false
+    ) {
+        self.maxAttempts = maxAttempts
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.retryableStatuses = retryableStatuses
+        self.retriesNetworkErrors = retriesNetworkErrors
+        self.respectsRetryAfter = respectsRetryAfter
+        self.retriesNonIdempotent = retriesNonIdempotent
+    }
+
+    /// Never retries.
+    public static let none = RetryPolicy(maxAttempts: 1)
+
+    /// Whether the request may be sent again at all.
+    public func allowsRetry(of request: HTTPRequest) -> Bool {
+        request.method.isIdempotent || retriesNonIdempotent
+            || request.headers.contains("Idempotency-Key")
+    }
+
+    /// The wait before attempt `attempt + 1`, given a random number in `0..<1` for the jitter.
+    public func backoff(afterAttempt attempt: Int, random: Double) -> TimeInterval {
+        let exponent = Double(max(0, attempt - 1))
+        let ceiling = min(maxDelay, initialDelay * pow(multiplier, exponent))
+        return jitter ? ceiling * random : ceiling
+    }
+
+    /// What to do after `attempt` (1-based) ended with `outcome`: `nil` to stop, or the wait
+    /// before the next attempt. `now` dates an HTTP-date `Retry-After`.
+    public func delay(
+        after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
+        now: Date, random: Double
+    ) -> TimeInterval? {
+        guard attempt < maxAttempts, allowsRetry(of: request) else { return nil }
+        switch outcome {
+        case .success(let response):
+            guard retryableStatuses.contains(response.status) else { return nil }
+            if respectsRetryAfter, let header = response.headers["Retry-After"],
+                let wait = RetryAfter.seconds(from: header, now: now)
+            {
+                return min(maxDelay, wait)
+            }
+        case .failure(let error):
+            // A cancelled request is the caller's decision, never the network's.
+            guard retriesNetworkErrors, error.kind != .cancelled, error.kind != .invalidURL else {
+                return nil
+            }
+        }
+        return backoff(afterAttempt: attempt, random: random)
+    }
+}
+
+/// Reads a `Retry-After` value: delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
+public enum RetryAfter {
+    /// The wait in seconds, never negative, or `nil` when the value is neither form.
+    public static func seconds(from value: String, now: Date) -> TimeInterval? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed) { return seconds >= 0 ? TimeInterval(seconds) : nil }
+        for format in formats {
+            if let date = formatter(format).date(from: trimmed) {
+                return max(0, date.timeIntervalSince(now))
+            }
+        }
+        return nil
+    }
+
+    // IMF-fixdate first; RFC 850 and asctime are obsolete but still allowed to be read.
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy",
+    ]
+
+    private static func formatter(_ format: String) -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = format
+        return formatter
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Sends a request again after transient failures, as a ``RetryPolicy`` decides.
+///
+/// ```swift
+/// let client = RetryingHTTPClient(wrapping: transport, policy: RetryPolicy(maxAttempts: 4))
+/// ```
+/// An observer sees every attempt with the decision taken, which is how the job runner writes
+/// one log line per attempt.
+public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
+    /// One finished attempt and what happens next.
+    public struct Attempt: Sendable {
+        public var request: HTTPRequest
+        /// 1 for the first try.
+        public var number: Int
+        public var outcome: Result<HTTPResponse, HTTPError>
+        /// The wait before the next attempt, or `nil` when this attempt is the last.
+        public var retryDelay: TimeInterval?
+        /// Wall time of the attempt.
+        public var duration: TimeInterval
+        /// When the attempt started.
+        public var started: Date
+    }
+
+    public let wrapped: Wrapped
+    public let policy: RetryPolicy
+    private let time: any TimeSource
+    private let observer: (@Sendable (Attempt) -> Void)?
+    private let random: @Sendable () -> Double
+
+    public init(
+        wrapping wrapped: Wrapped, policy: RetryPolicy, time: any TimeSource = SystemTimeSource(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        observer: (@Sendable (Attempt) -> Void)? = nil
+    ) {
+        self.wrapped = wrapped
+        self.policy = policy
+        self.time = time
+        self.random = random
+        self.observer = observer
+    }
+
+    public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var number = 1
+        while true {
+            let started = time.date()
+            let clockStart = time.now()
+            let outcome: Result<HTTPResponse, HTTPError>
+            do {
+                outcome = .success(try await wrapped.perform(request))
+            } catch let error as HTTPError {
+                outcome = .failure(error)
+            }
+            let delay =
+                Task.isCancelled
+                ? nil
+                : policy.delay(
+                    after: number, request: request, outcome: outcome, now: time.date(),
+                    random: random())
+            observer?(
+                Attempt(
+                    request: request, number: number, outcome: outcome, retryDelay: delay,
+                    duration: clockStart.duration(to: time.now()).seconds, started: started))
+            guard let delay else { return try outcome.get() }
+            do {
+                try await time.sleep(for: .milliseconds(Int64((delay * 1000).rounded())))
+            } catch {
+                throw HTTPError(.cancelled, "cancelled while waiting to retry", url: request.url)
+            }
+            number += 1
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Courier
+import Foundation
+
+/// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR] [--dry-run] [--quiet]
+/// [--no-progress]`
+enum RunCommand {
+    static let usage = """
+        Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
+                                    [--dry-run] [--quiet] [--no-progress]
+        Validates the job, then runs its tasks and writes one JSON line per request attempt to
+        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
+          --dry-run      print the expanded tasks and send nothing
+          --quiet        print nothing when every task succeeds (failures still go to stderr)
+          --no-progress  no live progress line on stderr
+        Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
+        3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
+        """
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        var parser = ArgumentParser(arguments, command: "run")
+        let options: RunOptions
+        let jobPath: String
+        let dryRun: Bool
+        do throws(UsageError) {
+            if parser.flag("--help") {
+                Console.output(usage)
+                return CommandLineInterface.ExitCode.success
+            }
+            var parsed = RunOptions()
+            if let name = try parser.option("--backend") {
+                guard let backend = Backend(rawValue: name) else {
+                    throw UsageError("run: --backend expects curl or urlsession, got '\(name)'")
+                }
+                parsed.backend = backend
+            }
+            parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
+            if let folder = try parser.option("--log-dir") {
+                parsed.logDirectory = URL(fileURLWithPath: folder)
+            }
+            dryRun = parser.flag("--dry-run")
+            parsed.quiet = parser.flag("--quiet")
+            parsed.progress = !parser.flag("--no-progress")
+            jobPath = try parser.positional("JOB.json")
+            try parser.finish()
+            options = parsed
+        } catch {
+            Console.error("courier \(error.message)")
+            return CommandLineInterface.ExitCode.usage
+        }
+
+        let job: Job
+        let total: Int
+        do {
+            job = try JobDecoder.load(URL(fileURLWithPath: jobPath))
+            total = try JobValidator.validate(job)
+        } catch {
+            for line in error.errors { Console.error("courier: \(line)") }
+            return CommandLineInterface.ExitCode.usage
+        }
+        if dryRun {
+            printPlan(job, total: total, options: options)
+            return CommandLineInterface.ExitCode.success
+        }
+        do {
+            let summary = try await JobRunner(job: job, options: options, total: total).run()
+            if !options.quiet || summary.exitCode != 0 {
+                Console.output(describe(summary, job: job))
+            }
+            return summary.exitCode
+        } catch {
+            Console.error("courier: \(job.name): \(error)")
+            if case .locked = error { return CommandLineInterface.ExitCode.locked }
+            return CommandLineInterface.ExitCode.usage
+        }
+    }
+
+    static func describe(_ summary: RunSummary, job: Job) -> String {
+        var text =
+            "courier: \(job.name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok, \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
+        if let signal = summary.interruptedBy {
+            text += ", interrupted by \(signal == 2 ? "SIGINT" : "SIGTERM")"
+        }
+        return text + "; log: \(summary.logURL.relativePath)"
+    }
+
+    /// The expanded tasks, one per line, secrets scrubbed; nothing is sent.
+    static func printPlan(_ job: Job, total: Int, options: RunOptions) {
+        let redactor = Redactor(secrets: job.secrets)
+        for case .success(let task) in TaskExpander(job: job) {
+            var line =
+                "\(task.id)\t\(task.request.method) \(redactor.scrub(task.request.url.absoluteString))"
+            if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+            Console.output(line)
+        }
+        let backend = options.backend ?? job.backend
+        Console.output(
+            "courier: \(job.name): \(total) task\(total == 1 ? "" : "s") on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+        )
+    }
+}
+
+/// `courier validate JOB.json...`
+enum ValidateCommand {
+    static let usage = """
+        Usage: courier validate JOB.json...
+        Checks each job file (keys, types, templates, environment variables, foreach sources,
+        save paths, unique task ids) without sending anything. Exit 0 when all are valid, 2 if not.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        if arguments.contains("--help") {
+            Console.output(usage)
+            return CommandLineInterface.ExitCode.success
+        }
+        let files = arguments.filter { !$0.hasPrefix("-") }
+        if let unknown = arguments.first(where: { $0.hasPrefix("-") }) {
+            Console.error(
+                "courier validate: unknown option '\(unknown)'; see 'courier validate --help'")
+            return CommandLineInterface.ExitCode.usage
+        }
+        guard !files.isEmpty else {
+            Console.error("courier validate: missing JOB.json; see 'courier validate --help'")
+            return CommandLineInterface.ExitCode.usage
+        }
+        var valid = true
+        for file in files {
+            do {
+                let job = try JobDecoder.load(URL(fileURLWithPath: file))
+                let total = try JobValidator.validate(job)
+                Console.output("\(file): ok (\(total) task\(total == 1 ? "" : "s"))")
+            } catch {
+                valid = false
+                for line in error.errors { Console.error("courier: \(line)") }
+            }
+        }
+        return valid ? CommandLineInterface.ExitCode.success : CommandLineInterface.ExitCode.usage
+    }
+}

@@ -1,0 +1,56 @@
+/// A JSON value that remembers where it stood in its source, so that errors can name the line
+/// and column. Objects keep their keys in order.
+public indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONNode])
+    case object([(key: String, node: JSONNode)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.node == $1.node }
+        default: false
+        }
+    }
+
+    /// The JSON type name, for messages: "a string", "an object", …
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// A value and its position (1-based line and column of its first character).
+public struct JSONNode: Sendable, Equatable {
+    public var value: JSONValue
+    public var line: Int
+    public var column: Int
+
+    public init(_ value: JSONValue, line: Int = 0, column: Int = 0) {
+        self.value = value
+        self.line = line
+        self.column = column
+    }
+
+    public static func == (lhs: JSONNode, rhs: JSONNode) -> Bool { lhs.value == rhs.value }
+
+    /// The member of an object, if this is an object that has it.
+    public subscript(key: String) -> JSONNode? {
+        guard case .object(let members) = value else { return nil }
+        return members.first { $0.key == key }?.node
+    }
+}

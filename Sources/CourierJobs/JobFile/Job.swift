@@ -1,0 +1,70 @@
+import Courier
+import Foundation
+
+/// A validated job file (version 1): what to fetch, how politely, and where results go.
+/// `docs/job-file.md` is the user's reference; `JobDecoder` builds this from JSON.
+public struct Job: Sendable {
+    public var name: String
+    public var baseURL: URL?
+    public var backend: Backend
+    public var concurrency: Int
+    public var rateLimit: RateLimitSettings?
+    public var timeout: TimeInterval
+    public var retry: RetryPolicy
+    public var headers: [(name: String, value: String)]
+    public var auth: Authentication?
+    /// Folder that `save` paths are relative to (relative to the working directory).
+    public var outputDir: String
+    public var tasks: [TaskSpec]
+    /// The job file as read, with its SHA-256, for the log.
+    public var file: URL
+    public var sha256: String
+    /// Every value that came from `${env:…}`, and the auth secrets: never logged.
+    public var secrets: Set<String>
+}
+
+/// `rateLimit` of a job.
+public struct RateLimitSettings: Sendable, Hashable {
+    public var perSecond: Double
+    public var burst: Int
+    public var scope: RateLimitingHTTPClient<AnyHTTPClient>.Scope
+}
+
+/// One entry of `tasks`, before `foreach` expansion. String fields are templates that may hold
+/// `{variable}` references.
+public struct TaskSpec: Sendable {
+    public enum Target: Sendable {
+        case path(String)
+        case url(String)
+    }
+
+    public enum Body: Sendable {
+        case json(JSONNode)
+        case text(String)
+        case file(URL)
+    }
+
+    public var id: String
+    public var method: HTTPMethod
+    public var target: Target
+    public var query: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)]
+    public var body: Body?
+    /// Accepted statuses; `nil` means any 2xx.
+    public var expectStatus: Set<Int>?
+    public var save: String?
+    public var foreach: [(name: String, source: ForeachSource)]
+    public var retry: RetryPolicy
+    public var timeout: TimeInterval
+    /// The JSON path of this task, `tasks[3]`, for messages.
+    public var path: String
+}
+
+/// Where the values of one `foreach` variable come from.
+public enum ForeachSource: Sendable {
+    case list([String])
+    /// Inclusive bounds.
+    case range(Int, Int)
+    /// One value per non-empty line, read lazily.
+    case lines(URL)
+}

@@ -1,0 +1,306 @@
+import Courier
+import Foundation
+
+/// Reads and validates a job file (version 1). Every problem is reported at once, each with the
+/// file, the JSON path and the line:column; nothing is sent until the file is clean.
+public enum JobDecoder {
+    static let topLevelKeys = [
+        "version", "name", "baseURL", "backend", "concurrency", "rateLimit", "timeout", "retry",
+        "headers", "auth", "outputDir", "tasks", "$schema", "description",
+    ]
+    static let taskKeys = [
+        "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
+        "save", "foreach", "retry", "timeout", "description",
+    ]
+    static let retryKeys = [
+        "maxAttempts", "initialDelay", "multiplier", "maxDelay", "jitter", "onStatus",
+        "onNetworkError", "respectRetryAfter", "nonIdempotent",
+    ]
+
+    /// Loads the job at `url`, resolving `${env:…}` from `environment`.
+    public static func load(
+        _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(JobFileErrors) -> Job {
+        let name = url.relativePath
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw JobFileErrors(errors: [
+                JobFileError(
+                    file: name, path: "", message: "cannot read the file (\(reason(error)))")
+            ])
+        }
+        return try decode(data, file: url, environment: environment)
+    }
+
+    /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
+    public static func decode(
+        _ data: Data, file: URL, environment: [String: String]
+    ) throws(JobFileErrors) -> Job {
+        let name = file.relativePath
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(Array(data))
+        } catch {
+            throw JobFileErrors(errors: [
+                JobFileError(
+                    file: name, path: "", message: "invalid JSON: \(error.message)",
+                    line: error.line, column: error.column)
+            ])
+        }
+        let context = DecodingContext(file: name, environment: environment)
+        let job = decodeJob(root, file: file, data: data, context: context)
+        if let job, context.errors.isEmpty { return job }
+        throw JobFileErrors(errors: context.errors)
+    }
+
+    private static func decodeJob(
+        _ root: JSONNode, file: URL, data: Data, context: DecodingContext
+    ) -> Job? {
+        guard var reader = NodeReader(root, path: "", context: context) else { return nil }
+        _ = reader.take("$schema")
+        _ = reader.take("description")
+        if let version = reader.take("version") {
+            if version.value != .number(1) {
+                reader.fail(
+                    "version",
+                    "expected 1 (the only version this courier reads), found \(reader.describe(version))",
+                    at: version)
+            }
+        } else {
+            context.error("version", "is required (1)", at: root)
+        }
+        let name = reader.string("name", required: true) ?? ""
+        if !name.isEmpty, !name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
+            context.error(
+                "name",
+                "expected letters, digits, '-', '_' or '.' (it names the log folder), found \"\(name)\"",
+                at: reader.take("name"))
+        }
+        var baseURL: URL?
+        if let text = reader.string("baseURL") {
+            baseURL = httpURL(text)
+            if baseURL == nil {
+                reader.fail(
+                    "baseURL", "expected an absolute http or https URL, found \"\(text)\"",
+                    at: reader.take("baseURL")!)
+            }
+        }
+        var backend = Backend.curl
+        if let text = reader.string("backend", env: false) {
+            if let parsed = Backend(rawValue: text) {
+                backend = parsed
+            } else {
+                reader.fail(
+                    "backend", "expected \"curl\" or \"urlsession\", found \"\(text)\"",
+                    at: reader.take("backend")!)
+            }
+        }
+        let concurrency =
+            reader.integer("concurrency", range: 1...10_000, what: "a whole number from 1 to 10000")
+            ?? 8
+        let timeout =
+            reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0") ?? 30
+        let rateLimit = reader.take("rateLimit").flatMap { decodeRateLimit($0, context: context) }
+        let retry =
+            reader.take("retry").map {
+                decodeRetry($0, path: "retry", base: RetryPolicy(), context: context)
+            } ?? RetryPolicy()
+        let headers = reader.stringMap("headers") ?? []
+        validateHeaderNames(headers, path: "headers", at: root, context: context)
+        let auth = reader.take("auth").flatMap { decodeAuth($0, context: context) }
+        let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        var tasks: [TaskSpec] = []
+        if let tasksNode = reader.take("tasks") {
+            if case .array(let elements) = tasksNode.value, !elements.isEmpty {
+                let defaults = TaskDefaults(
+                    retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
+                    hasBaseURL: baseURL != nil)
+                for (index, element) in elements.enumerated() {
+                    if let task = TaskDecoder.decode(
+                        element, path: "tasks[\(index)]", defaults: defaults, context: context)
+                    {
+                        tasks.append(task)
+                    }
+                }
+            } else {
+                reader.fail(
+                    "tasks",
+                    "expected a non-empty array of tasks, found \(reader.describe(tasksNode))",
+                    at: tasksNode)
+            }
+        } else {
+            context.error("tasks", "is required (an array of tasks)", at: root)
+        }
+        reader.rejectUnknownKeys(known: topLevelKeys)
+        if case .bearer(let token) = auth { context.addSecret(token) }
+        if case .basic(_, let password) = auth { context.addSecret(password) }
+        if case .header(_, let value) = auth { context.addSecret(value) }
+        if case .query(_, let value) = auth { context.addSecret(value) }
+        return Job(
+            name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
+            rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
+            outputDir: outputDir, tasks: tasks, file: file, sha256: SHA256.hex(of: data),
+            secrets: context.secrets)
+    }
+
+    static func decodeRateLimit(_ node: JSONNode, context: DecodingContext) -> RateLimitSettings? {
+        guard var reader = NodeReader(node, path: "rateLimit", context: context) else { return nil }
+        let perSecond = reader.number(
+            "perSecond", range: 0.001...1_000_000, what: "requests per second greater than 0")
+        if reader.take("perSecond") == nil {
+            context.error("rateLimit.perSecond", "is required (requests per second)", at: node)
+        }
+        let burst = reader.integer(
+            "burst", range: 1...1_000_000, what: "a whole number of at least 1")
+        var scope = RateLimitingHTTPClient<AnyHTTPClient>.Scope.job
+        if let text = reader.string("scope", env: false) {
+            if let parsed = RateLimitingHTTPClient<AnyHTTPClient>.Scope(rawValue: text) {
+                scope = parsed
+            } else {
+                reader.fail(
+                    "scope", "expected \"job\" or \"host\", found \"\(text)\"",
+                    at: reader.take("scope")!)
+            }
+        }
+        reader.rejectUnknownKeys(known: ["perSecond", "burst", "scope"])
+        guard let perSecond else { return nil }
+        return RateLimitSettings(
+            perSecond: perSecond, burst: burst ?? max(1, Int(perSecond.rounded(.up))), scope: scope)
+    }
+
+    static func decodeRetry(
+        _ node: JSONNode, path: String, base: RetryPolicy, context: DecodingContext
+    ) -> RetryPolicy {
+        guard var reader = NodeReader(node, path: path, context: context) else { return base }
+        var policy = base
+        if let value = reader.integer(
+            "maxAttempts", range: 1...100, what: "a whole number from 1 to 100")
+        {
+            policy.maxAttempts = value
+        }
+        if let value = reader.number(
+            "initialDelay", range: 0...3600, what: "seconds from 0 to 3600")
+        {
+            policy.initialDelay = value
+        }
+        if let value = reader.number("multiplier", range: 1...100, what: "a number from 1 to 100") {
+            policy.multiplier = value
+        }
+        if let value = reader.number("maxDelay", range: 0...86_400, what: "seconds from 0 to 86400")
+        {
+            policy.maxDelay = value
+        }
+        if let value = reader.bool("jitter") { policy.jitter = value }
+        if let value = reader.bool("onNetworkError") { policy.retriesNetworkErrors = value }
+        if let value = reader.bool("respectRetryAfter") { policy.respectsRetryAfter = value }
+        if let value = reader.bool("nonIdempotent") { policy.retriesNonIdempotent = value }
+        if let statuses = reader.take("onStatus") {
+            if let set = statusSet(statuses, path: "\(path).onStatus", context: context) {
+                policy.retryableStatuses = set
+            }
+        }
+        reader.rejectUnknownKeys(known: retryKeys)
+        return policy
+    }
+
+    static func statusSet(_ node: JSONNode, path: String, context: DecodingContext) -> Set<Int>? {
+        guard case .array(let elements) = node.value else {
+            context.error(
+                path, "expected an array of HTTP statuses (100–599), found \(node.value.typeName)",
+                at: node)
+            return nil
+        }
+        var statuses = Set<Int>()
+        for (index, element) in elements.enumerated() {
+            guard case .number(let number) = element.value, let status = Int(exactly: number),
+                (100...599).contains(status)
+            else {
+                context.error(
+                    "\(path)[\(index)]", "expected an HTTP status from 100 to 599", at: element)
+                continue
+            }
+            statuses.insert(status)
+        }
+        return statuses
+    }
+
+    static func decodeAuth(_ node: JSONNode, context: DecodingContext) -> Authentication? {
+        guard var reader = NodeReader(node, path: "auth", context: context) else { return nil }
+        let forms = ["bearer", "basic", "header"]
+        let given = forms.filter { reader.take($0) != nil }
+        guard given.count == 1 else {
+            context.error(
+                "auth",
+                "expected exactly one of \"bearer\", \"basic\" or \"header\", found \(given.isEmpty ? "none" : given.joined(separator: " and "))",
+                at: node)
+            reader.rejectUnknownKeys(known: forms)
+            return nil
+        }
+        defer { reader.rejectUnknownKeys(known: forms) }
+        switch given[0] {
+        case "bearer":
+            return reader.string("bearer").map(Authentication.bearer)
+        case "basic":
+            guard let inner = reader.take("basic"),
+                var basic = NodeReader(inner, path: "auth.basic", context: context)
+            else { return nil }
+            let user = basic.string("user", required: true)
+            let password = basic.string("password", required: true)
+            basic.rejectUnknownKeys(known: ["user", "password"])
+            guard let user, let password else { return nil }
+            return .basic(user: user, password: password)
+        default:
+            guard let inner = reader.take("header"),
+                var header = NodeReader(inner, path: "auth.header", context: context)
+            else { return nil }
+            let name = header.string("name", required: true, env: false)
+            let value = header.string("value", required: true)
+            header.rejectUnknownKeys(known: ["name", "value"])
+            guard let name, let value else { return nil }
+            return .header(name: name, value: value)
+        }
+    }
+
+    static func validateHeaderNames(
+        _ headers: [(name: String, value: String)], path: String, at node: JSONNode,
+        context: DecodingContext
+    ) {
+        for header in headers where !HTTPMethod(header.name).isValidToken {
+            context.error("\(path).\(header.name)", "is not a valid header name", at: node)
+        }
+        for header in headers where header.value.contains("\r") || header.value.contains("\n") {
+            context.error(
+                "\(path).\(header.name)", "header values may not contain line breaks", at: node)
+        }
+    }
+
+    static func httpURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", url.host?.isEmpty == false
+        else { return nil }
+        return url
+    }
+
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
+            underlying.domain == NSPOSIXErrorDomain
+        {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
+            return "no such file"
+        }
+        return nsError.localizedDescription
+    }
+}
+
+/// What tasks inherit from their job.
+struct TaskDefaults {
+    var retry: RetryPolicy
+    var timeout: TimeInterval
+    var jobFolder: URL
+    var hasBaseURL: Bool
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The checks that need the whole expansion: every task builds, and ids are unique.
+///
+/// Runs in one streaming pass; ids are remembered as 128-bit fingerprints, so a million tasks
+/// cost about 16 MB rather than their strings.
+public enum JobValidator {
+    /// How many tasks the job expands to.
+    public static func validate(_ job: Job) throws(JobFileErrors) -> Int {
+        var seen = Set<Fingerprint>()
+        var errors: [JobFileError] = []
+        var count = 0
+        for result in TaskExpander(job: job) {
+            switch result {
+            case .failure(let error):
+                errors.append(error)
+            case .success(let task):
+                count += 1
+                if !seen.insert(Fingerprint(task.id)).inserted {
+                    errors.append(
+                        JobFileError(
+                            file: job.file.relativePath, path: "\(task.specPath).id",
+                            message:
+                                "duplicate task id \"\(task.id)\" after expansion (ids must be unique)"
+                        ))
+                }
+            }
+            if errors.count >= 20 {
+                errors.append(
+                    JobFileError(
+                        file: job.file.relativePath, path: "", message: "stopping after 20 errors"))
+                break
+            }
+        }
+        if !errors.isEmpty { throw JobFileErrors(errors: errors) }
+        return count
+    }
+
+    /// Two independent 64-bit FNV-1a hashes of a string.
+    struct Fingerprint: Hashable {
+        let high: UInt64
+        let low: UInt64
+
+        init(_ text: String) {
+            var a: UInt64 = 0xcbf2_9ce4_8422_2325
+            var b: UInt64 = 0x84222325_cbf29ce4
+            for byte in text.utf8 {
+                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 0x9E37_79B9
+            }
+            high = a
+            low = b
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Streams the non-empty lines of a file (trimmed of surrounding spaces and CR), reading 64 KiB
+/// at a time, so a file of any length is never held whole.
+struct LineReader: Sequence, IteratorProtocol {
+    private let handle: FileHandle?
+    private var buffer: [UInt8] = []
+    /// Where the unread part of `buffer` starts; the buffer is compacted only on refill.
+    private var offset = 0
+    private var finished = false
+
+    init(url: URL) {
+        handle = try? FileHandle(forReadingFrom: url)
+        finished = handle == nil
+    }
+
+    mutating func next() -> String? {
+        while true {
+            if let newline = buffer[offset...].firstIndex(of: 0x0A) {
+                let line = buffer[offset..<newline]
+                offset = newline + 1
+                if let text = Self.value(line) { return text }
+                continue
+            }
+            if finished {
+                guard offset < buffer.count else { return nil }
+                let rest = buffer[offset...]
+                offset = buffer.count
+                if let text = Self.value(rest) { return text }
+                continue
+            }
+            buffer.removeFirst(offset)
+            offset = 0
+            if let chunk = try? handle?.read(upToCount: 64 << 10), !chunk.isEmpty {
+                buffer.append(contentsOf: chunk)
+            } else {
+                finished = true
+                try? handle?.close()
+            }
+        }
+    }
+
+    private static func value(_ bytes: ArraySlice<UInt8>) -> String? {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+        while start < end, blank(bytes[start]) { start += 1 }
+        while end > start, blank(bytes[end - 1]) { end -= 1 }
+        return start == end ? nil : String(decoding: bytes[start..<end], as: UTF8.self)
+    }
+}

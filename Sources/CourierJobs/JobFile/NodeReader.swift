@@ -1,0 +1,193 @@
+import Foundation
+
+/// Reads one JSON object of a job file strictly: typed getters that record an error (with the
+/// JSON path and position) instead of throwing, and a final check that no unknown key is left.
+struct NodeReader {
+    let node: JSONNode
+    let path: String
+    let context: DecodingContext
+    private var members: [(key: String, node: JSONNode)] = []
+    private var used = Set<String>()
+
+    /// Returns nil (and records an error) when `node` is not an object.
+    init?(_ node: JSONNode, path: String, context: DecodingContext) {
+        self.node = node
+        self.path = path
+        self.context = context
+        guard case .object(let members) = node.value else {
+            context.error(path, "expected an object, found \(node.value.typeName)", at: node)
+            return nil
+        }
+        self.members = members
+    }
+
+    func childPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    mutating func take(_ key: String) -> JSONNode? {
+        used.insert(key)
+        return members.first { $0.key == key }?.node
+    }
+
+    /// Records an error for the key, at its position.
+    func fail(_ key: String, _ message: String, at node: JSONNode) {
+        context.error(childPath(key), message, at: node)
+    }
+
+    mutating func string(_ key: String, required: Bool = false, env: Bool = true) -> String? {
+        guard let value = take(key) else {
+            if required { context.error(childPath(key), "is required (a string)", at: node) }
+            return nil
+        }
+        guard case .string(let text) = value.value else {
+            fail(key, "expected a string, found \(value.value.typeName)", at: value)
+            return nil
+        }
+        return env ? context.resolveEnvironment(text, path: childPath(key), at: value) : text
+    }
+
+    mutating func number(_ key: String, range: ClosedRange<Double>, what: String) -> Double? {
+        guard let value = take(key) else { return nil }
+        guard case .number(let number) = value.value, range.contains(number) else {
+            fail(key, "expected \(what), found \(describe(value))", at: value)
+            return nil
+        }
+        return number
+    }
+
+    mutating func integer(_ key: String, range: ClosedRange<Int>, what: String) -> Int? {
+        guard let value = take(key) else { return nil }
+        guard case .number(let number) = value.value, number == number.rounded(),
+            let integer = Int(exactly: number), range.contains(integer)
+        else {
+            fail(key, "expected \(what), found \(describe(value))", at: value)
+            return nil
+        }
+        return integer
+    }
+
+    mutating func bool(_ key: String) -> Bool? {
+        guard let value = take(key) else { return nil }
+        guard case .bool(let flag) = value.value else {
+            fail(key, "expected true or false, found \(describe(value))", at: value)
+            return nil
+        }
+        return flag
+    }
+
+    /// An object of string values, in order.
+    mutating func stringMap(_ key: String) -> [(name: String, value: String)]? {
+        guard let value = take(key) else { return nil }
+        guard case .object(let members) = value.value else {
+            fail(key, "expected an object of strings, found \(value.value.typeName)", at: value)
+            return nil
+        }
+        var result: [(name: String, value: String)] = []
+        for member in members {
+            let memberPath = "\(childPath(key)).\(member.key)"
+            guard case .string(let text) = member.node.value else {
+                context.error(
+                    memberPath, "expected a string, found \(member.node.value.typeName)",
+                    at: member.node)
+                continue
+            }
+            result.append(
+                (member.key, context.resolveEnvironment(text, path: memberPath, at: member.node)))
+        }
+        return result
+    }
+
+    /// Records an error for every key nobody took, suggesting the closest known one.
+    func rejectUnknownKeys(known: [String]) {
+        for member in members where !used.contains(member.key) {
+            var message = "unknown key \"\(member.key)\""
+            if let suggestion = Self.closest(to: member.key, in: known) {
+                message += "; did you mean \"\(suggestion)\"?"
+            } else {
+                message += "; expected one of \(known.map { "\"\($0)\"" }.joined(separator: ", "))"
+            }
+            context.error(childPath(member.key), message, at: member.node)
+        }
+    }
+
+    func describe(_ node: JSONNode) -> String {
+        switch node.value {
+        case .number(let number):
+            number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
+        case .string(let text): "\"\(text)\""
+        default: node.value.typeName
+        }
+    }
+
+    /// The known key within edit distance 2, if any.
+    static func closest(to key: String, in known: [String]) -> String? {
+        known.map { ($0, distance(key.lowercased(), $0.lowercased())) }
+            .filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(
+                    previous[j] + 1, current[j - 1] + 1,
+                    previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// State shared while decoding one file: its name, the environment, the errors and secrets
+/// found so far.
+final class DecodingContext {
+    let file: String
+    let environment: [String: String]
+    private(set) var errors: [JobFileError] = []
+    private(set) var secrets = Set<String>()
+
+    init(file: String, environment: [String: String]) {
+        self.file = file
+        self.environment = environment
+    }
+
+    func error(_ path: String, _ message: String, at node: JSONNode?) {
+        errors.append(
+            JobFileError(
+                file: file, path: path, message: message, line: node?.line, column: node?.column))
+    }
+
+    func addSecret(_ value: String) {
+        if !value.isEmpty { secrets.insert(value) }
+    }
+
+    /// Replaces every `${env:NAME}`; a missing variable is an error, a found value a secret.
+    func resolveEnvironment(_ text: String, path: String, at node: JSONNode) -> String {
+        guard text.contains("${env:") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        while let start = rest.range(of: "${env:") {
+            result += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+                error(path, "unterminated ${env:…} reference", at: node)
+                return result + rest[start.lowerBound...]
+            }
+            let name = String(rest[start.upperBound..<end])
+            if name.isEmpty || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+                error(path, "invalid environment variable name \"\(name)\" in ${env:…}", at: node)
+            } else if let value = environment[name] {
+                addSecret(value)
+                result += value
+            } else {
+                error(
+                    path, "environment variable \(name) is not set (referenced as ${env:\(name)})",
+                    at: node)
+            }
+            rest = rest[rest.index(after: end)...]
+        }
+        return result + rest
+    }
+}

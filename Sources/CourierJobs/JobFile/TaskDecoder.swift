@@ -1,0 +1,250 @@
+import Courier
+import Foundation
+
+/// Reads one entry of `tasks` strictly.
+enum TaskDecoder {
+    static let methods: [HTTPMethod] = [
+        .get, .head, .post, .put, .patch, .delete, .options, .trace,
+    ]
+
+    static func decode(
+        _ node: JSONNode, path: String, defaults: TaskDefaults, context: DecodingContext
+    ) -> TaskSpec? {
+        guard var reader = NodeReader(node, path: path, context: context) else { return nil }
+        _ = reader.take("description")
+        let foreach =
+            reader.take("foreach").map {
+                decodeForeach(
+                    $0, path: "\(path).foreach", folder: defaults.jobFolder, context: context)
+            } ?? []
+        let variables = Set(foreach.map(\.name))
+        func checkVariables(_ text: String, key: String, at valueNode: JSONNode?) {
+            for name in Template(text).variables where !variables.contains(name) {
+                context.error(
+                    "\(path).\(key)",
+                    "uses {\(name)}, but the task has no foreach variable \"\(name)\"",
+                    at: valueNode ?? node)
+            }
+        }
+
+        let idNode = reader.take("id")
+        let id = reader.string("id", required: true, env: false) ?? ""
+        if idNode != nil, id.isEmpty { reader.fail("id", "may not be empty", at: idNode!) }
+        checkVariables(id, key: "id", at: idNode)
+
+        var method = HTTPMethod.get
+        if let methodNode = reader.take("method"), let text = reader.string("method", env: false) {
+            if let known = methods.first(where: { $0.rawValue == text }) {
+                method = known
+            } else {
+                let hint =
+                    methods.first { $0.rawValue == text.uppercased() }.map {
+                        "; did you mean \"\($0)\"?"
+                    } ?? ""
+                reader.fail(
+                    "method",
+                    "unknown method \"\(text)\", expected one of \(methods.map(\.rawValue).joined(separator: ", "))\(hint)",
+                    at: methodNode)
+            }
+        }
+
+        let pathNode = reader.take("path")
+        let urlNode = reader.take("url")
+        var target = TaskSpec.Target.path("/")
+        switch (reader.string("path"), reader.string("url")) {
+        case (let value?, nil):
+            if !defaults.hasBaseURL {
+                reader.fail(
+                    "path", "needs the job's \"baseURL\" (or use \"url\" for an absolute URL)",
+                    at: pathNode!)
+            }
+            checkVariables(value, key: "path", at: pathNode)
+            target = .path(value)
+        case (nil, let value?):
+            checkVariables(value, key: "url", at: urlNode)
+            if Template(value).variables.isEmpty, JobDecoder.httpURL(value) == nil {
+                reader.fail(
+                    "url", "expected an absolute http or https URL, found \"\(value)\"",
+                    at: urlNode!)
+            }
+            target = .url(value)
+        case (.some, .some):
+            context.error(path, "has both \"path\" and \"url\"; give one", at: node)
+        case (nil, nil):
+            if pathNode == nil && urlNode == nil {
+                context.error(path, "needs \"path\" (joined to baseURL) or \"url\"", at: node)
+            }
+        }
+
+        let query = reader.stringMap("query") ?? []
+        for item in query { checkVariables(item.value, key: "query.\(item.name)", at: nil) }
+        let headers = reader.stringMap("headers") ?? []
+        JobDecoder.validateHeaderNames(headers, path: "\(path).headers", at: node, context: context)
+        for header in headers {
+            checkVariables(header.value, key: "headers.\(header.name)", at: nil)
+        }
+
+        var bodies: [TaskSpec.Body] = []
+        if let json = reader.take("json") {
+            bodies.append(
+                .json(resolveEnvironment(in: json, path: "\(path).json", context: context)))
+        }
+        if let text = reader.string("body") { bodies.append(.text(text)) }
+        if let fileNode = reader.take("bodyFile"), let name = reader.string("bodyFile", env: false)
+        {
+            let url = URL(fileURLWithPath: name, relativeTo: defaults.jobFolder)
+            if !FileManager.default.isReadableFile(atPath: url.path) {
+                reader.fail(
+                    "bodyFile", "cannot read \"\(name)\" (looked at \(url.path))", at: fileNode)
+            }
+            bodies.append(.file(url))
+        }
+        if bodies.count > 1 {
+            context.error(
+                path, "has more than one of \"json\", \"body\" and \"bodyFile\"; give one", at: node
+            )
+        }
+
+        var expectStatus: Set<Int>?
+        if let expectNode = reader.take("expect"),
+            var expect = NodeReader(expectNode, path: "\(path).expect", context: context)
+        {
+            if let statuses = expect.take("status") {
+                expectStatus = JobDecoder.statusSet(
+                    statuses, path: "\(path).expect.status", context: context)
+            }
+            expect.rejectUnknownKeys(known: ["status"])
+        }
+
+        let saveNode = reader.take("save")
+        let save = reader.string("save", env: false)
+        if let save, let saveNode {
+            checkVariables(save, key: "save", at: saveNode)
+            if let problem = OutputPath.problem(with: save) {
+                reader.fail("save", problem, at: saveNode)
+            }
+        }
+
+        let retry =
+            reader.take("retry").map {
+                JobDecoder.decodeRetry(
+                    $0, path: "\(path).retry", base: defaults.retry, context: context)
+            } ?? defaults.retry
+        let timeout =
+            reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0")
+            ?? defaults.timeout
+        reader.rejectUnknownKeys(known: JobDecoder.taskKeys)
+        return TaskSpec(
+            id: id, method: method, target: target, query: query, headers: headers,
+            body: bodies.first, expectStatus: expectStatus, save: save, foreach: foreach,
+            retry: retry, timeout: timeout, path: path)
+    }
+
+    static func decodeForeach(
+        _ node: JSONNode, path: String, folder: URL, context: DecodingContext
+    ) -> [(name: String, source: ForeachSource)] {
+        guard case .object(let members) = node.value, !members.isEmpty else {
+            context.error(
+                path, "expected an object of variables, found \(node.value.typeName)", at: node)
+            return []
+        }
+        var result: [(name: String, source: ForeachSource)] = []
+        for member in members {
+            let memberPath = "\(path).\(member.key)"
+            guard Template.isIdentifier(Substring(member.key)) else {
+                context.error(
+                    memberPath,
+                    "variable names are letters, digits and '_', not starting with a digit",
+                    at: member.node)
+                continue
+            }
+            switch member.node.value {
+            case .array(let values):
+                var list: [String] = []
+                for (index, value) in values.enumerated() {
+                    switch value.value {
+                    case .string(let text): list.append(text)
+                    case .number(let number) where number == number.rounded():
+                        list.append(String(Int(number)))
+                    case .number(let number): list.append(String(number))
+                    default:
+                        context.error(
+                            "\(memberPath)[\(index)]",
+                            "expected a string or number, found \(value.value.typeName)", at: value)
+                    }
+                }
+                result.append((member.key, .list(list)))
+            case .object:
+                guard var reader = NodeReader(member.node, path: memberPath, context: context)
+                else { continue }
+                if let range = reader.take("range") {
+                    if case .array(let bounds) = range.value, bounds.count == 2,
+                        case .number(let from) = bounds[0].value,
+                        case .number(let to) = bounds[1].value,
+                        let low = Int(exactly: from), let high = Int(exactly: to), low <= high
+                    {
+                        result.append((member.key, .range(low, high)))
+                    } else {
+                        context.error(
+                            "\(memberPath).range",
+                            "expected [from, to]: two whole numbers with from ≤ to", at: range)
+                    }
+                } else if let linesNode = reader.take("lines") {
+                    if case .string(let name) = linesNode.value {
+                        let url = URL(fileURLWithPath: name, relativeTo: folder)
+                        if FileManager.default.isReadableFile(atPath: url.path) {
+                            result.append((member.key, .lines(url)))
+                        } else {
+                            context.error(
+                                "\(memberPath).lines",
+                                "cannot read \"\(name)\" (looked at \(url.path))", at: linesNode)
+                        }
+                    } else {
+                        context.error(
+                            "\(memberPath).lines",
+                            "expected a file name, found \(linesNode.value.typeName)", at: linesNode
+                        )
+                    }
+                } else {
+                    context.error(
+                        memberPath, "expected {\"range\": [from, to]} or {\"lines\": \"file\"}",
+                        at: member.node)
+                }
+                reader.rejectUnknownKeys(known: ["range", "lines"])
+            default:
+                context.error(
+                    memberPath,
+                    "expected a list of values, {\"range\": [from, to]} or {\"lines\": \"file\"}, found \(member.node.value.typeName)",
+                    at: member.node)
+            }
+        }
+        return result
+    }
+
+    /// The JSON body with `${env:…}` resolved in every string.
+    static func resolveEnvironment(in node: JSONNode, path: String, context: DecodingContext)
+        -> JSONNode
+    {
+        var copy = node
+        switch node.value {
+        case .string(let text):
+            copy.value = .string(context.resolveEnvironment(text, path: path, at: node))
+        case .array(let elements):
+            copy.value = .array(
+                elements.enumerated().map {
+                    resolveEnvironment(in: $1, path: "\(path)[\($0)]", context: context)
+                })
+        case .object(let members):
+            copy.value = .object(
+                members.map {
+                    (
+                        $0.key,
+                        resolveEnvironment(in: $0.node, path: "\(path).\($0.key)", context: context)
+                    )
+                })
+        default:
+            break
+        }
+        return copy
+    }
+}

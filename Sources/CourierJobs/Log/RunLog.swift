@@ -1,0 +1,132 @@
+import Courier
+import Foundation
+
+/// Builds and writes the lines of one run's log (`docs/log-format.md`).
+public struct RunLog: Sendable {
+    public let writer: LogWriter
+    public let run: String
+    public let job: String
+    let redactor: Redactor
+    /// Request bodies up to this size are logged; larger ones by size and hash.
+    static let bodyLimit = 1 << 20
+
+    init(writer: LogWriter, run: String, job: String, redactor: Redactor) {
+        self.writer = writer
+        self.run = run
+        self.job = job
+        self.redactor = redactor
+    }
+
+    func runStart(
+        jobFile: String, sha256: String, backend: Backend, extra: [(String, JSONWriter.Value)] = []
+    ) throws {
+        try write(
+            [
+                ("event", .string("run.start")), ("ts", .string(Timestamp.rfc3339(Date()))),
+                ("run", .string(run)), ("job", .string(job)), ("jobFile", .string(jobFile)),
+                ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
+                ("version", .string(CourierVersion.current)),
+            ] + extra)
+    }
+
+    func runEnd(
+        duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
+        interrupted: Bool
+    ) throws {
+        try write([
+            ("event", .string("run.end")), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("run", .string(run)), ("job", .string(job)), ("durationMs", .double(duration * 1000)),
+            (
+                "tasks",
+                .object([("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed))])
+            ),
+            ("requests", .int(requests)), ("exitCode", .int(Int(exitCode))),
+            ("interrupted", .bool(interrupted)),
+        ])
+        writer.sync()
+    }
+
+    /// One attempt of one task.
+    func request(
+        task: String, attempt: RetryingHTTPClient<AnyHTTPClient>.Attempt, outcome: String,
+        savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
+        extra: [(String, JSONWriter.Value)] = []
+    ) throws {
+        let request = attempt.request
+        var fields: [(String, JSONWriter.Value)] = [
+            ("event", .string("request")), ("ts", .string(Timestamp.rfc3339(attempt.started))),
+            ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
+            ("attempt", .int(attempt.number)), ("method", .string(request.method.rawValue)),
+            ("url", .string(redactor.scrub(request.url.absoluteString))),
+            ("requestHeaders", redactor.headers(request.headers, of: request)),
+        ]
+        if let body = request.body, !body.isEmpty {
+            fields.append(("requestBody", bodyValue(body)))
+        }
+        var timings = HTTPTimings(total: attempt.duration)
+        var received = 0
+        switch attempt.outcome {
+        case .success(let response):
+            fields.append(("status", .int(response.status)))
+            fields.append(("responseHeaders", redactor.headers(response.headers, of: nil)))
+            timings = response.timings
+            if timings.total == 0 { timings.total = attempt.duration }
+            received = response.body.count
+        case .failure:
+            break
+        }
+        fields.append(("bytesSent", .int(request.body?.count ?? 0)))
+        fields.append(("bytesReceived", .int(received)))
+        func ms(_ value: TimeInterval?) -> JSONWriter.Value {
+            value.map { .double($0 * 1000) } ?? .null
+        }
+        fields.append(
+            (
+                "timings",
+                .object([
+                    ("dnsMs", ms(timings.dns)), ("connectMs", ms(timings.connect)),
+                    ("tlsMs", ms(timings.tls)),
+                    ("firstByteMs", ms(timings.firstByte)), ("totalMs", ms(timings.total)),
+                ])
+            ))
+        if case .failure(let error) = attempt.outcome {
+            fields.append(
+                (
+                    "error",
+                    .object([
+                        ("kind", .string(error.kind.rawValue)),
+                        ("message", .string(redactor.scrub(error.message))),
+                    ])
+                ))
+        } else if let failure {
+            fields.append(
+                (
+                    "error",
+                    .object([
+                        ("kind", .string(failure.kind)),
+                        ("message", .string(redactor.scrub(failure.message))),
+                    ])
+                ))
+        }
+        fields.append(("outcome", .string(outcome)))
+        if let delay = attempt.retryDelay { fields.append(("retryInMs", .double(delay * 1000))) }
+        if let savedTo { fields.append(("savedTo", .string(savedTo))) }
+        try write(fields + extra)
+    }
+
+    private func bodyValue(_ body: Data) -> JSONWriter.Value {
+        guard body.count <= Self.bodyLimit else {
+            return .object([
+                ("omittedBytes", .int(body.count)), ("sha256", .string(SHA256.hex(of: body))),
+            ])
+        }
+        if let text = String(data: body, encoding: .utf8) {
+            return .object([("text", .string(redactor.scrub(text)))])
+        }
+        return .object([("base64", .string(body.base64EncodedString()))])
+    }
+
+    private func write(_ fields: [(String, JSONWriter.Value)]) throws {
+        try writer.write(JSONWriter.string(.object(fields)))
+    }
+}

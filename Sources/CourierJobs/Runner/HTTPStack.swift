@@ -1,0 +1,33 @@
+import Courier
+import Foundation
+
+/// Composes the job's middleware over its transport, in one place:
+///
+///     retry (per task) → redirects → rate limit → transport
+///
+/// Retry is outermost so that each attempt is one log line whose URL is where the redirects
+/// ended. Redirects sit above the rate limit so that every hop waits for a token: the limit
+/// counts what the servers see. The transport never follows redirects itself.
+enum HTTPStack {
+    static func shared(for job: Job, backend: Backend, time: any TimeSource) -> AnyHTTPClient {
+        var client = AnyHTTPClient(
+            backend.makeClient(timeout: job.timeout, maxResponseBytes: 256 << 20))
+        if let limit = job.rateLimit {
+            client = AnyHTTPClient(
+                RateLimitingHTTPClient(
+                    wrapping: client, perSecond: limit.perSecond, burst: limit.burst,
+                    scope: limit.scope, time: time))
+        }
+        return AnyHTTPClient(RedirectingHTTPClient(wrapping: client))
+    }
+
+    /// The per-task retry layer. Statuses the task expects are successes, never retried.
+    static func retrying(
+        _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource,
+        observer: @escaping @Sendable (RetryingHTTPClient<AnyHTTPClient>.Attempt) -> Void
+    ) -> RetryingHTTPClient<AnyHTTPClient> {
+        var policy = task.retry
+        if let expected = task.expectStatus { policy.retryableStatuses.subtract(expected) }
+        return RetryingHTTPClient(wrapping: shared, policy: policy, time: time, observer: observer)
+    }
+}

@@ -1,0 +1,229 @@
+import Courier
+import Foundation
+
+/// Runs one validated job: takes the job's lock, writes the log, keeps at most `concurrency`
+/// tasks in flight (pulled lazily from the expansion), saves outputs, and stops cleanly on
+/// SIGINT/SIGTERM.
+public final class JobRunner: Sendable {
+    /// Why a run could not start.
+    public enum StartError: Error, CustomStringConvertible {
+        case locked(URL)
+        case log(any Error)
+
+        public var description: String {
+            switch self {
+            case .locked(let url):
+                "another run of this job holds its lock (\(url.relativePath)); not starting"
+            case .log(let error): "\(error)"
+            }
+        }
+    }
+
+    public let job: Job
+    public let options: RunOptions
+    public let total: Int
+    private let time: any TimeSource
+    private let stopping = Locked(false)
+
+    /// - Parameter total: the task count from ``JobValidator``.
+    public init(
+        job: Job, options: RunOptions, total: Int, time: any TimeSource = SystemTimeSource()
+    ) {
+        self.job = job
+        self.options = options
+        self.total = total
+        self.time = time
+    }
+
+    public func run() async throws(StartError) -> RunSummary {
+        let lockURL = options.logDirectory.appendingPathComponent("\(job.name).lock")
+        let lock: JobLock
+        do {
+            guard let taken = try JobLock(url: lockURL) else { throw StartError.locked(lockURL) }
+            lock = taken
+        } catch let error as StartError {
+            throw error
+        } catch {
+            throw .log(error)
+        }
+        defer { withExtendedLifetime(lock) {} }
+
+        let runID = String(UUID().uuidString.lowercased().prefix(8))
+        let started = Date()
+        let logURL = options.logDirectory
+            .appendingPathComponent(job.name)
+            .appendingPathComponent("\(Timestamp.compact(started))-\(runID).jsonl")
+        let backend = options.backend ?? job.backend
+        let log: RunLog
+        do {
+            log = RunLog(
+                writer: try LogWriter(url: logURL), run: runID, job: job.name,
+                redactor: Redactor(secrets: job.secrets))
+            try log.runStart(jobFile: job.file.relativePath, sha256: job.sha256, backend: backend)
+        } catch {
+            throw .log(error)
+        }
+
+        let progress = Progress(total: total)
+        let shared = HTTPStack.shared(for: job, backend: backend, time: time)
+        let work = Task { await schedule(shared: shared, log: log, progress: progress) }
+        let signals = SignalWatcher { [stopping, options] _ in
+            stopping.withLock { $0 = true }
+            Task {
+                try? await Task.sleep(for: .seconds(options.gracePeriod))
+                work.cancel()
+            }
+        }
+        let ticker = showsProgress ? startTicker(progress) : nil
+        await work.value
+        ticker?.cancel()
+        if showsProgress { Console.error("\r\u{1B}[K", newline: false) }
+        signals.stop()
+
+        let counts = progress.snapshot
+        // Tasks an interrupted run never started are neither ok nor failed.
+        let notRun = signals.signal == nil ? total - counts.done : 0
+        let summary = RunSummary(
+            total: total, ok: counts.ok, failed: counts.failed + notRun, requests: counts.requests,
+            duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
+            logURL: logURL)
+        try? log.runEnd(
+            duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
+            requests: summary.requests, exitCode: summary.exitCode,
+            interrupted: summary.interruptedBy != nil)
+        return summary
+    }
+
+    private var showsProgress: Bool {
+        options.progress && !options.quiet && Progress.stderrIsTerminal
+    }
+
+    private func startTicker(_ progress: Progress) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                Console.error("\r\u{1B}[K" + progress.line(), newline: false)
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    private func schedule(shared: AnyHTTPClient, log: RunLog, progress: Progress) async {
+        let concurrency = options.concurrency ?? job.concurrency
+        let reporter = FailureReporter(redactor: Redactor(secrets: job.secrets))
+        await withTaskGroup(of: Void.self) { group in
+            var tasks = TaskExpander(job: job).makeIterator()
+            func addNext() -> Bool {
+                guard !stopping.withLock({ $0 }), !Task.isCancelled, let next = tasks.next() else {
+                    return false
+                }
+                switch next {
+                case .success(let task):
+                    group.addTask {
+                        await self.execute(
+                            task, shared: shared, log: log, progress: progress, reporter: reporter)
+                    }
+                case .failure(let error):
+                    // Validation expanded this already; a lines file changed underneath us.
+                    reporter.report("\(error)")
+                    progress.taskFinished(ok: false, requests: 0)
+                }
+                return true
+            }
+            for _ in 0..<concurrency where !addNext() { break }
+            while await group.next() != nil { _ = addNext() }
+        }
+    }
+
+    private func execute(
+        _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
+        reporter: FailureReporter
+    ) async {
+        let last = Locked<RetryingHTTPClient<AnyHTTPClient>.Attempt?>(nil)
+        let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+            if attempt.retryDelay != nil {
+                try? log.request(task: task.id, attempt: attempt, outcome: "retry")
+            } else {
+                last.withLock { $0 = attempt }
+            }
+        }
+        _ = try? await client.perform(task.request)
+        guard let attempt = last.withLock({ $0 }) else { return }
+
+        var ok = false
+        var savedTo: String?
+        var failure: (kind: String, message: String)?
+        switch attempt.outcome {
+        case .success(let response) where task.accepts(response.status):
+            ok = true
+            if let save = task.save {
+                do {
+                    savedTo = try self.save(response.body, to: save)
+                } catch {
+                    ok = false
+                    failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
+                }
+            }
+        case .success(let response):
+            let expected =
+                task.expectStatus.map { $0.sorted().map(String.init).joined(separator: ", ") }
+                ?? "2xx"
+            failure = ("unexpectedStatus", "status \(response.status), expected \(expected)")
+        case .failure(let error):
+            failure = (error.kind.rawValue, error.message)
+        }
+        try? log.request(
+            task: task.id, attempt: attempt, outcome: ok ? "ok" : "failed", savedTo: savedTo,
+            failure: attempt.outcome.isFailure ? nil : failure)
+        progress.taskFinished(ok: ok, requests: attempt.number)
+        if !ok, let failure {
+            reporter.report(
+                "task \(task.id) failed after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.message)"
+            )
+        }
+    }
+
+    /// Writes a saved output under `outputDir`; returns the path as logged.
+    private func save(_ body: Data, to path: String) throws -> String {
+        let folder = URL(fileURLWithPath: job.outputDir)
+        guard let url = OutputPath.resolve(path, in: folder) else {
+            throw OutputPathError(path: path)
+        }
+        try OutputFile.write(body, to: url)
+        return (job.outputDir as NSString).appendingPathComponent(path)
+    }
+}
+
+/// A `save` path that would leave the output folder.
+struct OutputPathError: Error, CustomStringConvertible {
+    let path: String
+    var description: String { "\"\(path)\" escapes outputDir" }
+}
+
+/// Prints the first task failures to stderr, `--quiet` or not, so that cron mails them (all of
+/// them are in the log).
+final class FailureReporter: Sendable {
+    private let redactor: Redactor
+    private let printed = Locked(0)
+    static let limit = 10
+
+    init(redactor: Redactor) { self.redactor = redactor }
+
+    func report(_ message: String) {
+        let count = printed.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        if count <= Self.limit {
+            Console.error("courier: " + redactor.scrub(message))
+        } else if count == Self.limit + 1 {
+            Console.error("courier: more failures; see the log")
+        }
+    }
+}
+
+extension Result {
+    var isFailure: Bool {
+        if case .failure = self { return true }
+        return false
+    }
+}

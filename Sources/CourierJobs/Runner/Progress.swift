@@ -1,0 +1,58 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Counters a run updates as tasks finish, and the live progress line drawn from them.
+final class Progress: @unchecked Sendable {
+    struct Counts {
+        var done = 0
+        var ok = 0
+        var failed = 0
+        var requests = 0
+    }
+
+    let total: Int
+    private let started = ContinuousClock.now
+    private let counts = Locked(Counts())
+
+    init(total: Int) { self.total = total }
+
+    var snapshot: Counts { counts.withLock { $0 } }
+
+    func taskFinished(ok: Bool, requests: Int) {
+        counts.withLock {
+            $0.done += 1
+            $0.requests += requests
+            if ok { $0.ok += 1 } else { $0.failed += 1 }
+        }
+    }
+
+    /// `[120/500] 24%  38.2 req/s  2 failed  ETA 10s`
+    func line() -> String {
+        let counts = snapshot
+        let elapsed = max(0.001, started.duration(to: .now).seconds)
+        let rate = Double(counts.requests) / elapsed
+        let percent = total > 0 ? counts.done * 100 / total : 100
+        let remaining =
+            counts.done > 0 ? Double(total - counts.done) * elapsed / Double(counts.done) : 0
+        return String(
+            format: "[%d/%d] %d%%  %.1f req/s  %d failed  ETA %@", counts.done, total, percent,
+            rate,
+            counts.failed, Self.duration(remaining))
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        return whole >= 3600
+            ? "\(whole / 3600)h\(whole % 3600 / 60)m"
+            : whole >= 60 ? "\(whole / 60)m\(whole % 60)s" : "\(whole)s"
+    }
+
+    /// Whether standard error is a terminal.
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+}

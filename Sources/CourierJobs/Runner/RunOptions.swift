@@ -1,0 +1,47 @@
+import Foundation
+
+/// How `courier run` was asked to run a job.
+public struct RunOptions: Sendable {
+    /// Overrides the job's `backend`.
+    public var backend: Backend?
+    /// Overrides the job's `concurrency`.
+    public var concurrency: Int?
+    /// Where logs go: `<logDirectory>/<job name>/<timestamp>-<run id>.jsonl`.
+    public var logDirectory: URL
+    /// Print summary lines (false with `--quiet` unless something failed).
+    public var quiet: Bool
+    /// Show a live progress line on stderr (only when it is a terminal).
+    public var progress: Bool
+    /// How long in-flight requests may run after SIGINT/SIGTERM before they are cancelled.
+    public var gracePeriod: TimeInterval
+
+    public init(
+        backend: Backend? = nil, concurrency: Int? = nil,
+        logDirectory: URL = URL(fileURLWithPath: "logs"), quiet: Bool = false,
+        progress: Bool = true, gracePeriod: TimeInterval = 5
+    ) {
+        self.backend = backend
+        self.concurrency = concurrency
+        self.logDirectory = logDirectory
+        self.quiet = quiet
+        self.progress = progress
+        self.gracePeriod = gracePeriod
+    }
+}
+
+/// What a run did.
+public struct RunSummary: Sendable {
+    public var total: Int
+    public var ok: Int
+    public var failed: Int
+    public var requests: Int
+    public var duration: TimeInterval
+    public var interruptedBy: Int32?
+    public var logURL: URL
+
+    /// 0 all ok, 1 some task failed, 130/143 interrupted by SIGINT/SIGTERM.
+    public var exitCode: Int32 {
+        if let signal = interruptedBy { return 128 + signal }
+        return failed > 0 ? 1 : 0
+    }
+}
