@@ -33,7 +33,8 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: ["Courier", "CourierCurl", "CourierTestSupport"]
         ),
-        .testTarget(name: "CLITests", dependencies: ["courier", "CourierTestSupport"]),
+        .testTarget(
+            name: "CLITests", dependencies: ["courier", "CourierTestSupport"], exclude: ["BadJobs"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,122 @@
+import Courier
+import CourierTestSupport
+import Foundation
+import Testing
+
+@Suite struct RetryPolicyTests {
+    let get = HTTPRequest(url: URL(string: "http://a.test/")!)
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func response(_ status: Int, _ headers: HTTPHeaders = [:]) -> Result<HTTPResponse, HTTPError> {
+        .success(HTTPResponse(status: status, headers: headers, url: get.url))
+    }
+
+    @Test func backoffIsExponentialCappedAndFullyJittered() {
+        let policy = RetryPolicy(maxAttempts: 10, initialDelay: 0.5, multiplier: 2, maxDelay: 3)
+        #expect(policy.backoff(afterAttempt: 1, random: 1) == 0.5)
+        #expect(policy.backoff(afterAttempt: 2, random: 1) == 1)
+        #expect(policy.backoff(afterAttempt: 3, random: 1) == 2)
+        #expect(policy.backoff(afterAttempt: 4, random: 1) == 3, "capped by maxDelay")
+        #expect(policy.backoff(afterAttempt: 3, random: 0.25) == 0.5, "full jitter scales the whole wait")
+        var noJitter = policy
+        noJitter.jitter = false
+        #expect(noJitter.backoff(afterAttempt: 3, random: 0.25) == 2)
+    }
+
+    @Test func retriesOnlyListedStatusesAndStopsAtMaxAttempts() {
+        let policy = RetryPolicy(maxAttempts: 3, jitter: false)
+        #expect(policy.delay(after: 1, request: get, outcome: response(503), now: now, random: 0) == 0.5)
+        #expect(policy.delay(after: 1, request: get, outcome: response(404), now: now, random: 0) == nil)
+        #expect(policy.delay(after: 3, request: get, outcome: response(503), now: now, random: 0) == nil)
+    }
+
+    @Test func nonIdempotentMethodsNeedPermissionOrAnIdempotencyKey() {
+        let policy = RetryPolicy(jitter: false)
+        var post = HTTPRequest(url: get.url, method: .post)
+        #expect(policy.delay(after: 1, request: post, outcome: response(503), now: now, random: 0) == nil)
+        post.headers["Idempotency-Key"] = "k1"
+        #expect(policy.delay(after: 1, request: post, outcome: response(503), now: now, random: 0) == 0.5)
+        var allowing = policy
+        allowing.retriesNonIdempotent = true
+        let patch = HTTPRequest(url: get.url, method: .patch)
+        #expect(allowing.delay(after: 1, request: patch, outcome: response(503), now: now, random: 0) == 0.5)
+    }
+
+    @Test func networkErrorsButNeverCancellation() {
+        let policy = RetryPolicy(jitter: false)
+        let refused = Result<HTTPResponse, HTTPError>.failure(HTTPError(.connect, "refused"))
+        let cancelled = Result<HTTPResponse, HTTPError>.failure(HTTPError(.cancelled, "stop"))
+        #expect(policy.delay(after: 1, request: get, outcome: refused, now: now, random: 0) == 0.5)
+        #expect(policy.delay(after: 1, request: get, outcome: cancelled, now: now, random: 0) == nil)
+        var off = policy
+        off.retriesNetworkErrors = false
+        #expect(off.delay(after: 1, request: get, outcome: refused, now: now, random: 0) == nil)
+    }
+
+    @Test func retryAfterInSecondsAndAsDateIsHonouredAndCapped() {
+        let policy = RetryPolicy(maxDelay: 30)
+        let seconds = response(429, ["Retry-After": "7"])
+        #expect(policy.delay(after: 1, request: get, outcome: seconds, now: now, random: 0) == 7)
+        let date = response(503, ["Retry-After": "Fri, 15 Jan 2027 08:00:12 GMT"])
+        let base = RetryAfterTests.date("Fri, 15 Jan 2027 08:00:00 GMT")
+        #expect(policy.delay(after: 1, request: get, outcome: date, now: base, random: 0) == 12)
+        let far = response(429, ["Retry-After": "3600"])
+        #expect(policy.delay(after: 1, request: get, outcome: far, now: now, random: 0) == 30)
+        var ignoring = policy
+        ignoring.respectsRetryAfter = false
+        ignoring.jitter = false
+        #expect(ignoring.delay(after: 1, request: get, outcome: seconds, now: now, random: 0) == 0.5)
+    }
+
+    @Test func retryingClientReportsEveryAttemptAndSleepsTheDecidedTime() async throws {
+        let time = ManualTimeSource()
+        let stub = CountingClient(statuses: [503, 0, 200])
+        let attempts = AttemptLog()
+        let client = RetryingHTTPClient(
+            wrapping: stub, policy: RetryPolicy(maxAttempts: 5, initialDelay: 1, jitter: false),
+            time: time, observer: { attempts.append($0) })
+        let response = try await client.perform(get)
+        #expect(response.status == 200)
+        #expect(attempts.numbers == [1, 2, 3])
+        #expect(attempts.delays == [1, 2, nil])
+        #expect(time.sleeps == [.seconds(1), .seconds(2)])
+    }
+
+    @Test func retryingClientThrowsTheLastErrorWhenAttemptsRunOut() async throws {
+        let client = RetryingHTTPClient(
+            wrapping: CountingClient(statuses: [0]), policy: RetryPolicy(maxAttempts: 2),
+            time: ManualTimeSource())
+        let error = try await #require(throws: HTTPError.self) { try await client.perform(get) }
+        #expect(error.kind == .connect)
+    }
+}
+
+@Suite struct RetryAfterTests {
+    static func date(_ text: String) -> Date {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)!
+    }
+
+    @Test func bothForms() {
+        let now = Self.date("Fri, 15 Jan 2027 08:00:00 GMT")
+        #expect(RetryAfter.seconds(from: "120", now: now) == 120)
+        #expect(RetryAfter.seconds(from: " 5 ", now: now) == 5)
+        #expect(RetryAfter.seconds(from: "Fri, 15 Jan 2027 08:01:00 GMT", now: now) == 60)
+        #expect(RetryAfter.seconds(from: "Friday, 15-Jan-27 08:00:30 GMT", now: now) == 30)
+        #expect(RetryAfter.seconds(from: "Fri, 15 Jan 2027 07:00:00 GMT", now: now) == 0, "a past date means now")
+        #expect(RetryAfter.seconds(from: "-3", now: now) == nil)
+        #expect(RetryAfter.seconds(from: "soon", now: now) == nil)
+    }
+}
+
+/// Collects what a RetryingHTTPClient observer sees.
+final class AttemptLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var attempts: [RetryingHTTPClient<CountingClient>.Attempt] = []
+    func append(_ attempt: RetryingHTTPClient<CountingClient>.Attempt) { lock.withLock { attempts.append(attempt) } }
+    var numbers: [Int] { lock.withLock { attempts.map(\.number) } }
+    var delays: [TimeInterval?] { lock.withLock { attempts.map(\.retryDelay) } }
+}
