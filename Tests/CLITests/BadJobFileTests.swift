@@ -32,11 +32,13 @@ struct BadJobFileTests {
     @Test("courier validate refuses it", arguments: cases)
     func validate(name: String) throws {
         let directory = Self.folder.appendingPathComponent(name)
-        let expected = Expectation(try String(contentsOf: directory.appendingPathComponent("expect.txt"), encoding: .utf8))
+        let expected = Expectation(
+            try String(contentsOf: directory.appendingPathComponent("expect.txt"), encoding: .utf8))
         let result = try CourierBinary.run(["validate", "job.json"], directory: directory)
         #expect(result.status == expected.exit, "\(result.stderr)")
         for fragment in expected.stderr {
-            #expect(result.stderr.contains(fragment), "stderr lacks \"\(fragment)\":\n\(result.stderr)")
+            #expect(
+                result.stderr.contains(fragment), "stderr lacks \"\(fragment)\":\n\(result.stderr)")
         }
         #expect(result.stdout.isEmpty)
         #expect(!result.stderr.contains("Fatal error"), "no crash or stack trace")
@@ -45,10 +47,14 @@ struct BadJobFileTests {
     @Test("courier run refuses it before sending anything", arguments: cases)
     func run(name: String) throws {
         let directory = Self.folder.appendingPathComponent(name)
-        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bad-\(UUID().uuidString)")
+        let logs = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-bad-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: logs) }
-        let result = try CourierBinary.run(["run", "job.json", "--log-dir", logs.path], directory: directory)
+        let result = try CourierBinary.run(
+            ["run", "job.json", "--log-dir", logs.path], directory: directory)
         #expect(result.status == 2, "\(result.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: logs.path), "no log, no lock: nothing was started")
+        #expect(
+            !FileManager.default.fileExists(atPath: logs.path),
+            "no log, no lock: nothing was started")
     }
 }

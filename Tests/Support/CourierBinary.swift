@@ -50,6 +50,53 @@ public struct CourierBinary: Sendable {
             stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    /// Starts `courier` without waiting, for tests that signal it mid-run.
+    public static func launch(_ arguments: [String], directory: URL) throws -> Running {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-out-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return Running(process: process, output: output)
+    }
+
+    /// A `courier` process still running.
+    public final class Running: @unchecked Sendable {
+        let process: Process
+        let output: URL
+
+        init(process: Process, output: URL) {
+            self.process = process
+            self.output = output
+        }
+
+        /// Sends a signal, for example `SIGTERM`.
+        public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+        /// Waits up to `seconds` for the exit status and the combined output; kills it after.
+        public func wait(seconds: Double) -> (status: Int32?, output: String) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { usleep(20_000) }
+            var status: Int32?
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            } else {
+                status = process.terminationStatus
+            }
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: output)
+            return (status, text)
+        }
+    }
+
     private final class Locked: @unchecked Sendable {
         private let lock = NSLock()
         private var value: Data

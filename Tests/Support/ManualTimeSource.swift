@@ -18,7 +18,10 @@ public final class ManualTimeSource: TimeSource, @unchecked Sendable {
     public func now() -> ContinuousClock.Instant { lock.withLock { origin.advanced(by: offset) } }
 
     public func date() -> Date {
-        lock.withLock { dateOrigin.addingTimeInterval(Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18) }
+        lock.withLock {
+            dateOrigin.addingTimeInterval(
+                Double(offset.components.seconds) + Double(offset.components.attoseconds) / 1e18)
+        }
     }
 
     public func sleep(for duration: Duration) async throws {

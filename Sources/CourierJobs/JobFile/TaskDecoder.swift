@@ -177,6 +177,7 @@ enum TaskDecoder {
             case .object:
                 guard var reader = NodeReader(member.node, path: memberPath, context: context)
                 else { continue }
+                let declared = result.count
                 if let range = reader.take("range") {
                     if case .array(let bounds) = range.value, bounds.count == 2,
                         case .number(let from) = bounds[0].value,
@@ -211,6 +212,8 @@ enum TaskDecoder {
                         at: member.node)
                 }
                 reader.rejectUnknownKeys(known: ["range", "lines"])
+                // A bad source still declares its variable, so its uses are not errors too.
+                if result.count == declared { result.append((member.key, .list([]))) }
             default:
                 context.error(
                     memberPath,

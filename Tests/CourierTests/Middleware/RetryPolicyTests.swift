@@ -17,7 +17,9 @@ import Testing
         #expect(policy.backoff(afterAttempt: 2, random: 1) == 1)
         #expect(policy.backoff(afterAttempt: 3, random: 1) == 2)
         #expect(policy.backoff(afterAttempt: 4, random: 1) == 3, "capped by maxDelay")
-        #expect(policy.backoff(afterAttempt: 3, random: 0.25) == 0.5, "full jitter scales the whole wait")
+        #expect(
+            policy.backoff(afterAttempt: 3, random: 0.25) == 0.5,
+            "full jitter scales the whole wait")
         var noJitter = policy
         noJitter.jitter = false
         #expect(noJitter.backoff(afterAttempt: 3, random: 0.25) == 2)
@@ -25,21 +27,33 @@ import Testing
 
     @Test func retriesOnlyListedStatusesAndStopsAtMaxAttempts() {
         let policy = RetryPolicy(maxAttempts: 3, jitter: false)
-        #expect(policy.delay(after: 1, request: get, outcome: response(503), now: now, random: 0) == 0.5)
-        #expect(policy.delay(after: 1, request: get, outcome: response(404), now: now, random: 0) == nil)
-        #expect(policy.delay(after: 3, request: get, outcome: response(503), now: now, random: 0) == nil)
+        #expect(
+            policy.delay(after: 1, request: get, outcome: response(503), now: now, random: 0) == 0.5
+        )
+        #expect(
+            policy.delay(after: 1, request: get, outcome: response(404), now: now, random: 0) == nil
+        )
+        #expect(
+            policy.delay(after: 3, request: get, outcome: response(503), now: now, random: 0) == nil
+        )
     }
 
     @Test func nonIdempotentMethodsNeedPermissionOrAnIdempotencyKey() {
         let policy = RetryPolicy(jitter: false)
         var post = HTTPRequest(url: get.url, method: .post)
-        #expect(policy.delay(after: 1, request: post, outcome: response(503), now: now, random: 0) == nil)
+        #expect(
+            policy.delay(after: 1, request: post, outcome: response(503), now: now, random: 0)
+                == nil)
         post.headers["Idempotency-Key"] = "k1"
-        #expect(policy.delay(after: 1, request: post, outcome: response(503), now: now, random: 0) == 0.5)
+        #expect(
+            policy.delay(after: 1, request: post, outcome: response(503), now: now, random: 0)
+                == 0.5)
         var allowing = policy
         allowing.retriesNonIdempotent = true
         let patch = HTTPRequest(url: get.url, method: .patch)
-        #expect(allowing.delay(after: 1, request: patch, outcome: response(503), now: now, random: 0) == 0.5)
+        #expect(
+            allowing.delay(after: 1, request: patch, outcome: response(503), now: now, random: 0)
+                == 0.5)
     }
 
     @Test func networkErrorsButNeverCancellation() {
@@ -47,7 +61,8 @@ import Testing
         let refused = Result<HTTPResponse, HTTPError>.failure(HTTPError(.connect, "refused"))
         let cancelled = Result<HTTPResponse, HTTPError>.failure(HTTPError(.cancelled, "stop"))
         #expect(policy.delay(after: 1, request: get, outcome: refused, now: now, random: 0) == 0.5)
-        #expect(policy.delay(after: 1, request: get, outcome: cancelled, now: now, random: 0) == nil)
+        #expect(
+            policy.delay(after: 1, request: get, outcome: cancelled, now: now, random: 0) == nil)
         var off = policy
         off.retriesNetworkErrors = false
         #expect(off.delay(after: 1, request: get, outcome: refused, now: now, random: 0) == nil)
@@ -65,7 +80,8 @@ import Testing
         var ignoring = policy
         ignoring.respectsRetryAfter = false
         ignoring.jitter = false
-        #expect(ignoring.delay(after: 1, request: get, outcome: seconds, now: now, random: 0) == 0.5)
+        #expect(
+            ignoring.delay(after: 1, request: get, outcome: seconds, now: now, random: 0) == 0.5)
     }
 
     @Test func retryingClientReportsEveryAttemptAndSleepsTheDecidedTime() async throws {
@@ -106,7 +122,9 @@ import Testing
         #expect(RetryAfter.seconds(from: " 5 ", now: now) == 5)
         #expect(RetryAfter.seconds(from: "Fri, 15 Jan 2027 08:01:00 GMT", now: now) == 60)
         #expect(RetryAfter.seconds(from: "Friday, 15-Jan-27 08:00:30 GMT", now: now) == 30)
-        #expect(RetryAfter.seconds(from: "Fri, 15 Jan 2027 07:00:00 GMT", now: now) == 0, "a past date means now")
+        #expect(
+            RetryAfter.seconds(from: "Fri, 15 Jan 2027 07:00:00 GMT", now: now) == 0,
+            "a past date means now")
         #expect(RetryAfter.seconds(from: "-3", now: now) == nil)
         #expect(RetryAfter.seconds(from: "soon", now: now) == nil)
     }
@@ -116,7 +134,9 @@ import Testing
 final class AttemptLog: @unchecked Sendable {
     private let lock = NSLock()
     private var attempts: [RetryingHTTPClient<CountingClient>.Attempt] = []
-    func append(_ attempt: RetryingHTTPClient<CountingClient>.Attempt) { lock.withLock { attempts.append(attempt) } }
+    func append(_ attempt: RetryingHTTPClient<CountingClient>.Attempt) {
+        lock.withLock { attempts.append(attempt) }
+    }
     var numbers: [Int] { lock.withLock { attempts.map(\.number) } }
     var delays: [TimeInterval?] { lock.withLock { attempts.map(\.retryDelay) } }
 }

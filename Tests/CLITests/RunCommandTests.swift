@@ -1,0 +1,261 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `courier run` end to end: the built binary against the fixture server, on both backends.
+@Suite("courier run")
+struct RunCommandTests {
+    static let backends = ["curl", "urlsession"]
+
+    @Test("all ok exits 0, saves outputs atomically, logs every field", arguments: backends)
+    func successfulRun(backend: String) throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "n{n}", "path": "/echo", "query": {"n": "{n}"}, "foreach": {"n": {"range": [1, 5]}}, "save": "deep/er/{n}.json"}"#
+        )
+        let result = try space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("5 tasks, 5 ok, 0 failed, 5 requests"))
+        let saved = space.folder.appendingPathComponent("out/deep/er/3.json")
+        #expect(try String(contentsOf: saved, encoding: .utf8).contains(#""query": "n=3""#))
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: saved.deletingLastPathComponent().path)
+        #expect(
+            leftovers.sorted() == ["1.json", "2.json", "3.json", "4.json", "5.json"],
+            "no temporary files left")
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        #expect(lines.count == 7)
+        #expect((lines.last?["tasks"] as? [String: Int]) == ["total": 5, "ok": 5, "failed": 0])
+        #expect(lines.first?["backend"] as? String == backend)
+        #expect(try space.attempts("n3").first?["savedTo"] as? String == "out/deep/er/3.json")
+    }
+
+    @Test("the concurrency cap holds at the server", arguments: backends)
+    func concurrencyCap(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("cap")
+        try space.writeJob(
+            tasks:
+                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "300", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 9]}}}"#,
+            extra: #""concurrency": 3,"#)
+        let result = try space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Concurrency: Decodable { let max: Int }
+        let seen = try await ProbeClient().decode(
+            Concurrency.self, from: space.server.url("/concurrency?key=\(key)"))
+        #expect(seen.max == 3)
+    }
+
+    @Test("a flaky endpoint is retried; the log shows each attempt", arguments: backends)
+    func retriesOnFlakyEndpoint(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("flaky")
+        try space.writeJob(
+            tasks: #"{"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "2"}}"#,
+            extra: #""retry": {"maxAttempts": 4, "initialDelay": 0.05},"#)
+        let result = try space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let attempts = try space.attempts("flaky")
+        #expect(attempts.map { $0["attempt"] as? Int } == [1, 2, 3])
+        #expect(attempts.map { $0["outcome"] as? String } == ["retry", "retry", "ok"])
+        #expect(attempts.map { $0["status"] as? Int } == [503, 503, 200])
+        #expect(attempts[0]["retryInMs"] != nil && attempts[2]["retryInMs"] == nil)
+        #expect(try await ServerHits.of(key, on: space.server).count == 3)
+    }
+
+    @Test(
+        "Retry-After is honoured in both forms, measured at the server",
+        arguments: backends, ["seconds=1", "seconds=2&date=1"])
+    func retryAfterGap(backend: String, form: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("after")
+        try space.writeJob(
+            tasks:
+                #"{"id": "limited", "url": "\#(space.server.url("/retry-after?key=\(key)&times=1&\(form)").absoluteString)"}"#,
+            extra: #""retry": {"maxAttempts": 2, "initialDelay": 0.01},"#)
+        let result = try space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 2)
+        // An HTTP-date has whole seconds, so "2 s from now" may be as little as 1 s away.
+        let gap = hits[1].time - hits[0].time
+        #expect(gap >= 0.95, "the second try came \(gap) s after the first")
+        #expect(gap < 5)
+    }
+
+    @Test("POST is not retried; POST with an Idempotency-Key is", arguments: backends)
+    func postRetries(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let plain = FixtureServer.uniqueKey("post")
+        let keyed = FixtureServer.uniqueKey("postkey")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "plain", "method": "POST", "path": "/flaky", "query": {"key": "\#(plain)", "fail": "1"}, "json": {"a": 1}},
+                {"id": "keyed", "method": "POST", "path": "/flaky", "query": {"key": "\#(keyed)", "fail": "1"}, "json": {"a": 1}, "headers": {"Idempotency-Key": "k-1"}}
+                """#, extra: #""retry": {"initialDelay": 0.01},"#)
+        let result = try space.run(backend: backend)
+        #expect(result.status == 1, "the plain POST failed")
+        #expect(result.stderr.contains("task plain failed after 1 attempt: status 503"))
+        #expect(try await ServerHits.of(plain, on: space.server).count == 1)
+        #expect(try await ServerHits.of(keyed, on: space.server).count == 2)
+        #expect(try space.attempts("keyed").last?["outcome"] as? String == "ok")
+        #expect(try space.attempts("plain").first?["outcome"] as? String == "failed")
+    }
+
+    @Test("secrets reach the server and nothing that courier writes", arguments: backends)
+    func secretsNeverWritten(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("secret")
+        let token = "tok-\(UUID().uuidString)"
+        let apiKey = "key-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "auth", "path": "/status/200", "query": {"key": "\#(key)", "k": "${env:COURIER_TEST_API_KEY}"},
+                 "headers": {"X-Api-Key": "${env:COURIER_TEST_API_KEY}", "Cookie": "session=${env:COURIER_TEST_API_KEY}"},
+                 "json": {"secret": "${env:COURIER_TEST_API_KEY}"}, "method": "PUT", "save": "auth.txt"},
+                {"id": "broken", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/?k=${env:COURIER_TEST_API_KEY}"}
+                """#,
+            extra: #""auth": {"bearer": "${env:COURIER_TEST_TOKEN}"}, "retry": {"maxAttempts": 1},"#
+        )
+        let result = try space.run(
+            backend: backend,
+            environment: ["COURIER_TEST_TOKEN": token, "COURIER_TEST_API_KEY": apiKey])
+        #expect(result.status == 1, "the broken task fails: \(result.stderr)")
+        let hit = try #require(try await ServerHits.of(key, on: space.server).requests.first)
+        #expect(hit.header("Authorization") == "Bearer \(token)", "the secret reached the server")
+        #expect(hit.header("X-Api-Key") == apiKey)
+        let written = try space.everyWrittenByte() + Data((result.stdout + result.stderr).utf8)
+        for secret in [token, apiKey] {
+            #expect(written.range(of: Data(secret.utf8)) == nil, "\(secret) leaked")
+            #expect(
+                written.range(of: Data(secret.replacingOccurrences(of: "-", with: "%2D").utf8))
+                    == nil)
+        }
+        let line = try #require(try space.attempts("auth").first)
+        let headers = try #require(line["requestHeaders"] as? [String: String])
+        #expect(headers["Authorization"] == "<redacted>")
+        #expect(headers["X-Api-Key"] == "<redacted>")
+        #expect(headers["Cookie"] == "<redacted>")
+    }
+
+    @Test("a cross-host redirect drops Authorization", arguments: backends)
+    func crossHostRedirect(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("xhost")
+        let target = space.server.otherHostURL("/echo?key=\(key)").absoluteString
+        try space.writeJob(
+            tasks: #"{"id": "hop", "path": "/redirect", "query": {"to": "\#(target)"}}"#,
+            extra: #""auth": {"bearer": "${env:COURIER_TEST_TOKEN}"},"#)
+        let result = try space.run(
+            backend: backend, environment: ["COURIER_TEST_TOKEN": "must-not-travel"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let hit = try #require(try await ServerHits.of(key, on: space.server).requests.first)
+        #expect(hit.header("Authorization") == nil)
+        #expect(
+            try space.attempts("hop").first?["url"] as? String
+                == space.server.url("/redirect?to=\(URLEncoding.encode(target))").absoluteString)
+    }
+
+    @Test("a missing environment variable sends nothing and exits 2")
+    func missingEnvironmentSendsNothing() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("noenv")
+        try space.writeJob(
+            tasks:
+                #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}, "headers": {"X-Key": "${env:COURIER_TEST_NOT_SET_ANYWHERE}"}}"#
+        )
+        let result = try space.run(backend: "curl")
+        #expect(result.status == 2)
+        #expect(
+            result.stderr.contains(
+                "tasks[0].headers.X-Key: environment variable COURIER_TEST_NOT_SET_ANYWHERE is not set"
+            ))
+        #expect(try await ServerHits.of(key, on: space.server).count == 0)
+        #expect(!FileManager.default.fileExists(atPath: space.logs.path))
+    }
+
+    @Test("an unexpected status exits 1 and says why")
+    func failedTaskExitsOne() throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "gone", "path": "/status/404"}, {"id": "fine", "path": "/status/404", "expect": {"status": [404]}}"#
+        )
+        let result = try space.run(backend: "curl")
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("2 tasks, 1 ok, 1 failed"))
+        #expect(
+            result.stderr.contains("task gone failed after 1 attempt: status 404, expected 2xx"))
+        let line = try #require(try space.attempts("gone").first)
+        #expect((line["error"] as? [String: String])?["kind"] == "unexpectedStatus")
+    }
+
+    @Test("--quiet prints nothing when all is well")
+    func quietRun() throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/204"}"#)
+        let result = try space.run(["--quiet"], backend: "curl")
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty && result.stderr.isEmpty)
+    }
+
+    @Test("--dry-run prints the plan and sends nothing")
+    func dryRun() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("dry")
+        try space.writeJob(
+            tasks:
+                #"{"id": "d{n}", "path": "/echo", "query": {"key": "\#(key)", "s": "${env:COURIER_TEST_TOKEN}"}, "foreach": {"n": [1, 2]}, "save": "d/{n}.json"}"#
+        )
+        let result = try space.run(
+            ["--dry-run"], backend: "curl", environment: ["COURIER_TEST_TOKEN": "dry-secret"])
+        #expect(result.status == 0)
+        #expect(
+            result.stdout.contains(
+                "d1\tGET \(space.server.baseURL.absoluteString)/echo?key=\(key)&s=<redacted>\t-> out/d/1.json"
+            ))
+        #expect(result.stdout.contains("2 tasks on curl, concurrency 8; dry run, nothing sent"))
+        #expect(!result.stdout.contains("dry-secret"))
+        #expect(try await ServerHits.of(key, on: space.server).count == 0)
+    }
+
+    @Test("a second run of a locked job exits 3 at once")
+    func lockedJob() throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200"}"#)
+        try FileManager.default.createDirectory(at: space.logs, withIntermediateDirectories: true)
+        let holder = try FileLockHolder(path: space.logs.appendingPathComponent("e2e.lock").path)
+        let result = try space.run(backend: "curl")
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("another run of this job holds its lock"))
+        holder.release()
+        #expect(try space.run(backend: "curl").status == 0, "free again once released")
+    }
+
+    @Test("bad command lines exit 2")
+    func usageErrors() throws {
+        #expect(try CourierBinary.run(["run"]).status == 2)
+        #expect(
+            try CourierBinary.run(["run", "x.json", "--backend", "carrier-pigeon"]).status == 2)
+        #expect(
+            try CourierBinary.run(["run", "x.json", "--concurrency", "0"]).stderr.contains(
+                "--concurrency expects a whole number"))
+        let missing = try CourierBinary.run(["run", "no-such-job.json"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("no-such-job.json: cannot read the file"))
+    }
+}

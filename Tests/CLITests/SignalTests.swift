@@ -1,0 +1,76 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// SIGTERM and SIGINT stop a run cleanly: no new tasks, in-flight ones finished or cancelled
+/// within the grace period (5 s), and a complete log ending in `run.end`.
+@Suite("signals", .serialized)
+struct SignalTests {
+    struct InFlight: Decodable { let current: Int }
+
+    /// Waits (at most 10 s) until the server has `count` requests of `key` in flight.
+    static func waitForInFlight(_ count: Int, key: String, server: FixtureServer) async throws {
+        for _ in 0..<200 {
+            let now = try await ProbeClient().decode(
+                InFlight.self, from: server.url("/concurrency?key=\(key)"))
+            if now.current >= count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("requests never reached the server")
+    }
+
+    @Test func sigtermFinishesInFlightRequestsAndWritesRunEnd() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("term")
+        try space.writeJob(
+            tasks:
+                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "1500", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 8]}}}"#,
+            extra: #""concurrency": 2,"#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        try await Self.waitForInFlight(2, key: key, server: space.server)
+        running.send(SIGTERM)
+        let (status, output) = running.wait(seconds: 15)
+        #expect(status == 143, "\(output)")
+        #expect(output.contains("interrupted by SIGTERM"))
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        let end = try #require(lines.last)
+        #expect(end["interrupted"] as? Bool == true)
+        #expect(end["exitCode"] as? Int == 143)
+        let requests = lines.filter { $0["event"] as? String == "request" }
+        #expect(requests.count == 2, "the two in flight finished; no new task started")
+        #expect(requests.allSatisfy { $0["outcome"] as? String == "ok" })
+        #expect((end["tasks"] as? [String: Int])?["ok"] == 2)
+    }
+
+    @Test func sigintCancelsWhatOutlastsTheGracePeriod() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("int")
+        try space.writeJob(
+            tasks:
+                #"{"id": "forever", "path": "/slow", "query": {"ms": "30000", "key": "\#(key)"}}"#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        try await Self.waitForInFlight(1, key: key, server: space.server)
+        let signalled = Date()
+        running.send(SIGINT)
+        let (status, output) = running.wait(seconds: 20)
+        #expect(status == 130, "\(output)")
+        #expect(Date().timeIntervalSince(signalled) < 12, "it did not wait for the 30 s request")
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        let attempt = try #require(try space.attempts("forever").first)
+        #expect(attempt["outcome"] as? String == "failed")
+        #expect((attempt["error"] as? [String: String])?["kind"] == "cancelled")
+        #expect(lines.last?["interrupted"] as? Bool == true)
+    }
+}

@@ -1,0 +1,190 @@
+import Courier
+import CourierJobs
+import CourierTestSupport
+import Foundation
+import Testing
+
+@Suite("foreach expansion and templating")
+struct ExpansionTests {
+    /// Writes a job (and any extra files) to a fresh folder and loads it.
+    static func load(
+        _ json: String, files: [String: String] = [:], environment: [String: String] = [:]
+    ) throws -> Job {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-exp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, text) in files {
+            try text.write(
+                to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
+        }
+        let url = folder.appendingPathComponent("job.json")
+        try json.write(to: url, atomically: true, encoding: .utf8)
+        return try JobDecoder.load(url, environment: environment)
+    }
+
+    static func expand(_ job: Job) throws -> [ExpandedTask] {
+        try TaskExpander(job: job).map { try $0.get() }
+    }
+
+    static func job(tasks: String, extra: String = "") -> String {
+        #"{"version": 1, "name": "t", "baseURL": "http://127.0.0.1:9/api/", \#(extra) "tasks": [\#(tasks)]}"#
+    }
+
+    @Test func rangeIsInclusive() throws {
+        let tasks = try Self.expand(
+            try Self.load(
+                Self.job(
+                    tasks: #"{"id": "u{n}", "path": "/u/{n}", "foreach": {"n": {"range": [3, 6]}}}"#
+                )))
+        #expect(tasks.map(\.id) == ["u3", "u4", "u5", "u6"])
+        #expect(tasks.first?.request.url.absoluteString == "http://127.0.0.1:9/api/u/3")
+    }
+
+    @Test func listsTakeStringsAndNumbers() throws {
+        let tasks = try Self.expand(
+            try Self.load(
+                Self.job(
+                    tasks:
+                        #"{"id": "c-{c}", "path": "/c", "query": {"c": "{c}"}, "foreach": {"c": ["red", 2, "blue sky"]}}"#
+                )))
+        #expect(tasks.map(\.id) == ["c-red", "c-2", "c-blue sky"])
+        #expect(tasks.last?.request.url.query == "c=blue%20sky")
+    }
+
+    @Test func linesSkipBlanksAndTrim() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks: #"{"id": "p-{u}", "url": "{u}", "foreach": {"u": {"lines": "urls.txt"}}}"#),
+            files: [
+                "urls.txt":
+                    "http://127.0.0.1:9/a\n\n  http://127.0.0.1:9/b  \r\nhttp://127.0.0.1:9/c"
+            ])
+        #expect(try Self.expand(job).map(\.request.url.path) == ["/a", "/b", "/c"])
+    }
+
+    @Test func severalVariablesMakeACartesianProductLastTurningFastest() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks:
+                    #"{"id": "{a}-{b}-{c}", "path": "/x", "foreach": {"a": [1, 2], "b": {"lines": "b.txt"}, "c": {"range": [7, 8]}}}"#
+            ),
+            files: ["b.txt": "x\ny\n"])
+        #expect(
+            try Self.expand(job).map(\.id) == [
+                "1-x-7", "1-x-8", "1-y-7", "1-y-8", "2-x-7", "2-x-8", "2-y-7", "2-y-8",
+            ])
+    }
+
+    @Test func anEmptySourceExpandsToNothing() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks:
+                    #"{"id": "e-{u}", "url": "{u}", "foreach": {"u": {"lines": "empty.txt"}}}, {"id": "other", "path": "/o"}"#
+            ),
+            files: ["empty.txt": "\n\n"])
+        #expect(try Self.expand(job).map(\.id) == ["other"])
+    }
+
+    @Test func templatesWorkInEveryPlace() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks: #"""
+                    {"id": "t-{v}", "method": "PUT", "path": "/items/{v}", "query": {"q": "{v}&x"},
+                     "headers": {"X-Item": "item {v}"}, "json": {"name": "{v}", "list": ["{v}", 1], "n": 2.5},
+                     "save": "out/{v}.json", "foreach": {"v": ["a1"]}}
+                    """#,
+                extra: #""headers": {"Accept": "application/json", "X-Item": "job"},"#))
+        let task = try #require(try Self.expand(job).first)
+        #expect(task.id == "t-a1")
+        #expect(task.request.method == .put)
+        #expect(task.request.url.absoluteString == "http://127.0.0.1:9/api/items/a1?q=a1%26x")
+        #expect(
+            task.request.headers.values(for: "X-Item") == ["item a1"],
+            "task headers override job headers")
+        #expect(task.request.headers["Accept"] == "application/json")
+        #expect(task.request.headers["Content-Type"] == "application/json")
+        #expect(
+            String(decoding: task.request.body ?? Data(), as: UTF8.self)
+                == #"{"name":"a1","list":["a1",1],"n":2.5}"#)
+        #expect(task.save == "out/a1.json")
+    }
+
+    @Test func urlTemplatesTakeWholeURLs() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks:
+                    #"{"id": "{h}", "url": "http://{h}:9/x", "foreach": {"h": ["127.0.0.1", "localhost"]}}"#
+            ))
+        #expect(
+            try Self.expand(job).map { $0.request.url.host ?? "" } == ["127.0.0.1", "localhost"])
+    }
+
+    @Test func environmentValuesAreSubstitutedAndRememberedAsSecrets() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks: #"{"id": "a", "path": "/a", "headers": {"X-Key": "k=${env:KEY}"}}"#,
+                extra: #""auth": {"bearer": "${env:TOKEN}"},"#),
+            environment: ["KEY": "abc", "TOKEN": "tok-1"])
+        let task = try #require(try Self.expand(job).first)
+        #expect(task.request.headers["X-Key"] == "k=abc")
+        #expect(task.request.headers["Authorization"] == "Bearer tok-1")
+        #expect(job.secrets == ["abc", "tok-1"])
+    }
+
+    @Test func validatorCountsTasksAndFindsDuplicates() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks:
+                    #"{"id": "x{n}", "path": "/x", "foreach": {"n": {"range": [1, 1000]}}}, {"id": "x500", "path": "/y"}"#
+            ))
+        let errors = try #require(throws: JobFileErrors.self) { try JobValidator.validate(job) }
+        #expect(errors.errors.map(\.path) == ["tasks[1].id"])
+        #expect(errors.description.contains(#"duplicate task id "x500""#))
+    }
+
+    @Test func aMillionLineFileIsStreamedNotHeld() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-million-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 1,000,000 lines of about 120 bytes: 120 MB that must never be in memory at once.
+        let padding = String(repeating: "p", count: 90)
+        _ = FileManager.default.createFile(
+            atPath: folder.appendingPathComponent("ids.txt").path, contents: nil)
+        let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("ids.txt"))
+        for block in 0..<100 {
+            var chunk = ""
+            for line in 0..<10_000 { chunk += "id-\(block * 10_000 + line)-\(padding)\n" }
+            handle.write(Data(chunk.utf8))
+        }
+        try handle.close()
+        let url = folder.appendingPathComponent("job.json")
+        try Self.job(
+            tasks: #"{"id": "{id}", "path": "/x/{id}", "foreach": {"id": {"lines": "ids.txt"}}}"#
+        )
+        .write(to: url, atomically: true, encoding: .utf8)
+        let job = try JobDecoder.load(url)
+
+        let before = ResidentMemory.current()
+        var count = 0
+        var last = ""
+        for result in TaskExpander(job: job) {
+            count += 1
+            if count % 250_000 == 0 { last = try result.get().id }
+        }
+        let growth = ResidentMemory.current() - before
+        #expect(count == 1_000_000)
+        #expect(last.hasPrefix("id-999999-"))
+        #expect(growth < 60 << 20, "expansion grew resident memory by \(growth >> 20) MiB")
+    }
+}
+
+/// The process's resident set size, from /proc (Linux only; 0 elsewhere).
+enum ResidentMemory {
+    static func current() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+            let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
