@@ -50,6 +50,12 @@ public final class ServerProcess: @unchecked Sendable {
 public struct ServerStartError: Error, CustomStringConvertible {
     public let script: String
     public let output: String
+
+    public init(script: String, output: String) {
+        self.script = script
+        self.output = output
+    }
+
     public var description: String {
         "test server \(script) did not start (printed: \(output.isEmpty ? "nothing" : output)); "
             + "run 'make deps' to install python3-httpbin and gunicorn"
