@@ -20,7 +20,8 @@ struct JobFilesTests {
         for python in ["/usr/bin/python3", "/usr/bin/env"] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: python)
-            process.arguments = (python.hasSuffix("env") ? ["python3"] : []) + [script, schema.path] + files
+            process.arguments =
+                (python.hasSuffix("env") ? ["python3"] : []) + [script, schema.path] + files
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -31,11 +32,13 @@ struct JobFilesTests {
             var verdicts: [String: String] = [:]
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
                 let parts = line.split(separator: ":", maxSplits: 1)
-                verdicts[String(parts[0])] = parts.count > 1 ? String(parts[1]).trimmingCharacters(in: .whitespaces) : ""
+                verdicts[String(parts[0])] =
+                    parts.count > 1 ? String(parts[1]).trimmingCharacters(in: .whitespaces) : ""
             }
             return verdicts
         }
-        throw ServerStartError(script: "check_schema.py", output: "no python3 with jsonschema; run 'make deps'")
+        throw ServerStartError(
+            script: "check_schema.py", output: "no python3 with jsonschema; run 'make deps'")
     }
 
     @Test func thereAreJobsToCheck() {
@@ -45,14 +48,17 @@ struct JobFilesTests {
     @Test("courier validate accepts it", arguments: jobFiles)
     func parserAccepts(file: String) throws {
         let result = try CourierBinary.run(
-            ["validate", "jobs/\(file)"], environment: ["API_TOKEN": "dummy"], directory: PackagePaths.root)
+            ["validate", "jobs/\(file)"], environment: ["API_TOKEN": "dummy"],
+            directory: PackagePaths.root)
         #expect(result.status == 0, "\(result.stderr)")
     }
 
     @Test func schemaAcceptsEveryJob() throws {
         let paths = Self.jobFiles.map { Self.jobs.appendingPathComponent($0).path }
         let verdicts = try Self.schemaVerdicts(paths)
-        for path in paths { #expect(verdicts[path] == "ok", "\(path): \(verdicts[path] ?? "no verdict")") }
+        for path in paths {
+            #expect(verdicts[path] == "ok", "\(path): \(verdicts[path] ?? "no verdict")")
+        }
     }
 
     @Test func schemaRefusesWhatTheParserRefuses() throws {
@@ -60,7 +66,8 @@ struct JobFilesTests {
             "unknown-top-level-key", "wrong-version", "missing-name", "concurrency-zero",
             "concurrency-as-string", "unknown-backend", "rate-limit-scope", "retry-key-typo",
             "retry-status-out-of-range", "auth-two-forms", "tasks-empty", "task-key-typo",
-            "unknown-method", "lowercase-method", "path-and-url", "no-target", "save-escapes-output-dir",
+            "unknown-method", "lowercase-method", "path-and-url", "no-target",
+            "save-escapes-output-dir",
             "save-absolute", "two-bodies", "expect-status-out-of-range", "timeout-zero",
             "header-name-invalid",
         ]

@@ -86,6 +86,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def reply(self, status, body=b"", headers=(), content_type="application/json"):
         self.send_response(status)
+        self.send_header("Cache-Control", "no-store")
         for name, value in headers:
             self.send_header(name, value)
         if status not in (204, 304):

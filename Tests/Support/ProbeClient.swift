@@ -21,7 +21,16 @@ public struct ProbeClient: Sendable {
     private func fetch(_ url: URL) async throws -> Data {
         var request = URLRequest(url: url, timeoutInterval: 5)
         request.httpMethod = "GET"
-        let (data, _) = try await URLSession.shared.data(for: request)
+        let (data, _) = try await Self.session.data(for: request)
         return data
     }
+
+    /// No cache: polling the same bookkeeping URL must see fresh answers (URLSession.shared
+    /// would serve the first one again).
+    private static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        return URLSession(configuration: configuration)
+    }()
 }

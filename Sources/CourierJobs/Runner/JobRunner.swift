@@ -66,16 +66,20 @@ public final class JobRunner: Sendable {
 
         let progress = Progress(total: total)
         let shared = HTTPStack.shared(for: job, backend: backend, time: time)
-        let work = Task { await schedule(shared: shared, log: log, progress: progress) }
+        // The watcher is in place before the first request, so a signal at any moment of the
+        // run ends it cleanly. After the grace period, what is still in flight is cancelled.
+        let work = Locked<Task<Void, Never>?>(nil)
         let signals = SignalWatcher { [stopping, options] _ in
             stopping.withLock { $0 = true }
             Task {
                 try? await Task.sleep(for: .seconds(options.gracePeriod))
-                work.cancel()
+                work.withLock { $0 }?.cancel()
             }
         }
+        let scheduled = Task { await schedule(shared: shared, log: log, progress: progress) }
+        work.withLock { $0 = scheduled }
         let ticker = showsProgress ? startTicker(progress) : nil
-        await work.value
+        await scheduled.value
         ticker?.cancel()
         if showsProgress { Console.error("\r\u{1B}[K", newline: false) }
         signals.stop()
