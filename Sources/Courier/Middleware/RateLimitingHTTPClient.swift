@@ -6,13 +6,7 @@ import Foundation
 /// let polite = RateLimitingHTTPClient(wrapping: transport, perSecond: 20, burst: 5, scope: .host)
 /// ```
 public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
-    /// What shares a bucket.
-    public enum Scope: String, Sendable, Hashable {
-        /// Every request shares one bucket.
-        case job
-        /// Each host (and port) has its own bucket.
-        case host
-    }
+    public typealias Scope = RateLimitScope
 
     public let wrapped: Wrapped
     public let scope: Scope
@@ -40,6 +34,14 @@ public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         }
         return try await wrapped.perform(request)
     }
+}
+
+/// What shares a rate-limit bucket.
+public enum RateLimitScope: String, Sendable, Hashable {
+    /// Every request shares one bucket.
+    case job
+    /// Each host (and port) has its own bucket.
+    case host
 }
 
 /// The buckets of one ``RateLimitingHTTPClient``, shared by its copies.

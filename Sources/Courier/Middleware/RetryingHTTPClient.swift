@@ -8,19 +8,7 @@ import Foundation
 /// An observer sees every attempt with the decision taken, which is how the job runner writes
 /// one log line per attempt.
 public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
-    /// One finished attempt and what happens next.
-    public struct Attempt: Sendable {
-        public var request: HTTPRequest
-        /// 1 for the first try.
-        public var number: Int
-        public var outcome: Result<HTTPResponse, HTTPError>
-        /// The wait before the next attempt, or `nil` when this attempt is the last.
-        public var retryDelay: TimeInterval?
-        /// Wall time of the attempt.
-        public var duration: TimeInterval
-        /// When the attempt started.
-        public var started: Date
-    }
+    public typealias Attempt = RetryAttempt
 
     public let wrapped: Wrapped
     public let policy: RetryPolicy
@@ -70,4 +58,18 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             number += 1
         }
     }
+}
+
+/// One finished attempt and what happens next.
+public struct RetryAttempt: Sendable {
+    public var request: HTTPRequest
+    /// 1 for the first try.
+    public var number: Int
+    public var outcome: Result<HTTPResponse, HTTPError>
+    /// The wait before the next attempt, or `nil` when this attempt is the last.
+    public var retryDelay: TimeInterval?
+    /// Wall time of the attempt.
+    public var duration: TimeInterval
+    /// When the attempt started.
+    public var started: Date
 }

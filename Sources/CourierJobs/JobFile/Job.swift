@@ -27,7 +27,7 @@ public struct Job: Sendable {
 public struct RateLimitSettings: Sendable, Hashable {
     public var perSecond: Double
     public var burst: Int
-    public var scope: RateLimitingHTTPClient<AnyHTTPClient>.Scope
+    public var scope: RateLimitScope
 }
 
 /// One entry of `tasks`, before `foreach` expansion. String fields are templates that may hold

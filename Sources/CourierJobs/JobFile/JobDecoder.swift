@@ -154,9 +154,9 @@ public enum JobDecoder {
         }
         let burst = reader.integer(
             "burst", range: 1...1_000_000, what: "a whole number of at least 1")
-        var scope = RateLimitingHTTPClient<AnyHTTPClient>.Scope.job
+        var scope = RateLimitScope.job
         if let text = reader.string("scope", env: false) {
-            if let parsed = RateLimitingHTTPClient<AnyHTTPClient>.Scope(rawValue: text) {
+            if let parsed = RateLimitScope(rawValue: text) {
                 scope = parsed
             } else {
                 reader.fail(

@@ -6,6 +6,12 @@ import Foundation
     import Darwin
 #endif
 
+#if canImport(Glibc)
+    private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+    private let systemWrite = Darwin.write
+#endif
+
 /// Appends JSON lines to a log file, each with a single `write(2)` of the whole line, so that a
 /// crash leaves at most one truncated last line and concurrent writers never interleave.
 public final class LogWriter: @unchecked Sendable {
@@ -36,7 +42,7 @@ public final class LogWriter: @unchecked Sendable {
             // signal interrupting the call.
             while offset < bytes.count {
                 let written = bytes[offset...].withUnsafeBytes {
-                    Glibc.write(descriptor, $0.baseAddress, $0.count)
+                    systemWrite(descriptor, $0.baseAddress, $0.count)
                 }
                 if written < 0 {
                     if errno == EINTR { continue }

@@ -48,7 +48,7 @@ public struct RunLog: Sendable {
 
     /// One attempt of one task.
     func request(
-        task: String, attempt: RetryingHTTPClient<AnyHTTPClient>.Attempt, outcome: String,
+        task: String, attempt: RetryAttempt, outcome: String,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         extra: [(String, JSONWriter.Value)] = []
     ) throws {

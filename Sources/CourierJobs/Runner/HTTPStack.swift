@@ -24,7 +24,7 @@ enum HTTPStack {
     /// The per-task retry layer. Statuses the task expects are successes, never retried.
     static func retrying(
         _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource,
-        observer: @escaping @Sendable (RetryingHTTPClient<AnyHTTPClient>.Attempt) -> Void
+        observer: @escaping @Sendable (RetryAttempt) -> Void
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
         if let expected = task.expectStatus { policy.retryableStatuses.subtract(expected) }

@@ -142,7 +142,7 @@ public final class JobRunner: Sendable {
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter
     ) async {
-        let last = Locked<RetryingHTTPClient<AnyHTTPClient>.Attempt?>(nil)
+        let last = Locked<RetryAttempt?>(nil)
         let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
             if attempt.retryDelay != nil {
                 try? log.request(task: task.id, attempt: attempt, outcome: "retry")

@@ -8,6 +8,12 @@ import Foundation
     import Darwin
 #endif
 
+#if canImport(Glibc)
+    private let setDisposition = Glibc.signal
+#elseif canImport(Darwin)
+    private let setDisposition = Darwin.signal
+#endif
+
 /// Turns SIGINT and SIGTERM into a callback instead of an abrupt exit, so a run can stop
 /// scheduling, finish or cancel what is in flight, and still write `run.end`.
 final class SignalWatcher: @unchecked Sendable {
@@ -19,7 +25,7 @@ final class SignalWatcher: @unchecked Sendable {
 
     init(onSignal: @escaping @Sendable (Int32) -> Void) {
         for number in [SIGINT, SIGTERM] {
-            Glibc.signal(number, SIG_IGN)
+            _ = setDisposition(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [received] in
                 let first = received.withLock { value -> Bool in
@@ -36,6 +42,6 @@ final class SignalWatcher: @unchecked Sendable {
     /// Restores the default handlers.
     func stop() {
         for source in sources { source.cancel() }
-        for number in [SIGINT, SIGTERM] { Glibc.signal(number, SIG_DFL) }
+        for number in [SIGINT, SIGTERM] { _ = setDisposition(number, SIG_DFL) }
     }
 }

@@ -133,8 +133,8 @@ import Testing
 /// Collects what a RetryingHTTPClient observer sees.
 final class AttemptLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var attempts: [RetryingHTTPClient<CountingClient>.Attempt] = []
-    func append(_ attempt: RetryingHTTPClient<CountingClient>.Attempt) {
+    private var attempts: [RetryAttempt] = []
+    func append(_ attempt: RetryAttempt) {
         lock.withLock { attempts.append(attempt) }
     }
     var numbers: [Int] { lock.withLock { attempts.map(\.number) } }
