@@ -30,11 +30,11 @@ struct BadJobFileTests {
     }
 
     @Test("courier validate refuses it", arguments: cases)
-    func validate(name: String) throws {
+    func validate(name: String) async throws {
         let directory = Self.folder.appendingPathComponent(name)
         let expected = Expectation(
             try String(contentsOf: directory.appendingPathComponent("expect.txt"), encoding: .utf8))
-        let result = try CourierBinary.run(["validate", "job.json"], directory: directory)
+        let result = try await CourierBinary.run(["validate", "job.json"], directory: directory)
         #expect(result.status == expected.exit, "\(result.stderr)")
         for fragment in expected.stderr {
             #expect(
@@ -45,12 +45,12 @@ struct BadJobFileTests {
     }
 
     @Test("courier run refuses it before sending anything", arguments: cases)
-    func run(name: String) throws {
+    func run(name: String) async throws {
         let directory = Self.folder.appendingPathComponent(name)
         let logs = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-bad-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: logs) }
-        let result = try CourierBinary.run(
+        let result = try await CourierBinary.run(
             ["run", "job.json", "--log-dir", logs.path], directory: directory)
         #expect(result.status == 2, "\(result.stderr)")
         #expect(

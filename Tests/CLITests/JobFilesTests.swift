@@ -46,8 +46,8 @@ struct JobFilesTests {
     }
 
     @Test("courier validate accepts it", arguments: jobFiles)
-    func parserAccepts(file: String) throws {
-        let result = try CourierBinary.run(
+    func parserAccepts(file: String) async throws {
+        let result = try await CourierBinary.run(
             ["validate", "jobs/\(file)"], environment: ["API_TOKEN": "dummy"],
             directory: PackagePaths.root)
         #expect(result.status == 0, "\(result.stderr)")

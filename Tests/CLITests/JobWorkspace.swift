@@ -25,10 +25,10 @@ struct JobWorkspace {
             to: folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
     }
 
-    func run(_ extra: [String] = [], backend: String, environment: [String: String] = [:]) throws
-        -> CourierBinary.Result
+    func run(_ extra: [String] = [], backend: String, environment: [String: String] = [:])
+        async throws -> CourierBinary.Result
     {
-        try CourierBinary.run(
+        try await CourierBinary.run(
             ["run", "job.json", "--log-dir", logs.path, "--backend", backend, "--no-progress"]
                 + extra,
             environment: environment, directory: folder)

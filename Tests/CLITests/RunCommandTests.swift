@@ -8,14 +8,14 @@ struct RunCommandTests {
     static let backends = ["curl", "urlsession"]
 
     @Test("all ok exits 0, saves outputs atomically, logs every field", arguments: backends)
-    func successfulRun(backend: String) throws {
+    func successfulRun(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(
             tasks:
                 #"{"id": "n{n}", "path": "/echo", "query": {"n": "{n}"}, "foreach": {"n": {"range": [1, 5]}}, "save": "deep/er/{n}.json"}"#
         )
-        let result = try space.run(backend: backend)
+        let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("5 tasks, 5 ok, 0 failed, 5 requests"))
         let saved = space.folder.appendingPathComponent("out/deep/er/3.json")
@@ -42,7 +42,7 @@ struct RunCommandTests {
             tasks:
                 #"{"id": "s{n}", "path": "/slow", "query": {"ms": "300", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 9]}}}"#,
             extra: #""concurrency": 3,"#)
-        let result = try space.run(backend: backend)
+        let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
         struct Concurrency: Decodable { let max: Int }
         let seen = try await ProbeClient().decode(
@@ -58,7 +58,7 @@ struct RunCommandTests {
         try space.writeJob(
             tasks: #"{"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "2"}}"#,
             extra: #""retry": {"maxAttempts": 4, "initialDelay": 0.05},"#)
-        let result = try space.run(backend: backend)
+        let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
         let attempts = try space.attempts("flaky")
         #expect(attempts.map { $0["attempt"] as? Int } == [1, 2, 3])
@@ -79,7 +79,7 @@ struct RunCommandTests {
             tasks:
                 #"{"id": "limited", "url": "\#(space.server.url("/retry-after?key=\(key)&times=1&\(form)").absoluteString)"}"#,
             extra: #""retry": {"maxAttempts": 2, "initialDelay": 0.01},"#)
-        let result = try space.run(backend: backend)
+        let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
         let hits = try await ServerHits.of(key, on: space.server).requests
         #expect(hits.count == 2)
@@ -100,7 +100,7 @@ struct RunCommandTests {
                 {"id": "plain", "method": "POST", "path": "/flaky", "query": {"key": "\#(plain)", "fail": "1"}, "json": {"a": 1}},
                 {"id": "keyed", "method": "POST", "path": "/flaky", "query": {"key": "\#(keyed)", "fail": "1"}, "json": {"a": 1}, "headers": {"Idempotency-Key": "k-1"}}
                 """#, extra: #""retry": {"initialDelay": 0.01},"#)
-        let result = try space.run(backend: backend)
+        let result = try await space.run(backend: backend)
         #expect(result.status == 1, "the plain POST failed")
         #expect(result.stderr.contains("task plain failed after 1 attempt: status 503"))
         #expect(try await ServerHits.of(plain, on: space.server).count == 1)
@@ -125,7 +125,7 @@ struct RunCommandTests {
                 """#,
             extra: #""auth": {"bearer": "${env:COURIER_TEST_TOKEN}"}, "retry": {"maxAttempts": 1},"#
         )
-        let result = try space.run(
+        let result = try await space.run(
             backend: backend,
             environment: ["COURIER_TEST_TOKEN": token, "COURIER_TEST_API_KEY": apiKey])
         #expect(result.status == 1, "the broken task fails: \(result.stderr)")
@@ -155,7 +155,7 @@ struct RunCommandTests {
         try space.writeJob(
             tasks: #"{"id": "hop", "path": "/redirect", "query": {"to": "\#(target)"}}"#,
             extra: #""auth": {"bearer": "${env:COURIER_TEST_TOKEN}"},"#)
-        let result = try space.run(
+        let result = try await space.run(
             backend: backend, environment: ["COURIER_TEST_TOKEN": "must-not-travel"])
         #expect(result.status == 0, "\(result.stderr)")
         let hit = try #require(try await ServerHits.of(key, on: space.server).requests.first)
@@ -174,7 +174,7 @@ struct RunCommandTests {
             tasks:
                 #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}, "headers": {"X-Key": "${env:COURIER_TEST_NOT_SET_ANYWHERE}"}}"#
         )
-        let result = try space.run(backend: "curl")
+        let result = try await space.run(backend: "curl")
         #expect(result.status == 2)
         #expect(
             result.stderr.contains(
@@ -185,14 +185,14 @@ struct RunCommandTests {
     }
 
     @Test("an unexpected status exits 1 and says why")
-    func failedTaskExitsOne() throws {
+    func failedTaskExitsOne() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(
             tasks:
                 #"{"id": "gone", "path": "/status/404"}, {"id": "fine", "path": "/status/404", "expect": {"status": [404]}}"#
         )
-        let result = try space.run(backend: "curl")
+        let result = try await space.run(backend: "curl")
         #expect(result.status == 1)
         #expect(result.stdout.contains("2 tasks, 1 ok, 1 failed"))
         #expect(
@@ -202,11 +202,11 @@ struct RunCommandTests {
     }
 
     @Test("--quiet prints nothing when all is well")
-    func quietRun() throws {
+    func quietRun() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(tasks: #"{"id": "a", "path": "/status/204"}"#)
-        let result = try space.run(["--quiet"], backend: "curl")
+        let result = try await space.run(["--quiet"], backend: "curl")
         #expect(result.status == 0)
         #expect(result.stdout.isEmpty && result.stderr.isEmpty)
     }
@@ -220,7 +220,7 @@ struct RunCommandTests {
             tasks:
                 #"{"id": "d{n}", "path": "/echo", "query": {"key": "\#(key)", "s": "${env:COURIER_TEST_TOKEN}"}, "foreach": {"n": [1, 2]}, "save": "d/{n}.json"}"#
         )
-        let result = try space.run(
+        let result = try await space.run(
             ["--dry-run"], backend: "curl", environment: ["COURIER_TEST_TOKEN": "dry-secret"])
         #expect(result.status == 0)
         #expect(
@@ -233,28 +233,29 @@ struct RunCommandTests {
     }
 
     @Test("a second run of a locked job exits 3 at once")
-    func lockedJob() throws {
+    func lockedJob() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(tasks: #"{"id": "a", "path": "/status/200"}"#)
         try FileManager.default.createDirectory(at: space.logs, withIntermediateDirectories: true)
         let holder = try FileLockHolder(path: space.logs.appendingPathComponent("e2e.lock").path)
-        let result = try space.run(backend: "curl")
+        let result = try await space.run(backend: "curl")
         #expect(result.status == 3)
         #expect(result.stderr.contains("another run of this job holds its lock"))
         holder.release()
-        #expect(try space.run(backend: "curl").status == 0, "free again once released")
+        #expect(try await space.run(backend: "curl").status == 0, "free again once released")
     }
 
     @Test("bad command lines exit 2")
-    func usageErrors() throws {
-        #expect(try CourierBinary.run(["run"]).status == 2)
+    func usageErrors() async throws {
+        #expect(try await CourierBinary.run(["run"]).status == 2)
         #expect(
-            try CourierBinary.run(["run", "x.json", "--backend", "carrier-pigeon"]).status == 2)
+            try await CourierBinary.run(["run", "x.json", "--backend", "carrier-pigeon"]).status
+                == 2)
         #expect(
-            try CourierBinary.run(["run", "x.json", "--concurrency", "0"]).stderr.contains(
+            try await CourierBinary.run(["run", "x.json", "--concurrency", "0"]).stderr.contains(
                 "--concurrency expects a whole number"))
-        let missing = try CourierBinary.run(["run", "no-such-job.json"])
+        let missing = try await CourierBinary.run(["run", "no-such-job.json"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("no-such-job.json: cannot read the file"))
     }

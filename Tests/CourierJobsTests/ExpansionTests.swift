@@ -142,7 +142,7 @@ struct ExpansionTests {
         #expect(errors.description.contains(#"duplicate task id "x500""#))
     }
 
-    @Test func aMillionLineFileIsStreamedNotHeld() throws {
+    @Test func aMillionLineFileIsStreamedNotHeld() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-million-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -165,14 +165,17 @@ struct ExpansionTests {
         .write(to: url, atomically: true, encoding: .utf8)
         let job = try JobDecoder.load(url)
 
-        let before = ResidentMemory.current()
-        var count = 0
-        var last = ""
-        for result in TaskExpander(job: job) {
-            count += 1
-            if count % 250_000 == 0 { last = try result.get().id }
+        // Seconds of CPU: on a thread of its own, not one of the cooperative pool's few.
+        let (count, last, growth) = try await OffPool.run { () throws -> (Int, String, Int) in
+            let before = ResidentMemory.current()
+            var count = 0
+            var last = ""
+            for result in TaskExpander(job: job) {
+                count += 1
+                if count % 250_000 == 0 { last = try result.get().id }
+            }
+            return (count, last, ResidentMemory.current() - before)
         }
-        let growth = ResidentMemory.current() - before
         #expect(count == 1_000_000)
         #expect(last.hasPrefix("id-999999-"))
         #expect(growth < 60 << 20, "expansion grew resident memory by \(growth >> 20) MiB")
@@ -186,5 +189,16 @@ enum ResidentMemory {
             let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
         else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+/// Runs blocking or CPU-heavy test work on a thread of its own.
+enum OffPool {
+    static func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws
+        -> Value
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+        }
     }
 }

@@ -1,6 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs the built `courier` executable, as a user would.
+///
+/// Waiting is asynchronous: a test blocked on a child process would hold one of the few
+/// threads of Swift's cooperative pool, and starve every timer in the test process.
 public struct CourierBinary: Sendable {
     /// What one run produced.
     public struct Result: Sendable {
@@ -22,92 +29,78 @@ public struct CourierBinary: Sendable {
         return folder.appendingPathComponent("courier")
     }
 
-    /// Runs `courier` with the arguments and waits for it to exit.
+    /// Runs `courier` with the arguments and returns when it has exited.
     public static func run(
         _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil
-    ) throws -> Result {
+    ) async throws -> Result {
+        let running = try launch(arguments, environment: environment, directory: directory)
+        let (status, stdout, stderr) = await running.exit()
+        return Result(status: status ?? -1, stdout: stdout, stderr: stderr)
+    }
+
+    /// Starts `courier` without waiting, for tests that signal it mid-run.
+    public static func launch(
+        _ arguments: [String], environment: [String: String] = [:], directory: URL?
+    ) throws -> Running {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let directory { process.currentDirectoryURL = directory }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
+        let files = (0..<2).map { _ in
+            FileManager.default.temporaryDirectory.appendingPathComponent(
+                "courier-out-\(UUID().uuidString)")
+        }
+        for file in files { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        process.standardOutput = try FileHandle(forWritingTo: files[0])
+        process.standardError = try FileHandle(forWritingTo: files[1])
         process.standardInput = FileHandle.nullDevice
+        let running = Running(process: process, stdout: files[0], stderr: files[1])
         try process.run()
-        // Read both pipes while it runs, so a chatty run cannot fill one and block.
-        let stdout = Locked(Data())
-        let reader = Thread { stdout.set(output.fileHandleForReading.readDataToEndOfFile()) }
-        reader.start()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !stdout.done { usleep(1000) }
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdout.data, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+        return running
     }
 
-    /// Starts `courier` without waiting, for tests that signal it mid-run.
-    public static func launch(_ arguments: [String], directory: URL) throws -> Running {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "courier-out-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return Running(process: process, output: output)
-    }
-
-    /// A `courier` process still running.
+    /// A `courier` process that may still be running.
     public final class Running: @unchecked Sendable {
         let process: Process
-        let output: URL
+        let stdout: URL
+        let stderr: URL
+        private let exited = DispatchSemaphore(value: 0)
 
-        init(process: Process, output: URL) {
+        init(process: Process, stdout: URL, stderr: URL) {
             self.process = process
-            self.output = output
+            self.stdout = stdout
+            self.stderr = stderr
+            process.terminationHandler = { [exited] _ in exited.signal() }
         }
 
         /// Sends a signal, for example `SIGTERM`.
         public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
-        /// Waits up to `seconds` for the exit status and the combined output; kills it after.
-        public func wait(seconds: Double) -> (status: Int32?, output: String) {
-            let deadline = Date().addingTimeInterval(seconds)
-            while process.isRunning, Date() < deadline { usleep(20_000) }
-            var status: Int32?
-            if process.isRunning {
+        /// Waits up to `seconds` for the exit, off the cooperative pool; kills the process after.
+        /// Returns the status (`nil` if it had to be killed), stdout and stderr.
+        public func exit(seconds: Double = 120) async -> (Int32?, String, String) {
+            let finished = await withCheckedContinuation { continuation in
+                Thread.detachNewThread { [exited] in
+                    continuation.resume(
+                        returning: exited.wait(timeout: .now() + seconds) == .success)
+                }
+            }
+            if !finished {
                 process.terminate()
                 process.waitUntilExit()
-            } else {
-                status = process.terminationStatus
             }
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            try? FileManager.default.removeItem(at: output)
-            return (status, text)
+            let output = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
+            let errors = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: stdout)
+            try? FileManager.default.removeItem(at: stderr)
+            return (finished ? process.terminationStatus : nil, output, errors)
         }
-    }
 
-    private final class Locked: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Data
-        private var finished = false
-        init(_ value: Data) { self.value = value }
-        func set(_ data: Data) {
-            lock.withLock {
-                value = data; finished = true
-            }
+        /// Waits up to `seconds`; returns the status and stdout and stderr together.
+        public func wait(seconds: Double) async -> (status: Int32?, output: String) {
+            let (status, output, errors) = await exit(seconds: seconds)
+            return (status, output + errors)
         }
-        var done: Bool { lock.withLock { finished } }
-        var data: Data { lock.withLock { value } }
     }
 }

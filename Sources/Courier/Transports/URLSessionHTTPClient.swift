@@ -66,11 +66,11 @@ public final class URLSessionHTTPClient: HTTPClient {
         }
         let task = session.dataTask(with: urlRequest)
         let started = ContinuousClock.now
+        // A Dispatch timer, not a Task: it fires even when callers keep every thread of the
+        // cooperative pool busy.
         let delegate = self.delegate
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(timeout))
-            delegate.expire(task)
-        }
+        let deadline = DispatchWorkItem { delegate.expire(task) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
         defer { deadline.cancel() }
         let outcome = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
