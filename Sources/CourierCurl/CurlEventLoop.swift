@@ -149,15 +149,18 @@ final class CurlEventLoop: @unchecked Sendable {
             return
         }
         active[handle.raw] = (transfer, handle)
+        transfer.handle = handle.raw
         counters.withLock { $0.activeTransfers = active.count }
     }
 
     private func drop(_ transfer: CurlTransfer) {
-        guard let entry = active.first(where: { $0.value.0 === transfer }) else { return }
-        curl_multi_remove_handle(multi, entry.key)
-        active[entry.key] = nil
+        guard let raw = transfer.handle, let (_, handle) = active.removeValue(forKey: raw) else {
+            return  // not started yet (its flag stops it) or already finished
+        }
+        transfer.handle = nil
+        curl_multi_remove_handle(multi, raw)
         counters.withLock { $0.activeTransfers = active.count }
-        recycle(entry.value.1)
+        recycle(handle)
         transfer.finish(.failure(cancelledError(transfer)))
     }
 
@@ -167,6 +170,7 @@ final class CurlEventLoop: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let raw = message.pointee.easy_handle,
                 let (transfer, handle) = active.removeValue(forKey: raw)
             else { continue }
+            transfer.handle = nil
             let code = message.pointee.data.result
             curl_multi_remove_handle(multi, raw)
             counters.withLock {

@@ -13,6 +13,8 @@ final class CurlTransfer: @unchecked Sendable {
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     /// Set by the caller's cancellation handler, read by the loop (both under the loop's lock).
     var cancelRequested = false
+    /// The easy handle while the transfer is in the multi handle (loop thread only).
+    var handle: UnsafeMutableRawPointer?
 
     var status = 0
     var headers = HTTPHeaders()

@@ -50,6 +50,23 @@ struct RunCommandTests {
         #expect(seen.max == 3)
     }
 
+    @Test("the rate limit spaces requests at the server", arguments: backends)
+    func rateLimit(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rate")
+        try space.writeJob(
+            tasks:
+                #"{"id": "r{n}", "path": "/echo", "query": {"key": "\#(key)"}, "foreach": {"n": {"range": [1, 7]}}}"#,
+            extra: #""concurrency": 7, "rateLimit": {"perSecond": 10, "burst": 2},"#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let times = try await ServerHits.of(key, on: space.server).requests.map(\.time).sorted()
+        #expect(times.count == 7)
+        // Two at once, then one every 100 ms: the seventh comes at least 0.5 s after the first.
+        #expect(times[6] - times[0] >= 0.45, "7 requests took \(times[6] - times[0]) s")
+    }
+
     @Test("a flaky endpoint is retried; the log shows each attempt", arguments: backends)
     func retriesOnFlakyEndpoint(backend: String) async throws {
         let space = try JobWorkspace()
