@@ -1,6 +1,6 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev python3-httpbin gunicorn python3-jsonschema
+APT_PACKAGES := libcurl4-openssl-dev python3-httpbin gunicorn python3-jsonschema openssl
 BENCH_PACKAGES := nginx-light wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -72,6 +72,16 @@ struct FailureConformanceTests {
         #expect(started.duration(to: .now) < .seconds(15), "it did not wait for the server")
     }
 
+    @Test("an untrusted certificate is a TLS error", arguments: TransportKind.allCases)
+    func untrustedCertificate(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        try #require(server.tlsPort != 0, "the fixture server needs openssl for its TLS port")
+        let error = try await #require(throws: HTTPError.self) {
+            try await transport.makeClient().perform(HTTPRequest(url: server.tlsURL("/echo")))
+        }
+        #expect(error.kind == .tls, "\(error)")
+    }
+
     @Test("a non-http URL is rejected", arguments: TransportKind.allCases)
     func invalidURL(transport: TransportKind) async throws {
         let error = try await #require(throws: HTTPError.self) {

@@ -31,6 +31,20 @@ struct CurlHTTPClientTests {
         #expect(timings.tls == nil, "plain http has no TLS phase")
     }
 
+    @Test func tlsValidationCanBeTurnedOffPerRequest() async throws {
+        let server = try TestServers.fixture()
+        try #require(server.tlsPort != 0, "the fixture server needs openssl for its TLS port")
+        let client = CurlHTTPClient()
+        let response = try await client.perform(
+            HTTPRequest(url: server.tlsURL("/echo"), validatesTLS: false))
+        #expect(response.status == 200)
+        #expect(response.timings.tls != nil, "the TLS handshake is timed")
+        let refused = try await #require(throws: HTTPError.self) {
+            try await client.perform(HTTPRequest(url: server.tlsURL("/echo")))
+        }
+        #expect(refused.kind == .tls, "validation is back on for the next request")
+    }
+
     @Test func perHostConnectionLimitIsHonoured() async throws {
         let server = try TestServers.fixture()
         let key = FixtureServer.uniqueKey("perhost")

@@ -2,8 +2,10 @@
 """Courier's fixture HTTP server: the behaviours httpbin lacks, on free loopback ports.
 
 Standard library only. It listens on two ports of 127.0.0.1 (A and B, so that a redirect from
-127.0.0.1:A to localhost:B changes host and port), prints "READY <A> <B>" and serves until its
-standard input closes, so it never outlives the test process that started it.
+127.0.0.1:A to localhost:B changes host and port) and, when openssl can make a throwaway
+self-signed certificate, a third one with TLS (T; 0 without openssl). It prints
+"READY <A> <B> <T>" and serves until its standard input closes, so it never outlives the test
+process that started it.
 
 Every request that carries ?key=K is recorded under K; GET /hits?key=K returns the record.
 Routes (any method):
@@ -28,8 +30,12 @@ Routes (any method):
 import email.utils
 import json
 import os
+import shutil
 import socket
+import ssl
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -219,13 +225,35 @@ class Server(ThreadingHTTPServer):
         pass  # clients that hang up mid-response are part of the tests
 
 
+def tls_server():
+    """A TLS listener with a fresh self-signed certificate for localhost, or None."""
+    if not shutil.which("openssl"):
+        return None
+    folder = tempfile.mkdtemp(prefix="courier-tls-")
+    cert, key = folder + "/cert.pem", folder + "/key.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if made.returncode != 0:
+        return None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server = Server(("127.0.0.1", 0), Handler)
+    # The handshake runs in the handler's thread, so a stalled client cannot block accept().
+    server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    return server
+
+
 def main():
     # --port N fixes the first port (for `make demo`); tests always use free ports.
     first = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
     servers = [Server(("127.0.0.1", port), Handler) for port in (first, 0)]
-    for server in servers:
+    secure = tls_server()
+    for server in servers + ([secure] if secure else []):
         threading.Thread(target=server.serve_forever, daemon=True).start()
-    print("READY %d %d" % tuple(s.server_address[1] for s in servers), flush=True)
+    ports = [s.server_address[1] for s in servers] + [secure.server_address[1] if secure else 0]
+    print("READY %d %d %d" % tuple(ports), flush=True)
     if "--no-stdin" in sys.argv:
         threading.Event().wait()
     sys.stdin.read()  # returns at EOF: the parent has gone

@@ -9,7 +9,8 @@ public enum TestServers {
     /// Courier's own fixture server (`Tests/Fixtures/fixture_server.py`).
     public static func fixture() throws -> FixtureServer {
         let process = try fixtureProcess.get()
-        return FixtureServer(port: process.ports[0], otherPort: process.ports[1])
+        return FixtureServer(
+            port: process.ports[0], otherPort: process.ports[1], tlsPort: process.ports[2])
     }
 
     /// httpbin served by gunicorn; waits until it answers, since gunicorn boots its workers
@@ -36,6 +37,8 @@ public struct FixtureServer: Sendable {
     public let port: Int
     /// Its second port, reached as `localhost`: another host and port than ``port``.
     public let otherPort: Int
+    /// Its TLS port, with a self-signed certificate for `localhost` (0 without openssl).
+    public let tlsPort: Int
 
     public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
@@ -47,6 +50,11 @@ public struct FixtureServer: Sendable {
     /// A URL on the second port under the host name `localhost`.
     public func otherHostURL(_ pathAndQuery: String) -> URL {
         URL(string: "http://localhost:\(otherPort)\(pathAndQuery)")!
+    }
+
+    /// An https URL on the TLS port, whose certificate no client trusts.
+    public func tlsURL(_ pathAndQuery: String) -> URL {
+        URL(string: "https://localhost:\(tlsPort)\(pathAndQuery)")!
     }
 
     /// A fresh key, so each test's counters on the server are its own.

@@ -142,9 +142,17 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
                 .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot,
                 .clientCertificateRejected, .clientCertificateRequired:
                 .tls
+            // FoundationNetworking reports curl's TLS failures (an untrusted certificate among
+            // them) as .unknown with curl's text, so the text is all there is to go on.
+            case .unknown where isTLSText(urlError.localizedDescription): .tls
             default: .network
             }
         return HTTPError(
             kind, urlError.localizedDescription, url: url, underlyingCode: urlError.code.rawValue)
+    }
+
+    static func isTLSText(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return ["ssl", "tls", "certificate"].contains { lowered.contains($0) }
     }
 }
