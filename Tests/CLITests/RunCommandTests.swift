@@ -63,8 +63,10 @@ struct RunCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         let times = try await ServerHits.of(key, on: space.server).requests.map(\.time).sorted()
         #expect(times.count == 7)
-        // Two at once, then one every 100 ms: the seventh comes at least 0.5 s after the first.
-        #expect(times[6] - times[0] >= 0.45, "7 requests took \(times[6] - times[0]) s")
+        // Two at once, then one every 100 ms: the seventh leaves 0.5 s after the first. The
+        // first one's connection setup may eat into that at the server, hence the margin;
+        // without the limit all seven arrive within milliseconds.
+        #expect(times[6] - times[0] >= 0.35, "7 requests took \(times[6] - times[0]) s")
     }
 
     @Test("a flaky endpoint is retried; the log shows each attempt", arguments: backends)

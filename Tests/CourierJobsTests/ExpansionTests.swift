@@ -147,17 +147,11 @@ struct ExpansionTests {
             "courier-million-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        // 1,000,000 lines of about 120 bytes: 120 MB that must never be in memory at once.
-        let padding = String(repeating: "p", count: 90)
-        _ = FileManager.default.createFile(
-            atPath: folder.appendingPathComponent("ids.txt").path, contents: nil)
-        let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("ids.txt"))
-        for block in 0..<100 {
-            var chunk = ""
-            for line in 0..<10_000 { chunk += "id-\(block * 10_000 + line)-\(padding)\n" }
-            handle.write(Data(chunk.utf8))
-        }
-        try handle.close()
+        // The lines come through a named pipe, which holds 64 KiB: the writer can only stay a
+        // little ahead of the reader. A reader that held the file whole could produce its first
+        // task only after all 1,000,000 lines (about 100 MB) were written.
+        let pipe = folder.appendingPathComponent("ids.txt")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
         let url = folder.appendingPathComponent("job.json")
         try Self.job(
             tasks: #"{"id": "{id}", "path": "/x/{id}", "foreach": {"id": {"lines": "ids.txt"}}}"#
@@ -165,30 +159,51 @@ struct ExpansionTests {
         .write(to: url, atomically: true, encoding: .utf8)
         let job = try JobDecoder.load(url)
 
-        // Seconds of CPU: on a thread of its own, not one of the cooperative pool's few.
-        let (count, last, growth) = try await OffPool.run { () throws -> (Int, String, Int) in
-            let before = ResidentMemory.current()
+        let written = PipeWriter.start(path: pipe.path, lines: 1_000_000)
+        let (count, writtenAtFirstTask, last) = try await OffPool.run {
+            () throws -> (Int, Int, String) in
             var count = 0
+            var writtenAtFirst = 0
             var last = ""
             for result in TaskExpander(job: job) {
+                let task = try result.get()
                 count += 1
-                if count % 250_000 == 0 { last = try result.get().id }
+                if count == 1 { writtenAtFirst = written.lines }
+                if count == 1_000_000 { last = task.id }
             }
-            return (count, last, ResidentMemory.current() - before)
+            return (count, writtenAtFirst, last)
         }
         #expect(count == 1_000_000)
         #expect(last.hasPrefix("id-999999-"))
-        #expect(growth < 60 << 20, "expansion grew resident memory by \(growth >> 20) MiB")
+        #expect(
+            writtenAtFirstTask < 20_000,
+            "the first task came after \(writtenAtFirstTask) lines were written")
     }
 }
 
-/// The process's resident set size, from /proc (Linux only; 0 elsewhere).
-enum ResidentMemory {
-    static func current() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-            let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
-        else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+/// Writes numbered lines of about 100 bytes into a named pipe from a thread of its own.
+final class PipeWriter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    var lines: Int { lock.withLock { count } }
+
+    static func start(path: String, lines total: Int) -> PipeWriter {
+        let writer = PipeWriter()
+        // If the reader stops early, writes fail with EPIPE instead of killing the test process.
+        signal(SIGPIPE, SIG_IGN)
+        Thread.detachNewThread {
+            guard let handle = FileHandle(forWritingAtPath: path) else { return }
+            let padding = String(repeating: "p", count: 90)
+            for block in 0..<(total / 1_000) {
+                var chunk = ""
+                for line in 0..<1_000 { chunk += "id-\(block * 1_000 + line)-\(padding)\n" }
+                guard (try? handle.write(contentsOf: Data(chunk.utf8))) != nil else { break }
+                writer.lock.withLock { writer.count += 1_000 }
+            }
+            try? handle.close()
+        }
+        return writer
     }
 }
 
