@@ -220,6 +220,33 @@ struct RunCommandTests {
         #expect((line["error"] as? [String: String])?["kind"] == "unexpectedStatus")
     }
 
+    @Test("a progress line is drawn on a terminal, and only there")
+    func progressLine() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "p{n}", "path": "/slow", "query": {"ms": "300"}, "foreach": {"n": {"range": [1, 6]}}}"#,
+            extra: #""concurrency": 2,"#)
+        let terminal = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path], directory: space.folder,
+            inTerminal: true)
+        let (status, output) = await terminal.wait(seconds: 60)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("/6] "), "a progress line: \(output)")
+        #expect(output.contains("req/s") && output.contains("ETA"))
+        #expect(output.contains("\r\u{1B}[K"), "redrawn in place")
+        let piped = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", space.logs.path], directory: space.folder)
+        #expect(piped.status == 0)
+        #expect(!piped.stderr.contains("req/s"), "no progress line when stderr is not a terminal")
+        let quiet = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder,
+            inTerminal: true)
+        #expect(!(await quiet.wait(seconds: 60)).output.contains("req/s"))
+    }
+
     @Test("--quiet prints nothing when all is well")
     func quietRun() async throws {
         let space = try JobWorkspace()

@@ -40,11 +40,19 @@ public struct CourierBinary: Sendable {
 
     /// Starts `courier` without waiting, for tests that signal it mid-run.
     public static func launch(
-        _ arguments: [String], environment: [String: String] = [:], directory: URL?
+        _ arguments: [String], environment: [String: String] = [:], directory: URL?,
+        inTerminal: Bool = false
     ) throws -> Running {
         let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
+        if inTerminal {
+            // script(1) gives courier a pseudo-terminal, as an interactive user has.
+            let command = ([url.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", command, "/dev/null"]
+        } else {
+            process.executableURL = url
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if let directory { process.currentDirectoryURL = directory }
         let files = (0..<2).map { _ in
