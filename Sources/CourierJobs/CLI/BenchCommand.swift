@@ -14,7 +14,7 @@ enum BenchCommand {
         var parser = ArgumentParser(arguments, command: "bench")
         do {
             if parser.flag("--help") {
-                print(usage)
+                Console.output(usage)
                 return CommandLineInterface.ExitCode.success
             }
             let backends = try parser.option("--backend").map(parseBackends) ?? [.curl]
@@ -39,13 +39,13 @@ enum BenchCommand {
                             url: url, requests: requests, concurrency: concurrency, warmup: warmup))
                 )
             }
-            print(json ? jsonLines(results) : table(results))
+            Console.output(json ? jsonLines(results) : table(results))
             return CommandLineInterface.ExitCode.success
         } catch let error as UsageError {
-            CommandLineInterface.printError("courier \(error.message)")
+            Console.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
         } catch {
-            CommandLineInterface.printError("courier bench: \(error)")
+            Console.error("courier bench: \(error)")
             return CommandLineInterface.ExitCode.usage
         }
     }

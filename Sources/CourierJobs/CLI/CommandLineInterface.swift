@@ -31,15 +31,15 @@ public enum CommandLineInterface {
     /// Runs the command line (without the program name) and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
         guard let verb = arguments.first else {
-            printError(usage)
+            Console.error(usage)
             return ExitCode.usage
         }
         switch verb {
         case "--help", "-h", "help":
-            print(usage)
+            Console.output(usage)
             return ExitCode.success
         case "--version":
-            print("courier \(CourierVersion.current)")
+            Console.output("courier \(CourierVersion.current)")
             return ExitCode.success
         case "run":
             return await RunCommand.run(Array(arguments.dropFirst()))
@@ -48,12 +48,8 @@ public enum CommandLineInterface {
         case "bench":
             return await BenchCommand.run(Array(arguments.dropFirst()))
         default:
-            printError("courier: unknown command '\(verb)'; see 'courier --help'")
+            Console.error("courier: unknown command '\(verb)'; see 'courier --help'")
             return ExitCode.usage
         }
-    }
-
-    static func printError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 }

@@ -18,7 +18,7 @@ public struct RunLog: Sendable {
     }
 
     func runStart(
-        jobFile: String, sha256: String, backend: Backend, extra: [(String, JSONWriter.Value)] = []
+        jobFile: String, sha256: String, backend: Backend
     ) throws {
         try write(
             [
@@ -26,7 +26,7 @@ public struct RunLog: Sendable {
                 ("run", .string(run)), ("job", .string(job)), ("jobFile", .string(jobFile)),
                 ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
                 ("version", .string(CourierVersion.current)),
-            ] + extra)
+            ])
     }
 
     func runEnd(
@@ -49,8 +49,7 @@ public struct RunLog: Sendable {
     /// One attempt of one task.
     func request(
         task: String, attempt: RetryAttempt, outcome: String,
-        savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
-        extra: [(String, JSONWriter.Value)] = []
+        savedTo: String? = nil, failure: (kind: String, message: String)? = nil
     ) throws {
         let request = attempt.request
         var fields: [(String, JSONWriter.Value)] = [
@@ -111,7 +110,7 @@ public struct RunLog: Sendable {
         fields.append(("outcome", .string(outcome)))
         if let delay = attempt.retryDelay { fields.append(("retryInMs", .double(delay * 1000))) }
         if let savedTo { fields.append(("savedTo", .string(savedTo))) }
-        try write(fields + extra)
+        try write(fields)
     }
 
     private func bodyValue(_ body: Data) -> JSONWriter.Value {

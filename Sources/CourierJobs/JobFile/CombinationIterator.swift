@@ -1,0 +1,61 @@
+import Foundation
+
+/// Walks the cartesian product of `foreach` variables like an odometer: the last variable
+/// turns fastest.
+struct CombinationIterator {
+    private let variables: [(name: String, source: ForeachSource)]
+    private var iterators: [AnyIterator<String>] = []
+    private var current: [String] = []
+    private var started = false
+    private var done = false
+
+    init(_ variables: [(name: String, source: ForeachSource)]) {
+        self.variables = variables
+    }
+
+    mutating func next() -> [String: String]? {
+        guard !done else { return nil }
+        if !started {
+            started = true
+            for variable in variables {
+                let iterator = Self.values(of: variable.source)
+                guard let first = iterator.next() else {
+                    done = true
+                    return nil
+                }
+                iterators.append(iterator)
+                current.append(first)
+            }
+            return bindings()
+        }
+        var position = variables.count - 1
+        while position >= 0 {
+            if let value = iterators[position].next() {
+                current[position] = value
+                // Restart every faster-turning variable from its first value.
+                for inner in (position + 1)..<variables.count {
+                    let iterator = Self.values(of: variables[inner].source)
+                    current[inner] = iterator.next() ?? ""
+                    iterators[inner] = iterator
+                }
+                return bindings()
+            }
+            position -= 1
+        }
+        done = true
+        return nil
+    }
+
+    private func bindings() -> [String: String] {
+        Dictionary(uniqueKeysWithValues: zip(variables.map(\.name), current))
+    }
+
+    static func values(of source: ForeachSource) -> AnyIterator<String> {
+        switch source {
+        case .list(let values): return AnyIterator(values.makeIterator())
+        case .range(let from, let to):
+            return AnyIterator((from...to).lazy.map(String.init).makeIterator())
+        case .lines(let url): return AnyIterator(LineReader(url: url))
+        }
+    }
+}

@@ -1,0 +1,20 @@
+import Courier
+import Foundation
+
+/// One request to make: a task after `foreach` expansion and templating.
+public struct ExpandedTask: Sendable {
+    public var id: String
+    public var request: HTTPRequest
+    /// Accepted statuses; `nil` means any 2xx.
+    public var expectStatus: Set<Int>?
+    /// Relative to the job's `outputDir`.
+    public var save: String?
+    public var retry: RetryPolicy
+    /// The spec's JSON path (`tasks[3]`), for messages.
+    public var specPath: String
+
+    /// Whether `status` meets the task's expectation.
+    public func accepts(_ status: Int) -> Bool {
+        expectStatus?.contains(status) ?? (200..<300).contains(status)
+    }
+}

@@ -1,0 +1,85 @@
+import Courier
+import Foundation
+
+/// Turns one spec and one set of variable values into a request.
+enum TaskBuilder {
+    static func build(
+        _ spec: TaskSpec, bindings: [String: String], job: Job
+    ) -> Result<ExpandedTask, JobFileError> {
+        func error(_ key: String, _ message: String) -> Result<ExpandedTask, JobFileError> {
+            .failure(
+                JobFileError(
+                    file: job.file.relativePath, path: "\(spec.path).\(key)", message: message))
+        }
+        let id = Template(spec.id).render(bindings)
+        let query = spec.query.map {
+            URLQueryItem(name: $0.name, value: Template($0.value).render(bindings))
+        }
+        let url: URL
+        switch spec.target {
+        case .path(let template):
+            let path = Template(template).render(bindings)
+            guard let built = try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)
+            else {
+                return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
+            }
+            url = built
+        case .url(let template):
+            let text = Template(template).render(bindings)
+            guard let parsed = JobDecoder.httpURL(text) else {
+                return error(
+                    "url", "expected an absolute http or https URL, found \"\(text)\" (task \(id))")
+            }
+            url = URLBuilder.appending(query, to: parsed)
+        }
+        var headers = HTTPHeaders(job.headers.map { ($0.name, $0.value) })
+        headers = headers.merging(
+            HTTPHeaders(spec.headers.map { ($0.name, Template($0.value).render(bindings)) }))
+        var body: Data?
+        switch spec.body {
+        case .json(let node):
+            body = Data(JSONWriter.string(JSONBody.value(of: node, bindings: bindings)).utf8)
+            if !headers.contains("Content-Type") { headers.add("Content-Type", "application/json") }
+        case .text(let template):
+            body = Data(Template(template).render(bindings).utf8)
+        case .file(let file):
+            guard let data = try? Data(contentsOf: file) else {
+                return error("bodyFile", "cannot read \(file.path)")
+            }
+            body = data
+        case nil:
+            break
+        }
+        var save: String?
+        if let template = spec.save {
+            let rendered = Template(template).render(bindings)
+            if let problem = OutputPath.problem(with: rendered) {
+                return error("save", "\(problem) (task \(id))")
+            }
+            save = rendered
+        }
+        var request = HTTPRequest(
+            url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
+        job.auth?.apply(to: &request)
+        return .success(
+            ExpandedTask(
+                id: id, request: request, expectStatus: spec.expectStatus, save: save,
+                retry: spec.retry, specPath: spec.path))
+    }
+}
+
+/// Renders a task's `json` with `{variable}` replaced in every string value.
+enum JSONBody {
+    static func value(of node: JSONNode, bindings: [String: String]) -> JSONWriter.Value {
+        switch node.value {
+        case .null: .null
+        case .bool(let flag): .bool(flag)
+        case .number(let number):
+            number == number.rounded() && abs(number) < 1e15 ? .int(Int(number)) : .double(number)
+        case .string(let text): .string(Template(text).render(bindings))
+        case .array(let elements): .array(elements.map { value(of: $0, bindings: bindings) })
+        case .object(let members):
+            .object(members.map { ($0.key, value(of: $0.node, bindings: bindings)) })
+        }
+    }
+}
