@@ -7,6 +7,8 @@ import Foundation
 /// Only the loop thread calls libcurl. Other threads hand over work (new transfers,
 /// cancellations, shutdown) through `inbox` under a lock and wake the loop with
 /// `curl_multi_wakeup`, the one multi call that is safe from another thread (libcurl-thread).
+/// They wake it while still holding the lock, and the loop frees the multi handle under that
+/// lock too, so a wake-up can never reach a freed handle.
 final class CurlEventLoop: @unchecked Sendable {
     private struct Inbox {
         var submissions: [CurlTransfer] = []
@@ -51,37 +53,41 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Hands a transfer to the loop. Throws `.cancelled` when the loop has shut down.
     func submit(_ transfer: CurlTransfer) -> Bool {
-        let (accepted, wake) = inbox.withLock { inbox -> (Bool, Bool) in
-            guard !inbox.stopping else { return (false, false) }
+        inbox.withLock { inbox -> Bool in
+            guard !inbox.stopping else { return false }
             inbox.submissions.append(transfer)
-            defer { inbox.sleeping = false }
-            return (true, inbox.sleeping)
+            wakeIfSleeping(&inbox)
+            return true
         }
-        if wake { curl_multi_wakeup(multi) }
-        return accepted
     }
 
     /// Asks the loop to drop a transfer and resume its caller with `.cancelled`.
     func cancel(_ transfer: CurlTransfer) {
-        let wake = inbox.withLock { inbox -> Bool in
+        inbox.withLock { inbox in
             transfer.cancelRequested = true
-            guard !inbox.stopped else { return false }
+            guard !inbox.stopped else { return }
             inbox.cancellations.append(transfer)
-            defer { inbox.sleeping = false }
-            return inbox.sleeping
+            wakeIfSleeping(&inbox)
         }
-        if wake { curl_multi_wakeup(multi) }
+    }
+
+    /// Called with the inbox locked: only one wake-up per sleep, and never after teardown.
+    private func wakeIfSleeping(_ inbox: inout Inbox) {
+        guard inbox.sleeping, !inbox.stopped else { return }
+        inbox.sleeping = false
+        curl_multi_wakeup(multi)
     }
 
     /// Stops the loop: every transfer still waiting ends with `.cancelled`, every handle is
     /// freed. Blocks until the loop thread has finished, unless called from it.
     func shutdown() {
         let first = inbox.withLock { inbox -> Bool in
-            defer { inbox.stopping = true }
-            return !inbox.stopping
+            guard !inbox.stopping else { return false }
+            inbox.stopping = true
+            if !inbox.stopped { curl_multi_wakeup(multi) }
+            return true
         }
         guard first else { return }
-        curl_multi_wakeup(multi)
         if Thread.current !== loopThread { finished.wait() }
     }
 
@@ -103,15 +109,15 @@ final class CurlEventLoop: @unchecked Sendable {
                     inbox.stopping
                 )
             }
-            if stopping { break }
             for (transfer, cancelled) in submissions {
-                if cancelled {
+                if cancelled || stopping {
                     transfer.finish(.failure(cancelledError(transfer)))
                 } else {
                     start(transfer)
                 }
             }
             for transfer in cancellations { drop(transfer) }
+            if stopping { break }
 
             curl_multi_perform(multi, &stillRunning)
             collectFinished()
@@ -123,7 +129,9 @@ final class CurlEventLoop: @unchecked Sendable {
                 return empty
             }
             if idle {
-                // Waits for socket activity, curl's own timers, or curl_multi_wakeup.
+                // Waits for socket activity, curl's own timers, or curl_multi_wakeup. A wake-up
+                // sent between the check above and this call is not lost: curl keeps it for the
+                // next poll.
                 curl_multi_poll(multi, nil, 0, 1000, nil)
                 inbox.withLock { $0.sleeping = false }
             }

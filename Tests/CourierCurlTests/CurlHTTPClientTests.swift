@@ -84,6 +84,38 @@ struct CurlHTTPClientTests {
         #expect(late.kind == .cancelled)
     }
 
+    @Test func shutdownWhileRequestsArriveLeavesNoCallerWaiting() async throws {
+        let server = try TestServers.fixture()
+        for _ in 0..<5 {
+            let client = CurlHTTPClient()
+            let answered = Answered()
+            // Unstructured tasks, so that a caller left waiting fails the test instead of
+            // hanging it.
+            for _ in 0..<100 {
+                Task {
+                    do {
+                        _ = try await client.perform(HTTPRequest(url: server.url("/slow?ms=50")))
+                    } catch let error as HTTPError where error.kind == .cancelled {}
+                    answered.increment()
+                }
+            }
+            client.shutdown()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while answered.count < 100, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(answered.count == 100, "every request ended, with a response or .cancelled")
+            #expect(client.statistics.liveHandles == 0)
+        }
+    }
+
+    final class Answered: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        var count: Int { lock.withLock { value } }
+        func increment() { lock.withLock { value += 1 } }
+    }
+
     @Test func handlesAreReusedNotMultiplied() async throws {
         let server = try TestServers.fixture()
         let client = CurlHTTPClient()
