@@ -82,6 +82,25 @@ struct FailureConformanceTests {
         #expect(error.kind == .tls, "\(error)")
     }
 
+    @Test(
+        "a request from an already-cancelled task is never sent", arguments: TransportKind.allCases)
+    func alreadyCancelled(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("precancel")
+        let client = transport.makeClient()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.perform(HTTPRequest(url: server.url("/echo?key=\(key)")))
+        }
+        let error = try await #require(throws: HTTPError.self) { try await task.value }
+        #expect(error.kind == .cancelled)
+        try await Task.sleep(for: .milliseconds(100))
+        struct Hits: Decodable { let count: Int }
+        #expect(
+            try await ProbeClient().decode(Hits.self, from: server.url("/hits?key=\(key)")).count
+                == 0)
+    }
+
     @Test("a non-http URL is rejected", arguments: TransportKind.allCases)
     func invalidURL(transport: TransportKind) async throws {
         let error = try await #require(throws: HTTPError.self) {

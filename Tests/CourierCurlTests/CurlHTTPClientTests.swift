@@ -133,20 +133,4 @@ struct CurlHTTPClientTests {
         #expect(error.underlyingCode == 7, "CURLE_COULDNT_CONNECT")
         #expect(!error.message.isEmpty)
     }
-
-    @Test func alreadyCancelledTaskSendsNothing() async throws {
-        let server = try TestServers.fixture()
-        let key = FixtureServer.uniqueKey("precancel")
-        let client = CurlHTTPClient()
-        let task = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await client.perform(HTTPRequest(url: server.url("/echo?key=\(key)")))
-        }
-        let error = try await #require(throws: HTTPError.self) { try await task.value }
-        #expect(error.kind == .cancelled)
-        try await Task.sleep(for: .milliseconds(100))
-        struct Hits: Decodable { let count: Int }
-        let hits = try await ProbeClient().decode(Hits.self, from: server.url("/hits?key=\(key)"))
-        #expect(hits.count == 0)
-    }
 }

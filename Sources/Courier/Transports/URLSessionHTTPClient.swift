@@ -72,6 +72,9 @@ public final class URLSessionHTTPClient: HTTPClient {
         let deadline = DispatchWorkItem { delegate.expire(task) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
         defer { deadline.cancel() }
+        // Either the cancel comes first and the task never starts, or the task is registered
+        // first and the cancel ends it through the delegate: no caller is left waiting.
+        let cancellation = Locked((cancelled: false, started: false))
         let outcome = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.register(
@@ -79,10 +82,18 @@ public final class URLSessionHTTPClient: HTTPClient {
                     URLSessionTaskRouter.Transfer(
                         continuation: continuation, url: request.url,
                         maxBytes: configuration.maxResponseBytes))
-                task.resume()
+                let start = cancellation.withLock { state -> Bool in
+                    state.started = !state.cancelled
+                    return state.started
+                }
+                if start { task.resume() } else { delegate.abandon(task) }
             }
         } onCancel: {
-            task.cancel()
+            let started = cancellation.withLock { state -> Bool in
+                state.cancelled = true
+                return state.started
+            }
+            if started { task.cancel() }
         }
         let elapsed = started.duration(to: .now)
         return HTTPResponse(

@@ -35,6 +35,15 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         transfers.withLock { $0[task.taskIdentifier] = transfer }
     }
 
+    /// Ends a task that was cancelled before it started, without starting it.
+    func abandon(_ task: URLSessionTask) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
+        else { return }
+        transfer.continuation.resume(
+            throwing: HTTPError(.cancelled, "the request was cancelled", url: transfer.url))
+        task.cancel()
+    }
+
     /// Ends the task as timed out: FoundationNetworking on Linux does not enforce
     /// `URLRequest.timeoutInterval` as a whole-request deadline, so the client does.
     func expire(_ task: URLSessionTask) {
