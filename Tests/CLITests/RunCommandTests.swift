@@ -247,6 +247,30 @@ struct RunCommandTests {
         #expect(!(await quiet.wait(seconds: 60)).output.contains("req/s"))
     }
 
+    @Test("a log that cannot be written makes the run fail loudly")
+    func logWriteFailure() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 20]}}}"#)
+        // Files may grow to 1 KiB: run.start fits, the request lines do not (EFBIG; SIGXFSZ is
+        // ignored, and an ignored signal stays ignored across exec).
+        let command =
+            "trap '' XFSZ; ulimit -f 1; exec '\(CourierBinary.url.path)' run job.json --log-dir '\(space.logs.path)' --no-progress"
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = ["-c", command]
+        shell.currentDirectoryURL = space.folder
+        let errors = Pipe()
+        shell.standardError = errors
+        shell.standardOutput = FileHandle.nullDevice
+        try shell.run()
+        let stderr = try await OffPoolRead.all(errors)
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 1, "\(stderr)")
+        #expect(stderr.contains("the log is incomplete"), "\(stderr)")
+    }
+
     @Test("--quiet prints nothing when all is well")
     func quietRun() async throws {
         let space = try JobWorkspace()

@@ -25,3 +25,15 @@ final class FileLockHolder {
 enum URLEncoding {
     static func encode(_ text: String) -> String { URLBuilder.percentEncode(text) }
 }
+
+/// Reads a pipe to its end on a thread of its own, off the cooperative pool.
+enum OffPoolRead {
+    static func all(_ pipe: Pipe) async throws -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+}

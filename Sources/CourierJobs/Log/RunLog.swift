@@ -7,6 +7,9 @@ public struct RunLog: Sendable {
     public let run: String
     public let job: String
     let redactor: Redactor
+    /// The first line that could not be written, if any: a run must not look clean when its
+    /// record is incomplete.
+    private let firstFailure = Locked<String?>(nil)
     /// Request bodies up to this size are logged; larger ones by size and hash.
     static let bodyLimit = 1 << 20
 
@@ -125,7 +128,15 @@ public struct RunLog: Sendable {
         return .object([("base64", .string(body.base64EncodedString()))])
     }
 
+    /// Why a line could not be written, if one could not.
+    var failure: String? { firstFailure.withLock { $0 } }
+
     private func write(_ fields: [(String, JSONWriter.Value)]) throws {
-        try writer.write(JSONWriter.string(.object(fields)))
+        do {
+            try writer.write(JSONWriter.string(.object(fields)))
+        } catch {
+            firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
+            throw error
+        }
     }
 }

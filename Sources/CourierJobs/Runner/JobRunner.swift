@@ -87,14 +87,18 @@ public final class JobRunner: Sendable {
         let counts = progress.snapshot
         // Tasks an interrupted run never started are neither ok nor failed.
         let notRun = signals.signal == nil ? total - counts.done : 0
-        let summary = RunSummary(
+        var summary = RunSummary(
             total: total, ok: counts.ok, failed: counts.failed + notRun, requests: counts.requests,
             duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
-            logURL: logURL)
+            logURL: logURL, logFailure: log.failure)
+        if let failure = summary.logFailure {
+            Console.error("courier: the log is incomplete: \(failure)")
+        }
         try? log.runEnd(
             duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
             requests: summary.requests, exitCode: summary.exitCode,
             interrupted: summary.interruptedBy != nil)
+        summary.logFailure = summary.logFailure ?? log.failure
         return summary
     }
 

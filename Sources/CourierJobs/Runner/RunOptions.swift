@@ -38,10 +38,12 @@ public struct RunSummary: Sendable {
     public var duration: TimeInterval
     public var interruptedBy: Int32?
     public var logURL: URL
+    /// Why some log line could not be written, if one could not.
+    public var logFailure: String?
 
-    /// 0 all ok, 1 some task failed, 130/143 interrupted by SIGINT/SIGTERM.
+    /// 0 all ok, 1 some task failed or the log is incomplete, 130/143 interrupted.
     public var exitCode: Int32 {
         if let signal = interruptedBy { return 128 + signal }
-        return failed > 0 ? 1 : 0
+        return failed > 0 || logFailure != nil ? 1 : 0
     }
 }
