@@ -131,6 +131,28 @@ struct ExpansionTests {
         #expect(job.secrets == ["abc", "tok-1"])
     }
 
+    @Test func errorsNeverQuoteEnvironmentValues() throws {
+        let secret = "sekret-\(UUID().uuidString)"
+        let badBase =
+            #"{"version": 1, "name": "s", "baseURL": "${env:BASE}", "tasks": [{"id": "a", "path": "/a"}]}"#
+        let decodeErrors = try #require(throws: JobFileErrors.self) {
+            try Self.load(badBase, environment: ["BASE": secret])
+        }
+        #expect(
+            decodeErrors.description.contains(
+                #"baseURL: expected an absolute http or https URL, found "<redacted>""#))
+        #expect(!decodeErrors.description.contains(secret))
+
+        let badURL =
+            #"{"version": 1, "name": "s", "tasks": [{"id": "a{n}", "url": "${env:BASE}/{n}", "foreach": {"n": ["x"]}}]}"#
+        let job = try Self.load(badURL, environment: ["BASE": secret])
+        let expansionErrors = try #require(throws: JobFileErrors.self) {
+            try JobValidator.validate(job)
+        }
+        #expect(expansionErrors.description.contains("tasks[0].url"))
+        #expect(!expansionErrors.description.contains(secret))
+    }
+
     @Test func validatorCountsTasksAndFindsDuplicates() throws {
         let job = try Self.load(
             Self.job(

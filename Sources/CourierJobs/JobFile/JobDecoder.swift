@@ -52,7 +52,9 @@ public enum JobDecoder {
         let context = DecodingContext(file: name, environment: environment)
         let job = decodeJob(root, file: file, data: data, context: context)
         if let job, context.errors.isEmpty { return job }
-        throw JobFileErrors(errors: context.errors)
+        // Messages quote values, and a value may have come from ${env:…}.
+        throw JobFileErrors(errors: context.errors).scrubbed(
+            with: Redactor(secrets: context.secrets))
     }
 
     private static func decodeJob(

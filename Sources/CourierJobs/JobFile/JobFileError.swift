@@ -33,4 +33,15 @@ public struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible {
 public struct JobFileErrors: Error, Sendable, CustomStringConvertible {
     public var errors: [JobFileError]
     public var description: String { errors.map(\.description).joined(separator: "\n") }
+
+    /// The errors with every secret value replaced by `<redacted>`.
+    func scrubbed(with redactor: Redactor) -> JobFileErrors {
+        JobFileErrors(
+            errors: errors.map { error in
+                var copy = error
+                copy.message = redactor.scrub(error.message)
+                copy.path = redactor.scrub(error.path)
+                return copy
+            })
+    }
 }

@@ -32,7 +32,9 @@ public enum JobValidator {
                 break
             }
         }
-        if !errors.isEmpty { throw JobFileErrors(errors: errors) }
+        if !errors.isEmpty {
+            throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
+        }
         return count
     }
 
