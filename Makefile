@@ -4,7 +4,9 @@ APT_PACKAGES := libcurl4-openssl-dev python3-httpbin gunicorn python3-jsonschema
 BENCH_PACKAGES := nginx-light wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release test demo bench lint clean
+.PHONY: all deps bench-deps build release install test demo bench lint clean
+
+PREFIX ?= /usr/local
 
 all: build
 
@@ -30,6 +32,11 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release
+
+# Puts the release build of courier in $(PREFIX)/bin (for cron).
+install: release
+	install -d $(PREFIX)/bin
+	install -m 755 .build/release/courier $(PREFIX)/bin/courier
 
 # Every test, then the transport tests again under the thread sanitizer (own build folder).
 test: deps
