@@ -1,7 +1,7 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev python3-httpbin gunicorn python3-jsonschema openssl
-BENCH_PACKAGES := nginx-light wrk
+APT_PACKAGES := libcurl4-openssl-dev python3-httpbin gunicorn python3-jsonschema openssl nginx-light
+BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps bench-deps build release install test demo bench lint clean

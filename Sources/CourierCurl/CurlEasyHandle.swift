@@ -50,6 +50,10 @@ final class CurlEasyHandle {
         _ = ccurl_easy_setopt_off_t(
             raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
         set(CURLOPT_HTTP_VERSION, settings.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
+        if settings.http2 {
+            // Wait for a connection that can multiplex rather than open another one.
+            set(CURLOPT_PIPEWAIT, 1)
+        }
         if !request.validatesTLS {
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)

@@ -45,6 +45,34 @@ struct CurlHTTPClientTests {
         #expect(refused.kind == .tls, "validation is back on for the next request")
     }
 
+    @Test func http2MultiplexesConcurrentRequestsOnOneConnection() async throws {
+        try #require(CurlHTTPClient.supportsHTTP2, "this libcurl has no HTTP/2")
+        let base = try TestServers.nginxHTTP2()
+        let client = CurlHTTPClient(configuration: .init(http2: true))
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for n in 0..<20 {
+                group.addTask {
+                    let response = try await client.perform(
+                        HTTPRequest(url: base.appendingPathComponent("r\(n)"), validatesTLS: false))
+                    return String(decoding: response.body, as: UTF8.self)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.count == 20)
+        #expect(answers.allSatisfy { $0.hasPrefix("HTTP/2.0 ") }, "\(answers)")
+        let connections = Set(answers.map { $0.split(separator: " ").last ?? "" })
+        #expect(
+            connections.count == 1, "20 concurrent requests on \(connections.count) connections")
+    }
+
+    @Test func http1IsSpokenUnlessHTTP2IsAskedFor() async throws {
+        let base = try TestServers.nginxHTTP2()
+        let response = try await CurlHTTPClient().perform(
+            HTTPRequest(url: base.appendingPathComponent("one"), validatesTLS: false))
+        #expect(String(decoding: response.body, as: UTF8.self).hasPrefix("HTTP/1.1 "))
+    }
+
     @Test func perHostConnectionLimitIsHonoured() async throws {
         let server = try TestServers.fixture()
         let key = FixtureServer.uniqueKey("perhost")

@@ -5,6 +5,13 @@ import Foundation
 public enum TestServers {
     private static let fixtureProcess = Result { try ServerProcess(script: "fixture_server.py") }
     private static let httpbinProcess = Result { try ServerProcess(script: "httpbin_server.py") }
+    private static let nginxProcess = Result { try ServerProcess(script: "nginx_h2_server.py") }
+
+    /// nginx with TLS (a self-signed certificate for localhost) and HTTP/2; every path answers
+    /// "<protocol> <connection number>".
+    public static func nginxHTTP2() throws -> URL {
+        URL(string: "https://localhost:\(try nginxProcess.get().ports[0])")!
+    }
 
     /// Courier's own fixture server (`Tests/Fixtures/fixture_server.py`).
     public static func fixture() throws -> FixtureServer {
