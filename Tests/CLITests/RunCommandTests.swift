@@ -40,7 +40,7 @@ struct RunCommandTests {
         let key = FixtureServer.uniqueKey("cap")
         try space.writeJob(
             tasks:
-                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "300", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 9]}}}"#,
+                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "500", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 9]}}}"#,
             extra: #""concurrency": 3,"#)
         let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
@@ -57,16 +57,16 @@ struct RunCommandTests {
         let key = FixtureServer.uniqueKey("rate")
         try space.writeJob(
             tasks:
-                #"{"id": "r{n}", "path": "/echo", "query": {"key": "\#(key)"}, "foreach": {"n": {"range": [1, 7]}}}"#,
-            extra: #""concurrency": 7, "rateLimit": {"perSecond": 10, "burst": 2},"#)
+                #"{"id": "r{n}", "path": "/echo", "query": {"key": "\#(key)"}, "foreach": {"n": {"range": [1, 5]}}}"#,
+            extra: #""concurrency": 5, "rateLimit": {"perSecond": 5, "burst": 1},"#)
         let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
         let times = try await ServerHits.of(key, on: space.server).requests.map(\.time).sorted()
-        #expect(times.count == 7)
-        // Two at once, then one every 100 ms: the seventh leaves 0.5 s after the first. The
-        // first one's connection setup may eat into that at the server, hence the margin;
-        // without the limit all seven arrive within milliseconds.
-        #expect(times[6] - times[0] >= 0.35, "7 requests took \(times[6] - times[0]) s")
+        #expect(times.count == 5)
+        // One token every 200 ms: the fifth request leaves 0.8 s after the first. The first
+        // one's connection setup can eat into that at the server, hence the margin; without
+        // the limit all five arrive within milliseconds.
+        #expect(times[4] - times[0] >= 0.6, "5 requests took \(times[4] - times[0]) s")
     }
 
     @Test("a flaky endpoint is retried; the log shows each attempt", arguments: backends)

@@ -81,7 +81,7 @@ struct CurlHTTPClientTests {
             for _ in 0..<6 {
                 group.addTask {
                     try await client.perform(
-                        HTTPRequest(url: server.url("/slow?ms=150&key=\(key)"))
+                        HTTPRequest(url: server.url("/slow?ms=500&key=\(key)"))
                     )
                     .status
                 }
