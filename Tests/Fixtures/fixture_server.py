@@ -30,16 +30,16 @@ Routes (any method):
 import email.utils
 import json
 import os
-import shutil
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from fixture_support import make_certificate
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
 
@@ -227,18 +227,11 @@ class Server(ThreadingHTTPServer):
 
 def tls_server():
     """A TLS listener with a fresh self-signed certificate for localhost, or None."""
-    if not shutil.which("openssl"):
-        return None
-    folder = tempfile.mkdtemp(prefix="courier-tls-")
-    cert, key = folder + "/cert.pem", folder + "/key.pem"
-    made = subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if made.returncode != 0:
+    pair = make_certificate(tempfile.mkdtemp(prefix="courier-tls-"))
+    if pair is None:
         return None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
+    context.load_cert_chain(*pair)
     server = Server(("127.0.0.1", 0), Handler)
     # The handshake runs in the handler's thread, so a stalled client cannot block accept().
     server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)

@@ -5,12 +5,11 @@ Binds 127.0.0.1:0 itself and hands the socket to gunicorn (fd://), prints "READY
 and stops gunicorn when standard input closes, so it never outlives the test process.
 """
 
-import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
+
+from fixture_support import run_until_stdin_closes
 
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -26,11 +25,4 @@ child = subprocess.Popen(
     stdin=subprocess.DEVNULL,
 )
 print("READY %d" % sock.getsockname()[1], flush=True)
-try:
-    sys.stdin.read()
-finally:
-    child.send_signal(signal.SIGTERM)
-    try:
-        child.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        child.kill()
+run_until_stdin_closes(child)

@@ -9,20 +9,18 @@ standard input closes.
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 
+from fixture_support import make_certificate, run_until_stdin_closes
+
 folder = tempfile.mkdtemp(prefix="courier-h2-")
 os.chmod(folder, 0o755)  # nginx's workers run as another user
-cert, key = folder + "/cert.pem", folder + "/key.pem"
-subprocess.run(
-    ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-     "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
-    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+if make_certificate(folder) is None:
+    sys.exit("openssl could not make a certificate")
 probe = socket.socket()
 probe.bind(("127.0.0.1", 0))
 port = probe.getsockname()[1]
@@ -58,11 +56,6 @@ for _ in range(100):
         time.sleep(0.05)
 print("READY %d" % port, flush=True)
 try:
-    sys.stdin.read()
+    run_until_stdin_closes(child)
 finally:
-    child.send_signal(signal.SIGTERM)
-    try:
-        child.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        child.kill()
     shutil.rmtree(folder, ignore_errors=True)
