@@ -271,6 +271,31 @@ struct RunCommandTests {
         #expect(stderr.contains("the log is incomplete"), "\(stderr)")
     }
 
+    @Test("a symbolic link out of outputDir is not followed")
+    func symlinkEscape() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let outside = space.folder.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: space.folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: space.folder.appendingPathComponent("out/link"), withDestinationURL: outside)
+        try space.writeJob(
+            tasks:
+                #"{"id": "escape", "path": "/echo", "save": "link/stolen.json"}, {"id": "fine", "path": "/echo", "save": "ok/fine.json"}"#
+        )
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("task escape failed"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        #expect(
+            FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/ok/fine.json").path))
+        let line = try #require(try space.attempts("escape").first)
+        #expect((line["error"] as? [String: String])?["kind"] == "save")
+    }
+
     @Test("--quiet prints nothing when all is well")
     func quietRun() async throws {
         let space = try JobWorkspace()

@@ -17,11 +17,23 @@ public enum OutputPath {
         return nil
     }
 
-    /// The file URL for `path` under `folder`, or `nil` when it would escape.
+    /// The file URL for `path` under `folder`, or `nil` when it would escape, by its text or
+    /// through a symbolic link inside the folder that points out of it.
     public static func resolve(_ path: String, in folder: URL) -> URL? {
         guard problem(with: path) == nil else { return nil }
         let base = folder.standardizedFileURL
         let url = base.appendingPathComponent(path).standardizedFileURL
-        return url.path.hasPrefix(base.path + "/") ? url : nil
+        guard url.path.hasPrefix(base.path + "/") else { return nil }
+        // The deepest folder that exists already decides where the write really lands.
+        var existing = url.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != base.path,
+            existing.pathComponents.count > 1
+        {
+            existing.deleteLastPathComponent()
+        }
+        let realBase = base.resolvingSymlinksInPath().path
+        let realExisting = existing.resolvingSymlinksInPath().path
+        guard realExisting == realBase || realExisting.hasPrefix(realBase + "/") else { return nil }
+        return url
     }
 }
