@@ -69,6 +69,23 @@ struct RunCommandTests {
         #expect(times[4] - times[0] >= 0.6, "5 requests took \(times[4] - times[0]) s")
     }
 
+    @Test("--concurrency overrides the job's concurrency")
+    func concurrencyOverride() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("override")
+        try space.writeJob(
+            tasks:
+                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "500", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 6]}}}"#,
+            extra: #""concurrency": 1,"#)
+        let result = try await space.run(["--concurrency", "3"], backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Concurrency: Decodable { let max: Int }
+        let seen = try await ProbeClient().decode(
+            Concurrency.self, from: space.server.url("/concurrency?key=\(key)"))
+        #expect(seen.max == 3)
+    }
+
     @Test("a flaky endpoint is retried; the log shows each attempt", arguments: backends)
     func retriesOnFlakyEndpoint(backend: String) async throws {
         let space = try JobWorkspace()
