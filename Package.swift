@@ -13,10 +13,14 @@ let package = Package(
         .executable(name: "courier", targets: ["courier"]),
     ],
     targets: [
-        .target(
-            name: "CCurl",
-            linkerSettings: [.linkedLibrary("curl")]
+        // The system libcurl, located with pkg-config; SwiftPM names the package to install
+        // when it is missing.
+        .systemLibrary(
+            name: "CLibcurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
+        .target(name: "CCurl", dependencies: ["CLibcurl"]),
         .target(name: "Courier"),
         .target(name: "CourierCurl", dependencies: ["Courier", "CCurl"]),
         .target(name: "CourierJobs", dependencies: ["Courier", "CourierCurl"]),
