@@ -83,25 +83,6 @@ struct JobWorkspace {
     func remove() { try? FileManager.default.removeItem(at: folder) }
 }
 
-/// What the fixture server recorded under a key.
-struct ServerHits: Decodable {
-    struct Entry: Decodable {
-        let time: Double
-        let method: String
-        let path: String
-        let headers: [[String]]
-        func header(_ name: String) -> String? {
-            headers.first { $0[0].lowercased() == name.lowercased() }?[1]
-        }
-    }
-    let count: Int
-    let requests: [Entry]
-
-    static func of(_ key: String, on server: FixtureServer) async throws -> ServerHits {
-        try await ProbeClient().decode(ServerHits.self, from: server.url("/hits?key=\(key)"))
-    }
-}
-
 /// The documented fields of each log event (docs/log-format.md).
 enum LogContract {
     static let runStart = [

@@ -44,10 +44,7 @@ struct RunCommandTests {
             extra: #""concurrency": 3,"#)
         let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
-        struct Concurrency: Decodable { let max: Int }
-        let seen = try await ProbeClient().decode(
-            Concurrency.self, from: space.server.url("/concurrency?key=\(key)"))
-        #expect(seen.max == 3)
+        #expect(try await space.server.maxConcurrency(of: key) == 3)
     }
 
     @Test("the rate limit spaces requests at the server", arguments: backends)
@@ -80,10 +77,7 @@ struct RunCommandTests {
             extra: #""concurrency": 1,"#)
         let result = try await space.run(["--concurrency", "3"], backend: "curl")
         #expect(result.status == 0, "\(result.stderr)")
-        struct Concurrency: Decodable { let max: Int }
-        let seen = try await ProbeClient().decode(
-            Concurrency.self, from: space.server.url("/concurrency?key=\(key)"))
-        #expect(seen.max == 3)
+        #expect(try await space.server.maxConcurrency(of: key) == 3)
     }
 
     @Test("a flaky endpoint is retried; the log shows each attempt", arguments: backends)

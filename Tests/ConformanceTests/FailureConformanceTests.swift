@@ -95,10 +95,7 @@ struct FailureConformanceTests {
         let error = try await #require(throws: HTTPError.self) { try await task.value }
         #expect(error.kind == .cancelled)
         try await Task.sleep(for: .milliseconds(100))
-        struct Hits: Decodable { let count: Int }
-        #expect(
-            try await ProbeClient().decode(Hits.self, from: server.url("/hits?key=\(key)")).count
-                == 0)
+        #expect(try await ServerHits.of(key, on: server).count == 0)
     }
 
     @Test("a non-http URL is rejected", arguments: TransportKind.allCases)

@@ -14,12 +14,6 @@ struct CurlStressTests {
         case failed(id: Int, String)
     }
 
-    struct Hits: Decodable {
-        struct Entry: Decodable { let path: String }
-        let count: Int
-        let requests: [Entry]
-    }
-
     @Test func twoThousandRequestsFromTwoHundredTasksWithCancellations() async throws {
         let server = try TestServers.fixture()
         let key = FixtureServer.uniqueKey("stress")
@@ -58,7 +52,7 @@ struct CurlStressTests {
         #expect(cancelledCount > 0, "some requests were cancelled")
         #expect(completed.count > total / 2)
 
-        let hits = try await ProbeClient().decode(Hits.self, from: server.url("/hits?key=\(key)"))
+        let hits = try await ServerHits.of(key, on: server)
         let sentIDs = hits.requests.compactMap { Int($0.path.split(separator: "id=").last ?? "") }
         #expect(Set(sentIDs).count == sentIDs.count, "no request reached the server twice")
         #expect(completed.isSubset(of: Set(sentIDs)))

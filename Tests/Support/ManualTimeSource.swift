@@ -32,6 +32,4 @@ public final class ManualTimeSource: TimeSource, @unchecked Sendable {
         }
     }
 
-    /// Moves the clock without anyone sleeping.
-    public func advance(by duration: Duration) { lock.withLock { offset += duration } }
 }

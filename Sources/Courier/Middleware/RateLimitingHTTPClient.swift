@@ -37,7 +37,7 @@ public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
 }
 
 /// What shares a rate-limit bucket.
-public enum RateLimitScope: String, Sendable, Hashable {
+public enum RateLimitScope: String, Sendable, Hashable, CaseIterable {
     /// Every request shares one bucket.
     case job
     /// Each host (and port) has its own bucket.

@@ -59,13 +59,6 @@ struct ArgumentParser {
         return remaining.remove(at: index)
     }
 
-    /// Removes every remaining positional argument.
-    mutating func positionals() -> [String] {
-        let values = remaining.filter { !$0.hasPrefix("-") || $0 == "-" }
-        remaining.removeAll { !$0.hasPrefix("-") || $0 == "-" }
-        return values
-    }
-
     /// Fails on anything not consumed.
     func finish() throws(UsageError) {
         if let extra = remaining.first {

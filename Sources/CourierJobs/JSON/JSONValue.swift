@@ -48,9 +48,4 @@ public struct JSONNode: Sendable, Equatable {
 
     public static func == (lhs: JSONNode, rhs: JSONNode) -> Bool { lhs.value == rhs.value }
 
-    /// The member of an object, if this is an object that has it.
-    public subscript(key: String) -> JSONNode? {
-        guard case .object(let members) = value else { return nil }
-        return members.first { $0.key == key }?.node
-    }
 }

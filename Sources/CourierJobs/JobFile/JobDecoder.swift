@@ -89,16 +89,7 @@ public enum JobDecoder {
                     at: reader.take("baseURL")!)
             }
         }
-        var backend = Backend.curl
-        if let text = reader.string("backend", env: false) {
-            if let parsed = Backend(rawValue: text) {
-                backend = parsed
-            } else {
-                reader.fail(
-                    "backend", "expected \"curl\" or \"urlsession\", found \"\(text)\"",
-                    at: reader.take("backend")!)
-            }
-        }
+        let backend = reader.choice("backend", of: Backend.self) ?? .curl
         let concurrency =
             reader.integer("concurrency", range: 1...10_000, what: "a whole number from 1 to 10000")
             ?? 8
@@ -156,16 +147,7 @@ public enum JobDecoder {
         }
         let burst = reader.integer(
             "burst", range: 1...1_000_000, what: "a whole number of at least 1")
-        var scope = RateLimitScope.job
-        if let text = reader.string("scope", env: false) {
-            if let parsed = RateLimitScope(rawValue: text) {
-                scope = parsed
-            } else {
-                reader.fail(
-                    "scope", "expected \"job\" or \"host\", found \"\(text)\"",
-                    at: reader.take("scope")!)
-            }
-        }
+        let scope = reader.choice("scope", of: RateLimitScope.self) ?? .job
         reader.rejectUnknownKeys(known: ["perSecond", "burst", "scope"])
         guard let perSecond else { return nil }
         return RateLimitSettings(

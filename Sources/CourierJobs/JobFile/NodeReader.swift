@@ -45,6 +45,17 @@ struct NodeReader {
         return env ? context.resolveEnvironment(text, path: childPath(key), at: value) : text
     }
 
+    /// A string key whose value must be one of an enum's raw values.
+    mutating func choice<Value: RawRepresentable & CaseIterable>(
+        _ key: String, of type: Value.Type
+    ) -> Value? where Value.RawValue == String {
+        guard let node = take(key), let text = string(key, env: false) else { return nil }
+        if let value = Value(rawValue: text) { return value }
+        let allowed = Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        fail(key, "expected \(allowed), found \"\(text)\"", at: node)
+        return nil
+    }
+
     mutating func number(_ key: String, range: ClosedRange<Double>, what: String) -> Double? {
         guard let value = take(key) else { return nil }
         guard case .number(let number) = value.value, range.contains(number) else {
