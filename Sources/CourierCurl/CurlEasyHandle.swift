@@ -37,7 +37,7 @@ final class CurlEasyHandle {
         curl_easy_reset(raw)
         errorBuffer[0] = 0
         set(CURLOPT_ERRORBUFFER, errorBuffer)
-        set(CURLOPT_URL, request.url.absoluteString)
+        set(CURLOPT_URL, transfer.wire.url.absoluteString)
         // Signals are process-wide and unsafe in a multi-threaded program (libcurl-thread).
         set(CURLOPT_NOSIGNAL, 1)
         // Only http and https, so a URL cannot make us speak file:// or gopher://.
@@ -58,6 +58,10 @@ final class CurlEasyHandle {
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
         }
+        // The empty string turns on decoding of every encoding this libcurl supports; the
+        // Accept-Encoding field itself comes from WireRequest in the header list, which
+        // replaces the one curl would make. URLSession on Linux decodes the same way.
+        set(CURLOPT_ACCEPT_ENCODING, "")
         // Fewer, larger write callbacks for big bodies (curl's default is 16 KiB). A reset handle
         // keeps its buffer, so setting the same size again does not reallocate it.
         set(CURLOPT_BUFFERSIZE, 64 << 10)
@@ -67,7 +71,7 @@ final class CurlEasyHandle {
         _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context)
         setMethodAndBody(request)
-        return headerList(for: request)
+        return headerList(for: transfer.wire, request: request)
     }
 
     private func setMethodAndBody(_ request: HTTPRequest) {
@@ -91,10 +95,12 @@ final class CurlEasyHandle {
         }
     }
 
-    private func headerList(for request: HTTPRequest) -> UnsafeMutablePointer<curl_slist>? {
+    private func headerList(
+        for wire: WireRequest, request: HTTPRequest
+    ) -> UnsafeMutablePointer<curl_slist>? {
         var list: UnsafeMutablePointer<curl_slist>?
         func append(_ line: String) { list = curl_slist_append(list, line) }
-        for field in request.headers {
+        for field in wire.headers {
             // "Name;" is curl's way to send a header with an empty value.
             append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
@@ -102,9 +108,6 @@ final class CurlEasyHandle {
             // curl would add a form Content-Type and, for big bodies, wait for 100-continue.
             if !request.headers.contains("Content-Type") { append("Content-Type:") }
             if !request.headers.contains("Expect") { append("Expect:") }
-        }
-        if !request.headers.contains("User-Agent") {
-            append("User-Agent: courier/\(CourierVersion.current)")
         }
         if let list { _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, list) }
         return list

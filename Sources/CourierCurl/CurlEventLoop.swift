@@ -142,7 +142,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func start(_ transfer: CurlTransfer) {
         guard let handle = idleHandles.popLast() ?? makeHandle() else {
             transfer.finish(
-                .failure(HTTPError(.network, "curl_easy_init failed", url: transfer.request.url)))
+                .failure(HTTPError(.network, "curl_easy_init failed", url: transfer.displayURL)))
             return
         }
         transfer.headerList = handle.prepare(transfer, settings: settings)
@@ -152,7 +152,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 .failure(
                     HTTPError(
                         .network, String(cString: curl_multi_strerror(code)),
-                        url: transfer.request.url, underlyingCode: Int(code.rawValue))))
+                        url: transfer.displayURL, underlyingCode: Int(code.rawValue))))
             recycle(handle)
             return
         }
@@ -193,7 +193,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func result(
         of transfer: CurlTransfer, handle: CurlEasyHandle, code: CURLcode
     ) -> Result<HTTPResponse, HTTPError> {
-        let url = transfer.request.url
+        let url = transfer.displayURL
         guard code == CURLE_OK else {
             if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
                 return .failure(
@@ -210,7 +210,8 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)
         return .success(
             HTTPResponse(
-                status: status, headers: transfer.headers, body: transfer.takeBody(), url: url,
+                status: status, headers: transfer.headers, body: transfer.takeBody(),
+                url: transfer.wire.url,
                 timings: handle.timings))
     }
 
@@ -229,7 +230,7 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func cancelledError(_ transfer: CurlTransfer) -> HTTPError {
-        HTTPError(.cancelled, "the request was cancelled", url: transfer.request.url)
+        HTTPError(.cancelled, "the request was cancelled", url: transfer.displayURL)
     }
 
     private func tearDown() {
@@ -242,7 +243,7 @@ final class CurlEventLoop: @unchecked Sendable {
         for (raw, (transfer, _)) in active {
             curl_multi_remove_handle(multi, raw)
             transfer.finish(
-                .failure(HTTPError(.cancelled, "the client shut down", url: transfer.request.url)))
+                .failure(HTTPError(.cancelled, "the client shut down", url: transfer.displayURL)))
         }
         let dropped = active.count + idleHandles.count
         active.removeAll()

@@ -23,7 +23,8 @@ public final class CurlHTTPClient: HTTPClient {
         public var maxResponseBytes: Int
         /// The most connections open at once (0: no limit).
         public var maxConnections: Int
-        /// The most connections to one host (0: no limit).
+        /// The most connections to one host (0: no limit). Transfers beyond it wait for a free
+        /// connection instead of opening and closing connections of their own.
         public var maxConnectionsPerHost: Int
         /// Offer HTTP/2 over TLS and multiplex requests on one connection.
         public var http2: Bool
@@ -37,7 +38,7 @@ public final class CurlHTTPClient: HTTPClient {
             connectTimeout: TimeInterval = 10,
             maxResponseBytes: Int = 64 << 20,
             maxConnections: Int = 0,
-            maxConnectionsPerHost: Int = 0,
+            maxConnectionsPerHost: Int = 64,
             http2: Bool = false,
             maxIdleHandles: Int = 256,
             maxIdleBodyBufferBytes: Int = 32 << 20
@@ -87,12 +88,9 @@ public final class CurlHTTPClient: HTTPClient {
     public static var supportsHTTP2: Bool { CurlGlobal.supportsHTTP2 }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let scheme = request.url.scheme?.lowercased()
-        guard scheme == "http" || scheme == "https", request.url.host != nil else {
-            throw HTTPError(.invalidURL, "only absolute http and https URLs", url: request.url)
-        }
         let transfer = CurlTransfer(
-            request: request, maxBodyBytes: configuration.maxResponseBytes, pool: bodyBuffers)
+            request: request, wire: try WireRequest(request),
+            maxBodyBytes: configuration.maxResponseBytes, pool: bodyBuffers)
         let loop = self.loop
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -100,7 +98,8 @@ public final class CurlHTTPClient: HTTPClient {
                 if !loop.submit(transfer) {
                     transfer.finish(
                         .failure(
-                            HTTPError(.cancelled, "the client has shut down", url: request.url)))
+                            HTTPError(
+                                .cancelled, "the client has shut down", url: transfer.displayURL)))
                 }
             }
         } onCancel: {

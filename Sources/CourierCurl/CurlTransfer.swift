@@ -8,6 +8,10 @@ import Foundation
 /// `cancelRequested` is the one field other threads write, under the loop's lock.
 final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
+    /// What goes on the wire: the URL without credentials and every header field.
+    let wire: WireRequest
+    /// The URL for error messages: credentials and secret query values removed.
+    let displayURL: URL
     let maxBodyBytes: Int
     private let pool: BodyBufferPool
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
@@ -27,8 +31,10 @@ final class CurlTransfer: @unchecked Sendable {
     var expectedLength = 0
     var headerList: UnsafeMutablePointer<curl_slist>?
 
-    init(request: HTTPRequest, maxBodyBytes: Int, pool: BodyBufferPool) {
+    init(request: HTTPRequest, wire: WireRequest, maxBodyBytes: Int, pool: BodyBufferPool) {
         self.request = request
+        self.wire = wire
+        self.displayURL = request.displayURL
         self.maxBodyBytes = maxBodyBytes
         self.pool = pool
     }

@@ -1,22 +1,23 @@
 /// Sends ``APIRequest``s and returns their typed responses.
+///
+/// The one requirement is `perform`, so a test double is a few lines (see `CourierTesting`,
+/// or write your own as the layered-client articles do).
 public protocol APIClient: Sendable {
-    /// Sends the request and returns the decoded value together with the HTTP response.
-    func send<Endpoint: APIRequest>(_ request: Endpoint) async throws -> APIResponse<
-        Endpoint.Response
-    >
+    /// Sends the request and returns the decoded response.
+    func perform<Request: APIRequest>(_ request: Request) async throws -> Request.Response
 }
 
 extension APIClient {
-    /// Sends the request and returns the decoded value.
-    public func perform<Endpoint: APIRequest>(_ request: Endpoint) async throws
-        -> Endpoint.Response
-    {
-        try await send(request).value
+    /// Sends a ``Request``; lets `client.perform(.get("/path"))` infer the response type.
+    public func perform<Value>(_ request: Courier.Request<Value>) async throws -> Value {
+        let generic: Courier.Request<Value> = request
+        return try await performGeneric(generic)
     }
 
-    /// Sends a ``Request``; lets `client.perform(.get("/path"))` infer the response type.
-    public func perform<Value>(_ request: Request<Value>) async throws -> Value {
-        try await send(request).value
+    private func performGeneric<Endpoint: APIRequest>(_ request: Endpoint) async throws
+        -> Endpoint.Response
+    {
+        try await perform(request)
     }
 }
 

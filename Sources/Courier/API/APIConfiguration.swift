@@ -41,4 +41,26 @@ public struct APIConfiguration: Sendable {
         self.encoder = encoder
         self.decoder = decoder
     }
+
+    /// A configuration in the layered-client articles' terms: `apiKey` is sent as
+    /// `Authorization: Bearer <apiKey>`, `validateSSL` checks certificates, and
+    /// `additionalHeaders` go with every request.
+    public init(
+        baseURL: URL,
+        apiKey: String,
+        timeoutInterval: TimeInterval = 30,
+        validateSSL: Bool = true,
+        additionalHeaders: [String: String] = [:]
+    ) {
+        self.init(
+            baseURL: baseURL, auth: .bearer(apiKey), timeout: timeoutInterval,
+            headers: HTTPHeaders(additionalHeaders.sorted { $0.key < $1.key }),
+            validatesTLS: validateSSL)
+    }
+
+    /// The same as ``timeout``, under the name the layered-client articles use.
+    public var timeoutInterval: TimeInterval {
+        get { timeout }
+        set { timeout = newValue }
+    }
 }

@@ -32,6 +32,13 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         self.kind = kind
         self.message = message
         self.request = request.map { ($0.method, HTTPError.withoutCredentials($0.url)) }
+    }
+
+    /// An error about `request`, showing its URL without credentials or secret query values.
+    public init(
+        _ kind: Kind, _ message: String, request: HTTPRequest, response: HTTPResponse? = nil
+    ) {
+        self.init(kind, message, request: (request.method, request.displayURL), response: response)
         self.response = response
     }
 

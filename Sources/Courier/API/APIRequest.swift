@@ -3,14 +3,21 @@ import Foundation
 /// One endpoint of an API: where to send, what to send, and what comes back.
 ///
 /// Only `path` and `Response` are required; the rest default to a GET with no query, headers
-/// or body.
+/// or body. The requirement names are the ones the layered-client articles use, so a request
+/// written that way works as it is:
 /// ```swift
-/// struct GetUser: APIRequest {
-///     typealias Response = User
-///     let id: String
-///     var path: String { "/users/\(id)" }
+/// struct ListUsersRequest: APIRequest {
+///     typealias Response = Page<User>
+///     let page: Int
+///     var path: String { "/v1/users" }
+///     var method: HTTPMethod { .get }
+///     var headers: [String: String]? { ["X-Trace": "1"] }
+///     var body: Data? { nil }
+///     var queryItems: [URLQueryItem]? { [URLQueryItem(name: "page", value: String(page))] }
 /// }
 /// ```
+/// For a body the client should encode, give `content` (`.json(value)`, `.form(items)`)
+/// instead of `body`; a request that sets both is refused rather than sending one of them.
 public protocol APIRequest: Sendable {
     /// What a successful response decodes into: any `Decodable`, `Data`, `String` or
     /// ``EmptyResponse``.
@@ -20,10 +27,13 @@ public protocol APIRequest: Sendable {
     /// The path joined to the configuration's base URL, or an absolute `http(s)` URL.
     var path: String { get }
     /// Query items, percent-encoded by the client; order is kept.
-    var query: [URLQueryItem] { get }
+    var queryItems: [URLQueryItem]? { get }
     /// Headers sent with this request; they override same-named configuration headers.
-    var headers: HTTPHeaders { get }
-    var body: APIRequestBody? { get }
+    var headers: [String: String]? { get }
+    /// The body bytes, sent exactly as they are.
+    var body: Data? { get }
+    /// A body for the client to encode, with its `Content-Type`; an alternative to `body`.
+    var content: APIRequestBody? { get }
     /// A deadline for this request in seconds, overriding the configuration's.
     var timeout: TimeInterval? { get }
     /// Which statuses count as success; the default is any 2xx.
@@ -34,16 +44,22 @@ public protocol APIRequest: Sendable {
 
 extension APIRequest {
     public var method: HTTPMethod { .get }
-    public var query: [URLQueryItem] { [] }
-    public var headers: HTTPHeaders { [:] }
-    public var body: APIRequestBody? { nil }
+    public var queryItems: [URLQueryItem]? { nil }
+    public var headers: [String: String]? { nil }
+    public var body: Data? { nil }
+    public var content: APIRequestBody? { nil }
     public var timeout: TimeInterval? { nil }
     public func accepts(status: Int) -> Bool { (200..<300).contains(status) }
 }
 
 extension APIRequest where Response: Decodable {
-    /// Decodes JSON; an empty body decodes into ``EmptyResponse`` or an `Optional` as `nil`.
+    /// Decodes as the type says: `Data` is the body as it is, `String` the body as UTF-8,
+    /// ``EmptyResponse`` ignores the body, an `Optional` of an empty body is `nil`, and every
+    /// other type is decoded from JSON.
     public func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> Response {
+        // Checked at run time: a generic `Request<Value>` picks this implementation once, for
+        // every `Value`, so the `Data` and `String` overloads below never see it.
+        if let raw = RawResponse.decode(response.body, as: Response.self) { return raw }
         if response.body.isEmpty, let empty = (Response.self as? any EmptyDecodable.Type)?.empty {
             return empty as! Response  // swift-format-ignore: checked by the cast above
         }
@@ -65,7 +81,19 @@ extension APIRequest where Response == String {
     }
 }
 
-/// What an ``APIRequest`` sends as its body.
+/// The response types that are not JSON.
+enum RawResponse {
+    static func decode<Value>(_ body: Data, as type: Value.Type) -> Value? {
+        switch type {
+        case is Data.Type: body as? Value
+        case is String.Type: String(decoding: body, as: UTF8.self) as? Value
+        case is EmptyResponse.Type: EmptyResponse() as? Value
+        default: nil
+        }
+    }
+}
+
+/// What an ``APIRequest`` sends as its `content`.
 public enum APIRequestBody: Sendable {
     /// A value encoded with the configuration's `JSONEncoder`, sent as `application/json`.
     case json(any Encodable & Sendable)

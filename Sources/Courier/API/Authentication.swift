@@ -1,7 +1,8 @@
 import Foundation
 
 /// How requests prove who is calling. Every form is treated as a secret: its header is dropped
-/// on a cross-origin redirect and redacted in logs.
+/// on a cross-origin redirect and redacted in logs, and a `.query` key is redacted from every
+/// URL an error or log shows.
 public enum Authentication: Sendable, Hashable {
     /// `Authorization: Bearer <token>`.
     case bearer(String)
@@ -26,6 +27,7 @@ public enum Authentication: Sendable, Hashable {
         case .query(let name, let value):
             request.url = URLBuilder.appending(
                 [URLQueryItem(name: name, value: value)], to: request.url)
+            request.secretQueryNames.insert(name)
         }
     }
 }

@@ -24,45 +24,63 @@ public struct DefaultAPIClient: APIClient {
         }
     }
 
+    public func perform<Endpoint: APIRequest>(_ request: Endpoint) async throws
+        -> Endpoint.Response
+    {
+        try await send(request).value
+    }
+
+    /// Sends the request and returns the decoded value together with the HTTP response (for
+    /// headers such as pagination links, and timings).
     public func send<Endpoint: APIRequest>(_ request: Endpoint) async throws -> APIResponse<
         Endpoint.Response
     > {
         let httpRequest = try makeHTTPRequest(for: request)
         let response = try await httpClient.perform(httpRequest)
-        let origin = (httpRequest.method, httpRequest.url)
         guard request.accepts(status: response.status) else {
             throw APIError(
-                .unacceptableStatus, "unacceptable status \(response.status)", request: origin,
-                response: response)
+                .unacceptableStatus, "unacceptable status \(response.status)",
+                request: httpRequest, response: response)
         }
         do {
             let value = try request.decode(response, using: configuration.decoder)
             return APIResponse(value: value, response: response)
         } catch let error as DecodingError {
             throw APIError(
-                .decoding, APIError.describe(error), request: origin, response: response)
+                .decoding, APIError.describe(error), request: httpRequest, response: response)
         }
     }
 
     /// The HTTP request this client sends for an API request, auth included.
+    ///
+    /// Headers are the configuration's, then the request's (sorted by name, since a dictionary
+    /// has no order) replacing same-named ones. Credentials go only to the base URL's origin:
+    /// an absolute `path` to another host is sent without them.
     public func makeHTTPRequest(for request: some APIRequest) throws -> HTTPRequest {
         let url = try URLBuilder.url(
-            baseURL: configuration.baseURL, path: request.path, query: request.query)
+            baseURL: configuration.baseURL, path: request.path, query: request.queryItems ?? [])
         var headers = configuration.headers
-        var body: Data?
-        if let requestBody = request.body {
-            let (data, contentType) = try encode(requestBody)
+        var body = request.body
+        if let content = request.content {
+            guard body == nil else {
+                throw APIError(
+                    .invalidRequest, "the request sets both body and content; give one of them")
+            }
+            let (data, contentType) = try encode(content)
             body = data
             headers.replaceOrAdd("Content-Type", contentType)
         }
+        let requestHeaders = (request.headers ?? [:]).sorted { $0.key < $1.key }
         var httpRequest = HTTPRequest(
             url: url,
             method: request.method,
-            headers: headers.merging(request.headers),
+            headers: headers.merging(HTTPHeaders(requestHeaders)),
             body: body,
             timeout: request.timeout ?? configuration.timeout,
             validatesTLS: configuration.validatesTLS)
-        configuration.auth?.apply(to: &httpRequest)
+        if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL) {
+            auth.apply(to: &httpRequest)
+        }
         return httpRequest
     }
 

@@ -11,67 +11,78 @@ public struct Request<Value: Decodable & Sendable>: APIRequest {
 
     public var method: HTTPMethod
     public var path: String
-    public var query: [URLQueryItem]
-    public var headers: HTTPHeaders
-    public var body: APIRequestBody?
+    public var queryItems: [URLQueryItem]?
+    public var headers: [String: String]?
+    public var body: Data?
+    public var content: APIRequestBody?
     public var timeout: TimeInterval?
 
     public init(
         method: HTTPMethod = .get,
         path: String,
         query: [URLQueryItem] = [],
-        headers: HTTPHeaders = [:],
-        body: APIRequestBody? = nil,
+        headers: [String: String] = [:],
+        body: Data? = nil,
+        content: APIRequestBody? = nil,
         timeout: TimeInterval? = nil
     ) {
         self.method = method
         self.path = path
-        self.query = query
+        self.queryItems = query
         self.headers = headers
         self.body = body
+        self.content = content
         self.timeout = timeout
     }
 
     /// A GET request.
     public static func get(
-        _ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
+        _ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:]
     ) -> Request {
         Request(method: .get, path: path, query: query, headers: headers)
     }
 
     /// A DELETE request.
     public static func delete(
-        _ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:]
+        _ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:]
     ) -> Request {
         Request(method: .delete, path: path, query: query, headers: headers)
     }
 
-    /// A POST request with an optional body.
+    /// A POST request with optional raw body bytes, sent exactly as given.
     public static func post(
-        _ path: String, body: APIRequestBody? = nil, query: [URLQueryItem] = [],
-        headers: HTTPHeaders = [:]
+        _ path: String, body: Data? = nil, query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
     ) -> Request {
         Request(method: .post, path: path, query: query, headers: headers, body: body)
     }
 
+    /// A POST request with content the client encodes (JSON, form fields, typed bytes).
+    public static func post(
+        _ path: String, content: APIRequestBody, query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
+    ) -> Request {
+        Request(method: .post, path: path, query: query, headers: headers, content: content)
+    }
+
     /// A POST request with a JSON body.
     public static func post(
-        _ path: String, json: some Encodable & Sendable, headers: HTTPHeaders = [:]
+        _ path: String, json: some Encodable & Sendable, headers: [String: String] = [:]
     ) -> Request {
-        Request(method: .post, path: path, headers: headers, body: .json(json))
+        Request(method: .post, path: path, headers: headers, content: .json(json))
     }
 
     /// A PUT request with a JSON body.
     public static func put(
-        _ path: String, json: some Encodable & Sendable, headers: HTTPHeaders = [:]
+        _ path: String, json: some Encodable & Sendable, headers: [String: String] = [:]
     ) -> Request {
-        Request(method: .put, path: path, headers: headers, body: .json(json))
+        Request(method: .put, path: path, headers: headers, content: .json(json))
     }
 
     /// A PATCH request with a JSON body.
     public static func patch(
-        _ path: String, json: some Encodable & Sendable, headers: HTTPHeaders = [:]
+        _ path: String, json: some Encodable & Sendable, headers: [String: String] = [:]
     ) -> Request {
-        Request(method: .patch, path: path, headers: headers, body: .json(json))
+        Request(method: .patch, path: path, headers: headers, content: .json(json))
     }
 }

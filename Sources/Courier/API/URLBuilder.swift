@@ -32,7 +32,7 @@ public enum URLBuilder {
             components.percentEncodedPath =
                 basePath + (relative.hasPrefix("/") ? "" : "/") + relative
         }
-        guard let url = components.url else {
+        guard let url = components.url, url.host != nil else {
             throw APIError(.invalidRequest, "'\(path)' does not make a valid URL with the base URL")
         }
         return appending(query, to: url)
@@ -71,7 +71,9 @@ public enum URLBuilder {
     static func encodeQueryText(_ query: String) -> String {
         var allowed = CharacterSet.urlQueryAllowed
         allowed.insert("%")
-        return query.addingPercentEncoding(withAllowedCharacters: allowed) ?? query
+        allowed.remove(charactersIn: "#")
+        return escapingStrayPercents(
+            query.addingPercentEncoding(withAllowedCharacters: allowed) ?? query)
     }
 
     /// Encodes what may not stand in a path, leaving `/` and existing `%XX` escapes alone.
@@ -79,7 +81,29 @@ public enum URLBuilder {
         var allowed = CharacterSet.urlPathAllowed
         allowed.insert("%")
         allowed.remove(charactersIn: "?#")
-        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        return escapingStrayPercents(
+            path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path)
+    }
+
+    /// `%` that does not start a `%XX` escape becomes `%25`: `/sale/50%` is the path
+    /// `/sale/50%25`, while `/a%20b` keeps its escape. (URLComponents traps on a bare `%`.)
+    static func escapingStrayPercents(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(UInt8(ascii: "%")) else { return text }
+        func isHex(_ index: Int) -> Bool {
+            guard index < bytes.count else { return false }
+            let byte = bytes[index]
+            return (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte | 0x20)
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 8)
+        for (index, byte) in bytes.enumerated() {
+            output.append(byte)
+            if byte == UInt8(ascii: "%"), !(isHex(index + 1) && isHex(index + 2)) {
+                output.append(contentsOf: Array("25".utf8))
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     private static let unreserved = CharacterSet(

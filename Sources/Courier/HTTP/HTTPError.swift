@@ -15,6 +15,8 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
 
         /// The URL is malformed or its scheme is not http/https.
         public static let invalidURL = Kind(rawValue: "invalidURL")
+        /// A header or the method cannot be sent as it is (CR/LF in a value, a bad name).
+        public static let invalidRequest = Kind(rawValue: "invalidRequest")
         /// The host name could not be resolved.
         public static let dns = Kind(rawValue: "dns")
         /// No connection could be made (refused, unreachable).

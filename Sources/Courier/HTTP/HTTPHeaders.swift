@@ -103,8 +103,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
+    /// One `Name: value` line per field; secret values (``SecretHeaders``) are redacted.
     public var description: String {
-        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+        SecretHeaders.redacting(self).fields.map { "\($0.name): \($0.value)" }
+            .joined(separator: "\n")
     }
 
     static func same(_ lhs: String, _ rhs: String) -> Bool {

@@ -7,26 +7,30 @@ import Foundation
 /// request.headers["Content-Type"] = "application/json"
 /// request.body = Data(#"{"name":"x"}"#.utf8)
 /// ```
-public struct HTTPRequest: Sendable, Hashable {
+/// Its `description` redacts secret headers, secret query items and URL credentials.
+public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     /// The absolute `http` or `https` URL.
     public var url: URL
     public var method: HTTPMethod
     public var headers: HTTPHeaders
-    /// The body bytes; `nil` sends none.
+    /// The body bytes, sent exactly as they are; `nil` sends none.
     public var body: Data?
     /// The whole-request deadline in seconds; `nil` leaves it to the transport's default.
     public var timeout: TimeInterval?
     /// Whether the server's TLS certificate and host name are checked. Leave it on outside tests.
     public var validatesTLS: Bool
-    /// Lowercased names of headers that carry secrets beyond the ones every layer knows
-    /// (see ``HTTPRequest/alwaysSecretHeaderNames``): they are dropped on a cross-origin
-    /// redirect and redacted in logs.
-    public var secretHeaderNames: Set<String>
+    private var markedSecretHeaders: Set<String>
+    /// Names of query items whose values are secret (an API key sent as `?api_key=…`): they are
+    /// redacted in ``displayURL`` and so in every error and log.
+    public var secretQueryNames: Set<String>
 
-    /// Header names that are secret in every request.
-    public static let alwaysSecretHeaderNames: Set<String> = [
-        "authorization", "proxy-authorization", "cookie",
-    ]
+    /// Header names that carry secrets beyond ``SecretHeaders/alwaysSecret``: they are dropped
+    /// on a cross-origin redirect and redacted in logs. Stored lowercased, however they are
+    /// inserted.
+    public var secretHeaderNames: Set<String> {
+        get { markedSecretHeaders }
+        set { markedSecretHeaders = Set(newValue.map { $0.lowercased() }) }
+    }
 
     public init(
         url: URL,
@@ -35,7 +39,8 @@ public struct HTTPRequest: Sendable, Hashable {
         body: Data? = nil,
         timeout: TimeInterval? = nil,
         validatesTLS: Bool = true,
-        secretHeaderNames: Set<String> = []
+        secretHeaderNames: Set<String> = [],
+        secretQueryNames: Set<String> = []
     ) {
         self.url = url
         self.method = method
@@ -43,12 +48,39 @@ public struct HTTPRequest: Sendable, Hashable {
         self.body = body
         self.timeout = timeout
         self.validatesTLS = validatesTLS
-        self.secretHeaderNames = Set(secretHeaderNames.map { $0.lowercased() })
+        self.markedSecretHeaders = Set(secretHeaderNames.map { $0.lowercased() })
+        self.secretQueryNames = secretQueryNames
     }
 
     /// Whether the named header is secret in this request.
     public func isSecretHeader(_ name: String) -> Bool {
-        let lowered = name.lowercased()
-        return Self.alwaysSecretHeaderNames.contains(lowered) || secretHeaderNames.contains(lowered)
+        SecretHeaders.isSecret(name, marked: markedSecretHeaders)
+    }
+
+    /// The URL fit to show: no user name or password, and every secret query value replaced.
+    public var displayURL: URL {
+        let bare = HTTPError.withoutCredentials(url)
+        guard !secretQueryNames.isEmpty,
+            var components = URLComponents(url: bare, resolvingAgainstBaseURL: false),
+            let items = components.percentEncodedQueryItems
+        else { return bare }
+        components.percentEncodedQueryItems = items.map { item in
+            let name = item.name.removingPercentEncoding ?? item.name
+            guard secretQueryNames.contains(name), item.value != nil else { return item }
+            return URLQueryItem(name: item.name, value: "redacted")
+        }
+        return components.url ?? bare
+    }
+
+    /// The headers with secret values replaced by `<redacted>`.
+    public var redactedHeaders: HTTPHeaders {
+        SecretHeaders.redacting(headers, marked: markedSecretHeaders)
+    }
+
+    public var description: String {
+        var text = "\(method) \(displayURL.absoluteString)"
+        for field in redactedHeaders { text += "\n\(field.name): \(field.value)" }
+        if let body { text += "\n(\(body.count) bytes of body)" }
+        return text
     }
 }

@@ -31,15 +31,16 @@ public struct RedirectState: Sendable {
         guard let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), target.host != nil
         else {
-            throw HTTPError(.invalidURL, "redirect to an unusable Location", url: current.url)
+            throw HTTPError(
+                .invalidURL, "redirect to an unusable Location", url: current.displayURL)
         }
         guard scheme == "http" || scheme == "https" else {
             throw HTTPError(
-                .invalidURL, "redirect to unsupported scheme '\(scheme)'", url: current.url)
+                .invalidURL, "redirect to unsupported scheme '\(scheme)'", url: current.displayURL)
         }
         guard hops < maxHops else {
             throw HTTPError(
-                .tooManyRedirects, "more than \(maxHops) redirects", url: current.url)
+                .tooManyRedirects, "more than \(maxHops) redirects", url: current.displayURL)
         }
 
         var next = current
@@ -58,7 +59,7 @@ public struct RedirectState: Sendable {
             }
         }
         guard visited.insert(Self.key(next)).inserted else {
-            throw HTTPError(.tooManyRedirects, "redirect loop detected", url: target)
+            throw HTTPError(.tooManyRedirects, "redirect loop detected", url: next.displayURL)
         }
         hops += 1
         current = next
@@ -75,13 +76,7 @@ public struct RedirectState: Sendable {
 
     /// Same scheme, host and effective port.
     static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        lhs.scheme?.lowercased() == rhs.scheme?.lowercased()
-            && lhs.host?.lowercased() == rhs.host?.lowercased()
-            && effectivePort(lhs) == effectivePort(rhs)
-    }
-
-    static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        Origin(lhs) == Origin(rhs)
     }
 
     private static func key(_ request: HTTPRequest) -> String {

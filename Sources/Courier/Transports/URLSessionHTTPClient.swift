@@ -23,7 +23,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         public init(
             timeout: TimeInterval = 60,
             maxResponseBytes: Int = 64 << 20,
-            maxConnectionsPerHost: Int = 16
+            maxConnectionsPerHost: Int = 64
         ) {
             self.timeout = timeout
             self.maxResponseBytes = maxResponseBytes
@@ -35,9 +35,31 @@ public final class URLSessionHTTPClient: HTTPClient {
     private let session: URLSession
     private let delegate: URLSessionTaskRouter
 
-    public init(configuration: Configuration = Configuration()) {
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, base: .ephemeral)
+    }
+
+    /// A client whose session starts from `session`'s configuration (its timeouts, proxy and
+    /// connection settings), as code written for a plain `URLSession` client expects.
+    ///
+    /// The client runs its own session over that configuration, because it needs its own
+    /// delegate (redirects returned as they are, the size cap, deadlines); cookies and caching
+    /// stay off, and `session` itself is not used.
+    public convenience init(session: URLSession) {
+        let base = session.configuration
+        var configuration = Configuration()
+        if base.timeoutIntervalForResource > 0, base.timeoutIntervalForResource < 7 * 24 * 3600 {
+            configuration.timeout = base.timeoutIntervalForResource
+        }
+        if base.httpMaximumConnectionsPerHost > 0 {
+            configuration.maxConnectionsPerHost = base.httpMaximumConnectionsPerHost
+        }
+        self.init(configuration: configuration, base: base)
+    }
+
+    private init(configuration: Configuration, base: URLSessionConfiguration) {
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        let sessionConfiguration = base.copy() as! URLSessionConfiguration
         sessionConfiguration.httpCookieAcceptPolicy = .never
         sessionConfiguration.httpShouldSetCookies = false
         sessionConfiguration.urlCache = nil
@@ -53,17 +75,10 @@ public final class URLSessionHTTPClient: HTTPClient {
     }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let scheme = request.url.scheme?.lowercased()
-        guard scheme == "http" || scheme == "https", request.url.host != nil else {
-            throw HTTPError(.invalidURL, "only absolute http and https URLs", url: request.url)
-        }
+        let wire = try WireRequest(request)
         let timeout = request.timeout ?? configuration.timeout
-        var urlRequest = URLRequest(url: request.url, timeoutInterval: timeout)
-        urlRequest.httpMethod = request.method.rawValue
-        urlRequest.httpBody = request.body
-        for field in request.headers {
-            urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
-        }
+        let urlRequest = Self.urlRequest(for: request, wire: wire, timeout: timeout)
+        let display = request.displayURL
         let task = session.dataTask(with: urlRequest)
         let started = ContinuousClock.now
         // A Dispatch timer, not a Task: it fires even when callers keep every thread of the
@@ -80,7 +95,7 @@ public final class URLSessionHTTPClient: HTTPClient {
                 delegate.register(
                     task,
                     URLSessionTaskRouter.Transfer(
-                        continuation: continuation, url: request.url,
+                        continuation: continuation, url: display,
                         maxBytes: configuration.maxResponseBytes))
                 let start = cancellation.withLock { state -> Bool in
                     state.started = !state.cancelled
@@ -100,8 +115,31 @@ public final class URLSessionHTTPClient: HTTPClient {
             status: outcome.response.statusCode,
             headers: Self.headers(of: outcome.response),
             body: outcome.body,
-            url: request.url,
+            url: wire.url,
             timings: HTTPTimings(total: elapsed.seconds))
+    }
+
+    /// FoundationNetworking adds `Accept-Language`, `Connection: keep-alive` and, for a body
+    /// without a type, a form `Content-Type`. A blank value makes its libcurl leave a field out
+    /// (a header with nothing after the colon is not sent), so each is blanked unless the
+    /// caller set it: the wire then carries exactly ``WireRequest``'s fields.
+    static func urlRequest(for request: HTTPRequest, wire: WireRequest, timeout: TimeInterval)
+        -> URLRequest
+    {
+        var urlRequest = URLRequest(url: wire.url, timeoutInterval: timeout)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.httpBody = request.body
+        for field in wire.headers {
+            urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+        }
+        #if canImport(FoundationNetworking)
+            var suppressed = ["Accept-Language", "Connection"]
+            if request.body != nil || request.method == .post { suppressed.append("Content-Type") }
+            for name in suppressed where !wire.headers.contains(name) {
+                urlRequest.setValue(" ", forHTTPHeaderField: name)
+            }
+        #endif
+        return urlRequest
     }
 
     private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {

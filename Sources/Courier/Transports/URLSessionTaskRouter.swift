@@ -12,10 +12,12 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         var body: Data
     }
 
-    struct Transfer {
-        var continuation: CheckedContinuation<Outcome, any Error>
-        var url: URL
-        var maxBytes: Int
+    /// A class, so that appending a chunk mutates the body in place: a struct copied out of the
+    /// table and back would copy the whole body on every chunk.
+    final class Transfer {
+        let continuation: CheckedContinuation<Outcome, any Error>
+        let url: URL
+        let maxBytes: Int
         var response: HTTPURLResponse?
         var body = Data()
         var overCap = false
@@ -48,8 +50,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     /// `URLRequest.timeoutInterval` as a whole-request deadline, so the client does.
     func expire(_ task: URLSessionTask) {
         let found = transfers.withLock { transfers -> Bool in
-            guard transfers[task.taskIdentifier] != nil else { return false }
-            transfers[task.taskIdentifier]?.expired = true
+            guard let transfer = transfers[task.taskIdentifier] else { return false }
+            transfer.expired = true
             return true
         }
         if found { task.cancel() }
@@ -60,10 +62,9 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         let allowed = transfers.withLock { transfers -> Bool in
-            guard var transfer = transfers[dataTask.taskIdentifier] else { return false }
+            guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
             if response.expectedContentLength > Int64(transfer.maxBytes) { transfer.overCap = true }
-            transfers[dataTask.taskIdentifier] = transfer
             return !transfer.overCap
         }
         completionHandler(allowed ? .allow : .cancel)
@@ -71,14 +72,13 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let overCap = transfers.withLock { transfers -> Bool in
-            guard var transfer = transfers[dataTask.taskIdentifier] else { return false }
+            guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             if transfer.body.count + data.count > transfer.maxBytes {
                 transfer.overCap = true
                 transfer.body = Data()
             } else {
                 transfer.body.append(data)
             }
-            transfers[dataTask.taskIdentifier] = transfer
             return transfer.overCap
         }
         if overCap { dataTask.cancel() }
@@ -87,12 +87,21 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     /// Authentication is the caller's business: a 401 with `WWW-Authenticate` must come back as
     /// a response. FoundationNetworking on Linux stalls on `.performDefaultHandling` and has no
     /// "continue without credentials", so the challenge's response is kept and the challenge
-    /// cancelled; the 401's body is lost (docs/transports.md).
+    /// cancelled; the 401's body is lost (docs/transports.md). Server-trust challenges (Darwin)
+    /// get the system's default handling, so HTTPS keeps working there.
     func urlSession(
         _ session: URLSession, task: URLSessionTask,
         didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        #if !canImport(FoundationNetworking)
+            if challenge.protectionSpace.authenticationMethod
+                == NSURLAuthenticationMethodServerTrust
+            {
+                completionHandler(.performDefaultHandling, nil)
+                return
+            }
+        #endif
         if let failure = challenge.failureResponse as? HTTPURLResponse {
             transfers.withLock { $0[task.taskIdentifier]?.challenged = failure }
         }

@@ -7,7 +7,7 @@ enum HTTPBinRequests {
         typealias Response = RequestEcho
         let parameters: [String: String]
         var path: String { "/get" }
-        var query: [URLQueryItem] {
+        var queryItems: [URLQueryItem]? {
             parameters.sorted { $0.key < $1.key }.map {
                 URLQueryItem(name: $0.key, value: $0.value)
             }
@@ -17,7 +17,7 @@ enum HTTPBinRequests {
     struct GetUserAgent: APIRequest {
         typealias Response = UserAgent
         var path: String { "/user-agent" }
-        var headers: HTTPHeaders { ["User-Agent": "courier-example/1"] }
+        var headers: [String: String]? { ["User-Agent": "courier-example/1"] }
     }
 
     struct CheckBasicAuth: APIRequest {
@@ -32,6 +32,6 @@ enum HTTPBinRequests {
         let note: NewNote
         var method: HTTPMethod { .post }
         var path: String { "/post" }
-        var body: APIRequestBody? { .json(note) }
+        var content: APIRequestBody? { .json(note) }
     }
 }

@@ -14,7 +14,7 @@ import Testing
         typealias Response = User
         let id: Int
         var path: String { "/users/\(id)" }
-        var headers: HTTPHeaders { ["Accept": "application/vnd.test+json", "X-Request": "1"] }
+        var headers: [String: String]? { ["Accept": "application/vnd.test+json", "X-Request": "1"] }
     }
 
     let base = URL(string: "https://api.test/v1")!
@@ -132,5 +132,72 @@ import Testing
         let stub = StubHTTPClient(status: 404, body: "nope")
         let data = try await client(stub).perform(Lookup())
         #expect(data == Data("nope".utf8))
+    }
+
+    @Test func dataAndStringResponsesAreTheBodyAsItIs() async throws {
+        let stub = StubHTTPClient(body: "not json \u{1}")
+        let data: Data = try await client(stub).perform(.get("/bytes/16"))
+        #expect(data == Data("not json \u{1}".utf8))
+        let text: String = try await client(stub).perform(.get("/text"))
+        #expect(text == "not json \u{1}")
+    }
+
+    @Test func emptyResponseIgnoresANonJSONBody() async throws {
+        let stub = StubHTTPClient(body: "OK")
+        let _: EmptyResponse = try await client(stub).perform(.post("/ping"))
+    }
+
+    @Test func seedStyleRequirementsReachTheRequest() async throws {
+        struct Search: APIRequest {
+            typealias Response = Data
+            var path: String { "/search" }
+            var method: HTTPMethod { .post }
+            var headers: [String: String]? { ["X-B": "2", "X-A": "1"] }
+            var body: Data? { Data("raw".utf8) }
+            var queryItems: [URLQueryItem]? { [URLQueryItem(name: "q", value: "a b")] }
+        }
+        let stub = StubHTTPClient(body: "")
+        _ = try await client(stub).perform(Search())
+        let request = try #require(stub.lastRequest)
+        #expect(request.url.absoluteString == "https://api.test/v1/search?q=a%20b")
+        #expect(request.headers["X-A"] == "1")
+        #expect(request.headers["X-B"] == "2")
+        #expect(request.body == Data("raw".utf8))
+        #expect(request.headers["Content-Type"] == nil, "raw bytes get no invented type")
+    }
+
+    @Test func bodyAndContentTogetherAreRefused() async throws {
+        struct Both: APIRequest {
+            typealias Response = Data
+            var path: String { "/x" }
+            var body: Data? { Data("a".utf8) }
+            var content: APIRequestBody? { .json(["b": 1]) }
+        }
+        let stub = StubHTTPClient(body: "")
+        let error = try await #require(throws: APIError.self) {
+            try await client(stub).perform(Both())
+        }
+        #expect(error.kind == .invalidRequest)
+        #expect(stub.lastRequest == nil, "nothing is sent")
+    }
+
+    @Test func anAbsolutePathToAnotherHostGetsNoCredentials() async throws {
+        let stub = StubHTTPClient(body: "[]")
+        let _: [Int] = try await client(stub, auth: .bearer("tok"))
+            .perform(.get("https://elsewhere.test/x"))
+        #expect(stub.lastRequest?.headers["Authorization"] == nil)
+        let _: [Int] = try await client(stub, auth: .bearer("tok"))
+            .perform(.get("https://api.test:443/v1/y"))
+        #expect(stub.lastRequest?.headers["Authorization"] == "Bearer tok")
+    }
+
+    @Test func aQueryKeyNeverAppearsInErrorDescriptions() async throws {
+        let stub = StubHTTPClient(status: 500, body: "")
+        let error = try await #require(throws: APIError.self) {
+            let _: [Int] = try await client(stub, auth: .query(name: "api_key", value: "s3cr3t"))
+                .perform(.get("/x"))
+        }
+        #expect(!error.description.contains("s3cr3t"), "\(error)")
+        #expect(!"\(try #require(stub.lastRequest))".contains("s3cr3t"))
     }
 }

@@ -43,3 +43,27 @@ import Testing
         #expect(url.absoluteString == "https://api.test/s?page=2&q=x")
     }
 }
+
+@Suite struct URLBuilderPercentTests {
+    @Test(arguments: [
+        ("/sale/50%", "http://h.test/sale/50%25"),
+        ("/50%off", "http://h.test/50%25off"),
+        ("/a%20b", "http://h.test/a%20b"),
+        ("/%", "http://h.test/%25"),
+        ("/%zz%4", "http://h.test/%25zz%254"),
+        ("/x?q=100%&r=%41", "http://h.test/x?q=100%25&r=%41"),
+        ("/frag#ment", "http://h.test/frag%23ment"),
+    ])
+    func strayPercentIsEncodedNeverACrash(path: String, expected: String) throws {
+        let url = try URLBuilder.url(baseURL: URL(string: "http://h.test")!, path: path)
+        #expect(url.absoluteString == expected)
+    }
+
+    @Test func everyByteOfAPathMakesAURLOrAnError() {
+        // No input may trap inside URLComponents.
+        for byte in UInt8(0)...UInt8(127) {
+            let path = "/a" + String(UnicodeScalar(byte)) + "%" + String(UnicodeScalar(byte))
+            _ = try? URLBuilder.url(baseURL: URL(string: "http://h.test")!, path: path)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+/// The one place that decides which header fields carry secrets.
+///
+/// A secret header's value is dropped on a cross-origin redirect, redacted in descriptions and
+/// logs, and never printed. Some names are secret in every request; a request can mark more
+/// (``HTTPRequest/secretHeaderNames``), as `.header` authentication does.
+public enum SecretHeaders {
+    /// Lowercased names that are secret in every request and response.
+    public static let alwaysSecret: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
+        "x-auth-token",
+    ]
+
+    /// The text that stands in for a secret value.
+    public static let placeholder = "<redacted>"
+
+    /// Whether `name` is secret, given the names a request marked (lowercased).
+    public static func isSecret(_ name: String, marked: Set<String> = []) -> Bool {
+        let lowered = name.lowercased()
+        return alwaysSecret.contains(lowered) || marked.contains(lowered)
+    }
+
+    /// The headers with every secret value replaced by ``placeholder``.
+    public static func redacting(_ headers: HTTPHeaders, marked: Set<String> = []) -> HTTPHeaders {
+        HTTPHeaders(
+            headers.map { field in
+                isSecret(field.name, marked: marked)
+                    ? HTTPHeaders.Field(name: field.name, value: placeholder) : field
+            })
+    }
+}

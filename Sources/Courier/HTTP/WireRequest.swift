@@ -1,0 +1,87 @@
+import Foundation
+
+/// What goes on the wire for an ``HTTPRequest``: the one definition both transports send from,
+/// so that they send the same bytes, and that the job log shows.
+///
+/// On top of the caller's headers a transport adds `Host` and `Content-Length`, and these,
+/// each only when the caller did not set it:
+/// - `User-Agent: courier/<version>`
+/// - `Accept: */*`
+/// - `Accept-Encoding: gzip, deflate` (the response body is decoded; see `docs/transports.md`)
+/// - `Authorization: Basic …` when the URL carries `user:password@` (the URL is sent without it)
+///
+/// Nothing else: no `Accept-Language`, `Connection`, `Expect`, or form `Content-Type`.
+public struct WireRequest: Sendable, Hashable {
+    /// The URL as requested, without user name or password.
+    public var url: URL
+    /// Every header field the transport sends, in order, besides `Host` and `Content-Length`.
+    public var headers: HTTPHeaders
+
+    public static let userAgent = "courier/\(CourierVersion.current)"
+    public static let accept = "*/*"
+    public static let acceptEncoding = "gzip, deflate"
+
+    /// Checks the request and works out what is sent.
+    ///
+    /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s), and
+    /// `.invalidRequest` for a method or header name that is not a token or a header value with
+    /// CR, LF or NUL (which would let a value inject another header).
+    public init(_ request: HTTPRequest) throws(HTTPError) {
+        let display = request.displayURL
+        let scheme = request.url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty
+        else {
+            throw HTTPError(.invalidURL, "only absolute http and https URLs", url: display)
+        }
+        guard request.method.isValidToken else {
+            throw HTTPError(.invalidRequest, "the method is not a valid token", url: display)
+        }
+        for field in request.headers {
+            guard Self.isToken(field.name) else {
+                throw HTTPError(
+                    .invalidRequest, "header name \"\(field.name)\" is not a valid token",
+                    url: display)
+            }
+            guard Self.isFieldValue(field.value) else {
+                throw HTTPError(
+                    .invalidRequest,
+                    "the value of header \(field.name) contains CR, LF or NUL", url: display)
+            }
+        }
+        var headers = request.headers
+        if let credentials = Self.basicCredentials(in: request.url) {
+            if !headers.contains("Authorization") {
+                headers.add("Authorization", "Basic \(credentials)")
+            }
+            url = HTTPError.withoutCredentials(request.url)
+        } else {
+            url = request.url
+        }
+        if !headers.contains("User-Agent") { headers.add("User-Agent", Self.userAgent) }
+        if !headers.contains("Accept") { headers.add("Accept", Self.accept) }
+        if !headers.contains("Accept-Encoding") {
+            headers.add("Accept-Encoding", Self.acceptEncoding)
+        }
+        self.headers = headers
+    }
+
+    /// RFC 9110 `token`: the characters a header name may have.
+    public static func isToken(_ text: String) -> Bool {
+        HTTPMethod(rawValue: text).isValidToken
+    }
+
+    /// Whether a header value can be sent as it is: no CR, LF or NUL.
+    public static func isFieldValue(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    /// `base64(user:password)` from the URL's userinfo, percent-decoded, or `nil` when it has none.
+    static func basicCredentials(in url: URL) -> String? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+        else { return nil }
+        let user = components.user ?? ""
+        let password = components.password ?? ""
+        return Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+}

@@ -1,0 +1,146 @@
+import Courier
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// Both transports put the same request on the wire and hand back the same response.
+@Suite("Transport parity")
+struct ParityConformanceTests {
+    /// The header fields the server saw, lowercased names, sorted: order is not semantic.
+    static func received(_ request: HTTPRequest, on transport: TransportKind) async throws
+        -> [String]
+    {
+        let echo = try Echo(try await transport.makeClient().perform(request))
+        return echo.headers.map { "\($0[0].lowercased()): \($0[1])" }.sorted()
+    }
+
+    static func requests(_ server: FixtureServer) -> [(String, HTTPRequest)] {
+        [
+            ("plain GET", HTTPRequest(url: server.url("/echo"))),
+            (
+                "raw POST body without a type",
+                HTTPRequest(url: server.url("/echo"), method: .post, body: Data("a=1&b=2".utf8))
+            ),
+            ("empty POST", HTTPRequest(url: server.url("/echo"), method: .post)),
+            (
+                "PUT with JSON and caller headers",
+                HTTPRequest(
+                    url: server.url("/echo"), method: .put,
+                    headers: [
+                        "Content-Type": "application/json", "User-Agent": "mine/1",
+                        "Accept": "application/json", "Accept-Encoding": "identity",
+                        "X-Empty": "",
+                    ], body: Data(#"{"n":1}"#.utf8))
+            ),
+            (
+                "URL with user and password",
+                HTTPRequest(
+                    url: URL(string: "http://bob:s%20cret@127.0.0.1:\(server.port)/echo")!)
+            ),
+        ]
+    }
+
+    @Test("both transports send the same header fields")
+    func sameHeaders() async throws {
+        let server = try TestServers.fixture()
+        for (label, request) in Self.requests(server) {
+            let viaURLSession = try await Self.received(request, on: .urlSession)
+            let viaCurl = try await Self.received(request, on: .curl)
+            #expect(viaURLSession == viaCurl, "\(label)")
+        }
+    }
+
+    @Test(
+        "what is sent is exactly WireRequest's fields plus Host and Content-Length",
+        arguments: TransportKind.allCases)
+    func documentedHeaders(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        for (label, request) in Self.requests(server) {
+            let wire = try WireRequest(request)
+            var expected = wire.headers.map { "\($0.name.lowercased()): \($0.value)" }
+            expected.append("host: 127.0.0.1:\(server.port)")
+            if let body = request.body {
+                expected.append("content-length: \(body.count)")
+            } else if request.method == .post {
+                expected.append("content-length: 0")
+            }
+            #expect(
+                try await Self.received(request, on: transport) == expected.sorted(), "\(label)")
+        }
+    }
+
+    @Test("the defaults are the documented ones", arguments: TransportKind.allCases)
+    func defaults(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let echo = try Echo(
+            try await transport.makeClient().perform(
+                HTTPRequest(url: server.url("/echo"), method: .post, body: Data("x".utf8))))
+        #expect(echo.values(for: "User-Agent") == ["courier/\(CourierVersion.current)"])
+        #expect(echo.values(for: "Accept") == ["*/*"])
+        #expect(echo.values(for: "Accept-Encoding") == ["gzip, deflate"])
+        #expect(echo.values(for: "Accept-Language").isEmpty)
+        #expect(echo.values(for: "Connection").isEmpty)
+        #expect(echo.values(for: "Content-Type").isEmpty, "no form type added to a raw body")
+        #expect(echo.body == "x")
+    }
+
+    @Test("URL credentials go as Basic auth, never in the URL", arguments: TransportKind.allCases)
+    func userinfo(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let url = URL(string: "http://bob:s%40cret@127.0.0.1:\(server.port)/echo?q=1")!
+        let response = try await transport.makeClient().perform(HTTPRequest(url: url))
+        let echo = try Echo(response)
+        let expected = "Basic " + Data("bob:s@cret".utf8).base64EncodedString()
+        #expect(echo.values(for: "Authorization") == [expected])
+        #expect(!response.url.absoluteString.contains("cret"))
+    }
+
+    @Test(
+        "gzip, deflate and br bodies are decoded alike",
+        arguments: TransportKind.allCases, ["/gzip", "/deflate", "/brotli"])
+    func compressedBodies(transport: TransportKind, path: String) async throws {
+        let base = try await TestServers.httpbin()
+        for headers: HTTPHeaders in [[:], ["Accept-Encoding": "gzip, deflate, br"]] {
+            let response = try await transport.makeClient().perform(
+                HTTPRequest(url: base.appendingPathComponent(path), headers: headers))
+            #expect(response.status == 200)
+            let object = try JSONSerialization.jsonObject(with: response.body) as? [String: Any]
+            #expect(object?["method"] as? String == "GET", "decoded JSON from \(path)")
+            #expect(response.headers["Content-Encoding"] != nil, "headers describe the wire")
+        }
+    }
+
+    @Test(
+        "a header value with CR or LF is refused and nothing is sent",
+        arguments: TransportKind.allCases)
+    func headerInjection(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("inject")
+        for headers: HTTPHeaders in [
+            ["X-V": "x\r\nX-Injected: yes"], ["X-V": "a\nb"], ["X-V": "a\0b"], ["Bad Name": "v"],
+        ] {
+            await #expect {
+                _ = try await transport.makeClient().perform(
+                    HTTPRequest(url: server.url("/echo?key=\(key)"), headers: headers))
+            } throws: { ($0 as? HTTPError)?.kind == .invalidRequest }
+        }
+        #expect(try await ServerHits.of(key, on: server).count == 0)
+    }
+
+    @Test("a cancelled request is recognisable as cancellation", arguments: TransportKind.allCases)
+    func cancellation(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let client = transport.makeClient()
+        let task = Task {
+            try await client.perform(HTTPRequest(url: server.url("/slow?ms=3000")))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        let result = await task.result
+        #expect(throws: HTTPError.self) { try result.get() }
+        if case .failure(let error) = result {
+            #expect(error.isCancellation)
+            #expect((error as? HTTPError)?.kind == .cancelled)
+        }
+    }
+}
