@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Backoff is exponential with "full jitter": attempt *n* waits a random time between 0 and
 /// `min(maxDelay, initialDelay × multiplier^(n-1))`. A `Retry-After` header, when respected,
-/// replaces that wait (capped by `maxDelay`).
+/// replaces that wait; one longer than `maxDelay` ends the retries instead.
 public struct RetryPolicy: Sendable, Hashable {
     /// Attempts in all, the first included (1 means never retry).
     public var maxAttempts: Int
@@ -61,28 +61,70 @@ public struct RetryPolicy: Sendable, Hashable {
         return jitter ? ceiling * random : ceiling
     }
 
+    /// Transport failures that another try cannot change: the request, the certificate, the
+    /// name or the body size stay what they were, and a cancellation is the caller's decision.
+    /// (`.dns` is here because libcurl reports a name that does not exist and a resolver that
+    /// failed for now alike.)
+    public static let permanentFailures: Set<HTTPError.Kind> = [
+        .cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge, .tooManyRedirects,
+    ]
+
+    /// What to do after an attempt: wait and try again, or stop, with why when the reason is
+    /// not plain from the outcome.
+    public struct Decision: Sendable, Hashable {
+        /// The wait before the next attempt, or `nil` to stop.
+        public var delay: TimeInterval?
+        /// Why the policy stopped where it could have retried (a `Retry-After` longer than
+        /// `maxDelay`).
+        public var stopReason: String?
+
+        public static func retry(after delay: TimeInterval) -> Decision { Decision(delay: delay) }
+        public static let stop = Decision(delay: nil)
+    }
+
     /// What to do after `attempt` (1-based) ended with `outcome`: `nil` to stop, or the wait
     /// before the next attempt. `now` dates an HTTP-date `Retry-After`.
     public func delay(
         after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
         now: Date, random: Double
     ) -> TimeInterval? {
-        guard attempt < maxAttempts, allowsRetry(of: request) else { return nil }
+        decide(after: attempt, request: request, outcome: outcome, now: now, random: random).delay
+    }
+
+    /// The full decision after `attempt` (1-based) ended with `outcome`.
+    ///
+    /// A `Retry-After` longer than `maxDelay` stops the retries: coming back before the server
+    /// allowed would only be refused again, so the task ends and says so.
+    public func decide(
+        after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
+        now: Date, random: Double
+    ) -> Decision {
+        guard attempt < maxAttempts, allowsRetry(of: request) else { return .stop }
         switch outcome {
         case .success(let response):
-            guard retryableStatuses.contains(response.status) else { return nil }
+            guard retryableStatuses.contains(response.status) else { return .stop }
             if respectsRetryAfter, let header = response.headers["Retry-After"],
                 let wait = RetryAfter.seconds(from: header, now: now)
             {
-                return min(maxDelay, wait)
+                guard wait <= maxDelay else {
+                    return Decision(
+                        delay: nil,
+                        stopReason:
+                            "the server asked to wait \(Self.seconds(wait)) s, more than maxDelay \(Self.seconds(maxDelay)) s"
+                    )
+                }
+                return .retry(after: wait)
             }
         case .failure(let error):
-            // A cancelled request is the caller's decision, never the network's.
-            guard retriesNetworkErrors, error.kind != .cancelled, error.kind != .invalidURL else {
-                return nil
+            guard retriesNetworkErrors, !Self.permanentFailures.contains(error.kind) else {
+                return .stop
             }
         }
-        return backoff(afterAttempt: attempt, random: random)
+        return .retry(after: backoff(afterAttempt: attempt, random: random))
+    }
+
+    private static func seconds(_ value: TimeInterval) -> String {
+        value == value.rounded() && value < 1e15 ? String(Int(value)) : String(value)
     }
 }
 

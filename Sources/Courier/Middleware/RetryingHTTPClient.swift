@@ -39,21 +39,31 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             } catch let error as HTTPError {
                 outcome = .failure(error)
             }
-            let delay =
+            let decision =
                 Task.isCancelled
-                ? nil
-                : policy.delay(
+                ? .stop
+                : policy.decide(
                     after: number, request: request, outcome: outcome, now: time.date(),
                     random: random())
-            observer?(
-                Attempt(
-                    request: request, number: number, outcome: outcome, retryDelay: delay,
-                    duration: clockStart.duration(to: time.now()).seconds, started: started))
-            guard let delay else { return try outcome.get() }
+            let attempt = Attempt(
+                request: request, number: number, outcome: outcome, retryDelay: decision.delay,
+                duration: clockStart.duration(to: time.now()).seconds, started: started,
+                stopReason: decision.stopReason)
+            observer?(attempt)
+            guard let delay = decision.delay else { return try outcome.get() }
             do {
                 try await time.sleep(for: .milliseconds(Int64((delay * 1000).rounded())))
             } catch {
-                throw HTTPError(.cancelled, "cancelled while waiting to retry", url: request.url)
+                // The wait was cut short: the attempt just reported is the last one after all,
+                // and the observer hears so, so that every task ends with a final word.
+                let cancelled = HTTPError(
+                    .cancelled, "cancelled while waiting to retry", url: request.displayURL)
+                var last = attempt
+                last.outcome = .failure(cancelled)
+                last.retryDelay = nil
+                last.stopReason = cancelled.message
+                observer?(last)
+                throw cancelled
             }
             number += 1
         }
@@ -72,4 +82,19 @@ public struct RetryAttempt: Sendable {
     public var duration: TimeInterval
     /// When the attempt started.
     public var started: Date
+    /// Why no retry follows where one could have (see ``RetryPolicy/Decision``).
+    public var stopReason: String?
+
+    public init(
+        request: HTTPRequest, number: Int, outcome: Result<HTTPResponse, HTTPError>,
+        retryDelay: TimeInterval?, duration: TimeInterval, started: Date, stopReason: String? = nil
+    ) {
+        self.request = request
+        self.number = number
+        self.outcome = outcome
+        self.retryDelay = retryDelay
+        self.duration = duration
+        self.started = started
+        self.stopReason = stopReason
+    }
 }

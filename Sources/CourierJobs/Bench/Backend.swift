@@ -7,21 +7,23 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
     case curl
     case urlsession
 
-    /// A new transport of this kind.
+    /// A new transport of this kind; `maxConnectionsPerHost` 0 keeps the transport's default
+    /// (64 on both).
     public func makeClient(
         timeout: TimeInterval = 60, maxResponseBytes: Int = 64 << 20, maxConnectionsPerHost: Int = 0
     ) -> any HTTPClient {
-        switch self {
+        let perHost = maxConnectionsPerHost > 0 ? maxConnectionsPerHost : 64
+        return switch self {
         case .curl:
             CurlHTTPClient(
                 configuration: .init(
                     timeout: timeout, maxResponseBytes: maxResponseBytes,
-                    maxConnectionsPerHost: maxConnectionsPerHost))
+                    maxConnectionsPerHost: perHost))
         case .urlsession:
             URLSessionHTTPClient(
                 configuration: .init(
                     timeout: timeout, maxResponseBytes: maxResponseBytes,
-                    maxConnectionsPerHost: maxConnectionsPerHost > 0 ? maxConnectionsPerHost : 64))
+                    maxConnectionsPerHost: perHost))
         }
     }
 }

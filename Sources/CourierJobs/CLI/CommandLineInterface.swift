@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The `courier` command: dispatches to one command per verb and returns the exit status.
 /// Kept here rather than in the executable so that tests reach every path.
 public enum CommandLineInterface {
@@ -30,6 +36,9 @@ public enum CommandLineInterface {
 
     /// Runs the command line (without the program name) and returns the exit status.
     public static func run(_ arguments: [String]) async -> Int32 {
+        // A reader that goes away (`courier … | head`) must not kill a run before it writes
+        // its log's last line: writes to a closed pipe fail with EPIPE instead.
+        signal(SIGPIPE, SIG_IGN)
         guard let verb = arguments.first else {
             Console.error(usage)
             return ExitCode.usage

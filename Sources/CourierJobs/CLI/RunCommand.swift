@@ -57,18 +57,19 @@ enum RunCommand {
             for line in error.errors { Console.error("courier: \(line)") }
             return CommandLineInterface.ExitCode.usage
         }
+        let console = Console(redactor: Redactor(secrets: job.secrets))
         if dryRun {
-            printPlan(job, total: total, options: options)
+            printPlan(job, total: total, options: options, console: console)
             return CommandLineInterface.ExitCode.success
         }
         do {
             let summary = try await JobRunner(job: job, options: options, total: total).run()
             if !options.quiet || summary.exitCode != 0 {
-                Console.output(describe(summary, job: job))
+                console.output(describe(summary, job: job))
             }
             return summary.exitCode
         } catch {
-            Console.error("courier: \(job.name): \(error)")
+            console.error("courier: \(job.name): \(error)")
             if case .locked = error { return CommandLineInterface.ExitCode.locked }
             return CommandLineInterface.ExitCode.usage
         }
@@ -84,16 +85,14 @@ enum RunCommand {
     }
 
     /// The expanded tasks, one per line, secrets scrubbed; nothing is sent.
-    static func printPlan(_ job: Job, total: Int, options: RunOptions) {
-        let redactor = Redactor(secrets: job.secrets)
+    static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
         for case .success(let task) in TaskExpander(job: job) {
-            var line =
-                "\(task.id)\t\(task.request.method) \(redactor.scrub(task.request.url.absoluteString))"
+            var line = "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
-            Console.output(line)
+            console.output(line)
         }
         let backend = options.backend ?? job.backend
-        Console.output(
+        console.output(
             "courier: \(job.name): \(total) task\(total == 1 ? "" : "s") on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
     }

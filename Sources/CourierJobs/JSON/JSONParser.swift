@@ -58,6 +58,7 @@ public struct JSONParser {
         guard index < bytes.count else { throw failure("unexpected end of file, expected a value") }
         let (startLine, startColumn) = (line, column)
         let value: JSONValue
+        var numberText: String?
         switch bytes[index] {
         case UInt8(ascii: "{"): value = try parseObject()
         case UInt8(ascii: "["): value = try parseArray()
@@ -66,13 +67,15 @@ public struct JSONParser {
         case UInt8(ascii: "f"): try expectWord("false"); value = .bool(false)
         case UInt8(ascii: "n"): try expectWord("null"); value = .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            value = .number(try parseNumber())
+            let (number, text) = try parseNumber()
+            value = .number(number)
+            numberText = text
         default:
             throw failure(
                 "unexpected character '\(Character(Unicode.Scalar(bytes[index])))', expected a value"
             )
         }
-        return JSONNode(value, line: startLine, column: startColumn)
+        return JSONNode(value, line: startLine, column: startColumn, numberText: numberText)
     }
 
     private mutating func expectWord(_ word: String) throws(Failure) {
@@ -238,7 +241,8 @@ public struct JSONParser {
         return scalar
     }
 
-    private mutating func parseNumber() throws(Failure) -> Double {
+    /// The number's value and its exact source text.
+    private mutating func parseNumber() throws(Failure) -> (Double, String) {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         func digits(_ parser: inout JSONParser) -> Int {
@@ -274,9 +278,8 @@ public struct JSONParser {
                 throw failure("invalid number: digits expected in exponent")
             }
         }
-        guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)) else {
-            throw failure("invalid number")
-        }
-        return value
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        guard let value = Double(text) else { throw failure("invalid number") }
+        return (value, text)
     }
 }

@@ -39,11 +39,23 @@ public struct JSONNode: Sendable, Equatable {
     public var value: JSONValue
     public var line: Int
     public var column: Int
+    /// A number's text as written in the source (`52.520008`, `1e400`, `-0`): what a request
+    /// body sends, since a `Double` would round or overflow it.
+    public var numberText: String?
 
-    public init(_ value: JSONValue, line: Int = 0, column: Int = 0) {
+    public init(_ value: JSONValue, line: Int = 0, column: Int = 0, numberText: String? = nil) {
         self.value = value
         self.line = line
         self.column = column
+        self.numberText = numberText
+    }
+
+    /// A number's source text, or its shortest decimal form when built without one.
+    public var numberSource: String? {
+        guard case .number(let number) = value else { return nil }
+        if let numberText { return numberText }
+        return number == number.rounded() && abs(number) < 1e15
+            ? String(Int(number)) : String(number)
     }
 
     public static func == (lhs: JSONNode, rhs: JSONNode) -> Bool { lhs.value == rhs.value }

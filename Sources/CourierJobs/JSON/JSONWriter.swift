@@ -9,6 +9,8 @@ public enum JSONWriter {
         case string(String)
         case array([Value])
         case object([(String, Value)])
+        /// JSON text written as it is: a number's source text, which must be valid JSON.
+        case raw(String)
     }
 
     /// The compact JSON text of `value`.
@@ -35,6 +37,7 @@ public enum JSONWriter {
                 output += "null"
             }
         case .string(let text): writeString(text, to: &output)
+        case .raw(let text): output += text
         case .array(let elements):
             output += "["
             for (index, element) in elements.enumerated() {

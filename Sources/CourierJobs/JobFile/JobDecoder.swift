@@ -24,11 +24,12 @@ public enum JobDecoder {
         let name = url.relativePath
         let data: Data
         do {
-            data = try Data(contentsOf: url)
+            data = Data(try FileSystem.read(url))
         } catch {
             throw JobFileErrors(errors: [
                 JobFileError(
-                    file: name, path: "", message: "cannot read the file (\(reason(error)))")
+                    file: name, path: "",
+                    message: "cannot read the file (\(String(cString: strerror(error.code))))")
             ])
         }
         return try decode(data, file: url, environment: environment)
@@ -83,6 +84,12 @@ public enum JobDecoder {
         var baseURL: URL?
         if let text = reader.string("baseURL") {
             baseURL = httpURL(text)
+            // URL credentials are secrets like ${env:…}: sent as Basic auth, never written.
+            if let password = baseURL.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: false) })?
+                .password
+            {
+                context.addSecret(password)
+            }
             if baseURL == nil {
                 reader.fail(
                     "baseURL", "expected an absolute http or https URL, found \"\(text)\"",
@@ -261,23 +268,8 @@ public enum JobDecoder {
     }
 
     static func httpURL(_ text: String) -> URL? {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", url.host?.isEmpty == false
-        else { return nil }
+        guard let url = URL(string: text), Origin.isHTTP(url) else { return nil }
         return url
-    }
-
-    static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
-            underlying.domain == NSPOSIXErrorDomain
-        {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
-            return "no such file"
-        }
-        return nsError.localizedDescription
     }
 }
 

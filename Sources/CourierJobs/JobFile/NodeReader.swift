@@ -122,8 +122,7 @@ struct NodeReader {
 
     func describe(_ node: JSONNode) -> String {
         switch node.value {
-        case .number(let number):
-            number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
+        case .number: node.numberSource ?? "a number"
         case .string(let text): "\"\(text)\""
         default: node.value.typeName
         }

@@ -43,10 +43,11 @@ enum TaskBuilder {
         case .text(let template):
             body = Data(Template(template).render(bindings).utf8)
         case .file(let file):
-            guard let data = try? Data(contentsOf: file) else {
-                return error("bodyFile", "cannot read \(file.path)")
+            do {
+                body = Data(try FileSystem.read(file))
+            } catch let failure {
+                return error("bodyFile", "\(failure)")
             }
-            body = data
         case nil:
             break
         }
@@ -61,6 +62,14 @@ enum TaskBuilder {
         var request = HTTPRequest(
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
         job.auth?.apply(to: &request)
+        // Whatever a value came from (a lines file, a list), it must not reach the wire as
+        // something else: CR/LF in a header would start a header of its own.
+        do {
+            _ = try WireRequest(request)
+        } catch let refusal {
+            let key = refusal.kind == .invalidURL ? "url" : "headers"
+            return error(key, "\(refusal.message) after expansion (task \(id))")
+        }
         return .success(
             ExpandedTask(
                 id: id, request: request, expectStatus: spec.expectStatus, save: save,
@@ -74,8 +83,7 @@ enum JSONBody {
         switch node.value {
         case .null: .null
         case .bool(let flag): .bool(flag)
-        case .number(let number):
-            number == number.rounded() && abs(number) < 1e15 ? .int(Int(number)) : .double(number)
+        case .number: .raw(node.numberSource ?? "0")
         case .string(let text): .string(Template(text).render(bindings))
         case .array(let elements): .array(elements.map { value(of: $0, bindings: bindings) })
         case .object(let members):

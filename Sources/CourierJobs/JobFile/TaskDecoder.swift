@@ -164,9 +164,7 @@ enum TaskDecoder {
                 for (index, value) in values.enumerated() {
                     switch value.value {
                     case .string(let text): list.append(text)
-                    case .number(let number) where number == number.rounded():
-                        list.append(String(Int(number)))
-                    case .number(let number): list.append(String(number))
+                    case .number: list.append(value.numberSource ?? "")
                     default:
                         context.error(
                             "\(memberPath)[\(index)]",

@@ -6,12 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-#if canImport(Glibc)
-    private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-    private let systemWrite = Darwin.write
-#endif
-
 /// Appends JSON lines to a log file, each with a single `write(2)` of the whole line, so that a
 /// crash leaves at most one truncated last line and concurrent writers never interleave.
 public final class LogWriter: @unchecked Sendable {
@@ -21,8 +15,7 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Creates the folders and opens the file for appending.
     public init(url: URL) throws {
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileSystem.makeFolders(url.deletingLastPathComponent())
         descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw LogWriterError(path: url.path, reason: String(cString: strerror(errno)))
@@ -34,22 +27,18 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Writes one line (a newline is added).
     public func write(_ line: String) throws {
-        var bytes = Array(line.utf8)
+        try write(bytes: Array(line.utf8))
+    }
+
+    /// Writes one line of bytes (a newline is added) with a single `write(2)`.
+    public func write(bytes line: [UInt8]) throws {
+        var bytes = line
         bytes.append(0x0A)
-        try lock.withLock {
-            var offset = 0
-            // A regular file takes the whole line at once; the loop only guards against a
-            // signal interrupting the call.
-            while offset < bytes.count {
-                let written = bytes[offset...].withUnsafeBytes {
-                    systemWrite(descriptor, $0.baseAddress, $0.count)
-                }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw LogWriterError(path: url.path, reason: String(cString: strerror(errno)))
-                }
-                offset += written
-            }
+        let failure = lock.withLock {
+            bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
+        }
+        if let failure {
+            throw LogWriterError(path: url.path, reason: String(cString: strerror(failure)))
         }
     }
 

@@ -1,53 +1,223 @@
 import Courier
-import Foundation
 
-/// The one place that knows a run's secrets and scrubs them from everything that leaves the
-/// process: log lines, error messages, the dry-run plan.
+/// The one place that knows a run's secrets and removes them from the bytes that leave the
+/// process: log lines, stdout, stderr, dry-run plans and error messages.
+///
+/// A secret is found in every form it can take on the way out: as it is, percent-encoded in
+/// full or in part (`a%20b`, `a%2Fb`, `+` for a space), JSON-escaped (`\"`, `\\`, `\/`,
+/// `\u00e9`), and one escape inside another (a JSON body logged as JSON text). Values shorter
+/// than ``minimumLength`` bytes are not searched for: a two-digit secret would erase every
+/// such number from a log; secret headers are redacted by name whatever their length.
 public struct Redactor: Sendable {
-    public static let placeholder = "<redacted>"
-    /// Header names whose values are always secret, beyond `HTTPRequest.isSecretHeader`.
-    static let secretHeaderNames: Set<String> = [
-        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
-        "x-auth-token",
-    ]
+    public static let placeholder = SecretHeaders.placeholder
+    /// The shortest value searched for in free text.
+    public static let minimumLength = 4
 
-    /// Longest first, so a secret that contains another is replaced whole.
-    private let values: [String]
+    /// Byte patterns to find: each secret, and its form-encoded variant where it has spaces.
+    private let patterns: [[UInt8]]
 
     public init(secrets: Set<String>) {
-        values = secrets.filter { !$0.isEmpty }.sorted { $0.count > $1.count }
-    }
-
-    /// The text with every secret value replaced (also in percent-encoded form, as it appears
-    /// in URLs).
-    public func scrub(_ text: String) -> String {
-        guard !values.isEmpty else { return text }
-        var result = text
-        for value in values {
-            result = result.replacingOccurrences(of: value, with: Self.placeholder)
-            let encoded = URLBuilder.percentEncode(value)
-            if encoded != value {
-                result = result.replacingOccurrences(of: encoded, with: Self.placeholder)
+        var patterns = Set<[UInt8]>()
+        for secret in secrets where secret.utf8.count >= Self.minimumLength {
+            patterns.insert(Array(secret.utf8))
+            if secret.contains(" ") {
+                patterns.insert(Array(secret.replacingOccurrences(of: " ", with: "+").utf8))
             }
         }
-        return result
+        // Longest first, so a secret that contains another is replaced whole.
+        self.patterns = patterns.sorted { $0.count > $1.count }
+    }
+
+    /// Whether there is anything to redact at all.
+    public var isEmpty: Bool { patterns.isEmpty }
+
+    /// The text with every form of every secret replaced by `<redacted>`.
+    public func scrub(_ text: String) -> String {
+        guard !patterns.isEmpty else { return text }
+        let bytes = Array(text.utf8)
+        let ranges = matches(in: bytes, from: 0, to: bytes.count)
+        guard !ranges.isEmpty else { return text }
+        return String(decoding: replacing(ranges, in: bytes), as: UTF8.self)
+    }
+
+    /// One JSON line with secrets replaced inside its string values only, so that the line
+    /// stays valid JSON whatever the secrets are.
+    public func scrubJSON(_ bytes: [UInt8]) -> [UInt8] {
+        guard !patterns.isEmpty else { return bytes }
+        var ranges: [Range<Int>] = []
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == UInt8(ascii: "\"") else {
+                index += 1
+                continue
+            }
+            let start = index + 1
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\"") {
+                end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            end = min(end, bytes.count)
+            ranges += matches(in: bytes, from: start, to: end)
+            index = end + 1
+        }
+        return ranges.isEmpty ? bytes : replacing(ranges, in: bytes)
     }
 
     /// Whether a header's value must never be written.
     public func isSecretHeader(_ name: String, in request: HTTPRequest?) -> Bool {
-        Self.secretHeaderNames.contains(name.lowercased()) || request?.isSecretHeader(name) == true
+        request?.isSecretHeader(name) ?? SecretHeaders.isSecret(name)
     }
 
-    /// Header fields as log values: secret ones as `<redacted>`, the rest scrubbed.
+    /// Header fields as log values: secret ones as `<redacted>`.
     func headers(_ headers: HTTPHeaders, of request: HTTPRequest?) -> JSONWriter.Value {
         .object(
             headers.map { field in
                 (
                     field.name,
-                    .string(
-                        isSecretHeader(field.name, in: request)
-                            ? Self.placeholder : scrub(field.value))
+                    .string(isSecretHeader(field.name, in: request) ? Self.placeholder : field.value)
                 )
             })
+    }
+
+    // MARK: - Matching
+
+    /// The ranges of `bytes[from..<to]` that hold a secret in any form.
+    private func matches(in bytes: [UInt8], from: Int, to: Int) -> [Range<Int>] {
+        var found: [Range<Int>] = []
+        let raw = DecodedView(identity: bytes, from: from, to: to)
+        search(raw, into: &found)
+        if raw.bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }) {
+            let once = raw.decoded()
+            search(once, into: &found)
+            if once.bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }) {
+                search(once.decoded(), into: &found)
+            }
+        }
+        return found
+    }
+
+    private func search(_ view: DecodedView, into found: inout [Range<Int>]) {
+        let bytes = view.bytes
+        for pattern in patterns where pattern.count <= bytes.count {
+            let first = pattern[0]
+            var index = 0
+            let last = bytes.count - pattern.count
+            while index <= last {
+                if bytes[index] == first,
+                    bytes[index..<index + pattern.count].elementsEqual(pattern)
+                {
+                    found.append(view.start[index]..<view.end[index + pattern.count - 1])
+                    index += pattern.count
+                } else {
+                    index += 1
+                }
+            }
+        }
+    }
+
+    /// `bytes` with each range (merged where they overlap) replaced by the placeholder.
+    private func replacing(_ ranges: [Range<Int>], in bytes: [UInt8]) -> [UInt8] {
+        let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var position = 0
+        var index = 0
+        while index < sorted.count {
+            var range = sorted[index]
+            index += 1
+            while index < sorted.count, sorted[index].lowerBound < range.upperBound {
+                range = range.lowerBound..<max(range.upperBound, sorted[index].upperBound)
+                index += 1
+            }
+            guard range.lowerBound >= position else { continue }
+            output += bytes[position..<range.lowerBound]
+            output += Array(Self.placeholder.utf8)
+            position = range.upperBound
+        }
+        output += bytes[position...]
+        return output
+    }
+}
+
+/// Bytes with escapes decoded, each decoded byte knowing which original bytes it came from.
+struct DecodedView {
+    var bytes: [UInt8] = []
+    /// For decoded byte i, the original range `start[i]..<end[i]` it stands for.
+    var start: [Int] = []
+    var end: [Int] = []
+
+    init(identity source: [UInt8], from: Int, to: Int) {
+        bytes = Array(source[from..<to])
+        start = Array(from..<to)
+        end = Array((from + 1)..<(to + 1))
+    }
+
+    private init() {}
+
+    /// One level of `%XX` and JSON escapes decoded.
+    func decoded() -> DecodedView {
+        var view = DecodedView()
+        view.bytes.reserveCapacity(bytes.count)
+        var index = 0
+        func emit(_ decoded: [UInt8], spanning count: Int) {
+            for byte in decoded {
+                view.bytes.append(byte)
+                view.start.append(start[index])
+                view.end.append(end[index + count - 1])
+            }
+            index += count
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%"), let value = hexValue(at: index + 1, digits: 2) {
+                emit([UInt8(value)], spanning: 3)
+            } else if byte == UInt8(ascii: "\\"), index + 1 < bytes.count,
+                let (decoded, count) = jsonEscape(at: index)
+            {
+                emit(decoded, spanning: count)
+            } else {
+                emit([byte], spanning: 1)
+            }
+        }
+        return view
+    }
+
+    private func hexValue(at index: Int, digits: Int) -> UInt32? {
+        guard index + digits <= bytes.count else { return nil }
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + digits] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value * 16 + UInt32(digit)
+        }
+        return value
+    }
+
+    /// The bytes a JSON escape at `index` stands for, and its length.
+    private func jsonEscape(at index: Int) -> ([UInt8], Int)? {
+        switch bytes[index + 1] {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return ([bytes[index + 1]], 2)
+        case UInt8(ascii: "n"): return ([0x0A], 2)
+        case UInt8(ascii: "r"): return ([0x0D], 2)
+        case UInt8(ascii: "t"): return ([0x09], 2)
+        case UInt8(ascii: "b"): return ([0x08], 2)
+        case UInt8(ascii: "f"): return ([0x0C], 2)
+        case UInt8(ascii: "u"):
+            guard let unit = hexValue(at: index + 2, digits: 4) else { return nil }
+            if (0xD800..<0xDC00).contains(unit), index + 11 < bytes.count,
+                bytes[index + 6] == UInt8(ascii: "\\"), bytes[index + 7] == UInt8(ascii: "u"),
+                let low = hexValue(at: index + 8, digits: 4), (0xDC00..<0xE000).contains(low)
+            {
+                let scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                return Unicode.Scalar(scalar).map { (Array(String($0).utf8), 12) }
+            }
+            return Unicode.Scalar(unit).map { (Array(String($0).utf8), 6) }
+        default: return nil
+        }
     }
 }

@@ -59,8 +59,9 @@ public struct RunLog: Sendable {
             ("event", .string("request")), ("ts", .string(Timestamp.rfc3339(attempt.started))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
             ("attempt", .int(attempt.number)), ("method", .string(request.method.rawValue)),
-            ("url", .string(redactor.scrub(request.url.absoluteString))),
-            ("requestHeaders", redactor.headers(request.headers, of: request)),
+            ("url", .string(request.displayURL.absoluteString)),
+            // The fields as they went on the wire, defaults included (docs/transports.md).
+            ("requestHeaders", redactor.headers(Self.sentHeaders(request), of: request)),
         ]
         if let body = request.body, !body.isEmpty {
             fields.append(("requestBody", bodyValue(body)))
@@ -70,6 +71,12 @@ public struct RunLog: Sendable {
         switch attempt.outcome {
         case .success(let response):
             fields.append(("status", .int(response.status)))
+            if response.redirectCount > 0 {
+                // `status` is the last hop's: say where that was.
+                fields.append(
+                    ("finalURL", .string(HTTPError.withoutCredentials(response.url).absoluteString)))
+                fields.append(("redirects", .int(response.redirectCount)))
+            }
             fields.append(("responseHeaders", redactor.headers(response.headers, of: nil)))
             timings = response.timings
             if timings.total == 0 { timings.total = attempt.duration }
@@ -97,7 +104,7 @@ public struct RunLog: Sendable {
                     "error",
                     .object([
                         ("kind", .string(error.kind.rawValue)),
-                        ("message", .string(redactor.scrub(error.message))),
+                        ("message", .string(error.message)),
                     ])
                 ))
         } else if let failure {
@@ -106,7 +113,7 @@ public struct RunLog: Sendable {
                     "error",
                     .object([
                         ("kind", .string(failure.kind)),
-                        ("message", .string(redactor.scrub(failure.message))),
+                        ("message", .string(failure.message)),
                     ])
                 ))
         }
@@ -116,6 +123,11 @@ public struct RunLog: Sendable {
         try write(fields)
     }
 
+    /// What the transport sent: the request's fields and the transport's defaults.
+    static func sentHeaders(_ request: HTTPRequest) -> HTTPHeaders {
+        (try? WireRequest(request).headers) ?? request.headers
+    }
+
     private func bodyValue(_ body: Data) -> JSONWriter.Value {
         guard body.count <= Self.bodyLimit else {
             return .object([
@@ -123,7 +135,7 @@ public struct RunLog: Sendable {
             ])
         }
         if let text = String(data: body, encoding: .utf8) {
-            return .object([("text", .string(redactor.scrub(text)))])
+            return .object([("text", .string(text))])
         }
         return .object([("base64", .string(body.base64EncodedString()))])
     }
@@ -133,7 +145,9 @@ public struct RunLog: Sendable {
 
     private func write(_ fields: [(String, JSONWriter.Value)]) throws {
         do {
-            try writer.write(JSONWriter.string(.object(fields)))
+            // Redaction happens here, on the finished line, so no field can skip it.
+            try writer.write(
+                bytes: redactor.scrubJSON(Array(JSONWriter.string(.object(fields)).utf8)))
         } catch {
             firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
             throw error

@@ -9,9 +9,16 @@ import Foundation
 /// ended. Redirects sit above the rate limit so that every hop waits for a token: the limit
 /// counts what the servers see. The transport never follows redirects itself.
 enum HTTPStack {
-    static func shared(for job: Job, backend: Backend, time: any TimeSource) -> AnyHTTPClient {
+    /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
+    ///   connections the transport keeps to one host: no task waits for a connection, and no
+    ///   connection is opened only to be closed.
+    static func shared(
+        for job: Job, backend: Backend, concurrency: Int, time: any TimeSource
+    ) -> AnyHTTPClient {
         var client = AnyHTTPClient(
-            backend.makeClient(timeout: job.timeout, maxResponseBytes: 256 << 20))
+            backend.makeClient(
+                timeout: job.timeout, maxResponseBytes: 256 << 20,
+                maxConnectionsPerHost: concurrency))
         if let limit = job.rateLimit {
             client = AnyHTTPClient(
                 RateLimitingHTTPClient(

@@ -14,8 +14,7 @@ final class JobLock {
 
     /// Takes the lock, or returns `nil` when another process holds it.
     init?(url: URL) throws {
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileSystem.makeFolders(url.deletingLastPathComponent())
         let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw LogWriterError(path: url.path, reason: String(cString: strerror(errno)))

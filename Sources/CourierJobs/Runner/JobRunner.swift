@@ -24,6 +24,8 @@ public final class JobRunner: Sendable {
     public let total: Int
     private let time: any TimeSource
     private let stopping = Locked(false)
+    /// Every line to the terminal goes through the job's redactor.
+    let console: Console
 
     /// - Parameter total: the task count from ``JobValidator``.
     public init(
@@ -33,6 +35,7 @@ public final class JobRunner: Sendable {
         self.options = options
         self.total = total
         self.time = time
+        self.console = Console(redactor: Redactor(secrets: job.secrets))
     }
 
     public func run() async throws(StartError) -> RunSummary {
@@ -58,14 +61,16 @@ public final class JobRunner: Sendable {
         do {
             log = RunLog(
                 writer: try LogWriter(url: logURL), run: runID, job: job.name,
-                redactor: Redactor(secrets: job.secrets))
+                redactor: console.redactor)
             try log.runStart(jobFile: job.file.relativePath, sha256: job.sha256, backend: backend)
         } catch {
             throw .log(error)
         }
 
         let progress = Progress(total: total)
-        let shared = HTTPStack.shared(for: job, backend: backend, time: time)
+        let shared = HTTPStack.shared(
+            for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
+            time: time)
         // The watcher is in place before the first request, so a signal at any moment of the
         // run ends it cleanly. After the grace period, what is still in flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
@@ -81,7 +86,7 @@ public final class JobRunner: Sendable {
         let ticker = showsProgress ? startTicker(progress) : nil
         await scheduled.value
         ticker?.cancel()
-        if showsProgress { Console.error("\r\u{1B}[K", newline: false) }
+        if showsProgress { console.error("\r\u{1B}[K", newline: false) }
         signals.stop()
 
         let counts = progress.snapshot
@@ -92,7 +97,7 @@ public final class JobRunner: Sendable {
             duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
             logURL: logURL, logFailure: log.failure)
         if let failure = summary.logFailure {
-            Console.error("courier: the log is incomplete: \(failure)")
+            console.error("courier: the log is incomplete: \(failure)")
         }
         try? log.runEnd(
             duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
@@ -109,7 +114,7 @@ public final class JobRunner: Sendable {
     private func startTicker(_ progress: Progress) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
-                Console.error("\r\u{1B}[K" + progress.line(), newline: false)
+                console.error("\r\u{1B}[K" + progress.line(), newline: false)
                 try? await Task.sleep(for: .milliseconds(250))
             }
         }
@@ -117,25 +122,28 @@ public final class JobRunner: Sendable {
 
     private func schedule(shared: AnyHTTPClient, log: RunLog, progress: Progress) async {
         let concurrency = options.concurrency ?? job.concurrency
-        let reporter = FailureReporter(redactor: Redactor(secrets: job.secrets))
+        let reporter = FailureReporter(console: console)
         await withTaskGroup(of: Void.self) { group in
             var tasks = TaskExpander(job: job).makeIterator()
+            /// Starts the next task; false when there is none left to start. A task that no
+            /// longer expands is reported and skipped here, so its slot goes to the next one.
             func addNext() -> Bool {
-                guard !stopping.withLock({ $0 }), !Task.isCancelled, let next = tasks.next() else {
-                    return false
-                }
-                switch next {
-                case .success(let task):
-                    group.addTask {
-                        await self.execute(
-                            task, shared: shared, log: log, progress: progress, reporter: reporter)
+                while !stopping.withLock({ $0 }), !Task.isCancelled, let next = tasks.next() {
+                    switch next {
+                    case .success(let task):
+                        group.addTask {
+                            await self.execute(
+                                task, shared: shared, log: log, progress: progress,
+                                reporter: reporter)
+                        }
+                        return true
+                    case .failure(let error):
+                        // Validation expanded this already; a lines file changed underneath us.
+                        reporter.report("\(error)")
+                        progress.taskFinished(ok: false, requests: 0)
                     }
-                case .failure(let error):
-                    // Validation expanded this already; a lines file changed underneath us.
-                    reporter.report("\(error)")
-                    progress.taskFinished(ok: false, requests: 0)
                 }
-                return true
+                return false
             }
             for _ in 0..<concurrency where !addNext() { break }
             while await group.next() != nil { _ = addNext() }
@@ -175,7 +183,9 @@ public final class JobRunner: Sendable {
             let expected =
                 task.expectStatus.map { $0.sorted().map(String.init).joined(separator: ", ") }
                 ?? "2xx"
-            failure = ("unexpectedStatus", "status \(response.status), expected \(expected)")
+            var message = "status \(response.status), expected \(expected)"
+            if let reason = attempt.stopReason { message += "; \(reason)" }
+            failure = ("unexpectedStatus", message)
         case .failure(let error):
             failure = (error.kind.rawValue, error.message)
         }
@@ -210,11 +220,11 @@ struct OutputPathError: Error, CustomStringConvertible {
 /// Prints the first task failures to stderr, `--quiet` or not, so that cron mails them (all of
 /// them are in the log).
 final class FailureReporter: Sendable {
-    private let redactor: Redactor
+    private let console: Console
     private let printed = Locked(0)
     static let limit = 10
 
-    init(redactor: Redactor) { self.redactor = redactor }
+    init(console: Console) { self.console = console }
 
     func report(_ message: String) {
         let count = printed.withLock { value -> Int in
@@ -222,9 +232,9 @@ final class FailureReporter: Sendable {
             return value
         }
         if count <= Self.limit {
-            Console.error("courier: " + redactor.scrub(message))
+            console.error("courier: " + message)
         } else if count == Self.limit + 1 {
-            Console.error("courier: more failures; see the log")
+            console.error("courier: more failures; see the log")
         }
     }
 }

@@ -1,0 +1,62 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A file-system failure said in words: what was being done, to which path, and why
+/// (`cannot create the folder logs/nightly: Permission denied`), never a Foundation error code.
+struct FileError: Error, CustomStringConvertible {
+    let path: String
+    /// What was being done, as a verb phrase: "read", "create the folder".
+    let action: String
+    /// The `errno` value.
+    let code: Int32
+
+    var description: String { "cannot \(action) \(path): \(String(cString: strerror(code)))" }
+}
+
+/// The few file operations the runner needs, on POSIX calls so that every failure is a
+/// ``FileError`` and special files (FIFOs) behave as files do.
+enum FileSystem {
+    /// Creates `url` and its missing parents, like `mkdir -p`.
+    static func makeFolders(_ url: URL) throws(FileError) {
+        var missing: [String] = []
+        var current = url.standardizedFileURL.path
+        var status = stat()
+        while !current.isEmpty, current != "/", stat(current, &status) != 0 {
+            missing.append(current)
+            current = (current as NSString).deletingLastPathComponent
+        }
+        if stat(current, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
+            throw FileError(path: current, action: "create a folder inside", code: ENOTDIR)
+        }
+        for path in missing.reversed() where mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw FileError(path: path, action: "create the folder", code: errno)
+        }
+    }
+
+    /// The whole file. Reads until end of file, so a FIFO works; a folder is refused.
+    static func read(_ url: URL) throws(FileError) -> [UInt8] {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileError(path: url.path, action: "read", code: errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            throw FileError(path: url.path, action: "read", code: EISDIR)
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { POSIX.read(descriptor, $0) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileError(path: url.path, action: "read", code: errno)
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+        }
+    }
+}

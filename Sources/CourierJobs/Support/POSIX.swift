@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The system calls whose Swift names clash with methods in scope, reached portably.
+enum POSIX {
+    /// `write(2)` of every byte of `buffer`, retrying short writes and EINTR. Returns the errno
+    /// of a failure, or `nil` when everything was written.
+    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < buffer.count {
+            #if canImport(Glibc)
+                let written = Glibc.write(
+                    descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            #else
+                let written = Darwin.write(
+                    descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            #endif
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return nil
+    }
+
+    /// `read(2)` into `buffer`: the count read, 0 at end of file, -1 with `errno` set.
+    static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        #if canImport(Glibc)
+            Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+        #else
+            Darwin.read(descriptor, buffer.baseAddress, buffer.count)
+        #endif
+    }
+}
