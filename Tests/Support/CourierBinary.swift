@@ -29,18 +29,22 @@ public struct CourierBinary: Sendable {
         return folder.appendingPathComponent("courier")
     }
 
-    /// Runs `courier` with the arguments and returns when it has exited.
+    /// Runs `courier` (or `executable`, for shell pipelines around it) with the arguments and
+    /// returns when it has exited.
     public static func run(
-        _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil
+        _ arguments: [String], executable: URL? = nil, environment: [String: String] = [:],
+        directory: URL? = nil
     ) async throws -> Result {
-        let running = try launch(arguments, environment: environment, directory: directory)
+        let running = try launch(
+            arguments, executable: executable, environment: environment, directory: directory)
         let (status, stdout, stderr) = await running.exit()
         return Result(status: status ?? -1, stdout: stdout, stderr: stderr)
     }
 
     /// Starts `courier` without waiting, for tests that signal it mid-run.
     public static func launch(
-        _ arguments: [String], environment: [String: String] = [:], directory: URL?,
+        _ arguments: [String], executable: URL? = nil, environment: [String: String] = [:],
+        directory: URL?,
         inTerminal: Bool = false
     ) throws -> Running {
         let process = Process()
@@ -50,7 +54,7 @@ public struct CourierBinary: Sendable {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             process.arguments = ["-qec", command, "/dev/null"]
         } else {
-            process.executableURL = url
+            process.executableURL = executable ?? url
             process.arguments = arguments
         }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

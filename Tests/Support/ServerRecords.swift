@@ -8,6 +8,8 @@ public struct ServerHits: Decodable, Sendable {
         public let method: String
         public let path: String
         public let headers: [[String]]
+        /// The request body as UTF-8 (invalid bytes replaced).
+        public let body: String
 
         /// The first value of a request header, compared case-insensitively.
         public func header(_ name: String) -> String? {

@@ -1,0 +1,70 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// How courier behaves at the edges of a Unix process: pipes that close early, job files that
+/// are FIFOs, and file errors said in words.
+@Suite("process edges")
+struct ProcessEdgeTests {
+    /// Runs a shell command line in `folder`; returns its standard output and error.
+    static func shell(_ command: String, in folder: URL) async throws -> CourierBinary.Result {
+        try await CourierBinary.run(
+            ["-c", command], executable: URL(fileURLWithPath: "/bin/bash"), directory: folder)
+    }
+
+    @Test("a reader that hangs up early does not kill the run")
+    func closedPipe() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 20000]}}}"#)
+        let binary = CourierBinary.url.path
+        let plan = try await Self.shell(
+            "'\(binary)' run job.json --dry-run | head -1; echo \"status=${PIPESTATUS[0]}\"",
+            in: space.folder)
+        #expect(plan.stdout.contains("status=0"), "\(plan.stdout) \(plan.stderr)")
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 30]}}}"#)
+        let run = try await Self.shell(
+            "'\(binary)' run job.json --log-dir '\(space.logs.path)' 2>&1 | true; echo \"status=${PIPESTATUS[0]}\"",
+            in: space.folder)
+        #expect(run.stdout.contains("status=0"), "\(run.stdout) \(run.stderr)")
+        #expect(try space.logLines().last?["event"] as? String == "run.end")
+    }
+
+    @Test("a job file that is a FIFO is read like a file")
+    func fifoJobFile() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200"}"#)
+        let result = try await Self.shell(
+            "mkfifo pipe.json && (cat job.json > pipe.json &) && '\(CourierBinary.url.path)' run pipe.json --dry-run",
+            in: space.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("1 task"), "\(result.stdout)")
+    }
+
+    @Test("file errors say what and where, in words")
+    func fileErrorsInWords() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try FileManager.default.createDirectory(
+            at: space.folder.appendingPathComponent("folder.json"), withIntermediateDirectories: true)
+        let folder = try await CourierBinary.run(
+            ["run", "folder.json", "--dry-run"], directory: space.folder)
+        #expect(folder.status == 2)
+        #expect(folder.stderr.contains("folder.json: cannot read"), "\(folder.stderr)")
+        #expect(folder.stderr.contains("Is a directory"), "\(folder.stderr)")
+        try "x".write(
+            to: space.folder.appendingPathComponent("blocker"), atomically: true, encoding: .utf8)
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200"}"#)
+        let logs = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", "blocker/logs", "--no-progress"],
+            directory: space.folder)
+        #expect(logs.status != 0)
+        #expect(logs.stderr.contains("blocker"), "\(logs.stderr)")
+        for output in [folder.stderr, logs.stderr] {
+            #expect(!output.contains("NSCocoaErrorDomain") && !output.contains("Code="))
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Saved outputs survive re-runs: each run replaces a saved file whole, and never deletes it.
+@Suite("saved outputs across runs")
+struct SavedOutputTests {
+    @Test("three runs in a row each save the file", arguments: RunCommandTests.backends)
+    func threeRunsInARow(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let saved = space.folder.appendingPathComponent("out/a.json")
+        for run in 1...3 {
+            try space.writeJob(
+                tasks: #"{"id": "a", "path": "/echo", "query": {"run": "r\#(run)"}, "save": "a.json"}"#)
+            let result = try await space.run(backend: backend)
+            #expect(result.status == 0, "run \(run): \(result.stderr)")
+            let text = try String(contentsOf: saved, encoding: .utf8)
+            #expect(text.contains(#""query": "run=r\#(run)""#), "run \(run) saved its response")
+        }
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: saved.deletingLastPathComponent().path)
+                == ["a.json"], "no temporary files left")
+    }
+
+    @Test("many tasks saving to one path leave one whole response")
+    func concurrentSavesToOnePath() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "s{n}", "path": "/bytes", "query": {"n": "{n}000"}, "foreach": {"n": {"range": [1, 40]}}, "save": "same.bin"}"#,
+            extra: #""concurrency": 8,"#)
+        for _ in 1...2 {
+            let result = try await space.run(backend: "curl")
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let saved = try Data(contentsOf: space.folder.appendingPathComponent("out/same.bin"))
+        #expect(saved.count % 1000 == 0 && (1...40).contains(saved.count / 1000))
+        #expect(saved.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) }, "whole")
+        #expect(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.folder.appendingPathComponent("out").path) == ["same.bin"])
+    }
+
+    @Test("a read-only saved file is replaced and stays read-only")
+    func readOnlyExistingFile() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "query": {"run": "one"}, "save": "a.json"}"#)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let saved = space.folder.appendingPathComponent("out/a.json")
+        #expect(chmod(saved.path, 0o444) == 0)
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "query": {"run": "two"}, "save": "a.json"}"#)
+        let second = try await space.run(backend: "urlsession")
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try String(contentsOf: saved, encoding: .utf8).contains("run=two"))
+        let mode = try FileManager.default.attributesOfItem(atPath: saved.path)[.posixPermissions]
+        #expect((mode as? Int) == 0o444)
+    }
+}
