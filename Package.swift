@@ -37,6 +37,12 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: ["Courier", "CourierCurl", "CourierTestSupport"]
         ),
+        // Code written the way seed articles 000 and 001 write it, run against a real server.
+        .testTarget(
+            name: "SeedStyleTests",
+            dependencies: ["Courier", "CourierCurl", "CourierTestSupport"],
+            exclude: ["MyService/README.md"]
+        ),
         .testTarget(
             name: "CLITests", dependencies: ["courier", "CourierTestSupport"], exclude: ["BadJobs"]),
     ],

@@ -25,6 +25,8 @@ Routes (any method):
   /loop                       redirects to itself
   /error-json                 422 with a JSON problem body
   /empty                      204 without a body
+  /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
+  /v1/users/<id>              one user or 404; both need "Authorization: Bearer seed-token"
 """
 
 import email.utils
@@ -42,6 +44,12 @@ from urllib.parse import parse_qs, urlsplit
 from fixture_support import make_certificate
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
+
+SEED_TOKEN = "seed-token"
+SEED_USERS = [{"id": str(n), "name": name, "email": name.lower() + "@example.com",
+               "avatar_url": None if n % 2 else "https://example.com/%d.png" % n,
+               "created_at": 1700000000 + n, "updated_at": 1700000100 + n}
+              for n, name in enumerate(["Ada", "Swift", "Grace", "Swiftie", "Linus"], start=1)]
 
 BOOKKEEPING = ("/hits", "/concurrency")  # routes that read the records without adding to them
 state_lock = threading.Lock()
@@ -186,8 +194,27 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(422, {"error": "invalid", "detail": "name is required"})
         elif route == "/empty":
             self.reply(204)
+        elif route == "/v1/users" or route.startswith("/v1/users/"):
+            self.seed_users(route, arg)
         else:
             self.reply_json(404, {"error": "no route " + route})
+
+    def seed_users(self, route, arg):
+        if self.headers.get("Authorization") != "Bearer " + SEED_TOKEN:
+            self.reply_json(401, {"error": "unauthorized"})
+            return
+        if route == "/v1/users":
+            page, per_page = int(arg("page", "1")), int(arg("per_page", "20"))
+            matches = [u for u in SEED_USERS if (arg("q") or "").lower() in u["name"].lower()]
+            pages = max(1, -(-len(matches) // per_page))
+            self.reply_json(200, {"page": page, "total_pages": pages, "total_results": len(matches),
+                                  "results": matches[(page - 1) * per_page: page * per_page]})
+            return
+        found = [u for u in SEED_USERS if u["id"] == route[len("/v1/users/"):]]
+        if found:
+            self.reply_json(200, found[0])
+        else:
+            self.reply_json(404, {"error": "no such user"})
 
     def track(self, key, delta):
         with state_lock:
