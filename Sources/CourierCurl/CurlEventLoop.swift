@@ -212,7 +212,7 @@ final class CurlEventLoop: @unchecked Sendable {
             HTTPResponse(
                 status: status, headers: transfer.headers, body: transfer.takeBody(),
                 url: transfer.wire.url,
-                timings: handle.timings))
+                timings: handle.timings, requestHeaders: transfer.wire.headers))
     }
 
     private func makeHandle() -> CurlEasyHandle? {

@@ -164,4 +164,17 @@ struct ParityConformanceTests {
         // them after each transfer; at 20,000 in flight the server then dropped thousands.
         #expect(ports.count <= 64, "\(ports.count) connections")
     }
+
+    @Test("the response names the header fields that were sent", arguments: TransportKind.allCases)
+    func responseRecordsSentHeaders(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        for (label, request) in Self.requests(server) {
+            let response = try await transport.makeClient().perform(request)
+            let seen = try Echo(response).headers.filter {
+                !["host", "content-length"].contains($0[0].lowercased())
+            }.map { "\($0[0].lowercased()): \($0[1])" }.sorted()
+            let recorded = response.requestHeaders.map { "\($0.name.lowercased()): \($0.value)" }
+            #expect(recorded.sorted() == seen, "\(label)")
+        }
+    }
 }

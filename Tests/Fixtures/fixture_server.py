@@ -25,6 +25,8 @@ Routes (any method):
   /loop                       redirects to itself
   /error-json                 422 with a JSON problem body
   /empty                      204 without a body
+  /set-cookie?c=V[&c=V2][&to=URL]
+                              one Set-Cookie field per c; a 302 to URL when given, else 200
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
   /v1/users/<id>              one user or 404; both need "Authorization: Bearer seed-token"
 """
@@ -194,6 +196,12 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(422, {"error": "invalid", "detail": "name is required"})
         elif route == "/empty":
             self.reply(204)
+        elif route == "/set-cookie":
+            fields = [("Set-Cookie", value) for value in query.get("c", [])]
+            if arg("to"):
+                self.reply(302, b"", fields + [("Location", arg("to"))])
+            else:
+                self.reply_json(200, {"set": len(fields)}, fields)
         elif route == "/v1/users" or route.startswith("/v1/users/"):
             self.seed_users(route, arg)
         else:

@@ -13,6 +13,10 @@ public struct HTTPResponse: Sendable, Hashable {
     public var redirectCount: Int
     /// What the transport measured of the exchange.
     public var timings: HTTPTimings
+    /// The header fields the transport put on the wire for the request the caller made, its
+    /// defaults and what middleware below the caller added (cookies) included. After redirects,
+    /// those of the first hop, which is the request the caller made.
+    public var requestHeaders: HTTPHeaders
 
     public init(
         status: Int,
@@ -20,7 +24,8 @@ public struct HTTPResponse: Sendable, Hashable {
         body: Data = Data(),
         url: URL,
         redirectCount: Int = 0,
-        timings: HTTPTimings = HTTPTimings()
+        timings: HTTPTimings = HTTPTimings(),
+        requestHeaders: HTTPHeaders = [:]
     ) {
         self.status = status
         self.headers = headers
@@ -28,6 +33,7 @@ public struct HTTPResponse: Sendable, Hashable {
         self.url = url
         self.redirectCount = redirectCount
         self.timings = timings
+        self.requestHeaders = requestHeaders
     }
 
     /// Whether the status is 2xx.

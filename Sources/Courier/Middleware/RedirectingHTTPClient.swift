@@ -18,10 +18,12 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         var state = RedirectState(request: request, maxHops: maxHops)
         var response = try await wrapped.perform(request)
+        let firstHopHeaders = response.requestHeaders
         while let next = try state.next(after: response) {
             response = try await wrapped.perform(next)
         }
         response.redirectCount = state.hops
+        response.requestHeaders = firstHopHeaders
         return response
     }
 }

@@ -116,7 +116,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             headers: Self.headers(of: outcome.response),
             body: outcome.body,
             url: wire.url,
-            timings: HTTPTimings(total: elapsed.seconds))
+            timings: HTTPTimings(total: elapsed.seconds), requestHeaders: wire.headers)
     }
 
     /// FoundationNetworking adds `Accept-Language`, `Connection: keep-alive` and, for a body

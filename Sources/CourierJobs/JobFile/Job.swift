@@ -13,6 +13,8 @@ public struct Job: Sendable {
     public var retry: RetryPolicy
     public var headers: [(name: String, value: String)]
     public var auth: Authentication?
+    /// Keep cookies across the run's requests (`"cookies": true`); the jar lives for one run.
+    public var cookies: Bool
     /// Folder that `save` paths are relative to (relative to the working directory).
     public var outputDir: String
     public var tasks: [TaskSpec]

@@ -6,7 +6,7 @@ import Foundation
 public enum JobDecoder {
     static let topLevelKeys = [
         "version", "name", "baseURL", "backend", "concurrency", "rateLimit", "timeout", "retry",
-        "headers", "auth", "outputDir", "tasks", "$schema", "description",
+        "cookies", "headers", "auth", "outputDir", "tasks", "$schema", "description",
     ]
     static let taskKeys = [
         "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
@@ -110,6 +110,7 @@ public enum JobDecoder {
         let headers = reader.stringMap("headers") ?? []
         validateHeaderNames(headers, path: "headers", at: root, context: context)
         let auth = reader.take("auth").flatMap { decodeAuth($0, context: context) }
+        let cookies = reader.bool("cookies") ?? false
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
         var tasks: [TaskSpec] = []
         if let tasksNode = reader.take("tasks") {
@@ -141,7 +142,7 @@ public enum JobDecoder {
         return Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
-            outputDir: outputDir, tasks: tasks, file: file, sha256: SHA256.hex(of: data),
+            cookies: cookies, outputDir: outputDir, tasks: tasks, file: file, sha256: SHA256.hex(of: data),
             secrets: context.secrets)
     }
 

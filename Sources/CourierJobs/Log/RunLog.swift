@@ -55,13 +55,18 @@ public struct RunLog: Sendable {
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil
     ) throws {
         let request = attempt.request
+        var sent = Self.sentHeaders(request)
+        if case .success(let response) = attempt.outcome, !response.requestHeaders.isEmpty {
+            sent = response.requestHeaders
+        }
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string("request")), ("ts", .string(Timestamp.rfc3339(attempt.started))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
             ("attempt", .int(attempt.number)), ("method", .string(request.method.rawValue)),
             ("url", .string(request.displayURL.absoluteString)),
-            // The fields as they went on the wire, defaults included (docs/transports.md).
-            ("requestHeaders", redactor.headers(Self.sentHeaders(request), of: request)),
+            // The fields as they went on the wire, defaults and cookies included
+            // (docs/transports.md); computed the same way when no response came back.
+            ("requestHeaders", redactor.headers(sent, of: request)),
         ]
         if let body = request.body, !body.isEmpty {
             fields.append(("requestBody", bodyValue(body)))

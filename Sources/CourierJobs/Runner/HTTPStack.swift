@@ -3,11 +3,13 @@ import Foundation
 
 /// Composes the job's middleware over its transport, in one place:
 ///
-///     retry (per task) → redirects → rate limit → transport
+///     retry (per task) → redirects → cookies (when the job asks) → rate limit → transport
 ///
 /// Retry is outermost so that each attempt is one log line whose URL is where the redirects
 /// ended. Redirects sit above the rate limit so that every hop waits for a token: the limit
-/// counts what the servers see. The transport never follows redirects itself.
+/// counts what the servers see. Cookies sit below redirects so that a redirect's `Set-Cookie`
+/// is stored and each hop gets its own origin's cookies. The transport never follows redirects
+/// itself.
 enum HTTPStack {
     /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
     ///   connections the transport keeps to one host: no task waits for a connection, and no
@@ -24,6 +26,9 @@ enum HTTPStack {
                 RateLimitingHTTPClient(
                     wrapping: client, perSecond: limit.perSecond, burst: limit.burst,
                     scope: limit.scope, time: time))
+        }
+        if job.cookies {
+            client = AnyHTTPClient(CookieStoringHTTPClient(wrapping: client, time: time))
         }
         return AnyHTTPClient(RedirectingHTTPClient(wrapping: client))
     }
