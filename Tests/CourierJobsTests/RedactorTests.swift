@@ -1,0 +1,61 @@
+import Courier
+import Foundation
+import Testing
+
+@testable import CourierJobs
+
+/// Every form a secret can take on the way out is found and replaced.
+@Suite("Redactor")
+struct RedactorTests {
+    static let secret = #"p@ss w"rd\/é"#
+    let redactor = Redactor(secrets: [secret, "ab"])
+
+    @Test(arguments: [
+        #"p@ss w"rd\/é"#,  // raw
+        #"p@ss w\"rd\\\/\u00e9"#,  // JSON-escaped, every escape JSON allows
+        #"p@ss w\"rd\\/é"#,  // JSON-escaped, minimal
+        "p%40ss%20w%22rd%5C%2F%C3%A9",  // percent-encoded in full
+        "p@ss%20w%22rd%5C/%C3%A9",  // in part
+        "p@ss+w%22rd%5C%2F%C3%A9",  // form-encoded
+        "p%2540ss%2520w%2522rd%255C%252F%25C3%25A9",  // percent-encoded twice
+        #"p%40ss%20w%22rd%5C%2F%C3%A9"#,
+    ])
+    func everyFormIsRedacted(form: String) {
+        let scrubbed = redactor.scrub("before \(form) after")
+        #expect(scrubbed == "before <redacted> after", "\(form) → \(scrubbed)")
+    }
+
+    @Test func shortValuesAreNotSearchedFor() {
+        #expect(redactor.scrub("tab about ab") == "tab about ab")
+    }
+
+    @Test func jsonLinesStayValidJSON() throws {
+        let line = JSONWriter.string(
+            .object([
+                ("url", .string("http://h/x?s=p%40ss%20w%22rd%5C%2F%C3%A9")),
+                ("body", .string(#"{"s":"p@ss w\"rd\\/é"}"#)), ("n", .int(12)),
+            ]))
+        let scrubbed = String(decoding: redactor.scrubJSON(Array(line.utf8)), as: UTF8.self)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(scrubbed.utf8)) as? [String: Any])
+        #expect(object["url"] as? String == "http://h/x?s=<redacted>")
+        #expect(object["body"] as? String == #"{"s":"<redacted>"}"#)
+        #expect(object["n"] as? Int == 12)
+        #expect(!scrubbed.contains("rd"))
+    }
+
+    @Test func secretHeadersByName() {
+        var request = HTTPRequest(url: URL(string: "http://h/")!)
+        request.secretHeaderNames.insert("X-Mine")
+        for name in ["Authorization", "cookie", "Set-Cookie", "X-Api-Key", "X-Mine"] {
+            #expect(redactor.isSecretHeader(name, in: request), "\(name)")
+        }
+        #expect(!redactor.isSecretHeader("Accept", in: request))
+        #expect(!redactor.isSecretHeader("X-Mine", in: nil))
+    }
+
+    @Test func overlappingSecretsAreReplacedWhole() {
+        let nested = Redactor(secrets: ["token", "token-extended"])
+        #expect(nested.scrub("a token-extended b token") == "a <redacted> b <redacted>")
+    }
+}

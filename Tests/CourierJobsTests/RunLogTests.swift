@@ -1,0 +1,98 @@
+import Courier
+import Foundation
+import Testing
+
+@testable import CourierJobs
+
+/// Every field of a request line, from an attempt built by hand.
+@Suite("RunLog")
+struct RunLogTests {
+    func withLog(_ body: (RunLog) throws -> Void) throws -> [[String: Any]] {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "runlog-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let log = RunLog(
+            writer: try LogWriter(url: file), run: "r1", job: "j", redactor: Redactor(secrets: ["s3cret"]))
+        try body(log)
+        let text = try String(contentsOf: file, encoding: .utf8)
+        return try text.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    @Test func successfulRedirectedAttempt() throws {
+        var request = HTTPRequest(
+            url: URL(string: "http://u:pw@h.example/a?k=s3cret")!, method: .post,
+            headers: ["Authorization": "Bearer x", "X-Plain": "v"], body: Data(#"{"n":1.50}"#.utf8))
+        request.secretQueryNames.insert("k")
+        let response = HTTPResponse(
+            status: 201, headers: ["Set-Cookie": "a=b", "Content-Type": "application/json"],
+            body: Data("hello".utf8), url: URL(string: "http://h.example/b")!, redirectCount: 1,
+            timings: HTTPTimings(dns: 0.001, connect: 0.002, firstByte: 0.003, total: 0.004),
+            requestHeaders: ["Authorization": "Bearer x", "X-Plain": "v", "Cookie": "c=d"])
+        let attempt = RetryAttempt(
+            request: request, number: 2, outcome: .success(response), retryDelay: nil,
+            duration: 0.005, started: Date(timeIntervalSince1970: 0))
+        let lines = try withLog {
+            try $0.request(task: "t1", attempt: attempt, outcome: "ok", savedTo: "out/x.json")
+        }
+        let line = try #require(lines.first)
+        #expect(line["event"] as? String == "request")
+        #expect(line["ts"] as? String == "1970-01-01T00:00:00.000Z")
+        #expect(line["run"] as? String == "r1" && line["job"] as? String == "j")
+        #expect(line["task"] as? String == "t1" && line["attempt"] as? Int == 2)
+        #expect(line["method"] as? String == "POST")
+        #expect(line["url"] as? String == "http://h.example/a?k=redacted")
+        #expect(line["finalURL"] as? String == "http://h.example/b")
+        #expect(line["redirects"] as? Int == 1)
+        #expect(line["status"] as? Int == 201)
+        #expect(
+            line["requestHeaders"] as? [String: String]
+                == ["Authorization": "<redacted>", "X-Plain": "v", "Cookie": "<redacted>"])
+        #expect(
+            line["responseHeaders"] as? [String: String]
+                == ["Set-Cookie": "<redacted>", "Content-Type": "application/json"])
+        #expect(line["requestBody"] != nil)
+        #expect(line["bytesSent"] as? Int == 10 && line["bytesReceived"] as? Int == 5)
+        let timings = try #require(line["timings"] as? [String: Any])
+        #expect(timings["dnsMs"] as? Double == 1 && timings["totalMs"] as? Double == 4)
+        #expect(timings["tlsMs"] is NSNull)
+        #expect(line["outcome"] as? String == "ok")
+        #expect(line["savedTo"] as? String == "out/x.json")
+        #expect(line["error"] == nil && line["retryInMs"] == nil)
+    }
+
+    @Test func failedAttemptWithRetry() throws {
+        let request = HTTPRequest(url: URL(string: "http://h.example/x?t=s3cret")!)
+        let attempt = RetryAttempt(
+            request: request, number: 1,
+            outcome: .failure(HTTPError(.connect, "refused s3cret", url: request.url)),
+            retryDelay: 0.25, duration: 0.01, started: Date())
+        let lines = try withLog { try $0.request(task: "t", attempt: attempt, outcome: "retry") }
+        let line = try #require(lines.first)
+        #expect(line["status"] == nil && line["finalURL"] == nil)
+        #expect(line["url"] as? String == "http://h.example/x?t=<redacted>")
+        #expect((line["error"] as? [String: String])?["kind"] == "connect")
+        #expect((line["error"] as? [String: String])?["message"] == "refused <redacted>")
+        #expect(line["retryInMs"] as? Double == 250)
+        #expect(line["outcome"] as? String == "retry")
+        let headers = try #require(line["requestHeaders"] as? [String: String])
+        #expect(headers["User-Agent"]?.hasPrefix("courier/") == true, "the defaults that were sent")
+    }
+
+    @Test func startAndEnd() throws {
+        let lines = try withLog {
+            try $0.runStart(jobFile: "jobs/x.json", sha256: "abc", backend: .curl)
+            try $0.runEnd(
+                duration: 1.5, total: 3, ok: 2, failed: 1, requests: 4, exitCode: 1,
+                interrupted: false)
+        }
+        #expect(lines.count == 2)
+        #expect(lines[0]["event"] as? String == "run.start" && lines[0]["backend"] as? String == "curl")
+        #expect(lines[0]["jobSHA256"] as? String == "abc" && lines[0]["version"] != nil)
+        #expect(lines[1]["durationMs"] as? Double == 1500)
+        #expect(lines[1]["tasks"] as? [String: Int] == ["total": 3, "ok": 2, "failed": 1])
+        #expect(lines[1]["requests"] as? Int == 4 && lines[1]["exitCode"] as? Int == 1)
+        #expect(lines[1]["interrupted"] as? Bool == false)
+    }
+}
