@@ -68,7 +68,7 @@ import Testing
         #expect(off.delay(after: 1, request: get, outcome: refused, now: now, random: 0) == nil)
     }
 
-    @Test func retryAfterInSecondsAndAsDateIsHonouredAndCapped() {
+    @Test func retryAfterInSecondsAndAsDateIsHonouredAndNeverShortened() {
         let policy = RetryPolicy(maxDelay: 30)
         let seconds = response(429, ["Retry-After": "7"])
         #expect(policy.delay(after: 1, request: get, outcome: seconds, now: now, random: 0) == 7)
@@ -76,7 +76,9 @@ import Testing
         let base = RetryAfterTests.date("Fri, 15 Jan 2027 08:00:00 GMT")
         #expect(policy.delay(after: 1, request: get, outcome: date, now: base, random: 0) == 12)
         let far = response(429, ["Retry-After": "3600"])
-        #expect(policy.delay(after: 1, request: get, outcome: far, now: now, random: 0) == 30)
+        let stop = policy.decide(after: 1, request: get, outcome: far, now: now, random: 0)
+        #expect(stop.delay == nil, "coming back after 30 s would be before the server allowed")
+        #expect(stop.stopReason == "the server asked to wait 3600 s, more than maxDelay 30 s")
         var ignoring = policy
         ignoring.respectsRetryAfter = false
         ignoring.jitter = false
@@ -139,4 +141,15 @@ final class AttemptLog: @unchecked Sendable {
     }
     var numbers: [Int] { lock.withLock { attempts.map(\.number) } }
     var delays: [TimeInterval?] { lock.withLock { attempts.map(\.retryDelay) } }
+
+    @Test(arguments: [
+        HTTPError.Kind.cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge,
+        .tooManyRedirects,
+    ])
+    func permanentFailuresAreNeverRetried(kind: HTTPError.Kind) {
+        let policy = RetryPolicy(maxAttempts: 5)
+        let outcome = Result<HTTPResponse, HTTPError>.failure(HTTPError(kind, "x"))
+        let request = HTTPRequest(url: URL(string: "http://a.test/")!)
+        #expect(policy.delay(after: 1, request: request, outcome: outcome, now: Date(), random: 0) == nil)
+    }
 }
