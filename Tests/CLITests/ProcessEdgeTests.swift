@@ -17,7 +17,8 @@ struct ProcessEdgeTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(
-            tasks: #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 20000]}}}"#)
+            tasks:
+                #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 20000]}}}"#)
         let binary = CourierBinary.url.path
         let plan = try await Self.shell(
             "'\(binary)' run job.json --dry-run | head -1; echo \"status=${PIPESTATUS[0]}\"",
@@ -49,7 +50,8 @@ struct ProcessEdgeTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         try FileManager.default.createDirectory(
-            at: space.folder.appendingPathComponent("folder.json"), withIntermediateDirectories: true)
+            at: space.folder.appendingPathComponent("folder.json"),
+            withIntermediateDirectories: true)
         let folder = try await CourierBinary.run(
             ["run", "folder.json", "--dry-run"], directory: space.folder)
         #expect(folder.status == 2)

@@ -28,7 +28,8 @@ struct RequestFidelityTests {
         #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing was sent")
     }
 
-    @Test("a bare % in a path or a lines value is sent encoded", arguments: RunCommandTests.backends)
+    @Test(
+        "a bare % in a path or a lines value is sent encoded", arguments: RunCommandTests.backends)
     func percentNeverCrashes(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }

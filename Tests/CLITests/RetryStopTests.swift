@@ -60,7 +60,8 @@ struct RetryStopTests {
         try space.writeJob(
             tasks:
                 #"{"id": "waiting", "path": "/flaky", "query": {"key": "\#(key)", "fail": "9"}}"#,
-            extra: #""retry": {"maxAttempts": 5, "initialDelay": 60, "maxDelay": 60, "jitter": false},"#
+            extra:
+                #""retry": {"maxAttempts": 5, "initialDelay": 60, "maxDelay": 60, "jitter": false},"#
         )
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],

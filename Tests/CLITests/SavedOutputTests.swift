@@ -16,14 +16,17 @@ struct SavedOutputTests {
         let saved = space.folder.appendingPathComponent("out/a.json")
         for run in 1...3 {
             try space.writeJob(
-                tasks: #"{"id": "a", "path": "/echo", "query": {"run": "r\#(run)"}, "save": "a.json"}"#)
+                tasks:
+                    #"{"id": "a", "path": "/echo", "query": {"run": "r\#(run)"}, "save": "a.json"}"#
+            )
             let result = try await space.run(backend: backend)
             #expect(result.status == 0, "run \(run): \(result.stderr)")
             let text = try String(contentsOf: saved, encoding: .utf8)
             #expect(text.contains(#""query": "run=r\#(run)""#), "run \(run) saved its response")
         }
         #expect(
-            try FileManager.default.contentsOfDirectory(atPath: saved.deletingLastPathComponent().path)
+            try FileManager.default.contentsOfDirectory(
+                atPath: saved.deletingLastPathComponent().path)
                 == ["a.json"], "no temporary files left")
     }
 

@@ -8,7 +8,10 @@ import Testing
 struct CookieConformanceTests {
     static func cookies(in response: HTTPResponse) throws -> Set<String> {
         let values = try Echo(response).values(for: "Cookie")
-        return Set(values.flatMap { $0.split(separator: ";") }.map { $0.trimmingCharacters(in: .whitespaces) })
+        return Set(
+            values.flatMap { $0.split(separator: ";") }.map {
+                $0.trimmingCharacters(in: .whitespaces)
+            })
     }
 
     @Test(
@@ -18,13 +21,15 @@ struct CookieConformanceTests {
         let server = try TestServers.fixture()
         let store = CookieStore()
         let client = RedirectingHTTPClient(
-            wrapping: CookieStoringHTTPClient(wrapping: AnyHTTPClient(transport.makeClient()), store: store))
+            wrapping: CookieStoringHTTPClient(
+                wrapping: AnyHTTPClient(transport.makeClient()), store: store))
         let setting = server.url(
             "/set-cookie?c=hop%3D1%3B%20Path%3D%2F&c=two%3D2%3B%20Expires%3DWed%2C%2009%20Jun%202100%2010%3A18%3A14%20GMT&to=/echo"
         )
         let first = try await client.perform(HTTPRequest(url: setting))
         #expect(first.status == 200)
-        #expect(try Self.cookies(in: first) == ["hop=1", "two=2"], "sent on the redirect's next hop")
+        #expect(
+            try Self.cookies(in: first) == ["hop=1", "two=2"], "sent on the redirect's next hop")
         var own = HTTPRequest(url: server.url("/echo"))
         own.headers.add("Cookie", "mine=0")
         #expect(

@@ -12,7 +12,8 @@ struct RunLogTests {
             "runlog-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: file) }
         let log = RunLog(
-            writer: try LogWriter(url: file), run: "r1", job: "j", redactor: Redactor(secrets: ["s3cret"]))
+            writer: try LogWriter(url: file), run: "r1", job: "j",
+            redactor: Redactor(secrets: ["s3cret"]))
         try body(log)
         let text = try String(contentsOf: file, encoding: .utf8)
         return try text.split(separator: "\n").map {
@@ -88,7 +89,8 @@ struct RunLogTests {
                 interrupted: false)
         }
         #expect(lines.count == 2)
-        #expect(lines[0]["event"] as? String == "run.start" && lines[0]["backend"] as? String == "curl")
+        #expect(
+            lines[0]["event"] as? String == "run.start" && lines[0]["backend"] as? String == "curl")
         #expect(lines[0]["jobSHA256"] as? String == "abc" && lines[0]["version"] != nil)
         #expect(lines[1]["durationMs"] as? Double == 1500)
         #expect(lines[1]["tasks"] as? [String: Int] == ["total": 3, "ok": 2, "failed": 1])

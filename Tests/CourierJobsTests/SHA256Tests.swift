@@ -43,7 +43,8 @@ struct SHA256Tests {
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let text = String(
+                decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             #expect(SHA256.hex(of: bytes) == String(text.prefix(64)), "length \(length)")
         }

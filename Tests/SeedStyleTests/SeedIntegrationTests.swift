@@ -35,7 +35,8 @@ struct SeedIntegrationTests {
         #expect(second.results.first?.avatarURL == URL(string: "https://example.com/4.png"))
     }
 
-    @Test("getUser decodes the user; a wrong key is an API error", arguments: TransportKind.allCases)
+    @Test(
+        "getUser decodes the user; a wrong key is an API error", arguments: TransportKind.allCases)
     func getUser(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
         let user = try await Self.client(transport, server: server, apiKey: "seed-token").users
@@ -45,7 +46,9 @@ struct SeedIntegrationTests {
         await #expect(throws: APIError.self) { try await wrongKey.users.getUser(id: "3") }
     }
 
-    @Test("headers, body and query items declared the seeds' way are sent", arguments: TransportKind.allCases)
+    @Test(
+        "headers, body and query items declared the seeds' way are sent",
+        arguments: TransportKind.allCases)
     func headersBodyAndQuery(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
         let client = Self.client(transport, server: server, apiKey: "seed-token")

@@ -26,12 +26,17 @@ enum CookieDate {
             }
         }
         guard let (hour, minute, second) = time, let day, let month, var year else { return nil }
-        if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
+        if (70...99).contains(year) {
+            year += 1900
+        } else if (0...69).contains(year) {
+            year += 2000
+        }
         guard (1...daysIn(month: month, year: year)).contains(day), year >= 1601, hour <= 23,
             minute <= 59, second <= 59
         else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
+        return Date(
+            timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
     /// Splits on the RFC's delimiters: everything but digits, letters and `:`.
@@ -44,7 +49,8 @@ enum CookieDate {
     /// A number of `digits` digits at the start of the token, followed by non-digits only.
     private static func leadingDigits(_ token: Substring, _ digits: ClosedRange<Int>) -> Int? {
         let number = token.prefix { $0.isASCII && $0.isNumber }
-        guard digits.contains(number.count), !token.dropFirst(number.count).contains(where: \.isNumber)
+        guard digits.contains(number.count),
+            !token.dropFirst(number.count).contains(where: \.isNumber)
         else { return nil }
         return Int(number)
     }

@@ -32,9 +32,11 @@ public struct CookieJar: Sendable {
         if cookies.count > capacity {
             cookies.removeAll { $0.isExpired(at: now) }
         }
-        if cookies.count > capacity, let soonest = cookies.indices.min(by: {
-            (cookies[$0].expires ?? .distantFuture) < (cookies[$1].expires ?? .distantFuture)
-        }) {
+        if cookies.count > capacity,
+            let soonest = cookies.indices.min(by: {
+                (cookies[$0].expires ?? .distantFuture) < (cookies[$1].expires ?? .distantFuture)
+            })
+        {
             cookies.remove(at: soonest)
         }
     }

@@ -32,9 +32,12 @@ enum SetCookie {
                 }
             case "domain":
                 let domain = attributeValue.lowercased()
-                if !domain.isEmpty { domainAttribute = domain.hasPrefix(".") ? String(domain.dropFirst()) : domain }
+                if !domain.isEmpty {
+                    domainAttribute = domain.hasPrefix(".") ? String(domain.dropFirst()) : domain
+                }
             case "path":
-                cookie.path = attributeValue.hasPrefix("/") ? attributeValue : CookieRules.defaultPath(url)
+                cookie.path =
+                    attributeValue.hasPrefix("/") ? attributeValue : CookieRules.defaultPath(url)
             case "secure": cookie.secure = true
             case "httponly": cookie.httpOnly = true
             default: break
@@ -42,7 +45,8 @@ enum SetCookie {
         }
         cookie.expires = maxAge ?? expires
         if let domain = domainAttribute, domain != host {
-            guard !CookieRules.isPublicSuffix(domain), CookieRules.domainMatches(host, domain) else {
+            guard !CookieRules.isPublicSuffix(domain), CookieRules.domainMatches(host, domain)
+            else {
                 return nil
             }
             cookie.domain = domain

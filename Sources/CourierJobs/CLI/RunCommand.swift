@@ -87,7 +87,8 @@ enum RunCommand {
     /// The expanded tasks, one per line, secrets scrubbed; nothing is sent.
     static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
         for case .success(let task) in TaskExpander(job: job) {
-            var line = "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+            var line =
+                "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
             console.output(line)
         }

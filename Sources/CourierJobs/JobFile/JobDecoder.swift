@@ -85,9 +85,10 @@ public enum JobDecoder {
         if let text = reader.string("baseURL") {
             baseURL = httpURL(text)
             // URL credentials are secrets like ${env:…}: sent as Basic auth, never written.
-            if let password = baseURL.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: false) })?
-                .password
-            {
+            if let password = baseURL.flatMap({
+                URLComponents(url: $0, resolvingAgainstBaseURL: false)
+            })?
+            .password {
                 context.addSecret(password)
             }
             if baseURL == nil {
@@ -142,7 +143,8 @@ public enum JobDecoder {
         return Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
-            cookies: cookies, outputDir: outputDir, tasks: tasks, file: file, sha256: SHA256.hex(of: data),
+            cookies: cookies, outputDir: outputDir, tasks: tasks, file: file,
+            sha256: SHA256.hex(of: data),
             secrets: context.secrets)
     }
 

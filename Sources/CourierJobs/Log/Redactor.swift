@@ -74,7 +74,8 @@ public struct Redactor: Sendable {
             headers.map { field in
                 (
                     field.name,
-                    .string(isSecretHeader(field.name, in: request) ? Self.placeholder : field.value)
+                    .string(
+                        isSecretHeader(field.name, in: request) ? Self.placeholder : field.value)
                 )
             })
     }
@@ -201,7 +202,8 @@ struct DecodedView {
     /// The bytes a JSON escape at `index` stands for, and its length.
     private func jsonEscape(at index: Int) -> ([UInt8], Int)? {
         switch bytes[index + 1] {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): return ([bytes[index + 1]], 2)
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
+            return ([bytes[index + 1]], 2)
         case UInt8(ascii: "n"): return ([0x0A], 2)
         case UInt8(ascii: "r"): return ([0x0D], 2)
         case UInt8(ascii: "t"): return ([0x09], 2)

@@ -79,7 +79,8 @@ public struct RunLog: Sendable {
             if response.redirectCount > 0 {
                 // `status` is the last hop's: say where that was.
                 fields.append(
-                    ("finalURL", .string(HTTPError.withoutCredentials(response.url).absoluteString)))
+                    ("finalURL", .string(HTTPError.withoutCredentials(response.url).absoluteString))
+                )
                 fields.append(("redirects", .int(response.redirectCount)))
             }
             fields.append(("responseHeaders", redactor.headers(response.headers, of: nil)))

@@ -54,19 +54,24 @@ struct CookieJarTests {
 
     @Test func expiryMaxAgeWinsAndZeroDeletes() {
         var jar = jar(
-            ["a=1; Max-Age=60; Expires=Wed, 09 Jun 2021 10:18:14 GMT", "b=2; Expires=Wed, 09 Jun 2021 10:18:14 GMT"],
+            [
+                "a=1; Max-Age=60; Expires=Wed, 09 Jun 2021 10:18:14 GMT",
+                "b=2; Expires=Wed, 09 Jun 2021 10:18:14 GMT",
+            ],
             from: "http://h.example/")
         #expect(jar.cookies.map(\.name) == ["a"], "b had expired")
         #expect(jar.header(for: URL(string: "http://h.example/")!, at: now + 59) == "a=1")
         #expect(jar.header(for: URL(string: "http://h.example/")!, at: now + 61) == nil)
-        jar.store(setCookie: ["a=gone; Max-Age=0"], from: URL(string: "http://h.example/")!, at: now)
+        jar.store(
+            setCookie: ["a=gone; Max-Age=0"], from: URL(string: "http://h.example/")!, at: now)
         #expect(jar.cookies.isEmpty)
     }
 
     @Test func replacementKeepsCreationTimeAndOrderIsByPathThenAge() {
         var jar = jar(["a=1", "b=2; Path=/x"], from: "http://h.example/")
         jar.store(
-            setCookie: ["a=3"], from: URL(string: "http://h.example/")!, at: now.addingTimeInterval(5))
+            setCookie: ["a=3"], from: URL(string: "http://h.example/")!,
+            at: now.addingTimeInterval(5))
         #expect(jar.cookies.count == 2)
         #expect(jar.cookies.first { $0.name == "a" }?.created == now)
         #expect(jar.header(for: URL(string: "http://h.example/x/y")!, at: now) == "b=2; a=3")
@@ -98,7 +103,11 @@ struct CookieJarTests {
     }
 
     @Test func malformedCookiesAreIgnored() {
-        #expect(jar(["novalue", "=1", "a=\(String(repeating: "x", count: 5000))"], from: "http://h.example/").cookies.isEmpty)
+        #expect(
+            jar(
+                ["novalue", "=1", "a=\(String(repeating: "x", count: 5000))"],
+                from: "http://h.example/"
+            ).cookies.isEmpty)
     }
 
     @Test func capacityEvictsTheSoonestToExpire() {

@@ -150,6 +150,8 @@ final class AttemptLog: @unchecked Sendable {
         let policy = RetryPolicy(maxAttempts: 5)
         let outcome = Result<HTTPResponse, HTTPError>.failure(HTTPError(kind, "x"))
         let request = HTTPRequest(url: URL(string: "http://a.test/")!)
-        #expect(policy.delay(after: 1, request: request, outcome: outcome, now: Date(), random: 0) == nil)
+        #expect(
+            policy.delay(after: 1, request: request, outcome: outcome, now: Date(), random: 0)
+                == nil)
     }
 }
