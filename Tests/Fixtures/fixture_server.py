@@ -27,6 +27,8 @@ Routes (any method):
   /empty                      204 without a body
   /set-cookie?c=V[&c=V2][&to=URL]
                               one Set-Cookie field per c; a 302 to URL when given, else 200
+  /toggle?name=N              503 until /toggle/on?name=N was called, then 200 (echoes the body)
+  /toggle/on?name=N           switches N on
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
   /v1/users/<id>              one user or 404; both need "Authorization: Bearer seed-token"
 """
@@ -57,6 +59,7 @@ BOOKKEEPING = ("/hits", "/concurrency")  # routes that read the records without 
 state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
+toggles = set()  # names switched on by /toggle/on
 
 
 def record(key, handler, body):
@@ -196,6 +199,14 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(422, {"error": "invalid", "detail": "name is required"})
         elif route == "/empty":
             self.reply(204)
+        elif route == "/toggle/on":
+            with state_lock:
+                toggles.add(arg("name"))
+            self.reply_json(200, {"on": arg("name")})
+        elif route == "/toggle":
+            with state_lock:
+                on = arg("name") in toggles
+            self.reply_json(200 if on else 503, {"on": on, "body": body.decode("utf-8", "replace")})
         elif route == "/set-cookie":
             fields = [("Set-Cookie", value) for value in query.get("c", [])]
             if arg("to"):

@@ -34,7 +34,7 @@ enum CookieDate {
         guard (1...daysIn(month: month, year: year)).contains(day), year >= 1601, hour <= 23,
             minute <= 59, second <= 59
         else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilDays.from(year: year, month: month, day: day)
         return Date(
             timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
@@ -75,15 +75,5 @@ enum CookieDate {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let shifted = month <= 2 ? year - 1 : year
-        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
-        let yearOfEra = shifted - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -59,6 +59,20 @@ struct ArgumentParser {
         return remaining.remove(at: index)
     }
 
+    /// Removes every occurrence of a repeatable option, in order.
+    mutating func all(_ name: String) throws(UsageError) -> [String] {
+        var values: [String] = []
+        while let value = try option(name) { values.append(value) }
+        return values
+    }
+
+    /// Removes the remaining positional arguments (`-` counts as one).
+    mutating func positionals() -> [String] {
+        let taken = remaining.filter { !$0.hasPrefix("-") || $0 == "-" }
+        remaining.removeAll { !$0.hasPrefix("-") || $0 == "-" }
+        return taken
+    }
+
     /// Fails on anything not consumed.
     func finish() throws(UsageError) {
         if let extra = remaining.first {

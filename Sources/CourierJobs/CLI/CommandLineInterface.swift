@@ -25,7 +25,10 @@ public enum CommandLineInterface {
 
         Usage:
           courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
-                               [--dry-run] [--quiet] [--no-progress]
+                               [--resume [LOG]] [--dry-run] [--quiet] [--no-progress]
+          courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
+                                [--format plan|curl] [--pace asap|logged] (see --help)
+          courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
           courier validate JOB.json...
           courier bench URL [--backend curl,urlsession] [-n N] [-c N] [--json]
           courier --help | --version
@@ -54,6 +57,8 @@ public enum CommandLineInterface {
             return await RunCommand.run(Array(arguments.dropFirst()))
         case "validate":
             return ValidateCommand.run(Array(arguments.dropFirst()))
+        case "replay":
+            return await ReplayCommand.run(Array(arguments.dropFirst()))
         case "bench":
             return await BenchCommand.run(Array(arguments.dropFirst()))
         default:

@@ -1,14 +1,16 @@
 import Courier
 import Foundation
 
-/// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR] [--dry-run] [--quiet]
-/// [--no-progress]`
+/// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR] [--resume [LOG]]
+/// [--dry-run] [--quiet] [--no-progress]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
-                                    [--dry-run] [--quiet] [--no-progress]
+                                    [--resume [LOG.jsonl]] [--dry-run] [--quiet] [--no-progress]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
+          --resume       skip the tasks that ended ok in the job's latest log (or LOG) and the
+                         logs it resumed from; works on the log of a killed run
           --dry-run      print the expanded tasks and send nothing
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
@@ -17,8 +19,21 @@ enum RunCommand {
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
+        var arguments = arguments
+        // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
+        var resumeLog: String?
+        var resume = false
+        if let index = arguments.firstIndex(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }) {
+            resume = true
+            if arguments[index].hasPrefix("--resume=") {
+                resumeLog = String(arguments[index].dropFirst("--resume=".count))
+            } else if index + 1 < arguments.count, arguments[index + 1].hasSuffix(".jsonl") {
+                resumeLog = arguments.remove(at: index + 1)
+            }
+            arguments.remove(at: index)
+        }
         var parser = ArgumentParser(arguments, command: "run")
-        let options: RunOptions
+        var options: RunOptions
         let jobPath: String
         let dryRun: Bool
         do throws(UsageError) {
@@ -58,6 +73,21 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))
+        if resume {
+            let log =
+                resumeLog.map { URL(fileURLWithPath: $0) }
+                ?? LogFiles.latest(in: options.logDirectory.appendingPathComponent(job.name))
+            if let log {
+                guard FileManager.default.fileExists(atPath: log.path) else {
+                    console.error("courier: --resume: \(log.relativePath): no such log")
+                    return CommandLineInterface.ExitCode.usage
+                }
+                options.resume = LogFiles.resumeState(from: log) { console.error("courier: \($0)") }
+            } else {
+                console.error(
+                    "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task")
+            }
+        }
         if dryRun {
             printPlan(job, total: total, options: options, console: console)
             return CommandLineInterface.ExitCode.success
@@ -78,6 +108,7 @@ enum RunCommand {
     static func describe(_ summary: RunSummary, job: Job) -> String {
         var text =
             "courier: \(job.name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok, \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
+        if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
         if let signal = summary.interruptedBy {
             text += ", interrupted by \(signal == 2 ? "SIGINT" : "SIGTERM")"
         }

@@ -12,9 +12,19 @@ public struct ExpandedTask: Sendable {
     public var retry: RetryPolicy
     /// The spec's JSON path (`tasks[3]`), for messages.
     public var specPath: String
+    /// For a replay: the logged request this one re-sends.
+    public var replayOf: ReplayOrigin? = nil
+    /// For a paced replay: seconds after the run's start at which to send.
+    public var sendAt: TimeInterval? = nil
 
     /// Whether `status` meets the task's expectation.
     public func accepts(_ status: Int) -> Bool {
         expectStatus?.contains(status) ?? (200..<300).contains(status)
     }
+}
+
+/// The run and task a replayed request came from (the log's `replayOf`).
+public struct ReplayOrigin: Sendable, Hashable {
+    public var run: String
+    public var task: String
 }

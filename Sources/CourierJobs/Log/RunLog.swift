@@ -21,28 +21,34 @@ public struct RunLog: Sendable {
     }
 
     func runStart(
-        jobFile: String, sha256: String, backend: Backend
+        jobFile: String, sha256: String, backend: Backend, replayOf: [String] = [],
+        resumedFrom: [String] = []
     ) throws {
-        try write(
-            [
-                ("event", .string("run.start")), ("ts", .string(Timestamp.rfc3339(Date()))),
-                ("run", .string(run)), ("job", .string(job)), ("jobFile", .string(jobFile)),
-                ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
-                ("version", .string(CourierVersion.current)),
-            ])
+        var fields: [(String, JSONWriter.Value)] = [
+            ("event", .string("run.start")), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("run", .string(run)), ("job", .string(job)), ("jobFile", .string(jobFile)),
+            ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
+            ("version", .string(CourierVersion.current)),
+        ]
+        if !replayOf.isEmpty { fields.append(("replayOf", .array(replayOf.map { .string($0) }))) }
+        if !resumedFrom.isEmpty {
+            fields.append(("resumedFrom", .array(resumedFrom.map { .string($0) })))
+        }
+        try write(fields)
     }
 
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
-        interrupted: Bool
+        interrupted: Bool, alreadyDone: Int? = nil
     ) throws {
+        var tasks: [(String, JSONWriter.Value)] = [
+            ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
+        ]
+        if let alreadyDone { tasks.append(("alreadyDone", .int(alreadyDone))) }
         try write([
             ("event", .string("run.end")), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("durationMs", .double(duration * 1000)),
-            (
-                "tasks",
-                .object([("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed))])
-            ),
+            ("tasks", .object(tasks)),
             ("requests", .int(requests)), ("exitCode", .int(Int(exitCode))),
             ("interrupted", .bool(interrupted)),
         ])
@@ -52,7 +58,8 @@ public struct RunLog: Sendable {
     /// One attempt of one task.
     func request(
         task: String, attempt: RetryAttempt, outcome: String,
-        savedTo: String? = nil, failure: (kind: String, message: String)? = nil
+        savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
+        replayOf: ReplayOrigin? = nil
     ) throws {
         let request = attempt.request
         var sent = Self.sentHeaders(request)
@@ -126,6 +133,10 @@ public struct RunLog: Sendable {
         fields.append(("outcome", .string(outcome)))
         if let delay = attempt.retryDelay { fields.append(("retryInMs", .double(delay * 1000))) }
         if let savedTo { fields.append(("savedTo", .string(savedTo))) }
+        if let replayOf {
+            fields.append(
+                ("replayOf", .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))])))
+        }
         try write(fields)
     }
 

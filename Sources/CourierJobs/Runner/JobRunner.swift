@@ -19,9 +19,17 @@ public final class JobRunner: Sendable {
         }
     }
 
+    /// Where the tasks come from: the job's expansion, or a list (a replay).
+    public enum TaskSource: Sendable {
+        case job
+        /// Requests rebuilt from logs; `replayOf` names the runs they came from.
+        case replay([ExpandedTask], replayOf: [String])
+    }
+
     public let job: Job
     public let options: RunOptions
     public let total: Int
+    public let source: TaskSource
     private let time: any TimeSource
     private let stopping = Locked(false)
     /// Every line to the terminal goes through the job's redactor.
@@ -29,11 +37,13 @@ public final class JobRunner: Sendable {
 
     /// - Parameter total: the task count from ``JobValidator``.
     public init(
-        job: Job, options: RunOptions, total: Int, time: any TimeSource = SystemTimeSource()
+        job: Job, options: RunOptions, total: Int, source: TaskSource = .job,
+        time: any TimeSource = SystemTimeSource()
     ) {
         self.job = job
         self.options = options
         self.total = total
+        self.source = source
         self.time = time
         self.console = Console(redactor: Redactor(secrets: job.secrets))
     }
@@ -62,7 +72,11 @@ public final class JobRunner: Sendable {
             log = RunLog(
                 writer: try LogWriter(url: logURL), run: runID, job: job.name,
                 redactor: console.redactor)
-            try log.runStart(jobFile: job.file.relativePath, sha256: job.sha256, backend: backend)
+            var replayOf: [String] = []
+            if case .replay(_, let runs) = source { replayOf = runs }
+            try log.runStart(
+                jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
+                replayOf: replayOf, resumedFrom: options.resume?.logs ?? [])
         } catch {
             throw .log(error)
         }
@@ -93,7 +107,8 @@ public final class JobRunner: Sendable {
         // Tasks an interrupted run never started are neither ok nor failed.
         let notRun = signals.signal == nil ? total - counts.done : 0
         var summary = RunSummary(
-            total: total, ok: counts.ok, failed: counts.failed + notRun, requests: counts.requests,
+            total: total, ok: counts.ok, failed: counts.failed + notRun,
+            alreadyDone: counts.alreadyDone, requests: counts.requests,
             duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
             logURL: logURL, logFailure: log.failure)
         if let failure = summary.logFailure {
@@ -102,7 +117,8 @@ public final class JobRunner: Sendable {
         try? log.runEnd(
             duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
             requests: summary.requests, exitCode: summary.exitCode,
-            interrupted: summary.interruptedBy != nil)
+            interrupted: summary.interruptedBy != nil,
+            alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
         summary.logFailure = summary.logFailure ?? log.failure
         return summary
     }
@@ -123,15 +139,25 @@ public final class JobRunner: Sendable {
     private func schedule(shared: AnyHTTPClient, log: RunLog, progress: Progress) async {
         let concurrency = options.concurrency ?? job.concurrency
         let reporter = FailureReporter(console: console)
+        let startedAt = time.now()
+        let done = options.resume?.done ?? []
         await withTaskGroup(of: Void.self) { group in
-            var tasks = TaskExpander(job: job).makeIterator()
+            var tasks = makeTaskIterator()
             /// Starts the next task; false when there is none left to start. A task that no
             /// longer expands is reported and skipped here, so its slot goes to the next one.
             func addNext() -> Bool {
                 while !stopping.withLock({ $0 }), !Task.isCancelled, let next = tasks.next() {
                     switch next {
+                    case .success(let task)
+                    where !done.isEmpty && done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
+                        progress.taskAlreadyDone()
                     case .success(let task):
                         group.addTask {
+                            if let offset = task.sendAt {
+                                // A paced replay keeps the logged gaps between requests.
+                                try? await self.time.sleep(
+                                    for: startedAt.advanced(by: .seconds(offset)) - self.time.now())
+                            }
                             await self.execute(
                                 task, shared: shared, log: log, progress: progress,
                                 reporter: reporter)
@@ -150,6 +176,17 @@ public final class JobRunner: Sendable {
         }
     }
 
+    private func makeTaskIterator() -> AnyIterator<Result<ExpandedTask, JobFileError>> {
+        switch source {
+        case .job:
+            var expansion = TaskExpander(job: job).makeIterator()
+            return AnyIterator { expansion.next() }
+        case .replay(let tasks, _):
+            var list = tasks.makeIterator()
+            return AnyIterator { list.next().map { .success($0) } }
+        }
+    }
+
     private func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter
@@ -157,7 +194,8 @@ public final class JobRunner: Sendable {
         let last = Locked<RetryAttempt?>(nil)
         let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
             if attempt.retryDelay != nil {
-                try? log.request(task: task.id, attempt: attempt, outcome: "retry")
+                try? log.request(
+                    task: task.id, attempt: attempt, outcome: "retry", replayOf: task.replayOf)
             } else {
                 last.withLock { $0 = attempt }
             }
@@ -191,7 +229,7 @@ public final class JobRunner: Sendable {
         }
         try? log.request(
             task: task.id, attempt: attempt, outcome: ok ? "ok" : "failed", savedTo: savedTo,
-            failure: attempt.outcome.isFailure ? nil : failure)
+            failure: attempt.outcome.isFailure ? nil : failure, replayOf: task.replayOf)
         progress.taskFinished(ok: ok, requests: attempt.number)
         if !ok, let failure {
             reporter.report(

@@ -14,6 +14,8 @@ final class Progress: @unchecked Sendable {
         var ok = 0
         var failed = 0
         var requests = 0
+        /// Tasks `--resume` skipped: done by an earlier run.
+        var alreadyDone = 0
     }
 
     let total: Int
@@ -23,6 +25,15 @@ final class Progress: @unchecked Sendable {
     init(total: Int) { self.total = total }
 
     var snapshot: Counts { counts.withLock { $0 } }
+
+    /// A task `--resume` skipped; it counts as done and ok.
+    func taskAlreadyDone() {
+        counts.withLock {
+            $0.done += 1
+            $0.ok += 1
+            $0.alreadyDone += 1
+        }
+    }
 
     func taskFinished(ok: Bool, requests: Int) {
         counts.withLock {

@@ -14,6 +14,8 @@ public struct RunOptions: Sendable {
     public var progress: Bool
     /// How long in-flight requests may run after SIGINT/SIGTERM before they are cancelled.
     public var gracePeriod: TimeInterval
+    /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
+    public var resume: ResumeState?
 
     public init(
         backend: Backend? = nil, concurrency: Int? = nil,
@@ -29,11 +31,21 @@ public struct RunOptions: Sendable {
     }
 }
 
+/// What `--resume` found in earlier logs.
+public struct ResumeState: Sendable {
+    /// Keys of the tasks whose final outcome was `ok`.
+    public var done: Set<UInt64>
+    /// The log files read, oldest first (the new log's `resumedFrom`).
+    public var logs: [String]
+}
+
 /// What a run did.
 public struct RunSummary: Sendable {
     public var total: Int
     public var ok: Int
     public var failed: Int
+    /// Tasks skipped by `--resume` because an earlier run did them.
+    public var alreadyDone: Int = 0
     public var requests: Int
     public var duration: TimeInterval
     public var interruptedBy: Int32?

@@ -1,0 +1,233 @@
+import Courier
+import Foundation
+
+/// `courier replay LOG... [--job JOB.json] [--all] [--status …] [--error-kind …] [--task GLOB]
+/// [--header 'Name: value'] [--pace asap|logged] [--speed X] [--dry-run] [--format plan|curl]
+/// [--backend …] [--concurrency N] [--log-dir DIR] [--quiet] [--no-progress]`
+enum ReplayCommand {
+    static let usage = """
+        Usage: courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429]
+                              [--error-kind timeout,connect] [--task GLOB] [--header 'Name: value']
+                              [--pace asap|logged] [--speed X] [--dry-run] [--format plan|curl]
+                              [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
+                              [--quiet] [--no-progress]
+        Re-sends the requests of tasks whose final outcome in the given logs (- is stdin) is not
+        ok, through the same stack as `run`, and logs them with replayOf.
+          --job          the job the logs came from: its secrets, expectations, saves and limits
+          --all          every task, ok ones included
+          --status, --error-kind
+                         only tasks that ended with one of these statuses or error kinds
+          --task GLOB    only task ids that match
+          --header       a value for a header the log redacted (repeatable)
+          --pace logged  keep the logged gaps between requests, divided by --speed (default 1)
+          --dry-run      print what would be sent (--format plan, or curl commands) and send nothing
+        Exit codes: as `run`; 2 also when no request could be rebuilt.
+        """
+
+    struct Options {
+        var logs: [String] = []
+        var jobPath: String?
+        var filter = ReplayFilter()
+        var headers: [(name: String, value: String)] = []
+        var paced = false
+        var speed = 1.0
+        var dryRun = false
+        var curlFormat = false
+        var run = RunOptions()
+    }
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        let options: Options
+        do throws(UsageError) {
+            var parser = ArgumentParser(arguments, command: "replay")
+            if parser.flag("--help") {
+                Console.output(usage)
+                return CommandLineInterface.ExitCode.success
+            }
+            options = try parse(&parser)
+        } catch {
+            Console.error("courier \(error.message)")
+            return CommandLineInterface.ExitCode.usage
+        }
+
+        var job: Job?
+        if let path = options.jobPath {
+            do {
+                job = try JobDecoder.load(URL(fileURLWithPath: path))
+                _ = try JobValidator.validate(job!)
+            } catch {
+                for line in error.errors { Console.error("courier: \(line)") }
+                return CommandLineInterface.ExitCode.usage
+            }
+        }
+        let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
+        let console = Console(redactor: Redactor(secrets: secrets))
+
+        let history = TaskHistory.read(options.logs, keepAllFinals: options.filter.all) {
+            console.error("courier: \($0)")
+        }
+        var selected = history.finals.values.filter { options.filter.matches($0) }
+        selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
+        let jobNames = Set(selected.map(\.job))
+        if let job {
+            let others = selected.filter { $0.job != job.name }
+            if !others.isEmpty {
+                console.error(
+                    "courier: \(others.count) logged task\(others.count == 1 ? "" : "s") of other jobs (\(Set(others.map(\.job)).sorted().joined(separator: ", "))) left out: --job is \(job.name)"
+                )
+                selected.removeAll { $0.job != job.name }
+            }
+        } else if jobNames.count > 1 {
+            console.error(
+                "courier replay: the logs hold several jobs (\(jobNames.sorted().joined(separator: ", "))); replay one at a time, or give --job"
+            )
+            return CommandLineInterface.ExitCode.usage
+        }
+        guard !selected.isEmpty else {
+            console.output("courier: nothing to replay: no task in the logs matches")
+            return CommandLineInterface.ExitCode.success
+        }
+
+        // Rebuild each request; refusals are reported and nothing is sent for them.
+        let wanted = Set(selected.compactMap(\.task))
+        var jobTasks: [String: ExpandedTask] = [:]
+        if let job {
+            for case .success(let task) in TaskExpander(job: job) where wanted.contains(task.id) {
+                jobTasks[task.id] = task
+            }
+        }
+        let builder = ReplayBuilder(
+            job: job, jobTasks: jobTasks, overrides: options.headers,
+            redactor: Redactor(secrets: job?.secrets ?? []))
+        var tasks: [ExpandedTask] = []
+        var refused = 0
+        let firstTime = selected.first?.time ?? 0
+        for line in selected {
+            switch builder.build(line) {
+            case .success(var task):
+                if options.paced { task.sendAt = (line.time - firstTime) / options.speed }
+                tasks.append(task)
+            case .failure(let refusal):
+                refused += 1
+                console.error("courier: \(refusal)")
+            }
+        }
+        guard !tasks.isEmpty else {
+            console.error("courier: no request could be rebuilt; nothing sent")
+            return CommandLineInterface.ExitCode.usage
+        }
+
+        if options.dryRun {
+            printPlan(tasks, curl: options.curlFormat, secrets: secrets, console: console)
+            return refused > 0 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
+        }
+        let replayJob = job ?? syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
+        let runner = JobRunner(
+            job: replayJob, options: options.run, total: tasks.count,
+            source: .replay(tasks, replayOf: history.runs))
+        do {
+            let summary = try await runner.run()
+            if !options.run.quiet || summary.exitCode != 0 || refused > 0 {
+                var text = RunCommand.describe(summary, job: replayJob)
+                if refused > 0 { text += "; \(refused) refused" }
+                console.output(text)
+            }
+            if summary.exitCode == 0, refused > 0 { return CommandLineInterface.ExitCode.taskFailed }
+            return summary.exitCode
+        } catch {
+            console.error("courier: \(replayJob.name): \(error)")
+            if case .locked = error { return CommandLineInterface.ExitCode.locked }
+            return CommandLineInterface.ExitCode.usage
+        }
+    }
+
+    static func parse(_ parser: inout ArgumentParser) throws(UsageError) -> Options {
+        var options = Options()
+        options.jobPath = try parser.option("--job")
+        options.filter.all = parser.flag("--all")
+        if let text = try parser.option("--status") {
+            (options.filter.statuses, options.filter.statusClasses) = try ReplayFilter.statuses(text)
+        }
+        if let text = try parser.option("--error-kind") {
+            options.filter.errorKinds = Set(text.split(separator: ",").map(String.init))
+        }
+        options.filter.taskGlob = try parser.option("--task")
+        for header in try parser.all("--header") {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw UsageError("replay: --header expects 'Name: value', got '\(header)'")
+            }
+            options.headers.append(
+                (
+                    String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                    String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+                ))
+        }
+        if let pace = try parser.option("--pace") {
+            guard pace == "asap" || pace == "logged" else {
+                throw UsageError("replay: --pace expects asap or logged, got '\(pace)'")
+            }
+            options.paced = pace == "logged"
+        }
+        if let speed = try parser.option("--speed") {
+            guard let value = Double(speed), value > 0, value.isFinite else {
+                throw UsageError("replay: --speed expects a number greater than 0, got '\(speed)'")
+            }
+            options.speed = value
+        }
+        options.dryRun = parser.flag("--dry-run")
+        if let format = try parser.option("--format") {
+            guard format == "plan" || format == "curl" else {
+                throw UsageError("replay: --format expects plan or curl, got '\(format)'")
+            }
+            options.curlFormat = format == "curl"
+        }
+        if let name = try parser.option("--backend") {
+            guard let backend = Backend(rawValue: name) else {
+                throw UsageError("replay: --backend expects curl or urlsession, got '\(name)'")
+            }
+            options.run.backend = backend
+        }
+        options.run.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
+        if let folder = try parser.option("--log-dir") {
+            options.run.logDirectory = URL(fileURLWithPath: folder)
+        }
+        options.run.quiet = parser.flag("--quiet")
+        options.run.progress = !parser.flag("--no-progress")
+        options.logs = parser.positionals()
+        try parser.finish()
+        guard !options.logs.isEmpty else {
+            throw UsageError("replay: missing LOG.jsonl; see 'courier replay --help'")
+        }
+        return options
+    }
+
+    /// A job for a replay without `--job`: the log's job name, default limits, no saves.
+    static func syntheticJob(name: String, secrets: Set<String>) -> Job {
+        Job(
+            name: name, baseURL: nil, backend: .curl, concurrency: 8, rateLimit: nil, timeout: 30,
+            retry: RetryPolicy(), headers: [], auth: nil, cookies: false,
+            outputDir: "out/\(name)", tasks: [], file: URL(fileURLWithPath: "-"), sha256: "",
+            secrets: secrets)
+    }
+
+    static func printPlan(_ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console) {
+        if curl {
+            let formatter = CurlCommand(
+                secrets: secrets, environment: ProcessInfo.processInfo.environment)
+            for note in formatter.notes { console.output(note) }
+            for task in tasks {
+                let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
+                console.output("# \(task.id)\(origin)")
+                console.output(formatter.command(for: task.request))
+            }
+        } else {
+            for task in tasks {
+                let origin = task.replayOf.map { "\treplay of \($0.run)/\($0.task)" } ?? ""
+                console.output(
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)")
+            }
+        }
+        console.output(
+            "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent")
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Finding and ordering log files.
+enum LogFiles {
+    /// The files in the order their runs started (by the `ts` of their first line), so that a
+    /// later run's word on a task wins whatever order the command line gave. Files whose first
+    /// line cannot be read keep their place before the others; standard input comes last.
+    static func ordered(_ paths: [String]) -> [String] {
+        let stdin = paths.filter { $0 == "-" }
+        let files = paths.filter { $0 != "-" }.enumerated().map { index, path in
+            (path, firstLine(of: path)?.time ?? -Double.infinity, index)
+        }
+        let sorted = files.sorted { ($0.1, $0.2) < ($1.1, $1.2) }.map(\.0)
+        return sorted + stdin
+    }
+
+    /// The `run.start` line of a file: its first line, read alone.
+    static func firstLine(of path: String) -> LogLine? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { POSIX.read(descriptor, $0) }
+            guard count > 0 else { break }
+            if let newline = chunk[0..<count].firstIndex(of: 0x0A) {
+                bytes += chunk[0..<newline]
+                break
+            }
+            bytes += chunk[0..<count]
+        }
+        guard let node = try? JSONParser.parse(bytes) else { return nil }
+        return LogLine(node)
+    }
+
+    /// The newest log of a job in `folder`: the latest `run.start`, and among runs that started
+    /// in the same millisecond the greatest name (names start with the UTC start time).
+    static func latest(in folder: URL) -> URL? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".jsonl") }.map { name in
+            let url = folder.appendingPathComponent(name)
+            return (url, firstLine(of: url.path)?.time ?? -Double.infinity, name)
+        }.max { ($0.1, $0.2) < ($1.1, $1.2) }?.0
+    }
+
+    /// What `--resume` skips: the tasks done according to `log` and every log it resumed from
+    /// (a resumed run's `run.start` lists them all, so one level is the whole chain).
+    static func resumeState(from log: URL, warn: @escaping (String) -> Void) -> ResumeState {
+        let earlier = firstLine(of: log.path)?.resumedFrom ?? []
+        // Absolute, so that a later resume from another folder still finds them.
+        let logs = earlier + [log.standardizedFileURL.path]
+        let history = TaskHistory.read(logs, warn: warn)
+        return ResumeState(done: history.done, logs: LogFiles.ordered(logs))
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Streams the lines of run logs, one file after another, reading 256 KiB at a time: a log of
+/// any size is never held whole. `-` is standard input.
+///
+/// A line that is not a log line (garbage, or the truncated last line a killed run leaves) is
+/// skipped with one warning naming the file and line, and reading goes on. A file that cannot
+/// be opened is a warning too: the other files are still read.
+struct LogReader: Sequence {
+    /// A line and where it came from.
+    struct Entry {
+        var file: String
+        var number: Int
+        var line: LogLine
+    }
+
+    let paths: [String]
+    let warn: (String) -> Void
+
+    func makeIterator() -> Iterator { Iterator(paths: paths, warn: warn) }
+
+    struct Iterator: IteratorProtocol {
+        private var paths: ArraySlice<String>
+        private let warn: (String) -> Void
+        private var descriptor: Int32 = -1
+        private var file = ""
+        private var number = 0
+        private var buffer: [UInt8] = []
+        private var offset = 0
+        private var atEnd = true
+        private var chunk = [UInt8](repeating: 0, count: 256 << 10)
+
+        init(paths: [String], warn: @escaping (String) -> Void) {
+            self.paths = paths[...]
+            self.warn = warn
+        }
+
+        mutating func next() -> Entry? {
+            while true {
+                if atEnd {
+                    guard openNext() else { return nil }
+                }
+                guard let (bytes, complete) = nextRawLine() else {
+                    closeCurrent()
+                    continue
+                }
+                number += 1
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+                if let node = try? JSONParser.parse(Array(bytes)), let line = LogLine(node) {
+                    return Entry(file: file, number: number, line: line)
+                }
+                warn(
+                    complete
+                        ? "\(file):\(number): not a courier log line; skipped"
+                        : "\(file):\(number): the last line is incomplete (was the run killed?); skipped"
+                )
+            }
+        }
+
+        /// The next line's bytes without its newline, and whether a newline ended it.
+        private mutating func nextRawLine() -> (ArraySlice<UInt8>, Bool)? {
+            while true {
+                if let newline = buffer[offset...].firstIndex(of: 0x0A) {
+                    let line = buffer[offset..<newline]
+                    offset = newline + 1
+                    return (line, true)
+                }
+                buffer.removeFirst(offset)
+                offset = 0
+                let count = chunk.withUnsafeMutableBytes { POSIX.read(descriptor, $0) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 {
+                    if count < 0 {
+                        warn("\(file): cannot read: \(String(cString: strerror(errno)))")
+                    }
+                    guard !buffer.isEmpty else { return nil }
+                    let rest = buffer[...]
+                    buffer = []
+                    return (rest, false)
+                }
+                buffer.append(contentsOf: chunk[0..<count])
+            }
+        }
+
+        private mutating func openNext() -> Bool {
+            while let path = paths.popFirst() {
+                file = path == "-" ? "(stdin)" : path
+                number = 0
+                buffer = []
+                offset = 0
+                if path == "-" {
+                    descriptor = dup(0)
+                } else {
+                    descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                }
+                guard descriptor >= 0 else {
+                    warn("\(file): cannot read: \(String(cString: strerror(errno)))")
+                    continue
+                }
+                var status = stat()
+                if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+                    warn("\(file): is a folder, not a log file")
+                    close(descriptor)
+                    continue
+                }
+                atEnd = false
+                return true
+            }
+            return false
+        }
+
+        private mutating func closeCurrent() {
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+            atEnd = true
+        }
+    }
+}

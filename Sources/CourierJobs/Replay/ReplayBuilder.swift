@@ -1,0 +1,114 @@
+import Courier
+import Foundation
+
+/// Rebuilds the request of a logged task: method, URL, headers and body come from the log;
+/// what the log redacted comes back from `--header` or from the same task of `--job`
+/// (expanded now, with today's environment), or the request is refused.
+struct ReplayBuilder {
+    /// Why a logged request cannot be sent again.
+    struct Refusal: Error, CustomStringConvertible {
+        let task: String
+        let reason: String
+        var description: String { "task \(task): \(reason); not replayed" }
+    }
+
+    let job: Job?
+    /// The job's tasks by id, for the ids being replayed.
+    let jobTasks: [String: ExpandedTask]
+    /// `--header` values, which win over the log and the job.
+    let overrides: [(name: String, value: String)]
+    /// The job's secrets: a job value stands in for a redacted one only when it redacts to
+    /// what the log holds.
+    let redactor: Redactor
+
+    private static let placeholder = Redactor.placeholder
+
+    func build(_ line: LogLine) -> Result<ExpandedTask, Refusal> {
+        let id = line.task ?? "?"
+        func refuse(_ reason: String) -> Result<ExpandedTask, Refusal> {
+            .failure(Refusal(task: id, reason: reason))
+        }
+        guard let method = line.method, let loggedURL = line.url else {
+            return refuse("the log line has no method or URL")
+        }
+        let jobTask = jobTasks[id]
+        let jobWire = jobTask.flatMap { try? WireRequest($0.request) }
+
+        // The URL: the job's when it redacts to the logged one (it may hold a secret).
+        var url = URL(string: loggedURL)
+        if let jobTask, redactor.scrub(jobTask.request.displayURL.absoluteString) == loggedURL {
+            url = jobTask.request.url
+        } else if loggedURL.contains(Self.placeholder) {
+            return refuse(
+                jobTask == nil
+                    ? "its URL held a secret; give --job with this task to supply it"
+                    : "its URL held a secret, and the job's task \(id) now builds a different URL")
+        }
+        guard let url else { return refuse("the logged URL \(loggedURL) is not valid") }
+
+        var headers = HTTPHeaders()
+        var secretNames: Set<String> = []
+        for (name, value) in line.requestHeaders {
+            if let override = overrides.last(where: { $0.name.lowercased() == name.lowercased() }) {
+                headers.add(name, override.value)
+                secretNames.insert(name.lowercased())
+                continue
+            }
+            guard value.contains(Self.placeholder) else {
+                headers.add(name, value)
+                continue
+            }
+            // Redacted whole by name (Authorization, Cookie, …) or in part (a secret inside).
+            guard let jobValue = jobWire?.headers[name],
+                value == Self.placeholder || redactor.scrub(jobValue) == value
+            else {
+                return refuse(
+                    "header \(name) was redacted in the log; give --job with this task, or --header '\(name): …'"
+                )
+            }
+            headers.add(name, jobValue)
+            secretNames.insert(name.lowercased())
+        }
+        for override in overrides where !headers.contains(override.name) {
+            headers.add(override.name, override.value)
+            secretNames.insert(override.name.lowercased())
+        }
+
+        var body: Data?
+        switch line.requestBody {
+        case nil:
+            body = nil
+        case .omitted(let bytes, let sha256):
+            guard let jobBody = jobTask?.request.body, SHA256.hex(of: jobBody) == sha256 else {
+                return refuse(
+                    "its \(bytes)-byte body was too large to log, and no --job task builds the same body"
+                )
+            }
+            body = jobBody
+        case .text(let text) where text.contains(Self.placeholder):
+            guard let jobBody = jobTask?.request.body,
+                redactor.scrub(String(decoding: jobBody, as: UTF8.self)) == text
+            else {
+                return refuse("its body held a secret; give --job with this task to supply it")
+            }
+            body = jobBody
+        case .text, .base64:
+            body = line.bodyBytes
+        }
+
+        var request = HTTPRequest(url: url, method: HTTPMethod(method), headers: headers, body: body)
+        request.secretHeaderNames.formUnion(secretNames)
+        if let jobTask {
+            request.secretHeaderNames.formUnion(jobTask.request.secretHeaderNames)
+            request.secretQueryNames.formUnion(jobTask.request.secretQueryNames)
+            request.timeout = jobTask.request.timeout
+        } else if let job {
+            request.timeout = job.timeout
+        }
+        return .success(
+            ExpandedTask(
+                id: id, request: request, expectStatus: jobTask?.expectStatus,
+                save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
+                specPath: jobTask?.specPath ?? "log", replayOf: ReplayOrigin(run: line.run, task: id)))
+    }
+}

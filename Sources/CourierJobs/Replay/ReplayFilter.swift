@@ -1,0 +1,52 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Which logged tasks `courier replay` sends: by default those whose final outcome is not ok;
+/// `--status` and `--error-kind` narrow that to any of the given statuses or kinds, `--task` to
+/// ids matching a glob.
+struct ReplayFilter: Sendable {
+    /// Exact statuses and classes (`5` for `5xx`).
+    var statuses: Set<Int> = []
+    var statusClasses: Set<Int> = []
+    var errorKinds: Set<String> = []
+    var taskGlob: String?
+    /// `--all`: every task, ok ones included.
+    var all = false
+
+    /// Parses `5xx,429`.
+    static func statuses(_ text: String) throws(UsageError) -> (Set<Int>, Set<Int>) {
+        var exact: Set<Int> = []
+        var classes: Set<Int> = []
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if part.count == 3, part.lowercased().hasSuffix("xx"), let digit = Int(part.prefix(1)),
+                (1...5).contains(digit)
+            {
+                classes.insert(digit)
+            } else if let status = Int(part), (100...599).contains(status) {
+                exact.insert(status)
+            } else {
+                throw UsageError(
+                    "replay: --status expects statuses or classes like 5xx,429, got '\(part)'")
+            }
+        }
+        return (exact, classes)
+    }
+
+    func matches(_ line: LogLine) -> Bool {
+        guard let task = line.task else { return false }
+        if let taskGlob, fnmatch(taskGlob, task, 0) != 0 { return false }
+        if !all, line.outcome == "ok" { return false }
+        if statuses.isEmpty, statusClasses.isEmpty, errorKinds.isEmpty { return true }
+        if let status = line.status,
+            statuses.contains(status) || statusClasses.contains(status / 100)
+        {
+            return true
+        }
+        return line.errorKind.map { errorKinds.contains($0) } ?? false
+    }
+}

@@ -1,0 +1,201 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `courier replay` end to end against the fixture server.
+@Suite("courier replay")
+struct ReplayTests {
+    static let token = "tok-\(UUID().uuidString)"
+
+    /// A job of two tasks behind a switched-off toggle and one that succeeds, with a bearer
+    /// token from the environment; runs it once (two tasks fail).
+    static func failedRun(_ space: JobWorkspace, name: String, key: String) async throws {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "t{n}", "method": "POST", "path": "/toggle", "query": {"name": "\#(name)", "key": "\#(key)", "n": "{n}"},
+                 "json": {"n": "{n}", "lat": 52.520008, "s": "é \"q\""}, "foreach": {"n": [1, 2]}},
+                {"id": "fine", "path": "/echo", "query": {"key": "\#(key)-fine"}}
+                """#,
+            extra: #""auth": {"bearer": "${env:COURIER_TEST_TOKEN}"}, "retry": {"maxAttempts": 1},"#
+        )
+        let first = try await space.run(
+            backend: "curl", environment: ["COURIER_TEST_TOKEN": token])
+        #expect(first.status == 1, "\(first.stderr)")
+    }
+
+    static func logFiles(_ space: JobWorkspace) throws -> [String] {
+        let folder = space.logs.appendingPathComponent("e2e")
+        return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+            $0.hasSuffix(".jsonl")
+        }.sorted().map { folder.appendingPathComponent($0).path }
+    }
+
+    static func switchOn(_ name: String, _ server: FixtureServer) async throws {
+        _ = await ProbeClient().get(server.url("/toggle/on?name=\(name)"))
+    }
+
+    @Test("only the failed tasks are re-sent, with secrets from --job", arguments: RunCommandTests.backends)
+    func replayFailedTasks(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("replay")
+        let toggle = FixtureServer.uniqueKey("toggle")
+        try await Self.failedRun(space, name: toggle, key: key)
+        let original = try #require(try Self.logFiles(space).first)
+        let runID = try #require(try space.logLines().first?["run"] as? String)
+        try await Self.switchOn(toggle, space.server)
+
+        let replay = try await CourierBinary.run(
+            ["replay", original, "--job", "job.json", "--log-dir", space.logs.path,
+             "--backend", backend, "--no-progress"],
+            environment: ["COURIER_TEST_TOKEN": Self.token], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 4, "two failed, then the same two replayed")
+        #expect(try await ServerHits.of("\(key)-fine", on: space.server).count == 1, "ok not re-sent")
+        for hit in hits.suffix(2) {
+            #expect(hit.header("Authorization") == "Bearer \(Self.token)")
+        }
+        // The POST body logged inline arrives byte-identical.
+        let sent = hits.prefix(2).map(\.body).sorted()
+        #expect(hits.suffix(2).map(\.body).sorted() == sent)
+        #expect(sent.first?.contains("52.520008") == true)
+
+        let files = try Self.logFiles(space)
+        #expect(files.count == 2)
+        let replayLog = try #require(files.first { $0 != original })
+        let replayLines = try String(contentsOfFile: replayLog, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(replayLines.first?["replayOf"] as? [String] == [runID])
+        let requests = replayLines.filter { $0["event"] as? String == "request" }
+        #expect(requests.count == 2)
+        for line in requests {
+            let origin = try #require(line["replayOf"] as? [String: String])
+            #expect(origin["run"] == runID && origin["task"] == line["task"] as? String)
+        }
+        let written = try space.everyWrittenByte() + Data((replay.stdout + replay.stderr).utf8)
+        #expect(written.range(of: Data(Self.token.utf8)) == nil)
+
+        // Given both logs, nothing is left to replay.
+        let again = try await CourierBinary.run(
+            ["replay"] + files + ["--job", "job.json", "--log-dir", space.logs.path],
+            environment: ["COURIER_TEST_TOKEN": Self.token], directory: space.folder)
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("nothing to replay"), "\(again.stdout)")
+    }
+
+    @Test("a secret the log redacted and nobody supplies is refused; nothing is sent")
+    func refusesWithoutSecret() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("refuse")
+        let toggle = FixtureServer.uniqueKey("toggle")
+        try await Self.failedRun(space, name: toggle, key: key)
+        let original = try #require(try Self.logFiles(space).first)
+        let refused = try await CourierBinary.run(
+            ["replay", original, "--log-dir", space.logs.path], directory: space.folder)
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("header Authorization was redacted in the log"),
+            "\(refused.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 2, "nothing more sent")
+        // A --header supplies it.
+        try await Self.switchOn(toggle, space.server)
+        let supplied = try await CourierBinary.run(
+            ["replay", original, "--log-dir", space.logs.path, "--header",
+             "Authorization: Bearer \(Self.token)"], directory: space.folder)
+        #expect(supplied.status == 0, "\(supplied.stderr)")
+        #expect(
+            try await ServerHits.of(key, on: space.server).requests.last?.header("Authorization")
+                == "Bearer \(Self.token)")
+        #expect(!supplied.stdout.contains(Self.token) && !supplied.stderr.contains(Self.token))
+    }
+
+    @Test("filters pick by status, error kind and task glob; --all takes ok ones too")
+    func filters() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "a-503", "path": "/status/503"},
+                {"id": "b-404", "path": "/status/404"},
+                {"id": "a-down", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/x"},
+                {"id": "b-ok", "path": "/status/200"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try Self.logFiles(space).first)
+        func planned(_ extra: [String]) async throws -> [String] {
+            let result = try await CourierBinary.run(
+                ["replay", log, "--dry-run"] + extra, directory: space.folder)
+            #expect(result.status == 0, "\(extra): \(result.stderr)")
+            return result.stdout.split(separator: "\n").compactMap {
+                $0.hasPrefix("courier:") ? nil : String($0.split(separator: "\t")[0])
+            }.sorted()
+        }
+        #expect(try await planned([]) == ["a-503", "a-down", "b-404"])
+        #expect(try await planned(["--status", "5xx"]) == ["a-503"])
+        #expect(try await planned(["--status", "404,5xx"]) == ["a-503", "b-404"])
+        #expect(try await planned(["--error-kind", "connect"]) == ["a-down"])
+        #expect(try await planned(["--task", "a-*"]) == ["a-503", "a-down"])
+        #expect(try await planned(["--all", "--task", "b*"]) == ["b-404", "b-ok"])
+        let bad = try await CourierBinary.run(["replay", log, "--status", "6xx"])
+        #expect(bad.status == 2 && bad.stderr.contains("--status expects"))
+    }
+
+    @Test("--pace logged keeps the logged gaps, scaled by --speed, measured at the server")
+    func pacedReplay() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("pace")
+        // A hand-built log: three failed requests logged 1.2 s apart.
+        var lines = [
+            #"{"event":"run.start","ts":"2026-01-01T00:00:00.000Z","run":"r1","job":"e2e","jobFile":"j","jobSHA256":"x","backend":"curl","version":"0"}"#
+        ]
+        for (index, ts) in ["00:00:01.000", "00:00:02.200", "00:00:03.400"].enumerated() {
+            let url = space.server.url("/echo?key=\(key)&n=\(index)").absoluteString
+            lines.append(
+                #"{"event":"request","ts":"2026-01-01T\#(ts)Z","run":"r1","job":"e2e","task":"p\#(index)","attempt":1,"method":"GET","url":"\#(url)","requestHeaders":{},"status":503,"outcome":"failed"}"#
+            )
+        }
+        let log = space.folder.appendingPathComponent("hand.jsonl")
+        try (lines.joined(separator: "\n") + "\n").write(to: log, atomically: true, encoding: .utf8)
+        let result = try await CourierBinary.run(
+            ["replay", log.path, "--pace", "logged", "--speed", "2", "--log-dir", space.logs.path],
+            directory: space.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let times = try await ServerHits.of(key, on: space.server).requests.map(\.time).sorted()
+        #expect(times.count == 3)
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
+        for gap in gaps { #expect(gap > 0.45 && gap < 0.9, "gap \(gap) s, logged 1.2 s at speed 2") }
+    }
+
+    @Test("the curl form runs in the real curl and reaches the server; secrets stay variables")
+    func curlFormat() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("curlform")
+        let toggle = FixtureServer.uniqueKey("toggle")
+        try await Self.failedRun(space, name: toggle, key: key)
+        let log = try #require(try Self.logFiles(space).first)
+        let printed = try await CourierBinary.run(
+            ["replay", log, "--job", "job.json", "--dry-run", "--format", "curl", "--task", "t1"],
+            environment: ["COURIER_TEST_TOKEN": Self.token], directory: space.folder)
+        #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(!printed.stdout.contains(Self.token), "the token is never printed")
+        #expect(printed.stdout.contains("Bearer ${COURIER_TEST_TOKEN}"), "\(printed.stdout)")
+        let script = printed.stdout.split(separator: "\n").filter { $0.hasPrefix("curl ") }
+            .joined(separator: "\n")
+        let ran = try await CourierBinary.run(
+            ["-c", script], executable: URL(fileURLWithPath: "/bin/bash"),
+            environment: ["COURIER_TEST_TOKEN": Self.token], directory: space.folder)
+        #expect(ran.status == 0, "\(ran.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        let original = try #require(hits.first { $0.path.hasSuffix("n=1") })
+        let replayed = try #require(hits.last)
+        #expect(hits.count == 3)
+        #expect(replayed.method == "POST" && replayed.path == original.path)
+        #expect(replayed.body == original.body)
+        #expect(replayed.header("Authorization") == "Bearer \(Self.token)")
+        #expect(replayed.header("Content-Type") == "application/json")
+    }
+}
