@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import CourierJobs
+
+/// The one streaming log reader every log consumer uses.
+@Suite("LogReader")
+struct LogReaderTests {
+    static func line(_ n: Int, outcome: String = "ok") -> String {
+        let millis = String(n % 1000 + 1000).dropFirst()
+        return #"{"event":"request","ts":"2026-01-01T00:00:00.\#(millis)Z","run":"r","job":"j","task":"t\#(n)","attempt":1,"method":"GET","url":"http://h/\#(n)","requestHeaders":{"Accept":"*/*"},"status":200,"timings":{"totalMs":\#(n % 97)},"outcome":"\#(outcome)"}"#
+    }
+
+    func read(_ text: String) throws -> (entries: [LogReader.Entry], warnings: [String]) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "log-\(UUID().uuidString).jsonl")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var warnings: [String] = []
+        let entries = Array(LogReader(paths: [file.path]) { warnings.append($0) })
+        return (entries, warnings.map { $0.replacingOccurrences(of: file.path, with: "F") })
+    }
+
+    @Test func truncatedLastLineIsSkippedWithOneWarning() throws {
+        let whole = Self.line(1) + "\n" + Self.line(2) + "\n"
+        let (entries, warnings) = try read(whole + String(Self.line(3).prefix(40)))
+        #expect(entries.map(\.line.task) == ["t1", "t2"])
+        #expect(warnings == ["F:3: the last line is incomplete (was the run killed?); skipped"])
+    }
+
+    @Test func garbageLineInTheMiddle() throws {
+        let text = Self.line(1) + "\nnot json at all\n{\"no\":\"event\"}\n" + Self.line(2) + "\n"
+        let (entries, warnings) = try read(text)
+        #expect(entries.map(\.line.task) == ["t1", "t2"])
+        #expect(entries.map(\.number) == [1, 4])
+        #expect(
+            warnings == [
+                "F:2: not a courier log line; skipped", "F:3: not a courier log line; skipped",
+            ])
+    }
+
+    @Test func emptyFileAndMissingFile() throws {
+        let (entries, warnings) = try read("")
+        #expect(entries.isEmpty && warnings.isEmpty)
+        var missing: [String] = []
+        #expect(Array(LogReader(paths: ["/no/such.jsonl"]) { missing.append($0) }).isEmpty)
+        #expect(missing == ["/no/such.jsonl: cannot read: No such file or directory"])
+    }
+
+    @Test func fieldsAreRead() throws {
+        let (entries, _) = try read(Self.line(7, outcome: "failed") + "\n")
+        let line = try #require(entries.first?.line)
+        #expect(line.event == "request" && line.run == "r" && line.job == "j")
+        #expect(line.status == 200 && line.outcome == "failed" && line.totalMs == 7)
+        #expect(line.requestHeaders.map(\.name) == ["Accept"])
+        #expect(line.time == 1_767_225_600.007)
+    }
+
+    @Test func halfAMillionLinesInBoundedMemory() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "big-\(UUID().uuidString).jsonl")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let handle = try FileHandle(forWritingTo: file)
+        var block = ""
+        for n in 0..<500_000 {
+            block += Self.line(n) + "\n"
+            if n % 10_000 == 9_999 {
+                handle.write(Data(block.utf8))
+                block = ""
+            }
+        }
+        try handle.close()
+        let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
+        let before = Self.residentBytes()
+        var count = 0
+        var peak = before
+        for entry in LogReader(paths: [file.path], warn: { _ in }) {
+            count += entry.line.attempt ?? 0
+            if count % 50_000 == 0 { peak = max(peak, Self.residentBytes()) }
+        }
+        #expect(count == 500_000)
+        #expect(peak - before < 32 << 20, "grew \((peak - before) >> 20) MiB reading \(size >> 20) MiB")
+    }
+
+    /// Resident set size from /proc/self/statm.
+    static func residentBytes() -> Int {
+        let text = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+        let pages = Int(text.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return pages * 4096
+    }
+}
