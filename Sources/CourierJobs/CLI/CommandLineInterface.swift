@@ -57,6 +57,8 @@ public enum CommandLineInterface {
             return await RunCommand.run(Array(arguments.dropFirst()))
         case "validate":
             return ValidateCommand.run(Array(arguments.dropFirst()))
+        case "report":
+            return ReportCommand.run(Array(arguments.dropFirst()))
         case "replay":
             return await ReplayCommand.run(Array(arguments.dropFirst()))
         case "bench":

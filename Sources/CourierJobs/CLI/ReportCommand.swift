@@ -1,0 +1,74 @@
+import Foundation
+
+/// `courier report LOG... [--json] [--junit FILE] [--html FILE]`
+enum ReportCommand {
+    static let usage = """
+        Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
+        Summarises runs from their logs (- is stdin), per job and merged over every file given
+        (shards, replays, resumed runs): tasks by final outcome, requests, retries, statuses,
+        error kinds, the achieved rate, latency percentiles overall and per phase, the slowest
+        tasks and the failed ones with their last error.
+          --json         the report as JSON on stdout (schema: docs/report.md)
+          --junit FILE   JUnit XML, one test case per task, for CI dashboards
+          --html FILE    one self-contained HTML page with charts
+        Exit codes: 0 reported, 2 bad usage or no log line could be read.
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var parser = ArgumentParser(arguments, command: "report")
+        let json: Bool
+        let junit: String?
+        let html: String?
+        let logs: [String]
+        do throws(UsageError) {
+            if parser.flag("--help") {
+                Console.output(usage)
+                return CommandLineInterface.ExitCode.success
+            }
+            json = parser.flag("--json")
+            junit = try parser.option("--junit")
+            html = try parser.option("--html")
+            logs = parser.positionals()
+            try parser.finish()
+            guard !logs.isEmpty else {
+                throw UsageError("report: missing LOG.jsonl; see 'courier report --help'")
+            }
+        } catch {
+            Console.error("courier \(error.message)")
+            return CommandLineInterface.ExitCode.usage
+        }
+
+        var reports: [String: RunReport] = [:]
+        var order: [String] = []
+        for entry in LogReader(paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") }) {
+            let name = entry.line.job
+            if reports[name] == nil {
+                reports[name] = RunReport(job: name, keepEveryTask: junit != nil)
+                order.append(name)
+            }
+            reports[name]!.add(entry.line)
+        }
+        let all = order.compactMap { reports[$0] }
+        guard !all.isEmpty else {
+            Console.error("courier report: no log lines could be read")
+            return CommandLineInterface.ExitCode.usage
+        }
+        do {
+            if let junit {
+                try OutputFile.write(Data(ReportJUnit.render(all).utf8), to: URL(fileURLWithPath: junit))
+            }
+            if let html {
+                try OutputFile.write(Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
+            }
+        } catch {
+            Console.error("courier report: \(error)")
+            return CommandLineInterface.ExitCode.usage
+        }
+        if json {
+            Console.output(JSONWriter.string(ReportJSON.value(all)))
+        } else {
+            Console.output(all.map(ReportText.render).joined(separator: "\n\n"))
+        }
+        return CommandLineInterface.ExitCode.success
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+
+/// One self-contained HTML page per report (no scripts, fonts or links to fetch): the summary,
+/// and four inline SVG charts: latency over time, the latency distribution, statuses and
+/// errors, and requests per second.
+enum ReportHTML {
+    static func render(_ reports: [RunReport]) -> String {
+        var html = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8"><title>courier report</title>
+            <style>
+            body{font-family:system-ui,sans-serif;margin:24px;color:#1d2330;background:#fff}
+            h1{font-size:22px}h2{font-size:18px;margin-top:32px}h3{font-size:14px;margin:18px 0 6px}
+            table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #e3e6ec}
+            th:first-child,td:first-child{text-align:left}.grid{display:flex;flex-wrap:wrap;gap:18px}
+            .chart{border:1px solid #e3e6ec;border-radius:6px;padding:8px}svg text{font-size:11px;fill:#4a5263}
+            .fail{color:#b42318}
+            </style></head><body>
+            <h1>courier report</h1>
+
+            """
+        for report in reports { html += job(report) }
+        return html + "</body></html>\n"
+    }
+
+    static func job(_ report: RunReport) -> String {
+        let ok = report.taskCount - report.failedCount - report.skippedCount
+        var html = "<h2>job \(escape(report.job))</h2>\n"
+        html +=
+            "<p>\(report.runs.count) run(s): \(escape(report.runs.joined(separator: ", "))) · backend \(escape(report.backends.sorted().joined(separator: ", ")))</p>\n"
+        html += "<table><tr><th>tasks</th><th>ok</th><th>failed</th><th>skipped</th><th>requests</th><th>retries</th><th>req/s</th></tr>"
+        html +=
+            "<tr><td>\(report.taskCount)</td><td>\(ok)</td><td class=\"fail\">\(report.failedCount)</td><td>\(report.skippedCount)</td><td>\(report.requests)</td><td>\(report.retries)</td><td>\(ReportText.format(report.requestsPerSecond))</td></tr></table>\n"
+        html += "<h3>latency (ms)</h3><table><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>"
+        var rows: [(String, LatencyHistogram)] = [("total", report.total)]
+        for name in RunReport.phaseNames {
+            if let phase = report.phases[name], !phase.isEmpty { rows.append((name, phase)) }
+        }
+        for (name, histogram) in rows {
+            let cells = ([50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds])
+                .map { "<td>\(ReportText.format($0))</td>" }.joined()
+            html += "<tr><td>\(name)</td>\(cells)</tr>"
+        }
+        html += "</table>\n<div class=\"grid\">\n"
+        html += chart("Latency over time", scatter(report))
+        html += chart("Latency distribution", distribution(report.total))
+        html += chart("Statuses and errors", breakdown(report))
+        html += chart("Requests per second", timeline(report))
+        html += "</div>\n"
+        let failed = report.failedTasks
+        if !failed.isEmpty {
+            html += "<h3>failed tasks (last error)</h3><table><tr><th>task</th><th>error</th></tr>"
+            for task in failed.prefix(100) {
+                html += "<tr><td>\(escape(task.task))</td><td style=\"text-align:left\">\(escape(ReportText.describe(task)))</td></tr>"
+            }
+            html += "</table>"
+            if failed.count > 100 { html += "<p>… and \(failed.count - 100) more</p>" }
+        }
+        return html
+    }
+
+    static let width = 460.0
+    static let height = 220.0
+    static let left = 48.0
+    static let bottom = 24.0
+
+    static func chart(_ title: String, _ svg: String) -> String {
+        "<div class=\"chart\"><h3>\(title)</h3>\(svg)</div>\n"
+    }
+
+    static func frame(_ body: String, yMax: Double, yLabel: String, xLabel: String) -> String {
+        let plotBottom = height - bottom
+        var svg =
+            "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(width))' height='\(Int(height))' viewBox='0 0 \(Int(width)) \(Int(height))'>"
+        svg +=
+            "<line x1='\(left)' y1='8' x2='\(left)' y2='\(plotBottom)' stroke='#9aa3b2'/><line x1='\(left)' y1='\(plotBottom)' x2='\(width - 8)' y2='\(plotBottom)' stroke='#9aa3b2'/>"
+        for step in 0...4 {
+            let y = plotBottom - (plotBottom - 8) * Double(step) / 4
+            svg +=
+                "<text x='\(left - 4)' y='\(y + 4)' text-anchor='end'>\(ReportText.format(yMax * Double(step) / 4))</text><line x1='\(left)' y1='\(y)' x2='\(width - 8)' y2='\(y)' stroke='#eef0f4'/>"
+        }
+        svg += "<text x='\(width - 8)' y='\(height - 6)' text-anchor='end'>\(xLabel)</text>"
+        svg += "<text x='\(left + 4)' y='18'>\(yLabel)</text>"
+        return svg + body + "</svg>"
+    }
+
+    static func scatter(_ report: RunReport) -> String {
+        let points = report.sample
+        guard !points.isEmpty else { return "<p>no requests</p>" }
+        let span = max(0.001, report.lastTime - report.firstTime)
+        // The top of the axis is p99.9, so that one outlier does not flatten the rest.
+        let yMax = max(0.001, report.total.percentile(99.9) * 1.1)
+        var body = ""
+        for point in points {
+            let x = left + (width - 8 - left) * (point.time - report.firstTime) / span
+            let y = (height - bottom) - (height - bottom - 8) * min(1, point.milliseconds / yMax)
+            let color = point.ok ? "#2f6fde" : "#d92d20"
+            body += "<circle cx='\(round(x))' cy='\(round(y))' r='2' fill='\(color)' fill-opacity='0.6'/>"
+        }
+        return frame(body, yMax: yMax, yLabel: "ms", xLabel: "\(ReportText.format(span)) s")
+    }
+
+    static func distribution(_ histogram: LatencyHistogram) -> String {
+        guard !histogram.isEmpty else { return "<p>no requests</p>" }
+        // Coarser bins for the eye: about 30 over the range up to p99.9.
+        let top = max(0.001, histogram.percentile(99.9))
+        let binCount = 30
+        var bins = [UInt64](repeating: 0, count: binCount)
+        for bucket in histogram.buckets {
+            let index = min(binCount - 1, Int(bucket.from / top * Double(binCount)))
+            bins[index] += bucket.count
+        }
+        let most = Double(bins.max() ?? 1)
+        let barWidth = (width - 8 - left) / Double(binCount)
+        var body = ""
+        for (index, count) in bins.enumerated() where count > 0 {
+            let barHeight = (height - bottom - 8) * Double(count) / most
+            body +=
+                "<rect x='\(round(left + Double(index) * barWidth + 1))' y='\(round(height - bottom - barHeight))' width='\(round(barWidth - 2))' height='\(round(barHeight))' fill='#2f6fde'/>"
+        }
+        return frame(body, yMax: most, yLabel: "requests", xLabel: "0 – \(ReportText.format(top)) ms")
+    }
+
+    static func breakdown(_ report: RunReport) -> String {
+        var rows = report.statuses.sorted { $0.key < $1.key }.map { ("\($0.key)", $0.value, $0.key < 400) }
+        rows += report.errorKinds.sorted { $0.key < $1.key }.map { ($0.key, $0.value, false) }
+        guard !rows.isEmpty else { return "<p>no requests</p>" }
+        let shown = rows.prefix(10)
+        let most = Double(shown.map(\.1).max() ?? 1)
+        let rowHeight = min(22.0, (height - 16) / Double(shown.count))
+        var svg =
+            "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(width))' height='\(Int(height))' viewBox='0 0 \(Int(width)) \(Int(height))'>"
+        for (index, row) in shown.enumerated() {
+            let y = 8 + Double(index) * rowHeight
+            let barWidth = max(1, (width - 180) * Double(row.1) / most)
+            svg +=
+                "<text x='110' y='\(y + rowHeight * 0.7)' text-anchor='end'>\(escape(row.0))</text><rect x='116' y='\(y + 2)' width='\(round(barWidth))' height='\(round(rowHeight - 4))' fill='\(row.2 ? "#12b76a" : "#d92d20")'/><text x='\(round(120 + barWidth))' y='\(y + rowHeight * 0.7)'>\(row.1)</text>"
+        }
+        return svg + "</svg>"
+    }
+
+    static func timeline(_ report: RunReport) -> String {
+        guard !report.perSecond.isEmpty else { return "<p>no requests</p>" }
+        let first = report.perSecond.keys.min()!
+        let last = report.perSecond.keys.max()!
+        let seconds = last - first + 1
+        // At most 120 columns: each one the mean rate over its seconds.
+        let perColumn = max(1, Int((Double(seconds) / 120).rounded(.up)))
+        let columns = (seconds + perColumn - 1) / perColumn
+        var rates = [Double](repeating: 0, count: columns)
+        for (second, count) in report.perSecond {
+            rates[(second - first) / perColumn] += Double(count) / Double(perColumn)
+        }
+        let most = max(1, rates.max() ?? 1)
+        let step = (width - 8 - left) / Double(max(1, columns - 1))
+        let points = rates.enumerated().map { index, rate in
+            "\(round(left + Double(index) * step)),\(round((height - bottom) - (height - bottom - 8) * rate / most))"
+        }.joined(separator: " ")
+        let body =
+            columns == 1
+            ? "<circle cx='\(left + 4)' cy='\(round((height - bottom) - (height - bottom - 8) * rates[0] / most))' r='3' fill='#2f6fde'/>"
+            : "<polyline points='\(points)' fill='none' stroke='#2f6fde' stroke-width='2'/>"
+        return frame(body, yMax: most, yLabel: "req/s", xLabel: "\(seconds) s")
+    }
+
+    static func round(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    static func escape(_ text: String) -> String {
+        var output = ""
+        for character in text {
+            switch character {
+            case "&": output += "&amp;"
+            case "<": output += "&lt;"
+            case ">": output += "&gt;"
+            case "\"": output += "&quot;"
+            default: output.append(character)
+            }
+        }
+        return output
+    }
+}

@@ -1,0 +1,148 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `courier report` on hand-built logs with known figures, in every format.
+@Suite("courier report")
+struct ReportTests {
+    /// 1,000 tasks t0…t999 taking 1…1000 ms, 10 ms apart; every hundredth fails with 500; t1…t5
+    /// first get a 503 that takes 2 s and is retried. Split over two files (two shards).
+    static func writeLogs(in folder: URL) throws -> [URL] {
+        func ts(_ milliseconds: Int) -> String {
+            let seconds = milliseconds / 1000
+            let ms = String(milliseconds % 1000 + 1000).dropFirst()
+            let s = String(seconds % 60 + 100).dropFirst()
+            let m = String(seconds / 60 + 100).dropFirst()
+            return "2026-03-01T10:\(m):\(s).\(ms)Z"
+        }
+        var files: [[String]] = [[], []]
+        for shard in 0..<2 {
+            files[shard].append(
+                #"{"event":"run.start","ts":"\#(ts(0))","run":"run\#(shard)","job":"nightly","jobFile":"j.json","jobSHA256":"x","backend":"curl","version":"0"}"#
+            )
+        }
+        for index in 0..<1000 {
+            let shard = index % 2
+            let failed = index % 100 == 0
+            if (1...5).contains(index) {
+                files[shard].append(
+                    #"{"event":"request","ts":"\#(ts(index * 10))","run":"run\#(shard)","job":"nightly","task":"t\#(index)","attempt":1,"method":"GET","url":"http://h/\#(index)","requestHeaders":{},"status":503,"bytesSent":0,"bytesReceived":0,"timings":{"dnsMs":null,"connectMs":null,"tlsMs":null,"firstByteMs":1990,"totalMs":2000},"outcome":"retry","retryInMs":5}"#
+                )
+            }
+            let attempt = (1...5).contains(index) ? 2 : 1
+            let error =
+                failed ? #","error":{"kind":"unexpectedStatus","message":"status 500, expected 2xx"}"# : ""
+            files[shard].append(
+                #"{"event":"request","ts":"\#(ts(index * 10 + 5))","run":"run\#(shard)","job":"nightly","task":"t\#(index)","attempt":\#(attempt),"method":"GET","url":"http://h/\#(index)","requestHeaders":{},"status":\#(failed ? 500 : 200),"bytesSent":0,"bytesReceived":10,"timings":{"dnsMs":0.5,"connectMs":1,"tlsMs":null,"firstByteMs":\#(index),"totalMs":\#(index + 1)}\#(error),"outcome":"\#(failed ? "failed" : "ok")"}"#
+            )
+        }
+        return try files.enumerated().map { shard, lines in
+            let url = folder.appendingPathComponent("shard\(shard).jsonl")
+            try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+            return url
+        }
+    }
+
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-report-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test("figures match a hand-built log with known percentiles, merged over two shards")
+    func knownFigures() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logs = try Self.writeLogs(in: folder)
+        let result = try await CourierBinary.run(["report", "--json"] + logs.map(\.path))
+        #expect(result.status == 0, "\(result.stderr)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let job = try #require((root["jobs"] as? [[String: Any]])?.first)
+        #expect(job["runs"] as? [String] == ["run0", "run1"])
+        #expect(job["tasks"] as? [String: Int] == ["total": 1000, "ok": 990, "failed": 10, "skipped": 0])
+        #expect(job["requests"] as? Int == 1005)
+        #expect(job["retries"] as? Int == 5)
+        #expect(job["statuses"] as? [String: Int] == ["200": 990, "500": 10, "503": 5])
+        #expect(job["errorKinds"] as? [String: Int] == ["unexpectedStatus": 10])
+        let total = try #require((job["latency"] as? [String: Any])?["totalMs"] as? [String: Double])
+        // 1,005 samples: 1…1000 ms and five of 2,000 ms. Ranks by nearest-rank: p50 → 503,
+        // p90 → 905, p99 → 995, p99.9 → 2000. The histogram is within 1/64 above.
+        for (key, expected) in [("p50", 503.0), ("p90", 905.0), ("p99", 995.0), ("p999", 2000.0)] {
+            let value = try #require(total[key])
+            #expect(value >= expected && value <= expected * (1 + 1.0 / 64), "\(key) = \(value)")
+        }
+        #expect(total["max"] == 2000)
+        #expect(total["count"] == 1005)
+        // From the first start (0 s) to the last end (9.995 s + 1 s).
+        let rate = try #require(job["requestsPerSecond"] as? Double)
+        #expect(abs(rate - 1005 / 10.995) < 0.5, "\(rate)")
+        let failed = try #require(job["failed"] as? [[String: Any]])
+        #expect(failed.count == 10)
+        #expect(failed.first?["task"] as? String == "t0")
+        #expect(failed.first?["message"] as? String == "status 500, expected 2xx")
+        let slowest = try #require(job["slowest"] as? [[String: Any]])
+        #expect(slowest.first?["task"] as? String == "t999", "the slowest final attempt")
+    }
+
+    @Test("text on a terminal, and the report of stdin")
+    func textAndStdin() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logs = try Self.writeLogs(in: folder)
+        let result = try await CourierBinary.run(
+            ["-c", "cat '\(logs[0].path)' '\(logs[1].path)' | '\(CourierBinary.url.path)' report -"],
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("tasks     1000 total, 990 ok, 10 failed, 0 skipped"))
+        #expect(result.stdout.contains("requests  1005 (5 retries)"))
+        #expect(result.stdout.contains("t0: unexpectedStatus: status 500, expected 2xx (attempt 1)"))
+        let missing = try await CourierBinary.run(["report", "/no/such.jsonl"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("/no/such.jsonl: cannot read"))
+    }
+
+    @Test("--json validates against its schema, JUnit parses, the HTML shows its charts")
+    func formatsAsPeopleAndMachinesReadThem() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logs = try Self.writeLogs(in: folder)
+        let junit = folder.appendingPathComponent("report.xml")
+        let html = folder.appendingPathComponent("report.html")
+        let json = folder.appendingPathComponent("report.json")
+        let result = try await CourierBinary.run(
+            ["report", "--json", "--junit", junit.path, "--html", html.path] + logs.map(\.path))
+        #expect(result.status == 0, "\(result.stderr)")
+        try result.stdout.write(to: json, atomically: true, encoding: .utf8)
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.components(separatedBy: "<svg").count - 1 == 4, "four charts")
+        #expect(!page.contains("<script") && !page.contains("src=") && !page.contains("<link"))
+
+        // A real browser renders it; the screenshot has the charts' blue and red in it.
+        let shot = folder.appendingPathComponent("shot.png")
+        let browser = try await CourierBinary.run(
+            [
+                "-c",
+                "timeout 90 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,1300 --screenshot='\(shot.path)' 'file://\(html.path)'",
+            ], executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(FileManager.default.fileExists(atPath: shot.path), "chromium: \(browser.stderr)")
+
+        let schema = PackagePaths.root.appendingPathComponent("docs/report.schema.json")
+        let checker = PackagePaths.fixtures.appendingPathComponent("check_report.py")
+        let check = try await CourierBinary.run(
+            [checker.path, schema.path, json.path, junit.path, shot.path],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(check.status == 0, "\(check.stderr)")
+        let verdicts = check.stdout.split(separator: "\n").map(String.init)
+        #expect(verdicts.first == "json ok", "\(verdicts)")
+        #expect(verdicts.dropFirst().first == "junit ok 1000 10", "\(verdicts)")
+        let png = verdicts.last?.split(separator: " ").compactMap { Int($0) } ?? []
+        #expect(png.count == 4, "\(verdicts)")
+        if png.count == 4 {
+            #expect(png[0] == 1000 && png[1] == 1300)
+            #expect(png[2] > 2000, "blue chart marks: \(png[2]) pixels")
+            #expect(png[3] > 100, "red marks for failures: \(png[3]) pixels")
+        }
+    }
+}
