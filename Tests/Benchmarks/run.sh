@@ -92,3 +92,43 @@ print(f"{'client':<22}{'req/s':>10}{'CPU µs/req':>12}{'CPU vs wrk':>12}")
 print(f"{'wrk':<22}{wrk:>10.0f}{wrk_cpu:>12.0f}{1:>12.2f}")
 print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{cpu:>12.0f}{cpu / wrk_cpu:>12.2f}")
 PY
+
+echo
+echo "== reading logs: courier report over 500,000 request lines"
+# The same file read by wc -l (memory bandwidth) and by Python's json module, in this run.
+python3 - "$work/big.jsonl" <<'PY'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w") as out:
+    out.write('{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","run":"r","job":"big",'
+              '"jobFile":"j","jobSHA256":"x","backend":"curl","version":"0"}\n')
+    for i in range(500000):
+        out.write('{"event":"request","ts":"2026-03-01T10:%02d:%02d.%03dZ","run":"r","job":"big",'
+                  '"task":"item-%d","attempt":1,"method":"GET","url":"http://127.0.0.1:8080/items/%d?page=3",'
+                  '"requestHeaders":{"User-Agent":"courier/0.1.0","Accept":"*/*","Accept-Encoding":"gzip, deflate",'
+                  '"Authorization":"<redacted>"},"status":200,"responseHeaders":{"Content-Type":"application/json",'
+                  '"Content-Length":"512"},"bytesSent":0,"bytesReceived":512,"timings":{"dnsMs":0.021,'
+                  '"connectMs":0.112,"tlsMs":null,"firstByteMs":1.234,"totalMs":%.3f},"outcome":"ok"}\n'
+                  % ((i // 60000) % 60, (i // 1000) % 60, i % 1000, i, i, random.random() * 10))
+PY
+python3 - "$work/big.jsonl" "$COURIER" <<'PY'
+import json, resource, subprocess, sys, time
+path, courier = sys.argv[1:]
+def timed(command):
+    start = time.time()
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
+    return time.time() - start
+lines = 500001
+wc = timed(["wc", "-l", path])
+start = time.time()
+with open(path) as log:
+    for line in log:
+        json.loads(line)
+python_json = time.time() - start
+report = min(timed([courier, "report", path]) for _ in range(3))
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+print(f"{'reader':<26}{'lines/s':>12}{'vs wc -l':>10}{'vs python json':>16}")
+for name, seconds in (("wc -l", wc), ("python json.loads", python_json), ("courier report", report)):
+    print(f"{name:<26}{lines / seconds:>12.0f}{wc / seconds:>10.3f}{python_json / seconds:>16.2f}")
+print(f"courier report peak RSS: {peak} MiB (bounded: the file is {__import__('os').path.getsize(path) >> 20} MiB)")
+PY

@@ -36,8 +36,7 @@ enum LogFiles {
             }
             bytes += chunk[0..<count]
         }
-        guard let node = try? JSONParser.parse(bytes) else { return nil }
-        return LogLine(node)
+        return LogLine(bytes: bytes[...])
     }
 
     /// The newest log of a job in `folder`: the latest `run.start`, and among runs that started

@@ -39,67 +39,59 @@ struct LogLine: Sendable {
     /// `run.end`.
     var durationMs: Double?
 
-    /// Reads a line's JSON; `nil` when it is not a log line (no `event`, `run` or `ts`).
-    init?(_ node: JSONNode) {
-        guard case .object(let members) = node.value else { return nil }
-        var fields: [String: JSONNode] = [:]
-        for member in members { fields[member.key] = member.node }
-        guard let event = fields["event"]?.string, let run = fields["run"]?.string,
-            let ts = fields["ts"]?.string, let time = Self.parseTime(ts)
+    /// The raw values a scanner found, before checks.
+    struct Fields {
+        var event, ts, run, job, task, method, url, outcome, backend: String?
+        var attempt, status, bytesReceived: Int?
+        var durationMs, totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes: Double?
+        var requestHeaders: [(name: String, value: String)] = []
+        var bodyText, bodyBase64, bodySHA256: String?
+        var errorKind, errorMessage: String?
+        var replayOf: [String] = []
+        var resumedFrom: [String] = []
+    }
+
+    /// A log line from its JSON text; `nil` when it is not JSON or not a log line (no `event`,
+    /// `run` or valid `ts`).
+    init?(bytes: ArraySlice<UInt8>) {
+        guard let line = LogLineScanner.parse(bytes) else { return nil }
+        self = line
+    }
+
+    init?(_ fields: Fields) {
+        guard let event = fields.event, let run = fields.run, let ts = fields.ts,
+            let time = Self.parseTime(ts)
         else { return nil }
         self.event = event
         self.time = time
         self.run = run
-        self.job = fields["job"]?.string ?? ""
-        task = fields["task"]?.string
-        attempt = fields["attempt"]?.number.map { Int($0) }
-        method = fields["method"]?.string
-        url = fields["url"]?.string
-        if case .object(let headers)? = fields["requestHeaders"]?.value {
-            requestHeaders = headers.compactMap { member in
-                member.node.string.map { (member.key, $0) }
-            }
+        job = fields.job ?? ""
+        task = fields.task
+        attempt = fields.attempt
+        method = fields.method
+        url = fields.url
+        requestHeaders = fields.requestHeaders
+        if let text = fields.bodyText {
+            requestBody = .text(text)
+        } else if let encoded = fields.bodyBase64, let data = Data(base64Encoded: encoded) {
+            requestBody = .base64(data)
+        } else if let count = fields.omittedBytes {
+            requestBody = .omitted(bytes: Int(count), sha256: fields.bodySHA256 ?? "")
         }
-        if case .object(let body)? = fields["requestBody"]?.value {
-            let parts = Dictionary(body.map { ($0.key, $0.node) }, uniquingKeysWith: { a, _ in a })
-            if let text = parts["text"]?.string {
-                requestBody = .text(text)
-            } else if let encoded = parts["base64"]?.string, let data = Data(base64Encoded: encoded) {
-                requestBody = .base64(data)
-            } else if let count = parts["omittedBytes"]?.number {
-                requestBody = .omitted(bytes: Int(count), sha256: parts["sha256"]?.string ?? "")
-            }
-        }
-        status = fields["status"]?.number.map { Int($0) }
-        if case .object(let error)? = fields["error"]?.value {
-            for member in error {
-                if member.key == "kind" { errorKind = member.node.string }
-                if member.key == "message" { errorMessage = member.node.string }
-            }
-        }
-        outcome = fields["outcome"]?.string
-        if case .object(let timings)? = fields["timings"]?.value {
-            for member in timings {
-                let value = member.node.number
-                switch member.key {
-                case "totalMs": totalMs = value
-                case "dnsMs": dnsMs = value
-                case "connectMs": connectMs = value
-                case "tlsMs": tlsMs = value
-                case "firstByteMs": firstByteMs = value
-                default: break
-                }
-            }
-        }
-        bytesReceived = fields["bytesReceived"]?.number.map { Int($0) }
-        if case .array(let runs)? = fields["replayOf"]?.value {
-            replayOf = runs.compactMap(\.string)
-        }
-        if case .array(let runs)? = fields["resumedFrom"]?.value {
-            resumedFrom = runs.compactMap(\.string)
-        }
-        backend = fields["backend"]?.string
-        durationMs = fields["durationMs"]?.number
+        status = fields.status
+        errorKind = fields.errorKind
+        errorMessage = fields.errorMessage
+        outcome = fields.outcome
+        totalMs = fields.totalMs
+        dnsMs = fields.dnsMs
+        connectMs = fields.connectMs
+        tlsMs = fields.tlsMs
+        firstByteMs = fields.firstByteMs
+        bytesReceived = fields.bytesReceived
+        replayOf = fields.replayOf
+        resumedFrom = fields.resumedFrom
+        backend = fields.backend
+        durationMs = fields.durationMs
     }
 
     /// The body bytes, when the log holds them whole.
@@ -132,17 +124,5 @@ struct LogLine: Sendable {
         else { return nil }
         let days = CivilDays.from(year: year, month: month, day: day)
         return Double(days * 86_400 + hour * 3600 + minute * 60 + second) + Double(millis) / 1000
-    }
-}
-
-extension JSONNode {
-    var string: String? {
-        if case .string(let text) = value { return text }
-        return nil
-    }
-
-    var number: Double? {
-        if case .number(let number) = value { return number }
-        return nil
     }
 }

@@ -52,7 +52,7 @@ struct LogReader: Sequence {
                 }
                 number += 1
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                if let node = try? JSONParser.parse(Array(bytes)), let line = LogLine(node) {
+                if let line = LogLine(bytes: bytes) {
                     return Entry(file: file, number: number, line: line)
                 }
                 warn(
@@ -66,7 +66,7 @@ struct LogReader: Sequence {
         /// The next line's bytes without its newline, and whether a newline ended it.
         private mutating func nextRawLine() -> (ArraySlice<UInt8>, Bool)? {
             while true {
-                if let newline = buffer[offset...].firstIndex(of: 0x0A) {
+                if let newline = Self.newline(in: buffer, from: offset) {
                     let line = buffer[offset..<newline]
                     offset = newline + 1
                     return (line, true)
@@ -85,6 +85,17 @@ struct LogReader: Sequence {
                     return (rest, false)
                 }
                 buffer.append(contentsOf: chunk[0..<count])
+            }
+        }
+
+        /// The index of the next `\n` at or after `start` (memchr: this runs for every line).
+        private static func newline(in buffer: [UInt8], from start: Int) -> Int? {
+            guard start < buffer.count else { return nil }
+            return buffer.withUnsafeBufferPointer { pointer -> Int? in
+                guard let base = pointer.baseAddress,
+                    let found = memchr(base + start, 0x0A, pointer.count - start)
+                else { return nil }
+                return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             }
         }
 

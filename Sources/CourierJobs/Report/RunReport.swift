@@ -30,7 +30,11 @@ struct RunReport {
     private(set) var statuses: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
     private(set) var total = LatencyHistogram()
-    private(set) var phases: [String: LatencyHistogram] = [:]
+    /// DNS, connect, TLS and first byte, in ``phaseNames`` order.
+    private var phaseHistograms = [LatencyHistogram](repeating: LatencyHistogram(), count: 4)
+    var phases: [String: LatencyHistogram] {
+        Dictionary(uniqueKeysWithValues: zip(Self.phaseNames, phaseHistograms))
+    }
     private(set) var firstTime = Double.infinity
     private(set) var lastTime = -Double.infinity
     /// Requests started in each second since `firstTime`.
@@ -74,12 +78,10 @@ struct RunReport {
         if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
         let milliseconds = line.totalMs ?? 0
         total.record(milliseconds: milliseconds)
-        for (name, value) in [
-            ("dnsMs", line.dnsMs), ("connectMs", line.connectMs), ("tlsMs", line.tlsMs),
-            ("firstByteMs", line.firstByteMs),
-        ] {
-            if let value { phases[name, default: LatencyHistogram()].record(milliseconds: value) }
-        }
+        if let value = line.dnsMs { phaseHistograms[0].record(milliseconds: value) }
+        if let value = line.connectMs { phaseHistograms[1].record(milliseconds: value) }
+        if let value = line.tlsMs { phaseHistograms[2].record(milliseconds: value) }
+        if let value = line.firstByteMs { phaseHistograms[3].record(milliseconds: value) }
         firstTime = min(firstTime, line.time)
         lastTime = max(lastTime, line.time + milliseconds / 1000)
         perSecond[Int(line.time.rounded(.down)), default: 0] += 1
@@ -113,7 +115,11 @@ struct RunReport {
         let key = FNV1a.hash(task.utf8)
         if ok {
             if done.insert(key).inserted { doneCount += 1 }
-            tasks[task] = keepEveryTask ? result : nil
+            if keepEveryTask {
+                tasks[task] = result
+            } else if !tasks.isEmpty {
+                tasks[task] = nil
+            }
         } else {
             if done.remove(key) != nil { doneCount -= 1 }
             tasks[task] = result

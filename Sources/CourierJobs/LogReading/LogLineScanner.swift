@@ -1,0 +1,307 @@
+import Foundation
+
+/// Reads one log line's JSON in a single pass without building a tree: values of the fields the
+/// consumers use are decoded, every other value is only stepped over. Profiling `courier report`
+/// showed the general parser (a node per value, a `String` per scalar, a hash set per object to
+/// refuse duplicate keys) spending most of its time on what the log consumers never read.
+///
+/// It accepts exactly JSON, so a malformed line is still refused as a whole.
+struct LogLineScanner {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index: Int
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        self.index = 0
+    }
+
+    /// The line, or `nil` when it is not JSON or not a log line.
+    static func parse(_ line: ArraySlice<UInt8>) -> LogLine? {
+        line.withUnsafeBufferPointer { buffer in
+            var scanner = LogLineScanner(buffer)
+            var fields = LogLine.Fields()
+            guard scanner.object({ scanner, key in scanner.field(key, into: &fields) }) else {
+                return nil
+            }
+            scanner.skipWhitespace()
+            guard scanner.index == buffer.count else { return nil }
+            return LogLine(fields)
+        }
+    }
+
+    // MARK: - The log's fields
+
+    private mutating func field(_ key: String, into fields: inout LogLine.Fields) -> Bool {
+        switch key {
+        case "event": return string(into: &fields.event)
+        case "ts": return string(into: &fields.ts)
+        case "run": return string(into: &fields.run)
+        case "job": return string(into: &fields.job)
+        case "task": return string(into: &fields.task)
+        case "method": return string(into: &fields.method)
+        case "url": return string(into: &fields.url)
+        case "outcome": return string(into: &fields.outcome)
+        case "backend": return string(into: &fields.backend)
+        case "attempt": return number(into: &fields.attempt)
+        case "status": return number(into: &fields.status)
+        case "bytesReceived": return number(into: &fields.bytesReceived)
+        case "durationMs": return number(into: &fields.durationMs)
+        case "requestHeaders":
+            return object { scanner, name in
+                guard let value = scanner.string() else { return scanner.skipValue() }
+                fields.requestHeaders.append((name, value))
+                return true
+            }
+        case "requestBody":
+            return object { scanner, name in
+                switch name {
+                case "text": return scanner.string(into: &fields.bodyText)
+                case "base64": return scanner.string(into: &fields.bodyBase64)
+                case "omittedBytes": return scanner.number(into: &fields.omittedBytes)
+                case "sha256": return scanner.string(into: &fields.bodySHA256)
+                default: return scanner.skipValue()
+                }
+            }
+        case "error":
+            return object { scanner, name in
+                switch name {
+                case "kind": return scanner.string(into: &fields.errorKind)
+                case "message": return scanner.string(into: &fields.errorMessage)
+                default: return scanner.skipValue()
+                }
+            }
+        case "timings":
+            return object { scanner, name in
+                switch name {
+                case "totalMs": return scanner.number(into: &fields.totalMs)
+                case "dnsMs": return scanner.number(into: &fields.dnsMs)
+                case "connectMs": return scanner.number(into: &fields.connectMs)
+                case "tlsMs": return scanner.number(into: &fields.tlsMs)
+                case "firstByteMs": return scanner.number(into: &fields.firstByteMs)
+                default: return scanner.skipValue()
+                }
+            }
+        case "replayOf", "resumedFrom":
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return skipValue() }
+            var runs: [String] = []
+            let ok = array { scanner in
+                guard let run = scanner.string() else { return scanner.skipValue() }
+                runs.append(run)
+                return true
+            }
+            if key == "replayOf" { fields.replayOf = runs } else { fields.resumedFrom = runs }
+            return ok
+        default:
+            return skipValue()
+        }
+    }
+
+    /// A string value, or `null` (left as `nil`); anything else is stepped over.
+    private mutating func string(into target: inout String?) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { return false }
+        if bytes[index] == UInt8(ascii: "\"") {
+            guard let text = string() else { return false }
+            target = text
+            return true
+        }
+        return skipValue()
+    }
+
+    /// A number value, or `null`; anything else is stepped over.
+    private mutating func number(into target: inout Double?) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { return false }
+        let byte = bytes[index]
+        if byte == UInt8(ascii: "-") || (byte >= 0x30 && byte <= 0x39) {
+            guard let value = number() else { return false }
+            target = value
+            return true
+        }
+        return skipValue()
+    }
+
+    private mutating func number(into target: inout Int?) -> Bool {
+        var value: Double?
+        guard number(into: &value) else { return false }
+        if let value, value.magnitude < 1e15 { target = Int(value) }
+        return true
+    }
+
+    // MARK: - JSON
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Walks an object, calling `member` with each key positioned at its value.
+    private mutating func object(_ member: (inout LogLineScanner, String) -> Bool) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return skipValue() }
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return true
+        }
+        while true {
+            skipWhitespace()
+            guard let key = string() else { return false }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
+            index += 1
+            guard member(&self, key) else { return false }
+            skipWhitespace()
+            guard index < bytes.count else { return false }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "}") else { return false }
+            index += 1
+            return true
+        }
+    }
+
+    private mutating func array(_ element: (inout LogLineScanner) -> Bool) -> Bool {
+        index += 1  // the caller saw "["
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return true
+        }
+        while true {
+            skipWhitespace()
+            guard element(&self) else { return false }
+            skipWhitespace()
+            guard index < bytes.count else { return false }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            guard bytes[index] == UInt8(ascii: "]") else { return false }
+            index += 1
+            return true
+        }
+    }
+
+    /// Steps over any value, checking it is well formed.
+    private mutating func skipValue() -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { return false }
+        switch bytes[index] {
+        case UInt8(ascii: "\""): return skipString()
+        case UInt8(ascii: "{"): return object { scanner, _ in scanner.skipValue() }
+        case UInt8(ascii: "["): return array { scanner in scanner.skipValue() }
+        case UInt8(ascii: "t"): return word("true")
+        case UInt8(ascii: "f"): return word("false")
+        case UInt8(ascii: "n"): return word("null")
+        default: return number() != nil
+        }
+    }
+
+    private mutating func word(_ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard index + count <= bytes.count else { return false }
+        for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] {
+            return false
+        }
+        index += count
+        return true
+    }
+
+    private mutating func skipString() -> Bool {
+        index += 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return true
+            }
+            if byte < 0x20 { return false }
+            index += byte == UInt8(ascii: "\\") ? 2 : 1
+        }
+        return false
+    }
+
+    /// A string at `index`, escapes decoded; `nil` when it is not a valid JSON string.
+    private mutating func string() -> String? {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var end = start
+        var escaped = false
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte < 0x20 { return nil }
+            if byte == UInt8(ascii: "\\") {
+                escaped = true
+                end += 2
+            } else {
+                end += 1
+            }
+        }
+        guard end < bytes.count else { return nil }
+        index = end + 1
+        let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        guard escaped else { return String(decoding: raw, as: UTF8.self) }
+        // Rare in logs (quotes and backslashes in messages): the strict parser decodes them.
+        var quoted = [UInt8(ascii: "\"")]
+        quoted.append(contentsOf: raw)
+        quoted.append(UInt8(ascii: "\""))
+        guard case .string(let text)? = try? JSONParser.parse(quoted).value else { return nil }
+        return text
+    }
+
+    /// A JSON number at `index`.
+    private mutating func number() -> Double? {
+        let start = index
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        var integer: UInt64 = 0
+        var digits = 0
+        var simple = true
+        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            if digits < 18 { integer = integer * 10 + UInt64(bytes[index] - 0x30) } else { simple = false }
+            digits += 1
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        if digits > 1, bytes[start + (bytes[start] == UInt8(ascii: "-") ? 1 : 0)] == 0x30 { return nil }
+        var fraction = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                if digits < 18 { integer = integer * 10 + UInt64(bytes[index] - 0x30) } else { simple = false }
+                digits += 1
+                fraction += 1
+                index += 1
+            }
+            guard fraction > 0 else { return nil }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            simple = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            let exponentStart = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+            guard index > exponentStart else { return nil }
+        }
+        let negative = bytes[start] == UInt8(ascii: "-")
+        if simple, fraction <= 15, integer < 1 << 53 {
+            // Exact for up to 15 fraction digits: an integer below 2^53 over a power of ten.
+            let value = Double(integer) / Self.powersOfTen[fraction]
+            return negative ? -value : value
+        }
+        return Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+    }
+
+    private static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }
+}
