@@ -34,7 +34,9 @@ struct ReplayTests {
         _ = await ProbeClient().get(server.url("/toggle/on?name=\(name)"))
     }
 
-    @Test("only the failed tasks are re-sent, with secrets from --job", arguments: RunCommandTests.backends)
+    @Test(
+        "only the failed tasks are re-sent, with secrets from --job",
+        arguments: RunCommandTests.backends)
     func replayFailedTasks(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
@@ -46,13 +48,16 @@ struct ReplayTests {
         try await Self.switchOn(toggle, space.server)
 
         let replay = try await CourierBinary.run(
-            ["replay", original, "--job", "job.json", "--log-dir", space.logs.path,
-             "--backend", backend, "--no-progress"],
+            [
+                "replay", original, "--job", "job.json", "--log-dir", space.logs.path,
+                "--backend", backend, "--no-progress",
+            ],
             environment: ["COURIER_TEST_TOKEN": Self.token], directory: space.folder)
         #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
         let hits = try await ServerHits.of(key, on: space.server).requests
         #expect(hits.count == 4, "two failed, then the same two replayed")
-        #expect(try await ServerHits.of("\(key)-fine", on: space.server).count == 1, "ok not re-sent")
+        #expect(
+            try await ServerHits.of("\(key)-fine", on: space.server).count == 1, "ok not re-sent")
         for hit in hits.suffix(2) {
             #expect(hit.header("Authorization") == "Bearer \(Self.token)")
         }
@@ -64,8 +69,10 @@ struct ReplayTests {
         let files = try Self.logFiles(space)
         #expect(files.count == 2)
         let replayLog = try #require(files.first { $0 != original })
-        let replayLines = try String(contentsOfFile: replayLog, encoding: .utf8).split(separator: "\n")
-            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let replayLines = try String(contentsOfFile: replayLog, encoding: .utf8).split(
+            separator: "\n"
+        )
+        .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(replayLines.first?["replayOf"] as? [String] == [runID])
         let requests = replayLines.filter { $0["event"] as? String == "request" }
         #expect(requests.count == 2)
@@ -102,8 +109,10 @@ struct ReplayTests {
         // A --header supplies it.
         try await Self.switchOn(toggle, space.server)
         let supplied = try await CourierBinary.run(
-            ["replay", original, "--log-dir", space.logs.path, "--header",
-             "Authorization: Bearer \(Self.token)"], directory: space.folder)
+            [
+                "replay", original, "--log-dir", space.logs.path, "--header",
+                "Authorization: Bearer \(Self.token)",
+            ], directory: space.folder)
         #expect(supplied.status == 0, "\(supplied.stderr)")
         #expect(
             try await ServerHits.of(key, on: space.server).requests.last?.header("Authorization")
@@ -166,7 +175,9 @@ struct ReplayTests {
         let times = try await ServerHits.of(key, on: space.server).requests.map(\.time).sorted()
         #expect(times.count == 3)
         let gaps = zip(times.dropFirst(), times).map { $0 - $1 }
-        for gap in gaps { #expect(gap > 0.45 && gap < 0.9, "gap \(gap) s, logged 1.2 s at speed 2") }
+        for gap in gaps {
+            #expect(gap > 0.45 && gap < 0.9, "gap \(gap) s, logged 1.2 s at speed 2")
+        }
     }
 
     @Test("the curl form runs in the real curl and reaches the server; secrets stay variables")

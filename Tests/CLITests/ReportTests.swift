@@ -31,14 +31,16 @@ struct ReportTests {
             }
             let attempt = (1...5).contains(index) ? 2 : 1
             let error =
-                failed ? #","error":{"kind":"unexpectedStatus","message":"status 500, expected 2xx"}"# : ""
+                failed
+                ? #","error":{"kind":"unexpectedStatus","message":"status 500, expected 2xx"}"# : ""
             files[shard].append(
                 #"{"event":"request","ts":"\#(ts(index * 10 + 5))","run":"run\#(shard)","job":"nightly","task":"t\#(index)","attempt":\#(attempt),"method":"GET","url":"http://h/\#(index)","requestHeaders":{},"status":\#(failed ? 500 : 200),"bytesSent":0,"bytesReceived":10,"timings":{"dnsMs":0.5,"connectMs":1,"tlsMs":null,"firstByteMs":\#(index),"totalMs":\#(index + 1)}\#(error),"outcome":"\#(failed ? "failed" : "ok")"}"#
             )
         }
         return try files.enumerated().map { shard, lines in
             let url = folder.appendingPathComponent("shard\(shard).jsonl")
-            try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+            try (lines.joined(separator: "\n") + "\n").write(
+                to: url, atomically: true, encoding: .utf8)
             return url
         }
     }
@@ -61,12 +63,17 @@ struct ReportTests {
             try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let job = try #require((root["jobs"] as? [[String: Any]])?.first)
         #expect(job["runs"] as? [String] == ["run0", "run1"])
-        #expect(job["tasks"] as? [String: Int] == ["total": 1000, "ok": 990, "failed": 10, "skipped": 0])
+        #expect(
+            job["tasks"] as? [String: Int] == [
+                "total": 1000, "ok": 990, "failed": 10, "skipped": 0,
+            ])
         #expect(job["requests"] as? Int == 1005)
         #expect(job["retries"] as? Int == 5)
+        #expect(job["attemptsPerTask"] as? [String: Int] == ["1": 995, "2": 5])
         #expect(job["statuses"] as? [String: Int] == ["200": 990, "500": 10, "503": 5])
         #expect(job["errorKinds"] as? [String: Int] == ["unexpectedStatus": 10])
-        let total = try #require((job["latency"] as? [String: Any])?["totalMs"] as? [String: Double])
+        let total = try #require(
+            (job["latency"] as? [String: Any])?["totalMs"] as? [String: Double])
         // 1,005 samples: 1…1000 ms and five of 2,000 ms. Ranks by nearest-rank: p50 → 503,
         // p90 → 905, p99 → 995, p99.9 → 2000. The histogram is within 1/64 above.
         for (key, expected) in [("p50", 503.0), ("p90", 905.0), ("p99", 995.0), ("p999", 2000.0)] {
@@ -92,12 +99,16 @@ struct ReportTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let logs = try Self.writeLogs(in: folder)
         let result = try await CourierBinary.run(
-            ["-c", "cat '\(logs[0].path)' '\(logs[1].path)' | '\(CourierBinary.url.path)' report -"],
+            [
+                "-c",
+                "cat '\(logs[0].path)' '\(logs[1].path)' | '\(CourierBinary.url.path)' report -",
+            ],
             executable: URL(fileURLWithPath: "/bin/bash"))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("tasks     1000 total, 990 ok, 10 failed, 0 skipped"))
         #expect(result.stdout.contains("requests  1005 (5 retries)"))
-        #expect(result.stdout.contains("t0: unexpectedStatus: status 500, expected 2xx (attempt 1)"))
+        #expect(
+            result.stdout.contains("t0: unexpectedStatus: status 500, expected 2xx (attempt 1)"))
         let missing = try await CourierBinary.run(["report", "/no/such.jsonl"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("/no/such.jsonl: cannot read"))

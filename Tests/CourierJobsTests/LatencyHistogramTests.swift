@@ -23,7 +23,9 @@ struct LatencyHistogramTests {
             let upper = LatencyHistogram.upperEdge(of: index)
             #expect(lower <= upper)
             if let previous { #expect(lower == previous + 1, "bucket \(index)") }
-            #expect(LatencyHistogram.index(of: lower) == index && LatencyHistogram.index(of: upper) == index)
+            #expect(
+                LatencyHistogram.index(of: lower) == index
+                    && LatencyHistogram.index(of: upper) == index)
             previous = upper
         }
     }

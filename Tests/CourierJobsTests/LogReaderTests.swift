@@ -8,7 +8,8 @@ import Testing
 struct LogReaderTests {
     static func line(_ n: Int, outcome: String = "ok") -> String {
         let millis = String(n % 1000 + 1000).dropFirst()
-        return #"{"event":"request","ts":"2026-01-01T00:00:00.\#(millis)Z","run":"r","job":"j","task":"t\#(n)","attempt":1,"method":"GET","url":"http://h/\#(n)","requestHeaders":{"Accept":"*/*"},"status":200,"timings":{"totalMs":\#(n % 97)},"outcome":"\#(outcome)"}"#
+        return
+            #"{"event":"request","ts":"2026-01-01T00:00:00.\#(millis)Z","run":"r","job":"j","task":"t\#(n)","attempt":1,"method":"GET","url":"http://h/\#(n)","requestHeaders":{"Accept":"*/*"},"status":200,"timings":{"totalMs":\#(n % 97)},"outcome":"\#(outcome)"}"#
     }
 
     func read(_ text: String) throws -> (entries: [LogReader.Entry], warnings: [String]) {
@@ -80,7 +81,8 @@ struct LogReaderTests {
             if count % 50_000 == 0 { peak = max(peak, Self.residentBytes()) }
         }
         #expect(count == 500_000)
-        #expect(peak - before < 32 << 20, "grew \((peak - before) >> 20) MiB reading \(size >> 20) MiB")
+        #expect(
+            peak - before < 32 << 20, "grew \((peak - before) >> 20) MiB reading \(size >> 20) MiB")
     }
 
     /// Resident set size from /proc/self/statm.

@@ -119,7 +119,8 @@ enum ReplayCommand {
 
         if options.dryRun {
             printPlan(tasks, curl: options.curlFormat, secrets: secrets, console: console)
-            return refused > 0 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
+            return refused > 0
+                ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
         }
         let replayJob = job ?? syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
         let runner = JobRunner(
@@ -132,7 +133,9 @@ enum ReplayCommand {
                 if refused > 0 { text += "; \(refused) refused" }
                 console.output(text)
             }
-            if summary.exitCode == 0, refused > 0 { return CommandLineInterface.ExitCode.taskFailed }
+            if summary.exitCode == 0, refused > 0 {
+                return CommandLineInterface.ExitCode.taskFailed
+            }
             return summary.exitCode
         } catch {
             console.error("courier: \(replayJob.name): \(error)")
@@ -146,7 +149,8 @@ enum ReplayCommand {
         options.jobPath = try parser.option("--job")
         options.filter.all = parser.flag("--all")
         if let text = try parser.option("--status") {
-            (options.filter.statuses, options.filter.statusClasses) = try ReplayFilter.statuses(text)
+            (options.filter.statuses, options.filter.statusClasses) = try ReplayFilter.statuses(
+                text)
         }
         if let text = try parser.option("--error-kind") {
             options.filter.errorKinds = Set(text.split(separator: ",").map(String.init))
@@ -159,7 +163,8 @@ enum ReplayCommand {
             options.headers.append(
                 (
                     String(header[..<colon]).trimmingCharacters(in: .whitespaces),
-                    String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+                    String(header[header.index(after: colon)...]).trimmingCharacters(
+                        in: .whitespaces)
                 ))
         }
         if let pace = try parser.option("--pace") {
@@ -210,7 +215,9 @@ enum ReplayCommand {
             secrets: secrets)
     }
 
-    static func printPlan(_ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console) {
+    static func printPlan(
+        _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console
+    ) {
         if curl {
             let formatter = CurlCommand(
                 secrets: secrets, environment: ProcessInfo.processInfo.environment)
@@ -224,10 +231,12 @@ enum ReplayCommand {
             for task in tasks {
                 let origin = task.replayOf.map { "\treplay of \($0.run)/\($0.task)" } ?? ""
                 console.output(
-                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)")
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)"
+                )
             }
         }
         console.output(
-            "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent")
+            "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent"
+        )
     }
 }

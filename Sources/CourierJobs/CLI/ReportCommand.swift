@@ -40,7 +40,9 @@ enum ReportCommand {
 
         var reports: [String: RunReport] = [:]
         var order: [String] = []
-        for entry in LogReader(paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") }) {
+        for entry in LogReader(
+            paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") })
+        {
             let name = entry.line.job
             if reports[name] == nil {
                 reports[name] = RunReport(job: name, keepEveryTask: junit != nil)
@@ -55,10 +57,12 @@ enum ReportCommand {
         }
         do {
             if let junit {
-                try OutputFile.write(Data(ReportJUnit.render(all).utf8), to: URL(fileURLWithPath: junit))
+                try OutputFile.write(
+                    Data(ReportJUnit.render(all).utf8), to: URL(fileURLWithPath: junit))
             }
             if let html {
-                try OutputFile.write(Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
+                try OutputFile.write(
+                    Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
             }
         } catch {
             Console.error("courier report: \(error)")

@@ -23,7 +23,8 @@ enum RunCommand {
         // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
         var resumeLog: String?
         var resume = false
-        if let index = arguments.firstIndex(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }) {
+        if let index = arguments.firstIndex(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }
+        ) {
             resume = true
             if arguments[index].hasPrefix("--resume=") {
                 resumeLog = String(arguments[index].dropFirst("--resume=".count))
@@ -85,7 +86,8 @@ enum RunCommand {
                 options.resume = LogFiles.resumeState(from: log) { console.error("courier: \($0)") }
             } else {
                 console.error(
-                    "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task")
+                    "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task"
+                )
             }
         }
         if dryRun {

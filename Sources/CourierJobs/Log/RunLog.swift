@@ -135,7 +135,10 @@ public struct RunLog: Sendable {
         if let savedTo { fields.append(("savedTo", .string(savedTo))) }
         if let replayOf {
             fields.append(
-                ("replayOf", .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))])))
+                (
+                    "replayOf",
+                    .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))])
+                ))
         }
         try write(fields)
     }

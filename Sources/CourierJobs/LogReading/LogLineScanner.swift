@@ -267,27 +267,41 @@ struct LogLineScanner {
         var digits = 0
         var simple = true
         while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-            if digits < 18 { integer = integer * 10 + UInt64(bytes[index] - 0x30) } else { simple = false }
+            if digits < 18 {
+                integer = integer * 10 + UInt64(bytes[index] - 0x30)
+            } else {
+                simple = false
+            }
             digits += 1
             index += 1
         }
         guard digits > 0 else { return nil }
-        if digits > 1, bytes[start + (bytes[start] == UInt8(ascii: "-") ? 1 : 0)] == 0x30 { return nil }
+        if digits > 1, bytes[start + (bytes[start] == UInt8(ascii: "-") ? 1 : 0)] == 0x30 {
+            return nil
+        }
         var fraction = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-                if digits < 18 { integer = integer * 10 + UInt64(bytes[index] - 0x30) } else { simple = false }
+                if digits < 18 {
+                    integer = integer * 10 + UInt64(bytes[index] - 0x30)
+                } else {
+                    simple = false
+                }
                 digits += 1
                 fraction += 1
                 index += 1
             }
             guard fraction > 0 else { return nil }
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+        if index < bytes.count,
+            bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")
+        {
             simple = false
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+            if index < bytes.count,
+                bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
+            {
                 index += 1
             }
             let exponentStart = index
@@ -300,7 +314,8 @@ struct LogLineScanner {
             let value = Double(integer) / Self.powersOfTen[fraction]
             return negative ? -value : value
         }
-        return Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+        return Double(
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
     private static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }

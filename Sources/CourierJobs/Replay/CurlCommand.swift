@@ -34,7 +34,9 @@ struct CurlCommand {
 
     /// `curl -sS -X METHOD "URL" -H "…" --data-binary "…"` for the request.
     func command(for request: HTTPRequest) -> String {
-        var parts = ["curl", "-sS", "-X", quote(request.method.rawValue), quote(request.url.absoluteString)]
+        var parts = [
+            "curl", "-sS", "-X", quote(request.method.rawValue), quote(request.url.absoluteString),
+        ]
         for field in request.headers {
             parts.append("-H")
             parts.append(quote("\(field.name): \(field.value)"))

@@ -96,7 +96,8 @@ struct ReplayBuilder {
             body = line.bodyBytes
         }
 
-        var request = HTTPRequest(url: url, method: HTTPMethod(method), headers: headers, body: body)
+        var request = HTTPRequest(
+            url: url, method: HTTPMethod(method), headers: headers, body: body)
         request.secretHeaderNames.formUnion(secretNames)
         if let jobTask {
             request.secretHeaderNames.formUnion(jobTask.request.secretHeaderNames)
@@ -109,6 +110,7 @@ struct ReplayBuilder {
             ExpandedTask(
                 id: id, request: request, expectStatus: jobTask?.expectStatus,
                 save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
-                specPath: jobTask?.specPath ?? "log", replayOf: ReplayOrigin(run: line.run, task: id)))
+                specPath: jobTask?.specPath ?? "log",
+                replayOf: ReplayOrigin(run: line.run, task: id)))
     }
 }

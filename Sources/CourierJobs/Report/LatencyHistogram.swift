@@ -57,7 +57,10 @@ struct LatencyHistogram: Sendable, Equatable {
         counts.enumerated().compactMap { index, count in
             count == 0
                 ? nil
-                : (Double(Self.lowerEdge(of: index)) / 1000, Double(Self.upperEdge(of: index)) / 1000, count)
+                : (
+                    Double(Self.lowerEdge(of: index)) / 1000,
+                    Double(Self.upperEdge(of: index)) / 1000, count
+                )
         }
     }
 

@@ -28,16 +28,19 @@ enum ReportHTML {
         var html = "<h2>job \(escape(report.job))</h2>\n"
         html +=
             "<p>\(report.runs.count) run(s): \(escape(report.runs.joined(separator: ", "))) · backend \(escape(report.backends.sorted().joined(separator: ", ")))</p>\n"
-        html += "<table><tr><th>tasks</th><th>ok</th><th>failed</th><th>skipped</th><th>requests</th><th>retries</th><th>req/s</th></tr>"
+        html +=
+            "<table><tr><th>tasks</th><th>ok</th><th>failed</th><th>skipped</th><th>requests</th><th>retries</th><th>req/s</th></tr>"
         html +=
             "<tr><td>\(report.taskCount)</td><td>\(ok)</td><td class=\"fail\">\(report.failedCount)</td><td>\(report.skippedCount)</td><td>\(report.requests)</td><td>\(report.retries)</td><td>\(ReportText.format(report.requestsPerSecond))</td></tr></table>\n"
-        html += "<h3>latency (ms)</h3><table><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>"
+        html +=
+            "<h3>latency (ms)</h3><table><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>"
         var rows: [(String, LatencyHistogram)] = [("total", report.total)]
         for name in RunReport.phaseNames {
             if let phase = report.phases[name], !phase.isEmpty { rows.append((name, phase)) }
         }
         for (name, histogram) in rows {
-            let cells = ([50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds])
+            let cells =
+                ([50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds])
                 .map { "<td>\(ReportText.format($0))</td>" }.joined()
             html += "<tr><td>\(name)</td>\(cells)</tr>"
         }
@@ -51,7 +54,8 @@ enum ReportHTML {
         if !failed.isEmpty {
             html += "<h3>failed tasks (last error)</h3><table><tr><th>task</th><th>error</th></tr>"
             for task in failed.prefix(100) {
-                html += "<tr><td>\(escape(task.task))</td><td style=\"text-align:left\">\(escape(ReportText.describe(task)))</td></tr>"
+                html +=
+                    "<tr><td>\(escape(task.task))</td><td style=\"text-align:left\">\(escape(ReportText.describe(task)))</td></tr>"
             }
             html += "</table>"
             if failed.count > 100 { html += "<p>… and \(failed.count - 100) more</p>" }
@@ -95,7 +99,8 @@ enum ReportHTML {
             let x = left + (width - 8 - left) * (point.time - report.firstTime) / span
             let y = (height - bottom) - (height - bottom - 8) * min(1, point.milliseconds / yMax)
             let color = point.ok ? "#2f6fde" : "#d92d20"
-            body += "<circle cx='\(round(x))' cy='\(round(y))' r='2' fill='\(color)' fill-opacity='0.6'/>"
+            body +=
+                "<circle cx='\(round(x))' cy='\(round(y))' r='2' fill='\(color)' fill-opacity='0.6'/>"
         }
         return frame(body, yMax: yMax, yLabel: "ms", xLabel: "\(ReportText.format(span)) s")
     }
@@ -118,11 +123,14 @@ enum ReportHTML {
             body +=
                 "<rect x='\(round(left + Double(index) * barWidth + 1))' y='\(round(height - bottom - barHeight))' width='\(round(barWidth - 2))' height='\(round(barHeight))' fill='#2f6fde'/>"
         }
-        return frame(body, yMax: most, yLabel: "requests", xLabel: "0 – \(ReportText.format(top)) ms")
+        return frame(
+            body, yMax: most, yLabel: "requests", xLabel: "0 – \(ReportText.format(top)) ms")
     }
 
     static func breakdown(_ report: RunReport) -> String {
-        var rows = report.statuses.sorted { $0.key < $1.key }.map { ("\($0.key)", $0.value, $0.key < 400) }
+        var rows = report.statuses.sorted { $0.key < $1.key }.map {
+            ("\($0.key)", $0.value, $0.key < 400)
+        }
         rows += report.errorKinds.sorted { $0.key < $1.key }.map { ($0.key, $0.value, false) }
         guard !rows.isEmpty else { return "<p>no requests</p>" }
         let shown = rows.prefix(10)

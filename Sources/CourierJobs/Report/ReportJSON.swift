@@ -13,7 +13,9 @@ enum ReportJSON {
         let ok = report.taskCount - report.failedCount - report.skippedCount
         var latency: [(String, JSONWriter.Value)] = [("totalMs", histogram(report.total))]
         for name in RunReport.phaseNames {
-            if let phase = report.phases[name], !phase.isEmpty { latency.append((name, histogram(phase))) }
+            if let phase = report.phases[name], !phase.isEmpty {
+                latency.append((name, histogram(phase)))
+            }
         }
         return .object([
             ("job", .string(report.job)),
@@ -28,13 +30,27 @@ enum ReportJSON {
             ),
             ("requests", .int(report.requests)),
             ("retries", .int(report.retries)),
+            (
+                "attemptsPerTask",
+                .object(
+                    report.attemptsPerTask.sorted { $0.key < $1.key }.map {
+                        (String($0.key), .int($0.value))
+                    })
+            ),
             ("wallSeconds", .double(report.wallSeconds)),
             ("requestsPerSecond", .double(report.requestsPerSecond)),
             (
                 "statuses",
-                .object(report.statuses.sorted { $0.key < $1.key }.map { (String($0.key), .int($0.value)) })
+                .object(
+                    report.statuses.sorted { $0.key < $1.key }.map {
+                        (String($0.key), .int($0.value))
+                    })
             ),
-            ("errorKinds", .object(report.errorKinds.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            (
+                "errorKinds",
+                .object(
+                    report.errorKinds.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+            ),
             ("latency", .object(latency)),
             ("slowest", .array(report.slowest.map(task))),
             ("failed", .array(report.failedTasks.map(task))),
@@ -45,8 +61,10 @@ enum ReportJSON {
         .object([
             ("count", .int(Int(histogram.total))),
             ("p50", .double(histogram.percentile(50))), ("p90", .double(histogram.percentile(90))),
-            ("p99", .double(histogram.percentile(99))), ("p999", .double(histogram.percentile(99.9))),
-            ("max", .double(histogram.maxMilliseconds)), ("mean", .double(histogram.meanMilliseconds)),
+            ("p99", .double(histogram.percentile(99))),
+            ("p999", .double(histogram.percentile(99.9))),
+            ("max", .double(histogram.maxMilliseconds)),
+            ("mean", .double(histogram.meanMilliseconds)),
         ])
     }
 

@@ -10,12 +10,14 @@ enum ReportJUnit {
                 + "\n"
             for task in tasks {
                 let time = (task.totalMs ?? 0) / 1000
-                xml += #"    <testcase classname="\#(escape(report.job))" name="\#(escape(task.task))" time="\#(time)""#
+                xml +=
+                    #"    <testcase classname="\#(escape(report.job))" name="\#(escape(task.task))" time="\#(time)""#
                 switch task.outcome {
                 case "ok":
                     xml += "/>\n"
                 case "skipped":
-                    xml += ">\n      <skipped message=\"\(escape(ReportText.describe(task)))\"/>\n    </testcase>\n"
+                    xml +=
+                        ">\n      <skipped message=\"\(escape(ReportText.describe(task)))\"/>\n    </testcase>\n"
                 default:
                     xml +=
                         ">\n      <failure message=\"\(escape(ReportText.describe(task)))\" type=\"\(escape(task.errorKind ?? "unexpectedStatus"))\"/>\n    </testcase>\n"

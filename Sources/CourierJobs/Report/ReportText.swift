@@ -15,17 +15,26 @@ enum ReportText {
         lines.append(
             "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
         )
+        if !report.attemptsPerTask.isEmpty {
+            let parts = report.attemptsPerTask.sorted { $0.key < $1.key }.map {
+                "\($0.key) ×\($0.value)"
+            }
+            lines.append("attempts  " + parts.joined(separator: ", ") + " (tasks by attempts)")
+        }
         if !report.statuses.isEmpty {
             let parts = report.statuses.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
             lines.append("statuses  " + parts.joined(separator: ", "))
         }
         if !report.errorKinds.isEmpty {
-            let parts = report.errorKinds.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
+            let parts = report.errorKinds.sorted { $0.key < $1.key }.map {
+                "\($0.key) ×\($0.value)"
+            }
             lines.append("errors    " + parts.joined(separator: ", "))
         }
         lines.append("")
         lines.append(
-            pad("latency ms", 12) + ["p50", "p90", "p99", "p99.9", "max"].map { pad($0, 10, right: true) }
+            pad("latency ms", 12)
+                + ["p50", "p90", "p99", "p99.9", "max"].map { pad($0, 10, right: true) }
                 .joined())
         var rows: [(String, LatencyHistogram)] = [("total", report.total)]
         for name in RunReport.phaseNames {
@@ -34,14 +43,17 @@ enum ReportText {
             }
         }
         for (name, histogram) in rows {
-            let values = [50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds]
+            let values =
+                [50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds]
             lines.append(pad(name, 12) + values.map { pad(format($0), 10, right: true) }.joined())
         }
         if !report.slowest.isEmpty {
             lines.append("")
             lines.append("slowest tasks")
             for task in report.slowest {
-                lines.append("  " + pad(format(task.totalMs ?? 0) + " ms", 12, right: true) + "  \(task.task)")
+                lines.append(
+                    "  " + pad(format(task.totalMs ?? 0) + " ms", 12, right: true)
+                        + "  \(task.task)")
             }
         }
         let failed = report.failedTasks
@@ -51,7 +63,9 @@ enum ReportText {
             for task in failed.prefix(20) {
                 lines.append("  \(task.task): \(describe(task))")
             }
-            if failed.count > 20 { lines.append("  … and \(failed.count - 20) more (--json lists all)") }
+            if failed.count > 20 {
+                lines.append("  … and \(failed.count - 20) more (--json lists all)")
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -28,6 +28,8 @@ struct RunReport {
     private(set) var requests = 0
     private(set) var retries = 0
     private(set) var statuses: [Int: Int] = [:]
+    /// Tasks by the number of attempts their final line took (a replayed task counts per run).
+    private(set) var attemptsPerTask: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
     private(set) var total = LatencyHistogram()
     /// DNS, connect, TLS and first byte, in ``phaseNames`` order.
@@ -102,6 +104,7 @@ struct RunReport {
         guard line.outcome == "ok" || line.outcome == "failed" || line.outcome == "skipped" else {
             return
         }
+        attemptsPerTask[line.attempt ?? 1, default: 0] += 1
         let result = TaskResult(
             task: task, outcome: line.outcome ?? "", attempts: line.attempt ?? 1,
             status: line.status, errorKind: line.errorKind, message: line.errorMessage,

@@ -149,7 +149,8 @@ public final class JobRunner: Sendable {
                 while !stopping.withLock({ $0 }), !Task.isCancelled, let next = tasks.next() {
                     switch next {
                     case .success(let task)
-                    where !done.isEmpty && done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
+                    where !done.isEmpty
+                        && done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
                         progress.taskAlreadyDone()
                     case .success(let task):
                         group.addTask {

@@ -1,7 +1,9 @@
 /// FNV-1a, 64 bits: a stable hash of bytes, the same on every platform and version (unlike
 /// Swift's `Hasher`, which is seeded per process). Used for compact task keys.
 enum FNV1a {
-    static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes, into start: UInt64 = 0xcbf2_9ce4_8422_2325)
+    static func hash<Bytes: Sequence<UInt8>>(
+        _ bytes: Bytes, into start: UInt64 = 0xcbf2_9ce4_8422_2325
+    )
         -> UInt64
     {
         var value = start
