@@ -2,7 +2,7 @@ import Foundation
 
 /// Walks the cartesian product of `foreach` variables like an odometer: the last variable
 /// turns fastest.
-struct CombinationIterator {
+struct CombinationIterator: IteratorProtocol {
     private let variables: [(name: String, source: ForeachSource)]
     private var iterators: [AnyIterator<String>] = []
     private var current: [String] = []

@@ -10,18 +10,18 @@ public enum JobValidator {
         var seen = Set<Fingerprint>()
         var errors: [JobFileError] = []
         var count = 0
-        for result in TaskExpander(job: job) {
+        for (spec, result) in checks(job) {
             switch result {
             case .failure(let error):
                 errors.append(error)
-            case .success(let task):
+            case .success(let id):
                 count += 1
-                if !seen.insert(Fingerprint(task.id)).inserted {
+                if !seen.insert(Fingerprint(id)).inserted {
                     errors.append(
                         JobFileError(
-                            file: job.file.relativePath, path: "\(task.specPath).id",
+                            file: job.file.relativePath, path: "\(spec.path).id",
                             message:
-                                "duplicate task id \"\(task.id)\" after expansion (ids must be unique)"
+                                "duplicate task id \"\(id)\" after expansion (ids must be unique)"
                         ))
                 }
             }
@@ -36,6 +36,15 @@ public enum JobValidator {
             throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
         }
         return count
+    }
+
+    /// Every expansion of every spec, checked lazily (``TaskBuilder/check(_:bindings:job:)``).
+    static func checks(_ job: Job) -> some Sequence<(TaskSpec, Result<String, JobFileError>)> {
+        job.tasks.lazy.flatMap { spec in
+            IteratorSequence(CombinationIterator(spec.foreach)).lazy.map { bindings in
+                (spec, TaskBuilder.check(spec, bindings: bindings, job: job))
+            }
+        }
     }
 
     /// Two independent 64-bit FNV-1a hashes of a string.

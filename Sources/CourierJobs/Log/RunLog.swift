@@ -62,9 +62,11 @@ public struct RunLog: Sendable {
         replayOf: ReplayOrigin? = nil
     ) throws {
         let request = attempt.request
-        var sent = Self.sentHeaders(request)
+        let sent: HTTPHeaders
         if case .success(let response) = attempt.outcome, !response.requestHeaders.isEmpty {
             sent = response.requestHeaders
+        } else {
+            sent = Self.sentHeaders(request)
         }
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string("request")), ("ts", .string(Timestamp.rfc3339(attempt.started))),
@@ -167,7 +169,7 @@ public struct RunLog: Sendable {
         do {
             // Redaction happens here, on the finished line, so no field can skip it.
             try writer.write(
-                bytes: redactor.scrubJSON(Array(JSONWriter.string(.object(fields)).utf8)))
+                bytes: redactor.scrubJSON(JSONWriter.bytes(.object(fields))))
         } catch {
             firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
             throw error
