@@ -151,7 +151,7 @@ enum TaskDecoder {
         var result: [(name: String, source: ForeachSource)] = []
         for member in members {
             let memberPath = "\(path).\(member.key)"
-            guard Template.isIdentifier(Substring(member.key)) else {
+            guard Template.isIdentifier(Array(member.key.utf8)[...]) else {
                 context.error(
                     memberPath,
                     "variable names are letters, digits and '_', not starting with a digit",

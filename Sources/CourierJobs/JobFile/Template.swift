@@ -10,26 +10,49 @@ struct Template: Sendable, Hashable {
 
     let parts: [Part]
 
+    /// Parses on UTF-8 bytes: every task of a run renders its templates, and walking
+    /// `Character`s showed in profiles. Braces and identifiers are ASCII, so byte offsets
+    /// always fall on character boundaries.
     init(_ text: String) {
-        var parts: [Part] = []
-        var literal = ""
-        var index = text.startIndex
-        while index < text.endIndex {
-            if text[index] == "{", let close = text[index...].firstIndex(of: "}") {
-                let name = text[text.index(after: index)..<close]
-                if Self.isIdentifier(name) {
-                    if !literal.isEmpty { parts.append(.text(literal)) }
-                    literal = ""
-                    parts.append(.variable(String(name)))
-                    index = text.index(after: close)
-                    continue
-                }
-            }
-            literal.append(text[index])
-            index = text.index(after: index)
+        let bytes = Array(text.utf8)
+        guard bytes.contains(UInt8(ascii: "{")) else {
+            parts = text.isEmpty ? [] : [.text(text)]
+            return
         }
-        if !literal.isEmpty { parts.append(.text(literal)) }
+        var parts: [Part] = []
+        var literalStart = 0
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "{"),
+                let close = bytes[(index + 1)...].firstIndex(of: UInt8(ascii: "}")),
+                Self.isIdentifier(bytes[(index + 1)..<close])
+            {
+                if literalStart < index {
+                    parts.append(.text(String(decoding: bytes[literalStart..<index], as: UTF8.self)))
+                }
+                parts.append(.variable(String(decoding: bytes[(index + 1)..<close], as: UTF8.self)))
+                index = close + 1
+                literalStart = index
+                continue
+            }
+            index += 1
+        }
+        if literalStart < bytes.count {
+            parts.append(.text(String(decoding: bytes[literalStart...], as: UTF8.self)))
+        }
         self.parts = parts
+    }
+
+    /// An ASCII letter or `_`, then ASCII letters, digits or `_`.
+    static func isIdentifier(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard let first = bytes.first, isLetter(first) || first == UInt8(ascii: "_") else {
+            return false
+        }
+        return bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
     }
 
     /// The variables referenced, in order.
@@ -47,10 +70,5 @@ struct Template: Sendable, Hashable {
             }
         }
         return output
-    }
-
-    static func isIdentifier(_ text: Substring) -> Bool {
-        guard let first = text.first, first.isLetter || first == "_" else { return false }
-        return text.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
     }
 }
