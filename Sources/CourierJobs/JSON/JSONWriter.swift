@@ -30,7 +30,8 @@ public enum JSONWriter {
         return output
     }
 
-    private static func write(_ value: Value, to output: inout [UInt8]) {
+    /// Appends the JSON text of `value` to `output`.
+    static func write(_ value: Value, to output: inout [UInt8]) {
         switch value {
         case .null: append("null", to: &output)
         case .bool(let flag): append(flag ? "true" : "false", to: &output)
@@ -118,7 +119,8 @@ public enum JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private static func writeString(_ text: String, to output: inout [UInt8]) {
+    /// Appends `text` as a JSON string.
+    static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in

@@ -69,17 +69,6 @@ public struct Redactor: Sendable {
     }
 
     /// Header fields as log values: secret ones as `<redacted>`.
-    func headers(_ headers: HTTPHeaders, of request: HTTPRequest?) -> JSONWriter.Value {
-        .object(
-            headers.map { field in
-                (
-                    field.name,
-                    .string(
-                        isSecretHeader(field.name, in: request) ? Self.placeholder : field.value)
-                )
-            })
-    }
-
     // MARK: - Matching
 
     /// The ranges of `bytes[from..<to]` that hold a secret in any form.

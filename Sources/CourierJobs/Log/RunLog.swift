@@ -68,81 +68,83 @@ public struct RunLog: Sendable {
         } else {
             sent = Self.sentHeaders(request)
         }
-        var fields: [(String, JSONWriter.Value)] = [
-            ("event", .string("request")), ("ts", .string(Timestamp.rfc3339(attempt.started))),
-            ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
-            ("attempt", .int(attempt.number)), ("method", .string(request.method.rawValue)),
-            ("url", .string(request.displayURL.absoluteString)),
-            // The fields as they went on the wire, defaults and cookies included
-            // (docs/transports.md); computed the same way when no response came back.
-            ("requestHeaders", redactor.headers(sent, of: request)),
-        ]
+        var line = JSONLineBuilder()
+        line.string("event", "request")
+        line.string("ts", Timestamp.rfc3339(attempt.started))
+        line.string("run", run)
+        line.string("job", job)
+        line.string("task", task)
+        line.value("attempt", .int(attempt.number))
+        line.string("method", request.method.rawValue)
+        line.string("url", request.displayURL.absoluteString)
+        // The fields as they went on the wire, defaults and cookies included
+        // (docs/transports.md); computed the same way when no response came back.
+        line.strings(
+            "requestHeaders",
+            sent.lazy.map { field in
+                (
+                    field.name,
+                    self.redactor.isSecretHeader(field.name, in: request)
+                        ? Redactor.placeholder : field.value
+                )
+            })
         if let body = request.body, !body.isEmpty {
-            fields.append(("requestBody", bodyValue(body)))
+            line.value("requestBody", bodyValue(body))
         }
         var timings = HTTPTimings(total: attempt.duration)
         var received = 0
         switch attempt.outcome {
         case .success(let response):
-            fields.append(("status", .int(response.status)))
+            line.value("status", .int(response.status))
             if response.redirectCount > 0 {
                 // `status` is the last hop's: say where that was.
-                fields.append(
-                    ("finalURL", .string(HTTPError.withoutCredentials(response.url).absoluteString))
-                )
-                fields.append(("redirects", .int(response.redirectCount)))
+                line.string("finalURL", HTTPError.withoutCredentials(response.url).absoluteString)
+                line.value("redirects", .int(response.redirectCount))
             }
-            fields.append(("responseHeaders", redactor.headers(response.headers, of: nil)))
+            line.strings(
+                "responseHeaders",
+                response.headers.lazy.map { field in
+                    (
+                        field.name,
+                        SecretHeaders.isSecret(field.name) ? Redactor.placeholder : field.value
+                    )
+                })
             timings = response.timings
             if timings.total == 0 { timings.total = attempt.duration }
             received = response.body.count
         case .failure:
             break
         }
-        fields.append(("bytesSent", .int(request.body?.count ?? 0)))
-        fields.append(("bytesReceived", .int(received)))
+        line.value("bytesSent", .int(request.body?.count ?? 0))
+        line.value("bytesReceived", .int(received))
         func ms(_ value: TimeInterval?) -> JSONWriter.Value {
             value.map { .double($0 * 1000) } ?? .null
         }
-        fields.append(
-            (
-                "timings",
-                .object([
-                    ("dnsMs", ms(timings.dns)), ("connectMs", ms(timings.connect)),
-                    ("tlsMs", ms(timings.tls)),
-                    ("firstByteMs", ms(timings.firstByte)), ("totalMs", ms(timings.total)),
-                ])
-            ))
+        line.value(
+            "timings",
+            .object([
+                ("dnsMs", ms(timings.dns)), ("connectMs", ms(timings.connect)),
+                ("tlsMs", ms(timings.tls)), ("firstByteMs", ms(timings.firstByte)),
+                ("totalMs", ms(timings.total)),
+            ]))
         if case .failure(let error) = attempt.outcome {
-            fields.append(
-                (
-                    "error",
-                    .object([
-                        ("kind", .string(error.kind.rawValue)),
-                        ("message", .string(error.message)),
-                    ])
-                ))
+            line.value(
+                "error",
+                .object([("kind", .string(error.kind.rawValue)), ("message", .string(error.message))]))
         } else if let failure {
-            fields.append(
-                (
-                    "error",
-                    .object([
-                        ("kind", .string(failure.kind)),
-                        ("message", .string(failure.message)),
-                    ])
-                ))
+            line.value(
+                "error",
+                .object([("kind", .string(failure.kind)), ("message", .string(failure.message))]))
         }
-        fields.append(("outcome", .string(outcome)))
-        if let delay = attempt.retryDelay { fields.append(("retryInMs", .double(delay * 1000))) }
-        if let savedTo { fields.append(("savedTo", .string(savedTo))) }
+        line.string("outcome", outcome)
+        if let delay = attempt.retryDelay { line.value("retryInMs", .double(delay * 1000)) }
+        if let savedTo { line.string("savedTo", savedTo) }
         if let replayOf {
-            fields.append(
-                (
-                    "replayOf",
-                    .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))])
-                ))
+            line.value(
+                "replayOf",
+                .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))
         }
-        try write(fields)
+        try write(bytes: line.finish())
     }
 
     /// What the transport sent: the request's fields and the transport's defaults.
@@ -166,10 +168,13 @@ public struct RunLog: Sendable {
     var failure: String? { firstFailure.withLock { $0 } }
 
     private func write(_ fields: [(String, JSONWriter.Value)]) throws {
+        try write(bytes: JSONWriter.bytes(.object(fields)))
+    }
+
+    private func write(bytes: [UInt8]) throws {
         do {
             // Redaction happens here, on the finished line, so no field can skip it.
-            try writer.write(
-                bytes: redactor.scrubJSON(JSONWriter.bytes(.object(fields))))
+            try writer.write(bytes: redactor.scrubJSON(bytes))
         } catch {
             firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
             throw error
