@@ -36,3 +36,87 @@ struct BenchCommandTests {
         #expect(zero.status == 2)
     }
 }
+
+@Suite("courier bench: modes and options")
+struct BenchModesTests {
+    @Test("method, headers and body reach the server; rounds alternate")
+    func requestOptions() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("benchopts")
+        let result = try await CourierBinary.run([
+            "bench", server.url("/echo?key=\(key)").absoluteString, "--backend",
+            "curl,urlsession", "-n", "5", "-c", "2", "--warmup", "0", "--rounds", "2",
+            "--method", "post", "-H", "X-Bench: 1", "--body", "abc", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let hits = try await ServerHits.of(key, on: server).requests
+        #expect(hits.count == 20, "2 backends × 2 rounds × 5")
+        #expect(hits.allSatisfy { $0.method == "POST" && $0.body == "abc" && $0.header("X-Bench") == "1" })
+        let lines = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.count == 2)
+        for line in lines {
+            #expect(line["rounds"] as? Int == 2)
+            #expect((line["roundsRequestsPerSecond"] as? [Double])?.count == 2)
+            let latency = try #require(line["latencyMs"] as? [String: Double])
+            #expect((latency["p50"] ?? 0) > 0 && (latency["max"] ?? 0) >= (latency["p99"] ?? 0))
+            #expect(line["errorsByKind"] as? [String: Int] == [:])
+            #expect((line["peakRSSBytes"] as? Int ?? 0) > 0)
+        }
+    }
+
+    @Test("job mode sends the job's requests on each backend; errors are counted by kind")
+    func jobMode() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("benchjob")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "e{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": [1, 2, 3]}, "save": "e{n}.json"},
+                {"id": "down", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/x"}
+                """#)
+        let result = try await CourierBinary.run(
+            ["bench", "job.json", "--backend", "curl,urlsession", "-n", "8", "--rounds", "1",
+             "--warmup", "0", "--json"], directory: space.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.map { $0["backend"] as? String } == ["curl", "urlsession"])
+        for line in lines {
+            // Tasks in turn: e1 e2 e3 down e1 e2 e3 down: two of eight to a closed port.
+            #expect(line["errorsByKind"] as? [String: Int] == ["connect": 2], "\(line)")
+        }
+        #expect(try await ServerHits.of(key, on: space.server).count == 12)
+        #expect(!FileManager.default.fileExists(atPath: space.folder.appendingPathComponent("out").path), "no saving")
+    }
+
+    @Test("--rate spaces the requests at the server")
+    func fixedRate() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("benchrate")
+        let result = try await CourierBinary.run([
+            "bench", server.url("/echo?key=\(key)").absoluteString, "-n", "11", "-c", "4",
+            "--warmup", "0", "--rounds", "1", "--rate", "20", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let times = try await ServerHits.of(key, on: server).requests.map(\.time).sorted()
+        #expect(times.count == 11)
+        // Eleven requests at 20/s: the last is due 0.5 s after the first.
+        #expect(times[10] - times[0] >= 0.4, "\(times[10] - times[0]) s")
+    }
+
+    @Test("bad options exit 2")
+    func badOptions() async throws {
+        for (arguments, message) in [
+            (["-d", "0"], "-d expects"), (["--rate", "0"], "--rate expects"),
+            (["--method", "BAD METHOD"], "--method expects"), (["-H", "nocolon"], "-H expects"),
+            (["--rounds", "0"], "--rounds expects"),
+        ] {
+            let result = try await CourierBinary.run(["bench", "http://127.0.0.1:1/"] + arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(result.stderr)")
+        }
+    }
+}

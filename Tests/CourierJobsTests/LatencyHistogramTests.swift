@@ -43,3 +43,20 @@ struct LatencyHistogramTests {
         #expect(LatencyHistogram().percentile(50) == 0, "empty")
     }
 }
+
+/// The order of `courier bench` rounds and its medians.
+@Suite("BenchSchedule")
+struct BenchScheduleTests {
+    @Test func backendsAlternateRoundByRound() {
+        let order = BenchSchedule.order(backends: [.curl, .urlsession], rounds: 3)
+        #expect(order.map { "\($0.backend.rawValue)\($0.round)" } == [
+            "curl1", "urlsession1", "curl2", "urlsession2", "curl3", "urlsession3",
+        ])
+    }
+
+    @Test func medians() {
+        #expect(BenchSchedule.median([3, 1, 2]) == 2)
+        #expect(BenchSchedule.median([4, 1, 2, 3]) == 2.5)
+        #expect(BenchSchedule.median([]) == 0)
+    }
+}

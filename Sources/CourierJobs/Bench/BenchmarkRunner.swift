@@ -7,36 +7,56 @@ import Foundation
     import Darwin
 #endif
 
-/// Sends one URL many times through an ``HTTPClient`` with a fixed number in flight, and
-/// measures throughput and CPU time. Timings are for a benchmark run, never for a test verdict.
+/// Sends requests through an ``HTTPClient`` with a fixed number in flight, and measures
+/// throughput, latency, errors and CPU time. Timings are for a benchmark run, never for a test
+/// verdict.
 public struct BenchmarkRunner: Sendable {
     /// What to run.
     public struct Plan: Sendable {
-        public var url: URL
-        public var requests: Int
+        /// The requests, sent in turn (one for a URL, a job's tasks in job mode).
+        public var requests: [HTTPRequest]
+        /// How many to send; with `duration`, the most to send.
+        public var count: Int
+        /// Send for this long instead of a count.
+        public var duration: TimeInterval?
         public var concurrency: Int
         /// Requests sent before measuring, to open connections and warm caches.
         public var warmup: Int
+        /// A fixed send rate (requests per second). Latency is then measured from when each
+        /// request was due, not when it left, so a stalled server shows as latency rather than
+        /// as fewer requests (coordinated omission, as wrk2 and vegeta count it).
+        public var rate: Double?
 
-        public init(url: URL, requests: Int, concurrency: Int, warmup: Int = 0) {
-            self.url = url
+        public init(
+            requests: [HTTPRequest], count: Int, duration: TimeInterval? = nil, concurrency: Int,
+            warmup: Int = 0, rate: Double? = nil
+        ) {
             self.requests = requests
+            self.count = count
+            self.duration = duration
             self.concurrency = concurrency
             self.warmup = warmup
+            self.rate = rate
         }
     }
 
-    /// What one run measured.
-    public struct Result: Sendable, Codable {
+    /// What one round measured.
+    public struct Result: Sendable {
         public var backend: String
+        public var round: Int
         public var requests: Int
         public var concurrency: Int
-        public var errors: Int
+        /// Transport errors by kind (`timeout`, `connect`, …).
+        public var errors: [String: Int]
         public var non2xx: Int
         public var bytes: Int
         public var seconds: Double
         public var cpuSeconds: Double
+        /// The process's peak resident set after the round, in bytes.
+        public var peakRSS: Int
+        var latency: LatencyHistogram
 
+        public var errorCount: Int { errors.values.reduce(0, +) }
         public var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
         public var cpuMicrosecondsPerRequest: Double {
             requests > 0 ? cpuSeconds / Double(requests) * 1e6 : 0
@@ -45,74 +65,143 @@ public struct BenchmarkRunner: Sendable {
 
     public let backend: String
     public let client: any HTTPClient
+    /// Called with the requests done so far, for a progress line.
+    let progress: (@Sendable (Int) -> Void)?
 
     public init(backend: String, client: any HTTPClient) {
-        self.backend = backend
-        self.client = client
+        self.init(backend: backend, client: client, progress: nil)
     }
 
-    public func run(_ plan: Plan) async -> Result {
+    init(backend: String, client: any HTTPClient, progress: (@Sendable (Int) -> Void)?) {
+        self.backend = backend
+        self.client = client
+        self.progress = progress
+    }
+
+    public func run(_ plan: Plan, round: Int = 1) async -> Result {
         if plan.warmup > 0 {
-            _ = await send(count: plan.warmup, concurrency: plan.concurrency, url: plan.url)
+            var warm = plan
+            warm.count = plan.warmup
+            warm.duration = nil
+            warm.rate = nil
+            _ = await send(warm)
         }
         let cpuBefore = Self.processCPUSeconds()
         let started = ContinuousClock.now
-        let tally = await send(count: plan.requests, concurrency: plan.concurrency, url: plan.url)
+        let tally = await send(plan)
         let elapsed = started.duration(to: .now).seconds
         return Result(
-            backend: backend, requests: plan.requests, concurrency: plan.concurrency,
-            errors: tally.errors, non2xx: tally.non2xx, bytes: tally.bytes, seconds: elapsed,
-            cpuSeconds: Self.processCPUSeconds() - cpuBefore)
+            backend: backend, round: round, requests: tally.requests,
+            concurrency: plan.concurrency, errors: tally.errors, non2xx: tally.non2xx,
+            bytes: tally.bytes, seconds: elapsed,
+            cpuSeconds: Self.processCPUSeconds() - cpuBefore, peakRSS: Self.peakRSS(),
+            latency: tally.latency)
     }
 
     private struct Tally: Sendable {
-        var errors = 0
+        var requests = 0
+        var errors: [String: Int] = [:]
         var non2xx = 0
         var bytes = 0
-        static func + (lhs: Tally, rhs: Tally) -> Tally {
-            Tally(
-                errors: lhs.errors + rhs.errors, non2xx: lhs.non2xx + rhs.non2xx,
-                bytes: lhs.bytes + rhs.bytes)
+        var latency = LatencyHistogram()
+
+        mutating func add(_ other: Tally) {
+            requests += other.requests
+            errors.merge(other.errors, uniquingKeysWith: +)
+            non2xx += other.non2xx
+            bytes += other.bytes
+            latency.merge(other.latency)
         }
     }
 
-    private func send(count: Int, concurrency: Int, url: URL) async -> Tally {
+    private func send(_ plan: Plan) async -> Tally {
         let client = self.client
-        let workers = max(1, min(concurrency, count))
+        let progress = self.progress
+        let workers = max(1, min(plan.concurrency, plan.count))
+        // One shared ticket counter: ticket i is the i-th request, due at start + i / rate.
+        let tickets = Locked(0)
+        let start = ContinuousClock.now
+        let deadline = plan.duration.map { start + .milliseconds(Int($0 * 1000)) }
         return await withTaskGroup(of: Tally.self) { group in
-            for worker in 0..<workers {
-                // Spread the requests evenly: the first `count % workers` workers take one more.
-                let share = count / workers + (worker < count % workers ? 1 : 0)
+            for _ in 0..<workers {
                 group.addTask {
                     var tally = Tally()
-                    let request = HTTPRequest(url: url)
-                    for _ in 0..<share {
+                    while true {
+                        let ticket = tickets.withLock { value -> Int in
+                            defer { value += 1 }
+                            return value
+                        }
+                        guard ticket < plan.count else { break }
+                        if let deadline, ContinuousClock.now >= deadline { break }
+                        var due = ContinuousClock.now
+                        if let rate = plan.rate {
+                            due = start + .microseconds(Int(Double(ticket) / rate * 1e6))
+                            if due > .now { try? await Task.sleep(until: due, clock: .continuous) }
+                        }
+                        let request = plan.requests[ticket % plan.requests.count]
                         do {
                             let response = try await client.perform(request)
                             tally.bytes += response.body.count
                             if !response.isSuccess { tally.non2xx += 1 }
+                        } catch let error as HTTPError {
+                            tally.errors[error.kind.rawValue, default: 0] += 1
                         } catch {
-                            tally.errors += 1
+                            tally.errors["other", default: 0] += 1
                         }
+                        tally.latency.record(milliseconds: due.duration(to: .now).seconds * 1000)
+                        tally.requests += 1
+                        if tally.requests % 256 == 0 { progress?(ticket) }
                     }
                     return tally
                 }
             }
-            return await group.reduce(Tally(), +)
+            var total = Tally()
+            for await tally in group { total.add(tally) }
+            return total
         }
     }
 
     /// User plus system CPU time of this process so far.
     static func processCPUSeconds() -> Double {
+        let usage = resourceUsage()
+        func seconds(_ time: timeval) -> Double {
+            Double(time.tv_sec) + Double(time.tv_usec) / 1e6
+        }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// The process's peak resident set size so far, in bytes.
+    static func peakRSS() -> Int {
+        #if canImport(Darwin)
+            Int(resourceUsage().ru_maxrss)
+        #else
+            Int(resourceUsage().ru_maxrss) * 1024
+        #endif
+    }
+
+    private static func resourceUsage() -> rusage {
         var usage = rusage()
         #if canImport(Glibc)
             getrusage(RUSAGE_SELF.rawValue, &usage)
         #else
             getrusage(RUSAGE_SELF, &usage)
         #endif
-        func seconds(_ time: timeval) -> Double {
-            Double(time.tv_sec) + Double(time.tv_usec) / 1e6
-        }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        return usage
+    }
+}
+
+/// The order of a benchmark's rounds: backends alternate, A B A B, so that a machine that gets
+/// busier or quieter during the run weighs on every backend alike.
+enum BenchSchedule {
+    static func order(backends: [Backend], rounds: Int) -> [(round: Int, backend: Backend)] {
+        (1...max(1, rounds)).flatMap { round in backends.map { (round, $0) } }
+    }
+
+    /// The median of the values (the mean of the middle two for an even count).
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }

@@ -1,95 +1,268 @@
 import Courier
 import Foundation
 
-/// `courier bench URL [--backend curl,urlsession] [-n N] [-c N] [--warmup N] [--json]`
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
+/// [--method M] [-H 'Name: value'] [--body TEXT|@FILE] [--warmup N] [--rounds R] [--rate R]
+/// [--json]`
 enum BenchCommand {
     static let usage = """
-        Usage: courier bench URL [--backend curl,urlsession] [-n REQUESTS] [-c IN_FLIGHT]
-                                 [--warmup REQUESTS] [--json]
-        Sends URL REQUESTS times per backend (default 10000, curl) with IN_FLIGHT at once
-        (default 64) and prints requests per second and CPU time per request.
+        Usage: courier bench URL|JOB.json [--backend curl,urlsession] [-n REQUESTS | -d SECONDS]
+                                          [-c IN_FLIGHT] [--method M] [-H 'Name: value']
+                                          [--body TEXT|@FILE] [--warmup N] [--rounds R]
+                                          [--rate PER_SECOND] [--json]
+        Sends URL (or, in job mode, the job's requests in turn: no saving, no retries) with
+        IN_FLIGHT at once (default 64), REQUESTS times (default 10000) or for SECONDS, per
+        backend (default curl). Backends alternate over R rounds (default 3: A B A B A B) and
+        the medians are printed side by side: requests/s, latency p50/p90/p99/p99.9/max,
+        errors by kind, CPU µs per request and peak RSS.
+          --rate     send at a fixed rate; latency is then measured from when each request
+                     was due (coordinated omission counted, as wrk2 and vegeta do)
+          --warmup   requests per backend before measuring (default min(1000, REQUESTS))
         """
 
+    struct Options {
+        var target = ""
+        var backends: [Backend] = [.curl]
+        var count = 10_000
+        var duration: TimeInterval?
+        var concurrency = 64
+        var method = HTTPMethod.get
+        var headers = HTTPHeaders()
+        var body: Data?
+        var warmup: Int?
+        var rounds = 3
+        var rate: Double?
+        var json = false
+    }
+
     static func run(_ arguments: [String]) async -> Int32 {
-        var parser = ArgumentParser(arguments, command: "bench")
+        let options: Options
+        let requests: [HTTPRequest]
         do {
+            var parser = ArgumentParser(arguments, command: "bench")
             if parser.flag("--help") {
                 Console.output(usage)
                 return CommandLineInterface.ExitCode.success
             }
-            let backends = try parser.option("--backend").map(parseBackends) ?? [.curl]
-            let requests = try parser.integer("-n", default: 10_000, range: 1...10_000_000)
-            let concurrency = try parser.integer("-c", default: 64, range: 1...10_000)
-            let warmup = try parser.integer(
-                "--warmup", default: min(1_000, requests), range: 0...1_000_000)
-            let json = parser.flag("--json")
-            let target = try parser.positional("URL")
-            try parser.finish()
-            guard let url = URL(string: target), ["http", "https"].contains(url.scheme ?? "") else {
-                throw UsageError("bench: '\(target)' is not an http or https URL")
-            }
-            var results: [BenchmarkRunner.Result] = []
-            for backend in backends {
-                let runner = BenchmarkRunner(
-                    backend: backend.rawValue,
-                    client: backend.makeClient(maxConnectionsPerHost: concurrency))
-                results.append(
-                    await runner.run(
-                        .init(
-                            url: url, requests: requests, concurrency: concurrency, warmup: warmup))
-                )
-            }
-            Console.output(json ? jsonLines(results) : table(results))
-            return CommandLineInterface.ExitCode.success
+            options = try parse(&parser)
+            requests = try makeRequests(options)
         } catch let error as UsageError {
             Console.error("courier \(error.message)")
+            return CommandLineInterface.ExitCode.usage
+        } catch let error as JobFileErrors {
+            for line in error.errors { Console.error("courier: \(line)") }
             return CommandLineInterface.ExitCode.usage
         } catch {
             Console.error("courier bench: \(error)")
             return CommandLineInterface.ExitCode.usage
         }
-    }
 
-    private static func parseBackends(_ text: String) throws -> [Backend] {
-        try text.split(separator: ",").map { name in
-            guard let backend = Backend(rawValue: String(name)) else {
-                throw UsageError("bench: unknown backend '\(name)' (expected curl or urlsession)")
+        let count = options.duration == nil ? options.count : Int.max
+        let plan = BenchmarkRunner.Plan(
+            requests: requests, count: count, duration: options.duration,
+            concurrency: options.concurrency, rate: options.rate)
+        let showsProgress = Progress.stderrIsTerminal && !options.json
+        var clients: [Backend: any HTTPClient] = [:]
+        var results: [Backend: [BenchmarkRunner.Result]] = [:]
+        let schedule = BenchSchedule.order(backends: options.backends, rounds: options.rounds)
+        for (step, (round, backend)) in schedule.enumerated() {
+            var roundPlan = plan
+            if clients[backend] == nil {
+                clients[backend] = backend.makeClient(maxConnectionsPerHost: options.concurrency)
+                roundPlan.warmup = options.warmup ?? min(1_000, options.count)
             }
-            return backend
+            let label = "[\(step + 1)/\(schedule.count)] \(backend.rawValue) round \(round)"
+            let total = options.duration == nil ? " of \(options.count)" : ""
+            var progress: (@Sendable (Int) -> Void)?
+            if showsProgress {
+                progress = { done in
+                    Console.error("\r\u{1B}[K\(label): \(done)\(total)", newline: false)
+                }
+            }
+            let runner = BenchmarkRunner(
+                backend: backend.rawValue, client: clients[backend]!, progress: progress)
+            results[backend, default: []].append(await runner.run(roundPlan, round: round))
         }
+        if showsProgress { Console.error("\r\u{1B}[K", newline: false) }
+        let summaries = options.backends.compactMap { backend in
+            results[backend].map { BenchSummary(backend: backend.rawValue, rounds: $0) }
+        }
+        Console.output(options.json ? jsonLines(summaries) : table(summaries))
+        return CommandLineInterface.ExitCode.success
     }
 
-    private static func table(_ results: [BenchmarkRunner.Result]) -> String {
-        var lines = ["backend      requests  in-flight   errors  non-2xx      req/s  cpu µs/req"]
-        for result in results {
-            lines.append(
-                [
-                    result.backend.padding(toLength: 10, withPad: " ", startingAt: 0),
-                    String(result.requests).leftPadded(10),
-                    String(result.concurrency).leftPadded(10),
-                    String(result.errors).leftPadded(8),
-                    String(result.non2xx).leftPadded(8),
-                    String(format: "%.0f", result.requestsPerSecond).leftPadded(10),
-                    String(format: "%.1f", result.cpuMicrosecondsPerRequest).leftPadded(11),
-                ].joined(separator: " "))
+    static func parse(_ parser: inout ArgumentParser) throws -> Options {
+        var options = Options()
+        if let names = try parser.option("--backend") {
+            options.backends = try names.split(separator: ",").map { name in
+                guard let backend = Backend(rawValue: String(name)) else {
+                    throw UsageError("bench: unknown backend '\(name)' (expected curl or urlsession)")
+                }
+                return backend
+            }
         }
-        return lines.joined(separator: "\n")
+        options.count = try parser.integer("-n", default: 10_000, range: 1...100_000_000)
+        if let seconds = try parser.option("-d") {
+            guard let value = Double(seconds), value > 0, value <= 86_400 else {
+                throw UsageError("bench: -d expects seconds from 0 to 86400, got '\(seconds)'")
+            }
+            options.duration = value
+        }
+        options.concurrency = try parser.integer("-c", default: 64, range: 1...10_000)
+        if let method = try parser.option("--method") {
+            options.method = HTTPMethod(method.uppercased())
+            guard options.method.isValidToken else {
+                throw UsageError("bench: --method expects an HTTP method, got '\(method)'")
+            }
+        }
+        for header in try parser.all("-H") {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw UsageError("bench: -H expects 'Name: value', got '\(header)'")
+            }
+            options.headers.add(
+                String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        if let body = try parser.option("--body") {
+            if body.hasPrefix("@") {
+                do {
+                    options.body = Data(try FileSystem.read(URL(fileURLWithPath: String(body.dropFirst()))))
+                } catch {
+                    throw UsageError("bench: --body \(body): \(error)")
+                }
+            } else {
+                options.body = Data(body.utf8)
+            }
+        }
+        options.warmup = try parser.optionalInteger("--warmup", range: 0...1_000_000)
+        options.rounds = try parser.integer("--rounds", default: 3, range: 1...100)
+        if let rate = try parser.option("--rate") {
+            guard let value = Double(rate), value > 0, value.isFinite else {
+                throw UsageError("bench: --rate expects requests per second above 0, got '\(rate)'")
+            }
+            options.rate = value
+        }
+        options.json = parser.flag("--json")
+        options.target = try parser.positional("URL or JOB.json")
+        try parser.finish()
+        return options
     }
 
-    private static func jsonLines(_ results: [BenchmarkRunner.Result]) -> String {
-        results.map { result in
-            let object: [String: Any] = [
-                "backend": result.backend, "requests": result.requests,
-                "concurrency": result.concurrency, "errors": result.errors,
-                "non2xx": result.non2xx, "bytes": result.bytes, "seconds": result.seconds,
-                "cpuSeconds": result.cpuSeconds, "requestsPerSecond": result.requestsPerSecond,
-                "cpuMicrosecondsPerRequest": result.cpuMicrosecondsPerRequest,
+    /// The URL's request, or in job mode every task's request.
+    static func makeRequests(_ options: Options) throws -> [HTTPRequest] {
+        if options.target.hasSuffix(".json"), !options.target.contains("://") {
+            let job = try JobDecoder.load(URL(fileURLWithPath: options.target))
+            _ = try JobValidator.validate(job)
+            var requests: [HTTPRequest] = []
+            for case .success(let task) in TaskExpander(job: job) {
+                requests.append(task.request)
+                if requests.count >= 1_000_000 { break }
+            }
+            guard !requests.isEmpty else { throw UsageError("bench: the job has no tasks") }
+            return requests
+        }
+        guard let url = URL(string: options.target), ["http", "https"].contains(url.scheme ?? ""),
+            url.host != nil
+        else {
+            throw UsageError("bench: '\(options.target)' is not an http or https URL")
+        }
+        return [HTTPRequest(url: url, method: options.method, headers: options.headers, body: options.body)]
+    }
+
+    static func table(_ summaries: [BenchSummary]) -> String {
+        let header = [
+            "backend", "rounds", "req/s", "p50 ms", "p90", "p99", "p99.9", "max", "errors",
+            "non-2xx", "cpu µs/req", "peak RSS", "vs \(summaries.first?.backend ?? "")",
+        ]
+        var rows = [header]
+        let reference = summaries.first?.requestsPerSecond ?? 0
+        for summary in summaries {
+            let latency = [50, 90, 99, 99.9].map { summary.latency.percentile($0) } + [
+                summary.latency.maxMilliseconds
             ]
-            let data =
-                (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
-                ?? Data()
-            return String(decoding: data, as: UTF8.self)
+            rows.append(
+                [summary.backend, String(summary.rounds.count), String(Int(summary.requestsPerSecond.rounded()))]
+                    + latency.map(ReportText.format)
+                    + [
+                        summary.errorsText, String(summary.non2xx),
+                        String(format: "%.1f", summary.cpuMicrosecondsPerRequest),
+                        "\(summary.peakRSS >> 20) MiB",
+                        reference > 0 ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
+                    ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                column == 0 ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0) : cell.leftPadded(widths[column])
+            }.joined(separator: "  ")
         }.joined(separator: "\n")
+    }
+
+    static func jsonLines(_ summaries: [BenchSummary]) -> String {
+        summaries.map { JSONWriter.string($0.json) }.joined(separator: "\n")
+    }
+}
+
+/// One backend's rounds, summarised: medians of the per-round figures, latency over all rounds.
+struct BenchSummary {
+    let backend: String
+    let rounds: [BenchmarkRunner.Result]
+    let latency: LatencyHistogram
+
+    init(backend: String, rounds: [BenchmarkRunner.Result]) {
+        self.backend = backend
+        self.rounds = rounds
+        var latency = LatencyHistogram()
+        for round in rounds { latency.merge(round.latency) }
+        self.latency = latency
+    }
+
+    var requestsPerSecond: Double { BenchSchedule.median(rounds.map(\.requestsPerSecond)) }
+    var cpuMicrosecondsPerRequest: Double {
+        BenchSchedule.median(rounds.map(\.cpuMicrosecondsPerRequest))
+    }
+    var errors: [String: Int] {
+        rounds.reduce(into: [:]) { $0.merge($1.errors, uniquingKeysWith: +) }
+    }
+    var non2xx: Int { rounds.map(\.non2xx).reduce(0, +) }
+    var peakRSS: Int { rounds.map(\.peakRSS).max() ?? 0 }
+    var errorsText: String {
+        let errors = errors
+        guard !errors.isEmpty else { return "0" }
+        return errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+    }
+
+    var json: JSONWriter.Value {
+        .object([
+            ("backend", .string(backend)),
+            ("rounds", .int(rounds.count)),
+            ("requests", .int(rounds.first?.requests ?? 0)),
+            ("concurrency", .int(rounds.first?.concurrency ?? 0)),
+            ("requestsPerSecond", .double(requestsPerSecond)),
+            ("roundsRequestsPerSecond", .array(rounds.map { .double($0.requestsPerSecond) })),
+            (
+                "latencyMs",
+                .object([
+                    ("p50", .double(latency.percentile(50))), ("p90", .double(latency.percentile(90))),
+                    ("p99", .double(latency.percentile(99))), ("p999", .double(latency.percentile(99.9))),
+                    ("max", .double(latency.maxMilliseconds)),
+                ])
+            ),
+            ("errors", .int(errors.values.reduce(0, +))),
+            ("errorsByKind", .object(errors.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("non2xx", .int(non2xx)),
+            ("bytes", .int(rounds.map(\.bytes).reduce(0, +))),
+            ("seconds", .double(rounds.map(\.seconds).reduce(0, +))),
+            ("cpuSeconds", .double(rounds.map(\.cpuSeconds).reduce(0, +))),
+            ("cpuMicrosecondsPerRequest", .double(cpuMicrosecondsPerRequest)),
+            ("peakRSSBytes", .int(peakRSS)),
+        ])
     }
 }
 
