@@ -70,3 +70,22 @@ struct ProcessEdgeTests {
         }
     }
 }
+
+/// A job of a billion tasks validates at once, and its dry run streams.
+@Suite("huge ranges")
+struct HugeRangeTests {
+    @Test("validate and --dry-run | head -2 of 10^9 tasks return at once")
+    func billionTasks() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/items/{n}", "foreach": {"n": {"range": [1, 1000000000]}}}"#)
+        let valid = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(valid.stdout.contains("ok (1000000000 tasks)"), "\(valid.stdout)\(valid.stderr)")
+        let plan = try await ProcessEdgeTests.shell(
+            "timeout 60 '\(CourierBinary.url.path)' run job.json --dry-run | head -2; echo \"status=${PIPESTATUS[0]}\"",
+            in: space.folder)
+        #expect(plan.stdout.hasPrefix("t1\tGET "), "\(plan.stdout)")
+        #expect(plan.stdout.contains("status=0"), "stopped when head went away: \(plan.stdout)")
+    }
+}

@@ -15,22 +15,25 @@ struct Console: Sendable {
     /// A console for messages that carry no job data.
     static let plain = Console(redactor: Redactor(secrets: []))
 
-    func output(_ text: String) {
+    /// Writes a line to stdout; false when it could not be written (the reader went away),
+    /// so that a long listing can stop.
+    @discardableResult
+    func output(_ text: String) -> Bool {
         write(text + "\n", to: STDOUT_FILENO)
     }
 
     func error(_ text: String, newline: Bool = true) {
-        write(newline ? text + "\n" : text, to: STDERR_FILENO)
+        _ = write(newline ? text + "\n" : text, to: STDERR_FILENO)
     }
 
-    static func output(_ text: String) { plain.output(text) }
+    static func output(_ text: String) { _ = plain.output(text) }
 
     static func error(_ text: String, newline: Bool = true) {
         plain.error(text, newline: newline)
     }
 
-    private func write(_ text: String, to descriptor: Int32) {
+    private func write(_ text: String, to descriptor: Int32) -> Bool {
         let bytes = Array(redactor.scrub(text).utf8)
-        _ = bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
+        return bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) } == nil
     }
 }

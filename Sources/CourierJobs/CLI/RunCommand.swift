@@ -123,7 +123,8 @@ enum RunCommand {
             var line =
                 "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
-            console.output(line)
+            // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
+            guard console.output(line) else { return }
         }
         let backend = options.backend ?? job.backend
         console.output(

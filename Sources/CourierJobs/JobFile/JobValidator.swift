@@ -10,7 +10,19 @@ public enum JobValidator {
         var seen = Set<Fingerprint>()
         var errors: [JobFileError] = []
         var count = 0
-        for (spec, result) in checks(job) {
+        // Big products of ranges whose ids are provably unique are checked at their corners.
+        var provable: Set<String> = []
+        for spec in job.tasks {
+            guard let tasks = StaticValidation.provableCount(of: spec, in: job) else { continue }
+            provable.insert(spec.path)
+            count += tasks
+            for bindings in StaticValidation.corners(of: spec) {
+                if case .failure(let error) = TaskBuilder.check(spec, bindings: bindings, job: job) {
+                    errors.append(error)
+                }
+            }
+        }
+        for (spec, result) in checks(job, skipping: provable) {
             switch result {
             case .failure(let error):
                 errors.append(error)
@@ -39,8 +51,10 @@ public enum JobValidator {
     }
 
     /// Every expansion of every spec, checked lazily (``TaskBuilder/check(_:bindings:job:)``).
-    static func checks(_ job: Job) -> some Sequence<(TaskSpec, Result<String, JobFileError>)> {
-        job.tasks.lazy.flatMap { spec in
+    static func checks(_ job: Job, skipping: Set<String> = [])
+        -> some Sequence<(TaskSpec, Result<String, JobFileError>)>
+    {
+        job.tasks.lazy.filter { !skipping.contains($0.path) }.flatMap { spec in
             IteratorSequence(CombinationIterator(spec.foreach)).lazy.map { bindings in
                 (spec, TaskBuilder.check(spec, bindings: bindings, job: job))
             }

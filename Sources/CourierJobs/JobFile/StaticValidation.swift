@@ -1,0 +1,75 @@
+/// When a task spec can be validated without expanding it: a big product of `range`s whose
+/// ids are provably unique. A job of 10^9 tasks then validates at once instead of never.
+///
+/// The proof: range values are decimal integers (digits and `-`), distinct for distinct
+/// numbers. If the id template uses every variable, and between two variables there is literal
+/// text with a character that is neither a digit nor `-`, every combination renders a
+/// different id. Nothing a range value can hold can break a URL path (it is percent-encoded),
+/// put CR/LF in a header, or make a `save` path climb out, so checking the first and the last
+/// combination covers the rest. Across specs, ids stay apart when the big spec's id starts
+/// with literal text that no other spec's id literal starts with, or the other way round.
+enum StaticValidation {
+    /// Specs with at most this many tasks are expanded and checked one by one.
+    static let expansionLimit = 1_000_000
+
+    /// The number of tasks of `spec` when it qualifies, `nil` when it must be expanded.
+    static func provableCount(of spec: TaskSpec, in job: Job) -> Int? {
+        var count = 1
+        var names: [String] = []
+        for variable in spec.foreach {
+            guard case .range(let from, let to) = variable.source else { return nil }
+            let (product, overflow) = count.multipliedReportingOverflow(by: to - from + 1)
+            guard !overflow else { return nil }
+            count = product
+            names.append(variable.name)
+        }
+        guard count > expansionLimit else { return nil }
+        let template = Template(spec.id)
+        guard Set(template.variables) == Set(names), separated(template) else { return nil }
+        guard case .text(let prefix)? = template.parts.first else {
+            return job.tasks.count == 1 ? count : nil
+        }
+        for other in job.tasks where other.path != spec.path {
+            let otherPrefix: String
+            if case .text(let text)? = Template(other.id).parts.first {
+                otherPrefix = text
+            } else {
+                otherPrefix = ""
+            }
+            if otherPrefix.hasPrefix(prefix) || prefix.hasPrefix(otherPrefix) { return nil }
+        }
+        return count
+    }
+
+    /// Whether every two variables have a non-digit, non-`-` character between them.
+    static func separated(_ template: Template) -> Bool {
+        var sawVariable = false
+        var separatedSinceVariable = true
+        for part in template.parts {
+            switch part {
+            case .variable:
+                if sawVariable, !separatedSinceVariable { return false }
+                sawVariable = true
+                separatedSinceVariable = false
+            case .text(let text):
+                if text.unicodeScalars.contains(where: { !("0"..."9").contains($0) && $0 != "-" }) {
+                    separatedSinceVariable = true
+                }
+            }
+        }
+        return true
+    }
+
+    /// The first and the last combination of a product of ranges.
+    static func corners(of spec: TaskSpec) -> [[String: String]] {
+        var first: [String: String] = [:]
+        var last: [String: String] = [:]
+        for variable in spec.foreach {
+            if case .range(let from, let to) = variable.source {
+                first[variable.name] = String(from)
+                last[variable.name] = String(to)
+            }
+        }
+        return [first, last]
+    }
+}
