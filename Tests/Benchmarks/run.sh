@@ -51,7 +51,7 @@ field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())[sy
 
 echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port)"
 wrk_small=$(wrk_rps "$small" 64)
-curl_small=$(bench "$small" --backend curl -n 200000 -c 64 --warmup 5000)
+curl_small=$(bench "$small" --backend curl -n 100000 -c 64 --warmup 5000)
 urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500)
 curl_rps=$(echo "$curl_small" | field requestsPerSecond)
 urls_rps=$(echo "$urls_small" | field requestsPerSecond)
@@ -91,6 +91,63 @@ wrk, wrk_cpu, curl, cpu = map(float, sys.argv[1:])
 print(f"{'client':<22}{'req/s':>10}{'CPU µs/req':>12}{'CPU vs wrk':>12}")
 print(f"{'wrk':<22}{wrk:>10.0f}{wrk_cpu:>12.0f}{1:>12.2f}")
 print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{cpu:>12.0f}{cpu / wrk_cpu:>12.2f}")
+PY
+
+echo
+echo "== courier run: 100,000 tasks, 64 in flight, logging on, curl"
+# The whole runner (expansion, retry layer, log line per attempt) against the transport alone
+# and wrk, in this run; then the same job under a per-host rate limit far above what it can
+# reach, which measures the limiter's own cost.
+cat > "$work/run.json" <<JOB
+{"version": 1, "name": "bench-run", "baseURL": "http://127.0.0.1:$port", "concurrency": 64,
+ "tasks": [{"id": "t{n}", "path": "/small.json", "query": {"n": "{n}"}, "foreach": {"n": {"range": [1, 100000]}}}]}
+JOB
+python3 - "$work/run.json" > "$work/run-limited.json" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))
+job["name"] = "bench-run-limited"
+job["rateLimit"] = {"perSecond": 1000000, "burst": 1000, "scope": "host"}
+print(json.dumps(job))
+PY
+python3 - "$COURIER" "$work" "$wrk_small" "$curl_rps" <<'PY'
+import glob, os, resource, subprocess, sys, time
+courier, work, wrk, transport = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+def run(job):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.time()
+    subprocess.run([courier, "run", job, "--log-dir", work + "/runlogs", "--no-progress", "--quiet"], check=True)
+    seconds = time.time() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / 100000 * 1e6
+    return 100000 / seconds, cpu, after.ru_maxrss // 1024
+plain = run(work + "/run.json")
+limited = run(work + "/run-limited.json")
+print(f"{'courier run':<34}{'tasks/s':>10}{'vs wrk':>9}{'vs transport':>14}{'CPU µs/task':>13}")
+for name, (rps, cpu, _) in (("logging on", plain), ("with a rate limit far above", limited)):
+    print(f"{name:<34}{rps:>10.0f}{rps / wrk:>9.2f}{rps / transport:>14.2f}{cpu:>13.0f}")
+print(f"rate limiter overhead: {plain[0] / limited[0]:.2f}x; peak RSS {plain[2]} MiB")
+log = sorted(glob.glob(work + "/runlogs/bench-run/*.jsonl"))[-1]
+start = time.time()
+subprocess.run([courier, "report", log], stdout=subprocess.DEVNULL, check=True)
+print(f"courier report of that log: {100002 / (time.time() - start):.0f} lines/s")
+PY
+
+echo
+echo "== a 1,000,000-task lines job: validation time and peak RSS at 256 in flight"
+seq 1 1000000 > "$work/lines.txt"
+cat > "$work/lines.json" <<JOB
+{"version": 1, "name": "bench-lines", "baseURL": "http://127.0.0.1:$port", "concurrency": 256,
+ "tasks": [{"id": "l{v}", "path": "/small.json", "query": {"v": "{v}"}, "foreach": {"v": {"lines": "lines.txt"}}}]}
+JOB
+python3 - "$COURIER" "$work" <<'PY'
+import resource, subprocess, sys, time
+courier, work = sys.argv[1:]
+start = time.time()
+subprocess.run([courier, "validate", work + "/lines.json"], stdout=subprocess.DEVNULL, check=True)
+print(f"validate: {time.time() - start:.2f} s")
+start = time.time()
+subprocess.run([courier, "run", work + "/lines.json", "--log-dir", work + "/runlogs", "--no-progress", "--quiet"], check=True)
+print(f"run: {time.time() - start:.1f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MiB")
 PY
 
 echo

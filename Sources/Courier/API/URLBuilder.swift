@@ -9,29 +9,61 @@ public enum URLBuilder {
     public static func url(
         baseURL: URL?, path: String, query: [URLQueryItem] = []
     ) throws(APIError) -> URL {
-        if let absolute = URL(string: path), let scheme = absolute.scheme?.lowercased(),
+        if path.contains(":"), let absolute = URL(string: path),
+            let scheme = absolute.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        {
+            return appending(query, to: absolute)
+        }
+        guard let baseURL, let base = Base(baseURL) else {
+            throw APIError(.invalidRequest, "no base URL to join '\(path)' to")
+        }
+        return try url(base: base, path: path, query: query)
+    }
+
+    /// A base URL taken apart once, for building many URLs against it.
+    public struct Base: Sendable {
+        let origin: String
+        let basePathFull: String
+        let basePath: String
+        let query: String?
+
+        /// `nil` when `url` has no scheme or host.
+        public init?(_ url: URL) {
+            guard url.scheme != nil, url.host != nil else { return nil }
+            var text = Substring(url.absoluteString)
+            if let fragment = text.firstIndex(of: "#") { text = text[..<fragment] }
+            var query: String?
+            if let mark = text.firstIndex(of: "?") {
+                query = String(text[text.index(after: mark)...])
+                text = text[..<mark]
+            }
+            // scheme://authority[/path]: the path starts at the first "/" after "//".
+            let bytes = Array(text.utf8)
+            var authorityStart = 0
+            if let slashes = (0..<max(0, bytes.count - 1)).first(where: {
+                bytes[$0] == UInt8(ascii: "/") && bytes[$0 + 1] == UInt8(ascii: "/")
+            }) {
+                authorityStart = slashes + 2
+            }
+            let pathStart = bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
+            origin = String(decoding: bytes[..<pathStart], as: UTF8.self)
+            basePathFull = String(decoding: bytes[pathStart...], as: UTF8.self)
+            basePath = basePathFull.hasSuffix("/") ? String(basePathFull.dropLast()) : basePathFull
+            self.query = query
+        }
+    }
+
+    /// ``url(baseURL:path:query:)`` against a base taken apart once.
+    public static func url(base: Base, path: String, query: [URLQueryItem] = []) throws(APIError) -> URL {
+        if path.contains(":"), let absolute = URL(string: path), let scheme = absolute.scheme?.lowercased(),
             scheme == "http" || scheme == "https"
         {
             return appending(query, to: absolute)
         }
-        guard let baseURL, baseURL.scheme != nil, baseURL.host != nil else {
-            throw APIError(.invalidRequest, "no base URL to join '\(path)' to")
-        }
-        // Built as text and parsed once: URLComponents round trips cost more than the rest
-        // of building a job's request (seen in profiles of `courier run`).
-        var base = baseURL.absoluteString
-        if let fragment = base.firstIndex(of: "#") { base = String(base[..<fragment]) }
-        var baseQuery: String?
-        if let mark = base.firstIndex(of: "?") {
-            baseQuery = String(base[base.index(after: mark)...])
-            base = String(base[..<mark])
-        }
-        // `base` is scheme://authority[/path]; its path starts at the first "/" after "//".
-        let authorityStart = base.range(of: "//").map(\.upperBound) ?? base.startIndex
-        let pathStart = base[authorityStart...].firstIndex(of: "/") ?? base.endIndex
-        let origin = String(base[..<pathStart])
-        let basePathFull = String(base[pathStart...])
-        let basePath = basePathFull.hasSuffix("/") ? String(basePathFull.dropLast()) : basePathFull
+        let origin = base.origin
+        let basePathFull = base.basePathFull
+        let basePath = base.basePath
+        let baseQuery = base.query
         // A query written into the path ("/search?page=2") is kept as the URL's query.
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let relative = encodePath(String(parts[0]))

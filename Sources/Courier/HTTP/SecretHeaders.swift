@@ -15,8 +15,20 @@ public enum SecretHeaders {
 
     /// Whether `name` is secret, given the names a request marked (lowercased).
     public static func isSecret(_ name: String, marked: Set<String> = []) -> Bool {
+        if marked.isEmpty {
+            // Asked for every header of every logged request: compare without lowercasing.
+            let count = name.utf8.count
+            return alwaysSecret.contains { $0.utf8.count == count && equalIgnoringCase($0, name) }
+        }
         let lowered = name.lowercased()
         return alwaysSecret.contains(lowered) || marked.contains(lowered)
+    }
+
+    /// ASCII case-insensitive equality, `lowercase` being already lowercased.
+    private static func equalIgnoringCase(_ lowercase: String, _ other: String) -> Bool {
+        zip(lowercase.utf8, other.utf8).allSatisfy { a, b in
+            a == b || (b >= 0x41 && b <= 0x5A && a == b | 0x20)
+        }
     }
 
     /// The headers with every secret value replaced by ``placeholder``.

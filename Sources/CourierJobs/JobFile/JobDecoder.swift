@@ -140,18 +140,20 @@ public enum JobDecoder {
         if case .basic(_, let password) = auth { context.addSecret(password) }
         if case .header(_, let value) = auth { context.addSecret(value) }
         if case .query(_, let value) = auth { context.addSecret(value) }
-        return Job(
+        var job = Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             cookies: cookies, outputDir: outputDir, tasks: tasks, file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
+        job.urlBase = baseURL.flatMap(URLBuilder.Base.init)
+        return job
     }
 
     static func decodeRateLimit(_ node: JSONNode, context: DecodingContext) -> RateLimitSettings? {
         guard var reader = NodeReader(node, path: "rateLimit", context: context) else { return nil }
         let perSecond = reader.number(
-            "perSecond", range: 0.001...1_000_000, what: "requests per second greater than 0")
+            "perSecond", range: 0.001...1_000_000, what: "requests per second from 0.001 to 1000000")
         if reader.take("perSecond") == nil {
             context.error("rateLimit.perSecond", "is required (requests per second)", at: node)
         }

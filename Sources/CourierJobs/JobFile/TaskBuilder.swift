@@ -19,8 +19,13 @@ enum TaskBuilder {
         switch spec.target {
         case .path(let template):
             let path = Template(template).render(bindings)
-            guard let built = try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)
-            else {
+            let joined =
+                if let base = job.urlBase {
+                    try? URLBuilder.url(base: base, path: path, query: query)
+                } else {
+                    try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)
+                }
+            guard let built = joined else {
                 return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
             }
             url = built
