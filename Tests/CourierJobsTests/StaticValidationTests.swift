@@ -35,6 +35,7 @@ struct StaticValidationTests {
             #"{"id": "t{a}-{b}", "path": "/x", "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [1, 2000]}}}"#,
             #"{"id": "t{a}", "path": "/x", "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [1, 2000]}}}"#,
             #"{"id": "t{a}", "path": "/x", "foreach": {"a": {"range": [1, 100]}}}"#,
+            #"{"id": "t{a}", "url": "http://127.0.0.1:1/{a}", "foreach": {"a": {"range": [1, 100000]}}}"#,
             #"{"id": "t{a}", "path": "/x", "foreach": {"a": {"range": [1, 2000000]}}}, {"id": "t-{b}", "path": "/y", "foreach": {"b": [1]}}"#,
         ] {
             let job = try job(tasks)
