@@ -51,7 +51,10 @@ struct BenchModesTests {
         #expect(result.status == 0, "\(result.stderr)")
         let hits = try await ServerHits.of(key, on: server).requests
         #expect(hits.count == 20, "2 backends × 2 rounds × 5")
-        #expect(hits.allSatisfy { $0.method == "POST" && $0.body == "abc" && $0.header("X-Bench") == "1" })
+        #expect(
+            hits.allSatisfy {
+                $0.method == "POST" && $0.body == "abc" && $0.header("X-Bench") == "1"
+            })
         let lines = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
@@ -77,8 +80,10 @@ struct BenchModesTests {
                 {"id": "down", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/x"}
                 """#)
         let result = try await CourierBinary.run(
-            ["bench", "job.json", "--backend", "curl,urlsession", "-n", "8", "--rounds", "1",
-             "--warmup", "0", "--json"], directory: space.folder)
+            [
+                "bench", "job.json", "--backend", "curl,urlsession", "-n", "8", "--rounds", "1",
+                "--warmup", "0", "--json",
+            ], directory: space.folder)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -89,7 +94,9 @@ struct BenchModesTests {
             #expect(line["errorsByKind"] as? [String: Int] == ["connect": 2], "\(line)")
         }
         #expect(try await ServerHits.of(key, on: space.server).count == 12)
-        #expect(!FileManager.default.fileExists(atPath: space.folder.appendingPathComponent("out").path), "no saving")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out").path), "no saving")
     }
 
     @Test("--rate spaces the requests at the server")

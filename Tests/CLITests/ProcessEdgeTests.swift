@@ -79,7 +79,9 @@ struct HugeRangeTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(
-            tasks: #"{"id": "t{n}", "path": "/items/{n}", "foreach": {"n": {"range": [1, 1000000000]}}}"#)
+            tasks:
+                #"{"id": "t{n}", "path": "/items/{n}", "foreach": {"n": {"range": [1, 1000000000]}}}"#
+        )
         let valid = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
         #expect(valid.stdout.contains("ok (1000000000 tasks)"), "\(valid.stdout)\(valid.stderr)")
         let plan = try await ProcessEdgeTests.shell(

@@ -49,9 +49,10 @@ struct LatencyHistogramTests {
 struct BenchScheduleTests {
     @Test func backendsAlternateRoundByRound() {
         let order = BenchSchedule.order(backends: [.curl, .urlsession], rounds: 3)
-        #expect(order.map { "\($0.backend.rawValue)\($0.round)" } == [
-            "curl1", "urlsession1", "curl2", "urlsession2", "curl3", "urlsession3",
-        ])
+        #expect(
+            order.map { "\($0.backend.rawValue)\($0.round)" } == [
+                "curl1", "urlsession1", "curl2", "urlsession2", "curl3", "urlsession3",
+            ])
     }
 
     @Test func medians() {

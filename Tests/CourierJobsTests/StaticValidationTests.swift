@@ -17,13 +17,15 @@ struct StaticValidationTests {
 
     @Test func aBillionRangeValidatesAtOnce() throws {
         let job = try job(
-            #"{"id": "t{n}", "path": "/x/{n}", "foreach": {"n": {"range": [1, 1000000000]}}, "save": "d/{n}.json"}"#)
+            #"{"id": "t{n}", "path": "/x/{n}", "foreach": {"n": {"range": [1, 1000000000]}}, "save": "d/{n}.json"}"#
+        )
         #expect(try JobValidator.validate(job) == 1_000_000_000)
     }
 
     @Test func productOfSeparatedRanges() throws {
         let job = try job(
-            #"{"id": "p{a}_{b}", "path": "/x", "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [-1000, 999]}}}"#)
+            #"{"id": "p{a}_{b}", "path": "/x", "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [-1000, 999]}}}"#
+        )
         #expect(StaticValidation.provableCount(of: job.tasks[0], in: job) == 4_000_000)
     }
 

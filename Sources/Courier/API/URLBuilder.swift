@@ -45,7 +45,8 @@ public enum URLBuilder {
             }) {
                 authorityStart = slashes + 2
             }
-            let pathStart = bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
+            let pathStart =
+                bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
             origin = String(decoding: bytes[..<pathStart], as: UTF8.self)
             basePathFull = String(decoding: bytes[pathStart...], as: UTF8.self)
             basePath = basePathFull.hasSuffix("/") ? String(basePathFull.dropLast()) : basePathFull
@@ -54,8 +55,11 @@ public enum URLBuilder {
     }
 
     /// ``url(baseURL:path:query:)`` against a base taken apart once.
-    public static func url(base: Base, path: String, query: [URLQueryItem] = []) throws(APIError) -> URL {
-        if path.contains(":"), let absolute = URL(string: path), let scheme = absolute.scheme?.lowercased(),
+    public static func url(base: Base, path: String, query: [URLQueryItem] = []) throws(APIError)
+        -> URL
+    {
+        if path.contains(":"), let absolute = URL(string: path),
+            let scheme = absolute.scheme?.lowercased(),
             scheme == "http" || scheme == "https"
         {
             return appending(query, to: absolute)
@@ -130,7 +134,9 @@ public enum URLBuilder {
     static func encode(_ text: String, keeping allowed: [Bool]) -> String {
         var text = text
         return text.withUTF8 { bytes -> String in
-            guard bytes.contains(where: { !allowed[Int($0)] }) else { return String(decoding: bytes, as: UTF8.self) }
+            guard bytes.contains(where: { !allowed[Int($0)] }) else {
+                return String(decoding: bytes, as: UTF8.self)
+            }
             var output: [UInt8] = []
             output.reserveCapacity(bytes.count * 3)
             for byte in bytes {

@@ -102,7 +102,8 @@ enum BenchCommand {
         if let names = try parser.option("--backend") {
             options.backends = try names.split(separator: ",").map { name in
                 guard let backend = Backend(rawValue: String(name)) else {
-                    throw UsageError("bench: unknown backend '\(name)' (expected curl or urlsession)")
+                    throw UsageError(
+                        "bench: unknown backend '\(name)' (expected curl or urlsession)")
                 }
                 return backend
             }
@@ -132,7 +133,8 @@ enum BenchCommand {
         if let body = try parser.option("--body") {
             if body.hasPrefix("@") {
                 do {
-                    options.body = Data(try FileSystem.read(URL(fileURLWithPath: String(body.dropFirst()))))
+                    options.body = Data(
+                        try FileSystem.read(URL(fileURLWithPath: String(body.dropFirst()))))
                 } catch {
                     throw UsageError("bench: --body \(body): \(error)")
                 }
@@ -172,7 +174,10 @@ enum BenchCommand {
         else {
             throw UsageError("bench: '\(options.target)' is not an http or https URL")
         }
-        return [HTTPRequest(url: url, method: options.method, headers: options.headers, body: options.body)]
+        return [
+            HTTPRequest(
+                url: url, method: options.method, headers: options.headers, body: options.body)
+        ]
     }
 
     static func table(_ summaries: [BenchSummary]) -> String {
@@ -183,23 +188,30 @@ enum BenchCommand {
         var rows = [header]
         let reference = summaries.first?.requestsPerSecond ?? 0
         for summary in summaries {
-            let latency = [50, 90, 99, 99.9].map { summary.latency.percentile($0) } + [
-                summary.latency.maxMilliseconds
-            ]
+            let latency =
+                [50, 90, 99, 99.9].map { summary.latency.percentile($0) } + [
+                    summary.latency.maxMilliseconds
+                ]
             rows.append(
-                [summary.backend, String(summary.rounds.count), String(Int(summary.requestsPerSecond.rounded()))]
+                [
+                    summary.backend, String(summary.rounds.count),
+                    String(Int(summary.requestsPerSecond.rounded())),
+                ]
                     + latency.map(ReportText.format)
                     + [
                         summary.errorsText, String(summary.non2xx),
                         String(format: "%.1f", summary.cpuMicrosecondsPerRequest),
                         "\(summary.peakRSS >> 20) MiB",
-                        reference > 0 ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
+                        reference > 0
+                            ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
                     ])
         }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             row.enumerated().map { column, cell in
-                column == 0 ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0) : cell.leftPadded(widths[column])
+                column == 0
+                    ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0)
+                    : cell.leftPadded(widths[column])
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
@@ -235,7 +247,8 @@ struct BenchSummary {
     var errorsText: String {
         let errors = errors
         guard !errors.isEmpty else { return "0" }
-        return errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        return errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+            separator: ", ")
     }
 
     var json: JSONWriter.Value {
@@ -249,13 +262,18 @@ struct BenchSummary {
             (
                 "latencyMs",
                 .object([
-                    ("p50", .double(latency.percentile(50))), ("p90", .double(latency.percentile(90))),
-                    ("p99", .double(latency.percentile(99))), ("p999", .double(latency.percentile(99.9))),
+                    ("p50", .double(latency.percentile(50))),
+                    ("p90", .double(latency.percentile(90))),
+                    ("p99", .double(latency.percentile(99))),
+                    ("p999", .double(latency.percentile(99.9))),
                     ("max", .double(latency.maxMilliseconds)),
                 ])
             ),
             ("errors", .int(errors.values.reduce(0, +))),
-            ("errorsByKind", .object(errors.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            (
+                "errorsByKind",
+                .object(errors.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
+            ),
             ("non2xx", .int(non2xx)),
             ("bytes", .int(rounds.map(\.bytes).reduce(0, +))),
             ("seconds", .double(rounds.map(\.seconds).reduce(0, +))),

@@ -85,7 +85,8 @@ public enum JSONWriter {
     }
 
     private static func append(_ text: StaticString, to output: inout [UInt8]) {
-        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        output.append(
+            contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     private static func writeInteger(_ number: Int, to output: inout [UInt8]) {
@@ -102,9 +103,12 @@ public enum JSONWriter {
             output.append(UInt8(ascii: "0") + UInt8(number))
             return
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-            UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var rest = number
         withUnsafeMutableBytes(of: &digits) { buffer in
@@ -113,7 +117,9 @@ public enum JSONWriter {
                 rest /= 10
                 count += 1
             }
-            for index in stride(from: count - 1, through: 0, by: -1) { output.append(buffer[index]) }
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                output.append(buffer[index])
+            }
         }
     }
 
@@ -128,7 +134,8 @@ public enum JSONWriter {
             var index = 0
             func flush() {
                 if runStart < index {
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                    output.append(
+                        contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
                 }
             }
             while index < bytes.count {
@@ -141,12 +148,17 @@ public enum JSONWriter {
                 case 0x0D: escape = [0x5C, UInt8(ascii: "r")]
                 case 0x09: escape = [0x5C, UInt8(ascii: "t")]
                 case 0..<0x20:
-                    escape = Array("\\u00".utf8) + [hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)]]
-                case 0xE2 where index + 2 < bytes.count && bytes[index + 1] == 0x80
+                    escape =
+                        Array("\\u00".utf8) + [
+                            hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 15)],
+                        ]
+                case 0xE2
+                where index + 2 < bytes.count && bytes[index + 1] == 0x80
                     && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
                     // U+2028 and U+2029 are valid JSON but end lines in JavaScript.
                     flush()
-                    output.append(contentsOf: Array((bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8))
+                    output.append(
+                        contentsOf: Array((bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029").utf8))
                     index += 3
                     runStart = index
                     continue

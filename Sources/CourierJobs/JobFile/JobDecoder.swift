@@ -153,7 +153,8 @@ public enum JobDecoder {
     static func decodeRateLimit(_ node: JSONNode, context: DecodingContext) -> RateLimitSettings? {
         guard var reader = NodeReader(node, path: "rateLimit", context: context) else { return nil }
         let perSecond = reader.number(
-            "perSecond", range: 0.001...1_000_000, what: "requests per second from 0.001 to 1000000")
+            "perSecond", range: 0.001...1_000_000, what: "requests per second from 0.001 to 1000000"
+        )
         if reader.take("perSecond") == nil {
             context.error("rateLimit.perSecond", "is required (requests per second)", at: node)
         }

@@ -17,7 +17,8 @@ public enum JobValidator {
             provable.insert(spec.path)
             count += tasks
             for bindings in StaticValidation.corners(of: spec) {
-                if case .failure(let error) = TaskBuilder.check(spec, bindings: bindings, job: job) {
+                if case .failure(let error) = TaskBuilder.check(spec, bindings: bindings, job: job)
+                {
                     errors.append(error)
                 }
             }

@@ -116,12 +116,14 @@ extension TaskBuilder {
             let value = Template(header.value).render(bindings)
             guard WireRequest.isToken(name) else {
                 return error(
-                    "headers", "header name \"\(name)\" is not a valid token after expansion (task \(id))")
+                    "headers",
+                    "header name \"\(name)\" is not a valid token after expansion (task \(id))")
             }
             guard WireRequest.isFieldValue(value) else {
                 return error(
                     "headers",
-                    "the value of header \(name) contains CR, LF or NUL after expansion (task \(id))")
+                    "the value of header \(name) contains CR, LF or NUL after expansion (task \(id))"
+                )
             }
         }
         if let template = spec.save {

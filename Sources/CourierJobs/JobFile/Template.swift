@@ -28,7 +28,8 @@ struct Template: Sendable, Hashable {
                 Self.isIdentifier(bytes[(index + 1)..<close])
             {
                 if literalStart < index {
-                    parts.append(.text(String(decoding: bytes[literalStart..<index], as: UTF8.self)))
+                    parts.append(
+                        .text(String(decoding: bytes[literalStart..<index], as: UTF8.self)))
                 }
                 parts.append(.variable(String(decoding: bytes[(index + 1)..<close], as: UTF8.self)))
                 index = close + 1
@@ -48,7 +49,9 @@ struct Template: Sendable, Hashable {
         guard let first = bytes.first, isLetter(first) || first == UInt8(ascii: "_") else {
             return false
         }
-        return bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
+        return bytes.allSatisfy {
+            isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_")
+        }
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {

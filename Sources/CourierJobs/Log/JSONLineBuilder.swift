@@ -19,7 +19,8 @@ struct JSONLineBuilder {
     mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(
+            contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
         needsComma = true
     }

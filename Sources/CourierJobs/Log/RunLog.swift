@@ -130,7 +130,9 @@ public struct RunLog: Sendable {
         if case .failure(let error) = attempt.outcome {
             line.value(
                 "error",
-                .object([("kind", .string(error.kind.rawValue)), ("message", .string(error.message))]))
+                .object([
+                    ("kind", .string(error.kind.rawValue)), ("message", .string(error.message)),
+                ]))
         } else if let failure {
             line.value(
                 "error",

@@ -29,7 +29,9 @@ enum Timestamp {
         put(Int(parts.tm_min), at: 14, digits: 2)
         put(Int(parts.tm_sec), at: 17, digits: 2)
         put(milliseconds % 1000, at: 20, digits: 3)
-        for (index, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] {
+        for (index, separator) in [
+            (4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z"),
+        ] {
             bytes[index] = UInt8(ascii: Unicode.Scalar(separator)!)
         }
         return String(decoding: bytes, as: UTF8.self)
