@@ -14,6 +14,11 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 mkdir -p "$work/www" "$work/logs"
 printf '{"id":42,"login":"courier","name":"A small JSON response","active":true}\n' > "$work/www/small.json"
 head -c 1048576 /dev/zero > "$work/www/1mib.bin"
+python3 -c 'import json; print(json.dumps([{"id": i, "name": "item %d" % i, "tags": ["a", "b"]} for i in range(2200)]))' > "$work/www/100k.json"
+tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# A throwaway certificate for the TLS port: the clients are told not to verify it.
+openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
 pid $work/nginx.pid;
@@ -26,6 +31,12 @@ http {
   default_type application/json;
   server {
     listen 127.0.0.1:$port;
+    root $work/www;
+  }
+  server {
+    listen 127.0.0.1:$tls_port ssl http2;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
     root $work/www;
   }
 }
@@ -91,6 +102,27 @@ wrk, wrk_cpu, curl, cpu = map(float, sys.argv[1:])
 print(f"{'client':<22}{'req/s':>10}{'CPU µs/req':>12}{'CPU vs wrk':>12}")
 print(f"{'wrk':<22}{wrk:>10.0f}{wrk_cpu:>12.0f}{1:>12.2f}")
 print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{cpu:>12.0f}{cpu / wrk_cpu:>12.2f}")
+PY
+
+echo
+echo "== 100 KiB JSON, 16 in flight, and TLS (throwaway certificate, not verified)"
+mid="http://127.0.0.1:$port/100k.json"
+tls="https://127.0.0.1:$tls_port/small.json"
+wrk_mid=$(wrk_rps "$mid" 16)
+curl_mid=$(bench "$mid" --backend curl -n 20000 -c 16 --warmup 1000 | field requestsPerSecond)
+wrk_tls=$(wrk_rps "$tls" 64)
+curl_tls=$(bench "$tls" --backend curl -n 50000 -c 64 --warmup 2000 --insecure | field requestsPerSecond)
+curl_h2=$(bench "$tls" --backend curl -n 50000 -c 64 --warmup 2000 --insecure --http2 | field requestsPerSecond)
+python3 - "$wrk_mid" "$curl_mid" "$wrk_tls" "$curl_tls" "$curl_h2" <<'PY'
+import sys
+wrk_mid, curl_mid, wrk_tls, curl_tls, curl_h2 = map(float, sys.argv[1:])
+print(f"{'client':<36}{'req/s':>10}{'vs wrk':>9}")
+print(f"{'wrk, 100 KiB':<36}{wrk_mid:>10.0f}{1:>9.2f}")
+print(f"{'CurlHTTPClient, 100 KiB':<36}{curl_mid:>10.0f}{curl_mid / wrk_mid:>9.2f}")
+print(f"{'wrk, TLS small':<36}{wrk_tls:>10.0f}{1:>9.2f}")
+print(f"{'CurlHTTPClient, TLS HTTP/1.1':<36}{curl_tls:>10.0f}{curl_tls / wrk_tls:>9.2f}")
+print(f"{'CurlHTTPClient, TLS HTTP/2':<36}{curl_h2:>10.0f}{curl_h2 / wrk_tls:>9.2f}")
+print("URLSessionHTTPClient over TLS: not measured (it cannot skip certificate checks on Linux)")
 PY
 
 echo

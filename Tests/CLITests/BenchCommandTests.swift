@@ -127,3 +127,22 @@ struct BenchModesTests {
         }
     }
 }
+
+@Suite("courier bench over TLS")
+struct BenchTLSTests {
+    @Test("--insecure reaches a server with a throwaway certificate; without it, tls errors")
+    func insecure() async throws {
+        let server = try TestServers.fixture()
+        try #require(server.tlsPort != 0, "the fixture server has a TLS port (openssl)")
+        let url = server.tlsURL("/echo").absoluteString
+        let checked = try await CourierBinary.run([
+            "bench", url, "-n", "4", "-c", "2", "--warmup", "0", "--rounds", "1", "--json",
+        ])
+        #expect(checked.stdout.contains(#""errorsByKind":{"tls":4}"#), "\(checked.stdout)")
+        let insecure = try await CourierBinary.run([
+            "bench", url, "-n", "4", "-c", "2", "--warmup", "0", "--rounds", "1", "--insecure",
+            "--http2", "--json",
+        ])
+        #expect(insecure.stdout.contains(#""errors":0"#), "\(insecure.stdout)")
+    }
+}

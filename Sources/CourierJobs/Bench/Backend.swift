@@ -8,9 +8,11 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
     case urlsession
 
     /// A new transport of this kind; `maxConnectionsPerHost` 0 keeps the transport's default
-    /// (64 on both).
+    /// (64 on both). `http2` offers HTTP/2 over TLS on curl (URLSession negotiates by itself).
     public func makeClient(
-        timeout: TimeInterval = 60, maxResponseBytes: Int = 64 << 20, maxConnectionsPerHost: Int = 0
+        timeout: TimeInterval = 60, maxResponseBytes: Int = 64 << 20,
+        maxConnectionsPerHost: Int = 0,
+        http2: Bool = false
     ) -> any HTTPClient {
         let perHost = maxConnectionsPerHost > 0 ? maxConnectionsPerHost : 64
         return switch self {
@@ -18,7 +20,7 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
             CurlHTTPClient(
                 configuration: .init(
                     timeout: timeout, maxResponseBytes: maxResponseBytes,
-                    maxConnectionsPerHost: perHost))
+                    maxConnectionsPerHost: perHost, http2: http2))
         case .urlsession:
             URLSessionHTTPClient(
                 configuration: .init(
