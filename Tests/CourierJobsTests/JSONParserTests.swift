@@ -66,3 +66,21 @@ struct JSONParserTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("1 2") }
     }
 }
+
+/// RFC 6901 pointers as `expect.json` resolves them.
+@Suite("JSON Pointer")
+struct JSONPointerTests {
+    @Test func resolution() throws {
+        let document = try JSONParser.parse(#"{"a/b": {"m~n": [10, {"x": null}]}, "": 5}"#)
+        func value(_ pointer: String) -> String? {
+            Expectation.resolve(pointer, in: document).map { Expectation.text($0) }
+        }
+        #expect(value("/a~1b/m~0n/0") == "10")
+        #expect(value("/a~1b/m~0n/1/x") == "null")
+        #expect(value("/") == "5", "the empty key")
+        #expect(value("/a~1b/m~0n/2") == nil)
+        #expect(value("/a~1b/m~0n/01") == nil, "no leading zeros")
+        #expect(value("/missing") == nil)
+        #expect(value("")?.hasPrefix("{") == true, "the whole document")
+    }
+}

@@ -22,6 +22,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Retry POST, PATCH and other non-idempotent methods too. Requests that carry an
     /// `Idempotency-Key` header are retried regardless.
     public var retriesNonIdempotent: Bool
+    /// Retry a response with an accepted status that the caller's check refused (polling an
+    /// asynchronous API until a field flips). Off by default.
+    public var retriesOnExpectation = false
 
     public init(
         maxAttempts: Int = 3,
@@ -95,12 +98,17 @@ public struct RetryPolicy: Sendable, Hashable {
     ///
     /// A `Retry-After` longer than `maxDelay` stops the retries: coming back before the server
     /// allowed would only be refused again, so the task ends and says so.
+    ///
+    /// `unmetExpectation` says the caller's check refused a response: it is retried only with
+    /// ``retriesOnExpectation``.
     public func decide(
         after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
-        now: Date, random: Double
+        unmetExpectation: Bool = false, now: Date, random: Double
     ) -> Decision {
         guard attempt < maxAttempts, allowsRetry(of: request) else { return .stop }
         switch outcome {
+        case .success where unmetExpectation:
+            guard retriesOnExpectation else { return .stop }
         case .success(let response):
             guard retryableStatuses.contains(response.status) else { return .stop }
             if respectsRetryAfter, let header = response.headers["Retry-After"],

@@ -15,16 +15,22 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     private let time: any TimeSource
     private let observer: (@Sendable (Attempt) -> Void)?
     private let random: @Sendable () -> Double
+    private let check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)?
 
+    /// - Parameter check: whether a response (and how long it took, in seconds) is what the
+    ///   caller wants; a refused one is retried only when the policy
+    ///   ``RetryPolicy/retriesOnExpectation``, which is how polling is written.
     public init(
         wrapping wrapped: Wrapped, policy: RetryPolicy, time: any TimeSource = SystemTimeSource(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)? = nil,
         observer: (@Sendable (Attempt) -> Void)? = nil
     ) {
         self.wrapped = wrapped
         self.policy = policy
         self.time = time
         self.random = random
+        self.check = check
         self.observer = observer
     }
 
@@ -39,16 +45,20 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             } catch let error as HTTPError {
                 outcome = .failure(error)
             }
+            let duration = clockStart.duration(to: time.now()).seconds
+            var unmet = false
+            if let check, case .success(let response) = outcome {
+                unmet = !check(response, duration)
+            }
             let decision =
                 Task.isCancelled
                 ? .stop
                 : policy.decide(
-                    after: number, request: request, outcome: outcome, now: time.date(),
-                    random: random())
+                    after: number, request: request, outcome: outcome, unmetExpectation: unmet,
+                    now: time.date(), random: random())
             let attempt = Attempt(
                 request: request, number: number, outcome: outcome, retryDelay: decision.delay,
-                duration: clockStart.duration(to: time.now()).seconds, started: started,
-                stopReason: decision.stopReason)
+                duration: duration, started: started, stopReason: decision.stopReason)
             observer?(attempt)
             guard let delay = decision.delay else { return try outcome.get() }
             do {

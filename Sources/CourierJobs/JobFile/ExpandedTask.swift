@@ -7,6 +7,8 @@ public struct ExpandedTask: Sendable {
     public var request: HTTPRequest
     /// Accepted statuses; `nil` means any 2xx.
     public var expectStatus: Set<Int>?
+    /// What the response must show besides its status.
+    public var expectation = Expectation()
     /// Relative to the job's `outputDir`.
     public var save: String?
     public var retry: RetryPolicy

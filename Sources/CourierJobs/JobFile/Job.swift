@@ -58,6 +58,8 @@ public struct TaskSpec: Sendable {
     public var body: Body?
     /// Accepted statuses; `nil` means any 2xx.
     public var expectStatus: Set<Int>?
+    /// What the response must show besides its status.
+    public var expectation = Expectation()
     public var save: String?
     public var foreach: [(name: String, source: ForeachSource)]
     public var retry: RetryPolicy

@@ -14,7 +14,7 @@ public enum JobDecoder {
     ]
     static let retryKeys = [
         "maxAttempts", "initialDelay", "multiplier", "maxDelay", "jitter", "onStatus",
-        "onNetworkError", "respectRetryAfter", "nonIdempotent",
+        "onNetworkError", "respectRetryAfter", "nonIdempotent", "onExpectation",
     ]
 
     /// Loads the job at `url`, resolving `${env:…}` from `environment`.
@@ -193,6 +193,7 @@ public enum JobDecoder {
         if let value = reader.bool("onNetworkError") { policy.retriesNetworkErrors = value }
         if let value = reader.bool("respectRetryAfter") { policy.respectsRetryAfter = value }
         if let value = reader.bool("nonIdempotent") { policy.retriesNonIdempotent = value }
+        if let value = reader.bool("onExpectation") { policy.retriesOnExpectation = value }
         if let statuses = reader.take("onStatus") {
             if let set = statusSet(statuses, path: "\(path).onStatus", context: context) {
                 policy.retryableStatuses = set

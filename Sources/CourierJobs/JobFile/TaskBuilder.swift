@@ -71,8 +71,9 @@ enum TaskBuilder {
         // transport checks again before anything is sent.
         return .success(
             ExpandedTask(
-                id: id, request: request, expectStatus: spec.expectStatus, save: save,
-                retry: spec.retry, specPath: spec.path))
+                id: id, request: request, expectStatus: spec.expectStatus,
+                expectation: spec.expectation, save: save, retry: spec.retry,
+                specPath: spec.path))
     }
 }
 

@@ -106,6 +106,7 @@ enum TaskDecoder {
         }
 
         var expectStatus: Set<Int>?
+        var expectation = Expectation()
         if let expectNode = reader.take("expect"),
             var expect = NodeReader(expectNode, path: "\(path).expect", context: context)
         {
@@ -113,7 +114,8 @@ enum TaskDecoder {
                 expectStatus = JobDecoder.statusSet(
                     statuses, path: "\(path).expect.status", context: context)
             }
-            expect.rejectUnknownKeys(known: ["status"])
+            expectation = decodeExpectation(&expect, path: "\(path).expect", context: context)
+            expect.rejectUnknownKeys(known: ["status", "json", "headers", "bodyContains", "maxMs"])
         }
 
         let saveNode = reader.take("save")
@@ -136,8 +138,60 @@ enum TaskDecoder {
         reader.rejectUnknownKeys(known: JobDecoder.taskKeys)
         return TaskSpec(
             id: id, method: method, target: target, query: query, headers: headers,
-            body: bodies.first, expectStatus: expectStatus, save: save, foreach: foreach,
-            retry: retry, timeout: timeout, path: path)
+            body: bodies.first, expectStatus: expectStatus, expectation: expectation, save: save,
+            foreach: foreach, retry: retry, timeout: timeout, path: path)
+    }
+
+    /// `expect.json`, `expect.headers`, `expect.bodyContains` and `expect.maxMs`.
+    static func decodeExpectation(
+        _ expect: inout NodeReader, path: String, context: DecodingContext
+    ) -> Expectation {
+        var expectation = Expectation()
+        if let json = expect.take("json") {
+            if case .object(let members) = json.value {
+                for member in members {
+                    if Expectation.isPointer(member.key) {
+                        expectation.json.append((member.key, member.node))
+                    } else {
+                        context.error(
+                            "\(path).json",
+                            "\"\(member.key)\" is not a JSON Pointer (expected \"\" or a path starting with /, like \"/status\")",
+                            at: member.node)
+                    }
+                }
+            } else {
+                expect.fail(
+                    "json",
+                    "expected an object of JSON Pointer to value, like {\"/status\": \"done\"}, found \(json.value.typeName)",
+                    at: json)
+            }
+        }
+        if let headers = expect.stringMap("headers") {
+            for header in headers where !WireRequest.isToken(header.name) {
+                context.error(
+                    "\(path).headers", "\"\(header.name)\" is not a header name", at: expect.node)
+            }
+            expectation.headers = headers.map { ($0.name, $0.value) }
+        }
+        if let contains = expect.take("bodyContains") {
+            switch contains.value {
+            case .string(let text):
+                expectation.bodyContains = [text]
+            case .array(let elements)
+            where elements.allSatisfy({ if case .string = $0.value { true } else { false } }):
+                expectation.bodyContains = elements.compactMap {
+                    if case .string(let text) = $0.value { text } else { nil }
+                }
+            default:
+                expect.fail(
+                    "bodyContains",
+                    "expected a string or an array of strings, found \(contains.value.typeName)",
+                    at: contains)
+            }
+        }
+        expectation.maxMs = expect.number(
+            "maxMs", range: 0.001...86_400_000, what: "milliseconds greater than 0")
+        return expectation
     }
 
     static func decodeForeach(

@@ -40,6 +40,14 @@ enum HTTPStack {
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
         if let expected = task.expectStatus { policy.retryableStatuses.subtract(expected) }
-        return RetryingHTTPClient(wrapping: shared, policy: policy, time: time, observer: observer)
+        var check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)?
+        if !task.expectation.isEmpty {
+            check = { response, seconds in
+                !task.accepts(response.status)
+                    || task.expectation.failure(for: response, durationMs: seconds * 1000) == nil
+            }
+        }
+        return RetryingHTTPClient(
+            wrapping: shared, policy: policy, time: time, check: check, observer: observer)
     }
 }

@@ -209,14 +209,22 @@ public final class JobRunner: Sendable {
         var failure: (kind: String, message: String)?
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
-            ok = true
-            if let save = task.save {
+            // The status is right: the rest of `expect`, then the save.
+            if let reason = task.expectation.failure(
+                for: response, durationMs: attempt.duration * 1000)
+            {
+                var message = reason
+                if let stop = attempt.stopReason { message += "; \(stop)" }
+                failure = ("expectation", message)
+            } else if let save = task.save {
                 do {
                     savedTo = try self.save(response.body, to: save)
+                    ok = true
                 } catch {
-                    ok = false
                     failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
                 }
+            } else {
+                ok = true
             }
         case .success(let response):
             let expected =

@@ -1,0 +1,101 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What a task's response must show besides its status (`expect.json`, `expect.headers`,
+/// `expect.bodyContains`, `expect.maxMs`), as a pure value: ``failure(for:)`` says what differed.
+public struct Expectation: Sendable {
+    /// JSON Pointer (RFC 6901) → the exact JSON value there.
+    public var json: [(pointer: String, value: JSONNode)] = []
+    /// Header name → value, `*` and `?` as globs.
+    public var headers: [(name: String, pattern: String)] = []
+    /// Texts the body must contain, each.
+    public var bodyContains: [String] = []
+    /// The most the exchange may take, in milliseconds.
+    public var maxMs: Double?
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        json.isEmpty && headers.isEmpty && bodyContains.isEmpty && maxMs == nil
+    }
+
+    /// Why `response` does not meet the expectation, or `nil` when it does.
+    public func failure(for response: HTTPResponse, durationMs: Double) -> String? {
+        if let maxMs, durationMs > maxMs {
+            return "took \(Int(durationMs.rounded())) ms, more than maxMs \(Self.number(maxMs))"
+        }
+        for (name, pattern) in headers {
+            guard let value = response.headers[name] else {
+                return "expected header \(name) matching \"\(pattern)\", found no such header"
+            }
+            if fnmatch(pattern, value, 0) != 0 {
+                return "expected header \(name) matching \"\(pattern)\", found \"\(value)\""
+            }
+        }
+        for text in bodyContains where response.body.range(of: Data(text.utf8)) == nil {
+            return "expected the body to contain \"\(text)\"; it does not"
+        }
+        guard !json.isEmpty else { return nil }
+        guard let document = try? JSONParser.parse([UInt8](response.body)) else {
+            return
+                "expected a JSON body for \(json.map(\.pointer).joined(separator: ", ")); the body is not JSON"
+        }
+        for (pointer, expected) in json {
+            guard let found = Self.resolve(pointer, in: document) else {
+                return
+                    "expected \(Self.show(pointer)) to be \(Self.text(expected)), found nothing there"
+            }
+            if found.value != expected.value {
+                return
+                    "expected \(Self.show(pointer)) to be \(Self.text(expected)), found \(Self.text(found))"
+            }
+        }
+        return nil
+    }
+
+    /// Whether `pointer` is an RFC 6901 JSON Pointer: empty, or `/` then tokens.
+    static func isPointer(_ pointer: String) -> Bool {
+        pointer.isEmpty || pointer.hasPrefix("/")
+    }
+
+    /// The value at `pointer`, `~1` and `~0` unescaped; array tokens are indexes.
+    static func resolve(_ pointer: String, in document: JSONNode) -> JSONNode? {
+        guard !pointer.isEmpty else { return document }
+        var node = document
+        for raw in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            let token = raw.replacingOccurrences(of: "~1", with: "/")
+                .replacingOccurrences(of: "~0", with: "~")
+            switch node.value {
+            case .object(let members):
+                guard let member = members.first(where: { $0.key == token }) else { return nil }
+                node = member.node
+            case .array(let elements):
+                guard let index = Int(token), index >= 0, index < elements.count,
+                    token == String(index)
+                else { return nil }
+                node = elements[index]
+            default:
+                return nil
+            }
+        }
+        return node
+    }
+
+    private static func show(_ pointer: String) -> String { pointer.isEmpty ? "the body" : pointer }
+
+    /// A value as JSON text, for messages (long values shortened).
+    static func text(_ node: JSONNode) -> String {
+        let full = JSONWriter.string(JSONBody.value(of: node, bindings: [:]))
+        return full.count > 120 ? String(full.prefix(117)) + "…" : full
+    }
+
+    private static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
