@@ -68,3 +68,27 @@ struct SavedOutputTests {
         #expect((mode as? Int) == 0o444)
     }
 }
+
+/// A 304 has no body: the saved output stays as it is.
+@Suite("not modified")
+struct NotModifiedTests {
+    @Test("a 304 never overwrites a saved output", arguments: RunCommandTests.backends)
+    func notModifiedKeepsTheFile(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "same", "path": "/status/304", "headers": {"If-None-Match": "\"v1\""}, "expect": {"status": [200, 304]}, "save": "same.json"}"#
+        )
+        let saved = space.folder.appendingPathComponent("out/same.json")
+        try FileManager.default.createDirectory(
+            at: saved.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try "the first run's body".write(to: saved, atomically: true, encoding: .utf8)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try String(contentsOf: saved, encoding: .utf8) == "the first run's body")
+        let line = try #require(try space.attempts("same").first)
+        #expect(line["notModified"] as? Bool == true)
+        #expect(line["savedTo"] == nil)
+    }
+}

@@ -59,7 +59,7 @@ public struct RunLog: Sendable {
     func request(
         task: String, attempt: RetryAttempt, outcome: String,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
-        replayOf: ReplayOrigin? = nil
+        replayOf: ReplayOrigin? = nil, notModified: Bool = false
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -141,6 +141,7 @@ public struct RunLog: Sendable {
         line.string("outcome", outcome)
         if let delay = attempt.retryDelay { line.value("retryInMs", .double(delay * 1000)) }
         if let savedTo { line.string("savedTo", savedTo) }
+        if notModified { line.value("notModified", .bool(true)) }
         if let replayOf {
             line.value(
                 "replayOf",

@@ -206,6 +206,7 @@ public final class JobRunner: Sendable {
 
         var ok = false
         var savedTo: String?
+        var notModified = false
         var failure: (kind: String, message: String)?
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
@@ -216,6 +217,10 @@ public final class JobRunner: Sendable {
                 var message = reason
                 if let stop = attempt.stopReason { message += "; \(stop)" }
                 failure = ("expectation", message)
+            } else if response.status == 304 {
+                // Not Modified has no body: the saved output stays as it is.
+                notModified = true
+                ok = true
             } else if let save = task.save {
                 do {
                     savedTo = try self.save(response.body, to: save)
@@ -238,7 +243,8 @@ public final class JobRunner: Sendable {
         }
         try? log.request(
             task: task.id, attempt: attempt, outcome: ok ? "ok" : "failed", savedTo: savedTo,
-            failure: attempt.outcome.isFailure ? nil : failure, replayOf: task.replayOf)
+            failure: attempt.outcome.isFailure ? nil : failure, replayOf: task.replayOf,
+            notModified: notModified)
         progress.taskFinished(ok: ok, requests: attempt.number)
         if !ok, let failure {
             reporter.report(
