@@ -119,7 +119,8 @@ enum LogContract {
                     ts.count == 24 && ts.hasSuffix("Z"), "RFC 3339 UTC with milliseconds: \(ts)")
             }
             if line["event"] as? String == "request" {
-                #expect(["ok", "retry", "failed"].contains(line["outcome"] as? String ?? ""))
+                #expect(
+                    ["ok", "retry", "failed", "page"].contains(line["outcome"] as? String ?? ""))
                 if let timings = line["timings"] as? [String: Any] {
                     for key in ["dnsMs", "connectMs", "tlsMs", "firstByteMs", "totalMs"]
                     where timings.index(forKey: key) == nil {

@@ -29,6 +29,12 @@ Routes (any method):
                               one Set-Cookie field per c; a 302 to URL when given, else 200
   /toggle?name=N              503 until /toggle/on?name=N was called, then 200 (echoes the body)
   /toggle/on?name=N           switches N on
+  /pages?style=S&total=T&size=Z[&loop=1][&host=URL]
+                              T items in pages of Z, paginated by style: link (Link rel=next),
+                              json ({"next": URL}), cursor ({"cursor": C} and ?cursor=C), page
+                              (?page=P, 1-based), offset (?offset=O); items are {"id": i}.
+                              loop=1 repeats the last page's next link forever; host=URL makes
+                              the next link absolute on that origin
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
   /v1/users/<id>              one user or 404; both need "Authorization: Bearer seed-token"
 """
@@ -199,6 +205,8 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(422, {"error": "invalid", "detail": "name is required"})
         elif route == "/empty":
             self.reply(204)
+        elif route == "/pages":
+            self.pages(arg)
         elif route == "/toggle/on":
             with state_lock:
                 toggles.add(arg("name"))
@@ -217,6 +225,32 @@ class Handler(BaseHTTPRequestHandler):
             self.seed_users(route, arg)
         else:
             self.reply_json(404, {"error": "no route " + route})
+
+    def pages(self, arg):
+        style, total, size = arg("style", "page"), int(arg("total", "10")), int(arg("size", "3"))
+        if style == "page":
+            start = (int(arg("page", "1")) - 1) * size
+        elif style == "offset":
+            start = int(arg("offset", "0"))
+        else:
+            start = int(arg("cursor") or arg("start", "0"))
+        items = [{"id": i} for i in range(start, min(total, start + size))]
+        after = start + size
+        if arg("loop") == "1":
+            after = start  # the next link points at this same page again
+        more = after < total or arg("loop") == "1"
+        keep = "&".join("%s=%s" % (k, arg(k)) for k in ("style", "total", "size", "loop", "key", "host") if arg(k))
+        origin = arg("host") or ""
+        next_url = "%s/pages?%s&start=%d" % (origin, keep, after)
+        body = {"items": items}
+        headers = []
+        if style == "link" and more:
+            headers.append(("Link", '<%s>; rel="next", </pages?%s&start=0>; rel="first"' % (next_url, keep)))
+        elif style == "json":
+            body["next"] = next_url if more else None
+        elif style == "cursor":
+            body["cursor"] = str(after) if more else None
+        self.reply_json(200, body, headers)
 
     def seed_users(self, route, arg):
         if self.headers.get("Authorization") != "Bearer " + SEED_TOKEN:

@@ -9,6 +9,8 @@ public struct ExpandedTask: Sendable {
     public var expectStatus: Set<Int>?
     /// What the response must show besides its status.
     public var expectation = Expectation()
+    /// How the task's pages follow one another; `nil` for a single request.
+    public var paginate: PaginationRule? = nil
     /// Relative to the job's `outputDir`.
     public var save: String?
     public var retry: RetryPolicy

@@ -60,6 +60,8 @@ public struct TaskSpec: Sendable {
     public var expectStatus: Set<Int>?
     /// What the response must show besides its status.
     public var expectation = Expectation()
+    /// How the task's pages follow one another; `nil` for a single request.
+    public var paginate: PaginationRule? = nil
     public var save: String?
     public var foreach: [(name: String, source: ForeachSource)]
     public var retry: RetryPolicy

@@ -72,7 +72,8 @@ enum TaskBuilder {
         return .success(
             ExpandedTask(
                 id: id, request: request, expectStatus: spec.expectStatus,
-                expectation: spec.expectation, save: save, retry: spec.retry,
+                expectation: spec.expectation, paginate: spec.paginate, save: save,
+                retry: spec.retry,
                 specPath: spec.path))
     }
 }

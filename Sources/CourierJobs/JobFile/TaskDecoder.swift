@@ -18,8 +18,13 @@ enum TaskDecoder {
                     $0, path: "\(path).foreach", folder: defaults.jobFolder, context: context)
             } ?? []
         let variables = Set(foreach.map(\.name))
+        let paginate = reader.take("paginate").flatMap {
+            decodePaginate($0, path: "\(path).paginate", context: context)
+        }
         func checkVariables(_ text: String, key: String, at valueNode: JSONNode?) {
-            for name in Template(text).variables where !variables.contains(name) {
+            // `{page}` in `save` is the page number of a paginated task.
+            let known = paginate != nil && key == "save" ? variables.union(["page"]) : variables
+            for name in Template(text).variables where !known.contains(name) {
                 context.error(
                     "\(path).\(key)",
                     "uses {\(name)}, but the task has no foreach variable \"\(name)\"",
@@ -138,8 +143,106 @@ enum TaskDecoder {
         reader.rejectUnknownKeys(known: JobDecoder.taskKeys)
         return TaskSpec(
             id: id, method: method, target: target, query: query, headers: headers,
-            body: bodies.first, expectStatus: expectStatus, expectation: expectation, save: save,
-            foreach: foreach, retry: retry, timeout: timeout, path: path)
+            body: bodies.first, expectStatus: expectStatus, expectation: expectation,
+            paginate: paginate, save: save, foreach: foreach, retry: retry, timeout: timeout,
+            path: path)
+    }
+
+    /// `paginate`: one `next` rule, `stopWhen.empty`, `maxPages`.
+    static func decodePaginate(_ node: JSONNode, path: String, context: DecodingContext)
+        -> PaginationRule?
+    {
+        guard var reader = NodeReader(node, path: path, context: context) else { return nil }
+        defer { reader.rejectUnknownKeys(known: ["next", "stopWhen", "maxPages"]) }
+        let forms =
+            "one of {\"linkHeader\": \"next\"}, {\"json\": \"/next\"}, {\"cursor\": {\"json\": \"/cursor\", \"param\": \"cursor\"}}, {\"page\": {\"param\": \"page\", \"start\": 1}}, {\"offset\": {\"param\": \"offset\", \"step\": 100}}"
+        guard let nextNode = reader.take("next"), case .object(let members) = nextNode.value,
+            members.count == 1, let member = members.first
+        else {
+            context.error("\(path).next", "is required: \(forms)", at: node)
+            return nil
+        }
+        func pointer(_ text: String?, at place: String, _ at: JSONNode) -> String? {
+            guard let text, Expectation.isPointer(text) else {
+                context.error(place, "expected a JSON Pointer such as \"/next\"", at: at)
+                return nil
+            }
+            return text
+        }
+        var next: PaginationRule.Next?
+        switch member.key {
+        case "linkHeader":
+            if case .string(let relation) = member.node.value, !relation.isEmpty {
+                next = .linkHeader(relation)
+            } else {
+                context.error(
+                    "\(path).next.linkHeader", "expected a link relation such as \"next\"",
+                    at: member.node)
+            }
+        case "json":
+            if case .string(let text) = member.node.value {
+                next = pointer(text, at: "\(path).next.json", member.node).map { .jsonURL($0) }
+            } else {
+                context.error(
+                    "\(path).next.json", "expected a JSON Pointer such as \"/next\"",
+                    at: member.node)
+            }
+        case "cursor", "page", "offset":
+            guard
+                var inner = NodeReader(
+                    member.node, path: "\(path).next.\(member.key)", context: context)
+            else { return nil }
+            let parameter = inner.string("param", required: true, env: false) ?? member.key
+            switch member.key {
+            case "cursor":
+                let text = inner.string("json", required: true, env: false)
+                if let found = pointer(text, at: "\(path).next.cursor.json", member.node) {
+                    next = .cursor(pointer: found, parameter: parameter)
+                }
+                inner.rejectUnknownKeys(known: ["json", "param"])
+            case "page":
+                let start =
+                    inner.integer("start", range: 0...1_000_000, what: "a whole number from 0") ?? 1
+                next = .page(parameter: parameter, start: start)
+                inner.rejectUnknownKeys(known: ["param", "start"])
+            default:
+                if let step = inner.integer(
+                    "step", range: 1...1_000_000, what: "a whole number from 1")
+                {
+                    next = .offset(parameter: parameter, step: step)
+                } else {
+                    context.error(
+                        "\(path).next.offset.step", "is required (items per page)", at: member.node)
+                }
+                inner.rejectUnknownKeys(known: ["param", "step"])
+            }
+        default:
+            context.error(
+                "\(path).next", "unknown rule \"\(member.key)\": \(forms)", at: member.node)
+        }
+        var stopWhenEmpty: String?
+        if let stopNode = reader.take("stopWhen") {
+            var stop = NodeReader(stopNode, path: "\(path).stopWhen", context: context)
+            stopWhenEmpty = pointer(
+                stop?.string("empty", required: true, env: false), at: "\(path).stopWhen.empty",
+                stopNode)
+            stop?.rejectUnknownKeys(known: ["empty"])
+        }
+        let maxPages =
+            reader.integer(
+                "maxPages", range: 1...1_000_000, what: "a whole number from 1 to 1000000") ?? 1000
+        guard let next else { return nil }
+        switch next {
+        case .page, .offset:
+            if stopWhenEmpty == nil {
+                context.error(
+                    "\(path).stopWhen",
+                    "is required for page numbers and offsets: {\"empty\": \"/items\"} says where the page's items are, and an empty page ends",
+                    at: node)
+            }
+        default: break
+        }
+        return PaginationRule(next: next, stopWhenEmpty: stopWhenEmpty, maxPages: maxPages)
     }
 
     /// `expect.json`, `expect.headers`, `expect.bodyContains` and `expect.maxMs`.

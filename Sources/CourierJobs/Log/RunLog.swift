@@ -59,7 +59,7 @@ public struct RunLog: Sendable {
     func request(
         task: String, attempt: RetryAttempt, outcome: String,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
-        replayOf: ReplayOrigin? = nil, notModified: Bool = false
+        replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -75,6 +75,7 @@ public struct RunLog: Sendable {
         line.string("job", job)
         line.string("task", task)
         line.value("attempt", .int(attempt.number))
+        if let page { line.value("page", .int(page)) }
         line.string("method", request.method.rawValue)
         line.string("url", request.displayURL.absoluteString)
         // The fields as they went on the wire, defaults and cookies included

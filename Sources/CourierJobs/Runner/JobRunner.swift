@@ -192,22 +192,70 @@ public final class JobRunner: Sendable {
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter
     ) async {
-        let last = Locked<RetryAttempt?>(nil)
-        let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
-            if attempt.retryDelay != nil {
-                try? log.request(
-                    task: task.id, attempt: attempt, outcome: "retry", replayOf: task.replayOf)
-            } else {
-                last.withLock { $0 = attempt }
+        var paginator = task.paginate.map { Paginator(rule: $0, first: task.request) }
+        var request = task.request
+        var requests = 0
+        var page = 1
+        while true {
+            // One page (or the task's only request), with its own retries.
+            let pageNumber = paginator == nil ? nil : page
+            let last = Locked<RetryAttempt?>(nil)
+            let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+                if attempt.retryDelay != nil {
+                    try? log.request(
+                        task: task.id, attempt: attempt, outcome: "retry", replayOf: task.replayOf,
+                        page: pageNumber)
+                } else {
+                    last.withLock { $0 = attempt }
+                }
             }
-        }
-        _ = try? await client.perform(task.request)
-        guard let attempt = last.withLock({ $0 }) else { return }
+            _ = try? await client.perform(request)
+            guard let attempt = last.withLock({ $0 }) else { return }
+            requests += attempt.number
 
+            var result = evaluate(attempt, of: task, page: pageNumber)
+            var next: HTTPRequest?
+            if result.ok, var current = paginator, case .success(let response) = attempt.outcome {
+                do {
+                    next = try current.next(after: response, to: request)
+                    paginator = current
+                } catch {
+                    result.ok = false
+                    result.failure = ("pagination", error.message)
+                }
+            }
+            let outcome = !result.ok ? "failed" : next == nil ? "ok" : "page"
+            try? log.request(
+                task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
+                failure: attempt.outcome.isFailure ? nil : result.failure,
+                replayOf: task.replayOf, notModified: result.notModified, page: pageNumber)
+            guard result.ok, let next else {
+                progress.taskFinished(ok: result.ok, requests: requests)
+                if !result.ok, let failure = result.failure {
+                    let onPage = pageNumber.map { " on page \($0)" } ?? ""
+                    reporter.report(
+                        "task \(task.id) failed\(onPage) after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.message)"
+                    )
+                }
+                return
+            }
+            request = next
+            page += 1
+        }
+    }
+
+    /// What one final attempt means for its task: ok or why not, and what was saved.
+    private struct AttemptResult {
         var ok = false
         var savedTo: String?
         var notModified = false
         var failure: (kind: String, message: String)?
+    }
+
+    private func evaluate(_ attempt: RetryAttempt, of task: ExpandedTask, page: Int?)
+        -> AttemptResult
+    {
+        var result = AttemptResult()
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
             // The status is right: the rest of `expect`, then the save.
@@ -216,20 +264,21 @@ public final class JobRunner: Sendable {
             {
                 var message = reason
                 if let stop = attempt.stopReason { message += "; \(stop)" }
-                failure = ("expectation", message)
+                result.failure = ("expectation", message)
             } else if response.status == 304 {
                 // Not Modified has no body: the saved output stays as it is.
-                notModified = true
-                ok = true
-            } else if let save = task.save {
+                result.notModified = true
+                result.ok = true
+            } else if var save = task.save {
+                if let page { save = save.replacingOccurrences(of: "{page}", with: String(page)) }
                 do {
-                    savedTo = try self.save(response.body, to: save)
-                    ok = true
+                    result.savedTo = try self.save(response.body, to: save)
+                    result.ok = true
                 } catch {
-                    failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
+                    result.failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
                 }
             } else {
-                ok = true
+                result.ok = true
             }
         case .success(let response):
             let expected =
@@ -237,20 +286,11 @@ public final class JobRunner: Sendable {
                 ?? "2xx"
             var message = "status \(response.status), expected \(expected)"
             if let reason = attempt.stopReason { message += "; \(reason)" }
-            failure = ("unexpectedStatus", message)
+            result.failure = ("unexpectedStatus", message)
         case .failure(let error):
-            failure = (error.kind.rawValue, error.message)
+            result.failure = (error.kind.rawValue, error.message)
         }
-        try? log.request(
-            task: task.id, attempt: attempt, outcome: ok ? "ok" : "failed", savedTo: savedTo,
-            failure: attempt.outcome.isFailure ? nil : failure, replayOf: task.replayOf,
-            notModified: notModified)
-        progress.taskFinished(ok: ok, requests: attempt.number)
-        if !ok, let failure {
-            reporter.report(
-                "task \(task.id) failed after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.message)"
-            )
-        }
+        return result
     }
 
     /// Writes a saved output under `outputDir`; returns the path as logged.
