@@ -59,6 +59,10 @@ struct PaginationTests {
         let result = try await space.run(backend: "curl")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try await ServerHits.of(key, on: space.server).count == 2)
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains("(pages by the Link header's rel=next, at most 2)"),
+            "\(plan.stdout)")
     }
 
     @Test("a server that repeats its last page is a loop: the task fails and says so")

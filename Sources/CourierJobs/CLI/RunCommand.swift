@@ -117,11 +117,26 @@ enum RunCommand {
         return text + "; log: \(summary.logURL.relativePath)"
     }
 
+    /// How a paginated task goes on, in words: its pages are unknown before sending.
+    static func describe(_ rule: PaginationRule) -> String {
+        let next: String
+        switch rule.next {
+        case .linkHeader(let relation): next = "the Link header's rel=\(relation)"
+        case .jsonURL(let pointer): next = "the URL at \(pointer)"
+        case .cursor(let pointer, let parameter): next = "?\(parameter)= the cursor at \(pointer)"
+        case .page(let parameter, let start): next = "?\(parameter)=\(start), \(start + 1), …"
+        case .offset(let parameter, let step): next = "?\(parameter)=0, \(step), …"
+        }
+        let stop = rule.stopWhenEmpty.map { " until \($0) is empty" } ?? ""
+        return "(pages by \(next)\(stop), at most \(rule.maxPages))"
+    }
+
     /// The expanded tasks, one per line, secrets scrubbed; nothing is sent.
     static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
         for case .success(let task) in TaskExpander(job: job) {
             var line =
                 "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+            if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
             guard console.output(line) else { return }
