@@ -65,7 +65,7 @@ struct ReportTests {
         #expect(job["runs"] as? [String] == ["run0", "run1"])
         #expect(
             job["tasks"] as? [String: Int] == [
-                "total": 1000, "ok": 990, "failed": 10, "skipped": 0,
+                "total": 1000, "ok": 990, "failed": 10, "skipped": 0, "notModified": 0,
             ])
         #expect(job["requests"] as? Int == 1005)
         #expect(job["retries"] as? Int == 5)

@@ -35,6 +35,8 @@ Routes (any method):
                               (?page=P, 1-based), offset (?offset=O); items are {"id": i}.
                               loop=1 repeats the last page's next link forever; host=URL makes
                               the next link absolute on that origin
+  /etag?v=V[&key]              a body naming V, with ETag "V" and a fixed Last-Modified; 304
+                              when If-None-Match is "V" or If-Modified-Since is that date
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
   /v1/users/<id>              one user or 404; both need "Authorization: Bearer seed-token"
 """
@@ -205,6 +207,16 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(422, {"error": "invalid", "detail": "name is required"})
         elif route == "/empty":
             self.reply(204)
+        elif route == "/etag":
+            etag = '"%s"' % arg("v", "1")
+            modified = "Wed, 01 Jan 2025 00:00:00 GMT"
+            headers = [("ETag", etag), ("Last-Modified", modified)]
+            if self.headers.get("If-None-Match") == etag or (
+                    self.headers.get("If-None-Match") is None
+                    and self.headers.get("If-Modified-Since") == modified):
+                self.reply(304, b"", headers)
+            else:
+                self.reply_json(200, {"version": arg("v", "1")}, headers)
         elif route == "/pages":
             self.pages(arg)
         elif route == "/toggle/on":

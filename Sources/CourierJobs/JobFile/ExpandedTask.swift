@@ -11,6 +11,8 @@ public struct ExpandedTask: Sendable {
     public var expectation = Expectation()
     /// How the task's pages follow one another; `nil` for a single request.
     public var paginate: PaginationRule? = nil
+    /// Ask for the saved output only if it changed; a 304 is then a success.
+    public var conditional = false
     /// Relative to the job's `outputDir`.
     public var save: String?
     public var retry: RetryPolicy
@@ -23,7 +25,8 @@ public struct ExpandedTask: Sendable {
 
     /// Whether `status` meets the task's expectation.
     public func accepts(_ status: Int) -> Bool {
-        expectStatus?.contains(status) ?? (200..<300).contains(status)
+        if conditional, status == 304 { return true }
+        return expectStatus?.contains(status) ?? (200..<300).contains(status)
     }
 }
 

@@ -62,6 +62,8 @@ public struct TaskSpec: Sendable {
     public var expectation = Expectation()
     /// How the task's pages follow one another; `nil` for a single request.
     public var paginate: PaginationRule? = nil
+    /// Ask for the saved output only if it changed (`If-None-Match`/`If-Modified-Since`).
+    public var conditional = false
     public var save: String?
     public var foreach: [(name: String, source: ForeachSource)]
     public var retry: RetryPolicy

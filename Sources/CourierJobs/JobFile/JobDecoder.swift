@@ -10,7 +10,7 @@ public enum JobDecoder {
     ]
     static let taskKeys = [
         "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
-        "save", "foreach", "retry", "timeout", "description", "paginate",
+        "save", "foreach", "retry", "timeout", "description", "paginate", "conditional",
     ]
     static let retryKeys = [
         "maxAttempts", "initialDelay", "multiplier", "maxDelay", "jitter", "onStatus",

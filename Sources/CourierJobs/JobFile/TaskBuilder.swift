@@ -72,7 +72,8 @@ enum TaskBuilder {
         return .success(
             ExpandedTask(
                 id: id, request: request, expectStatus: spec.expectStatus,
-                expectation: spec.expectation, paginate: spec.paginate, save: save,
+                expectation: spec.expectation, paginate: spec.paginate,
+                conditional: spec.conditional, save: save,
                 retry: spec.retry,
                 specPath: spec.path))
     }

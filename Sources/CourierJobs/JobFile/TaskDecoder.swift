@@ -132,6 +132,17 @@ enum TaskDecoder {
             }
         }
 
+        let conditionalNode = reader.take("conditional")
+        let conditional = reader.bool("conditional") ?? false
+        if conditional, save == nil, let conditionalNode {
+            reader.fail(
+                "conditional",
+                "needs \"save\": the validators belong to a saved output", at: conditionalNode)
+        }
+        if conditional, paginate != nil, let conditionalNode {
+            reader.fail("conditional", "cannot be combined with paginate", at: conditionalNode)
+        }
+
         let retry =
             reader.take("retry").map {
                 JobDecoder.decodeRetry(
@@ -144,8 +155,8 @@ enum TaskDecoder {
         return TaskSpec(
             id: id, method: method, target: target, query: query, headers: headers,
             body: bodies.first, expectStatus: expectStatus, expectation: expectation,
-            paginate: paginate, save: save, foreach: foreach, retry: retry, timeout: timeout,
-            path: path)
+            paginate: paginate, conditional: conditional, save: save, foreach: foreach,
+            retry: retry, timeout: timeout, path: path)
     }
 
     /// `paginate`: one `next` rule, `stopWhen.empty`, `maxPages`.

@@ -32,6 +32,8 @@ struct LogLine: Sendable {
     var tlsMs: Double?
     var firstByteMs: Double?
     var bytesReceived: Int?
+    /// A 304: the saved output was left as it was.
+    var notModified = false
     /// `run.start`: the runs this one replays or resumes.
     var replayOf: [String] = []
     var resumedFrom: [String] = []
@@ -49,6 +51,7 @@ struct LogLine: Sendable {
         var errorKind, errorMessage: String?
         var replayOf: [String] = []
         var resumedFrom: [String] = []
+        var notModified = false
     }
 
     /// A log line from its JSON text; `nil` when it is not JSON or not a log line (no `event`,
@@ -88,6 +91,7 @@ struct LogLine: Sendable {
         tlsMs = fields.tlsMs
         firstByteMs = fields.firstByteMs
         bytesReceived = fields.bytesReceived
+        notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom
         backend = fields.backend

@@ -81,6 +81,10 @@ struct LogLineScanner {
                 default: return scanner.skipValue()
                 }
             }
+        case "notModified":
+            skipWhitespace()
+            fields.notModified = word("true")
+            return fields.notModified || skipValue()
         case "replayOf", "resumedFrom":
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return skipValue() }

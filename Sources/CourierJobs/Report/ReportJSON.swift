@@ -26,6 +26,7 @@ enum ReportJSON {
                 .object([
                     ("total", .int(report.taskCount)), ("ok", .int(ok)),
                     ("failed", .int(report.failedCount)), ("skipped", .int(report.skippedCount)),
+                    ("notModified", .int(report.notModified)),
                 ])
             ),
             ("requests", .int(report.requests)),

@@ -11,7 +11,7 @@ enum ReportText {
         let ok = report.taskCount - report.failedCount - report.skippedCount
         lines.append(
             "tasks     \(report.taskCount) total, \(ok) ok, \(report.failedCount) failed, \(report.skippedCount) skipped"
-        )
+                + (report.notModified > 0 ? " (\(report.notModified) not modified)" : ""))
         lines.append(
             "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
         )

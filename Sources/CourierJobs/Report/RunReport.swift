@@ -27,6 +27,8 @@ struct RunReport {
     private(set) var backends: Set<String> = []
     private(set) var requests = 0
     private(set) var retries = 0
+    /// Final lines that were 304 Not Modified (a conditional task whose output had not changed).
+    private(set) var notModified = 0
     private(set) var statuses: [Int: Int] = [:]
     /// Tasks by the number of attempts their final line took (a replayed task counts per run).
     private(set) var attemptsPerTask: [Int: Int] = [:]
@@ -105,6 +107,7 @@ struct RunReport {
             return
         }
         attemptsPerTask[line.attempt ?? 1, default: 0] += 1
+        if line.notModified { notModified += 1 }
         let result = TaskResult(
             task: task, outcome: line.outcome ?? "", attempts: line.attempt ?? 1,
             status: line.status, errorKind: line.errorKind, message: line.errorMessage,

@@ -95,10 +95,31 @@ public final class JobRunner: Sendable {
                 work.withLock { $0 }?.cancel()
             }
         }
-        let scheduled = Task { await schedule(shared: shared, log: log, progress: progress) }
+        // Validators of saved outputs for `conditional` tasks, written once a second and at
+        // the end (each write is atomic, so the file is whole after any crash).
+        let state =
+            job.tasks.contains(where: \.conditional)
+            ? ConditionalState(outputDir: job.outputDir) { console.error("courier: \($0)") } : nil
+        let flusher = state.map { state in
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    try? state.flush()
+                }
+            }
+        }
+        let scheduled = Task {
+            await schedule(shared: shared, log: log, progress: progress, state: state)
+        }
         work.withLock { $0 = scheduled }
         let ticker = showsProgress ? startTicker(progress) : nil
         await scheduled.value
+        flusher?.cancel()
+        do {
+            try state?.flush()
+        } catch {
+            console.error("courier: cannot keep the conditional state: \(error)")
+        }
         ticker?.cancel()
         if showsProgress { console.error("\r\u{1B}[K", newline: false) }
         signals.stop()
@@ -136,7 +157,9 @@ public final class JobRunner: Sendable {
         }
     }
 
-    private func schedule(shared: AnyHTTPClient, log: RunLog, progress: Progress) async {
+    private func schedule(
+        shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?
+    ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let reporter = FailureReporter(console: console)
         let startedAt = time.now()
@@ -161,7 +184,7 @@ public final class JobRunner: Sendable {
                             }
                             await self.execute(
                                 task, shared: shared, log: log, progress: progress,
-                                reporter: reporter)
+                                reporter: reporter, state: state)
                         }
                         return true
                     case .failure(let error):
@@ -190,10 +213,13 @@ public final class JobRunner: Sendable {
 
     private func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
-        reporter: FailureReporter
+        reporter: FailureReporter, state: ConditionalState?
     ) async {
         var paginator = task.paginate.map { Paginator(rule: $0, first: task.request) }
         var request = task.request
+        if task.conditional, let state, let save = task.save {
+            Self.askIfChanged(&request, state: state, save: save, outputDir: job.outputDir)
+        }
         var requests = 0
         var page = 1
         while true {
@@ -214,6 +240,11 @@ public final class JobRunner: Sendable {
             requests += attempt.number
 
             var result = evaluate(attempt, of: task, page: pageNumber)
+            if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
+                case .success(let response) = attempt.outcome
+            {
+                state.record(response, for: save)
+            }
             var next: HTTPRequest?
             if result.ok, var current = paginator, case .success(let response) = attempt.outcome {
                 do {
@@ -241,6 +272,23 @@ public final class JobRunner: Sendable {
             }
             request = next
             page += 1
+        }
+    }
+
+    /// Adds `If-None-Match`/`If-Modified-Since` from the state, when the saved output is
+    /// still there (a deleted file must be fetched whole) and the task did not set them.
+    static func askIfChanged(
+        _ request: inout HTTPRequest, state: ConditionalState, save: String, outputDir: String
+    ) {
+        guard let validators = state.validators(for: save),
+            FileManager.default.fileExists(
+                atPath: URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
+        else { return }
+        if let etag = validators.etag, !request.headers.contains("If-None-Match") {
+            request.headers.add("If-None-Match", etag)
+        }
+        if let date = validators.lastModified, !request.headers.contains("If-Modified-Since") {
+            request.headers.add("If-Modified-Since", date)
         }
     }
 

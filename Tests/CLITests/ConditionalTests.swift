@@ -1,0 +1,104 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `"conditional": true`: validators kept in `outputDir/.courier/state`, 304s leave files alone.
+@Suite("conditional requests")
+struct ConditionalTests {
+    static func writeJob(_ space: JobWorkspace, key: String, version: String, extra: String = "")
+        throws
+    {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "e{n}", "path": "/etag", "query": {"v": "\#(version)-{n}", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 5]}},
+                 "conditional": true, "save": "e/{n}.json"}\#(extra)
+                """#)
+    }
+
+    @Test(
+        "the second run gets 304s, files untouched; a change is fetched",
+        arguments: RunCommandTests.backends)
+    func secondRunIsNotModified(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("etag")
+        try Self.writeJob(space, key: key, version: "a")
+        #expect(try await space.run(backend: backend).status == 0)
+        let file = space.folder.appendingPathComponent("out/e/3.json")
+        let firstBody = try Data(contentsOf: file)
+        let firstDate =
+            try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
+        let state = space.folder.appendingPathComponent("out/.courier/state")
+        let saved =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any]
+        #expect(
+            (saved?["entries"] as? [String: [String: String]])?["e/3.json"]?["etag"] == "\"a-3\"")
+
+        try await Task.sleep(for: .milliseconds(20))
+        let second = try await space.run(backend: backend)
+        #expect(second.status == 0, "\(second.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 10)
+        #expect(hits.suffix(5).allSatisfy { $0.header("If-None-Match")?.hasPrefix("\"a-") == true })
+        #expect(try Data(contentsOf: file) == firstBody)
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date
+                == firstDate, "the file was not rewritten")
+        let notModified = try space.logLines().filter { $0["notModified"] as? Bool == true }
+        #expect(notModified.count == 5)
+
+        // A new version on the server is fetched and saved.
+        try Self.writeJob(space, key: key, version: "b")
+        #expect(try await space.run(backend: backend).status == 0)
+        #expect(try String(contentsOf: file, encoding: .utf8).contains("b-3"))
+
+        // The report counts the not-modified tasks.
+        let logs = try FileManager.default.contentsOfDirectory(
+            atPath: space.logs.appendingPathComponent("e2e").path
+        ).filter { $0.hasSuffix(".jsonl") }.sorted()
+        let report = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("e2e/\(logs[1])").path])
+        #expect(report.stdout.contains("(5 not modified)"), "\(report.stdout)")
+    }
+
+    @Test("the state file is whole after kill -9 mid-run")
+    func stateSurvivesKill() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("etagkill")
+        try Self.writeJob(
+            space, key: key, version: "k",
+            extra:
+                #", {"id": "hang", "path": "/slow", "query": {"ms": "30000", "key": "\#(key)-hang"}}"#
+        )
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        try await SignalTests.waitForArrivals(1, key: "\(key)-hang", server: space.server)
+        // The state is flushed once a second while the run goes on.
+        try await Task.sleep(for: .milliseconds(1500))
+        running.send(SIGKILL)
+        _ = await running.wait(seconds: 20)
+        let state = space.folder.appendingPathComponent("out/.courier/state")
+        let saved =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any]
+        #expect((saved?["entries"] as? [String: Any])?.count == 5, "\(saved ?? [:])")
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: state.deletingLastPathComponent().path)
+        #expect(leftovers == ["state"], "no half-written temporary")
+    }
+
+    @Test("conditional needs save")
+    func needsSave() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/etag", "conditional": true}"#)
+        let result = try await space.run(["--dry-run"], backend: "curl")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("tasks[0].conditional: needs \"save\""), "\(result.stderr)")
+    }
+}
