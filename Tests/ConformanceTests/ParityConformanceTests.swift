@@ -131,10 +131,15 @@ struct ParityConformanceTests {
     func cancellation(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
         let client = transport.makeClient()
+        let key = FixtureServer.uniqueKey("cancel")
         let task = Task {
-            try await client.perform(HTTPRequest(url: server.url("/slow?ms=3000")))
+            try await client.perform(HTTPRequest(url: server.url("/slow?ms=30000&key=\(key)")))
         }
-        try await Task.sleep(for: .milliseconds(200))
+        // Cancel once the request is at the server, however slow the machine (TSan) is.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await ServerHits.of(key, on: server).count == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         task.cancel()
         let result = await task.result
         #expect(throws: HTTPError.self) { try result.get() }
