@@ -2,19 +2,34 @@ import Foundation
 
 /// Walks the cartesian product of `foreach` variables like an odometer: the last variable
 /// turns fastest.
+///
+/// Zipped (`"zip": true`), the variables advance together and the shortest one ends the walk;
+/// validation refuses variables of different lengths (``JobValidator``).
 struct CombinationIterator: IteratorProtocol {
     private let variables: [(name: String, source: ForeachSource)]
+    private let zip: Bool
     private var iterators: [AnyIterator<String>] = []
     private var current: [String] = []
     private var started = false
     private var done = false
 
-    init(_ variables: [(name: String, source: ForeachSource)]) {
+    init(_ variables: [(name: String, source: ForeachSource)], zip: Bool = false) {
         self.variables = variables
+        self.zip = zip
     }
 
     mutating func next() -> [String: String]? {
         guard !done else { return nil }
+        if zip, started {
+            for index in iterators.indices {
+                guard let value = iterators[index].next() else {
+                    done = true
+                    return nil
+                }
+                current[index] = value
+            }
+            return bindings()
+        }
         if !started {
             started = true
             for variable in variables {
@@ -47,7 +62,7 @@ struct CombinationIterator: IteratorProtocol {
     }
 
     private func bindings() -> [String: String] {
-        Dictionary(uniqueKeysWithValues: zip(variables.map(\.name), current))
+        Dictionary(uniqueKeysWithValues: Swift.zip(variables.map(\.name), current))
     }
 
     static func values(of source: ForeachSource) -> AnyIterator<String> {

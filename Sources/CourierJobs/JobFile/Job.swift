@@ -66,6 +66,9 @@ public struct TaskSpec: Sendable {
     public var conditional = false
     public var save: String?
     public var foreach: [(name: String, source: ForeachSource)]
+    /// `"zip": true`: the variables advance together (the i-th value of each), instead of
+    /// every combination.
+    public var zip = false
     public var retry: RetryPolicy
     public var timeout: TimeInterval
     /// The JSON path of this task, `tasks[3]`, for messages.

@@ -11,6 +11,7 @@ public enum JobDecoder {
     static let taskKeys = [
         "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
         "save", "foreach", "retry", "timeout", "description", "paginate", "conditional",
+        "zip",
     ]
     static let retryKeys = [
         "maxAttempts", "initialDelay", "multiplier", "maxDelay", "jitter", "onStatus",

@@ -10,6 +10,25 @@ public enum JobValidator {
         var seen = Set<Fingerprint>()
         var errors: [JobFileError] = []
         var count = 0
+        // Zipped variables must have as many values each.
+        for spec in job.tasks where spec.zip {
+            let counts = spec.foreach.map { variable in
+                (
+                    variable.name,
+                    IteratorSequence(CombinationIterator.values(of: variable.source)).reduce(0) {
+                        n, _ in n + 1
+                    }
+                )
+            }
+            if let first = counts.first, let other = counts.first(where: { $0.1 != first.1 }) {
+                errors.append(
+                    JobFileError(
+                        file: job.file.relativePath, path: "\(spec.path).foreach",
+                        message:
+                            "zip pairs values up, but \(first.0) has \(first.1) and \(other.0) has \(other.1)"
+                    ))
+            }
+        }
         // Big products of ranges whose ids are provably unique are checked at their corners.
         var provable: Set<String> = []
         for spec in job.tasks {
@@ -56,7 +75,8 @@ public enum JobValidator {
         -> some Sequence<(TaskSpec, Result<String, JobFileError>)>
     {
         job.tasks.lazy.filter { !skipping.contains($0.path) }.flatMap { spec in
-            IteratorSequence(CombinationIterator(spec.foreach)).lazy.map { bindings in
+            IteratorSequence(CombinationIterator(spec.foreach, zip: spec.zip)).lazy.map {
+                bindings in
                 (spec, TaskBuilder.check(spec, bindings: bindings, job: job))
             }
         }

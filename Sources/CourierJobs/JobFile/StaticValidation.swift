@@ -18,6 +18,7 @@ enum StaticValidation {
 
     /// The number of tasks of `spec` when it qualifies, `nil` when it must be expanded.
     static func provableCount(of spec: TaskSpec, in job: Job) -> Int? {
+        guard !spec.zip else { return nil }
         var count = 1
         var names: [String] = []
         for variable in spec.foreach {

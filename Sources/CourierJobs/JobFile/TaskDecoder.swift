@@ -18,6 +18,11 @@ enum TaskDecoder {
                     $0, path: "\(path).foreach", folder: defaults.jobFolder, context: context)
             } ?? []
         let variables = Set(foreach.map(\.name))
+        let zipNode = reader.take("zip")
+        let zip = reader.bool("zip") ?? false
+        if zip, foreach.count < 2, let zipNode {
+            reader.fail("zip", "needs at least two foreach variables to pair up", at: zipNode)
+        }
         let paginate = reader.take("paginate").flatMap {
             decodePaginate($0, path: "\(path).paginate", context: context)
         }
@@ -156,7 +161,7 @@ enum TaskDecoder {
             id: id, method: method, target: target, query: query, headers: headers,
             body: bodies.first, expectStatus: expectStatus, expectation: expectation,
             paginate: paginate, conditional: conditional, save: save, foreach: foreach,
-            retry: retry, timeout: timeout, path: path)
+            zip: zip, retry: retry, timeout: timeout, path: path)
     }
 
     /// `paginate`: one `next` rule, `stopWhen.empty`, `maxPages`.

@@ -20,7 +20,9 @@ public struct TaskExpander: Sequence {
         public mutating func next() -> Result<ExpandedTask, JobFileError>? {
             while specIndex < job.tasks.count {
                 let spec = job.tasks[specIndex]
-                if combinations == nil { combinations = CombinationIterator(spec.foreach) }
+                if combinations == nil {
+                    combinations = CombinationIterator(spec.foreach, zip: spec.zip)
+                }
                 if let bindings = combinations?.next() {
                     return TaskBuilder.build(spec, bindings: bindings, job: job)
                 }
