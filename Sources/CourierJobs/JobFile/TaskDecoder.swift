@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Reads one entry of `tasks` strictly.
 enum TaskDecoder {
     static let methods: [HTTPMethod] = [
@@ -313,6 +319,19 @@ enum TaskDecoder {
         return expectation
     }
 
+    /// Why `url` cannot be a file of lines: a folder reads as nothing (a run of 0 tasks that
+    /// looks fine) and a device such as /dev/zero never ends.
+    static func linesFileProblem(_ url: URL) -> String? {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else { return nil }
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR: return "is a folder, not a file of lines"
+        case S_IFCHR, S_IFBLK: return "is a device, not a file of lines"
+        case S_IFSOCK: return "is a socket, not a file of lines"
+        default: return nil
+        }
+    }
+
     static func decodeForeach(
         _ node: JSONNode, path: String, folder: URL, context: DecodingContext
     ) -> [(name: String, source: ForeachSource)] {
@@ -364,7 +383,10 @@ enum TaskDecoder {
                 } else if let linesNode = reader.take("lines") {
                     if case .string(let name) = linesNode.value {
                         let url = URL(fileURLWithPath: name, relativeTo: folder)
-                        if FileManager.default.isReadableFile(atPath: url.path) {
+                        if let problem = Self.linesFileProblem(url) {
+                            context.error(
+                                "\(memberPath).lines", "\"\(name)\" \(problem)", at: linesNode)
+                        } else if FileManager.default.isReadableFile(atPath: url.path) {
                             result.append((member.key, .lines(url)))
                         } else {
                             context.error(
