@@ -47,7 +47,8 @@ test: deps
 # Transport throughput against nginx on loopback, with wrk measured in the same run.
 bench: bench-deps
 	$(SWIFT) build -c release --product courier
-	Tests/Benchmarks/run.sh
+	bash -c 'set -o pipefail; Tests/Benchmarks/run.sh | tee .build/bench-latest.txt'
+	python3 Tests/Benchmarks/record.py .build/bench-latest.txt docs/benchmarks.md
 
 # Runs jobs/demo.json against the fixture server on 127.0.0.1:18765 and prints the log path.
 demo: build

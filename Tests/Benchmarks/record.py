@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Writes the output of one `make bench` run into docs/benchmarks.md, with the machine line.
+
+Usage: record.py OUTPUT.txt docs/benchmarks.md
+The block between the two markers is replaced (or added before the first "## Results");
+the rest of the file, the analysis written by people, is left as it is. Atomic replace.
+"""
+import datetime
+import os
+import platform
+import subprocess
+import sys
+
+START, END = "<!-- make bench: start -->", "<!-- make bench: end -->"
+
+
+def version(command):
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=20)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+output_path, doc_path = sys.argv[1:3]
+output = open(output_path).read().strip()
+machine = "%d cores, %s %s; %s; %s; %s" % (
+    os.cpu_count() or 0, platform.system(), platform.release(),
+    version(["swift", "--version"]), version(["curl", "--version"]), version(["nginx", "-v"]))
+when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+block = "\n".join([
+    START,
+    "## Latest `make bench` output (written by the run, %s)" % when,
+    "",
+    "Machine: %s." % machine,
+    "",
+    "```text",
+    output,
+    "```",
+    END,
+])
+doc = open(doc_path).read()
+if START in doc and END in doc:
+    before, rest = doc.split(START, 1)
+    after = rest.split(END, 1)[1]
+    doc = before + block + after
+elif "\n## Results" in doc:
+    head, tail = doc.split("\n## Results", 1)
+    doc = head + "\n" + block + "\n\n## Results" + tail
+else:
+    doc = doc.rstrip() + "\n\n" + block + "\n"
+temporary = doc_path + ".tmp"
+with open(temporary, "w") as out:
+    out.write(doc)
+    out.flush()
+    os.fsync(out.fileno())
+os.replace(temporary, doc_path)
+print("make bench: wrote the results into %s" % doc_path)
