@@ -27,10 +27,11 @@ public enum CommandLineInterface {
           courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
                                [--resume [LOG]] [--dry-run] [--quiet] [--no-progress]
           courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
-                                [--format plan|curl] [--pace asap|logged] (see --help)
+                                      [--format plan|curl] [--pace asap|logged] (see --help)
           courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
           courier validate JOB.json...
-          courier bench URL [--backend curl,urlsession] [-n N] [-c N] [--json]
+          courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
+                                     [--rounds R] [--rate R] [--json] (see --help)
           courier --help | --version
 
         Exit codes: 0 all tasks met expectations, 1 some task failed, 2 usage or configuration
