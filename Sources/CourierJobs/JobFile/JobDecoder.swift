@@ -36,11 +36,46 @@ public enum JobDecoder {
         return try decode(data, file: url, environment: environment)
     }
 
+    /// The line and column (in bytes) of the first byte that is not valid UTF-8, if any.
+    static func invalidUTF8(in data: Data) -> (Int, Int)? {
+        let bytes = [UInt8](data)
+        if String(validating: bytes, as: UTF8.self) != nil { return nil }
+        // Find the first bad sequence by decoding scalar by scalar.
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        var line = 1
+        var lineStart = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                offset += String(scalar).utf8.count
+                if scalar == "\n" {
+                    line += 1
+                    lineStart = offset
+                }
+            case .emptyInput:
+                return nil
+            case .error:
+                return (line, offset - lineStart + 1)
+            }
+        }
+    }
+
     /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
     public static func decode(
         _ data: Data, file: URL, environment: [String: String]
     ) throws(JobFileErrors) -> Job {
         let name = file.relativePath
+        // Invalid bytes would otherwise become U+FFFD in names, URLs and bodies, silently.
+        if let (line, column) = invalidUTF8(in: data) {
+            throw JobFileErrors(errors: [
+                JobFileError(
+                    file: name, path: "",
+                    message: "the file is not valid UTF-8 (save it as UTF-8)", line: line,
+                    column: column)
+            ])
+        }
         let root: JSONNode
         do {
             root = try JSONParser.parse(Array(data))
