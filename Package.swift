@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierCurl", targets: ["CourierCurl"]),
         .library(name: "CourierJobs", targets: ["CourierJobs"]),
+        .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .executable(name: "courier", targets: ["courier"]),
     ],
     targets: [
@@ -23,6 +24,8 @@ let package = Package(
         .target(name: "CCurl", dependencies: ["CLibcurl"]),
         .target(name: "Courier"),
         .target(name: "CourierCurl", dependencies: ["Courier", "CCurl"]),
+        // Test doubles for users' own tests: a stub transport, a mock API client, a clock.
+        .target(name: "CourierTesting", dependencies: ["Courier"]),
         .target(name: "CourierJobs", dependencies: ["Courier", "CourierCurl"]),
         .executableTarget(name: "courier", dependencies: ["CourierJobs"]),
         .target(
@@ -30,7 +33,8 @@ let package = Package(
             dependencies: ["Courier", "CourierCurl"],
             path: "Tests/Support"
         ),
-        .testTarget(name: "CourierTests", dependencies: ["Courier", "CourierTestSupport"]),
+        .testTarget(
+            name: "CourierTests", dependencies: ["Courier", "CourierTesting", "CourierTestSupport"]),
         .testTarget(name: "CourierCurlTests", dependencies: ["CourierCurl", "CourierTestSupport"]),
         .testTarget(name: "CourierJobsTests", dependencies: ["CourierJobs", "CourierTestSupport"]),
         .testTarget(

@@ -1,4 +1,5 @@
 import Courier
+import CourierTesting
 import Foundation
 import Testing
 
@@ -14,7 +15,9 @@ import Testing
         typealias Response = User
         let id: Int
         var path: String { "/users/\(id)" }
-        var headers: [String: String]? { ["Accept": "application/vnd.test+json", "X-Request": "1"] }
+        var headers: [String: String]? {
+            ["Accept": "application/vnd.test+json", "X-Request": "1"]
+        }
     }
 
     let base = URL(string: "https://api.test/v1")!

@@ -1,4 +1,5 @@
 import Courier
+import CourierTesting
 import CourierTestSupport
 import Foundation
 import Testing

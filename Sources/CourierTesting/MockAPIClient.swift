@@ -1,0 +1,74 @@
+import Courier
+import Foundation
+
+/// An ``APIClient`` for testing services, the way the layered-client articles write one:
+/// it records the last request's path and query items and returns the response (or error) set
+/// for it, whatever the request.
+///
+/// ```swift
+/// let mock = MockAPIClient()
+/// mock.setMockResponse(Page<User>(page: 1, results: [], totalPages: 1, totalResults: 0))
+/// _ = try await UserService(apiClient: mock).listUsers(page: 2)
+/// #expect(mock.lastPath == "/v1/users")
+/// ```
+public final class MockAPIClient: APIClient, Sendable {
+    /// The response or error was not set, or is of another type than the request's.
+    public struct NoResponse: Error, CustomStringConvertible {
+        public let expected: String
+        public var description: String { "MockAPIClient: no response of type \(expected) was set" }
+    }
+
+    private struct State: @unchecked Sendable {
+        // `Any` holds a value set by the test; it is only read back as the request's type.
+        var response: Any?
+        var error: (any Error)?
+        var lastPath: String?
+        var lastMethod: HTTPMethod?
+        var lastQueryItems: [URLQueryItem]?
+        var lastHeaders: [String: String]?
+        var lastBody: Data?
+        var count = 0
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    public var lastPath: String? { state.withLock { $0.lastPath } }
+    public var lastMethod: HTTPMethod? { state.withLock { $0.lastMethod } }
+    public var lastQueryItems: [URLQueryItem]? { state.withLock { $0.lastQueryItems } }
+    public var lastHeaders: [String: String]? { state.withLock { $0.lastHeaders } }
+    public var lastBody: Data? { state.withLock { $0.lastBody } }
+    /// How many requests were performed.
+    public var requestCount: Int { state.withLock { $0.count } }
+
+    /// The value every later request returns (it must be the request's `Response` type).
+    public func setMockResponse<Response>(_ response: Response) {
+        state.withLock {
+            $0.response = response
+            $0.error = nil
+        }
+    }
+
+    /// The error every later request throws.
+    public func setMockError(_ error: any Error) {
+        state.withLock { $0.error = error }
+    }
+
+    public func perform<Request: APIRequest>(_ request: Request) async throws -> Request.Response {
+        let (response, error) = state.withLock { state -> (Any?, (any Error)?) in
+            state.lastPath = request.path
+            state.lastMethod = request.method
+            state.lastQueryItems = request.queryItems
+            state.lastHeaders = request.headers
+            state.lastBody = request.body
+            state.count += 1
+            return (state.response, state.error)
+        }
+        if let error { throw error }
+        guard let typed = response as? Request.Response else {
+            throw NoResponse(expected: String(describing: Request.Response.self))
+        }
+        return typed
+    }
+}
