@@ -21,6 +21,13 @@ public struct APIConfiguration: Sendable {
     public var maxRedirects: Int?
     public var encoder: JSONEncoder
     public var decoder: JSONDecoder
+    /// Changes each request before it is sent (signing, request ids); see ``HookingHTTPClient``.
+    public var willSend: HookingHTTPClient<AnyHTTPClient>.WillSend?
+    /// Sees each request and its response or error (metrics, logging).
+    public var didReceive: HookingHTTPClient<AnyHTTPClient>.DidReceive?
+    /// Turns a response whose status the request does not accept into the error to throw (a
+    /// decoded problem document, say); `nil` keeps ``APIError`` with `.unacceptableStatus`.
+    public var mapError: (@Sendable (HTTPResponse) -> (any Error)?)?
 
     public init(
         baseURL: URL,

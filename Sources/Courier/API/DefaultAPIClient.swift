@@ -16,12 +16,18 @@ public struct DefaultAPIClient: APIClient {
     ///   configuration's `maxRedirects` is set.
     public init(httpClient: any HTTPClient, configuration: APIConfiguration) {
         self.configuration = configuration
+        var client = AnyHTTPClient(httpClient)
         if let maxRedirects = configuration.maxRedirects {
-            self.httpClient = RedirectingHTTPClient(
-                wrapping: AnyHTTPClient(httpClient), maxHops: maxRedirects)
-        } else {
-            self.httpClient = httpClient
+            client = AnyHTTPClient(RedirectingHTTPClient(wrapping: client, maxHops: maxRedirects))
         }
+        // Hooks sit above redirects: one call each per request the caller makes.
+        if configuration.willSend != nil || configuration.didReceive != nil {
+            client = AnyHTTPClient(
+                HookingHTTPClient(
+                    wrapping: client, willSend: configuration.willSend,
+                    didReceive: configuration.didReceive))
+        }
+        self.httpClient = client
     }
 
     public func perform<Endpoint: APIRequest>(_ request: Endpoint) async throws
@@ -38,6 +44,7 @@ public struct DefaultAPIClient: APIClient {
         let httpRequest = try makeHTTPRequest(for: request)
         let response = try await httpClient.perform(httpRequest)
         guard request.accepts(status: response.status) else {
+            if let mapped = configuration.mapError?(response) { throw mapped }
             throw APIError(
                 .unacceptableStatus, "unacceptable status \(response.status)",
                 request: httpRequest, response: response)
