@@ -1,0 +1,107 @@
+import Foundation
+
+/// Attaches a token from a ``TokenProvider`` and, when the server rejects it (401 by default),
+/// refreshes it once and sends the request again.
+///
+/// Concurrent rejections share one refresh (single flight): ten requests that all get a 401
+/// cause one call of ``TokenProvider/refreshToken(rejected:)``, and all ten are resent with its
+/// token; requests that start while a refresh runs wait for it instead of sending a token known
+/// to be rejected. A failed refresh fails every request that waited for it, with ``Failure``. A request
+/// is resent at most once, so a server that rejects every token cannot make it loop: the
+/// second 401 is returned as it is.
+/// ```swift
+/// let client = AuthenticatingHTTPClient(wrapping: CurlHTTPClient(), provider: MyTokens())
+/// ```
+public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
+    /// No token could be had (or refreshed); `underlying` is the provider's error.
+    public struct Failure: Error, CustomStringConvertible {
+        public let underlying: any Error
+        public var description: String { "cannot get an access token: \(underlying)" }
+    }
+
+    public let wrapped: Wrapped
+    private let provider: any TokenProvider
+    private let header: String
+    private let scheme: String
+    private let rejectedStatuses: Set<Int>
+    private let refresher: Refresher
+
+    /// - Parameters:
+    ///   - header: where the token goes (`Authorization`), as `"\(scheme) \(token)"`; an empty
+    ///     scheme sends the bare token.
+    ///   - rejectedStatuses: the statuses that mean "this token is no longer good".
+    public init(
+        wrapping wrapped: Wrapped, provider: any TokenProvider, header: String = "Authorization",
+        scheme: String = "Bearer", rejectedStatuses: Set<Int> = [401]
+    ) {
+        self.wrapped = wrapped
+        self.provider = provider
+        self.header = header
+        self.scheme = scheme
+        self.rejectedStatuses = rejectedStatuses
+        self.refresher = Refresher(provider: provider)
+    }
+
+    public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let token: String
+        do {
+            token = try await refresher.current()
+        } catch {
+            throw Failure(underlying: error)
+        }
+        let response = try await wrapped.perform(signed(request, with: token))
+        guard rejectedStatuses.contains(response.status) else { return response }
+        let fresh: String
+        do {
+            fresh = try await refresher.refresh(rejected: token)
+        } catch {
+            throw Failure(underlying: error)
+        }
+        return try await wrapped.perform(signed(request, with: fresh))
+    }
+
+    private func signed(_ request: HTTPRequest, with token: String) -> HTTPRequest {
+        var request = request
+        request.headers.replaceOrAdd(header, scheme.isEmpty ? token : "\(scheme) \(token)")
+        request.secretHeaderNames.insert(header.lowercased())
+        return request
+    }
+
+    /// One refresh at a time: callers that were rejected with the same token wait for the
+    /// refresh already under way; a caller rejected with a token older than the current one
+    /// just takes the current one.
+    actor Refresher {
+        private let provider: any TokenProvider
+        private var token: String?
+        private var refreshing: (rejected: String, task: Task<String, any Error>)?
+
+        init(provider: any TokenProvider) { self.provider = provider }
+
+        func current() async throws -> String {
+            if let refreshing { return try await refreshing.task.value }
+            if let token { return token }
+            let fetched = try await provider.currentToken()
+            token = token ?? fetched
+            return token!
+        }
+
+        func refresh(rejected: String) async throws -> String {
+            if let refreshing, refreshing.rejected == rejected {
+                return try await refreshing.task.value
+            }
+            if let token, token != rejected { return token }
+            let provider = self.provider
+            let task = Task { try await provider.refreshToken(rejected: rejected) }
+            refreshing = (rejected, task)
+            defer { refreshing = nil }
+            do {
+                let fresh = try await task.value
+                token = fresh
+                return fresh
+            } catch {
+                token = nil
+                throw error
+            }
+        }
+    }
+}
