@@ -73,7 +73,7 @@ struct JSONPointerTests {
     @Test func resolution() throws {
         let document = try JSONParser.parse(#"{"a/b": {"m~n": [10, {"x": null}]}, "": 5}"#)
         func value(_ pointer: String) -> String? {
-            Expectation.resolve(pointer, in: document).map { Expectation.text($0) }
+            JSONPointer.resolve(pointer, in: document).map { Expectation.text($0) }
         }
         #expect(value("/a~1b/m~0n/0") == "10")
         #expect(value("/a~1b/m~0n/1/x") == "null")

@@ -27,6 +27,7 @@ public struct Expectation: Sendable {
 
     /// Why `response` does not meet the expectation, or `nil` when it does.
     public func failure(for response: HTTPResponse, durationMs: Double) -> String? {
+        guard !isEmpty else { return nil }
         if let maxMs, durationMs > maxMs {
             return "took \(Int(durationMs.rounded())) ms, more than maxMs \(Self.number(maxMs))"
         }
@@ -47,7 +48,7 @@ public struct Expectation: Sendable {
                 "expected a JSON body for \(json.map(\.pointer).joined(separator: ", ")); the body is not JSON"
         }
         for (pointer, expected) in json {
-            guard let found = Self.resolve(pointer, in: document) else {
+            guard let found = JSONPointer.resolve(pointer, in: document) else {
                 return
                     "expected \(Self.show(pointer)) to be \(Self.text(expected)), found nothing there"
             }
@@ -57,34 +58,6 @@ public struct Expectation: Sendable {
             }
         }
         return nil
-    }
-
-    /// Whether `pointer` is an RFC 6901 JSON Pointer: empty, or `/` then tokens.
-    static func isPointer(_ pointer: String) -> Bool {
-        pointer.isEmpty || pointer.hasPrefix("/")
-    }
-
-    /// The value at `pointer`, `~1` and `~0` unescaped; array tokens are indexes.
-    static func resolve(_ pointer: String, in document: JSONNode) -> JSONNode? {
-        guard !pointer.isEmpty else { return document }
-        var node = document
-        for raw in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            let token = raw.replacingOccurrences(of: "~1", with: "/")
-                .replacingOccurrences(of: "~0", with: "~")
-            switch node.value {
-            case .object(let members):
-                guard let member = members.first(where: { $0.key == token }) else { return nil }
-                node = member.node
-            case .array(let elements):
-                guard let index = Int(token), index >= 0, index < elements.count,
-                    token == String(index)
-                else { return nil }
-                node = elements[index]
-            default:
-                return nil
-            }
-        }
-        return node
     }
 
     private static func show(_ pointer: String) -> String { pointer.isEmpty ? "the body" : pointer }

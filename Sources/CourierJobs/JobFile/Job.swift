@@ -5,11 +5,7 @@ import Foundation
 /// `docs/job-file.md` is the user's reference; `JobDecoder` builds this from JSON.
 public struct Job: Sendable {
     public var name: String
-    public var baseURL: URL? {
-        didSet { urlBase = baseURL.flatMap(URLBuilder.Base.init) }
-    }
-    /// `baseURL` taken apart once for the run, not once per task.
-    public internal(set) var urlBase: URLBuilder.Base? = nil
+    public var baseURL: URL?
     public var backend: Backend
     public var concurrency: Int
     public var rateLimit: RateLimitSettings?

@@ -176,14 +176,12 @@ public enum JobDecoder {
         if case .basic(_, let password) = auth { context.addSecret(password) }
         if case .header(_, let value) = auth { context.addSecret(value) }
         if case .query(_, let value) = auth { context.addSecret(value) }
-        var job = Job(
+        return Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             cookies: cookies, outputDir: outputDir, tasks: tasks, file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
-        job.urlBase = baseURL.flatMap(URLBuilder.Base.init)
-        return job
     }
 
     static func decodeRateLimit(_ node: JSONNode, context: DecodingContext) -> RateLimitSettings? {

@@ -3,8 +3,9 @@ import Foundation
 
 /// Turns one spec and one set of variable values into a request.
 enum TaskBuilder {
+    /// - Parameter base: the job's `baseURL` taken apart once per expansion, not once per task.
     static func build(
-        _ spec: TaskSpec, bindings: [String: String], job: Job
+        _ spec: TaskSpec, bindings: [String: String], job: Job, base: URLBuilder.Base?
     ) -> Result<ExpandedTask, JobFileError> {
         func error(_ key: String, _ message: String) -> Result<ExpandedTask, JobFileError> {
             .failure(
@@ -20,22 +21,20 @@ enum TaskBuilder {
         case .path(let template):
             let path = Template(template).render(bindings)
             let joined =
-                if let base = job.urlBase {
+                if let base {
                     try? URLBuilder.url(base: base, path: path, query: query)
                 } else {
-                    try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)
+                    try? URLBuilder.url(baseURL: nil, path: path, query: query)
                 }
             guard let built = joined else {
                 return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
             }
             url = built
         case .url(let template):
-            let text = Template(template).render(bindings)
-            guard let parsed = JobDecoder.httpURL(text) else {
-                return error(
-                    "url", "expected an absolute http or https URL, found \"\(text)\" (task \(id))")
+            switch absoluteURL(template, bindings: bindings, id: id) {
+            case .success(let parsed): url = URLBuilder.appending(query, to: parsed)
+            case .failure(let problem): return error(problem.key, problem.message)
             }
-            url = URLBuilder.appending(query, to: parsed)
         }
         var headers = HTTPHeaders(job.headers.map { ($0.name, $0.value) })
         headers = headers.merging(
@@ -56,13 +55,10 @@ enum TaskBuilder {
         case nil:
             break
         }
-        var save: String?
-        if let template = spec.save {
-            let rendered = Template(template).render(bindings)
-            if let problem = OutputPath.problem(with: rendered) {
-                return error("save", "\(problem) (task \(id))")
-            }
-            save = rendered
+        let save: String?
+        switch savePath(spec, bindings: bindings, id: id) {
+        case .success(let path): save = path
+        case .failure(let problem): return error(problem.key, problem.message)
         }
         var request = HTTPRequest(
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
@@ -106,36 +102,57 @@ extension TaskBuilder {
                 }
             }
         case .url(let template):
-            let text = Template(template).render(bindings)
-            guard JobDecoder.httpURL(text) != nil else {
-                return error(
-                    "url", "expected an absolute http or https URL, found \"\(text)\" (task \(id))")
+            if case .failure(let problem) = absoluteURL(template, bindings: bindings, id: id) {
+                return error(problem.key, problem.message)
             }
         }
         // Whatever a value came from (a lines file, a list), it must not reach the wire as
-        // something else: CR/LF in a header would start a header of its own.
-        for header in spec.headers {
-            let name = header.name
-            let value = Template(header.value).render(bindings)
-            guard WireRequest.isToken(name) else {
-                return error(
-                    "headers",
-                    "header name \"\(name)\" is not a valid token after expansion (task \(id))")
-            }
-            guard WireRequest.isFieldValue(value) else {
-                return error(
-                    "headers",
-                    "the value of header \(name) contains CR, LF or NUL after expansion (task \(id))"
-                )
-            }
+        // something else: CR/LF in a header would start a header of its own. (Header names
+        // are not templates; the decoder checked them.)
+        for header in spec.headers
+        where !WireRequest.isFieldValue(Template(header.value).render(bindings)) {
+            return error(
+                "headers",
+                "the value of header \(header.name) contains CR, LF or NUL after expansion (task \(id))"
+            )
         }
-        if let template = spec.save {
-            let rendered = Template(template).render(bindings)
-            if let problem = OutputPath.problem(with: rendered) {
-                return error("save", "\(problem) (task \(id))")
-            }
+        if case .failure(let problem) = savePath(spec, bindings: bindings, id: id) {
+            return error(problem.key, problem.message)
         }
         return .success(id)
+    }
+
+    /// A problem with one expansion: the spec's key and what is wrong.
+    struct Problem: Error {
+        let key: String
+        let message: String
+    }
+
+    /// A `url` template rendered and parsed as an absolute http(s) URL.
+    static func absoluteURL(_ template: String, bindings: [String: String], id: String)
+        -> Result<URL, Problem>
+    {
+        let text = Template(template).render(bindings)
+        guard let url = JobDecoder.httpURL(text) else {
+            return .failure(
+                Problem(
+                    key: "url",
+                    message:
+                        "expected an absolute http or https URL, found \"\(text)\" (task \(id))"))
+        }
+        return .success(url)
+    }
+
+    /// The rendered `save` path (`nil` without one), if it stays inside the output folder.
+    static func savePath(_ spec: TaskSpec, bindings: [String: String], id: String)
+        -> Result<String?, Problem>
+    {
+        guard let template = spec.save else { return .success(nil) }
+        let rendered = Template(template).render(bindings)
+        if let problem = OutputPath.problem(with: rendered) {
+            return .failure(Problem(key: "save", message: "\(problem) (task \(id))"))
+        }
+        return .success(rendered)
     }
 }
 

@@ -185,7 +185,7 @@ enum TaskDecoder {
             return nil
         }
         func pointer(_ text: String?, at place: String, _ at: JSONNode) -> String? {
-            guard let text, Expectation.isPointer(text) else {
+            guard let text, JSONPointer.isValid(text) else {
                 context.error(place, "expected a JSON Pointer such as \"/next\"", at: at)
                 return nil
             }
@@ -275,7 +275,7 @@ enum TaskDecoder {
         if let json = expect.take("json") {
             if case .object(let members) = json.value {
                 for member in members {
-                    if Expectation.isPointer(member.key) {
+                    if JSONPointer.isValid(member.key) {
                         expectation.json.append((member.key, member.node))
                     } else {
                         context.error(

@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// Expands a job's tasks lazily, in file order: `foreach` values are produced one combination
@@ -14,8 +15,12 @@ public struct TaskExpander: Sequence {
         private let job: Job
         private var specIndex = 0
         private var combinations: CombinationIterator?
+        private let base: URLBuilder.Base?
 
-        init(job: Job) { self.job = job }
+        init(job: Job) {
+            self.job = job
+            base = job.baseURL.flatMap(URLBuilder.Base.init)
+        }
 
         public mutating func next() -> Result<ExpandedTask, JobFileError>? {
             while specIndex < job.tasks.count {
@@ -24,7 +29,7 @@ public struct TaskExpander: Sequence {
                     combinations = CombinationIterator(spec.foreach, zip: spec.zip)
                 }
                 if let bindings = combinations?.next() {
-                    return TaskBuilder.build(spec, bindings: bindings, job: job)
+                    return TaskBuilder.build(spec, bindings: bindings, job: job, base: base)
                 }
                 combinations = nil
                 specIndex += 1

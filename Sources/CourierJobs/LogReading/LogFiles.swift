@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Finding and ordering log files.
 enum LogFiles {
     /// The files in the order their runs started (by the `ts` of their first line), so that a
@@ -20,23 +14,11 @@ enum LogFiles {
         return sorted + stdin
     }
 
-    /// The `run.start` line of a file: its first line, read alone.
+    /// The `run.start` line of a file: its first log line, read with the one reader (which
+    /// stops after its first chunk here).
     static func firstLine(of path: String) -> LogLine? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { POSIX.read(descriptor, $0) }
-            guard count > 0 else { break }
-            if let newline = chunk[0..<count].firstIndex(of: 0x0A) {
-                bytes += chunk[0..<newline]
-                break
-            }
-            bytes += chunk[0..<count]
-        }
-        return LogLine(bytes: bytes[...])
+        var lines = LogReader(paths: [path], warn: { _ in }).makeIterator()
+        return lines.next()?.line
     }
 
     /// The newest log of a job in `folder`: the latest `run.start`, and among runs that started

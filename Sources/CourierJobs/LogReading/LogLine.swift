@@ -31,21 +31,18 @@ struct LogLine: Sendable {
     var connectMs: Double?
     var tlsMs: Double?
     var firstByteMs: Double?
-    var bytesReceived: Int?
     /// A 304: the saved output was left as it was.
     var notModified = false
     /// `run.start`: the runs this one replays or resumes.
     var replayOf: [String] = []
     var resumedFrom: [String] = []
     var backend: String?
-    /// `run.end`.
-    var durationMs: Double?
 
     /// The raw values a scanner found, before checks.
     struct Fields {
         var event, ts, run, job, task, method, url, outcome, backend: String?
-        var attempt, status, bytesReceived: Int?
-        var durationMs, totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes: Double?
+        var attempt, status: Int?
+        var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes: Double?
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
         var errorKind, errorMessage: String?
@@ -90,12 +87,10 @@ struct LogLine: Sendable {
         connectMs = fields.connectMs
         tlsMs = fields.tlsMs
         firstByteMs = fields.firstByteMs
-        bytesReceived = fields.bytesReceived
         notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom
         backend = fields.backend
-        durationMs = fields.durationMs
     }
 
     /// The body bytes, when the log holds them whole.

@@ -44,8 +44,6 @@ struct LogLineScanner {
         case "backend": return string(into: &fields.backend)
         case "attempt": return number(into: &fields.attempt)
         case "status": return number(into: &fields.status)
-        case "bytesReceived": return number(into: &fields.bytesReceived)
-        case "durationMs": return number(into: &fields.durationMs)
         case "requestHeaders":
             return object { scanner, name in
                 guard let value = scanner.string() else { return scanner.skipValue() }

@@ -28,7 +28,9 @@ struct LogReader: Sequence {
     struct Iterator: IteratorProtocol {
         private var paths: ArraySlice<String>
         private let warn: (String) -> Void
-        private var descriptor: Int32 = -1
+        /// The open file; closed when the iterator is dropped, read to the end or not.
+        private var current: OpenFile?
+        private var descriptor: Int32 { current?.descriptor ?? -1 }
         private var file = ""
         private var number = 0
         private var buffer: [UInt8] = []
@@ -73,6 +75,7 @@ struct LogReader: Sequence {
                 }
                 buffer.removeFirst(offset)
                 offset = 0
+                let descriptor = self.descriptor
                 let count = chunk.withUnsafeMutableBytes { POSIX.read(descriptor, $0) }
                 if count < 0, errno == EINTR { continue }
                 if count <= 0 {
@@ -105,21 +108,18 @@ struct LogReader: Sequence {
                 number = 0
                 buffer = []
                 offset = 0
-                if path == "-" {
-                    descriptor = dup(0)
-                } else {
-                    descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                }
-                guard descriptor >= 0 else {
+                let opened = path == "-" ? dup(0) : open(path, O_RDONLY | O_CLOEXEC)
+                guard opened >= 0 else {
                     warn("\(file): cannot read: \(String(cString: strerror(errno)))")
                     continue
                 }
                 var status = stat()
-                if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+                if fstat(opened, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
                     warn("\(file): is a folder, not a log file")
-                    close(descriptor)
+                    close(opened)
                     continue
                 }
+                current = OpenFile(descriptor: opened)
                 atEnd = false
                 return true
             }
@@ -127,9 +127,15 @@ struct LogReader: Sequence {
         }
 
         private mutating func closeCurrent() {
-            if descriptor >= 0 { close(descriptor) }
-            descriptor = -1
+            current = nil
             atEnd = true
         }
     }
+}
+
+/// A file descriptor closed with its last reference.
+private final class OpenFile {
+    let descriptor: Int32
+    init(descriptor: Int32) { self.descriptor = descriptor }
+    deinit { close(descriptor) }
 }

@@ -36,7 +36,7 @@ struct Paginator {
         let document = try? JSONParser.parse([UInt8](response.body))
         if let pointer = rule.stopWhenEmpty {
             guard let document,
-                case .array(let items)? = Expectation.resolve(pointer, in: document)?.value,
+                case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value,
                 !items.isEmpty
             else { return nil }
         }
@@ -49,7 +49,7 @@ struct Paginator {
             else { return nil }
             next = following(url)
         case .jsonURL(let pointer):
-            guard let document, let node = Expectation.resolve(pointer, in: document),
+            guard let document, let node = JSONPointer.resolve(pointer, in: document),
                 case .string(let text) = node.value, !text.isEmpty
             else { return nil }
             guard let url = URL(string: text, relativeTo: request.url)?.absoluteURL,
@@ -57,7 +57,7 @@ struct Paginator {
             else { throw Failure(message: "the next page's URL \"\(text)\" is not an http(s) URL") }
             next = following(url)
         case .cursor(let pointer, let parameter):
-            guard let document, let node = Expectation.resolve(pointer, in: document) else {
+            guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
                 return nil
             }
             let cursor: String

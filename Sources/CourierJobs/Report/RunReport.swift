@@ -49,7 +49,6 @@ struct RunReport {
     private(set) var slowest: [TaskResult] = []
     /// The latest line of each task (name-keyed; ok ones only when `keepEveryTask`).
     private(set) var tasks: [String: TaskResult] = [:]
-    private(set) var doneCount = 0
     private var done: Set<UInt64> = []
     let keepEveryTask: Bool
 
@@ -120,14 +119,14 @@ struct RunReport {
         }
         let key = FNV1a.hash(task.utf8)
         if ok {
-            if done.insert(key).inserted { doneCount += 1 }
+            done.insert(key)
             if keepEveryTask {
                 tasks[task] = result
             } else if !tasks.isEmpty {
                 tasks[task] = nil
             }
         } else {
-            if done.remove(key) != nil { doneCount -= 1 }
+            done.remove(key)
             tasks[task] = result
         }
     }
@@ -137,7 +136,7 @@ struct RunReport {
         tasks.values.filter { $0.outcome != "ok" }.sorted { $0.task < $1.task }
     }
 
-    var taskCount: Int { doneCount + tasks.values.filter { $0.outcome != "ok" }.count }
+    var taskCount: Int { done.count + tasks.values.filter { $0.outcome != "ok" }.count }
     var skippedCount: Int { tasks.values.filter { $0.outcome == "skipped" }.count }
     var failedCount: Int { tasks.values.filter { $0.outcome == "failed" }.count }
 
