@@ -140,6 +140,13 @@ final class CurlEasyHandle {
             connect: seconds(CURLINFO_CONNECT_TIME_T),
             tls: seconds(CURLINFO_APPCONNECT_TIME_T),
             firstByte: seconds(CURLINFO_STARTTRANSFER_TIME_T),
-            total: seconds(CURLINFO_TOTAL_TIME_T) ?? 0)
+            total: seconds(CURLINFO_TOTAL_TIME_T) ?? 0,
+            newConnection: newConnections.map { $0 > 0 })
+    }
+
+    /// How many connections this transfer had to open (0 when it reused one).
+    private var newConnections: Int? {
+        var count = 0
+        return ccurl_easy_getinfo_long(raw, CURLINFO_NUM_CONNECTS, &count) == CURLE_OK ? count : nil
     }
 }

@@ -32,6 +32,9 @@ http {
   server {
     listen 127.0.0.1:$port;
     root $work/www;
+    # nginx's own count of accepted connections: the connections each client made, as the
+    # server saw them.
+    location = /nginx-status { stub_status; }
   }
   server {
     listen 127.0.0.1:$tls_port ssl http2;
@@ -50,6 +53,8 @@ done
 small="http://127.0.0.1:$port/small.json"
 large="http://127.0.0.1:$port/1mib.bin"
 wrk_rps() { wrk -t2 -c"$2" -d"${SECONDS_WRK}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
+# Connections nginx has accepted so far (this status request's own included).
+accepted() { curl -sf "http://127.0.0.1:$port/nginx-status" | awk 'NR == 3 {print $1}'; }
 bench() {
   local out
   out=$("$COURIER" bench "$1" --json "${@:2}")
@@ -61,24 +66,36 @@ if r["errors"] or r["non2xx"]: sys.exit("%s: %d errors, %d non-2xx" % (r["backen
 field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())[sys.argv[1]])' "$1"; }
 
 echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port)"
+# conns_*: connections the server accepted during each client's run (minus the status read).
+a0=$(accepted)
 wrk_small=$(wrk_rps "$small" 64)
+a1=$(accepted)
 curl_small=$(bench "$small" --backend curl -n 100000 -c 64 --warmup 5000)
+a2=$(accepted)
 urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500)
+a3=$(accepted)
+conns_wrk=$((a1 - a0 - 1)); conns_curl=$((a2 - a1 - 1)); conns_urls=$((a3 - a2 - 1))
 curl_rps=$(echo "$curl_small" | field requestsPerSecond)
 urls_rps=$(echo "$urls_small" | field requestsPerSecond)
 # curl's own command line, 64 transfers at once over the same URL.
 cli_n=50000
 for _ in $(seq $cli_n); do printf 'url = "%s"\noutput = "/dev/null"\n' "$small"; done > "$work/curl.cfg"
 cli_start=$(date +%s.%N)
+a4=$(accepted)
 curl -s --no-progress-meter --parallel --parallel-max 64 --config "$work/curl.cfg"
 cli_rps=$(python3 -c "import sys,time; print($cli_n / (time.time() - $cli_start))")
-python3 - "$wrk_small" "$curl_rps" "$urls_rps" "$cli_rps" <<'PY'
+conns_cli=$(($(accepted) - a4 - 1))
+curl_conns=$(echo "$curl_small" | field connections)
+python3 - "$wrk_small" "$curl_rps" "$urls_rps" "$cli_rps" \
+  "$conns_wrk" "$conns_curl" "$conns_cli" "$conns_urls" "$curl_conns" <<'PY'
 import sys
-wrk, curl, urls, cli = map(float, sys.argv[1:])
-print(f"{'client':<22}{'req/s':>10}{'vs wrk':>9}")
-for name, rps in (("wrk", wrk), ("CurlHTTPClient", curl), ("curl --parallel", cli),
-                  ("URLSessionHTTPClient", urls)):
-    print(f"{name:<22}{rps:>10.0f}{rps / wrk:>9.2f}")
+wrk, curl, urls, cli = map(float, sys.argv[1:5])
+seen = sys.argv[5:9]
+print(f"{'client':<22}{'req/s':>10}{'vs wrk':>9}{'conns (server saw)':>20}")
+for (name, rps), conns in zip((("wrk", wrk), ("CurlHTTPClient", curl), ("curl --parallel", cli),
+                               ("URLSessionHTTPClient", urls)), seen):
+    print(f"{name:<22}{rps:>10.0f}{rps / wrk:>9.2f}{conns:>20}")
+print(f"CurlHTTPClient counted {sys.argv[9]} connections itself (3 rounds, client kept)")
 print(f"CurlHTTPClient / URLSessionHTTPClient: {curl / urls:.1f}x; / curl --parallel: {curl / cli:.1f}x")
 PY
 

@@ -69,6 +69,32 @@ struct BenchModesTests {
         }
     }
 
+    @Test("the curl backend counts the connections the server saw; URLSession says it cannot tell")
+    func connections() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("benchconns")
+        let curl = try await CourierBinary.run([
+            "bench", server.url("/echo?key=\(key)").absoluteString, "-n", "12", "-c", "3",
+            "--warmup", "6", "--rounds", "2", "--json",
+        ])
+        #expect(curl.status == 0, "\(curl.stderr)")
+        let line = try #require(
+            JSONSerialization.jsonObject(with: Data(curl.stdout.utf8)) as? [String: Any])
+        let ports = Set(try await ServerHits.of(key, on: server).requests.map(\.peerPort))
+        #expect(ports.count >= 1 && ports.count <= 3)
+        #expect(line["connections"] as? Int == ports.count, "\(line)")
+        let urlSession = try await CourierBinary.run([
+            "bench", server.url("/echo").absoluteString, "--backend", "urlsession", "-n", "2",
+            "--rounds", "1", "--json",
+        ])
+        #expect(urlSession.stdout.contains(#""connections":null"#), "\(urlSession.stdout)")
+        let table = try await CourierBinary.run([
+            "bench", server.url("/echo").absoluteString, "--backend", "curl,urlsession", "-n", "2",
+            "--rounds", "1",
+        ])
+        #expect(table.stdout.contains("conns") && table.stdout.contains("n/a"), "\(table.stdout)")
+    }
+
     @Test("job mode sends the job's requests on each backend; errors are counted by kind")
     func jobMode() async throws {
         let space = try JobWorkspace()

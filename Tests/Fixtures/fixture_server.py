@@ -77,6 +77,7 @@ def record(key, handler, body):
         "path": handler.path,
         "headers": [[k, v] for k, v in handler.headers.items()],
         "body": body.decode("utf-8", "replace"),
+        "peerPort": handler.client_address[1],
     }
     with state_lock:
         hits.setdefault(key, []).append(entry)

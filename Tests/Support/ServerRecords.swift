@@ -10,6 +10,8 @@ public struct ServerHits: Decodable, Sendable {
         public let headers: [[String]]
         /// The request body as UTF-8 (invalid bytes replaced).
         public let body: String
+        /// The client's TCP port: one port per connection the server saw.
+        public let peerPort: Int
 
         /// The first value of a request header, compared case-insensitively.
         public func header(_ name: String) -> String? {

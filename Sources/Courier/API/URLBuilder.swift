@@ -9,7 +9,7 @@ public enum URLBuilder {
     public static func url(
         baseURL: URL?, path: String, query: [URLQueryItem] = []
     ) throws(APIError) -> URL {
-        if path.contains(":"), let absolute = URL(string: path),
+        if path.utf8.contains(UInt8(ascii: ":")), let absolute = URL(string: path),
             let scheme = absolute.scheme?.lowercased(), scheme == "http" || scheme == "https"
         {
             return appending(query, to: absolute)
@@ -58,7 +58,7 @@ public enum URLBuilder {
     public static func url(base: Base, path: String, query: [URLQueryItem] = []) throws(APIError)
         -> URL
     {
-        if path.contains(":"), let absolute = URL(string: path),
+        if path.utf8.contains(UInt8(ascii: ":")), let absolute = URL(string: path),
             let scheme = absolute.scheme?.lowercased(),
             scheme == "http" || scheme == "https"
         {

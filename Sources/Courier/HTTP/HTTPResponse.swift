@@ -56,18 +56,23 @@ public struct HTTPTimings: Sendable, Hashable {
     public var firstByte: TimeInterval?
     /// The whole exchange.
     public var total: TimeInterval
+    /// Whether the exchange opened a new connection rather than reusing a kept-alive one (`nil`
+    /// where the transport cannot tell: URLSession on Linux).
+    public var newConnection: Bool?
 
     public init(
         dns: TimeInterval? = nil,
         connect: TimeInterval? = nil,
         tls: TimeInterval? = nil,
         firstByte: TimeInterval? = nil,
-        total: TimeInterval = 0
+        total: TimeInterval = 0,
+        newConnection: Bool? = nil
     ) {
         self.dns = dns
         self.connect = connect
         self.tls = tls
         self.firstByte = firstByte
         self.total = total
+        self.newConnection = newConnection
     }
 }

@@ -103,7 +103,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// ``retriesOnExpectation``.
     public func decide(
         after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
-        unmetExpectation: Bool = false, now: Date, random: Double
+        unmetExpectation: Bool = false, now: Date, random: @autoclosure () -> Double
     ) -> Decision {
         guard attempt < maxAttempts, allowsRetry(of: request) else { return .stop }
         switch outcome {
@@ -128,7 +128,8 @@ public struct RetryPolicy: Sendable, Hashable {
                 return .stop
             }
         }
-        return .retry(after: backoff(afterAttempt: attempt, random: random))
+        // The random number is drawn only here: most attempts succeed and need none.
+        return .retry(after: backoff(afterAttempt: attempt, random: random()))
     }
 
     private static func seconds(_ value: TimeInterval) -> String {

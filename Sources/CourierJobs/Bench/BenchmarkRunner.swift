@@ -54,6 +54,9 @@ public struct BenchmarkRunner: Sendable {
         public var cpuSeconds: Double
         /// The process's peak resident set after the round, in bytes.
         public var peakRSS: Int
+        /// Connections the client opened, counted from each response (`nil` when the backend
+        /// cannot tell).
+        public var connections: Int?
         var latency: LatencyHistogram
 
         public var errorCount: Int { errors.values.reduce(0, +) }
@@ -79,12 +82,13 @@ public struct BenchmarkRunner: Sendable {
     }
 
     public func run(_ plan: Plan, round: Int = 1) async -> Result {
+        var warmTally = Tally()
         if plan.warmup > 0 {
             var warm = plan
             warm.count = plan.warmup
             warm.duration = nil
             warm.rate = nil
-            _ = await send(warm)
+            warmTally = await send(warm)
         }
         let cpuBefore = Self.processCPUSeconds()
         let started = ContinuousClock.now
@@ -95,6 +99,9 @@ public struct BenchmarkRunner: Sendable {
             concurrency: plan.concurrency, errors: tally.errors, non2xx: tally.non2xx,
             bytes: tally.bytes, seconds: elapsed,
             cpuSeconds: Self.processCPUSeconds() - cpuBefore, peakRSS: Self.peakRSS(),
+            // Connections are mostly opened while warming up, so those count too.
+            connections: tally.connectionsKnown || warmTally.connectionsKnown
+                ? tally.connections + warmTally.connections : nil,
             latency: tally.latency)
     }
 
@@ -103,10 +110,14 @@ public struct BenchmarkRunner: Sendable {
         var errors: [String: Int] = [:]
         var non2xx = 0
         var bytes = 0
+        var connections = 0
+        var connectionsKnown = false
         var latency = LatencyHistogram()
 
         mutating func add(_ other: Tally) {
             requests += other.requests
+            connections += other.connections
+            connectionsKnown = connectionsKnown || other.connectionsKnown
             errors.merge(other.errors, uniquingKeysWith: +)
             non2xx += other.non2xx
             bytes += other.bytes
@@ -143,6 +154,10 @@ public struct BenchmarkRunner: Sendable {
                             let response = try await client.perform(request)
                             tally.bytes += response.body.count
                             if !response.isSuccess { tally.non2xx += 1 }
+                            if let new = response.timings.newConnection {
+                                tally.connectionsKnown = true
+                                if new { tally.connections += 1 }
+                            }
                         } catch let error as HTTPError {
                             tally.errors[error.kind.rawValue, default: 0] += 1
                         } catch {

@@ -20,7 +20,8 @@ enum BenchCommand {
         IN_FLIGHT at once (default 64), REQUESTS times (default 10000) or for SECONDS, per
         backend (default curl). Backends alternate over R rounds (default 3: A B A B A B) and
         the medians are printed side by side: requests/s, latency p50/p90/p99/p99.9/max,
-        errors by kind, CPU µs per request and peak RSS.
+        errors by kind, CPU µs per request, peak RSS and the connections opened (counted by
+        the curl backend from each transfer; URLSession on Linux cannot tell).
           --rate     send at a fixed rate; latency is then measured from when each request
                      was due (coordinated omission counted, as wrk2 and vegeta do)
           --warmup   requests per backend before measuring (default min(1000, REQUESTS))
@@ -194,7 +195,7 @@ enum BenchCommand {
     static func table(_ summaries: [BenchSummary]) -> String {
         let header = [
             "backend", "rounds", "req/s", "p50 ms", "p90", "p99", "p99.9", "max", "errors",
-            "non-2xx", "cpu µs/req", "peak RSS", "vs \(summaries.first?.backend ?? "")",
+            "non-2xx", "cpu µs/req", "peak RSS", "conns", "vs \(summaries.first?.backend ?? "")",
         ]
         var rows = [header]
         let reference = summaries.first?.requestsPerSecond ?? 0
@@ -213,6 +214,7 @@ enum BenchCommand {
                         summary.errorsText, String(summary.non2xx),
                         String(format: "%.1f", summary.cpuMicrosecondsPerRequest),
                         "\(summary.peakRSS >> 20) MiB",
+                        summary.connections.map(String.init) ?? "n/a",
                         reference > 0
                             ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
                     ])
@@ -255,6 +257,12 @@ struct BenchSummary {
     }
     var non2xx: Int { rounds.map(\.non2xx).reduce(0, +) }
     var peakRSS: Int { rounds.map(\.peakRSS).max() ?? 0 }
+    /// Connections opened over all rounds, warm-up included: the client is kept between rounds,
+    /// so with keep-alive this is about IN_FLIGHT (`nil` when the backend cannot tell).
+    var connections: Int? {
+        let known = rounds.compactMap(\.connections)
+        return known.isEmpty ? nil : known.reduce(0, +)
+    }
     var errorsText: String {
         let errors = errors
         guard !errors.isEmpty else { return "0" }
@@ -291,6 +299,7 @@ struct BenchSummary {
             ("cpuSeconds", .double(rounds.map(\.cpuSeconds).reduce(0, +))),
             ("cpuMicrosecondsPerRequest", .double(cpuMicrosecondsPerRequest)),
             ("peakRSSBytes", .int(peakRSS)),
+            ("connections", connections.map { .int($0) } ?? .null),
         ])
     }
 }

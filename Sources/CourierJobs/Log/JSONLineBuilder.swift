@@ -21,7 +21,21 @@ struct JSONLineBuilder {
         bytes.append(UInt8(ascii: "\""))
         bytes.append(
             contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        // Two appends, not an array literal: that would allocate once per key.
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = true
+    }
+
+    /// Opens a nested object; its fields follow, then ``endObject()``.
+    mutating func beginObject(_ name: StaticString) {
+        key(name)
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
         needsComma = true
     }
 

@@ -121,19 +121,18 @@ public struct RunLog: Sendable {
         func ms(_ value: TimeInterval?) -> JSONWriter.Value {
             value.map { .double($0 * 1000) } ?? .null
         }
-        line.value(
-            "timings",
-            .object([
-                ("dnsMs", ms(timings.dns)), ("connectMs", ms(timings.connect)),
-                ("tlsMs", ms(timings.tls)), ("firstByteMs", ms(timings.firstByte)),
-                ("totalMs", ms(timings.total)),
-            ]))
+        line.beginObject("timings")
+        line.value("dnsMs", ms(timings.dns))
+        line.value("connectMs", ms(timings.connect))
+        line.value("tlsMs", ms(timings.tls))
+        line.value("firstByteMs", ms(timings.firstByte))
+        line.value("totalMs", ms(timings.total))
+        line.endObject()
         if case .failure(let error) = attempt.outcome {
-            line.value(
-                "error",
-                .object([
-                    ("kind", .string(error.kind.rawValue)), ("message", .string(error.message)),
-                ]))
+            line.beginObject("error")
+            line.string("kind", error.kind.rawValue)
+            line.string("message", error.message)
+            line.endObject()
         } else if let failure {
             line.value(
                 "error",
