@@ -236,8 +236,50 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply_json(200, {"set": len(fields)}, fields)
         elif route == "/v1/users" or route.startswith("/v1/users/"):
             self.seed_users(route, arg)
+        elif route.startswith("/sync/"):
+            self.sync_api(route, arg, body)
         else:
             self.reply_json(404, {"error": "no route " + route})
+
+    def sync_api(self, route, arg, body):
+        # An API shaped like GitHub's: log in for a token, list users in pages (Link header,
+        # per_page/page), fetch each user (ETag; If-None-Match gives 304). The token is made
+        # from `key`, so each test has its own. `total`, `per_page`, `delay_ms` (each list page)
+        # and `fail_page` (that page answers 500) shape the listing.
+        token = "tok-" + (arg("key") or "none") + "-s3cr3t"
+        if route == "/sync/login":
+            try:
+                login = json.loads(body or b"{}")
+            except ValueError:
+                login = {}
+            if self.command != "POST" or login.get("password") != "hunter22":
+                return self.reply_json(401, {"error": "bad credentials"})
+            return self.reply_json(200, {"access_token": token, "token_type": "bearer"},
+                                   [("X-Session", token)])
+        if self.headers.get("Authorization") != "Bearer " + token:
+            return self.reply_json(401, {"error": "no or wrong token"})
+        if route == "/sync/users":
+            total, per = int(arg("total", "10")), int(arg("per_page", "3"))
+            page = int(arg("page", "1"))
+            if arg("delay_ms"):
+                time.sleep(int(arg("delay_ms")) / 1000)
+            if arg("fail_page") and int(arg("fail_page")) == page:
+                return self.reply_json(500, {"error": "page %d is broken" % page})
+            start = (page - 1) * per
+            items = [{"id": i, "login": "user%d" % i} for i in range(start + 1, min(total, start + per) + 1)]
+            headers = []
+            if start + per < total:
+                keep = "&".join("%s=%s" % (k, arg(k)) for k in ("key", "total", "per_page", "delay_ms", "fail_page") if arg(k))
+                headers.append(("Link", '</sync/users?%s&page=%d>; rel="next"' % (keep, page + 1)))
+            return self.reply_json(200, {"items": items, "page": page}, headers)
+        if route.startswith("/sync/users/"):
+            ident = route.rsplit("/", 1)[1]
+            etag = '"v1-%s"' % ident
+            if self.headers.get("If-None-Match") == etag:
+                return self.reply(304, b"", [("ETag", etag)])
+            return self.reply_json(200, {"id": ident, "login": "user" + ident, "active": True},
+                                   [("ETag", etag)])
+        self.reply_json(404, {"error": "no route " + route})
 
     def pages(self, arg):
         style, total, size = arg("style", "page"), int(arg("total", "10")), int(arg("size", "3"))

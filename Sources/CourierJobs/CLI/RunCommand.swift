@@ -56,6 +56,11 @@ enum RunCommand {
             dryRun = parser.flag("--dry-run")
             parsed.quiet = parser.flag("--quiet")
             parsed.progress = !parser.flag("--no-progress")
+            if let text = ProcessInfo.processInfo.environment["COURIER_CAPTURE_MEMORY"],
+                let limit = Int(text), limit > 0
+            {
+                parsed.captureMemoryLimit = limit
+            }
             jobPath = try parser.positional("JOB.json")
             try parser.finish()
             options = parsed

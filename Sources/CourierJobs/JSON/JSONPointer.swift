@@ -27,4 +27,38 @@ enum JSONPointer {
         }
         return node
     }
+
+    /// Every value at `pointer`, where a `*` token matches each element of an array (in
+    /// order): `/items/*/id` is the `id` of every item. Without `*`, at most one value.
+    static func resolveAll(_ pointer: String, in document: JSONNode) -> [JSONNode] {
+        guard !pointer.isEmpty else { return [document] }
+        let tokens = pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }
+        var found: [JSONNode] = []
+        func walk(_ node: JSONNode, _ index: Int) {
+            guard index < tokens.count else {
+                found.append(node)
+                return
+            }
+            let token = tokens[index]
+            switch node.value {
+            case .object(let members):
+                if let member = members.first(where: { $0.key == token }) {
+                    walk(member.node, index + 1)
+                }
+            case .array(let elements):
+                if token == "*" {
+                    for element in elements { walk(element, index + 1) }
+                } else if let position = Int(token), position >= 0, position < elements.count,
+                    token == String(position)
+                {
+                    walk(elements[position], index + 1)
+                }
+            default:
+                break
+            }
+        }
+        walk(document, 0)
+        return found
+    }
 }

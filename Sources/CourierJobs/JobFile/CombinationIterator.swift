@@ -71,6 +71,10 @@ struct CombinationIterator: IteratorProtocol {
         case .range(let from, let to):
             return AnyIterator((from...to).lazy.map(String.init).makeIterator())
         case .lines(let url): return AnyIterator(LineReader(url: url))
+        case .capture:
+            // Captured values exist only while the job runs; the runner feeds them
+            // (``TaskFeed``), and validation leaves such tasks alone.
+            return AnyIterator { nil }
         }
     }
 }

@@ -18,6 +18,8 @@ public struct ExpandedTask: Sendable {
     public var retry: RetryPolicy
     /// The spec's JSON path (`tasks[3]`), for messages.
     public var specPath: String
+    /// The spec's place in the job's `tasks`.
+    public var specIndex = 0
     /// For a replay: the logged request this one re-sends.
     public var replayOf: ReplayOrigin? = nil
     /// For a paced replay: seconds after the run's start at which to send.

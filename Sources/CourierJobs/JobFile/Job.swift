@@ -69,6 +69,30 @@ public struct TaskSpec: Sendable {
     public var timeout: TimeInterval
     /// The JSON path of this task, `tasks[3]`, for messages.
     public var path: String
+    /// `capture`: values this task's responses hand to later tasks.
+    public var captures: [CaptureRule] = []
+    /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces
+    /// the job's.
+    public var auth: Authentication? = nil
+    /// Captures used as `{name}`: the task waits until their tasks are done and each has one
+    /// value.
+    public var inputs: Set<String> = []
+    /// `{name}` uses that are not `foreach` variables, for the job to resolve against captures.
+    var unresolved: [(name: String, key: String, node: JSONNode)] = []
+
+    /// The capture that feeds a `foreach` variable, if one does.
+    public var captureSource: (variable: String, capture: String)? {
+        for variable in foreach {
+            if case .capture(let name) = variable.source { return (variable.name, name) }
+        }
+        return nil
+    }
+
+    /// Whether the task hands values on to other tasks.
+    public var hasCaptures: Bool { !captures.isEmpty }
+
+    /// Whether the task waits for other tasks' captures.
+    public var isDependent: Bool { !inputs.isEmpty || captureSource != nil }
 }
 
 /// Where the values of one `foreach` variable come from.
@@ -78,4 +102,6 @@ public enum ForeachSource: Sendable {
     case range(Int, Int)
     /// One value per non-empty line, read lazily.
     case lines(URL)
+    /// The values another task captures, as they arrive (`{"capture": "userIds"}`).
+    case capture(String)
 }

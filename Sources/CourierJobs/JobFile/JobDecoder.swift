@@ -11,7 +11,7 @@ public enum JobDecoder {
     static let taskKeys = [
         "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
         "save", "foreach", "retry", "timeout", "description", "paginate", "conditional",
-        "zip",
+        "zip", "capture", "auth",
     ]
     static let retryKeys = [
         "maxAttempts", "initialDelay", "multiplier", "maxDelay", "jitter", "onStatus",
@@ -172,6 +172,7 @@ public enum JobDecoder {
             context.error("tasks", "is required (an array of tasks)", at: root)
         }
         reader.rejectUnknownKeys(known: topLevelKeys)
+        CaptureLinker.link(&tasks, context: context)
         if case .bearer(let token) = auth { context.addSecret(token) }
         if case .basic(_, let password) = auth { context.addSecret(password) }
         if case .header(_, let value) = auth { context.addSecret(value) }
@@ -258,13 +259,15 @@ public enum JobDecoder {
         return statuses
     }
 
-    static func decodeAuth(_ node: JSONNode, context: DecodingContext) -> Authentication? {
-        guard var reader = NodeReader(node, path: "auth", context: context) else { return nil }
+    static func decodeAuth(_ node: JSONNode, path: String = "auth", context: DecodingContext)
+        -> Authentication?
+    {
+        guard var reader = NodeReader(node, path: path, context: context) else { return nil }
         let forms = ["bearer", "basic", "header"]
         let given = forms.filter { reader.take($0) != nil }
         guard given.count == 1 else {
             context.error(
-                "auth",
+                path,
                 "expected exactly one of \"bearer\", \"basic\" or \"header\", found \(given.isEmpty ? "none" : given.joined(separator: " and "))",
                 at: node)
             reader.rejectUnknownKeys(known: forms)
@@ -276,7 +279,7 @@ public enum JobDecoder {
             return reader.string("bearer").map(Authentication.bearer)
         case "basic":
             guard let inner = reader.take("basic"),
-                var basic = NodeReader(inner, path: "auth.basic", context: context)
+                var basic = NodeReader(inner, path: "\(path).basic", context: context)
             else { return nil }
             let user = basic.string("user", required: true)
             let password = basic.string("password", required: true)
@@ -285,7 +288,7 @@ public enum JobDecoder {
             return .basic(user: user, password: password)
         default:
             guard let inner = reader.take("header"),
-                var header = NodeReader(inner, path: "auth.header", context: context)
+                var header = NodeReader(inner, path: "\(path).header", context: context)
             else { return nil }
             let name = header.string("name", required: true, env: false)
             let value = header.string("value", required: true)

@@ -5,7 +5,8 @@ import Foundation
 /// Runs in one streaming pass; ids are remembered as 128-bit fingerprints, so a million tasks
 /// cost about 16 MB rather than their strings.
 public enum JobValidator {
-    /// How many tasks the job expands to.
+    /// How many tasks the job expands to, not counting those that fan out over a capture
+    /// (their number is known only as the run goes).
     public static func validate(_ job: Job) throws(JobFileErrors) -> Int {
         var seen = Set<Fingerprint>()
         var errors: [JobFileError] = []
@@ -74,7 +75,10 @@ public enum JobValidator {
     static func checks(_ job: Job, skipping: Set<String> = [])
         -> some Sequence<(TaskSpec, Result<String, JobFileError>)>
     {
-        job.tasks.lazy.filter { !skipping.contains($0.path) }.flatMap { spec in
+        // A task that fans out over a capture has no values before the run: it is checked as
+        // each of its tasks is built.
+        job.tasks.lazy.filter { !skipping.contains($0.path) && $0.captureSource == nil }.flatMap {
+            spec in
             IteratorSequence(CombinationIterator(spec.foreach, zip: spec.zip)).lazy.map {
                 bindings in
                 (spec, TaskBuilder.check(spec, bindings: bindings, job: job))

@@ -62,7 +62,8 @@ enum TaskBuilder {
         }
         var request = HTTPRequest(
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
-        job.auth?.apply(to: &request)
+        // The task's own credentials (perhaps a captured token) replace the job's.
+        (spec.auth?.rendered(bindings) ?? job.auth)?.apply(to: &request)
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the
         // transport checks again before anything is sent.
         return .success(

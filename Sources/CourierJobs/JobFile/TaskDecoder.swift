@@ -32,14 +32,14 @@ enum TaskDecoder {
         let paginate = reader.take("paginate").flatMap {
             decodePaginate($0, path: "\(path).paginate", context: context)
         }
+        // Names that are not foreach variables may be other tasks' captures: the job resolves
+        // them once every task is read (``CaptureLinker``).
+        var unresolved: [(name: String, key: String, node: JSONNode)] = []
         func checkVariables(_ text: String, key: String, at valueNode: JSONNode?) {
             // `{page}` in `save` is the page number of a paginated task.
             let known = paginate != nil && key == "save" ? variables.union(["page"]) : variables
             for name in Template(text).variables where !known.contains(name) {
-                context.error(
-                    "\(path).\(key)",
-                    "uses {\(name)}, but the task has no foreach variable \"\(name)\"",
-                    at: valueNode ?? node)
+                unresolved.append((name, key, valueNode ?? node))
             }
         }
 
@@ -154,6 +154,30 @@ enum TaskDecoder {
             reader.fail("conditional", "cannot be combined with paginate", at: conditionalNode)
         }
 
+        let captureNode = reader.take("capture")
+        let captures =
+            captureNode.map { decodeCaptures($0, path: "\(path).capture", context: context) } ?? []
+        if conditional, !captures.isEmpty, let captureNode {
+            reader.fail(
+                "capture", "cannot be combined with conditional: a 304 has no body to capture from",
+                at: captureNode)
+        }
+        if save != nil, captures.contains(where: \.secret), let captureNode {
+            reader.fail(
+                "capture",
+                "a secret capture's task may not save its body: the secret would be written to disk",
+                at: captureNode)
+        }
+        let auth = reader.take("auth").flatMap {
+            JobDecoder.decodeAuth($0, path: "\(path).auth", context: context)
+        }
+        for (key, text) in auth?.templates ?? [] where key != "name" {
+            checkVariables(text, key: "auth.\(key)", at: nil)
+            // A literal credential is a secret like the job's own; a template's values are
+            // secret when their captures are (every capture used in auth is made one).
+            if Template(text).variables.isEmpty { context.addSecret(text) }
+        }
+
         let retry =
             reader.take("retry").map {
                 JobDecoder.decodeRetry(
@@ -163,11 +187,68 @@ enum TaskDecoder {
             reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0")
             ?? defaults.timeout
         reader.rejectUnknownKeys(known: JobDecoder.taskKeys)
-        return TaskSpec(
+        var spec = TaskSpec(
             id: id, method: method, target: target, query: query, headers: headers,
             body: bodies.first, expectStatus: expectStatus, expectation: expectation,
             paginate: paginate, conditional: conditional, save: save, foreach: foreach,
             zip: zip, retry: retry, timeout: timeout, path: path)
+        spec.captures = captures
+        spec.auth = auth
+        spec.unresolved = unresolved
+        return spec
+    }
+
+    /// `capture`: name → `{"json": "/pointer"}` or `{"header": "Name"}`, with `"secret": true`
+    /// optional.
+    static func decodeCaptures(_ node: JSONNode, path: String, context: DecodingContext)
+        -> [CaptureRule]
+    {
+        guard case .object(let members) = node.value, !members.isEmpty else {
+            context.error(
+                path,
+                "expected an object of captures (name → {\"json\": \"/pointer\"} or {\"header\": \"Name\"}), found \(node.value.typeName)",
+                at: node)
+            return []
+        }
+        var rules: [CaptureRule] = []
+        for member in members {
+            let memberPath = "\(path).\(member.key)"
+            guard Template.isIdentifier(Array(member.key.utf8)[...]) else {
+                context.error(
+                    memberPath,
+                    "capture names are letters, digits and '_', not starting with a digit",
+                    at: member.node)
+                continue
+            }
+            guard var reader = NodeReader(member.node, path: memberPath, context: context) else {
+                continue
+            }
+            defer { reader.rejectUnknownKeys(known: ["json", "header", "secret"]) }
+            let secret = reader.bool("secret") ?? false
+            let jsonNode = reader.take("json")
+            let headerNode = reader.take("header")
+            switch (reader.string("json", env: false), reader.string("header", env: false)) {
+            case (let pointer?, nil):
+                guard JSONPointer.isValid(pointer) else {
+                    reader.fail(
+                        "json", "expected a JSON Pointer such as \"/items/*/id\", found \"\(pointer)\"",
+                        at: jsonNode!)
+                    continue
+                }
+                rules.append(CaptureRule(name: member.key, source: .json(pointer), secret: secret))
+            case (nil, let name?):
+                guard HTTPMethod(name).isValidToken else {
+                    reader.fail("header", "\"\(name)\" is not a valid header name", at: headerNode!)
+                    continue
+                }
+                rules.append(CaptureRule(name: member.key, source: .header(name), secret: secret))
+            default:
+                context.error(
+                    memberPath, "expected exactly one of \"json\" (a JSON Pointer) or \"header\"",
+                    at: member.node)
+            }
+        }
+        return rules
     }
 
     /// `paginate`: one `next` rule, `stopWhen.empty`, `maxPages`.
@@ -380,6 +461,17 @@ enum TaskDecoder {
                             "\(memberPath).range",
                             "expected [from, to]: two whole numbers with from ≤ to", at: range)
                     }
+                } else if let captureNode = reader.take("capture") {
+                    if case .string(let name) = captureNode.value,
+                        Template.isIdentifier(Array(name.utf8)[...])
+                    {
+                        result.append((member.key, .capture(name)))
+                    } else {
+                        context.error(
+                            "\(memberPath).capture",
+                            "expected the name of another task's capture, found \(reader.describe(captureNode))",
+                            at: captureNode)
+                    }
                 } else if let linesNode = reader.take("lines") {
                     if case .string(let name) = linesNode.value {
                         let url = URL(fileURLWithPath: name, relativeTo: folder)
@@ -401,10 +493,11 @@ enum TaskDecoder {
                     }
                 } else {
                     context.error(
-                        memberPath, "expected {\"range\": [from, to]} or {\"lines\": \"file\"}",
+                        memberPath,
+                        "expected {\"range\": [from, to]}, {\"lines\": \"file\"} or {\"capture\": \"name\"}",
                         at: member.node)
                 }
-                reader.rejectUnknownKeys(known: ["range", "lines"])
+                reader.rejectUnknownKeys(known: ["range", "lines", "capture"])
                 // A bad source still declares its variable, so its uses are not errors too.
                 if result.count == declared { result.append((member.key, .list([]))) }
             default:

@@ -29,7 +29,12 @@ public struct TaskExpander: Sequence {
                     combinations = CombinationIterator(spec.foreach, zip: spec.zip)
                 }
                 if let bindings = combinations?.next() {
-                    return TaskBuilder.build(spec, bindings: bindings, job: job, base: base)
+                    let index = specIndex
+                    return TaskBuilder.build(spec, bindings: bindings, job: job, base: base).map {
+                        var task = $0
+                        task.specIndex = index
+                        return task
+                    }
                 }
                 combinations = nil
                 specIndex += 1

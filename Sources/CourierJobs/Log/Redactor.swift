@@ -14,9 +14,38 @@ public struct Redactor: Sendable {
     public static let minimumLength = 4
 
     /// Byte patterns to find: each secret, and its form-encoded variant where it has spaces.
-    private let patterns: [[UInt8]]
+    private let known: [[UInt8]]
+    /// Secrets learned while running (secret captures such as a login token), shared by every
+    /// copy of this redactor: the log's, the terminal's.
+    private let learned: LearnedSecrets?
 
     public init(secrets: Set<String>) {
+        known = Self.patterns(for: secrets)
+        learned = nil
+    }
+
+    private init(known: [[UInt8]], learned: LearnedSecrets) {
+        self.known = known
+        self.learned = learned
+    }
+
+    /// This redactor, able to ``learn(_:)`` secrets from now on (every copy made after this
+    /// call learns them too).
+    public func learning() -> Redactor {
+        Redactor(known: known, learned: LearnedSecrets(known: known))
+    }
+
+    /// Adds a secret found while running; it is redacted from every line written after this.
+    /// Ignored by a redactor not made with ``learning()``.
+    public func learn(_ secret: String) {
+        learned?.add(Self.patterns(for: [secret]))
+    }
+
+    private var patterns: [[UInt8]] { learned?.patterns ?? known }
+
+    /// Byte patterns for `secrets`, longest first, so a secret that contains another is
+    /// replaced whole.
+    private static func patterns(for secrets: Set<String>) -> [[UInt8]] {
         var patterns = Set<[UInt8]>()
         for secret in secrets where secret.utf8.count >= Self.minimumLength {
             patterns.insert(Array(secret.utf8))
@@ -24,8 +53,7 @@ public struct Redactor: Sendable {
                 patterns.insert(Array(secret.replacingOccurrences(of: " ", with: "+").utf8))
             }
         }
-        // Longest first, so a secret that contains another is replaced whole.
-        self.patterns = patterns.sorted { $0.count > $1.count }
+        return patterns.sorted { $0.count > $1.count }
     }
 
     /// Whether there is anything to redact at all.
@@ -126,6 +154,23 @@ public struct Redactor: Sendable {
         }
         output += bytes[position...]
         return output
+    }
+}
+
+/// The patterns of a learning ``Redactor``: the job's secrets and those learned since.
+final class LearnedSecrets: Sendable {
+    private let state: Locked<[[UInt8]]>
+
+    init(known: [[UInt8]]) { state = Locked(known) }
+
+    var patterns: [[UInt8]] { state.withLock { $0 } }
+
+    func add(_ patterns: [[UInt8]]) {
+        state.withLock { current in
+            let fresh = patterns.filter { !current.contains($0) }
+            guard !fresh.isEmpty else { return }
+            current = (current + fresh).sorted { $0.count > $1.count }
+        }
     }
 }
 

@@ -55,6 +55,17 @@ public struct RunLog: Sendable {
         writer.sync()
     }
 
+    /// A task that did not run because a task it needed did not succeed: no request was
+    /// sent. (`--resume` runs it again, with its inputs.)
+    func skipped(task: String, reason: String) throws {
+        try write([
+            ("event", .string("task.skipped")), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
+            ("outcome", .string("skipped")),
+            ("error", .object([("kind", .string("skipped")), ("message", .string(reason))])),
+        ])
+    }
+
     /// One attempt of one task.
     func request(
         task: String, attempt: RetryAttempt, outcome: String,

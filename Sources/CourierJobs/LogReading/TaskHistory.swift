@@ -22,7 +22,9 @@ struct TaskHistory {
             if !runs.contains(line.run) { runs.append(line.run) }
             return
         }
-        guard line.event == "request", let task = line.task else { return }
+        guard line.event == "request" || line.event == "task.skipped", let task = line.task else {
+            return
+        }
         let key = FNV1a.taskKey(job: line.job, task: task)
         if line.outcome == "ok" {
             done.insert(key)

@@ -28,6 +28,10 @@ struct ReplayBuilder {
         func refuse(_ reason: String) -> Result<ExpandedTask, Refusal> {
             .failure(Refusal(task: id, reason: reason))
         }
+        if line.outcome == "skipped" {
+            return refuse(
+                "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs")
+        }
         guard let method = line.method, let loggedURL = line.url else {
             return refuse("the log line has no method or URL")
         }

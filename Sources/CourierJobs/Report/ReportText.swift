@@ -71,8 +71,11 @@ enum ReportText {
     }
 
     static func describe(_ task: RunReport.TaskResult) -> String {
-        var text = task.outcome == "skipped" ? "skipped" : ""
-        if let kind = task.errorKind { text += kind }
+        if task.outcome == "skipped" {
+            // Nothing was sent: the reason is the whole story.
+            return "skipped: " + (task.message ?? "an input task did not succeed")
+        }
+        var text = task.errorKind ?? ""
         if let message = task.message { text += text.isEmpty ? message : ": \(message)" }
         if text.isEmpty, let status = task.status { text = "status \(status)" }
         return text + " (attempt \(task.attempts))"

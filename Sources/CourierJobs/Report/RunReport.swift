@@ -68,6 +68,14 @@ struct RunReport {
             if let backend = line.backend { backends.insert(backend) }
         case "request":
             addRequest(line)
+        case "task.skipped":
+            // No request was sent: the task counts, with its reason, and nothing else does.
+            guard let task = line.task else { break }
+            if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
+            done.remove(FNV1a.hash(task.utf8))
+            tasks[task] = TaskResult(
+                task: task, outcome: "skipped", attempts: 0, status: nil,
+                errorKind: line.errorKind, message: line.errorMessage, totalMs: nil)
         default:
             break
         }

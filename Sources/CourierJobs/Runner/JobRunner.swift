@@ -1,6 +1,13 @@
 import Courier
 import Foundation
 
+/// Where the scheduler takes its next task from.
+private struct TaskSupply: Sendable {
+    /// Present for a job's own tasks: it is told when each ends.
+    let feed: TaskFeed?
+    let next: @Sendable () -> TaskFeed.Item
+}
+
 /// Runs one validated job: takes the job's lock, writes the log, keeps at most `concurrency`
 /// tasks in flight (pulled lazily from the expansion), saves outputs, and stops cleanly on
 /// SIGINT/SIGTERM.
@@ -45,7 +52,10 @@ public final class JobRunner: Sendable {
         self.total = total
         self.source = source
         self.time = time
-        self.console = Console(redactor: Redactor(secrets: job.secrets))
+        let redactor = Redactor(secrets: job.secrets)
+        // Secret captures (a login token) are learned as they arrive.
+        let capturesSecrets = job.tasks.contains { $0.captures.contains(where: \.secret) }
+        self.console = Console(redactor: capturesSecrets ? redactor.learning() : redactor)
     }
 
     public func run() async throws(StartError) -> RunSummary {
@@ -125,6 +135,7 @@ public final class JobRunner: Sendable {
         signals.stop()
 
         let counts = progress.snapshot
+        let total = counts.total
         // Tasks an interrupted run never started are neither ok nor failed.
         let notRun = signals.signal == nil ? total - counts.done : 0
         var summary = RunSummary(
@@ -164,57 +175,113 @@ public final class JobRunner: Sendable {
         let reporter = FailureReporter(console: console)
         let startedAt = time.now()
         let done = options.resume?.done ?? []
-        await withTaskGroup(of: Void.self) { group in
-            var tasks = makeTaskIterator()
-            /// Starts the next task; false when there is none left to start. A task that no
-            /// longer expands is reported and skipped here, so its slot goes to the next one.
-            func addNext() -> Bool {
-                while !stopping.withLock({ $0 }), !Task.isCancelled, let next = tasks.next() {
-                    switch next {
-                    case .success(let task)
-                    where !done.isEmpty
+        let supply = makeSupply()
+        defer { supply.feed?.close() }
+        await withTaskGroup(of: Bool.self) { group in
+            var running = 0
+            var waiterRunning = false
+            var waitingFor: Int?
+            /// Starts tasks up to the concurrency cap. Tasks that cannot run (a build error, a
+            /// failed input) are logged and counted here, so their slots go to the next ones.
+            func fill() {
+                waitingFor = nil
+                while running < concurrency, !stopping.withLock({ $0 }), !Task.isCancelled {
+                    let item = supply.next()
+                    if case .task(let task) = item,
+                        job.tasks.indices.contains(task.specIndex),
+                        job.tasks[task.specIndex].captureSource != nil
+                    {
+                        progress.tasksFound(1)
+                    }
+                    switch item {
+                    case .task(let task)
+                    where !done.isEmpty && !job.tasks[task.specIndex].hasCaptures
                         && done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
+                        // Done by an earlier run. (A task with captures runs again: the
+                        // values it hands on are not kept between runs.)
                         progress.taskAlreadyDone()
-                    case .success(let task):
+                        supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+                    case .task(let task):
+                        running += 1
                         group.addTask {
                             if let offset = task.sendAt {
                                 // A paced replay keeps the logged gaps between requests.
                                 try? await self.time.sleep(
                                     for: startedAt.advanced(by: .seconds(offset)) - self.time.now())
                             }
-                            await self.execute(
+                            let ok = await self.execute(
                                 task, shared: shared, log: log, progress: progress,
-                                reporter: reporter, state: state)
+                                reporter: reporter, state: state, feed: supply.feed)
+                            supply.feed?.finished(task.specIndex, ok: ok, id: task.id)
+                            return true
                         }
-                        return true
-                    case .failure(let error):
-                        // Validation expanded this already; a lines file changed underneath us.
+                    case .failure(let error, let spec):
+                        // A task that does not build (validation checked what it could; a
+                        // lines file changed underneath, or a captured value makes a bad URL).
+                        if job.tasks[spec].captureSource != nil { progress.tasksFound(1) }
                         reporter.report("\(error)")
                         progress.taskFinished(ok: false, requests: 0)
+                        supply.feed?.finished(spec, ok: false, id: "")
+                    case .skipped(let skipped):
+                        if job.tasks[skipped.spec].captureSource != nil { progress.tasksFound(1) }
+                        try? log.skipped(task: skipped.id, reason: skipped.reason)
+                        reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
+                        progress.taskFinished(ok: false, requests: 0)
+                        supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                    case .wait(let changes):
+                        waitingFor = changes
+                        return
+                    case .end:
+                        return
                     }
                 }
-                return false
             }
-            for _ in 0..<concurrency where !addNext() { break }
-            while await group.next() != nil { _ = addNext() }
+            fill()
+            while true {
+                if let changes = waitingFor, !waiterRunning, let feed = supply.feed {
+                    guard running > 0 else {
+                        // Cannot happen with a validated job (no cycles); never hang on it.
+                        reporter.report(
+                            "courier: internal error: tasks wait for captures that can no longer come")
+                        break
+                    }
+                    // Wakes the loop when a running task captures something, so that children
+                    // start while their parent is still paging.
+                    waiterRunning = true
+                    group.addTask { [stopping] in
+                        await feed.waitForChange(after: changes) { stopping.withLock { $0 } }
+                        return false
+                    }
+                }
+                guard let wasTask = await group.next() else { break }
+                if wasTask { running -= 1 } else { waiterRunning = false }
+                fill()
+            }
         }
     }
 
-    private func makeTaskIterator() -> AnyIterator<Result<ExpandedTask, JobFileError>> {
+    /// The tasks to run: the job's, through a ``TaskFeed`` (which knows about captures), or a
+    /// replay's list.
+    private func makeSupply() -> TaskSupply {
         switch source {
         case .job:
-            var expansion = TaskExpander(job: job).makeIterator()
-            return AnyIterator { expansion.next() }
+            let feed = TaskFeed(
+                job: job, redactor: console.redactor,
+                memoryLimit: options.captureMemoryLimit)
+            return TaskSupply(feed: feed) { feed.next() }
         case .replay(let tasks, _):
-            var list = tasks.makeIterator()
-            return AnyIterator { list.next().map { .success($0) } }
+            let list = Locked(tasks.makeIterator())
+            return TaskSupply(feed: nil) {
+                list.withLock { $0.next() }.map { .task($0) } ?? .end
+            }
         }
     }
 
+    /// Runs one task, every page of it; whether it succeeded.
     private func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
-        reporter: FailureReporter, state: ConditionalState?
-    ) async {
+        reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?
+    ) async -> Bool {
         var paginator = task.paginate.map { Paginator(rule: $0, first: task.request) }
         var request = task.request
         if task.conditional, let state, let save = task.save {
@@ -236,10 +303,18 @@ public final class JobRunner: Sendable {
                 }
             }
             _ = try? await client.perform(request)
-            guard let attempt = last.withLock({ $0 }) else { return }
+            guard let attempt = last.withLock({ $0 }) else { return false }
             requests += attempt.number
 
             var result = evaluate(attempt, of: task, page: pageNumber)
+            // Captures are taken (and secret ones learned by the redactor) before the line
+            // that could show them is written.
+            if result.ok, let feed, case .success(let response) = attempt.outcome,
+                let problem = takeCaptures(of: task, from: response, into: feed)
+            {
+                result.ok = false
+                result.failure = ("capture", problem)
+            }
             if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
                 case .success(let response) = attempt.outcome
             {
@@ -268,11 +343,35 @@ public final class JobRunner: Sendable {
                         "task \(task.id) failed\(onPage) after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.message)"
                     )
                 }
-                return
+                return result.ok
             }
             request = next
             page += 1
         }
+    }
+
+    /// Hands the response's captured values to the feed; why not, when they cannot be taken.
+    private func takeCaptures(of task: ExpandedTask, from response: HTTPResponse, into feed: TaskFeed)
+        -> String?
+    {
+        let rules = job.tasks[task.specIndex].captures
+        guard !rules.isEmpty else { return nil }
+        let document: JSONNode? =
+            rules.contains { if case .json = $0.source { true } else { false } }
+            ? try? JSONParser.parse([UInt8](response.body)) : nil
+        for rule in rules {
+            switch rule.values(in: response, document: document) {
+            case .success(let values):
+                do {
+                    try feed.capture(values, for: rule)
+                } catch {
+                    return "\(error)"
+                }
+            case .failure(let problem):
+                return problem.message
+            }
+        }
+        return nil
     }
 
     /// Adds `If-None-Match`/`If-Modified-Since` from the state, when the saved output is

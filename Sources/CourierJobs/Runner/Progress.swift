@@ -16,13 +16,27 @@ final class Progress: @unchecked Sendable {
         var requests = 0
         /// Tasks `--resume` skipped: done by an earlier run.
         var alreadyDone = 0
+        /// Every task known so far: the validated count, plus those found while running
+        /// (fan-out over captured values).
+        var total = 0
     }
 
-    let total: Int
     private let started = ContinuousClock.now
-    private let counts = Locked(Counts())
+    private let counts: Locked<Counts>
 
-    init(total: Int) { self.total = total }
+    init(total: Int) {
+        var initial = Counts()
+        initial.total = total
+        counts = Locked(initial)
+    }
+
+    /// Every task known so far.
+    var total: Int { snapshot.total }
+
+    /// Tasks found while running, not counted by validation.
+    func tasksFound(_ count: Int) {
+        counts.withLock { $0.total += count }
+    }
 
     var snapshot: Counts { counts.withLock { $0 } }
 
@@ -46,6 +60,7 @@ final class Progress: @unchecked Sendable {
     /// `[120/500] 24%  38.2 req/s  2 failed  ETA 10s`
     func line() -> String {
         let counts = snapshot
+        let total = counts.total
         let elapsed = max(0.001, started.duration(to: .now).seconds)
         let rate = Double(counts.requests) / elapsed
         let percent = total > 0 ? counts.done * 100 / total : 100

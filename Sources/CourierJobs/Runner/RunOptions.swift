@@ -16,6 +16,9 @@ public struct RunOptions: Sendable {
     public var gracePeriod: TimeInterval
     /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
     public var resume: ResumeState?
+    /// Captured values kept in memory per capture before the rest go to a temporary file
+    /// (`COURIER_CAPTURE_MEMORY` sets it; tests make it small to prove the file path).
+    public var captureMemoryLimit = 100_000
 
     public init(
         backend: Backend? = nil, concurrency: Int? = nil,

@@ -1,0 +1,141 @@
+import Courier
+
+/// Joins the tasks of a job through their captures, once every task is read: a `{name}` that is
+/// no `foreach` variable must be some task's capture, a `{"capture": …}` source must exist, and
+/// no task may wait, directly or not, for itself.
+enum CaptureLinker {
+    static func link(_ tasks: inout [TaskSpec], context: DecodingContext) {
+        // Capture names are job-wide: one task takes each.
+        var producer: [String: Int] = [:]
+        for (index, spec) in tasks.enumerated() {
+            for rule in spec.captures {
+                if let other = producer[rule.name] {
+                    context.error(
+                        "\(spec.path).capture.\(rule.name)",
+                        "\(tasks[other].path) already captures \"\(rule.name)\"; capture names are job-wide",
+                        at: nil)
+                } else {
+                    producer[rule.name] = index
+                }
+            }
+        }
+        // Every capture a task's `auth` uses is a credential: it is redacted like `${env:…}`.
+        var credentials: Set<String> = []
+        for index in tasks.indices {
+            var spec = tasks[index]
+            for use in spec.unresolved {
+                if producer[use.name] != nil {
+                    spec.inputs.insert(use.name)
+                    if use.key.hasPrefix("auth.") { credentials.insert(use.name) }
+                } else {
+                    context.error(
+                        "\(spec.path).\(use.key)",
+                        "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it",
+                        at: use.node)
+                }
+            }
+            spec.unresolved = []
+            for variable in spec.foreach {
+                guard case .capture(let name) = variable.source else { continue }
+                if producer[name] == nil {
+                    context.error(
+                        "\(spec.path).foreach.\(variable.name).capture",
+                        "no task captures \"\(name)\"", at: nil)
+                }
+                if spec.zip {
+                    context.error(
+                        "\(spec.path).zip",
+                        "cannot pair up captured values (their count is unknown until the run): drop zip or the capture",
+                        at: nil)
+                }
+            }
+            let captureSources = spec.foreach.filter {
+                if case .capture = $0.source { true } else { false }
+            }
+            if captureSources.count > 1 {
+                context.error(
+                    "\(spec.path).foreach",
+                    "takes more than one capture (\(captureSources.map(\.name).joined(separator: ", "))); fan out over one",
+                    at: nil)
+            }
+            tasks[index] = spec
+        }
+        for index in tasks.indices {
+            for rule in tasks[index].captures.indices
+            where credentials.contains(tasks[index].captures[rule].name) {
+                tasks[index].captures[rule].secret = true
+            }
+        }
+        if let cycle = firstCycle(in: tasks, producer: producer) {
+            let steps = cycle.map { step in
+                "\(tasks[step.task].path) uses \"\(step.capture)\" of \(tasks[producer[step.capture]!].path)"
+            }
+            let message =
+                cycle.count == 1
+                ? "uses its own capture \"\(cycle[0].capture)\": a task cannot wait for itself"
+                : "is in a cycle of captures: \(steps.joined(separator: ", ")); no task of it could start"
+            context.error(tasks[cycle[0].task].path, message, at: nil)
+        }
+    }
+
+    /// The names a task waits for: its `{name}` inputs and the capture it fans out over.
+    static func dependencies(of spec: TaskSpec) -> [String] {
+        var names = spec.inputs.sorted()
+        if let source = spec.captureSource, !names.contains(source.capture) {
+            names.append(source.capture)
+        }
+        return names
+    }
+
+    /// One cycle of tasks waiting on one another's captures, as (task, capture it waits for)
+    /// steps, or `nil`.
+    private static func firstCycle(in tasks: [TaskSpec], producer: [String: Int])
+        -> [(task: Int, capture: String)]?
+    {
+        enum Mark { case visiting, done }
+        var marks: [Int: Mark] = [:]
+        var stack: [(task: Int, capture: String)] = []
+        func visit(_ task: Int) -> [(task: Int, capture: String)]? {
+            marks[task] = .visiting
+            for name in dependencies(of: tasks[task]) {
+                guard let next = producer[name] else { continue }
+                stack.append((task, name))
+                if marks[next] == .visiting {
+                    let start = stack.firstIndex { $0.task == next } ?? 0
+                    return Array(stack[start...])
+                }
+                if marks[next] == nil, let cycle = visit(next) { return cycle }
+                stack.removeLast()
+            }
+            marks[task] = .done
+            return nil
+        }
+        for task in tasks.indices where marks[task] == nil {
+            if let cycle = visit(task) { return cycle }
+        }
+        return nil
+    }
+}
+
+extension Authentication {
+    /// The strings of a task's `auth`, by key, for template checks.
+    var templates: [(key: String, text: String)] {
+        switch self {
+        case .bearer(let token): [("bearer", token)]
+        case .basic(let user, let password): [("basic.user", user), ("basic.password", password)]
+        case .header(let name, let value): [("name", name), ("header.value", value)]
+        case .query(let name, let value): [("name", name), ("query.value", value)]
+        }
+    }
+
+    /// The credentials with `{variable}` replaced.
+    func rendered(_ bindings: [String: String]) -> Authentication {
+        func render(_ text: String) -> String { Template(text).render(bindings) }
+        switch self {
+        case .bearer(let token): return .bearer(render(token))
+        case .basic(let user, let password): return .basic(user: render(user), password: render(password))
+        case .header(let name, let value): return .header(name: name, value: render(value))
+        case .query(let name, let value): return .query(name: name, value: render(value))
+        }
+    }
+}

@@ -1,0 +1,331 @@
+import Courier
+import Foundation
+
+/// Where a run's tasks come from when tasks hand values to one another (`capture`).
+///
+/// Tasks that wait for nothing are expanded in file order, as without captures. A task that
+/// uses a capture as `{name}` starts once the capturing task has finished, all its pages and
+/// expansions; a task that fans out over a capture (`foreach: {"id": {"capture": "ids"}}`)
+/// starts a child for each value as soon as it arrives, while the parent is still paging. When
+/// an input task fails, its dependants are skipped.
+///
+/// Every task handed out must be reported back once with ``finished(_:ok:)``: that is how the
+/// feed knows a capture is complete.
+final class TaskFeed: Sendable {
+    /// What the runner does next.
+    enum Item {
+        case task(ExpandedTask)
+        /// A task that could not be built; it counts as failed.
+        case failure(JobFileError, spec: Int)
+        /// A task that will not run because an input task failed.
+        case skipped(SkippedTask)
+        /// Nothing to start until a running task captures something or finishes; the value is
+        /// the change count to wait past.
+        case wait(Int)
+        case end
+    }
+
+    /// A task left out because what it needed never came.
+    struct SkippedTask: Sendable {
+        /// The task's id, or its id template when the ids depend on the missing values.
+        var id: String
+        var spec: Int
+        var reason: String
+    }
+
+    private let state: Locked<State>
+    private let redactor: Redactor
+
+    /// - Parameters:
+    ///   - redactor: learns each secret capture before any line that could hold it is written.
+    ///   - memoryLimit: captured values kept in memory per capture; the rest go to a file.
+    init(job: Job, redactor: Redactor, memoryLimit: Int = 100_000) {
+        state = Locked(State(job: job, memoryLimit: memoryLimit))
+        self.redactor = redactor
+    }
+
+    /// How many times a capture grew or a task finished: a waiter compares it.
+    var changes: Int { state.withLock { $0.changes } }
+
+    /// Returns once ``changes`` has moved past `count`, `stop` says so, or a quarter of a
+    /// second has passed (the caller then looks again).
+    func waitForChange(after count: Int, stop: @Sendable () -> Bool) async {
+        let deadline = ContinuousClock.now + .milliseconds(250)
+        while changes == count, !stop(), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    /// The next thing to do.
+    func next() -> Item {
+        state.withLock { $0.next() }
+    }
+
+    /// Records the values one response of a task gave; secret ones are redacted from here on.
+    func capture(_ values: [String], for rule: CaptureRule) throws {
+        if rule.secret { for value in values { redactor.learn(value) } }
+        try state.withLock { state in
+            try state.append(values, to: rule.name)
+            state.changes += 1
+        }
+    }
+
+    /// A task handed out by ``next()`` is over (run, already done, or skipped).
+    func finished(_ spec: Int, ok: Bool, id: String) {
+        state.withLock { state in
+            state.specs[spec].finished += 1
+            if !ok, state.specs[spec].failedTask == nil { state.specs[spec].failedTask = id }
+            state.changes += 1
+        }
+    }
+
+    /// Frees the captured values' temporary files.
+    func close() {
+        state.withLock { state in
+            for values in state.captures.values { values.release() }
+        }
+    }
+
+    // MARK: - State
+
+    private struct State {
+        let job: Job
+        let base: URLBuilder.Base?
+        let memoryLimit: Int
+        var changes = 0
+        var specs: [SpecState]
+        /// Values by capture name.
+        var captures: [String: CaptureValues] = [:]
+        /// The spec that captures each name.
+        var producer: [String: Int] = [:]
+        /// Specs that wait for nothing, in file order, and the one being expanded.
+        var independent: [Int]
+        var current: (spec: Int, combinations: CombinationIterator)?
+
+        init(job: Job, memoryLimit: Int) {
+            self.job = job
+            self.memoryLimit = memoryLimit
+            base = job.baseURL.flatMap(URLBuilder.Base.init)
+            specs = job.tasks.map { SpecState(phase: $0.isDependent ? .waiting : .independent) }
+            independent = job.tasks.indices.filter { !job.tasks[$0].isDependent }
+            for (index, spec) in job.tasks.enumerated() {
+                for rule in spec.captures {
+                    producer[rule.name] = index
+                    captures[rule.name] = CaptureValues(memoryLimit: memoryLimit)
+                }
+            }
+        }
+
+        mutating func append(_ values: [String], to name: String) throws {
+            for value in values { try captures[name]?.append(value) }
+        }
+
+        /// Whether every task of the spec that captures `name` has finished, and if one failed,
+        /// which.
+        func status(of name: String) -> (complete: Bool, failedTask: String?) {
+            guard let index = producer[name] else { return (true, nil) }
+            let spec = specs[index]
+            return (spec.isComplete, spec.failedTask)
+        }
+
+        mutating func next() -> Item {
+            // Dependants first: their values are waiting in memory, and children that start
+            // early keep the run's memory flat.
+            var waiting = false
+            for index in specs.indices where specs[index].isDependentAndOpen {
+                if let item = advance(index) { return item }
+                if specs[index].isDependentAndOpen { waiting = true }
+            }
+            while true {
+                if current == nil {
+                    guard !independent.isEmpty else { break }
+                    let index = independent.removeFirst()
+                    let spec = job.tasks[index]
+                    current = (index, CombinationIterator(spec.foreach, zip: spec.zip))
+                }
+                if let bindings = current!.combinations.next() {
+                    return build(current!.spec, bindings: bindings)
+                }
+                specs[current!.spec].expansionDone = true
+                changes += 1
+                current = nil
+                // A spec just finished expanding may complete a capture someone waits for.
+                for index in specs.indices where specs[index].isDependentAndOpen {
+                    if let item = advance(index) { return item }
+                }
+            }
+            for index in specs.indices where specs[index].isDependentAndOpen {
+                if let item = advance(index) { return item }
+                if specs[index].isDependentAndOpen { waiting = true }
+            }
+            return waiting ? .wait(changes) : .end
+        }
+
+        /// One step of a dependent spec: a task, a skip, or `nil` when it must wait (or just
+        /// ended).
+        private mutating func advance(_ index: Int) -> Item? {
+            let spec = job.tasks[index]
+            while true {
+                switch specs[index].phase {
+                case .independent, .done:
+                    return nil
+                case .waiting:
+                    var scalars: [String: String] = [:]
+                    for name in spec.inputs.sorted() {
+                        let status = status(of: name)
+                        guard status.complete else { return nil }
+                        if let failed = status.failedTask {
+                            return skipAll(index, reason: failureReason(name, failed))
+                        }
+                        let values = captures[name]!
+                        guard values.count > 0 else {
+                            return skipAll(
+                                index,
+                                reason:
+                                    "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value")
+                        }
+                        guard values.distinctCount == 1 else {
+                            return skipAll(
+                                index,
+                                reason:
+                                    "capture \"\(name)\" found different values, and {\(name)} takes one (fan out over it with foreach instead)"
+                            )
+                        }
+                        scalars[name] = values.first
+                    }
+                    if let source = spec.captureSource {
+                        let others = spec.foreach.filter { $0.name != source.variable }
+                        specs[index].phase = .streaming(
+                            scalars: scalars, variable: source.variable, capture: source.capture,
+                            others: others, cursor: CaptureValues.Cursor(), inner: nil)
+                    } else {
+                        specs[index].phase = .expanding(
+                            scalars: scalars, CombinationIterator(spec.foreach, zip: spec.zip))
+                    }
+                case .expanding(let scalars, var combinations):
+                    let bindings = combinations.next()
+                    specs[index].phase = .expanding(scalars: scalars, combinations)
+                    guard let bindings else {
+                        endExpansion(index)
+                        return nil
+                    }
+                    return build(index, bindings: bindings.merging(scalars) { own, _ in own })
+                case .streaming(let scalars, let variable, let capture, let others, var cursor, var inner):
+                    if var current = inner, let bindings = current.combinations.next() {
+                        inner = current
+                        specs[index].phase = .streaming(
+                            scalars: scalars, variable: variable, capture: capture, others: others,
+                            cursor: cursor, inner: inner)
+                        var all = bindings.merging(scalars) { own, _ in own }
+                        all[variable] = current.value
+                        return build(index, bindings: all)
+                    }
+                    if let value = captures[capture]!.next(&cursor) {
+                        inner = (value, CombinationIterator(others))
+                        specs[index].phase = .streaming(
+                            scalars: scalars, variable: variable, capture: capture, others: others,
+                            cursor: cursor, inner: inner)
+                        continue
+                    }
+                    let status = status(of: capture)
+                    guard status.complete else { return nil }
+                    endExpansion(index)
+                    if let failed = status.failedTask {
+                        // The values that came were used; the rest are unknown.
+                        let item = SkippedTask(
+                            id: spec.id, spec: index,
+                            reason: failureReason(capture, failed) + "; its later values are unknown")
+                        specs[index].emitted += 1
+                        return .skipped(item)
+                    }
+                    return nil
+                case .skipping(let reason, var combinations):
+                    // One line per task whose id is known without the missing values; one for
+                    // the whole spec otherwise.
+                    if let iterator = combinations {
+                        var iterator = iterator
+                        let bindings = iterator.next()
+                        specs[index].phase = .skipping(reason: reason, iterator)
+                        guard let bindings else {
+                            endExpansion(index)
+                            return nil
+                        }
+                        specs[index].emitted += 1
+                        return .skipped(
+                            SkippedTask(
+                                id: Template(spec.id).render(bindings), spec: index, reason: reason))
+                    }
+                    combinations = nil
+                    endExpansion(index)
+                    specs[index].emitted += 1
+                    return .skipped(SkippedTask(id: spec.id, spec: index, reason: reason))
+                }
+            }
+        }
+
+        private func failureReason(_ capture: String, _ failedTask: String) -> String {
+            let producerPath = job.tasks[producer[capture]!].path
+            return "input task \(failedTask) (\(producerPath), which captures \"\(capture)\") did not succeed"
+        }
+
+        /// Marks a dependent spec skipped, and returns its first skip.
+        private mutating func skipAll(_ index: Int, reason: String) -> Item? {
+            let spec = job.tasks[index]
+            let idNeedsCaptures = Template(spec.id).variables.contains { name in
+                !spec.foreach.contains { $0.name == name }
+            }
+            let enumerable = spec.captureSource == nil && !idNeedsCaptures
+            specs[index].phase = .skipping(
+                reason: reason,
+                enumerable ? CombinationIterator(spec.foreach, zip: spec.zip) : nil)
+            return advance(index)
+        }
+
+        private mutating func endExpansion(_ index: Int) {
+            specs[index].phase = .done
+            specs[index].expansionDone = true
+            changes += 1
+        }
+
+        private mutating func build(_ index: Int, bindings: [String: String]) -> Item {
+            specs[index].emitted += 1
+            switch TaskBuilder.build(job.tasks[index], bindings: bindings, job: job, base: base) {
+            case .success(var task):
+                task.specIndex = index
+                return .task(task)
+            case .failure(let error):
+                return .failure(error, spec: index)
+            }
+        }
+    }
+
+    private struct SpecState {
+        enum Phase {
+            case independent
+            case waiting
+            case expanding(scalars: [String: String], CombinationIterator)
+            case streaming(
+                scalars: [String: String], variable: String, capture: String,
+                others: [(name: String, source: ForeachSource)], cursor: CaptureValues.Cursor,
+                inner: (value: String, combinations: CombinationIterator)?)
+            case skipping(reason: String, CombinationIterator?)
+            case done
+        }
+
+        var phase: Phase
+        var emitted = 0
+        var finished = 0
+        var expansionDone = false
+        /// The first of its tasks that failed or was skipped.
+        var failedTask: String?
+
+        var isComplete: Bool { expansionDone && finished == emitted }
+
+        var isDependentAndOpen: Bool {
+            switch phase {
+            case .independent, .done: false
+            default: true
+            }
+        }
+    }
+}
