@@ -136,20 +136,59 @@ enum RunCommand {
         return "(pages by \(next)\(stop), at most \(rule.maxPages))"
     }
 
-    /// The expanded tasks, one per line, secrets scrubbed; nothing is sent.
+    /// The expanded tasks, one per line, secrets scrubbed; nothing is sent. A task that fans
+    /// out over a capture is one line saying so: its values come only while running.
     static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
+        var shown = 0
+        /// Fan-out lines for the specs before `end` not shown yet.
+        func fanOuts(upTo end: Int) -> Bool {
+            while shown < end {
+                let spec = job.tasks[shown]
+                shown += 1
+                guard let source = spec.captureSource else { continue }
+                let producer = job.tasks.first { $0.captures.contains { $0.name == source.capture } }
+                var line =
+                    "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target))"
+                line += notes(spec)
+                guard console.output(line) else { return false }
+            }
+            return true
+        }
         for case .success(let task) in TaskExpander(job: job) {
+            guard fanOuts(upTo: task.specIndex) else { return }
+            shown = max(shown, task.specIndex + 1)
             var line =
                 "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
             if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+            line += notes(job.tasks[task.specIndex])
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
             guard console.output(line) else { return }
         }
+        guard fanOuts(upTo: job.tasks.count) else { return }
         let backend = options.backend ?? job.backend
+        let fanOutCount = job.tasks.filter { $0.captureSource != nil }.count
+        let more = fanOutCount > 0 ? " (and the fan-out of \(fanOutCount) task\(fanOutCount == 1 ? "" : "s") over captures)" : ""
         console.output(
-            "courier: \(job.name): \(total) task\(total == 1 ? "" : "s") on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+            "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
+    }
+
+    /// What a spec captures and waits for, for the plan.
+    private static func notes(_ spec: TaskSpec) -> String {
+        var notes: [String] = []
+        if !spec.inputs.isEmpty { notes.append("uses " + spec.inputs.sorted().joined(separator: ", ")) }
+        if !spec.captures.isEmpty {
+            notes.append("captures " + spec.captures.map(\.name).joined(separator: ", "))
+        }
+        return notes.isEmpty ? "" : "\t(" + notes.joined(separator: "; ") + ")"
+    }
+
+    private static func describe(_ target: TaskSpec.Target) -> String {
+        switch target {
+        case .path(let path): path
+        case .url(let url): url
+        }
     }
 }
 
@@ -181,7 +220,11 @@ enum ValidateCommand {
             do {
                 let job = try JobDecoder.load(URL(fileURLWithPath: file))
                 let total = try JobValidator.validate(job)
-                Console.output("\(file): ok (\(total) task\(total == 1 ? "" : "s"))")
+                let fanOuts = job.tasks.filter { $0.captureSource != nil }.count
+                let more =
+                    fanOuts == 0
+                    ? "" : ", and \(fanOuts) fanning out over captured values as the run goes"
+                Console.output("\(file): ok (\(total) task\(total == 1 ? "" : "s")\(more))")
             } catch {
                 valid = false
                 for line in error.errors { Console.error("courier: \(line)") }

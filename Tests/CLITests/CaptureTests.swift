@@ -1,0 +1,216 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `capture` against the fixture server's `/sync` API (login → paged users → each user): values
+/// handed from task to task, fan-out while the parent pages, secrets, skips and bad files.
+@Suite("captures and fan-out")
+struct CaptureTests {
+    /// login (secret token) → users, paged by Link header (ids captured) → user-{id}.
+    static func syncJob(key: String, total: Int = 10, perPage: Int = 3, extraList: String = "")
+        -> String
+    {
+        #"""
+        {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(key)"},
+         "json": {"user": "me", "password": "${env:SYNC_PASSWORD}"},
+         "capture": {"token": {"json": "/access_token", "secret": true}}},
+        {"id": "users", "path": "/sync/users",
+         "query": {"key": "\#(key)", "total": "\#(total)", "per_page": "\#(perPage)"\#(extraList)},
+         "auth": {"bearer": "{token}"}, "paginate": {"next": {"linkHeader": "next"}},
+         "capture": {"userIds": {"json": "/items/*/id"}}, "save": "users/page-{page}.json"},
+        {"id": "user-{id}", "path": "/sync/users/{id}", "query": {"key": "\#(key)"},
+         "foreach": {"id": {"capture": "userIds"}}, "auth": {"bearer": "{token}"},
+         "conditional": true, "save": "users/{id}.json"}
+        """#
+    }
+
+    static let environment = ["SYNC_PASSWORD": "hunter22"]
+
+    @Test("login → pages → details on both backends; the token is in no byte; a re-run gets 304s",
+        arguments: ["curl", "urlsession"])
+    func loginPagesDetails(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("sync-\(backend)")
+        try space.writeJob(tasks: Self.syncJob(key: key))
+        let first = try await space.run(backend: backend, environment: Self.environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("12 tasks, 12 ok, 0 failed"), "\(first.stdout)")
+        for id in 1...10 {
+            let saved = space.folder.appendingPathComponent("out/users/\(id).json")
+            let body = try JSONSerialization.jsonObject(with: Data(contentsOf: saved)) as? [String: Any]
+            #expect(body?["login"] as? String == "user\(id)")
+        }
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.filter { $0.path.hasPrefix("/sync/users/") }.count == 10, "each user once")
+        #expect(
+            hits.filter { $0.path.hasPrefix("/sync/users/") || $0.path.hasPrefix("/sync/users?") }
+                .allSatisfy { $0.header("Authorization") == "Bearer tok-\(key)-s3cr3t" },
+            "the captured token reached every dependant")
+
+        let second = try await space.run(backend: backend, environment: Self.environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        let details = try space.logLines().filter {
+            ($0["task"] as? String)?.hasPrefix("user-") == true && $0["outcome"] as? String == "ok"
+        }
+        #expect(details.filter { $0["notModified"] as? Bool == true }.count == 10, "the second run's 304s")
+
+        // The token came in a body and a response header; it must be in no byte written, in
+        // any form: not in logs, outputs, stdout or stderr.
+        let everything = try space.everyWrittenByte() + Data((first.stdout + first.stderr + second.stdout + second.stderr).utf8)
+        #expect(everything.range(of: Data("s3cr3t".utf8)) == nil)
+        #expect(everything.range(of: Data("hunter22".utf8)) == nil)
+        LogContract.check(try space.logLines())
+    }
+
+    @Test("50 pages × 100 ids: 5,000 children, each once, started while the parent still pages; values past the memory limit go through the spill file")
+    func fanOutOverlapsPaging() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("fanout")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(key)"},
+                 "json": {"password": "hunter22"}, "capture": {"token": {"json": "/access_token", "secret": true}}},
+                {"id": "users", "path": "/sync/users",
+                 "query": {"key": "\#(key)", "total": "5000", "per_page": "100", "delay_ms": "20"},
+                 "auth": {"bearer": "{token}"}, "paginate": {"next": {"linkHeader": "next"}},
+                 "capture": {"userIds": {"json": "/items/*/id"}}},
+                {"id": "user-{id}", "path": "/sync/users/{id}", "query": {"key": "\#(key)"},
+                 "foreach": {"id": {"capture": "userIds"}}, "auth": {"bearer": "{token}"}}
+                """#, extra: #""concurrency": 16,"#)
+        let result = try await space.run(
+            backend: "curl", environment: ["COURIER_CAPTURE_MEMORY": "300"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("5002 tasks, 5002 ok, 0 failed"), "\(result.stdout)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        let children = hits.filter { $0.path.hasPrefix("/sync/users/") }
+        let ids = children.map { $0.path.dropFirst("/sync/users/".count).prefix { $0 != "?" } }
+        #expect(ids.count == 5000)
+        #expect(Set(ids).count == 5000, "each child exactly once")
+        #expect(Set(ids) == Set((1...5000).map { Substring(String($0)) }))
+        let pages = hits.filter { $0.path.hasPrefix("/sync/users?") }.map(\.time)
+        #expect(pages.count == 50)
+        let firstChild = children.map(\.time).min() ?? .infinity
+        #expect(firstChild < (pages.max() ?? 0), "children began before the last page was asked for")
+        let lines = try space.logLines()
+        LogContract.check(lines)
+    }
+
+    @Test("a failed input skips its dependants: logged, counted, reported, and --resume runs them")
+    func failedInputSkips() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("skip")
+        try space.writeJob(tasks: Self.syncJob(key: key))
+        let refused = try await space.run(backend: "curl", environment: ["SYNC_PASSWORD": "wrong"])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("3 tasks, 0 ok, 3 failed"), "\(refused.stdout)")
+        #expect(refused.stderr.contains("task users skipped: input task login"), "\(refused.stderr)")
+        let skipped = try space.logLines().filter { $0["event"] as? String == "task.skipped" }
+        #expect(skipped.compactMap { $0["task"] as? String }.sorted() == ["user-{id}", "users"])
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.map(\.path).allSatisfy { $0.hasPrefix("/sync/login") }, "nothing else was sent")
+
+        let logFolder = space.logs.appendingPathComponent("e2e").path
+        let report = try await CourierBinary.run(
+            ["report", "--json"] + (try FileManager.default.contentsOfDirectory(atPath: logFolder))
+                .map { "\(logFolder)/\($0)" }.filter { $0.hasSuffix(".jsonl") })
+        #expect(report.stdout.contains(#""skipped":2"#), "\(report.stdout)")
+
+        let resumed = try await space.run(["--resume"], backend: "curl", environment: Self.environment)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("12 tasks, 12 ok, 0 failed"), "\(resumed.stdout)")
+    }
+
+    @Test("a parent failing mid-paging: children of the pages that came run, the rest is one skip")
+    func parentFailsMidPaging() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("midpage")
+        try space.writeJob(
+            tasks: Self.syncJob(key: key, extraList: #", "fail_page": "3""#),
+            extra: #""retry": {"maxAttempts": 1},"#)
+        let result = try await space.run(backend: "curl", environment: Self.environment)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("9 tasks, 7 ok, 2 failed"), "\(result.stdout)")
+        #expect(result.stderr.contains("its later values are unknown"), "\(result.stderr)")
+    }
+
+    @Test("a {name} capture with several values cannot be one value: the dependant is skipped")
+    func scalarWithManyValues() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "4", "size": "4"},
+                 "capture": {"first": {"json": "/items/*/id"}}},
+                {"id": "one", "path": "/echo", "query": {"v": "{first}"}}
+                """#)
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("found different values"), "\(result.stderr)")
+    }
+
+    @Test("cycles, unknown captures and misuse are exit-2 errors naming the places")
+    func badCaptureJobs() async throws {
+        let cases: [(tasks: String, expected: [String])] = [
+            (
+                #"""
+                {"id": "a", "path": "/echo", "query": {"v": "{fromB}"}, "capture": {"fromA": {"header": "ETag"}}},
+                {"id": "b", "path": "/echo", "query": {"v": "{fromA}"}, "capture": {"fromB": {"header": "ETag"}}}
+                """#,
+                ["tasks[0]", "cycle", "tasks[1]", "fromA", "fromB"]
+            ),
+            (
+                #"{"id": "self", "path": "/echo", "query": {"v": "{mine}"}, "capture": {"mine": {"json": "/v"}}}"#,
+                ["tasks[0]", "its own capture \"mine\""]
+            ),
+            (
+                #"{"id": "c-{x}", "path": "/echo", "foreach": {"x": {"capture": "nothing"}}}"#,
+                ["tasks[0].foreach.x.capture", "no task captures \"nothing\""]
+            ),
+            (
+                #"{"id": "d", "path": "/echo", "query": {"v": "{nowhere}"}}"#,
+                ["tasks[0].query.v", "no task captures it"]
+            ),
+            (
+                #"""
+                {"id": "e", "path": "/echo", "capture": {"dup": {"json": "/a"}}},
+                {"id": "f", "path": "/echo", "capture": {"dup": {"json": "/b"}}}
+                """#,
+                ["tasks[1].capture.dup", "tasks[0] already captures \"dup\""]
+            ),
+            (
+                #"{"id": "g", "path": "/echo", "capture": {"t": {"json": "no-slash"}}}"#,
+                ["tasks[0].capture.t.json", "JSON Pointer"]
+            ),
+            (
+                #"{"id": "h", "path": "/echo", "save": "h.json", "capture": {"t": {"json": "/a", "secret": true}}}"#,
+                ["tasks[0].capture", "may not save"]
+            ),
+        ]
+        for (tasks, expected) in cases {
+            let space = try JobWorkspace()
+            defer { space.remove() }
+            try space.writeJob(tasks: tasks)
+            let result = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+            #expect(result.status == 2, "\(tasks)")
+            for text in expected {
+                #expect(result.stderr.contains(text), "\(text) in \(result.stderr)")
+            }
+        }
+    }
+
+    @Test("--dry-run shows fan-out and captures as what they are")
+    func dryRun() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: Self.syncJob(key: "plan"))
+        let plan = try await space.run(["--dry-run"], backend: "curl", environment: Self.environment)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("captures token"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("user-{id} for each of userIds (captured by tasks[1])"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("hunter22"))
+    }
+}
