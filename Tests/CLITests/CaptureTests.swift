@@ -214,3 +214,55 @@ struct CaptureTests {
         #expect(!plan.stdout.contains("hunter22"))
     }
 }
+
+/// `jobs/github-sync.example.json`, run as a user would, against the fixture's GitHub-like API.
+@Suite("the github-sync example job")
+struct GitHubSyncExampleTests {
+    @Test("runs twice: 120 users in 5 pages, then every detail is a 304 and no file changes")
+    func runsTwice() async throws {
+        let server = try TestServers.fixture()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-ghsync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = PackagePaths.root.appendingPathComponent("jobs/github-sync.example.json").path
+        let environment = [
+            "SYNC_API": server.baseURL.absoluteString, "SYNC_USER": "me",
+            "SYNC_PASSWORD": "hunter22",
+        ]
+        func run() async throws -> CourierBinary.Result {
+            try await CourierBinary.run(
+                ["run", job, "--log-dir", "logs", "--no-progress"], environment: environment,
+                directory: folder)
+        }
+        let first = try await run()
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("122 tasks, 122 ok, 0 failed"), "\(first.stdout)")
+        let users = folder.appendingPathComponent("out/github-sync/users")
+        let files = try FileManager.default.contentsOfDirectory(atPath: users.path)
+        #expect(files.filter { $0.hasPrefix("page-") }.count == 5)
+        #expect(files.filter { !$0.hasPrefix("page-") }.count == 120)
+        let detail = users.appendingPathComponent("7.json")
+        let before = try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
+            as? Date
+
+        let second = try await run()
+        #expect(second.status == 0, "\(second.stderr)")
+        let after = try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
+            as? Date
+        #expect(before == after, "a 304 leaves the saved file alone")
+        let report = try await CourierBinary.run(
+            ["report", "--json"]
+                + (try FileManager.default.contentsOfDirectory(
+                    atPath: folder.appendingPathComponent("logs/github-sync").path
+                ).filter { $0.hasSuffix(".jsonl") }.sorted().suffix(1).map {
+                    folder.appendingPathComponent("logs/github-sync/\($0)").path
+                }))
+        #expect(report.stdout.contains(#""notModified":120"#), "\(report.stdout)")
+        let written = FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []
+        for path in written {
+            let data = FileManager.default.contents(atPath: folder.appendingPathComponent(path).path)
+            #expect(data?.range(of: Data("s3cr3t".utf8)) == nil, "the token is in \(path)")
+        }
+    }
+}
