@@ -26,7 +26,8 @@ struct CaptureTests {
 
     static let environment = ["SYNC_PASSWORD": "hunter22"]
 
-    @Test("login → pages → details on both backends; the token is in no byte; a re-run gets 304s",
+    @Test(
+        "login → pages → details on both backends; the token is in no byte; a re-run gets 304s",
         arguments: ["curl", "urlsession"])
     func loginPagesDetails(backend: String) async throws {
         let space = try JobWorkspace()
@@ -38,7 +39,8 @@ struct CaptureTests {
         #expect(first.stdout.contains("12 tasks, 12 ok, 0 failed"), "\(first.stdout)")
         for id in 1...10 {
             let saved = space.folder.appendingPathComponent("out/users/\(id).json")
-            let body = try JSONSerialization.jsonObject(with: Data(contentsOf: saved)) as? [String: Any]
+            let body =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: saved)) as? [String: Any]
             #expect(body?["login"] as? String == "user\(id)")
         }
         let hits = try await ServerHits.of(key, on: space.server).requests
@@ -53,17 +55,23 @@ struct CaptureTests {
         let details = try space.logLines().filter {
             ($0["task"] as? String)?.hasPrefix("user-") == true && $0["outcome"] as? String == "ok"
         }
-        #expect(details.filter { $0["notModified"] as? Bool == true }.count == 10, "the second run's 304s")
+        #expect(
+            details.filter { $0["notModified"] as? Bool == true }.count == 10,
+            "the second run's 304s")
 
         // The token came in a body and a response header; it must be in no byte written, in
         // any form: not in logs, outputs, stdout or stderr.
-        let everything = try space.everyWrittenByte() + Data((first.stdout + first.stderr + second.stdout + second.stderr).utf8)
+        let everything =
+            try space.everyWrittenByte()
+            + Data((first.stdout + first.stderr + second.stdout + second.stderr).utf8)
         #expect(everything.range(of: Data("s3cr3t".utf8)) == nil)
         #expect(everything.range(of: Data("hunter22".utf8)) == nil)
         LogContract.check(try space.logLines())
     }
 
-    @Test("50 pages × 100 ids: 5,000 children, each once, started while the parent still pages; values past the memory limit go through the spill file")
+    @Test(
+        "50 pages × 100 ids: 5,000 children, each once, started while the parent still pages; values past the memory limit go through the spill file"
+    )
     func fanOutOverlapsPaging() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
@@ -92,7 +100,8 @@ struct CaptureTests {
         let pages = hits.filter { $0.path.hasPrefix("/sync/users?") }.map(\.time)
         #expect(pages.count == 50)
         let firstChild = children.map(\.time).min() ?? .infinity
-        #expect(firstChild < (pages.max() ?? 0), "children began before the last page was asked for")
+        #expect(
+            firstChild < (pages.max() ?? 0), "children began before the last page was asked for")
         let lines = try space.logLines()
         LogContract.check(lines)
     }
@@ -106,19 +115,23 @@ struct CaptureTests {
         let refused = try await space.run(backend: "curl", environment: ["SYNC_PASSWORD": "wrong"])
         #expect(refused.status == 1)
         #expect(refused.stdout.contains("3 tasks, 0 ok, 3 failed"), "\(refused.stdout)")
-        #expect(refused.stderr.contains("task users skipped: input task login"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("task users skipped: input task login"), "\(refused.stderr)")
         let skipped = try space.logLines().filter { $0["event"] as? String == "task.skipped" }
         #expect(skipped.compactMap { $0["task"] as? String }.sorted() == ["user-{id}", "users"])
         let hits = try await ServerHits.of(key, on: space.server).requests
-        #expect(hits.map(\.path).allSatisfy { $0.hasPrefix("/sync/login") }, "nothing else was sent")
+        #expect(
+            hits.map(\.path).allSatisfy { $0.hasPrefix("/sync/login") }, "nothing else was sent")
 
         let logFolder = space.logs.appendingPathComponent("e2e").path
         let report = try await CourierBinary.run(
-            ["report", "--json"] + (try FileManager.default.contentsOfDirectory(atPath: logFolder))
+            ["report", "--json"]
+                + (try FileManager.default.contentsOfDirectory(atPath: logFolder))
                 .map { "\(logFolder)/\($0)" }.filter { $0.hasSuffix(".jsonl") })
         #expect(report.stdout.contains(#""skipped":2"#), "\(report.stdout)")
 
-        let resumed = try await space.run(["--resume"], backend: "curl", environment: Self.environment)
+        let resumed = try await space.run(
+            ["--resume"], backend: "curl", environment: Self.environment)
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stdout.contains("12 tasks, 12 ok, 0 failed"), "\(resumed.stdout)")
     }
@@ -194,7 +207,8 @@ struct CaptureTests {
             let space = try JobWorkspace()
             defer { space.remove() }
             try space.writeJob(tasks: tasks)
-            let result = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+            let result = try await CourierBinary.run(
+                ["validate", "job.json"], directory: space.folder)
             #expect(result.status == 2, "\(tasks)")
             for text in expected {
                 #expect(result.stderr.contains(text), "\(text) in \(result.stderr)")
@@ -207,10 +221,13 @@ struct CaptureTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(tasks: Self.syncJob(key: "plan"))
-        let plan = try await space.run(["--dry-run"], backend: "curl", environment: Self.environment)
+        let plan = try await space.run(
+            ["--dry-run"], backend: "curl", environment: Self.environment)
         #expect(plan.status == 0, "\(plan.stderr)")
         #expect(plan.stdout.contains("captures token"), "\(plan.stdout)")
-        #expect(plan.stdout.contains("user-{id} for each of userIds (captured by tasks[1])"), "\(plan.stdout)")
+        #expect(
+            plan.stdout.contains("user-{id} for each of userIds (captured by tasks[1])"),
+            "\(plan.stdout)")
         #expect(!plan.stdout.contains("hunter22"))
     }
 }
@@ -243,12 +260,14 @@ struct GitHubSyncExampleTests {
         #expect(files.filter { $0.hasPrefix("page-") }.count == 5)
         #expect(files.filter { !$0.hasPrefix("page-") }.count == 120)
         let detail = users.appendingPathComponent("7.json")
-        let before = try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
+        let before =
+            try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
             as? Date
 
         let second = try await run()
         #expect(second.status == 0, "\(second.stderr)")
-        let after = try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
+        let after =
+            try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
             as? Date
         #expect(before == after, "a 304 leaves the saved file alone")
         let report = try await CourierBinary.run(
@@ -259,9 +278,11 @@ struct GitHubSyncExampleTests {
                     folder.appendingPathComponent("logs/github-sync/\($0)").path
                 }))
         #expect(report.stdout.contains(#""notModified":120"#), "\(report.stdout)")
-        let written = FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []
+        let written =
+            FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []
         for path in written {
-            let data = FileManager.default.contents(atPath: folder.appendingPathComponent(path).path)
+            let data = FileManager.default.contents(
+                atPath: folder.appendingPathComponent(path).path)
             #expect(data?.range(of: Data("s3cr3t".utf8)) == nil, "the token is in \(path)")
         }
     }

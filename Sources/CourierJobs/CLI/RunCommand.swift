@@ -146,7 +146,9 @@ enum RunCommand {
                 let spec = job.tasks[shown]
                 shown += 1
                 guard let source = spec.captureSource else { continue }
-                let producer = job.tasks.first { $0.captures.contains { $0.name == source.capture } }
+                let producer = job.tasks.first {
+                    $0.captures.contains { $0.name == source.capture }
+                }
                 var line =
                     "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target))"
                 line += notes(spec)
@@ -168,7 +170,10 @@ enum RunCommand {
         guard fanOuts(upTo: job.tasks.count) else { return }
         let backend = options.backend ?? job.backend
         let fanOutCount = job.tasks.filter { $0.captureSource != nil }.count
-        let more = fanOutCount > 0 ? " (and the fan-out of \(fanOutCount) task\(fanOutCount == 1 ? "" : "s") over captures)" : ""
+        let more =
+            fanOutCount > 0
+            ? " (and the fan-out of \(fanOutCount) task\(fanOutCount == 1 ? "" : "s") over captures)"
+            : ""
         console.output(
             "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
@@ -177,7 +182,9 @@ enum RunCommand {
     /// What a spec captures and waits for, for the plan.
     private static func notes(_ spec: TaskSpec) -> String {
         var notes: [String] = []
-        if !spec.inputs.isEmpty { notes.append("uses " + spec.inputs.sorted().joined(separator: ", ")) }
+        if !spec.inputs.isEmpty {
+            notes.append("uses " + spec.inputs.sorted().joined(separator: ", "))
+        }
         if !spec.captures.isEmpty {
             notes.append("captures " + spec.captures.map(\.name).joined(separator: ", "))
         }

@@ -33,7 +33,10 @@ enum JSONPointer {
     static func resolveAll(_ pointer: String, in document: JSONNode) -> [JSONNode] {
         guard !pointer.isEmpty else { return [document] }
         let tokens = pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-            .map { $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") }
+            .map {
+                $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(
+                    of: "~0", with: "~")
+            }
         var found: [JSONNode] = []
         func walk(_ node: JSONNode, _ index: Int) {
             guard index < tokens.count else {

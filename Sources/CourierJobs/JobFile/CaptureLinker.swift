@@ -133,7 +133,8 @@ extension Authentication {
         func render(_ text: String) -> String { Template(text).render(bindings) }
         switch self {
         case .bearer(let token): return .bearer(render(token))
-        case .basic(let user, let password): return .basic(user: render(user), password: render(password))
+        case .basic(let user, let password):
+            return .basic(user: render(user), password: render(password))
         case .header(let name, let value): return .header(name: name, value: render(value))
         case .query(let name, let value): return .query(name: name, value: render(value))
         }

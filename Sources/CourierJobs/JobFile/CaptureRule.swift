@@ -27,7 +27,9 @@ public struct CaptureRule: Sendable {
             guard let document else {
                 return .failure(
                     CaptureError(
-                        message: "capture \(name) reads \(pointer) of a JSON body, but the body is not JSON"))
+                        message:
+                            "capture \(name) reads \(pointer) of a JSON body, but the body is not JSON"
+                    ))
             }
             return .success(
                 JSONPointer.resolveAll(pointer, in: document).compactMap(Self.text(of:)))

@@ -231,7 +231,8 @@ enum TaskDecoder {
             case (let pointer?, nil):
                 guard JSONPointer.isValid(pointer) else {
                     reader.fail(
-                        "json", "expected a JSON Pointer such as \"/items/*/id\", found \"\(pointer)\"",
+                        "json",
+                        "expected a JSON Pointer such as \"/items/*/id\", found \"\(pointer)\"",
                         at: jsonNode!)
                     continue
                 }

@@ -30,7 +30,8 @@ struct ReplayBuilder {
         }
         if line.outcome == "skipped" {
             return refuse(
-                "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs")
+                "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs"
+            )
         }
         guard let method = line.method, let loggedURL = line.url else {
             return refuse("the log line has no method or URL")

@@ -95,7 +95,9 @@ struct CaptureValues {
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
             throw CaptureSpillError(
-                message: "cannot make a temporary file in \(folder): \(String(cString: strerror(errno)))")
+                message:
+                    "cannot make a temporary file in \(folder): \(String(cString: strerror(errno)))"
+            )
         }
         // Unlinked at once: the file goes away with the process, even after kill -9.
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }

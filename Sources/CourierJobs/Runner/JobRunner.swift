@@ -242,7 +242,8 @@ public final class JobRunner: Sendable {
                     guard running > 0 else {
                         // Cannot happen with a validated job (no cycles); never hang on it.
                         reporter.report(
-                            "courier: internal error: tasks wait for captures that can no longer come")
+                            "courier: internal error: tasks wait for captures that can no longer come"
+                        )
                         break
                     }
                     // Wakes the loop when a running task captures something, so that children
@@ -351,7 +352,9 @@ public final class JobRunner: Sendable {
     }
 
     /// Hands the response's captured values to the feed; why not, when they cannot be taken.
-    private func takeCaptures(of task: ExpandedTask, from response: HTTPResponse, into feed: TaskFeed)
+    private func takeCaptures(
+        of task: ExpandedTask, from response: HTTPResponse, into feed: TaskFeed
+    )
         -> String?
     {
         let rules = job.tasks[task.specIndex].captures

@@ -182,7 +182,8 @@ final class TaskFeed: Sendable {
                             return skipAll(
                                 index,
                                 reason:
-                                    "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value")
+                                    "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value"
+                            )
                         }
                         guard values.distinctCount == 1 else {
                             return skipAll(
@@ -210,7 +211,8 @@ final class TaskFeed: Sendable {
                         return nil
                     }
                     return build(index, bindings: bindings.merging(scalars) { own, _ in own })
-                case .streaming(let scalars, let variable, let capture, let others, var cursor, var inner):
+                case .streaming(
+                    let scalars, let variable, let capture, let others, var cursor, var inner):
                     if var current = inner, let bindings = current.combinations.next() {
                         inner = current
                         specs[index].phase = .streaming(
@@ -234,7 +236,8 @@ final class TaskFeed: Sendable {
                         // The values that came were used; the rest are unknown.
                         let item = SkippedTask(
                             id: spec.id, spec: index,
-                            reason: failureReason(capture, failed) + "; its later values are unknown")
+                            reason: failureReason(capture, failed)
+                                + "; its later values are unknown")
                         specs[index].emitted += 1
                         return .skipped(item)
                     }
@@ -253,7 +256,8 @@ final class TaskFeed: Sendable {
                         specs[index].emitted += 1
                         return .skipped(
                             SkippedTask(
-                                id: Template(spec.id).render(bindings), spec: index, reason: reason))
+                                id: Template(spec.id).render(bindings), spec: index, reason: reason)
+                        )
                     }
                     combinations = nil
                     endExpansion(index)
@@ -265,7 +269,8 @@ final class TaskFeed: Sendable {
 
         private func failureReason(_ capture: String, _ failedTask: String) -> String {
             let producerPath = job.tasks[producer[capture]!].path
-            return "input task \(failedTask) (\(producerPath), which captures \"\(capture)\") did not succeed"
+            return
+                "input task \(failedTask) (\(producerPath), which captures \"\(capture)\") did not succeed"
         }
 
         /// Marks a dependent spec skipped, and returns its first skip.
