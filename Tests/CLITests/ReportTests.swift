@@ -93,6 +93,18 @@ struct ReportTests {
         #expect(slowest.first?["task"] as? String == "t999", "the slowest final attempt")
     }
 
+    @Test("a folder stands for every log under it; the figures are those of its files")
+    func folderOfLogs() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logs = try Self.writeLogs(in: folder)
+        let byFiles = try await CourierBinary.run(["report", "--json"] + logs.map(\.path))
+        let byFolder = try await CourierBinary.run(["report", "--json", folder.path])
+        #expect(byFolder.status == 0, "\(byFolder.stderr)")
+        #expect(byFolder.stdout == byFiles.stdout)
+        #expect(byFolder.stdout.contains(#""total":1000"#))
+    }
+
     @Test("text on a terminal, and the report of stdin")
     func textAndStdin() async throws {
         let folder = try Self.folder()

@@ -7,11 +7,28 @@ enum LogFiles {
     /// line cannot be read keep their place before the others; standard input comes last.
     static func ordered(_ paths: [String]) -> [String] {
         let stdin = paths.filter { $0 == "-" }
-        let files = paths.filter { $0 != "-" }.enumerated().map { index, path in
+        let files = expandingFolders(paths.filter { $0 != "-" }).enumerated().map { index, path in
             (path, firstLine(of: path)?.time ?? -Double.infinity, index)
         }
         let sorted = files.sorted { ($0.1, $0.2) < ($1.1, $1.2) }.map(\.0)
         return sorted + stdin
+    }
+
+    /// `paths` with each folder replaced by the `.jsonl` files under it, at any depth (`logs/`
+    /// holds a folder per job): "report on these logs" usually means a folder of them.
+    static func expandingFolders(_ paths: [String]) -> [String] {
+        paths.flatMap { path -> [String] in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder),
+                isFolder.boolValue
+            else { return [path] }
+            let folder = URL(fileURLWithPath: path)
+            let found =
+                FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
+            return found.filter { $0.hasSuffix(".jsonl") }.sorted().map {
+                folder.appendingPathComponent($0).path
+            }
+        }
     }
 
     /// The `run.start` line of a file: its first log line, read with the one reader (which
