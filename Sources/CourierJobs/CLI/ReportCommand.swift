@@ -5,8 +5,8 @@ enum ReportCommand {
     static let usage = """
         Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
         Summarises runs from their logs (- is stdin; a folder is every .jsonl under it), per
-        job and merged over every file given
-        (shards, replays, resumed runs): tasks by final outcome, requests, retries, statuses,
+        job and merged over every file given (shards, replays, resumed runs): tasks by final
+        outcome, requests, retries, statuses,
         error kinds, the achieved rate, latency percentiles overall and per phase, the slowest
         tasks and the failed ones with their last error.
           --json         the report as JSON on stdout (schema: docs/report.md)
