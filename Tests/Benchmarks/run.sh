@@ -35,6 +35,8 @@ http {
     # nginx's own count of accepted connections: the connections each client made, as the
     # server saw them.
     location = /nginx-status { stub_status; }
+    # Any /items/ID is the same small JSON: the children of the fan-out benchmark.
+    location /items/ { try_files /small.json =404; }
   }
   server {
     listen 127.0.0.1:$tls_port ssl http2;
@@ -197,6 +199,38 @@ print(f"validate: {time.time() - start:.2f} s")
 start = time.time()
 subprocess.run([courier, "run", work + "/lines.json", "--log-dir", work + "/runlogs", "--no-progress", "--quiet"], check=True)
 print(f"run: {time.time() - start:.1f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MiB")
+PY
+
+echo
+echo "== fan-out: 100 pages listing 1,000,000 ids, a child request per id, 256 in flight"
+# The parent pages through static files (the next URL is in the body) and captures every id;
+# the children start while it pages. Peak RSS shows the captured ids are not all held.
+mkdir -p "$work/www/list"
+python3 - "$work/www/list" <<'PY'
+import json, sys
+folder = sys.argv[1]
+for page in range(1, 101):
+    ids = range((page - 1) * 10000 + 1, page * 10000 + 1)
+    body = {"items": [{"id": i} for i in ids], "next": "/list/%d.json" % (page + 1) if page < 100 else None}
+    with open("%s/%d.json" % (folder, page), "w") as out:
+        json.dump(body, out)
+PY
+cat > "$work/fanout.json" <<JOB
+{"version": 1, "name": "bench-fanout", "baseURL": "http://127.0.0.1:$port", "concurrency": 256,
+ "tasks": [
+  {"id": "list", "path": "/list/1.json", "paginate": {"next": {"json": "/next"}, "maxPages": 200},
+   "capture": {"ids": {"json": "/items/*/id"}}},
+  {"id": "item-{id}", "path": "/items/{id}", "foreach": {"id": {"capture": "ids"}}}
+ ]}
+JOB
+python3 - "$COURIER" "$work" <<'PY'
+import resource, subprocess, sys, time
+courier, work = sys.argv[1:]
+start = time.time()
+subprocess.run([courier, "run", work + "/fanout.json", "--log-dir", work + "/runlogs", "--no-progress", "--quiet"], check=True)
+seconds = time.time() - start
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+print(f"1,000,001 tasks in {seconds:.1f} s ({1000101 / seconds:.0f} requests/s), peak RSS {rss} MiB")
 PY
 
 echo
