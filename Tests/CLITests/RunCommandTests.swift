@@ -258,6 +258,24 @@ struct RunCommandTests {
         #expect(!(await quiet.wait(seconds: 60)).output.contains("req/s"))
     }
 
+    @Test("on a terminal, each failure message first clears the progress line")
+    func failuresClearTheProgressLine() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "f{n}", "path": "/status/500", "foreach": {"n": {"range": [1, 3]}}}"#,
+            extra: #""retry": {"maxAttempts": 1},"#)
+        let terminal = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path], directory: space.folder,
+            inTerminal: true)
+        let (status, output) = await terminal.wait(seconds: 60)
+        #expect(status == 1, "\(output)")
+        let failures = output.components(separatedBy: "courier: task f").count - 1
+        let cleared = output.components(separatedBy: "\r\u{1B}[Kcourier: task f").count - 1
+        #expect(failures == 3 && cleared == 3, "\(output.debugDescription)")
+    }
+
     @Test("a log that cannot be written makes the run fail loudly")
     func logWriteFailure() async throws {
         let space = try JobWorkspace()

@@ -172,7 +172,7 @@ public final class JobRunner: Sendable {
         shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
-        let reporter = FailureReporter(console: console)
+        let reporter = FailureReporter(console: console, clearsLine: showsProgress)
         let startedAt = time.now()
         let done = options.resume?.done ?? []
         let supply = makeSupply()
@@ -242,7 +242,7 @@ public final class JobRunner: Sendable {
                     guard running > 0 else {
                         // Cannot happen with a validated job (no cycles); never hang on it.
                         reporter.report(
-                            "courier: internal error: tasks wait for captures that can no longer come"
+                            "internal error: tasks wait for captures that can no longer come"
                         )
                         break
                     }
@@ -465,19 +465,26 @@ struct OutputPathError: Error, CustomStringConvertible {
 final class FailureReporter: Sendable {
     private let console: Console
     private let printed = Locked(0)
+    /// Set when a progress line is on the terminal: each message first clears it, so that
+    /// it is not printed over the line's tail (the next tick draws the line again).
+    private let clearsLine: Bool
     static let limit = 10
 
-    init(console: Console) { self.console = console }
+    init(console: Console, clearsLine: Bool = false) {
+        self.console = console
+        self.clearsLine = clearsLine
+    }
 
     func report(_ message: String) {
         let count = printed.withLock { value -> Int in
             value += 1
             return value
         }
+        let clear = clearsLine ? "\r\u{1B}[K" : ""
         if count <= Self.limit {
-            console.error("courier: " + message)
+            console.error(clear + "courier: " + message)
         } else if count == Self.limit + 1 {
-            console.error("courier: more failures; see the log")
+            console.error(clear + "courier: more failures; see the log")
         }
     }
 }
