@@ -258,6 +258,21 @@ struct RunCommandTests {
         #expect(!(await quiet.wait(seconds: 60)).output.contains("req/s"))
     }
 
+    @Test("a range may reach 2^63 - 1: its bounds are read as written, not through a Double")
+    func rangeToIntMax() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "t{n}", "path": "/x/{n}", "foreach": {"n": {"range": [9223372036854775806, 9223372036854775807]}}}"#
+        )
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(
+            plan.stdout.contains("t9223372036854775806\t")
+                && plan.stdout.contains("/x/9223372036854775807"))
+    }
+
     @Test("on a terminal, each failure message first clears the progress line")
     func failuresClearTheProgressLine() async throws {
         let space = try JobWorkspace()

@@ -23,7 +23,10 @@ enum StaticValidation {
         var names: [String] = []
         for variable in spec.foreach {
             guard case .range(let from, let to) = variable.source else { return nil }
-            let (product, overflow) = count.multipliedReportingOverflow(by: to - from + 1)
+            // The decoder refused ranges whose size overflows; a product may still.
+            let (span, spanOverflow) = to.subtractingReportingOverflow(from)
+            guard !spanOverflow, span < Int.max else { return nil }
+            let (product, overflow) = count.multipliedReportingOverflow(by: span + 1)
             guard !overflow else { return nil }
             count = product
             names.append(variable.name)

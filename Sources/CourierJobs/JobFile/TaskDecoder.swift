@@ -24,6 +24,12 @@ enum TaskDecoder {
                     $0, path: "\(path).foreach", folder: defaults.jobFolder, context: context)
             } ?? []
         let variables = Set(foreach.map(\.name))
+        if !Self.countFits(foreach) {
+            context.error(
+                "\(path).foreach",
+                "expands to more than 9223372036854775807 tasks (the product of its variables); no run can go through them",
+                at: node)
+        }
         let zipNode = reader.take("zip")
         let zip = reader.bool("zip") ?? false
         if zip, foreach.count < 2, let zipNode {
@@ -451,12 +457,28 @@ enum TaskDecoder {
                 else { continue }
                 let declared = result.count
                 if let range = reader.take("range") {
+                    // Bounds are read from their source text: a Double cannot hold 2^63 - 1.
                     if case .array(let bounds) = range.value, bounds.count == 2,
-                        case .number(let from) = bounds[0].value,
-                        case .number(let to) = bounds[1].value,
-                        let low = Int(exactly: from), let high = Int(exactly: to), low <= high
+                        let low = Self.wholeNumber(bounds[0]),
+                        let high = Self.wholeNumber(bounds[1]), low <= high
                     {
+                        if high.subtractingReportingOverflow(low).overflow
+                            || (high - low).addingReportingOverflow(1).overflow
+                        {
+                            context.error(
+                                "\(memberPath).range",
+                                "holds more than 9223372036854775807 values; no run can go through them",
+                                at: range)
+                        }
                         result.append((member.key, .range(low, high)))
+                    } else if case .array(let bounds) = range.value, bounds.count == 2,
+                        bounds.allSatisfy({ if case .number = $0.value { true } else { false } }),
+                        bounds.contains(where: { Self.wholeNumber($0) == nil })
+                    {
+                        context.error(
+                            "\(memberPath).range",
+                            "expected whole numbers from -9223372036854775808 to 9223372036854775807, found \(bounds.map { $0.numberSource ?? "?" }.joined(separator: " and "))",
+                            at: range)
                     } else {
                         context.error(
                             "\(memberPath).range",
@@ -509,6 +531,37 @@ enum TaskDecoder {
             }
         }
         return result
+    }
+
+    /// Whether the product of the variables' sizes fits in an `Int` (lines files, whose size is
+    /// unknown here, count as one).
+    static func countFits(_ foreach: [(name: String, source: ForeachSource)]) -> Bool {
+        var count = 1
+        for variable in foreach {
+            let size: Int
+            switch variable.source {
+            case .list(let values): size = max(1, values.count)
+            case .range(let from, let to):
+                let (span, overflow) = to.subtractingReportingOverflow(from)
+                guard !overflow, span < Int.max else { return false }
+                size = span + 1
+            case .lines, .capture: size = 1
+            }
+            let (product, overflow) = count.multipliedReportingOverflow(by: size)
+            guard !overflow else { return false }
+            count = product
+        }
+        return true
+    }
+
+    /// A JSON number as a whole `Int`, from its source text (`12`, `-3`, `1e3`), or `nil` when
+    /// it is not whole or does not fit.
+    static func wholeNumber(_ node: JSONNode) -> Int? {
+        guard case .number(let value) = node.value else { return nil }
+        if let text = node.numberSource, let exact = Int(text) { return exact }
+        // Exponent forms (`1e3`): through the Double, where it is exact.
+        guard abs(value) < 9.2e18, let exact = Int(exactly: value) else { return nil }
+        return exact
     }
 
     /// The JSON body with `${env:…}` resolved in every string.
