@@ -25,7 +25,31 @@ public struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible {
             location += ":\(line)"
             if let column, column > 0 { location += ":\(column)" }
         }
-        return path.isEmpty ? "\(location): \(message)" : "\(location): \(path): \(message)"
+        let text = path.isEmpty ? "\(location): \(message)" : "\(location): \(path): \(message)"
+        // Values from lines files and captures reach these messages: a NUL, an escape or a
+        // carriage return is shown, never sent to the terminal as it is.
+        return text.showingControlCharacters
+    }
+}
+
+extension String {
+    /// The text with C0 control characters (tab and newline aside) and DEL written as
+    /// `\u{1B}`-style escapes.
+    var showingControlCharacters: String {
+        guard unicodeScalars.contains(where: Self.isHidden) else { return self }
+        var shown = ""
+        for scalar in unicodeScalars {
+            if Self.isHidden(scalar) {
+                shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
+    }
+
+    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\t" && scalar != "\n") || scalar.value == 0x7F
     }
 }
 

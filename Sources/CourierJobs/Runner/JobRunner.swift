@@ -482,7 +482,7 @@ final class FailureReporter: Sendable {
         }
         let clear = clearsLine ? "\r\u{1B}[K" : ""
         if count <= Self.limit {
-            console.error(clear + "courier: " + message)
+            console.error(clear + "courier: " + message.showingControlCharacters)
         } else if count == Self.limit + 1 {
             console.error(clear + "courier: more failures; see the log")
         }
