@@ -22,12 +22,23 @@ struct LineReaderTests {
     }
 
     @Test func linesSpanningReadChunks() throws {
-        let long = String(repeating: "x", count: 200_000)
-        let text = (0..<3).map { "\(long)\($0)" }.joined(separator: "\r\n")
+        // 60 KB lines against 64 KiB reads: most lines cross a read boundary.
+        let long = String(repeating: "x", count: 60_000)
+        let text = (0..<5).map { "\(long)\($0)" }.joined(separator: "\r\n")
         let read = try lines(Array(text.utf8))
-        #expect(read.count == 3)
-        #expect(read.map(\.count) == [200_001, 200_001, 200_001])
-        #expect(read.last?.hasSuffix("2") == true)
+        #expect(read.count == 5)
+        #expect(read.map(\.count) == Array(repeating: 60_001, count: 5))
+        #expect(read.last?.hasSuffix("4") == true)
+    }
+
+    @Test func aLineTooLongToBeAValueIsNotHeldWhole() throws {
+        let limit = LineReader.maximumValueBytes
+        let text = "before\n" + String(repeating: "y", count: 3_000_000) + "\nafter\n" + "z"
+        let read = try lines(Array(text.utf8))
+        #expect(read.count == 4)
+        #expect(read[0] == "before")
+        #expect(read[1].utf8.count == limit + 1, "its head stands for it; validation refuses it")
+        #expect(read[2] == "after" && read[3] == "z", "the lines after it are read as usual")
     }
 
     @Test func keepsUnicode() throws {

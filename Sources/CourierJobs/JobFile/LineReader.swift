@@ -2,7 +2,14 @@ import Foundation
 
 /// Streams the non-empty lines of a file (trimmed of surrounding spaces and CR), reading 64 KiB
 /// at a time, so a file of any length is never held whole.
+///
+/// A line longer than ``maximumValueBytes`` is not held whole either: its first
+/// `maximumValueBytes + 1` bytes stand for it (validation refuses any value that long) and the
+/// rest is skipped as it is read.
 struct LineReader: Sequence, IteratorProtocol {
+    /// The longest value a `foreach` variable may take (docs/job-file.md, limits).
+    static let maximumValueBytes = 65_536
+
     private let handle: FileHandle?
     private var buffer: [UInt8] = []
     /// Where the unread part of `buffer` starts; the buffer is compacted only on refill.
@@ -29,6 +36,9 @@ struct LineReader: Sequence, IteratorProtocol {
                 if let text = Self.value(rest) { return text }
                 continue
             }
+            if buffer.count - offset > Self.maximumValueBytes {
+                return overlongLine()
+            }
             buffer.removeFirst(offset)
             offset = 0
             if let chunk = try? handle?.read(upToCount: 64 << 10), !chunk.isEmpty {
@@ -38,6 +48,26 @@ struct LineReader: Sequence, IteratorProtocol {
                 try? handle?.close()
             }
         }
+    }
+
+    /// The head of a line too long to be a value, the rest of it read and dropped.
+    private mutating func overlongLine() -> String {
+        let head = String(
+            decoding: buffer[offset..<(offset + Self.maximumValueBytes + 1)], as: UTF8.self)
+        buffer.removeAll(keepingCapacity: true)
+        offset = 0
+        while !finished {
+            guard let chunk = try? handle?.read(upToCount: 64 << 10), !chunk.isEmpty else {
+                finished = true
+                try? handle?.close()
+                break
+            }
+            if let newline = chunk.firstIndex(of: 0x0A) {
+                buffer.append(contentsOf: chunk[(newline + 1)...])
+                break
+            }
+        }
+        return head
     }
 
     private static func value(_ bytes: ArraySlice<UInt8>) -> String? {

@@ -89,6 +89,13 @@ extension TaskBuilder {
                 JobFileError(
                     file: job.file.relativePath, path: "\(spec.path).\(key)", message: message))
         }
+        // A value longer than any URL or header should be (a runaway line in a lines file)
+        // would make every byte after it huge: the log line, the request, the plan.
+        for (name, value) in bindings where value.utf8.count > LineReader.maximumValueBytes {
+            return error(
+                "foreach.\(name)",
+                "a value is longer than \(LineReader.maximumValueBytes) bytes (it starts \"\(value.prefix(40))…\")")
+        }
         let id = Template(spec.id).render(bindings)
         switch spec.target {
         case .path(let template):
