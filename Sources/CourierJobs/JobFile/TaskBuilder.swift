@@ -94,7 +94,8 @@ extension TaskBuilder {
         for (name, value) in bindings where value.utf8.count > LineReader.maximumValueBytes {
             return error(
                 "foreach.\(name)",
-                "a value is longer than \(LineReader.maximumValueBytes) bytes (it starts \"\(value.prefix(40))…\")")
+                "a value is longer than \(LineReader.maximumValueBytes) bytes (it starts \"\(value.prefix(40))…\")"
+            )
         }
         let id = Template(spec.id).render(bindings)
         switch spec.target {
