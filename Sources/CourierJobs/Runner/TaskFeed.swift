@@ -204,6 +204,8 @@ final class TaskFeed: Sendable {
                             scalars: scalars, CombinationIterator(spec.foreach, zip: spec.zip))
                     }
                 case .expanding(let scalars, var combinations):
+                    // Released from the enum first, so that advancing does not copy it.
+                    specs[index].phase = .done
                     let bindings = combinations.next()
                     specs[index].phase = .expanding(scalars: scalars, combinations)
                     guard let bindings else {
@@ -213,24 +215,33 @@ final class TaskFeed: Sendable {
                     return build(index, bindings: bindings.merging(scalars) { own, _ in own })
                 case .streaming(
                     let scalars, let variable, let capture, let others, var cursor, var inner):
-                    if var current = inner, let bindings = current.combinations.next() {
-                        inner = current
-                        specs[index].phase = .streaming(
-                            scalars: scalars, variable: variable, capture: capture, others: others,
-                            cursor: cursor, inner: inner)
-                        var all = bindings.merging(scalars) { own, _ in own }
-                        all[variable] = current.value
-                        return build(index, bindings: all)
+                    // Released from the enum first, so that advancing does not copy the
+                    // iterator; every way out below stores the phase again.
+                    specs[index].phase = .done
+                    if var current = inner {
+                        inner = nil
+                        if let bindings = current.combinations.next() {
+                            specs[index].phase = .streaming(
+                                scalars: scalars, variable: variable, capture: capture,
+                                others: others, cursor: cursor, inner: current)
+                            var all = bindings.merging(scalars) { own, _ in own }
+                            all[variable] = current.value
+                            return build(index, bindings: all)
+                        }
                     }
                     if let value = captures[capture]!.next(&cursor) {
-                        inner = (value, CombinationIterator(others))
                         specs[index].phase = .streaming(
                             scalars: scalars, variable: variable, capture: capture, others: others,
-                            cursor: cursor, inner: inner)
+                            cursor: cursor, inner: (value, CombinationIterator(others)))
                         continue
                     }
                     let status = status(of: capture)
-                    guard status.complete else { return nil }
+                    guard status.complete else {
+                        specs[index].phase = .streaming(
+                            scalars: scalars, variable: variable, capture: capture, others: others,
+                            cursor: cursor, inner: nil)
+                        return nil
+                    }
                     endExpansion(index)
                     if let failed = status.failedTask {
                         // The values that came were used; the rest are unknown.
