@@ -77,6 +77,8 @@ public struct TaskSpec: Sendable {
     /// Captures used as `{name}`: the task waits until their tasks are done and each has one
     /// value.
     public var inputs: Set<String> = []
+    /// The templates above, parsed once (set by the decoder; built on demand otherwise).
+    var compiled: CompiledTemplates?
     /// `{name}` uses that are not `foreach` variables, for the job to resolve against captures.
     var unresolved: [(name: String, key: String, node: JSONNode)] = []
 

@@ -12,14 +12,15 @@ enum TaskBuilder {
                 JobFileError(
                     file: job.file.relativePath, path: "\(spec.path).\(key)", message: message))
         }
-        let id = Template(spec.id).render(bindings)
-        let query = spec.query.map {
-            URLQueryItem(name: $0.name, value: Template($0.value).render(bindings))
+        let templates = spec.compiled ?? CompiledTemplates(spec)
+        let id = templates.id.render(bindings)
+        let query = templates.query.map {
+            URLQueryItem(name: $0.name, value: $0.value.render(bindings))
         }
         let url: URL
         switch spec.target {
-        case .path(let template):
-            let path = Template(template).render(bindings)
+        case .path:
+            let path = templates.target.render(bindings)
             let joined =
                 if let base {
                     try? URLBuilder.url(base: base, path: path, query: query)
@@ -30,22 +31,22 @@ enum TaskBuilder {
                 return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
             }
             url = built
-        case .url(let template):
-            switch absoluteURL(template, bindings: bindings, id: id) {
+        case .url:
+            switch absoluteURL(templates.target, bindings: bindings, id: id) {
             case .success(let parsed): url = URLBuilder.appending(query, to: parsed)
             case .failure(let problem): return error(problem.key, problem.message)
             }
         }
         var headers = HTTPHeaders(job.headers.map { ($0.name, $0.value) })
         headers = headers.merging(
-            HTTPHeaders(spec.headers.map { ($0.name, Template($0.value).render(bindings)) }))
+            HTTPHeaders(templates.headers.map { ($0.name, $0.value.render(bindings)) }))
         var body: Data?
         switch spec.body {
         case .json(let node):
             body = Data(JSONWriter.string(JSONBody.value(of: node, bindings: bindings)).utf8)
             if !headers.contains("Content-Type") { headers.add("Content-Type", "application/json") }
-        case .text(let template):
-            body = Data(Template(template).render(bindings).utf8)
+        case .text(let text):
+            body = Data((templates.body ?? Template(text)).render(bindings).utf8)
         case .file(let file):
             do {
                 body = Data(try FileSystem.read(file))
@@ -56,7 +57,7 @@ enum TaskBuilder {
             break
         }
         let save: String?
-        switch savePath(spec, bindings: bindings, id: id) {
+        switch savePath(templates.save, bindings: bindings, id: id) {
         case .success(let path): save = path
         case .failure(let problem): return error(problem.key, problem.message)
         }
@@ -97,35 +98,38 @@ extension TaskBuilder {
                 "a value is longer than \(LineReader.maximumValueBytes) bytes (it starts \"\(value.prefix(40))…\")"
             )
         }
-        let id = Template(spec.id).render(bindings)
+        let templates = spec.compiled ?? CompiledTemplates(spec)
+        let id = templates.id.render(bindings)
         switch spec.target {
-        case .path(let template):
-            let path = Template(template).render(bindings)
-            if job.baseURL == nil || path.contains(":") {
-                let query = spec.query.map {
-                    URLQueryItem(name: $0.name, value: Template($0.value).render(bindings))
+        case .path:
+            let path = templates.target.render(bindings)
+            if job.baseURL == nil || path.utf8.contains(UInt8(ascii: ":")) {
+                let query = templates.query.map {
+                    URLQueryItem(name: $0.name, value: $0.value.render(bindings))
                 }
                 guard (try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)) != nil
                 else {
                     return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
                 }
             }
-        case .url(let template):
-            if case .failure(let problem) = absoluteURL(template, bindings: bindings, id: id) {
+        case .url:
+            if case .failure(let problem) = absoluteURL(
+                templates.target, bindings: bindings, id: id)
+            {
                 return error(problem.key, problem.message)
             }
         }
         // Whatever a value came from (a lines file, a list), it must not reach the wire as
         // something else: CR/LF in a header would start a header of its own. (Header names
         // are not templates; the decoder checked them.)
-        for header in spec.headers
-        where !WireRequest.isFieldValue(Template(header.value).render(bindings)) {
+        for header in templates.headers
+        where !WireRequest.isFieldValue(header.value.render(bindings)) {
             return error(
                 "headers",
                 "the value of header \(header.name) contains CR, LF or NUL after expansion (task \(id))"
             )
         }
-        if case .failure(let problem) = savePath(spec, bindings: bindings, id: id) {
+        if case .failure(let problem) = savePath(templates.save, bindings: bindings, id: id) {
             return error(problem.key, problem.message)
         }
         return .success(id)
@@ -138,10 +142,10 @@ extension TaskBuilder {
     }
 
     /// A `url` template rendered and parsed as an absolute http(s) URL.
-    static func absoluteURL(_ template: String, bindings: [String: String], id: String)
+    static func absoluteURL(_ template: Template, bindings: [String: String], id: String)
         -> Result<URL, Problem>
     {
-        let text = Template(template).render(bindings)
+        let text = template.render(bindings)
         guard let url = JobDecoder.httpURL(text) else {
             return .failure(
                 Problem(
@@ -153,11 +157,11 @@ extension TaskBuilder {
     }
 
     /// The rendered `save` path (`nil` without one), if it stays inside the output folder.
-    static func savePath(_ spec: TaskSpec, bindings: [String: String], id: String)
+    static func savePath(_ template: Template?, bindings: [String: String], id: String)
         -> Result<String?, Problem>
     {
-        guard let template = spec.save else { return .success(nil) }
-        let rendered = Template(template).render(bindings)
+        guard let template else { return .success(nil) }
+        let rendered = template.render(bindings)
         if let problem = OutputPath.problem(with: rendered) {
             return .failure(Problem(key: "save", message: "\(problem) (task \(id))"))
         }

@@ -201,6 +201,7 @@ enum TaskDecoder {
         spec.captures = captures
         spec.auth = auth
         spec.unresolved = unresolved
+        spec.compiled = CompiledTemplates(spec)
         return spec
     }
 
