@@ -150,6 +150,26 @@ struct CaptureTests {
         #expect(result.stderr.contains("its later values are unknown"), "\(result.stderr)")
     }
 
+    @Test("a JSON capture of a body that is not JSON fails the task before anything is saved")
+    func captureOfNonJSON() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "text", "path": "/status/200", "save": "text.txt",
+                 "capture": {"v": {"json": "/v"}}},
+                {"id": "use", "path": "/echo", "query": {"v": "{v}"}}
+                """#)
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 1)
+        let line = try #require(try space.attempts("text").last)
+        #expect((line["error"] as? [String: String])?["kind"] == "capture", "\(line)")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/text.txt").path))
+        #expect(result.stderr.contains("task use skipped"), "\(result.stderr)")
+    }
+
     @Test("a {name} capture with several values cannot be one value: the dependant is skipped")
     func scalarWithManyValues() async throws {
         let space = try JobWorkspace()

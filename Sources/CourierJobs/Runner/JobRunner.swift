@@ -307,15 +307,9 @@ public final class JobRunner: Sendable {
             guard let attempt = last.withLock({ $0 }) else { return false }
             requests += attempt.number
 
-            var result = evaluate(attempt, of: task, page: pageNumber)
-            // Captures are taken (and secret ones learned by the redactor) before the line
-            // that could show them is written.
-            if result.ok, let feed, case .success(let response) = attempt.outcome,
-                let problem = takeCaptures(of: task, from: response, into: feed)
-            {
-                result.ok = false
-                result.failure = ("capture", problem)
-            }
+            // Captures are taken in `evaluate` (secret ones learned by the redactor) before
+            // the line that could show them is written, and before anything is saved.
+            var result = evaluate(attempt, of: task, page: pageNumber, feed: feed)
             if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
                 case .success(let response) = attempt.outcome
             {
@@ -402,19 +396,21 @@ public final class JobRunner: Sendable {
         var failure: (kind: String, message: String)?
     }
 
-    private func evaluate(_ attempt: RetryAttempt, of task: ExpandedTask, page: Int?)
-        -> AttemptResult
-    {
+    private func evaluate(
+        _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?, feed: TaskFeed?
+    ) -> AttemptResult {
         var result = AttemptResult()
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
-            // The status is right: the rest of `expect`, then the save.
+            // The status is right: the rest of `expect`, the captures, then the save.
             if let reason = task.expectation.failure(
                 for: response, durationMs: attempt.duration * 1000)
             {
                 var message = reason
                 if let stop = attempt.stopReason { message += "; \(stop)" }
                 result.failure = ("expectation", message)
+            } else if let feed, let problem = takeCaptures(of: task, from: response, into: feed) {
+                result.failure = ("capture", problem)
             } else if response.status == 304 {
                 // Not Modified has no body: the saved output stays as it is.
                 result.notModified = true
