@@ -2,6 +2,13 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+/// The JSON objects of `--json` output, one per line.
+func jsonLines(_ output: String) -> [[String: Any]] {
+    output.split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+}
+
 @Suite("courier bench")
 struct BenchCommandTests {
     @Test func measuresEachBackendAndReportsJSON() async throws {
@@ -11,9 +18,7 @@ struct BenchCommandTests {
             "-n", "60", "-c", "6", "--warmup", "6", "--json",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        let lines = result.stdout.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        let lines = jsonLines(result.stdout)
         #expect(lines.map { $0["backend"] as? String } == ["curl", "urlsession"])
         for line in lines {
             #expect(line["requests"] as? Int == 60)
@@ -55,9 +60,7 @@ struct BenchModesTests {
             hits.allSatisfy {
                 $0.method == "POST" && $0.body == "abc" && $0.header("X-Bench") == "1"
             })
-        let lines = result.stdout.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        let lines = jsonLines(result.stdout)
         #expect(lines.count == 2)
         for line in lines {
             #expect(line["rounds"] as? Int == 2)
@@ -111,9 +114,7 @@ struct BenchModesTests {
                 "--warmup", "0", "--json",
             ], directory: space.folder)
         #expect(result.status == 0, "\(result.stderr)")
-        let lines = result.stdout.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        let lines = jsonLines(result.stdout)
         #expect(lines.map { $0["backend"] as? String } == ["curl", "urlsession"])
         for line in lines {
             // Tasks in turn: e1 e2 e3 down e1 e2 e3 down: two of eight to a closed port.

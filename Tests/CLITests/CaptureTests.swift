@@ -150,6 +150,29 @@ struct CaptureTests {
         #expect(result.stderr.contains("its later values are unknown"), "\(result.stderr)")
     }
 
+    @Test(
+        "a header capture feeds auth; the header is redacted in the log",
+        arguments: ["curl", "urlsession"])
+    func headerCapture(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("hdr-\(backend)")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(key)"},
+                 "json": {"password": "hunter22"}, "capture": {"session": {"header": "x-session"}}},
+                {"id": "users", "path": "/sync/users", "query": {"key": "\#(key)"},
+                 "auth": {"bearer": "{session}"}}
+                """#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.last?.header("Authorization") == "Bearer tok-\(key)-s3cr3t")
+        #expect(
+            try space.everyWrittenByte().range(of: Data("s3cr3t".utf8)) == nil,
+            "a capture used in auth is secret without saying so")
+    }
+
     @Test("a JSON capture of a body that is not JSON fails the task before anything is saved")
     func captureOfNonJSON() async throws {
         let space = try JobWorkspace()

@@ -83,4 +83,19 @@ struct JSONPointerTests {
         #expect(value("/missing") == nil)
         #expect(value("")?.hasPrefix("{") == true, "the whole document")
     }
+
+    @Test("* takes every element of an array, at any depth, in order")
+    func wildcard() throws {
+        let document = try JSONParser.parse(
+            #"{"items": [{"id": 1, "tags": ["a", "b"]}, {"id": "x"}, {"no": 0}], "*": 7}"#)
+        func values(_ pointer: String) -> [String] {
+            JSONPointer.resolveAll(pointer, in: document).map(\.compactText)
+        }
+        #expect(values("/items/*/id") == ["1", #""x""#], "missing members give nothing")
+        #expect(values("/items/*/tags/*") == [#""a""#, #""b""#])
+        #expect(values("/items/1/id") == [#""x""#], "without *, as resolve")
+        #expect(values("/*") == ["7"], "on an object, * is an ordinary key")
+        #expect(values("/items/*/tags/5").isEmpty)
+        #expect(values("").count == 1)
+    }
 }

@@ -58,4 +58,20 @@ struct RedactorTests {
         let nested = Redactor(secrets: ["token", "token-extended"])
         #expect(nested.scrub("a token-extended b token") == "a <redacted> b <redacted>")
     }
+
+    @Test("a learning redactor redacts what it learns, in every copy; a plain one ignores it")
+    func learnedSecrets() {
+        let learning = Redactor(secrets: ["known-secret"]).learning()
+        let copy = learning  // the log's and the terminal's copies share what is learned
+        #expect(copy.scrub("tok-12345") == "tok-12345")
+        learning.learn("tok-12345")
+        #expect(copy.scrub("a tok-12345 and known-secret") == "a <redacted> and <redacted>")
+        #expect(
+            String(
+                decoding: copy.scrubJSON(Array(#"{"u":"/x?t=tok%2D12345"}"#.utf8)), as: UTF8.self)
+                == #"{"u":"/x?t=<redacted>"}"#, "percent-encoded forms too")
+        let plain = Redactor(secrets: [])
+        plain.learn("tok-12345")
+        #expect(plain.scrub("tok-12345") == "tok-12345")
+    }
 }

@@ -43,7 +43,7 @@ public struct CaptureRule: Sendable {
         case .string(let text): text
         case .bool(let flag): flag ? "true" : "false"
         case .number: node.numberSource ?? "0"
-        case .array, .object: JSONWriter.string(JSONBody.value(of: node, bindings: [:]))
+        case .array, .object: node.compactText
         }
     }
 }

@@ -67,7 +67,7 @@ public struct Expectation: Sendable {
 
     /// A value as JSON text, for messages (long values shortened).
     static func text(_ node: JSONNode) -> String {
-        let full = JSONWriter.string(JSONBody.value(of: node, bindings: [:]))
+        let full = node.compactText
         return full.count > 120 ? String(full.prefix(117)) + "…" : full
     }
 

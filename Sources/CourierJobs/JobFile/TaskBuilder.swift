@@ -3,9 +3,12 @@ import Foundation
 
 /// Turns one spec and one set of variable values into a request.
 enum TaskBuilder {
-    /// - Parameter base: the job's `baseURL` taken apart once per expansion, not once per task.
+    /// - Parameters:
+    ///   - index: the spec's place in the job's `tasks`, carried by the task.
+    ///   - base: the job's `baseURL` taken apart once per expansion, not once per task.
     static func build(
-        _ spec: TaskSpec, bindings: [String: String], job: Job, base: URLBuilder.Base?
+        _ spec: TaskSpec, index: Int, bindings: [String: String], job: Job,
+        base: URLBuilder.Base?
     ) -> Result<ExpandedTask, JobFileError> {
         func error(_ key: String, _ message: String) -> Result<ExpandedTask, JobFileError> {
             .failure(
@@ -73,7 +76,7 @@ enum TaskBuilder {
                 expectation: spec.expectation, paginate: spec.paginate,
                 conditional: spec.conditional, save: save,
                 retry: spec.retry,
-                specPath: spec.path))
+                specPath: spec.path, specIndex: index))
     }
 }
 
@@ -176,10 +179,15 @@ enum JSONBody {
         case .null: .null
         case .bool(let flag): .bool(flag)
         case .number: .raw(node.numberSource ?? "0")
-        case .string(let text): .string(Template(text).render(bindings))
+        case .string(let text): .string(bindings.isEmpty ? text : Template(text).render(bindings))
         case .array(let elements): .array(elements.map { value(of: $0, bindings: bindings) })
         case .object(let members):
             .object(members.map { ($0.key, value(of: $0.node, bindings: bindings)) })
         }
     }
+}
+
+extension JSONNode {
+    /// The value as compact JSON text, numbers as written.
+    var compactText: String { JSONWriter.string(JSONBody.value(of: self, bindings: [:])) }
 }

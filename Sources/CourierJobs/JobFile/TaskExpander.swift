@@ -29,12 +29,8 @@ public struct TaskExpander: Sequence {
                     combinations = CombinationIterator(spec.foreach, zip: spec.zip)
                 }
                 if let bindings = combinations?.next() {
-                    let index = specIndex
-                    return TaskBuilder.build(spec, bindings: bindings, job: job, base: base).map {
-                        var task = $0
-                        task.specIndex = index
-                        return task
-                    }
+                    return TaskBuilder.build(
+                        spec, index: specIndex, bindings: bindings, job: job, base: base)
                 }
                 combinations = nil
                 specIndex += 1

@@ -21,8 +21,8 @@ struct CaptureValues {
     private var spill: Int32 = -1
     private var spillEnd: Int64 = 0
     private(set) var count = 0
-    /// Whether any two values differ (a scalar use needs exactly one).
-    private(set) var distinctCount = 0
+    /// Whether any two values differ (a `{name}` use needs one value).
+    private(set) var hasDifferentValues = false
 
     init(memoryLimit: Int) { self.memoryLimit = max(1, memoryLimit) }
 
@@ -30,11 +30,7 @@ struct CaptureValues {
     var first: String? { memory.first }
 
     mutating func append(_ value: String) throws {
-        if count == 0 {
-            distinctCount = 1
-        } else if distinctCount == 1, value != memory[0] {
-            distinctCount = 2
-        }
+        if count > 0, !hasDifferentValues, value != memory[0] { hasDifferentValues = true }
         count += 1
         if memory.count < memoryLimit {
             memory.append(value)

@@ -187,9 +187,9 @@ public final class JobRunner: Sendable {
                 waitingFor = nil
                 while running < concurrency, !stopping.withLock({ $0 }), !Task.isCancelled {
                     let item = supply.next()
-                    if case .task(let task) = item,
-                        job.tasks.indices.contains(task.specIndex),
-                        job.tasks[task.specIndex].captureSource != nil
+                    // Fan-out children are tasks validation could not count.
+                    if supply.feed != nil, let spec = item.spec,
+                        job.tasks[spec].captureSource != nil
                     {
                         progress.tasksFound(1)
                     }
@@ -218,12 +218,10 @@ public final class JobRunner: Sendable {
                     case .failure(let error, let spec):
                         // A task that does not build (validation checked what it could; a
                         // lines file changed underneath, or a captured value makes a bad URL).
-                        if job.tasks[spec].captureSource != nil { progress.tasksFound(1) }
                         reporter.report("\(error)")
                         progress.taskFinished(ok: false, requests: 0)
-                        supply.feed?.finished(spec, ok: false, id: "")
+                        supply.feed?.finished(spec, ok: false, id: job.tasks[spec].id)
                     case .skipped(let skipped):
-                        if job.tasks[skipped.spec].captureSource != nil { progress.tasksFound(1) }
                         try? log.skipped(task: skipped.id, reason: skipped.reason)
                         reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
                         progress.taskFinished(ok: false, requests: 0)

@@ -30,9 +30,6 @@ final class Progress: @unchecked Sendable {
         counts = Locked(initial)
     }
 
-    /// Every task known so far.
-    var total: Int { snapshot.total }
-
     /// Tasks found while running, not counted by validation.
     func tasksFound(_ count: Int) {
         counts.withLock { $0.total += count }

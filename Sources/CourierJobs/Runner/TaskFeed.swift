@@ -23,6 +23,16 @@ final class TaskFeed: Sendable {
         /// the change count to wait past.
         case wait(Int)
         case end
+
+        /// The job task (index in `tasks`) an item belongs to.
+        var spec: Int? {
+            switch self {
+            case .task(let task): task.specIndex
+            case .failure(_, let spec): spec
+            case .skipped(let skipped): skipped.spec
+            case .wait, .end: nil
+            }
+        }
     }
 
     /// A task left out because what it needed never came.
@@ -91,22 +101,23 @@ final class TaskFeed: Sendable {
     private struct State {
         let job: Job
         let base: URLBuilder.Base?
-        let memoryLimit: Int
         var changes = 0
         var specs: [SpecState]
         /// Values by capture name.
         var captures: [String: CaptureValues] = [:]
         /// The spec that captures each name.
         var producer: [String: Int] = [:]
+        /// Specs that wait for captures (none in most jobs: then a task costs no scan).
+        let dependents: [Int]
         /// Specs that wait for nothing, in file order, and the one being expanded.
         var independent: [Int]
         var current: (spec: Int, combinations: CombinationIterator)?
 
         init(job: Job, memoryLimit: Int) {
             self.job = job
-            self.memoryLimit = memoryLimit
             base = job.baseURL.flatMap(URLBuilder.Base.init)
             specs = job.tasks.map { SpecState(phase: $0.isDependent ? .waiting : .independent) }
+            dependents = job.tasks.indices.filter { job.tasks[$0].isDependent }
             independent = job.tasks.indices.filter { !job.tasks[$0].isDependent }
             for (index, spec) in job.tasks.enumerated() {
                 for rule in spec.captures {
@@ -129,16 +140,16 @@ final class TaskFeed: Sendable {
         }
 
         mutating func next() -> Item {
-            // Dependants first: their values are waiting in memory, and children that start
-            // early keep the run's memory flat.
-            var waiting = false
-            for index in specs.indices where specs[index].isDependentAndOpen {
-                if let item = advance(index) { return item }
-                if specs[index].isDependentAndOpen { waiting = true }
-            }
             while true {
+                // Dependants first: their values are waiting in memory, and children that
+                // start early keep the run's memory flat.
+                var waiting = false
+                for index in dependents where specs[index].isOpen {
+                    if let item = advance(index) { return item }
+                    if specs[index].isOpen { waiting = true }
+                }
                 if current == nil {
-                    guard !independent.isEmpty else { break }
+                    guard !independent.isEmpty else { return waiting ? .wait(changes) : .end }
                     let index = independent.removeFirst()
                     let spec = job.tasks[index]
                     current = (index, CombinationIterator(spec.foreach, zip: spec.zip))
@@ -146,19 +157,11 @@ final class TaskFeed: Sendable {
                 if let bindings = current!.combinations.next() {
                     return build(current!.spec, bindings: bindings)
                 }
-                specs[current!.spec].expansionDone = true
-                changes += 1
+                // A spec that has finished expanding may complete a capture someone waits for:
+                // look at the dependants again.
+                endExpansion(current!.spec)
                 current = nil
-                // A spec just finished expanding may complete a capture someone waits for.
-                for index in specs.indices where specs[index].isDependentAndOpen {
-                    if let item = advance(index) { return item }
-                }
             }
-            for index in specs.indices where specs[index].isDependentAndOpen {
-                if let item = advance(index) { return item }
-                if specs[index].isDependentAndOpen { waiting = true }
-            }
-            return waiting ? .wait(changes) : .end
         }
 
         /// One step of a dependent spec: a task, a skip, or `nil` when it must wait (or just
@@ -185,7 +188,7 @@ final class TaskFeed: Sendable {
                                     "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value"
                             )
                         }
-                        guard values.distinctCount == 1 else {
+                        guard !values.hasDifferentValues else {
                             return skipAll(
                                 index,
                                 reason:
@@ -256,10 +259,9 @@ final class TaskFeed: Sendable {
                 case .skipping(let reason, var combinations):
                     // One line per task whose id is known without the missing values; one for
                     // the whole spec otherwise.
-                    if let iterator = combinations {
-                        var iterator = iterator
-                        let bindings = iterator.next()
-                        specs[index].phase = .skipping(reason: reason, iterator)
+                    if combinations != nil {
+                        let bindings = combinations!.next()
+                        specs[index].phase = .skipping(reason: reason, combinations)
                         guard let bindings else {
                             endExpansion(index)
                             return nil
@@ -270,7 +272,6 @@ final class TaskFeed: Sendable {
                                 id: Template(spec.id).render(bindings), spec: index, reason: reason)
                         )
                     }
-                    combinations = nil
                     endExpansion(index)
                     specs[index].emitted += 1
                     return .skipped(SkippedTask(id: spec.id, spec: index, reason: reason))
@@ -297,20 +298,19 @@ final class TaskFeed: Sendable {
             return advance(index)
         }
 
+        /// The spec has handed out all its tasks (it is complete once they have finished).
         private mutating func endExpansion(_ index: Int) {
             specs[index].phase = .done
-            specs[index].expansionDone = true
             changes += 1
         }
 
         private mutating func build(_ index: Int, bindings: [String: String]) -> Item {
             specs[index].emitted += 1
-            switch TaskBuilder.build(job.tasks[index], bindings: bindings, job: job, base: base) {
-            case .success(var task):
-                task.specIndex = index
-                return .task(task)
-            case .failure(let error):
-                return .failure(error, spec: index)
+            switch TaskBuilder.build(
+                job.tasks[index], index: index, bindings: bindings, job: job, base: base)
+            {
+            case .success(let task): return .task(task)
+            case .failure(let error): return .failure(error, spec: index)
             }
         }
     }
@@ -331,13 +331,16 @@ final class TaskFeed: Sendable {
         var phase: Phase
         var emitted = 0
         var finished = 0
-        var expansionDone = false
         /// The first of its tasks that failed or was skipped.
         var failedTask: String?
 
-        var isComplete: Bool { expansionDone && finished == emitted }
+        /// Every task handed out, and every one of them over.
+        var isComplete: Bool {
+            if case .done = phase { finished == emitted } else { false }
+        }
 
-        var isDependentAndOpen: Bool {
+        /// A dependent spec that may still hand out tasks.
+        var isOpen: Bool {
             switch phase {
             case .independent, .done: false
             default: true
