@@ -46,9 +46,12 @@ final class CurlEasyHandle {
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_TIMEOUT_MS, Int((request.timeout ?? settings.timeout) * 1000))
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
-        // curl stops early when Content-Length announces more; the write callback catches the rest.
-        _ = ccurl_easy_setopt_off_t(
-            raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
+        if transfer.sink == nil {
+            // curl stops early when Content-Length announces more; the write callback catches
+            // the rest. A body going to a file has no cap.
+            _ = ccurl_easy_setopt_off_t(
+                raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
+        }
         set(CURLOPT_HTTP_VERSION, settings.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
         if settings.http2 {
             // Wait for a connection that can multiplex rather than open another one.

@@ -195,6 +195,7 @@ final class CurlEventLoop: @unchecked Sendable {
     ) -> Result<HTTPResponse, HTTPError> {
         let url = transfer.displayURL
         guard code == CURLE_OK else {
+            if let failed = transfer.sink?.error(url: url) { return .failure(failed) }
             if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
                 return .failure(
                     HTTPError(
@@ -212,7 +213,8 @@ final class CurlEventLoop: @unchecked Sendable {
             HTTPResponse(
                 status: status, headers: transfer.headers, body: transfer.takeBody(),
                 url: transfer.wire.url,
-                timings: handle.timings, requestHeaders: transfer.wire.headers))
+                timings: handle.timings, requestHeaders: transfer.wire.headers,
+                savedBody: transfer.sink?.saved))
     }
 
     private func makeHandle() -> CurlEasyHandle? {

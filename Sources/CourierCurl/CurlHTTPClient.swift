@@ -19,7 +19,8 @@ public final class CurlHTTPClient: HTTPClient {
         public var timeout: TimeInterval
         /// Deadline for establishing a connection, in seconds.
         public var connectTimeout: TimeInterval
-        /// The largest response body accepted; a larger one fails with `.bodyTooLarge`.
+        /// The largest response body accepted in memory; a larger one fails with `.bodyTooLarge`.
+        /// Bodies sent to a file (``HTTPRequest/bodyDestination``) have no cap.
         public var maxResponseBytes: Int
         /// The most connections open at once (0: no limit).
         public var maxConnections: Int
@@ -88,9 +89,10 @@ public final class CurlHTTPClient: HTTPClient {
     public static var supportsHTTP2: Bool { CurlGlobal.supportsHTTP2 }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let wire = try WireRequest(request)
         let transfer = CurlTransfer(
-            request: request, wire: try WireRequest(request),
-            maxBodyBytes: configuration.maxResponseBytes, pool: bodyBuffers)
+            request: request, wire: wire, maxBodyBytes: configuration.maxResponseBytes,
+            sink: try BodyFileWriter.opening(for: request), pool: bodyBuffers)
         let loop = self.loop
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

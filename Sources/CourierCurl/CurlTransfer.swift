@@ -13,6 +13,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The URL for error messages: credentials and secret query values removed.
     let displayURL: URL
     let maxBodyBytes: Int
+    /// The file the body goes to, when the request asked for one; then no cap applies.
+    let sink: BodyFileWriter?
     private let pool: BodyBufferPool
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     /// Set by the caller's cancellation handler, read by the loop (both under the loop's lock).
@@ -31,8 +33,12 @@ final class CurlTransfer: @unchecked Sendable {
     var expectedLength = 0
     var headerList: UnsafeMutablePointer<curl_slist>?
 
-    init(request: HTTPRequest, wire: WireRequest, maxBodyBytes: Int, pool: BodyBufferPool) {
+    init(
+        request: HTTPRequest, wire: WireRequest, maxBodyBytes: Int, sink: BodyFileWriter?,
+        pool: BodyBufferPool
+    ) {
         self.request = request
+        self.sink = sink
         self.wire = wire
         self.displayURL = request.displayURL
         self.maxBodyBytes = maxBodyBytes
@@ -58,11 +64,13 @@ final class CurlTransfer: @unchecked Sendable {
     func finish(_ result: Result<HTTPResponse, HTTPError>) {
         guard let continuation else { return }
         self.continuation = nil
+        sink?.close()
         continuation.resume(with: result.mapError { $0 as any Error })
     }
 
     /// Appends body bytes; returns false when they would pass the size cap.
     func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if let sink { return sink.write(bytes) }
         let count = bodyCount
         guard count + bytes.count <= maxBodyBytes else {
             overCap = true

@@ -29,6 +29,8 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let tooManyRedirects = Kind(rawValue: "tooManyRedirects")
         /// The response body passed the configured size cap.
         public static let bodyTooLarge = Kind(rawValue: "bodyTooLarge")
+        /// The response body could not be written to its file (no space, no permission).
+        public static let file = Kind(rawValue: "file")
         /// The calling task was cancelled or the client shut down.
         public static let cancelled = Kind(rawValue: "cancelled")
         /// Any other network failure: reset, closed early, truncated body, protocol error.

@@ -6,6 +6,7 @@ public struct HTTPResponse: Sendable, Hashable {
     public var status: Int
     /// The header fields of the final response, repeated fields kept.
     public var headers: HTTPHeaders
+    /// The body, when it came to memory; empty when it went to a file (``savedBody``).
     public var body: Data
     /// The URL this response came from: after redirects, the last one.
     public var url: URL
@@ -17,6 +18,9 @@ public struct HTTPResponse: Sendable, Hashable {
     /// defaults and what middleware below the caller added (cookies) included. After redirects,
     /// those of the first hop, which is the request the caller made.
     public var requestHeaders: HTTPHeaders
+    /// Where the body went when the request asked for a file
+    /// (``HTTPRequest/bodyDestination``); `nil` when it is in ``body``.
+    public var savedBody: SavedBody?
 
     public init(
         status: Int,
@@ -25,7 +29,8 @@ public struct HTTPResponse: Sendable, Hashable {
         url: URL,
         redirectCount: Int = 0,
         timings: HTTPTimings = HTTPTimings(),
-        requestHeaders: HTTPHeaders = [:]
+        requestHeaders: HTTPHeaders = [:],
+        savedBody: SavedBody? = nil
     ) {
         self.status = status
         self.headers = headers
@@ -34,7 +39,11 @@ public struct HTTPResponse: Sendable, Hashable {
         self.redirectCount = redirectCount
         self.timings = timings
         self.requestHeaders = requestHeaders
+        self.savedBody = savedBody
     }
+
+    /// The body's length in bytes, in memory or in its file.
+    public var bodyCount: Int { savedBody?.byteCount ?? body.count }
 
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }

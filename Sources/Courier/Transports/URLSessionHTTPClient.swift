@@ -15,7 +15,8 @@ public final class URLSessionHTTPClient: HTTPClient {
     public struct Configuration: Sendable {
         /// Deadline for requests that set no `timeout` of their own, in seconds.
         public var timeout: TimeInterval
-        /// The largest response body accepted; a larger one fails with `.bodyTooLarge`.
+        /// The largest response body accepted in memory; a larger one fails with `.bodyTooLarge`.
+        /// Bodies sent to a file (``HTTPRequest/bodyDestination``) have no cap.
         public var maxResponseBytes: Int
         /// The most connections kept to one host.
         public var maxConnectionsPerHost: Int
@@ -79,6 +80,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         let timeout = request.timeout ?? configuration.timeout
         let urlRequest = Self.urlRequest(for: request, wire: wire, timeout: timeout)
         let display = request.displayURL
+        let sink = try BodyFileWriter.opening(for: request)
         let task = session.dataTask(with: urlRequest)
         let started = ContinuousClock.now
         // A Dispatch timer, not a Task: it fires even when callers keep every thread of the
@@ -96,7 +98,7 @@ public final class URLSessionHTTPClient: HTTPClient {
                     task,
                     URLSessionTaskRouter.Transfer(
                         continuation: continuation, url: display,
-                        maxBytes: configuration.maxResponseBytes))
+                        maxBytes: configuration.maxResponseBytes, sink: sink))
                 let start = cancellation.withLock { state -> Bool in
                     state.started = !state.cancelled
                     return state.started
@@ -116,7 +118,8 @@ public final class URLSessionHTTPClient: HTTPClient {
             headers: Self.headers(of: outcome.response),
             body: outcome.body,
             url: wire.url,
-            timings: HTTPTimings(total: elapsed.seconds), requestHeaders: wire.headers)
+            timings: HTTPTimings(total: elapsed.seconds), requestHeaders: wire.headers,
+            savedBody: sink?.saved)
     }
 
     /// FoundationNetworking adds `Accept-Language`, `Connection: keep-alive` and, for a body

@@ -18,16 +18,22 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let continuation: CheckedContinuation<Outcome, any Error>
         let url: URL
         let maxBytes: Int
+        /// The file the body goes to, when the request asked for one; then no cap applies.
+        let sink: BodyFileWriter?
         var response: HTTPURLResponse?
         var body = Data()
         var overCap = false
         var expired = false
         var challenged: HTTPURLResponse?
 
-        init(continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int) {
+        init(
+            continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int,
+            sink: BodyFileWriter?
+        ) {
             self.continuation = continuation
             self.url = url
             self.maxBytes = maxBytes
+            self.sink = sink
         }
     }
 
@@ -64,13 +70,21 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let allowed = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
-            if response.expectedContentLength > Int64(transfer.maxBytes) { transfer.overCap = true }
+            if transfer.sink == nil, response.expectedContentLength > Int64(transfer.maxBytes) {
+                transfer.overCap = true
+            }
             return !transfer.overCap
         }
         completionHandler(allowed ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        // The delegate queue is serial, so the file is written outside the lock: a slow disk
+        // holds up this session's callbacks, not the threads registering or expiring tasks.
+        if let sink = transfers.withLock({ $0[dataTask.taskIdentifier]?.sink }) {
+            if !data.withUnsafeBytes({ sink.write($0) }) { dataTask.cancel() }
+            return
+        }
         let overCap = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             if transfer.body.count + data.count > transfer.maxBytes {
@@ -122,7 +136,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     ) {
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
         else { return }
-        if transfer.expired {
+        transfer.sink?.close()
+        if let failed = transfer.sink?.error(url: transfer.url) {
+            transfer.continuation.resume(throwing: failed)
+        } else if transfer.expired {
             transfer.continuation.resume(
                 throwing: HTTPError(.timeout, "no complete response in time", url: transfer.url))
         } else if transfer.overCap {

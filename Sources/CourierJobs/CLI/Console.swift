@@ -1,3 +1,5 @@
+import Courier
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -123,7 +123,7 @@ public struct RunLog: Sendable {
                 })
             timings = response.timings
             if timings.total == 0 { timings.total = attempt.duration }
-            received = response.body.count
+            received = response.bodyCount
         case .failure:
             break
         }

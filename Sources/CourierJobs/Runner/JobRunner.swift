@@ -288,6 +288,7 @@ public final class JobRunner: Sendable {
         }
         var requests = 0
         var page = 1
+        let streams = streamsSave(task, capturing: feed != nil)
         while true {
             // One page (or the task's only request), with its own retries.
             let pageNumber = paginator == nil ? nil : page
@@ -301,13 +302,21 @@ public final class JobRunner: Sendable {
                     last.withLock { $0 = attempt }
                 }
             }
-            _ = try? await client.perform(request)
-            guard let attempt = last.withLock({ $0 }) else { return false }
+            let streamed = streams ? streamedSave(for: task, page: pageNumber) : nil
+            var sent = request
+            if let streamed { sent.bodyDestination = .file(streamed.temporary) }
+            _ = try? await client.perform(sent)
+            guard let attempt = last.withLock({ $0 }) else {
+                streamed?.discard()
+                return false
+            }
             requests += attempt.number
 
             // Captures are taken in `evaluate` (secret ones learned by the redactor) before
             // the line that could show them is written, and before anything is saved.
-            var result = evaluate(attempt, of: task, page: pageNumber, feed: feed)
+            var result = evaluate(
+                attempt, of: task, page: pageNumber, feed: feed, streamed: streamed)
+            if let streamed, result.savedTo == nil { streamed.discard() }
             if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
                 case .success(let response) = attempt.outcome
             {
@@ -340,6 +349,32 @@ public final class JobRunner: Sendable {
             }
             request = next
             page += 1
+        }
+    }
+
+    /// Whether the task's saved body goes straight to disk as it arrives, so that memory stays
+    /// flat however large it is: when nothing reads the body (captures, body expectations and
+    /// pagination all parse it, so those bodies stay in memory, up to the transport's cap).
+    private func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
+        task.save != nil && task.paginate == nil && task.expectation.json.isEmpty
+            && task.expectation.bodyContains.isEmpty
+            && !(capturing && !job.tasks[task.specIndex].captures.isEmpty)
+    }
+
+    /// A temporary file beside the task's save target for the transport to write the body
+    /// into; `nil` when it cannot be made, and then the body comes to memory and the save
+    /// reports the problem as it always does.
+    private func streamedSave(for task: ExpandedTask, page: Int?) -> FileReplacement? {
+        guard var path = task.save else { return nil }
+        if let page { path = path.replacingOccurrences(of: "{page}", with: String(page)) }
+        guard let url = OutputPath.resolve(path, in: URL(fileURLWithPath: job.outputDir)) else {
+            return nil
+        }
+        do {
+            try FileSystem.makeFolders(url.deletingLastPathComponent())
+            return try FileReplacement(replacing: url)
+        } catch {
+            return nil
         }
     }
 
@@ -394,8 +429,10 @@ public final class JobRunner: Sendable {
         var failure: (kind: String, message: String)?
     }
 
+    /// - Parameter streamed: where the transport wrote the body, when it went to a file.
     private func evaluate(
-        _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?, feed: TaskFeed?
+        _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?, feed: TaskFeed?,
+        streamed: FileReplacement?
     ) -> AttemptResult {
         var result = AttemptResult()
         switch attempt.outcome {
@@ -416,7 +453,7 @@ public final class JobRunner: Sendable {
             } else if var save = task.save {
                 if let page { save = save.replacingOccurrences(of: "{page}", with: String(page)) }
                 do {
-                    result.savedTo = try self.save(response.body, to: save)
+                    result.savedTo = try self.save(response, to: save, streamed: streamed)
                     result.ok = true
                 } catch {
                     result.failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
@@ -437,13 +474,20 @@ public final class JobRunner: Sendable {
         return result
     }
 
-    /// Writes a saved output under `outputDir`; returns the path as logged.
-    private func save(_ body: Data, to path: String) throws -> String {
-        let folder = URL(fileURLWithPath: job.outputDir)
-        guard let url = OutputPath.resolve(path, in: folder) else {
-            throw OutputPathError(path: path)
+    /// Puts a saved output in place under `outputDir`: the streamed file renamed over it, or
+    /// the body in memory written; returns the path as logged.
+    private func save(
+        _ response: HTTPResponse, to path: String, streamed: FileReplacement?
+    ) throws -> String {
+        if let streamed, response.savedBody != nil {
+            try streamed.commit()
+        } else {
+            let folder = URL(fileURLWithPath: job.outputDir)
+            guard let url = OutputPath.resolve(path, in: folder) else {
+                throw OutputPathError(path: path)
+            }
+            try OutputFile.write(response.body, to: url)
         }
-        try OutputFile.write(body, to: url)
         return (job.outputDir as NSString).appendingPathComponent(path)
     }
 }

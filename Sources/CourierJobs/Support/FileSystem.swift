@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 #if canImport(Glibc)
@@ -5,18 +6,6 @@ import Foundation
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-/// A file-system failure said in words: what was being done, to which path, and why
-/// (`cannot create the folder logs/nightly: Permission denied`), never a Foundation error code.
-struct FileError: Error, CustomStringConvertible {
-    let path: String
-    /// What was being done, as a verb phrase: "read", "create the folder".
-    let action: String
-    /// The `errno` value.
-    let code: Int32
-
-    var description: String { "cannot \(action) \(path): \(String(cString: strerror(code)))" }
-}
 
 /// The few file operations the runner needs, on POSIX calls so that every failure is a
 /// ``FileError`` and special files (FIFOs) behave as files do.

@@ -5,10 +5,10 @@
 #endif
 
 /// The system calls whose Swift names clash with methods in scope, reached portably.
-enum POSIX {
+package enum POSIX {
     /// `write(2)` of every byte of `buffer`, retrying short writes and EINTR. Returns the errno
     /// of a failure, or `nil` when everything was written.
-    static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+    package static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
         var offset = 0
         while offset < buffer.count {
             #if canImport(Glibc)
@@ -28,7 +28,7 @@ enum POSIX {
     }
 
     /// `read(2)` into `buffer`: the count read, 0 at end of file, -1 with `errno` set.
-    static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+    package static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
         #if canImport(Glibc)
             Glibc.read(descriptor, buffer.baseAddress, buffer.count)
         #else

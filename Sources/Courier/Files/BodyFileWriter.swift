@@ -1,0 +1,73 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The file a transport writes a response body into as it arrives
+/// (``ResponseBodyDestination/file(_:)``): both transports use this one writer, so that they
+/// create, fill and fail the same way.
+///
+/// One thread at a time uses it (curl's event loop, or URLSession's serial delegate queue).
+package final class BodyFileWriter: @unchecked Sendable {
+    package let url: URL
+    private var descriptor: Int32
+    /// Bytes written so far.
+    package private(set) var byteCount = 0
+    /// The first write that failed; nothing is written after it.
+    package private(set) var failure: FileError?
+
+    /// Creates or truncates the file. A symbolic link in its place is refused (`O_NOFOLLOW`),
+    /// so a body is never written through a link someone else planted.
+    package init(url: URL) throws(FileError) {
+        self.url = url
+        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            throw FileError(path: url.path, action: "create", code: errno)
+        }
+    }
+
+    deinit { close() }
+
+    /// Appends `bytes`; false once a write has failed.
+    package func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard failure == nil, descriptor >= 0 else { return false }
+        if let code = POSIX.writeAll(descriptor, bytes) {
+            failure = FileError(path: url.path, action: "write", code: code)
+            return false
+        }
+        byteCount += bytes.count
+        return true
+    }
+
+    /// Closes the file; later calls do nothing.
+    package func close() {
+        guard descriptor >= 0 else { return }
+        #if canImport(Glibc)
+            _ = Glibc.close(descriptor)
+        #else
+            _ = Darwin.close(descriptor)
+        #endif
+        descriptor = -1
+    }
+
+    /// The transfer's error when a write failed, for `request`'s URL.
+    package func error(url requestURL: URL) -> HTTPError? {
+        failure.map { HTTPError(.file, $0.description, url: requestURL) }
+    }
+
+    /// What the response reports about the body.
+    package var saved: SavedBody { SavedBody(url: url, byteCount: byteCount) }
+
+    /// Opens the file a request asks for, or says why not as an ``HTTPError`` of kind `.file`.
+    package static func opening(for request: HTTPRequest) throws(HTTPError) -> BodyFileWriter? {
+        guard case .file(let url) = request.bodyDestination else { return nil }
+        do {
+            return try BodyFileWriter(url: url)
+        } catch {
+            throw HTTPError(.file, error.description, url: request.displayURL)
+        }
+    }
+}
