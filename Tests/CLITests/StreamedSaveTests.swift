@@ -35,7 +35,8 @@ struct StreamedSaveTests {
         defer { space.remove() }
         let size = 1 << 30
         try space.writeJob(
-            tasks: #"{"id": "big", "path": "/bytes", "query": {"n": "\#(size)"}, "save": "big.bin"}"#
+            tasks:
+                #"{"id": "big", "path": "/bytes", "query": {"n": "\#(size)"}, "save": "big.bin"}"#
         )
         let run = try await Self.runMeasuringRSS(space, backend: backend)
         #expect(run.status == 0, "\(run.stderr)")

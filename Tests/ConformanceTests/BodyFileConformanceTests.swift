@@ -88,8 +88,10 @@ struct BodyFileConformanceTests {
         #expect(hop.status == 302)
         #expect(hop.savedBody?.byteCount == 0)
         // Followed by the middleware: the file holds the final body only.
-        let followed = try await RedirectingHTTPClient(wrapping: AnyHTTPClient(transport.makeClient()))
-            .perform(request)
+        let followed = try await RedirectingHTTPClient(
+            wrapping: AnyHTTPClient(transport.makeClient())
+        )
+        .perform(request)
         #expect(followed.status == 200)
         #expect(followed.redirectCount == 1)
         #expect(try Data(contentsOf: file).count == 5000)
@@ -159,7 +161,8 @@ struct BodyFileConformanceTests {
         #expect(try Self.others(in: folder, keep: ["archive.bin"]).isEmpty, "no temporary left")
     }
 
-    @Test("download leaves the destination as it was when the body is cut short",
+    @Test(
+        "download leaves the destination as it was when the body is cut short",
         arguments: TransportKind.allCases)
     func downloadTruncated(transport: TransportKind) async throws {
         let server = try TestServers.fixture()

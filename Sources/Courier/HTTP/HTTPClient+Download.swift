@@ -15,8 +15,7 @@ extension HTTPClient {
     /// Failures to write are ``HTTPError`` of kind `.file`. Works through any middleware, and
     /// with clients that ignore ``HTTPRequest/bodyDestination`` (the body is then written
     /// from memory).
-    public func download(_ request: HTTPRequest, to destination: URL) async throws -> HTTPResponse
-    {
+    public func download(_ request: HTTPRequest, to destination: URL) async throws -> HTTPResponse {
         let replacement: FileReplacement
         do {
             replacement = try FileReplacement(replacing: destination)
@@ -37,7 +36,8 @@ extension HTTPClient {
             }
             if response.savedBody == nil {
                 try replacement.write(response.body)
-                response.savedBody = SavedBody(url: replacement.temporary, byteCount: response.body.count)
+                response.savedBody = SavedBody(
+                    url: replacement.temporary, byteCount: response.body.count)
                 response.body = Data()
             }
             try replacement.commit()
