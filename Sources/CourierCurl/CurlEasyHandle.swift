@@ -61,6 +61,7 @@ final class CurlEasyHandle {
             set(CURLOPT_SSL_VERIFYPEER, 0)
             set(CURLOPT_SSL_VERIFYHOST, 0)
         }
+        setTLSOptions(request.tls)
         // The empty string turns on decoding of every encoding this libcurl supports; the
         // Accept-Encoding field itself comes from WireRequest in the header list, which
         // replaces the one curl would make. URLSession on Linux decodes the same way.
@@ -75,6 +76,24 @@ final class CurlEasyHandle {
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context)
         setMethodAndBody(request)
         return headerList(for: transfer.wire, request: request)
+    }
+
+    /// The request's ``TLSOptions``. A reset handle has curl's defaults, so only what is set
+    /// is applied; curl keeps connections made under other TLS settings apart.
+    private func setTLSOptions(_ tls: TLSOptions) {
+        guard !tls.isDefault else { return }
+        if let bundle = tls.caBundle { set(CURLOPT_CAINFO, bundle.path) }
+        if let certificate = tls.clientCertificate { set(CURLOPT_SSLCERT, certificate.path) }
+        if let key = tls.clientKey { set(CURLOPT_SSLKEY, key.path) }
+        if let passphrase = tls.clientKeyPassphrase { set(CURLOPT_KEYPASSWD, passphrase) }
+        if !tls.pinnedPublicKeys.isEmpty {
+            set(CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.joined(separator: ";"))
+        }
+        switch tls.minimumVersion {
+        case .tls1_2: set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
+        case .tls1_3: set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_3))
+        case nil: break
+        }
     }
 
     private func setMethodAndBody(_ request: HTTPRequest) {

@@ -6,6 +6,18 @@ public enum TestServers {
     private static let fixtureProcess = Result { try ServerProcess(script: "fixture_server.py") }
     private static let httpbinProcess = Result { try ServerProcess(script: "httpbin_server.py") }
     private static let nginxProcess = Result { try ServerProcess(script: "nginx_h2_server.py") }
+    private static let tlsFolder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "courier-pki-\(UUID().uuidString)")
+    private static let tlsProcess = Result {
+        try FileManager.default.createDirectory(at: tlsFolder, withIntermediateDirectories: true)
+        return try ServerProcess(script: "tls_server.py", arguments: [tlsFolder.path])
+    }
+
+    /// TLS listeners with a throwaway PKI (`Tests/Fixtures/tls_server.py`).
+    public static func tls() throws -> TLSFixture {
+        let ports = try tlsProcess.get().ports
+        return TLSFixture(folder: tlsFolder, ports: (ports[0], ports[1], ports[2]))
+    }
 
     /// nginx with TLS (a self-signed certificate for localhost) and HTTP/2; every path answers
     /// "<protocol> <connection number>".
@@ -67,5 +79,35 @@ public struct FixtureServer: Sendable {
     /// A fresh key, so each test's counters on the server are its own.
     public static func uniqueKey(_ label: String = "t") -> String {
         "\(label)-\(UUID().uuidString.prefix(8))"
+    }
+}
+
+/// The TLS fixture: its PKI files and its three listeners.
+public struct TLSFixture: Sendable {
+    /// Where `ca.pem`, `other-ca.pem`, `client.pem`, `client-key.pem` and the rest are.
+    public let folder: URL
+    let ports: (plain: Int, mutual: Int, tls12: Int)
+
+    /// A file of the PKI.
+    public func file(_ name: String) -> URL { folder.appendingPathComponent(name) }
+
+    /// A URL on the listener that asks for no client certificate.
+    public func plainURL(_ path: String = "/") -> URL {
+        URL(string: "https://127.0.0.1:\(ports.plain)\(path)")!
+    }
+
+    /// A URL on the listener that requires a client certificate signed by `ca.pem`.
+    public func mutualURL(_ path: String = "/") -> URL {
+        URL(string: "https://127.0.0.1:\(ports.mutual)\(path)")!
+    }
+
+    /// A URL on the listener that speaks at most TLS 1.2.
+    public func tls12URL(_ path: String = "/") -> URL {
+        URL(string: "https://127.0.0.1:\(ports.tls12)\(path)")!
+    }
+
+    /// curl's pin of the server's public key.
+    public func pin() throws -> String {
+        try String(contentsOf: file("pin.txt"), encoding: .utf8)
     }
 }

@@ -17,6 +17,9 @@ public struct APIConfiguration: Sendable {
     public var headers: HTTPHeaders
     /// Whether TLS certificates are checked. Leave it on outside tests.
     public var validatesTLS: Bool
+    /// TLS options for every request: a CA bundle, a client certificate (mTLS), public-key
+    /// pins, a minimum version (``TLSOptions``; the curl transport supports them all).
+    public var tls = TLSOptions()
     /// Whether redirects are followed (through ``RedirectingHTTPClient``) and how many.
     public var maxRedirects: Int?
     public var encoder: JSONEncoder

@@ -85,6 +85,7 @@ public struct DefaultAPIClient: APIClient {
             body: body,
             timeout: request.timeout ?? configuration.timeout,
             validatesTLS: configuration.validatesTLS)
+        httpRequest.tls = configuration.tls
         if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL) {
             auth.apply(to: &httpRequest)
         }

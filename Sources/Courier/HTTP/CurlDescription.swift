@@ -17,6 +17,7 @@ extension HTTPRequest {
         for field in shown {
             words += ["-H", Self.shellQuote("\(field.name): \(field.value)")]
         }
+        words += tlsWords(revealingSecrets: revealingSecrets)
         if let body, !body.isEmpty {
             if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
                 words += ["--data-binary", Self.shellQuote(text)]
@@ -25,6 +26,27 @@ extension HTTPRequest {
             }
         }
         return words.joined(separator: " ")
+    }
+
+    /// curl's flags for ``validatesTLS`` and ``tls``; the key passphrase is a secret.
+    private func tlsWords(revealingSecrets: Bool) -> [String] {
+        var words: [String] = []
+        if !validatesTLS { words.append("--insecure") }
+        if let bundle = tls.caBundle { words += ["--cacert", Self.shellQuote(bundle.path)] }
+        if let certificate = tls.clientCertificate {
+            words += ["--cert", Self.shellQuote(certificate.path)]
+        }
+        if let key = tls.clientKey { words += ["--key", Self.shellQuote(key.path)] }
+        if let passphrase = tls.clientKeyPassphrase {
+            words += ["--pass", Self.shellQuote(revealingSecrets ? passphrase : "<redacted>")]
+        }
+        if !tls.pinnedPublicKeys.isEmpty {
+            words += [
+                "--pinnedpubkey", Self.shellQuote(tls.pinnedPublicKeys.joined(separator: ";")),
+            ]
+        }
+        if let minimum = tls.minimumVersion { words.append("--tlsv\(minimum.rawValue)") }
+        return words
     }
 
     /// `text` as one single-quoted POSIX shell word.

@@ -31,6 +31,9 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let bodyTooLarge = Kind(rawValue: "bodyTooLarge")
         /// The response body could not be written to its file (no space, no permission).
         public static let file = Kind(rawValue: "file")
+        /// The transport cannot do what the request asks (a TLS option URLSession on Linux
+        /// lacks); nothing was sent.
+        public static let unsupported = Kind(rawValue: "unsupported")
         /// The calling task was cancelled or the client shut down.
         public static let cancelled = Kind(rawValue: "cancelled")
         /// Any other network failure: reset, closed early, truncated body, protocol error.

@@ -19,6 +19,8 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     public var timeout: TimeInterval?
     /// Whether the server's TLS certificate and host name are checked. Leave it on outside tests.
     public var validatesTLS: Bool
+    /// A custom CA bundle, a client certificate, public-key pins, a minimum version.
+    public var tls = TLSOptions()
     /// Where the response body goes: memory (the default) or a file, written as it arrives.
     public var bodyDestination: ResponseBodyDestination = .memory
     private var markedSecretHeaders: Set<String>

@@ -77,6 +77,12 @@ public final class URLSessionHTTPClient: HTTPClient {
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         let wire = try WireRequest(request)
+        guard request.tls.isDefault else {
+            throw HTTPError(
+                .unsupported,
+                "URLSession on Linux cannot apply TLS options (\(request.tls.setOptionNames.joined(separator: ", "))); use CurlHTTPClient",
+                url: request.displayURL)
+        }
         let timeout = request.timeout ?? configuration.timeout
         let urlRequest = Self.urlRequest(for: request, wire: wire, timeout: timeout)
         let display = request.displayURL
