@@ -12,6 +12,18 @@ public enum Authentication: Sendable, Hashable {
     case header(name: String, value: String)
     /// An API key as a query item, for example `?api_key=…`.
     case query(name: String, value: String)
+    /// A short-lived token from a ``TokenProvider``, sent as `Authorization: Bearer <token>`
+    /// and refreshed once when the server answers 401, concurrent 401s sharing one refresh
+    /// (``AuthenticatingHTTPClient``, which ``DefaultAPIClient`` puts in its stack).
+    /// ```swift
+    /// let configuration = APIConfiguration(baseURL: url, auth: .provider(MyTokens()))
+    /// ```
+    case provider(TokenSource)
+
+    /// Tokens from `provider`, refreshed on 401.
+    public static func provider(_ provider: any TokenProvider) -> Authentication {
+        .provider(TokenSource(provider))
+    }
 
     /// Adds the credentials to a request.
     public func apply(to request: inout HTTPRequest) {
@@ -28,6 +40,20 @@ public enum Authentication: Sendable, Hashable {
             request.url = URLBuilder.appending(
                 [URLQueryItem(name: name, value: value)], to: request.url)
             request.secretQueryNames.insert(name)
+        case .provider:
+            // The token is fetched per request, by the middleware that can refresh it.
+            break
         }
     }
+}
+
+/// A ``TokenProvider`` held by reference, so that ``Authentication`` stays `Hashable`: two
+/// sources are equal when they are the same source.
+public final class TokenSource: Sendable, Hashable {
+    public let provider: any TokenProvider
+
+    public init(_ provider: any TokenProvider) { self.provider = provider }
+
+    public static func == (left: TokenSource, right: TokenSource) -> Bool { left === right }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -20,7 +20,15 @@ public struct DefaultAPIClient: APIClient {
         if let maxRedirects = configuration.maxRedirects {
             client = AnyHTTPClient(RedirectingHTTPClient(wrapping: client, maxHops: maxRedirects))
         }
-        // Hooks sit above redirects: one call each per request the caller makes.
+        // Provided tokens are attached above redirects (so a cross-origin hop drops them) and
+        // only for the API's own origin; a 401 refreshes the token once and resends.
+        if case .provider(let source) = configuration.auth {
+            client = AnyHTTPClient(
+                AuthenticatingHTTPClient(
+                    wrapping: client, provider: source.provider,
+                    origin: Origin(configuration.baseURL)))
+        }
+        // Hooks sit above redirects and auth: one call each per request the caller makes.
         if configuration.willSend != nil || configuration.didReceive != nil {
             client = AnyHTTPClient(
                 HookingHTTPClient(

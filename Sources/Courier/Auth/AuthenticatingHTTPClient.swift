@@ -24,16 +24,20 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     private let header: String
     private let scheme: String
     private let rejectedStatuses: Set<Int>
+    private let origin: Origin?
     private let refresher: Refresher
 
     /// - Parameters:
     ///   - header: where the token goes (`Authorization`), as `"\(scheme) \(token)"`; an empty
     ///     scheme sends the bare token.
     ///   - rejectedStatuses: the statuses that mean "this token is no longer good".
+    ///   - origin: when set, only requests to this origin get the token; others pass through
+    ///     as they are, so that a token is never sent to another server.
     public init(
         wrapping wrapped: Wrapped, provider: any TokenProvider, header: String = "Authorization",
-        scheme: String = "Bearer", rejectedStatuses: Set<Int> = [401]
+        scheme: String = "Bearer", rejectedStatuses: Set<Int> = [401], origin: Origin? = nil
     ) {
+        self.origin = origin
         self.wrapped = wrapped
         self.provider = provider
         self.header = header
@@ -43,6 +47,7 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if let origin, Origin(request.url) != origin { return try await wrapped.perform(request) }
         let token: String
         do {
             token = try await refresher.current()

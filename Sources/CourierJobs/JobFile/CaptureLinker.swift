@@ -125,6 +125,7 @@ extension Authentication {
         case .basic(let user, let password): [("basic.user", user), ("basic.password", password)]
         case .header(let name, let value): [("name", name), ("header.value", value)]
         case .query(let name, let value): [("name", name), ("query.value", value)]
+        case .provider: []
         }
     }
 
@@ -137,6 +138,7 @@ extension Authentication {
             return .basic(user: render(user), password: render(password))
         case .header(let name, let value): return .header(name: name, value: render(value))
         case .query(let name, let value): return .query(name: name, value: render(value))
+        case .provider: return self
         }
     }
 }

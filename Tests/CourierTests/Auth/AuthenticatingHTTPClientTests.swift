@@ -95,3 +95,37 @@ struct AuthenticatingHTTPClientTests {
         #expect(stub.requests.map { $0.headers["Authorization"] } == ["Bearer t1", "Bearer t2"])
     }
 }
+
+extension AuthenticatingHTTPClientTests {
+    struct Me: APIRequest {
+        typealias Response = EmptyResponse
+        var path: String { "/me" }
+    }
+
+    struct Elsewhere: APIRequest {
+        typealias Response = EmptyResponse
+        var path: String { "https://other.test/me" }
+    }
+
+    @Test("APIConfiguration .provider: tokens attached, refreshed once on 401, origin only")
+    func providerInConfiguration() async throws {
+        let tokens = Tokens()
+        let stub = Self.server(accepting: "t2")
+        let client = DefaultAPIClient(
+            httpClient: stub,
+            configuration: APIConfiguration(
+                baseURL: URL(string: "https://api.test")!, auth: .provider(tokens)))
+        _ = try await client.perform(Me())
+        _ = try await client.perform(Me())
+        #expect(tokens.refreshes == 1)
+        #expect(
+            stub.requests.map { $0.headers["Authorization"] } == [
+                "Bearer t1", "Bearer t2", "Bearer t2",
+            ])
+        #expect(stub.requests.allSatisfy { $0.isSecretHeader("Authorization") })
+        // Another origin never sees the token (the stub answers 401 to it: unacceptable).
+        await #expect(throws: APIError.self) { try await client.perform(Elsewhere()) }
+        #expect(stub.requests.last?.url.host == "other.test")
+        #expect(stub.requests.last?.headers["Authorization"] == nil)
+    }
+}
