@@ -114,7 +114,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def reply(self, status, body=b"", headers=(), content_type="application/json"):
         self.send_response(status)
-        self.send_header("Cache-Control", "no-store")
+        if not any(name.lower() == "cache-control" for name, _ in headers):
+            self.send_header("Cache-Control", "no-store")
         for name, value in headers:
             self.send_header(name, value)
         if status not in (204, 304):
@@ -212,6 +213,8 @@ class Handler(BaseHTTPRequestHandler):
             etag = '"%s"' % arg("v", "1")
             modified = "Wed, 01 Jan 2025 00:00:00 GMT"
             headers = [("ETag", etag), ("Last-Modified", modified)]
+            if arg("cache") is not None:  # the caching tests' Cache-Control, instead of no-store
+                headers.append(("Cache-Control", arg("cache")))
             if self.headers.get("If-None-Match") == etag or (
                     self.headers.get("If-None-Match") is None
                     and self.headers.get("If-Modified-Since") == modified):

@@ -1,6 +1,6 @@
 /// SHA-256 (FIPS 180-4), for the job file's fingerprint in the log: Foundation on Linux has no
 /// hashing and Courier takes no dependencies.
-enum SHA256 {
+package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
         0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
@@ -15,14 +15,14 @@ enum SHA256 {
     ]
 
     /// The lowercase hex digest of `bytes`.
-    static func hex<Bytes: Sequence<UInt8>>(of bytes: Bytes) -> String {
+    package static func hex<Bytes: Sequence<UInt8>>(of bytes: Bytes) -> String {
         digest(Array(bytes)).map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text
         }.joined()
     }
 
-    static func digest(_ message: [UInt8]) -> [UInt8] {
+    package static func digest(_ message: [UInt8]) -> [UInt8] {
         var hash: [UInt32] = [
             0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
             0x5be0cd19,

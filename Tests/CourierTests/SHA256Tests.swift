@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CourierJobs
+import Courier
 
 /// NIST FIPS 180-2 examples and the padding boundaries around one 64-byte block.
 @Suite("SHA256")
