@@ -8,9 +8,9 @@ public enum HTTPCachePolicy {
     public enum Decision: Sendable, Hashable {
         /// The stored response is fresh: answer with it, send nothing.
         case useStored
-        /// Ask the server whether the stored response still holds, with these fields
-        /// (`If-None-Match`, `If-Modified-Since`).
-        case revalidate(HTTPHeaders)
+        /// Ask the server whether the stored response still holds, with these validators
+        /// (sent as `If-None-Match`, `If-Modified-Since`).
+        case revalidate(HTTPValidators)
         /// Send the request as it is.
         case fetch
     }
@@ -55,12 +55,8 @@ public enum HTTPCachePolicy {
         {
             return .useStored
         }
-        var conditions = HTTPHeaders()
-        if let etag = stored.headers["ETag"] { conditions.add("If-None-Match", etag) }
-        if let modified = stored.headers["Last-Modified"] {
-            conditions.add("If-Modified-Since", modified)
-        }
-        return conditions.isEmpty ? .fetch : .revalidate(conditions)
+        let validators = HTTPValidators(stored.headers)
+        return validators.isEmpty ? .fetch : .revalidate(validators)
     }
 
     /// Whether `response` to `request` may be kept: a storable status, no `no-store`, no
@@ -73,7 +69,7 @@ public enum HTTPCachePolicy {
         if given.keys.contains("no-store") { return false }
         if varyNames(response.headers).contains("*") { return false }
         return (freshnessLifetime(response.headers) ?? 0) > 0
-            || response.headers.contains("ETag") || response.headers.contains("Last-Modified")
+            || !HTTPValidators(response.headers).isEmpty
     }
 
     /// Seconds a response stays fresh: `max-age`, else `Expires` minus `Date`; `nil` when

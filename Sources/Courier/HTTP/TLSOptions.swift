@@ -55,7 +55,7 @@ public struct TLSOptions: Sendable, Hashable {
     public var isDefault: Bool { self == TLSOptions() }
 
     /// The names of the options that are set, for messages.
-    public var setOptionNames: [String] {
+    package var setOptionNames: [String] {
         var names: [String] = []
         if caBundle != nil { names.append("caBundle") }
         if clientCertificate != nil { names.append("clientCertificate") }

@@ -35,10 +35,12 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         }
         switch HTTPCachePolicy.decide(request, stored: stored, now: time.date()) {
         case .useStored:
-            return stored!.response(for: request.url)
-        case .revalidate(let conditions):
+            // `decide` answers `.useStored` only for a stored response.
+            guard let stored else { return try await wrapped.perform(request) }
+            return stored.response(for: request.url)
+        case .revalidate(let validators):
             var conditional = request
-            for field in conditions { conditional.headers.replaceOrAdd(field.name, field.value) }
+            validators.addConditions(to: &conditional)
             let response = try await wrapped.perform(conditional)
             guard response.status == 304, var refreshed = stored else {
                 return keep(response, for: request, key: key)

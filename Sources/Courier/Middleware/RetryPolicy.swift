@@ -65,11 +65,14 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Transport failures that another try cannot change: the request, the certificate, the
-    /// name or the body size stay what they were, and a cancellation is the caller's decision.
+    /// name, the body size, a body file that cannot be written (a full disk is not emptied by
+    /// downloading again) and what the transport supports stay what they were, and a
+    /// cancellation is the caller's decision.
     /// (`.dns` is here because libcurl reports a name that does not exist and a resolver that
     /// failed for now alike.)
     public static let permanentFailures: Set<HTTPError.Kind> = [
         .cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge, .tooManyRedirects,
+        .file, .unsupported,
     ]
 
     /// What to do after an attempt: wait and try again, or stop, with why when the reason is

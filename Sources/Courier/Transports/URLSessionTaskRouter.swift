@@ -79,14 +79,14 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        // The delegate queue is serial, so the file is written outside the lock: a slow disk
-        // holds up this session's callbacks, not the threads registering or expiring tasks.
-        if let sink = transfers.withLock({ $0[dataTask.taskIdentifier]?.sink }) {
-            if !data.withUnsafeBytes({ sink.write($0) }) { dataTask.cancel() }
-            return
-        }
-        let overCap = transfers.withLock { transfers -> Bool in
+        // One lock per chunk. A body going to a file is written after it, outside: the
+        // delegate queue is serial, so a slow disk holds up this session's callbacks, not the
+        // threads registering or expiring tasks.
+        var sink: BodyFileWriter?
+        var stop = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
+            sink = transfer.sink
+            guard sink == nil else { return false }
             if transfer.body.count + data.count > transfer.maxBytes {
                 transfer.overCap = true
                 transfer.body = Data()
@@ -95,7 +95,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             }
             return transfer.overCap
         }
-        if overCap { dataTask.cancel() }
+        if let sink, !data.withUnsafeBytes({ sink.write($0) }) { stop = true }
+        if stop { dataTask.cancel() }
     }
 
     /// Authentication is the caller's business: a 401 with `WWW-Authenticate` must come back as

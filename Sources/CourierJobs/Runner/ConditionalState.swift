@@ -9,19 +9,14 @@ import Foundation
 /// fetched whole once more. A file that cannot be read is reported and left alone, never
 /// deleted: the run then starts without validators.
 final class ConditionalState: Sendable {
-    struct Validators: Sendable, Equatable {
-        var etag: String?
-        var lastModified: String?
-    }
-
     let url: URL
-    private let entries: Locked<(values: [String: Validators], dirty: Bool)>
+    private let entries: Locked<(values: [String: HTTPValidators], dirty: Bool)>
 
     /// Loads the state of the job whose outputs are in `outputDir`; `warn` hears about a file
     /// that exists but cannot be used.
     init(outputDir: String, warn: (String) -> Void) {
         url = URL(fileURLWithPath: outputDir).appendingPathComponent(".courier/state")
-        var values: [String: Validators] = [:]
+        var values: [String: HTTPValidators] = [:]
         if FileManager.default.fileExists(atPath: url.path) {
             if let bytes = try? FileSystem.read(url), let root = try? JSONParser.parse(bytes),
                 case .object(let members) = root.value,
@@ -30,7 +25,7 @@ final class ConditionalState: Sendable {
             {
                 for entry in saved {
                     guard case .object(let fields) = entry.node.value else { continue }
-                    var validators = Validators()
+                    var validators = HTTPValidators()
                     for field in fields {
                         guard case .string(let text) = field.node.value else { continue }
                         if field.key == "etag" { validators.etag = text }
@@ -47,16 +42,15 @@ final class ConditionalState: Sendable {
         entries = Locked((values, false))
     }
 
-    func validators(for save: String) -> Validators? {
+    func validators(for save: String) -> HTTPValidators? {
         entries.withLock { $0.values[save] }
     }
 
     /// Records what a 200 said about a saved output (or forgets it when it said nothing).
     func record(_ response: HTTPResponse, for save: String) {
-        let validators = Validators(
-            etag: response.headers["ETag"], lastModified: response.headers["Last-Modified"])
+        let validators = HTTPValidators(response.headers)
         entries.withLock { state in
-            let new = validators.etag == nil && validators.lastModified == nil ? nil : validators
+            let new = validators.isEmpty ? nil : validators
             guard state.values[save] != new else { return }
             state.values[save] = new
             state.dirty = true
@@ -65,7 +59,7 @@ final class ConditionalState: Sendable {
 
     /// Writes the file when something changed.
     func flush() throws {
-        let snapshot = entries.withLock { state -> [String: Validators]? in
+        let snapshot = entries.withLock { state -> [String: HTTPValidators]? in
             guard state.dirty else { return nil }
             state.dirty = false
             return state.values

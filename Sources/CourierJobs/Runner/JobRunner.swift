@@ -413,12 +413,7 @@ public final class JobRunner: Sendable {
             FileManager.default.fileExists(
                 atPath: URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
         else { return }
-        if let etag = validators.etag, !request.headers.contains("If-None-Match") {
-            request.headers.add("If-None-Match", etag)
-        }
-        if let date = validators.lastModified, !request.headers.contains("If-Modified-Since") {
-            request.headers.add("If-Modified-Since", date)
-        }
+        validators.addConditions(to: &request)
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.

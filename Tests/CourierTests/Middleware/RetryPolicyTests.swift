@@ -144,7 +144,8 @@ final class AttemptLog: @unchecked Sendable {
     var delays: [TimeInterval?] { lock.withLock { attempts.map(\.retryDelay) } }
 
     @Test(arguments: [
-        HTTPError.Kind.cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge,
+        HTTPError.Kind.cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge, .file,
+        .unsupported,
         .tooManyRedirects,
     ])
     func permanentFailuresAreNeverRetried(kind: HTTPError.Kind) {
