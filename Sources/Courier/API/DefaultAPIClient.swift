@@ -49,7 +49,13 @@ public struct DefaultAPIClient: APIClient {
     public func send<Endpoint: APIRequest>(_ request: Endpoint) async throws -> APIResponse<
         Endpoint.Response
     > {
-        let httpRequest = try makeHTTPRequest(for: request)
+        try await send(makeHTTPRequest(for: request), for: request)
+    }
+
+    /// Sends `httpRequest`, built for `request`, then checks and decodes its response.
+    func send<Endpoint: APIRequest>(_ httpRequest: HTTPRequest, for request: Endpoint)
+        async throws -> APIResponse<Endpoint.Response>
+    {
         let response = try await httpClient.perform(httpRequest)
         guard request.accepts(status: response.status) else {
             if let mapped = configuration.mapError?(response) { throw mapped }

@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// Reads one JSON object of a job file strictly: typed getters that record an error (with the

@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// Reads one log line's JSON in a single pass without building a tree: values of the fields the

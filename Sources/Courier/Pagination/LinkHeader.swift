@@ -1,10 +1,10 @@
 import Foundation
 
 /// The `Link` header field of RFC 8288: `<uri>; rel="next"; title="…", <uri2>; rel="last"`.
-enum LinkHeader {
+package enum LinkHeader {
     /// The target of the first link whose `rel` holds `relation` (case-insensitive), resolved
     /// against `base`.
-    static func target(of relation: String, in fields: [String], base: URL) -> URL? {
+    package static func target(of relation: String, in fields: [String], base: URL) -> URL? {
         for field in fields {
             for link in links(in: field) where link.relations.contains(relation.lowercased()) {
                 if let url = URL(string: link.target, relativeTo: base)?.absoluteURL { return url }
@@ -14,7 +14,7 @@ enum LinkHeader {
     }
 
     /// Each `<target>; params` of a field, with its `rel` values lowercased.
-    static func links(in field: String) -> [(target: String, relations: [String])] {
+    package static func links(in field: String) -> [(target: String, relations: [String])] {
         var links: [(String, [String])] = []
         var rest = Substring(field)
         while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {

@@ -26,3 +26,8 @@ public struct PaginationRule: Sendable {
         self.maxPages = maxPages
     }
 }
+
+extension PaginationRule {
+    /// Follow the RFC 8288 `Link` header's `rel="next"`, as GitHub and most REST APIs send it.
+    public static let nextLink = PaginationRule(next: .linkHeader("next"))
+}

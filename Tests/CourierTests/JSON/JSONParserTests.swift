@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CourierJobs
+@testable import Courier
 
 /// The hand-written JSON parser: what RFC 8259 allows, what it does not, and the source text of
 /// numbers kept byte for byte.
@@ -64,38 +64,5 @@ struct JSONParserTests {
         }
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("\"tab\tinside\"") }
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse("1 2") }
-    }
-}
-
-/// RFC 6901 pointers as `expect.json` resolves them.
-@Suite("JSON Pointer")
-struct JSONPointerTests {
-    @Test func resolution() throws {
-        let document = try JSONParser.parse(#"{"a/b": {"m~n": [10, {"x": null}]}, "": 5}"#)
-        func value(_ pointer: String) -> String? {
-            JSONPointer.resolve(pointer, in: document).map { Expectation.text($0) }
-        }
-        #expect(value("/a~1b/m~0n/0") == "10")
-        #expect(value("/a~1b/m~0n/1/x") == "null")
-        #expect(value("/") == "5", "the empty key")
-        #expect(value("/a~1b/m~0n/2") == nil)
-        #expect(value("/a~1b/m~0n/01") == nil, "no leading zeros")
-        #expect(value("/missing") == nil)
-        #expect(value("")?.hasPrefix("{") == true, "the whole document")
-    }
-
-    @Test("* takes every element of an array, at any depth, in order")
-    func wildcard() throws {
-        let document = try JSONParser.parse(
-            #"{"items": [{"id": 1, "tags": ["a", "b"]}, {"id": "x"}, {"no": 0}], "*": 7}"#)
-        func values(_ pointer: String) -> [String] {
-            JSONPointer.resolveAll(pointer, in: document).map(\.compactText)
-        }
-        #expect(values("/items/*/id") == ["1", #""x""#], "missing members give nothing")
-        #expect(values("/items/*/tags/*") == [#""a""#, #""b""#])
-        #expect(values("/items/1/id") == [#""x""#], "without *, as resolve")
-        #expect(values("/*") == ["7"], "on an object, * is an ordinary key")
-        #expect(values("/items/*/tags/5").isEmpty)
-        #expect(values("").count == 1)
     }
 }

@@ -1,26 +1,21 @@
-import Courier
 import Foundation
 
-/// The pages of one task as a pure value: feed it each page's request and response, and it
-/// says which request comes next, that the pages are done, or that they loop.
+/// The pages of one request as a pure value: feed it each page's request and response, and it
+/// says which request comes next, that the pages are done, or that they loop. The job runner's
+/// `paginate` and ``HTTPClient/pages(of:following:)`` both follow pages with it.
 ///
 /// A next URL on another origin (scheme, host, port) than the first page gets none of the
 /// first page's credentials: the redirect rule. A next URL or cursor seen before is a loop, so
 /// an API that repeats its last page cannot keep a job running (Airbyte #28226).
-struct Paginator {
-    /// Why pagination stopped with an error.
-    struct Failure: Error, CustomStringConvertible {
-        let message: String
-        var description: String { message }
-    }
-
-    let rule: PaginationRule
-    let first: HTTPRequest
+public struct Paginator: Sendable {
+    public let rule: PaginationRule
+    public let first: HTTPRequest
     /// Pages fetched so far.
-    private(set) var pages = 0
+    public private(set) var pages = 0
     private var seen: Set<String> = []
 
-    init(rule: PaginationRule, first: HTTPRequest) {
+    /// Starts at `first`, the first page's request.
+    public init(rule: PaginationRule, first: HTTPRequest) {
         self.rule = rule
         self.first = first
         seen.insert(first.url.absoluteString)
@@ -28,7 +23,8 @@ struct Paginator {
 
     /// The request for the page after `response` (the answer to `request`), or `nil` when the
     /// pages are done.
-    mutating func next(after response: HTTPResponse, to request: HTTPRequest) throws(Failure)
+    public mutating func next(after response: HTTPResponse, to request: HTTPRequest)
+        throws(PaginationError)
         -> HTTPRequest?
     {
         pages += 1
@@ -54,7 +50,10 @@ struct Paginator {
             else { return nil }
             guard let url = URL(string: text, relativeTo: request.url)?.absoluteURL,
                 Origin.isHTTP(url)
-            else { throw Failure(message: "the next page's URL \"\(text)\" is not an http(s) URL") }
+            else {
+                throw PaginationError(
+                    message: "the next page's URL \"\(text)\" is not an http(s) URL")
+            }
             next = following(url)
         case .cursor(let pointer, let parameter):
             guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
@@ -76,7 +75,7 @@ struct Paginator {
             next.url = Self.setting(parameter, to: String(step * pages), in: request.url)
         }
         guard seen.insert(next.url.absoluteString).inserted else {
-            throw Failure(
+            throw PaginationError(
                 message:
                     "pagination loops: page \(pages + 1) would fetch \(next.displayURL.absoluteString) again"
             )
@@ -97,7 +96,7 @@ struct Paginator {
     }
 
     /// `url` with query parameter `name` set to `value` (replaced when present).
-    static func setting(_ name: String, to value: String, in url: URL) -> URL {
+    private static func setting(_ name: String, to value: String, in url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             return url
         }

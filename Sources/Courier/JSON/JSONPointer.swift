@@ -1,12 +1,12 @@
 /// RFC 6901 JSON Pointers, as `expect.json` and `paginate` use them.
-enum JSONPointer {
+package enum JSONPointer {
     /// Whether `pointer` is an RFC 6901 JSON Pointer: empty, or `/` then tokens.
-    static func isValid(_ pointer: String) -> Bool {
+    package static func isValid(_ pointer: String) -> Bool {
         pointer.isEmpty || pointer.hasPrefix("/")
     }
 
     /// The value at `pointer`, `~1` and `~0` unescaped; array tokens are indexes.
-    static func resolve(_ pointer: String, in document: JSONNode) -> JSONNode? {
+    package static func resolve(_ pointer: String, in document: JSONNode) -> JSONNode? {
         guard !pointer.isEmpty else { return document }
         var node = document
         for raw in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
@@ -30,7 +30,7 @@ enum JSONPointer {
 
     /// Every value at `pointer`, where a `*` token matches each element of an array (in
     /// order): `/items/*/id` is the `id` of every item. Without `*`, at most one value.
-    static func resolveAll(_ pointer: String, in document: JSONNode) -> [JSONNode] {
+    package static func resolveAll(_ pointer: String, in document: JSONNode) -> [JSONNode] {
         guard !pointer.isEmpty else { return [document] }
         let tokens = pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
             .map {

@@ -1,0 +1,210 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// `pages(of:)` on an HTTP client and on the API client: each way an API links its pages, the
+/// loop guard, the page limit, and what an error page does. The rules are the job runner's.
+@Suite("pages(of:)")
+struct PagesTests {
+    static let base = URL(string: "https://api.test")!
+
+    static func query(_ name: String, in request: HTTPRequest) -> String? {
+        URLComponents(url: request.url, resolvingAgainstBaseURL: false)?
+            .queryItems?.first { $0.name == name }?.value
+    }
+
+    static func json(_ text: String, _ request: HTTPRequest, headers: HTTPHeaders = [:])
+        -> HTTPResponse
+    {
+        var headers = headers
+        headers.replaceOrAdd("Content-Type", "application/json")
+        return HTTPResponse(
+            status: 200, headers: headers, body: Data(text.utf8), url: request.url,
+            requestHeaders: request.headers)
+    }
+
+    static func bodies(_ pages: HTTPPages) async throws -> [String] {
+        var bodies: [String] = []
+        for try await page in pages { bodies.append(String(decoding: page.body, as: UTF8.self)) }
+        return bodies
+    }
+
+    @Test func followsTheLinkHeaderUntilThereIsNoNext() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/items") { request in
+            let page = Int(Self.query("page", in: request) ?? "1")!
+            let link =
+                page < 3
+                ? #"</items?page=\#(page + 1)>; rel="next", </items?page=3>; rel="last""#
+                : #"</items?page=1>; rel="first""#
+            return Self.json("[\(page)]", request, headers: ["Link": link])
+        }
+        let first = HTTPRequest(url: URL(string: "https://api.test/items")!)
+        #expect(try await Self.bodies(stub.pages(of: first)) == ["[1]", "[2]", "[3]"])
+        #expect(stub.requests.map(\.url.absoluteString).last == "https://api.test/items?page=3")
+    }
+
+    @Test func sendsTheCursorBackUntilItIsMissing() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/events") { request in
+            switch Self.query("after", in: request) {
+            case nil: Self.json(#"{"data": [1], "meta": {"next": "c1"}}"#, request)
+            case "c1": Self.json(#"{"data": [2], "meta": {"next": 12345678901234567890}}"#, request)
+            default: Self.json(#"{"data": [3], "meta": {"next": null}}"#, request)
+            }
+        }
+        let rule = PaginationRule(next: .cursor(pointer: "/meta/next", parameter: "after"))
+        let first = HTTPRequest(url: URL(string: "https://api.test/events?limit=2")!)
+        let bodies = try await Self.bodies(stub.pages(of: first, following: rule))
+        #expect(bodies.count == 3)
+        #expect(
+            stub.requests.map(\.url.query) == [
+                "limit=2", "limit=2&after=c1", "limit=2&after=12345678901234567890",
+            ], "a numeric cursor is sent as written, not rounded through a Double")
+    }
+
+    @Test func offsetsStopAtTheFirstEmptyPage() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/rows") { request in
+            let offset = Int(Self.query("offset", in: request) ?? "0")!
+            return Self.json(offset < 20 ? #"{"rows": [\#(offset)]}"# : #"{"rows": []}"#, request)
+        }
+        let rule = PaginationRule(
+            next: .offset(parameter: "offset", step: 10), stopWhenEmpty: "/rows")
+        let bodies = try await Self.bodies(
+            stub.pages(of: HTTPRequest(url: URL(string: "https://api.test/rows")!), following: rule)
+        )
+        #expect(bodies == [#"{"rows": [0]}"#, #"{"rows": [10]}"#, #"{"rows": []}"#])
+    }
+
+    @Test func aNextURLOnAnotherOriginGetsNoCredentials() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/a") { Self.json(#"{"next": "https://cdn.test/b"}"#, $0) }
+        stub.route(.get, "/b") { Self.json(#"{"next": ""}"#, $0) }
+        var first = HTTPRequest(url: URL(string: "https://api.test/a")!)
+        first.headers.replaceOrAdd("Authorization", "Bearer sekrit")
+        first.headers.replaceOrAdd("Accept", "application/json")
+        let bodies = try await Self.bodies(
+            stub.pages(of: first, following: PaginationRule(next: .jsonURL("/next"))))
+        #expect(bodies.count == 2)
+        #expect(stub.requests[0].headers["Authorization"] == "Bearer sekrit")
+        #expect(stub.requests[1].url.host == "cdn.test")
+        #expect(stub.requests[1].headers["Authorization"] == nil)
+        #expect(stub.requests[1].headers["Accept"] == "application/json")
+    }
+
+    @Test func aRepeatedCursorIsALoopAndStopsAfterTwoRequests() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/stuck") { Self.json(#"{"next": "same"}"#, $0) }
+        let rule = PaginationRule(next: .cursor(pointer: "/next", parameter: "cursor"))
+        var seen = 0
+        do {
+            let first = HTTPRequest(url: URL(string: "https://api.test/stuck")!)
+            for try await _ in stub.pages(of: first, following: rule) { seen += 1 }
+            Issue.record("a loop must throw")
+        } catch let error as PaginationError {
+            #expect(error.message.contains("loops"))
+        }
+        #expect(seen == 1, "the first page is delivered; the second would fetch it again")
+        #expect(stub.requests.count == 2)
+    }
+
+    @Test func maxPagesEndsThePagesNormally() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/n") { request in
+            Self.json(#"{"items": [1]}"#, request)
+        }
+        let rule = PaginationRule(
+            next: .page(parameter: "p", start: 1), stopWhenEmpty: "/items", maxPages: 4)
+        let bodies = try await Self.bodies(
+            stub.pages(of: HTTPRequest(url: URL(string: "https://api.test/n")!), following: rule))
+        #expect(bodies.count == 4)
+        #expect(stub.requests.count == 4)
+    }
+
+    @Test func anErrorPageIsTheLastPage() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/e") { request in
+            Self.query("page", in: request) == nil
+                ? Self.json("{}", request, headers: ["Link": #"</e?page=2>; rel="next""#])
+                : HTTPResponse(
+                    status: 503, headers: ["Link": #"</e?page=3>; rel="next""#], body: Data(),
+                    url: request.url, requestHeaders: request.headers)
+        }
+        var statuses: [Int] = []
+        for try await page in stub.pages(of: HTTPRequest(url: URL(string: "https://api.test/e")!)) {
+            statuses.append(page.status)
+        }
+        #expect(statuses == [200, 503])
+        #expect(stub.requests.count == 2)
+    }
+
+    // MARK: - The API layer, seed style
+
+    struct User: Codable, Sendable, Equatable {
+        let id: Int
+    }
+
+    struct Page<T: Codable & Sendable>: Codable, Sendable {
+        let page: Int
+        let results: [T]
+    }
+
+    struct ListUsersRequest: APIRequest {
+        typealias Response = Page<User>
+        let page: Int
+        var path: String { "/v1/users" }
+        var queryItems: [URLQueryItem]? {
+            [
+                URLQueryItem(name: "page", value: String(page)),
+                URLQueryItem(name: "per_page", value: "2"),
+            ]
+        }
+    }
+
+    @Test func theAPIClientDecodesEachPageByPageNumber() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/v1/users") { request in
+            let page = Int(Self.query("page", in: request)!)!
+            let users = page <= 2 ? #"[{"id": \#(2 * page - 1)}, {"id": \#(2 * page)}]"# : "[]"
+            return Self.json(#"{"page": \#(page), "results": \#(users)}"#, request)
+        }
+        let client = DefaultAPIClient(
+            httpClient: stub, configuration: APIConfiguration(baseURL: Self.base, apiKey: "k"))
+        let rule = PaginationRule(
+            next: .page(parameter: "page", start: 1), stopWhenEmpty: "/results")
+        var users: [User] = []
+        for try await page in client.pages(of: ListUsersRequest(page: 1), following: rule) {
+            users += page.results
+        }
+        #expect(users.map(\.id) == [1, 2, 3, 4])
+        #expect(stub.requests.count == 3)
+        #expect(stub.requests.allSatisfy { $0.headers["Authorization"] == "Bearer k" })
+        #expect(
+            stub.requests[1].url.query == "page=2&per_page=2", "the page replaces its own parameter"
+        )
+    }
+
+    @Test func theAPIClientThrowsOnAnUnacceptablePage() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/v1/users") { request in
+            Self.query("page", in: request) == "1"
+                ? Self.json(#"{"page": 1, "results": [{"id": 1}]}"#, request)
+                : HTTPResponse(
+                    status: 500, headers: [:], body: Data(), url: request.url,
+                    requestHeaders: request.headers)
+        }
+        let client = DefaultAPIClient(
+            httpClient: stub, configuration: APIConfiguration(baseURL: Self.base))
+        let rule = PaginationRule(
+            next: .page(parameter: "page", start: 1), stopWhenEmpty: "/results")
+        var pages = 0
+        await #expect(throws: APIError.self) {
+            for try await _ in client.pages(of: ListUsersRequest(page: 1), following: rule) {
+                pages += 1
+            }
+        }
+        #expect(pages == 1)
+    }
+}
