@@ -17,6 +17,10 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option,
     return curl_easy_setopt(handle, option, callback);
 }
 
+CURLcode ccurl_easy_setopt_seek_callback(CURL *handle, ccurl_seek_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
+}
+
 CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

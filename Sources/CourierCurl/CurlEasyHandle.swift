@@ -74,7 +74,11 @@ final class CurlEasyHandle {
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context)
         _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context)
-        setMethodAndBody(request)
+        if let upload = transfer.upload {
+            setStreamedBody(upload, method: request.method, context: context)
+        } else {
+            setMethodAndBody(request)
+        }
         return headerList(for: transfer.wire, request: request)
     }
 
@@ -94,6 +98,19 @@ final class CurlEasyHandle {
         case .tls1_3: set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_3))
         case nil: break
         }
+    }
+
+    /// A body curl reads through the read callback, with its length announced up front.
+    private func setStreamedBody(
+        _ upload: StreamedBodyReader, method: HTTPMethod, context: UnsafeMutableRawPointer
+    ) {
+        set(CURLOPT_POST, 1)
+        _ = ccurl_easy_setopt_off_t(raw, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(upload.length))
+        _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_READFUNCTION, curlReadCallback)
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_READDATA, context)
+        _ = ccurl_easy_setopt_seek_callback(raw, curlSeekCallback)
+        _ = ccurl_easy_setopt_pointer(raw, CURLOPT_SEEKDATA, context)
+        if method != .post { set(CURLOPT_CUSTOMREQUEST, method.rawValue) }
     }
 
     private func setMethodAndBody(_ request: HTTPRequest) {
@@ -126,7 +143,7 @@ final class CurlEasyHandle {
             // "Name;" is curl's way to send a header with an empty value.
             append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
-        if request.body != nil || request.method == .post {
+        if request.body != nil || request.streamedBody != nil || request.method == .post {
             // curl would add a form Content-Type and, for big bodies, wait for 100-continue.
             if !request.headers.contains("Content-Type") { append("Content-Type:") }
             if !request.headers.contains("Expect") { append("Expect:") }

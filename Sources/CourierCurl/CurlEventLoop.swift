@@ -195,7 +195,9 @@ final class CurlEventLoop: @unchecked Sendable {
     ) -> Result<HTTPResponse, HTTPError> {
         let url = transfer.displayURL
         guard code == CURLE_OK else {
-            if let failed = transfer.sink?.error(url: url) { return .failure(failed) }
+            if let failed = transfer.sink?.error(url: url) ?? transfer.upload?.error(url: url) {
+                return .failure(failed)
+            }
             if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
                 return .failure(
                     HTTPError(

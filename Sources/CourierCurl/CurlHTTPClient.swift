@@ -90,9 +90,14 @@ public final class CurlHTTPClient: HTTPClient {
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         let wire = try WireRequest(request)
+        // The upload is measured before the destination is touched: a missing file to send
+        // must not truncate the file the answer would have gone to.
+        let upload = try request.streamedBody.map {
+            body throws(HTTPError) in try StreamedBodyReader(body, url: request.displayURL)
+        }
         let transfer = CurlTransfer(
             request: request, wire: wire, maxBodyBytes: configuration.maxResponseBytes,
-            sink: try BodyFileWriter.opening(for: request), pool: bodyBuffers)
+            sink: try BodyFileWriter.opening(for: request), upload: upload, pool: bodyBuffers)
         let loop = self.loop
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -15,6 +15,8 @@ final class CurlTransfer: @unchecked Sendable {
     let maxBodyBytes: Int
     /// The file the body goes to, when the request asked for one; then no cap applies.
     let sink: BodyFileWriter?
+    /// The streamed request body, read by curl's read callback.
+    let upload: StreamedBodyReader?
     private let pool: BodyBufferPool
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     /// Set by the caller's cancellation handler, read by the loop (both under the loop's lock).
@@ -35,10 +37,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(
         request: HTTPRequest, wire: WireRequest, maxBodyBytes: Int, sink: BodyFileWriter?,
-        pool: BodyBufferPool
+        upload: StreamedBodyReader? = nil, pool: BodyBufferPool
     ) {
         self.request = request
         self.sink = sink
+        self.upload = upload
         self.wire = wire
         self.displayURL = request.displayURL
         self.maxBodyBytes = maxBodyBytes
@@ -175,6 +178,24 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, context in
     let length = size * count
     // Returning less than `length` makes curl abort the transfer with CURLE_WRITE_ERROR.
     return transfer.receive(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+}
+
+/// CURLOPT_READFUNCTION: the next bytes of a streamed request body.
+let curlReadCallback: ccurl_data_callback = { data, size, count, context in
+    guard let data, let context else { return Int(CURL_READFUNC_ABORT) }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let buffer = UnsafeMutableRawBufferPointer(start: data, count: size * count)
+    // A failed read aborts the transfer; the loop reports the reader's own error.
+    return transfer.upload?.read(into: buffer) ?? Int(CURL_READFUNC_ABORT)
+}
+
+/// CURLOPT_SEEKFUNCTION: curl rewinds a streamed body to resend it (a reused connection that
+/// turned out closed); only the start is ever asked for.
+let curlSeekCallback: ccurl_seek_callback = { context, offset, origin in
+    guard let context, offset == 0, origin == SEEK_SET else { return CURL_SEEKFUNC_CANTSEEK }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    transfer.upload?.rewind()
+    return CURL_SEEKFUNC_OK
 }
 
 /// CURLOPT_HEADERFUNCTION: one header line at a time, status lines included.

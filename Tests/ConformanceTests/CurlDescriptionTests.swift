@@ -21,6 +21,14 @@ struct CurlDescriptionTests {
         #expect(text.contains(#"--data-binary '{"a":"b'\''c"}'"#))
     }
 
+    @Test func aFileBodyIsReadByCurlItself() {
+        var request = HTTPRequest(url: URL(string: "https://api.test/up")!, method: .put)
+        request.streamedBody = .file(URL(fileURLWithPath: "/data/it's.bin"))
+        #expect(request.cURLDescription().hasSuffix(#"--data-binary '@/data/it'\''s.bin'"#))
+        request.setBody(MultipartFormData(boundary: "b"))
+        #expect(request.cURLDescription().hasSuffix("# (a body streamed from 1 part, not shown)"))
+    }
+
     @Test("the revealed form, run by curl, reaches the server as written")
     func runsInCurl() async throws {
         let server = try TestServers.fixture()

@@ -10,6 +10,8 @@ process that started it.
 Every request that carries ?key=K is recorded under K; GET /hits?key=K returns the record.
 Routes (any method):
   /echo                       JSON of method, path, query, headers, body and the client's port
+  /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
+                              and the request headers
   /status/<code>              that status
   /headers-repeated           repeated X-Multi and Set-Cookie response fields
   /flaky?key&fail=N&status=S  status S (503) for the first N requests of key, then 200
@@ -42,6 +44,7 @@ Routes (any method):
 """
 
 import email.utils
+import hashlib
 import json
 import os
 import socket
@@ -125,6 +128,36 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and status not in (204, 304):
             self.wfile.write(body)
 
+    def digest(self):
+        """Reads the body in chunks without keeping it: its length, SHA-256 and the headers."""
+        digest = hashlib.sha256()
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            length, chunked = 0, True
+            while True:
+                size = int(self.rfile.readline().strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                digest.update(self.rfile.read(size))
+                length += size
+                self.rfile.readline()
+        else:
+            length, chunked = int(self.headers.get("Content-Length") or 0), False
+            left = length
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                digest.update(chunk)
+                left -= len(chunk)
+        self.reply_json(200, {
+            "method": self.command,
+            "length": length,
+            "chunked": chunked,
+            "sha256": digest.hexdigest(),
+            "headers": [[k, v] for k, v in self.headers.items()],
+        })
+
     def reply_json(self, status, value, headers=()):
         self.reply(status, json.dumps(value).encode(), headers)
 
@@ -132,6 +165,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = parse_qs(url.query, keep_blank_values=True)
         arg = lambda name, default=None: query.get(name, [default])[0]
+        if url.path == "/digest":
+            return self.digest()
         body = self.read_body()
         key = arg("key")
         route = url.path

@@ -10,6 +10,10 @@
 /// Signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION callbacks.
 typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, void *context);
 
+/// Signature of CURLOPT_SEEKFUNCTION callbacks.
+typedef int (*ccurl_seek_callback)(void *context, curl_off_t offset, int origin);
+
+CURLcode ccurl_easy_setopt_seek_callback(CURL *handle, ccurl_seek_callback callback);
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
 CURLcode ccurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);

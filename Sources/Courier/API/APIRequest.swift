@@ -101,4 +101,8 @@ public enum APIRequestBody: Sendable {
     case data(Data, contentType: String)
     /// Form fields, sent as `application/x-www-form-urlencoded`.
     case form([URLQueryItem])
+    /// A `multipart/form-data` form; its file parts are streamed from disk.
+    case multipart(MultipartFormData)
+    /// The file at this URL, streamed, with its content type.
+    case file(URL, contentType: String)
 }

@@ -82,13 +82,17 @@ public struct DefaultAPIClient: APIClient {
             baseURL: configuration.baseURL, path: request.path, query: request.queryItems ?? [])
         var headers = configuration.headers
         var body = request.body
+        var streamed: StreamedBody?
         if let content = request.content {
             guard body == nil else {
                 throw APIError(
                     .invalidRequest, "the request sets both body and content; give one of them")
             }
-            let (data, contentType) = try encode(content)
-            body = data
+            let (encoded, contentType) = try encode(content)
+            switch encoded {
+            case .data(let data): body = data
+            case .streamed(let parts): streamed = parts
+            }
             headers.replaceOrAdd("Content-Type", contentType)
         }
         let requestHeaders = (request.headers ?? [:]).sorted { $0.key < $1.key }
@@ -99,6 +103,7 @@ public struct DefaultAPIClient: APIClient {
             body: body,
             timeout: request.timeout ?? configuration.timeout,
             validatesTLS: configuration.validatesTLS)
+        httpRequest.streamedBody = streamed
         httpRequest.tls = configuration.tls
         if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL) {
             auth.apply(to: &httpRequest)
@@ -106,15 +111,28 @@ public struct DefaultAPIClient: APIClient {
         return httpRequest
     }
 
-    private func encode(_ body: APIRequestBody) throws(APIError) -> (Data, String) {
+    /// A body in memory or streamed from parts.
+    private enum EncodedBody {
+        case data(Data)
+        case streamed(StreamedBody)
+    }
+
+    private func encode(_ body: APIRequestBody) throws(APIError) -> (EncodedBody, String) {
         switch body {
         case .data(let data, let contentType):
-            return (data, contentType)
+            return (.data(data), contentType)
         case .form(let items):
-            return (Data(URLBuilder.encodeQuery(items).utf8), "application/x-www-form-urlencoded")
+            return (
+                .data(Data(URLBuilder.encodeQuery(items).utf8)),
+                "application/x-www-form-urlencoded"
+            )
+        case .multipart(let form):
+            return (.streamed(form.body), form.contentType)
+        case .file(let url, let contentType):
+            return (.streamed(.file(url)), contentType)
         case .json(let value):
             do {
-                return (try configuration.encoder.encode(value), "application/json")
+                return (.data(try configuration.encoder.encode(value)), "application/json")
             } catch {
                 throw APIError(.invalidRequest, "the JSON body did not encode: \(error)")
             }

@@ -25,6 +25,15 @@ extension HTTPRequest {
                 words.append("# (\(body.count) bytes of binary body not shown)")
             }
         }
+        if let streamedBody {
+            if let file = streamedBody.onlyFile {
+                // `@` makes curl read the file itself, as this request would.
+                words += ["--data-binary", Self.shellQuote("@" + file.path)]
+            } else {
+                words.append(
+                    "# (\(streamedBody.summary), not shown)")
+            }
+        }
         return words.joined(separator: " ")
     }
 

@@ -15,6 +15,9 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     public var headers: HTTPHeaders
     /// The body bytes, sent exactly as they are; `nil` sends none.
     public var body: Data?
+    /// A body read from files and bytes as it is sent (uploads, multipart forms), instead of
+    /// ``body``; setting both is refused with `.invalidRequest`.
+    public var streamedBody: StreamedBody?
     /// The whole-request deadline in seconds; `nil` leaves it to the transport's default.
     public var timeout: TimeInterval?
     /// Whether the server's TLS certificate and host name are checked. Leave it on outside tests.
@@ -85,6 +88,7 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
         var text = "\(method) \(displayURL.absoluteString)"
         for field in redactedHeaders { text += "\n\(field.name): \(field.value)" }
         if let body { text += "\n(\(body.count) bytes of body)" }
+        if let streamedBody { text += "\n(\(streamedBody.summary))" }
         return text
     }
 }

@@ -33,6 +33,11 @@ public struct WireRequest: Sendable, Hashable {
         else {
             throw HTTPError(.invalidURL, "only absolute http and https URLs", url: display)
         }
+        guard request.body == nil || request.streamedBody == nil else {
+            throw HTTPError(
+                .invalidRequest, "the request sets both body and streamedBody; give one of them",
+                url: display)
+        }
         guard request.method.isValidToken else {
             throw HTTPError(.invalidRequest, "the method is not a valid token", url: display)
         }

@@ -86,8 +86,15 @@ public final class URLSessionHTTPClient: HTTPClient {
         let timeout = request.timeout ?? configuration.timeout
         let urlRequest = Self.urlRequest(for: request, wire: wire, timeout: timeout)
         let display = request.displayURL
+        // The upload is checked before the destination is touched (as on curl).
+        let upload = try request.streamedBody.map {
+            body throws(HTTPError) in try UploadFile(body, url: display)
+        }
+        defer { upload?.remove() }
         let sink = try BodyFileWriter.opening(for: request)
-        let task = session.dataTask(with: urlRequest)
+        let task =
+            upload.map { session.uploadTask(with: urlRequest, fromFile: $0.url) }
+            ?? session.dataTask(with: urlRequest)
         let started = ContinuousClock.now
         // A Dispatch timer, not a Task: it fires even when callers keep every thread of the
         // cooperative pool busy.
@@ -143,7 +150,9 @@ public final class URLSessionHTTPClient: HTTPClient {
         }
         #if canImport(FoundationNetworking)
             var suppressed = ["Accept-Language", "Connection"]
-            if request.body != nil || request.method == .post { suppressed.append("Content-Type") }
+            if request.body != nil || request.streamedBody != nil || request.method == .post {
+                suppressed.append("Content-Type")
+            }
             for name in suppressed where !wire.headers.contains(name) {
                 urlRequest.setValue(" ", forHTTPHeaderField: name)
             }

@@ -203,4 +203,28 @@ import Testing
         #expect(!error.description.contains("s3cr3t"), "\(error)")
         #expect(!"\(try #require(stub.lastRequest))".contains("s3cr3t"))
     }
+
+    @Test func multipartAndFileContentAreStreamedWithTheirContentType() async throws {
+        struct Upload: APIRequest {
+            typealias Response = EmptyResponse
+            let content: APIRequestBody?
+            var method: HTTPMethod { .post }
+            var path: String { "/upload" }
+        }
+        let stub = StubHTTPClient()
+        stub.respond(.post, "/upload", status: 204)
+        let client = DefaultAPIClient(
+            httpClient: stub,
+            configuration: APIConfiguration(baseURL: URL(string: "https://api.test")!))
+        var form = MultipartFormData(boundary: "B")
+        form.append(field: "a", "1")
+        _ = try await client.perform(Upload(content: .multipart(form)))
+        #expect(stub.lastRequest?.streamedBody == form.body)
+        #expect(stub.lastRequest?.body == nil)
+        #expect(stub.lastRequest?.headers["Content-Type"] == "multipart/form-data; boundary=B")
+        let file = URL(fileURLWithPath: "/tmp/report.csv")
+        _ = try await client.perform(Upload(content: .file(file, contentType: "text/csv")))
+        #expect(stub.lastRequest?.streamedBody == .file(file))
+        #expect(stub.lastRequest?.headers["Content-Type"] == "text/csv")
+    }
 }
