@@ -46,7 +46,7 @@ final class CurlEasyHandle {
         set(CURLOPT_FOLLOWLOCATION, 0)
         set(CURLOPT_TIMEOUT_MS, Int((request.timeout ?? settings.timeout) * 1000))
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
-        if transfer.sink == nil {
+        if transfer.sink == nil, transfer.channel == nil {
             // curl stops early when Content-Length announces more; the write callback catches
             // the rest. A body going to a file has no cap.
             _ = ccurl_easy_setopt_off_t(

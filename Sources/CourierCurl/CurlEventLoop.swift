@@ -13,6 +13,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private struct Inbox {
         var submissions: [CurlTransfer] = []
         var cancellations: [CurlTransfer] = []
+        /// Paused streaming transfers whose reader has caught up.
+        var unpauses: [CurlTransfer] = []
         var stopping = false
         /// True while the loop may be blocked in curl_multi_poll, so callers know to wake it.
         var sleeping = false
@@ -71,6 +73,15 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// Asks the loop to unpause a streaming transfer whose reader has caught up.
+    func unpause(_ transfer: CurlTransfer) {
+        inbox.withLock { inbox in
+            guard !inbox.stopped else { return }
+            inbox.unpauses.append(transfer)
+            wakeIfSleeping(&inbox)
+        }
+    }
+
     /// Called with the inbox locked: only one wake-up per sleep, and never after teardown.
     private func wakeIfSleeping(_ inbox: inout Inbox) {
         guard inbox.sleeping, !inbox.stopped else { return }
@@ -98,15 +109,16 @@ final class CurlEventLoop: @unchecked Sendable {
     private func run() {
         var stillRunning: Int32 = 0
         while true {
-            let (submissions, cancellations, stopping) = inbox.withLock { inbox in
+            let (submissions, cancellations, unpauses, stopping) = inbox.withLock { inbox in
                 defer {
                     inbox.submissions.removeAll(keepingCapacity: true)
                     inbox.cancellations.removeAll(keepingCapacity: true)
+                    inbox.unpauses.removeAll()
                 }
                 // Flags are read here, under the lock the cancelling thread writes them under.
                 return (
                     inbox.submissions.map { ($0, $0.cancelRequested) }, inbox.cancellations,
-                    inbox.stopping
+                    inbox.unpauses, inbox.stopping
                 )
             }
             for (transfer, cancelled) in submissions {
@@ -117,6 +129,11 @@ final class CurlEventLoop: @unchecked Sendable {
                 }
             }
             for transfer in cancellations { drop(transfer) }
+            // A transfer that finished or was dropped has no handle: nothing to unpause. curl
+            // may call the write callback from inside curl_easy_pause, on this thread.
+            for transfer in unpauses {
+                if let raw = transfer.handle { curl_easy_pause(raw, CURLPAUSE_CONT) }
+            }
             if stopping { break }
 
             curl_multi_perform(multi, &stillRunning)
@@ -144,6 +161,11 @@ final class CurlEventLoop: @unchecked Sendable {
             transfer.finish(
                 .failure(HTTPError(.network, "curl_easy_init failed", url: transfer.displayURL)))
             return
+        }
+        if transfer.channel != nil {
+            transfer.unpause = { [weak self, weak transfer] in
+                if let self, let transfer { self.unpause(transfer) }
+            }
         }
         transfer.headerList = handle.prepare(transfer, settings: settings)
         let code = curl_multi_add_handle(multi, handle.raw)

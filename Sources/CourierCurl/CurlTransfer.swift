@@ -17,6 +17,10 @@ final class CurlTransfer: @unchecked Sendable {
     let sink: BodyFileWriter?
     /// The streamed request body, read by curl's read callback.
     let upload: StreamedBodyReader?
+    /// The reader the body goes to chunk by chunk, when the request streams it.
+    let channel: BodyChunkChannel?
+    /// Asks the loop to unpause this transfer once the reader has caught up (set by the loop).
+    var unpause: (@Sendable () -> Void)?
     private let pool: BodyBufferPool
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     /// Set by the caller's cancellation handler, read by the loop (both under the loop's lock).
@@ -42,6 +46,11 @@ final class CurlTransfer: @unchecked Sendable {
         self.request = request
         self.sink = sink
         self.upload = upload
+        if case .stream(let channel) = request.bodyDestination {
+            self.channel = channel
+        } else {
+            self.channel = nil
+        }
         self.wire = wire
         self.displayURL = request.displayURL
         self.maxBodyBytes = maxBodyBytes
@@ -69,6 +78,19 @@ final class CurlTransfer: @unchecked Sendable {
         self.continuation = nil
         sink?.close()
         continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    /// What the write callback returns for `bytes`: their count when taken, curl's pause
+    /// value when the streaming reader is behind, 0 to abort.
+    func written(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard let channel else { return receive(bytes) ? bytes.count : 0 }
+        // The first body byte comes after the final response's last header field.
+        if !channel.hasHead { channel.deliver(status: status, headers: headers) }
+        switch channel.offer(bytes, canWait: true, resume: unpause) {
+        case .taken: return bytes.count
+        case .full: return Int(CURL_WRITEFUNC_PAUSE)
+        case .readerGone: return 0
+        }
     }
 
     /// Appends body bytes; returns false when they would pass the size cap.
@@ -177,7 +199,7 @@ let curlWriteCallback: ccurl_data_callback = { data, size, count, context in
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
     // Returning less than `length` makes curl abort the transfer with CURLE_WRITE_ERROR.
-    return transfer.receive(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
+    return transfer.written(UnsafeRawBufferPointer(start: data, count: length))
 }
 
 /// CURLOPT_READFUNCTION: the next bytes of a streamed request body.

@@ -10,6 +10,8 @@ process that started it.
 Every request that carries ?key=K is recorded under K; GET /hits?key=K returns the record.
 Routes (any method):
   /echo                       JSON of method, path, query, headers, body and the client's port
+  /gate?name=N                a chunked body: "first" at once, "last" once /toggle/on?name=N
+                              was called (10 s at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
                               and the request headers
   /status/<code>              that status
@@ -128,6 +130,22 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and status not in (204, 304):
             self.wfile.write(body)
 
+    def gate(self, name):
+        """Head and a first chunk at once; the last chunk once /toggle/on?name= was called."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"5\r\nfirst\r\n")
+        self.wfile.flush()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with state_lock:
+                if name in toggles:
+                    break
+            time.sleep(0.01)
+        self.wfile.write(b"4\r\nlast\r\n0\r\n\r\n")
+
     def digest(self):
         """Reads the body in chunks without keeping it: its length, SHA-256 and the headers."""
         digest = hashlib.sha256()
@@ -167,6 +185,8 @@ class Handler(BaseHTTPRequestHandler):
         arg = lambda name, default=None: query.get(name, [default])[0]
         if url.path == "/digest":
             return self.digest()
+        if url.path == "/gate":
+            return self.gate(parse_qs(url.query).get("name", [""])[0])
         body = self.read_body()
         key = arg("key")
         route = url.path

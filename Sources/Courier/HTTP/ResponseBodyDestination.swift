@@ -13,4 +13,7 @@ public enum ResponseBodyDestination: Sendable, Hashable {
     /// replace a file only when a whole 2xx body has arrived, use
     /// ``HTTPClient/download(_:to:)``.
     case file(URL)
+    /// Handed chunk by chunk to the reader of ``HTTPClient/stream(_:bufferLimit:)``, which
+    /// makes the channel; ``HTTPResponse/body`` stays empty.
+    case stream(BodyChunkChannel)
 }

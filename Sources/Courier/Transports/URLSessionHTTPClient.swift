@@ -111,7 +111,8 @@ public final class URLSessionHTTPClient: HTTPClient {
                     task,
                     URLSessionTaskRouter.Transfer(
                         continuation: continuation, url: display,
-                        maxBytes: configuration.maxResponseBytes, sink: sink))
+                        maxBytes: configuration.maxResponseBytes, sink: sink,
+                        destination: request.bodyDestination))
                 let start = cancellation.withLock { state -> Bool in
                     state.started = !state.cancelled
                     return state.started
@@ -160,7 +161,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         return urlRequest
     }
 
-    private static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
+    static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
         HTTPHeaders(
             response.allHeaderFields.compactMap { name, value in
                 guard let name = name as? String else { return nil }

@@ -20,6 +20,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let maxBytes: Int
         /// The file the body goes to, when the request asked for one; then no cap applies.
         let sink: BodyFileWriter?
+        /// The streaming reader the body goes to, when the request streams it.
+        let channel: BodyChunkChannel?
         var response: HTTPURLResponse?
         var body = Data()
         var overCap = false
@@ -28,12 +30,17 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
 
         init(
             continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int,
-            sink: BodyFileWriter?
+            sink: BodyFileWriter?, destination: ResponseBodyDestination = .memory
         ) {
             self.continuation = continuation
             self.url = url
             self.maxBytes = maxBytes
             self.sink = sink
+            if case .stream(let channel) = destination {
+                self.channel = channel
+            } else {
+                self.channel = nil
+            }
         }
     }
 
@@ -70,7 +77,13 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let allowed = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
-            if transfer.sink == nil, response.expectedContentLength > Int64(transfer.maxBytes) {
+            if let channel = transfer.channel, let http = transfer.response {
+                channel.deliver(
+                    status: http.statusCode, headers: URLSessionHTTPClient.headers(of: http))
+            }
+            if transfer.sink == nil, transfer.channel == nil,
+                response.expectedContentLength > Int64(transfer.maxBytes)
+            {
                 transfer.overCap = true
             }
             return !transfer.overCap
@@ -83,10 +96,12 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         // delegate queue is serial, so a slow disk holds up this session's callbacks, not the
         // threads registering or expiring tasks.
         var sink: BodyFileWriter?
+        var channel: BodyChunkChannel?
         var stop = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             sink = transfer.sink
-            guard sink == nil else { return false }
+            channel = transfer.channel
+            guard sink == nil, channel == nil else { return false }
             if transfer.body.count + data.count > transfer.maxBytes {
                 transfer.overCap = true
                 transfer.body = Data()
@@ -96,6 +111,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             return transfer.overCap
         }
         if let sink, !data.withUnsafeBytes({ sink.write($0) }) { stop = true }
+        // URLSession cannot be paused: every chunk is taken, and a gone reader stops the task.
+        if let channel, data.withUnsafeBytes({ channel.offer($0, canWait: false) }) == .readerGone {
+            stop = true
+        }
         if stop { dataTask.cancel() }
     }
 

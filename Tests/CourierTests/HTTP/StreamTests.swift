@@ -1,0 +1,59 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// `stream(_:)` over a client that ignores the destination (the stub), and the channel's rules
+/// that the transports rely on.
+@Suite("stream(_:)")
+struct StreamTests {
+    @Test func aClientThatIgnoresTheDestinationGivesTheBodyAsOneChunk() async throws {
+        let stub = StubHTTPClient()
+        stub.respond(.get, "/feed", status: 201, headers: ["X-A": "1"], body: Data("abc".utf8))
+        let response = try await stub.stream(HTTPRequest(url: URL(string: "https://x.test/feed")!))
+        #expect(response.status == 201)
+        #expect(response.headers["x-a"] == "1")
+        var chunks: [Data] = []
+        for try await chunk in response.body { chunks.append(chunk) }
+        #expect(chunks == [Data("abc".utf8)])
+    }
+
+    @Test func aFailureBeforeTheHeadThrowsFromStream() async throws {
+        let stub = StubHTTPClient()
+        stub.fail(.get, "/feed", with: .timeout)
+        await #expect {
+            _ = try await stub.stream(HTTPRequest(url: URL(string: "https://x.test/feed")!))
+        } throws: { ($0 as? HTTPError)?.kind == .timeout }
+    }
+
+    @Test func theChannelRefusesPastItsLimitAndAsksForMoreOnceRead() async throws {
+        let channel = BodyChunkChannel(bufferLimit: 4)
+        let resumed = Counter()
+        let bytes: [UInt8] = [1, 2, 3]
+        func offer(_ canWait: Bool) -> BodyChunkChannel.Offer {
+            bytes.withUnsafeBytes { channel.offer($0, canWait: canWait) { resumed.add() } }
+        }
+        channel.deliver(status: 200, headers: [:])
+        #expect(offer(true) == .taken)
+        #expect(offer(true) == .taken, "3 bytes wait: under the limit of 4")
+        #expect(offer(true) == .full, "6 bytes wait")
+        #expect(offer(false) == .taken, "a transport that cannot wait is never refused")
+        #expect(try await channel.next()?.count == 3)
+        #expect(resumed.value == 0, "6 bytes still wait")
+        #expect(try await channel.next()?.count == 3)
+        #expect(resumed.value == 1, "under the limit again: the transport is resumed once")
+        channel.finish()
+        #expect(try await channel.next()?.count == 3)
+        #expect(try await channel.next() == nil)
+        #expect(channel.deliver(status: 500, headers: [:]) == false, "one head only")
+        channel.readerLeft()
+        #expect(offer(false) == .readerGone)
+    }
+
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func add() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
+}
