@@ -17,6 +17,10 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option,
     return curl_easy_setopt(handle, option, callback);
 }
 
+CURLcode ccurl_easy_setopt_progress_callback(CURL *handle, ccurl_progress_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
 CURLcode ccurl_easy_setopt_seek_callback(CURL *handle, ccurl_seek_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
 }

@@ -74,6 +74,11 @@ final class CurlEasyHandle {
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context)
         _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context)
+        if transfer.progress != nil {
+            set(CURLOPT_NOPROGRESS, 0)
+            _ = ccurl_easy_setopt_progress_callback(raw, curlProgressCallback)
+            _ = ccurl_easy_setopt_pointer(raw, CURLOPT_XFERINFODATA, context)
+        }
         if let upload = transfer.upload {
             setStreamedBody(upload, method: request.method, context: context)
         } else {

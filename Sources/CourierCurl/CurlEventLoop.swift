@@ -233,6 +233,19 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         var status = 0
         _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)
+        if let progress = transfer.progress {
+            // curl's last progress call may come before the last bytes: end on the totals.
+            var received: curl_off_t = 0
+            var sent: curl_off_t = 0
+            _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_SIZE_DOWNLOAD_T, &received)
+            _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
+            var announced: curl_off_t = -1
+            _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced)
+            progress.update(
+                TransferProgress(
+                    sent: Int64(sent), totalToSend: transfer.bodyLength, received: Int64(received),
+                    totalToReceive: announced >= 0 ? Int64(announced) : nil))
+        }
         return .success(
             HTTPResponse(
                 status: status, headers: transfer.headers, body: transfer.takeBody(),

@@ -19,6 +19,8 @@ final class CurlTransfer: @unchecked Sendable {
     let upload: StreamedBodyReader?
     /// The reader the body goes to chunk by chunk, when the request streams it.
     let channel: BodyChunkChannel?
+    /// Reports progress to the request's handler, when it has one.
+    let progress: ProgressReporter?
     /// Asks the loop to unpause this transfer once the reader has caught up (set by the loop).
     var unpause: (@Sendable () -> Void)?
     private let pool: BodyBufferPool
@@ -46,6 +48,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.request = request
         self.sink = sink
         self.upload = upload
+        self.progress = request.progress.map(ProgressReporter.init)
         if case .stream(let channel) = request.bodyDestination {
             self.channel = channel
         } else {
@@ -60,6 +63,11 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         curl_slist_free_all(headerList)
         if let pooled { pool.give(pooled.buffer, size: pooled.size) }
+    }
+
+    /// The request body's length, when it has one.
+    var bodyLength: Int64? {
+        upload.map { Int64($0.length) } ?? request.body.map { Int64($0.count) }
     }
 
     /// Bytes of body received so far.
@@ -209,6 +217,20 @@ let curlReadCallback: ccurl_data_callback = { data, size, count, context in
     let buffer = UnsafeMutableRawBufferPointer(start: data, count: size * count)
     // A failed read aborts the transfer; the loop reports the reader's own error.
     return transfer.upload?.read(into: buffer) ?? Int(CURL_READFUNC_ABORT)
+}
+
+/// CURLOPT_XFERINFOFUNCTION: byte counts, reported to the request's progress handler.
+let curlProgressCallback: ccurl_progress_callback = {
+    context, downloadTotal, downloadNow, uploadTotal, uploadNow in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let sending = transfer.bodyLength
+    transfer.progress?.update(
+        TransferProgress(
+            sent: Int64(uploadNow), totalToSend: sending,
+            received: Int64(downloadNow),
+            totalToReceive: downloadTotal > 0 ? Int64(downloadTotal) : nil))
+    return 0
 }
 
 /// CURLOPT_SEEKFUNCTION: curl rewinds a streamed body to resend it (a reused connection that

@@ -13,6 +13,12 @@ typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, voi
 /// Signature of CURLOPT_SEEKFUNCTION callbacks.
 typedef int (*ccurl_seek_callback)(void *context, curl_off_t offset, int origin);
 
+/// Signature of CURLOPT_XFERINFOFUNCTION callbacks.
+typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total,
+                                       curl_off_t download_now, curl_off_t upload_total,
+                                       curl_off_t upload_now);
+
+CURLcode ccurl_easy_setopt_progress_callback(CURL *handle, ccurl_progress_callback callback);
 CURLcode ccurl_easy_setopt_seek_callback(CURL *handle, ccurl_seek_callback callback);
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);

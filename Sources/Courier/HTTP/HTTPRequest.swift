@@ -26,6 +26,9 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     public var tls = TLSOptions()
     /// Where the response body goes: memory (the default) or a file, written as it arrives.
     public var bodyDestination: ResponseBodyDestination = .memory
+    /// Told how many body bytes have gone out and come in, as they do (see
+    /// ``ProgressHandler`` for the thread it runs on).
+    public var progress: ProgressHandler?
     private var markedSecretHeaders: Set<String>
     /// Names of query items whose values are secret (an API key sent as `?api_key=…`): they are
     /// redacted in ``displayURL`` and so in every error and log.

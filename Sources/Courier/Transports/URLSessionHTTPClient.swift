@@ -112,7 +112,9 @@ public final class URLSessionHTTPClient: HTTPClient {
                     URLSessionTaskRouter.Transfer(
                         continuation: continuation, url: display,
                         maxBytes: configuration.maxResponseBytes, sink: sink,
-                        destination: request.bodyDestination))
+                        destination: request.bodyDestination, progress: request.progress,
+                        bodyLength: upload.map { Int64($0.length) }
+                            ?? request.body.map { Int64($0.count) }))
                 let start = cancellation.withLock { state -> Bool in
                     state.started = !state.cancelled
                     return state.started

@@ -22,6 +22,9 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let sink: BodyFileWriter?
         /// The streaming reader the body goes to, when the request streams it.
         let channel: BodyChunkChannel?
+        /// The request's progress handler, and the figures it is told.
+        let progress: ProgressReporter?
+        var figures = TransferProgress(sent: 0, totalToSend: nil, received: 0, totalToReceive: nil)
         var response: HTTPURLResponse?
         var body = Data()
         var overCap = false
@@ -30,8 +33,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
 
         init(
             continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int,
-            sink: BodyFileWriter?, destination: ResponseBodyDestination = .memory
+            sink: BodyFileWriter?, destination: ResponseBodyDestination = .memory,
+            progress: ProgressHandler? = nil, bodyLength: Int64? = nil
         ) {
+            self.progress = progress.map(ProgressReporter.init)
+            figures.totalToSend = bodyLength
             self.continuation = continuation
             self.url = url
             self.maxBytes = maxBytes
@@ -77,6 +83,9 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let allowed = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
+            if response.expectedContentLength >= 0 {
+                transfer.figures.totalToReceive = response.expectedContentLength
+            }
             if let channel = transfer.channel, let http = transfer.response {
                 channel.deliver(
                     status: http.statusCode, headers: URLSessionHTTPClient.headers(of: http))
@@ -97,10 +106,13 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         // threads registering or expiring tasks.
         var sink: BodyFileWriter?
         var channel: BodyChunkChannel?
+        var report: (ProgressReporter, TransferProgress)?
         var stop = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             sink = transfer.sink
             channel = transfer.channel
+            transfer.figures.received += Int64(data.count)
+            report = transfer.progress.map { ($0, transfer.figures) }
             guard sink == nil, channel == nil else { return false }
             if transfer.body.count + data.count > transfer.maxBytes {
                 transfer.overCap = true
@@ -110,12 +122,25 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             }
             return transfer.overCap
         }
+        if let (reporter, figures) = report { reporter.update(figures) }
         if let sink, !data.withUnsafeBytes({ sink.write($0) }) { stop = true }
         // URLSession cannot be paused: every chunk is taken, and a gone reader stops the task.
         if let channel, data.withUnsafeBytes({ channel.offer($0, canWait: false) }) == .readerGone {
             stop = true
         }
         if stop { dataTask.cancel() }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64, totalBytesExpectedToSend: Int64
+    ) {
+        let report = transfers.withLock { transfers -> (ProgressReporter, TransferProgress)? in
+            guard let transfer = transfers[task.taskIdentifier] else { return nil }
+            transfer.figures.sent = totalBytesSent
+            return transfer.progress.map { ($0, transfer.figures) }
+        }
+        if let (reporter, figures) = report { reporter.update(figures) }
     }
 
     /// Authentication is the caller's business: a 401 with `WWW-Authenticate` must come back as

@@ -5,10 +5,13 @@ import Foundation
 /// stays flat; the disk holds the body once more until the request ends).
 struct UploadFile {
     let url: URL
+    /// The body's length in bytes.
+    let length: Int
     private let temporary: Bool
 
     init(_ body: StreamedBody, url requestURL: URL) throws(HTTPError) {
         let reader = try StreamedBodyReader(body, url: requestURL)
+        length = reader.length
         if let file = body.onlyFile {
             url = file
             temporary = false
