@@ -141,7 +141,8 @@ final class CurlEventLoop: @unchecked Sendable {
 
             let idle = inbox.withLock { inbox -> Bool in
                 let empty =
-                    inbox.submissions.isEmpty && inbox.cancellations.isEmpty && !inbox.stopping
+                    inbox.submissions.isEmpty && inbox.cancellations.isEmpty
+                    && inbox.unpauses.isEmpty && !inbox.stopping
                 inbox.sleeping = empty
                 return empty
             }
