@@ -1,6 +1,6 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3-jsonschema openssl nginx-light \
+APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3-jsonschema python3-yaml openssl nginx-light \
   chromium python3-pil
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -1,16 +1,22 @@
 import Courier
 import Foundation
 
-/// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR] [--resume [LOG]]
-/// [--dry-run] [--quiet] [--no-progress]`
+/// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
+/// [--resume [LOG…]] [--dry-run] [--quiet] [--no-progress]`
 enum RunCommand {
     static let usage = """
-        Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
-                                    [--resume [LOG.jsonl]] [--dry-run] [--quiet] [--no-progress]
+        Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
+                                    [--shard I/N] [--resume [LOG.jsonl...]] [--dry-run] [--quiet]
+                                    [--no-progress]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
-          --resume       skip the tasks that ended ok in the job's latest log (or LOG) and the
-                         logs it resumed from; works on the log of a killed run
+          --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
+          --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
+                         and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
+                         JOB_COMPLETIONS when both are set (a Kubernetes Indexed Job)
+          --resume       skip the tasks that ended ok in the job's latest log (of this shard),
+                         or in the LOGs given (every shard's at once), and the logs they
+                         resumed from; works on the log of a killed run
           --dry-run      print the expanded tasks and send nothing
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
@@ -21,15 +27,17 @@ enum RunCommand {
     static func run(_ arguments: [String]) async -> Int32 {
         var arguments = arguments
         // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
-        var resumeLog: String?
+        var resumeLogs: [String] = []
         var resume = false
         if let index = arguments.firstIndex(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }
         ) {
             resume = true
             if arguments[index].hasPrefix("--resume=") {
-                resumeLog = String(arguments[index].dropFirst("--resume=".count))
-            } else if index + 1 < arguments.count, arguments[index + 1].hasSuffix(".jsonl") {
-                resumeLog = arguments.remove(at: index + 1)
+                resumeLogs = [String(arguments[index].dropFirst("--resume=".count))]
+            } else {
+                while index + 1 < arguments.count, arguments[index + 1].hasSuffix(".jsonl") {
+                    resumeLogs.append(arguments.remove(at: index + 1))
+                }
             }
             arguments.remove(at: index)
         }
@@ -51,7 +59,21 @@ enum RunCommand {
             }
             parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
             if let folder = try parser.option("--log-dir") {
-                parsed.logDirectory = URL(fileURLWithPath: folder)
+                if folder == "-" {
+                    parsed.logToStandardOutput = true
+                } else {
+                    parsed.logDirectory = URL(fileURLWithPath: folder)
+                }
+            }
+            if let text = try parser.option("--shard") {
+                guard let shard = Shard(text) else {
+                    throw UsageError(
+                        "run: --shard expects I/N with 0 <= I < N <= \(Shard.maximumCount), got '\(text)'"
+                    )
+                }
+                parsed.shard = shard
+            } else {
+                parsed.shard = try shardFromEnvironment(ProcessInfo.processInfo.environment)
             }
             dryRun = parser.flag("--dry-run")
             parsed.quiet = parser.flag("--quiet")
@@ -80,15 +102,19 @@ enum RunCommand {
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))
         if resume {
-            let log =
-                resumeLog.map { URL(fileURLWithPath: $0) }
-                ?? LogFiles.latest(in: options.logDirectory.appendingPathComponent(job.name))
-            if let log {
-                guard FileManager.default.fileExists(atPath: log.path) else {
+            var logs = resumeLogs.map { URL(fileURLWithPath: $0) }
+            if logs.isEmpty,
+                let latest = LogFiles.latest(
+                    in: options.logDirectory.appendingPathComponent(job.name), shard: options.shard)
+            {
+                logs = [latest]
+            }
+            if !logs.isEmpty {
+                for log in logs where !FileManager.default.fileExists(atPath: log.path) {
                     console.error("courier: --resume: \(log.relativePath): no such log")
                     return CommandLineInterface.ExitCode.usage
                 }
-                options.resume = LogFiles.resumeState(from: log) { console.error("courier: \($0)") }
+                options.resume = LogFiles.resumeState(from: logs) { console.error("courier: \($0)") }
             } else {
                 console.error(
                     "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task"
@@ -102,7 +128,12 @@ enum RunCommand {
         do {
             let summary = try await JobRunner(job: job, options: options, total: total).run()
             if !options.quiet || summary.exitCode != 0 {
-                console.output(describe(summary, job: job))
+                // With the log on stdout, stdout holds nothing but JSON lines.
+                if options.logToStandardOutput {
+                    console.error(describe(summary, job: job, shard: options.shard))
+                } else {
+                    console.output(describe(summary, job: job, shard: options.shard))
+                }
             }
             return summary.exitCode
         } catch {
@@ -112,9 +143,27 @@ enum RunCommand {
         }
     }
 
-    static func describe(_ summary: RunSummary, job: Job) -> String {
+    /// The shard Kubernetes gives an Indexed Job's pod: `JOB_COMPLETION_INDEX` of
+    /// `JOB_COMPLETIONS` (which the manifest sets to the Job's `completions`), or none when
+    /// either is missing.
+    static func shardFromEnvironment(_ environment: [String: String]) throws(UsageError) -> Shard? {
+        guard let indexText = environment["JOB_COMPLETION_INDEX"],
+            let countText = environment["JOB_COMPLETIONS"]
+        else { return nil }
+        guard let index = Int(indexText), let count = Int(countText),
+            let shard = Shard(index: index, count: count)
+        else {
+            throw UsageError(
+                "run: JOB_COMPLETION_INDEX=\(indexText) and JOB_COMPLETIONS=\(countText) are not a shard I/N with 0 <= I < N <= \(Shard.maximumCount)"
+            )
+        }
+        return shard
+    }
+
+    static func describe(_ summary: RunSummary, job: Job, shard: Shard? = nil) -> String {
+        let name = shard.map { "\(job.name) (shard \($0))" } ?? job.name
         var text =
-            "courier: \(job.name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok, \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
+            "courier: \(name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok, \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
         if let signal = summary.interruptedBy {
             text += ", interrupted by \(signal == 2 ? "SIGINT" : "SIGTERM")"
@@ -156,11 +205,16 @@ enum RunCommand {
             }
             return true
         }
+        var inShard = 0
         for case .success(let task) in TaskExpander(job: job) {
             guard fanOuts(upTo: task.specIndex) else { return }
             shown = max(shown, task.specIndex + 1)
+            let everyShard = options.shard != nil && job.tasks[task.specIndex].hasCaptures
+            if let shard = options.shard, !everyShard, !shard.owns(taskID: task.id) { continue }
+            inShard += 1
             var line =
                 "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+            if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
             if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
             line += notes(job.tasks[task.specIndex])
@@ -174,8 +228,12 @@ enum RunCommand {
             fanOutCount > 0
             ? " (and the fan-out of \(fanOutCount) task\(fanOutCount == 1 ? "" : "s") over captures)"
             : ""
+        let children =
+            job.tasks.contains { $0.captureSource != nil }
+            ? ", children of fan-outs split by their own ids" : ""
+        let split = options.shard.map { " (shard \($0): \(inShard) of them\(children))" } ?? ""
         console.output(
-            "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+            "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(split)\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
     }
 

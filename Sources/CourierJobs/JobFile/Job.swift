@@ -30,6 +30,8 @@ public struct RateLimitSettings: Sendable, Hashable {
     public var perSecond: Double
     public var burst: Int
     public var scope: RateLimitScope
+    /// The limit is the whole job's across `--shard`s: each of N shards takes an Nth of it.
+    public var shared = false
 }
 
 /// One entry of `tasks`, before `foreach` expansion. String fields are templates that may hold

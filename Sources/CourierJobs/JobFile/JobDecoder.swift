@@ -196,10 +196,12 @@ public enum JobDecoder {
         let burst = reader.integer(
             "burst", range: 1...1_000_000, what: "a whole number of at least 1")
         let scope = reader.choice("scope", of: RateLimitScope.self) ?? .job
-        reader.rejectUnknownKeys(known: ["perSecond", "burst", "scope"])
+        let shared = reader.bool("shared") ?? false
+        reader.rejectUnknownKeys(known: ["perSecond", "burst", "scope", "shared"])
         guard let perSecond else { return nil }
         return RateLimitSettings(
-            perSecond: perSecond, burst: burst ?? max(1, Int(perSecond.rounded(.up))), scope: scope)
+            perSecond: perSecond, burst: burst ?? max(1, Int(perSecond.rounded(.up))), scope: scope,
+            shared: shared)
     }
 
     static func decodeRetry(

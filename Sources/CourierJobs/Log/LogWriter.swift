@@ -12,6 +12,7 @@ import Foundation
 public final class LogWriter: @unchecked Sendable {
     public let url: URL
     private let descriptor: Int32
+    private let ownsDescriptor: Bool
     private let lock = NSLock()
 
     /// Creates the folders and opens the file for appending.
@@ -22,9 +23,18 @@ public final class LogWriter: @unchecked Sendable {
             throw LogWriterError(path: url.path, reason: String(cString: strerror(errno)))
         }
         self.url = url
+        ownsDescriptor = true
     }
 
-    deinit { close(descriptor) }
+    /// Writes to standard output (`--log-dir -`), for a cluster's log pipeline. Each line is
+    /// still one `write(2)`, so lines from one process never interleave.
+    public init(standardOutput: Void) {
+        descriptor = STDOUT_FILENO
+        ownsDescriptor = false
+        url = URL(fileURLWithPath: "/dev/stdout")
+    }
+
+    deinit { if ownsDescriptor { close(descriptor) } }
 
     /// Writes one line (a newline is added).
     public func write(_ line: String) throws {

@@ -22,7 +22,7 @@ public struct RunLog: Sendable {
 
     func runStart(
         jobFile: String, sha256: String, backend: Backend, replayOf: [String] = [],
-        resumedFrom: [String] = []
+        resumedFrom: [String] = [], shard: Shard? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string("run.start")), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -33,6 +33,10 @@ public struct RunLog: Sendable {
         if !replayOf.isEmpty { fields.append(("replayOf", .array(replayOf.map { .string($0) }))) }
         if !resumedFrom.isEmpty {
             fields.append(("resumedFrom", .array(resumedFrom.map { .string($0) })))
+        }
+        if let shard {
+            fields.append(
+                ("shard", .object([("index", .int(shard.index)), ("count", .int(shard.count))])))
         }
         try write(fields)
     }

@@ -40,9 +40,11 @@ enum LogFiles {
 
     /// The newest log of a job in `folder`: the latest `run.start`, and among runs that started
     /// in the same millisecond the greatest name (names start with the UTC start time).
-    static func latest(in folder: URL) -> URL? {
+    /// With `shard`, only that shard's logs count (their names end in `-shard-I-of-N.jsonl`).
+    static func latest(in folder: URL, shard: Shard? = nil) -> URL? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { $0.hasSuffix(".jsonl") }.map { name in
+        let suffix = shard.map { "-\($0.fileTag).jsonl" } ?? ".jsonl"
+        return names.filter { $0.hasSuffix(suffix) }.map { name in
             let url = folder.appendingPathComponent(name)
             return (url, firstLine(of: url.path)?.time ?? -Double.infinity, name)
         }.max { ($0.1, $0.2) < ($1.1, $1.2) }?.0
@@ -50,10 +52,16 @@ enum LogFiles {
 
     /// What `--resume` skips: the tasks done according to `log` and every log it resumed from
     /// (a resumed run's `run.start` lists them all, so one level is the whole chain).
-    static func resumeState(from log: URL, warn: @escaping (String) -> Void) -> ResumeState {
-        let earlier = firstLine(of: log.path)?.resumedFrom ?? []
-        // Absolute, so that a later resume from another folder still finds them.
-        let logs = earlier + [log.standardizedFileURL.path]
+    /// Several logs (every shard's) are read together.
+    static func resumeState(from given: [URL], warn: @escaping (String) -> Void) -> ResumeState {
+        var logs: [String] = []
+        for log in given {
+            let earlier = firstLine(of: log.path)?.resumedFrom ?? []
+            // Absolute, so that a later resume from another folder still finds them.
+            for path in earlier + [log.standardizedFileURL.path] where !logs.contains(path) {
+                logs.append(path)
+            }
+        }
         let history = TaskHistory.read(logs, warn: warn)
         return ResumeState(done: history.done, logs: LogFiles.ordered(logs))
     }

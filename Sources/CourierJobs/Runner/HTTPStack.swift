@@ -15,16 +15,20 @@ enum HTTPStack {
     ///   connections the transport keeps to one host: no task waits for a connection, and no
     ///   connection is opened only to be closed.
     static func shared(
-        for job: Job, backend: Backend, concurrency: Int, time: any TimeSource
+        for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
+        shard: Shard? = nil
     ) -> AnyHTTPClient {
         var client = AnyHTTPClient(
             backend.makeClient(
                 timeout: job.timeout, maxResponseBytes: 256 << 20,
                 maxConnectionsPerHost: concurrency))
         if let limit = job.rateLimit {
+            // A shared limit is the whole job's: each of N shards takes an Nth of it.
+            let share = limit.shared ? Double(shard?.count ?? 1) : 1
             client = AnyHTTPClient(
                 RateLimitingHTTPClient(
-                    wrapping: client, perSecond: limit.perSecond, burst: limit.burst,
+                    wrapping: client, perSecond: limit.perSecond / share,
+                    burst: max(1, Int((Double(limit.burst) / share).rounded(.up))),
                     scope: limit.scope, time: time))
         }
         if job.cookies {

@@ -59,34 +59,49 @@ public final class JobRunner: Sendable {
     }
 
     public func run() async throws(StartError) -> RunSummary {
-        let lockURL = options.logDirectory.appendingPathComponent("\(job.name).lock")
-        let lock: JobLock
-        do {
-            guard let taken = try JobLock(url: lockURL) else { throw StartError.locked(lockURL) }
-            lock = taken
-        } catch let error as StartError {
-            throw error
-        } catch {
-            throw .log(error)
+        // Each shard has its own lock, so the shards of one job run side by side on a shared
+        // volume. Logging to standard output takes none: there is no folder to share.
+        let shardTag = options.shard.map { "." + $0.fileTag } ?? ""
+        let lockURL = options.logDirectory.appendingPathComponent("\(job.name)\(shardTag).lock")
+        var lock: JobLock?
+        if !options.logToStandardOutput {
+            do {
+                guard let taken = try JobLock(url: lockURL) else {
+                    throw StartError.locked(lockURL)
+                }
+                lock = taken
+            } catch let error as StartError {
+                throw error
+            } catch {
+                throw .log(error)
+            }
         }
         defer { withExtendedLifetime(lock) {} }
 
         let runID = String(UUID().uuidString.lowercased().prefix(8))
         let started = Date()
-        let logURL = options.logDirectory
-            .appendingPathComponent(job.name)
-            .appendingPathComponent("\(Timestamp.compact(started))-\(runID).jsonl")
+        let logName =
+            "\(Timestamp.compact(started))-\(runID)"
+            + (options.shard.map { "-" + $0.fileTag } ?? "") + ".jsonl"
+        let logURL =
+            options.logToStandardOutput
+            ? URL(fileURLWithPath: "/dev/stdout")
+            : options.logDirectory.appendingPathComponent(job.name).appendingPathComponent(logName)
         let backend = options.backend ?? job.backend
         let log: RunLog
         do {
+            let writer =
+                options.logToStandardOutput
+                ? LogWriter(standardOutput: ()) : try LogWriter(url: logURL)
             log = RunLog(
-                writer: try LogWriter(url: logURL), run: runID, job: job.name,
+                writer: writer, run: runID, job: job.name,
                 redactor: console.redactor)
             var replayOf: [String] = []
             if case .replay(_, let runs) = source { replayOf = runs }
             try log.runStart(
                 jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
-                replayOf: replayOf, resumedFrom: options.resume?.logs ?? [])
+                replayOf: replayOf, resumedFrom: options.resume?.logs ?? [],
+                shard: options.shard)
         } catch {
             throw .log(error)
         }
@@ -94,7 +109,7 @@ public final class JobRunner: Sendable {
         let progress = Progress(total: total)
         let shared = HTTPStack.shared(
             for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
-            time: time)
+            time: time, shard: options.shard)
         // The watcher is in place before the first request, so a signal at any moment of the
         // run ends it cleanly. After the grace period, what is still in flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
@@ -175,6 +190,7 @@ public final class JobRunner: Sendable {
         let reporter = FailureReporter(console: console, clearsLine: showsProgress)
         let startedAt = time.now()
         let done = options.resume?.done ?? []
+        let shard = options.shard
         let supply = makeSupply()
         defer { supply.feed?.close() }
         await withTaskGroup(of: Bool.self) { group in
@@ -194,6 +210,17 @@ public final class JobRunner: Sendable {
                         progress.tasksFound(1)
                     }
                     switch item {
+                    case .task(let task)
+                    where shard.map { !$0.owns(taskID: task.id) } == true
+                        && !job.tasks[task.specIndex].hasCaptures:
+                        // Another shard's task. A task with captures runs on every shard:
+                        // each shard needs the values to fan out its own share of children.
+                        progress.taskInOtherShard()
+                        supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+                    case .skipped(let skipped)
+                    where shard.map { !$0.owns(taskID: skipped.id) } == true:
+                        progress.taskInOtherShard()
+                        supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
                     case .task(let task)
                     where !done.isEmpty && !job.tasks[task.specIndex].hasCaptures
                         && done.contains(FNV1a.taskKey(job: job.name, task: task.id)):

@@ -35,6 +35,11 @@ final class Progress: @unchecked Sendable {
         counts.withLock { $0.total += count }
     }
 
+    /// A task counted in the total that another shard runs.
+    func taskInOtherShard() {
+        counts.withLock { $0.total -= 1 }
+    }
+
     var snapshot: Counts { counts.withLock { $0 } }
 
     /// A task `--resume` skipped; it counts as done and ok.

@@ -16,6 +16,11 @@ public struct RunOptions: Sendable {
     public var gracePeriod: TimeInterval
     /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
     public var resume: ResumeState?
+    /// `--shard I/N`: run only this shard's tasks (``Shard``).
+    public var shard: Shard?
+    /// `--log-dir -`: JSON lines go to standard output (for a cluster's log pipeline) instead
+    /// of a file, and no lock is taken (the scheduler keeps runs apart).
+    public var logToStandardOutput = false
     /// Captured values kept in memory per capture before the rest go to a temporary file
     /// (`COURIER_CAPTURE_MEMORY` sets it; tests make it small to prove the file path).
     public var captureMemoryLimit = 100_000

@@ -1,0 +1,234 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `courier run --shard I/N` end to end: shards run side by side against the fixture server,
+/// each sends only its own tasks, and their logs merge into the report, replay and `--resume`
+/// of one run.
+@Suite("shards")
+struct ShardRunTests {
+    /// 300 tasks that succeed (recorded under `key`) and 20 that fail with 404.
+    static func job(key: String) -> String {
+        #"""
+        {"id": "ok-{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"},
+         "foreach": {"n": {"range": [1, 300]}}},
+        {"id": "bad-{n}", "path": "/status/404", "query": {"n": "{n}"},
+         "foreach": {"n": {"range": [1, 20]}}}
+        """#
+    }
+
+    static let extra = #""concurrency": 8, "retry": {"maxAttempts": 1},"#
+
+    /// The task ids of each request line, per log file.
+    static func tasksByLog(_ folder: URL) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        where name.hasSuffix(".jsonl") {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            result[name] = text.split(separator: "\n").compactMap { line in
+                let object =
+                    try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                return object?["event"] as? String == "request" ? object?["task"] as? String : nil
+            }
+        }
+        return result
+    }
+
+    /// The figures of `courier report --json` that a merge must keep.
+    static func figures(_ paths: [String], in folder: URL) async throws -> [String: String] {
+        let result = try await CourierBinary.run(["report", "--json"] + paths, directory: folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let root =
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let job = try #require((root?["jobs"] as? [[String: Any]])?.first)
+        var figures: [String: String] = [:]
+        for key in ["tasks", "requests", "retries", "attemptsPerTask", "statuses", "errorKinds"] {
+            let value = job[key] ?? NSNull()
+            let data = try JSONSerialization.data(
+                withJSONObject: ["v": value], options: [.sortedKeys])
+            figures[key] = String(decoding: data, as: UTF8.self)
+        }
+        return figures
+    }
+
+    @Test("four shards in parallel: each sends only its tasks, together every task once")
+    func fourInParallel() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shards")
+        try space.writeJob(tasks: Self.job(key: key), extra: Self.extra)
+        // What each shard should run, from its dry run.
+        var planned: [Int: Set<String>] = [:]
+        for index in 0..<4 {
+            let plan = try await CourierBinary.run(
+                ["run", "job.json", "--dry-run", "--shard", "\(index)/4"], directory: space.folder)
+            #expect(plan.status == 0, "\(plan.stderr)")
+            planned[index] = Set(
+                plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
+                    String($0.split(separator: "\t")[0])
+                })
+            #expect(plan.stdout.contains("(shard \(index)/4: \(planned[index]!.count) of them)"))
+        }
+        let all = Set((1...300).map { "ok-\($0)" } + (1...20).map { "bad-\($0)" })
+        #expect(planned.values.reduce(0) { $0 + $1.count } == all.count, "disjoint")
+        #expect(planned.values.reduce(Set()) { $0.union($1) } == all, "a cover")
+
+        let runs = try (0..<4).map { index in
+            try CourierBinary.launch(
+                [
+                    "run", "job.json", "--shard", "\(index)/4", "--log-dir", space.logs.path,
+                    "--no-progress",
+                ],
+                directory: space.folder)
+        }
+        for (index, run) in runs.enumerated() {
+            let (status, output) = await run.wait(seconds: 120)
+            let failed = planned[index]!.filter { $0.hasPrefix("bad-") }.count
+            #expect(status == (failed > 0 ? 1 : 0), "\(output)")
+            #expect(output.contains("e2e (shard \(index)/4): \(planned[index]!.count) tasks"))
+        }
+        let byLog = try Self.tasksByLog(space.logs.appendingPathComponent("e2e"))
+        #expect(byLog.count == 4)
+        for index in 0..<4 {
+            let tag = "-shard-\(index)-of-4.jsonl"
+            let tasks = try #require(byLog.first { $0.key.hasSuffix(tag) }?.value, "\(tag)")
+            #expect(Set(tasks) == planned[index], "shard \(index) sent exactly its own tasks")
+            #expect(tasks.count == planned[index]!.count, "each once")
+        }
+        let starts = try space.logLines().filter { $0["event"] as? String == "run.start" }
+        #expect(
+            Set(
+                starts.compactMap {
+                    ($0["shard"] as? [String: Int]).map { "\($0["index"]!)/\($0["count"]!)" }
+                })
+                == ["0/4", "1/4", "2/4", "3/4"])
+        let hits = try await ServerHits.of(key, on: space.server)
+        #expect(hits.count == 300, "the server saw every ok task once")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: space.logs.appendingPathComponent("e2e.shard-3-of-4.lock").path))
+
+        // The merged report equals a single run's figures.
+        let merged = try await Self.figures(
+            [space.logs.appendingPathComponent("e2e").path], in: space.folder)
+        let single = space.folder.appendingPathComponent("single")
+        let whole = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", single.path, "--no-progress"], directory: space.folder)
+        #expect(whole.status == 1)
+        let alone = try await Self.figures(
+            [single.appendingPathComponent("e2e").path], in: space.folder)
+        #expect(merged == alone)
+        #expect(merged["tasks"]?.contains(#""failed":20"#) == true, "\(merged)")
+
+        // Replay and --resume take every shard's log at once.
+        let logs = byLog.keys.sorted().map { space.logs.appendingPathComponent("e2e/\($0)").path }
+        let replay = try await CourierBinary.run(
+            ["replay"] + logs + ["--dry-run"], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(
+            replay.stdout.split(separator: "\n").filter { $0.contains("/status/404") }.count == 20)
+        let resumed = try await CourierBinary.run(
+            ["run", "job.json", "--resume"] + logs + [
+                "--log-dir", space.folder.appendingPathComponent("again").path, "--no-progress",
+            ],
+            directory: space.folder)
+        #expect(
+            resumed.stdout.contains("320 tasks, 300 ok, 20 failed, 20 requests"),
+            "\(resumed.stdout)")
+        #expect(resumed.stdout.contains("(300 done by earlier runs)"))
+    }
+
+    @Test("a fan-out's parent runs on every shard; its children are split by their own ids")
+    func fanOutAcrossShards() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shard-sync")
+        try space.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
+        var children: [String] = []
+        for index in 0..<3 {
+            let result = try await space.run(
+                ["--shard", "\(index)/3"], backend: "curl", environment: CaptureTests.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let byLog = try Self.tasksByLog(space.logs.appendingPathComponent("e2e"))
+        #expect(byLog.count == 3)
+        for tasks in byLog.values {
+            #expect(tasks.contains("login") && tasks.contains("users"), "producers on every shard")
+            children += tasks.filter { $0.hasPrefix("user-") }
+        }
+        #expect(children.count == 12, "each child on one shard only")
+        #expect(Set(children) == Set((1...12).map { "user-\($0)" }))
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.filter { $0.path.hasPrefix("/sync/users/") }.count == 12)
+        #expect(hits.filter { $0.path.hasPrefix("/sync/login") }.count == 3)
+    }
+
+    @Test("a shared rate limit is divided among the shards")
+    func sharedRateLimit() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "r{n}", "path": "/echo", "foreach": {"n": {"range": [1, 16]}}}"#,
+            extra: #""rateLimit": {"perSecond": 16, "burst": 1, "shared": true},"#)
+        let result = try await space.run(["--shard", "0/2"], backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try space.logLines()
+        let requests = lines.filter { $0["event"] as? String == "request" }.count
+        let seconds = try #require(lines.last?["durationMs"] as? Double) / 1000
+        #expect(requests >= 3, "\(requests) requests")
+        // 16/s shared by 2 shards is 8/s here: at least 1/8 s between requests (a little
+        // less for clock rounding), where the job's own rate would allow 1/16 s.
+        #expect(seconds >= Double(requests - 1) / 8 * 0.9, "\(requests) requests in \(seconds) s")
+    }
+
+    @Test("Kubernetes' JOB_COMPLETION_INDEX picks the shard; --log-dir - writes the log to stdout")
+    func kubernetesDefaults() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "k{n}", "path": "/echo", "foreach": {"n": {"range": [1, 40]}}}"#)
+        let result = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", "-", "--no-progress"],
+            environment: ["JOB_COMPLETION_INDEX": "1", "JOB_COMPLETIONS": "2"],
+            directory: space.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.allSatisfy { $0 != nil }, "stdout holds nothing but JSON lines")
+        let parsed = lines.compactMap { $0 }
+        LogContract.check(parsed)
+        #expect(parsed.first?["shard"] as? [String: Int] == ["index": 1, "count": 2])
+        let tasks = parsed.filter { $0["event"] as? String == "request" }.count
+        #expect(tasks > 0 && tasks < 40)
+        #expect(result.stderr.contains("e2e (shard 1/2): \(tasks) tasks, \(tasks) ok"))
+        #expect(!FileManager.default.fileExists(atPath: space.logs.path), "no log folder, no lock")
+        let bad = try await CourierBinary.run(
+            ["run", "job.json", "--dry-run"],
+            environment: ["JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "2"],
+            directory: space.folder)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("JOB_COMPLETION_INDEX=2 and JOB_COMPLETIONS=2"))
+    }
+
+    @Test("the Kubernetes manifests and Dockerfile pass the offline checks, and the job validates")
+    func manifests() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let job = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-k8s-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: job) }
+        let check = try await CourierBinary.run(
+            [
+                root.appendingPathComponent("Tests/Kubernetes/validate_manifests.py").path,
+                root.appendingPathComponent("deploy/kubernetes").path,
+                "--dockerfile", root.appendingPathComponent("Dockerfile").path,
+                "--extract-job", job.path,
+            ], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let validate = try await CourierBinary.run(
+            ["validate", job.path], environment: ["API_TOKEN": "t0k"])
+        #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
+        #expect(validate.stdout.contains("ok (100000 tasks)"))
+    }
+}

@@ -1,0 +1,64 @@
+import Testing
+
+@testable import CourierJobs
+
+/// `--shard I/N`: the split is disjoint, covers every task, is even, and never changes.
+@Suite("shards")
+struct ShardTests {
+    static let ids = (1...10_000).map { "item-\($0)" }
+
+    @Test("for N in 1…8, the shards of 10,000 tasks are disjoint, cover them all, and are even")
+    func disjointCoverAndSpread() throws {
+        for count in 1...8 {
+            let shards = (0..<count).map { Shard(index: $0, count: count)! }
+            var sizes = Array(repeating: 0, count: count)
+            for id in Self.ids {
+                let owners = shards.filter { $0.owns(taskID: id) }
+                #expect(owners.count == 1, "\(id) with N=\(count): \(owners)")
+                sizes[owners.first?.index ?? 0] += 1
+            }
+            #expect(sizes.reduce(0, +) == Self.ids.count)
+            let even = Double(Self.ids.count) / Double(count)
+            for size in sizes {
+                #expect(abs(Double(size) - even) <= even * 0.05, "N=\(count): sizes \(sizes)")
+            }
+        }
+    }
+
+    @Test("the hash is FNV-1a 64 with MurmurHash3's finalizer: these values never change")
+    func stable() {
+        // Pinned: a change here moves tasks between shards of runs already under way.
+        #expect(FNV1a.hash("".utf8) == 0xcbf2_9ce4_8422_2325)
+        #expect(FNV1a.hash("a".utf8) == 0xaf63_dc4c_8601_ec8c)
+        #expect(Shard.mix(0) == 0)
+        #expect(
+            (1...8).map { Shard.of(taskID: "user-\($0)", count: 4) } == Self.pinnedUsers)
+    }
+
+    // The same in a 10-line Python port of the hash, written from the definitions.
+    static let pinnedUsers = [1, 3, 0, 2, 3, 2, 3, 2]
+
+    @Test func parsing() {
+        #expect(Shard("0/1") == Shard(index: 0, count: 1))
+        #expect(Shard("3/4")?.description == "3/4")
+        for bad in ["4/4", "-1/4", "1/0", "1", "a/b", "1/4/5", "", "1/100001", " 1/4"] {
+            #expect(Shard(bad) == nil, "\(bad)")
+        }
+        #expect(Shard(index: 2, count: 4)?.fileTag == "shard-2-of-4")
+    }
+
+    @Test func kubernetesEnvironment() throws {
+        #expect(
+            try RunCommand.shardFromEnvironment([
+                "JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "5",
+            ])
+                == Shard(index: 2, count: 5))
+        #expect(try RunCommand.shardFromEnvironment(["JOB_COMPLETION_INDEX": "2"]) == nil)
+        #expect(try RunCommand.shardFromEnvironment([:]) == nil)
+        #expect(throws: UsageError.self) {
+            try RunCommand.shardFromEnvironment([
+                "JOB_COMPLETION_INDEX": "5", "JOB_COMPLETIONS": "5",
+            ])
+        }
+    }
+}
