@@ -114,7 +114,9 @@ enum RunCommand {
                     console.error("courier: --resume: \(log.relativePath): no such log")
                     return CommandLineInterface.ExitCode.usage
                 }
-                options.resume = LogFiles.resumeState(from: logs) { console.error("courier: \($0)") }
+                options.resume = LogFiles.resumeState(from: logs) {
+                    console.error("courier: \($0)")
+                }
             } else {
                 console.error(
                     "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task"
