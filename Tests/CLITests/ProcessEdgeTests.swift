@@ -90,4 +90,20 @@ struct HugeRangeTests {
         #expect(plan.stdout.hasPrefix("t1\tGET "), "\(plan.stdout)")
         #expect(plan.stdout.contains("status=0"), "stopped when head went away: \(plan.stdout)")
     }
+
+    @Test("a dry run shows control characters from a lines file escaped, never raw")
+    func controlCharactersInThePlan() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try Data("plain\nbell\u{07}\nclear\u{1B}[2J\n".utf8).write(
+            to: space.folder.appendingPathComponent("ids.txt"))
+        try space.writeJob(
+            tasks: #"{"id": "t-{x}", "path": "/echo", "foreach": {"x": {"lines": "ids.txt"}}}"#)
+        let plan = try await CourierBinary.run(
+            ["run", "job.json", "--dry-run"], directory: space.folder)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(!plan.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+        #expect(plan.stdout.contains(#"t-clear\u{1B}[2J"#), "\(plan.stdout)")
+        #expect(plan.stdout.contains(#"t-bell\u{7}"#))
+    }
 }

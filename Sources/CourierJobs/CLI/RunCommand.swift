@@ -187,7 +187,8 @@ enum RunCommand {
         return "(pages by \(next)\(stop), at most \(rule.maxPages))"
     }
 
-    /// The expanded tasks, one per line, secrets scrubbed; nothing is sent. A task that fans
+    /// The expanded tasks, one per line, secrets scrubbed and control characters shown as
+    /// `\u{1B}` (a task id from a lines file must not drive the terminal); nothing is sent. A task that fans
     /// out over a capture is one line saying so: its values come only while running.
     static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
         var shown = 0
@@ -203,7 +204,7 @@ enum RunCommand {
                 var line =
                     "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target))"
                 line += notes(spec)
-                guard console.output(line) else { return false }
+                guard console.output(line.showingControlCharacters) else { return false }
             }
             return true
         }
@@ -221,7 +222,7 @@ enum RunCommand {
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
             line += notes(job.tasks[task.specIndex])
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
-            guard console.output(line) else { return }
+            guard console.output(line.showingControlCharacters) else { return }
         }
         guard fanOuts(upTo: job.tasks.count) else { return }
         let backend = options.backend ?? job.backend
