@@ -43,15 +43,7 @@ package final class BodyFileWriter: @unchecked Sendable {
     }
 
     /// Closes the file; later calls do nothing.
-    package func close() {
-        guard descriptor >= 0 else { return }
-        #if canImport(Glibc)
-            _ = Glibc.close(descriptor)
-        #else
-            _ = Darwin.close(descriptor)
-        #endif
-        descriptor = -1
-    }
+    package func close() { POSIX.close(&descriptor) }
 
     /// The transfer's error when a write failed, for `request`'s URL.
     package func error(url requestURL: URL) -> HTTPError? {

@@ -133,13 +133,5 @@ package final class StreamedBodyReader: @unchecked Sendable {
         return nil
     }
 
-    private func closeFile() {
-        guard descriptor >= 0 else { return }
-        #if canImport(Glibc)
-            _ = Glibc.close(descriptor)
-        #else
-            _ = Darwin.close(descriptor)
-        #endif
-        descriptor = -1
-    }
+    private func closeFile() { POSIX.close(&descriptor) }
 }

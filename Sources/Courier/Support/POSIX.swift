@@ -27,6 +27,18 @@ package enum POSIX {
         return nil
     }
 
+    /// Closes `descriptor` when it is open (not negative) and marks it closed (-1), so that a
+    /// second call does nothing.
+    package static func close(_ descriptor: inout Int32) {
+        guard descriptor >= 0 else { return }
+        #if canImport(Glibc)
+            _ = Glibc.close(descriptor)
+        #else
+            _ = Darwin.close(descriptor)
+        #endif
+        descriptor = -1
+    }
+
     /// `read(2)` into `buffer`: the count read, 0 at end of file, -1 with `errno` set.
     package static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
         #if canImport(Glibc)
