@@ -78,10 +78,10 @@ struct ConditionalTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
-        try await SignalTests.waitForArrivals(1, key: "\(key)-hang", server: space.server)
         // The state is flushed once a second while the run goes on.
-        try await Task.sleep(for: .milliseconds(1500))
-        running.send(SIGKILL)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 1, key: "\(key)-hang", server: space.server,
+            delay: 1.5)
         _ = await running.wait(seconds: 20)
         let state = space.folder.appendingPathComponent("out/.courier/state")
         let saved =

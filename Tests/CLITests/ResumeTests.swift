@@ -33,9 +33,9 @@ struct ResumeTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
-        try await SignalTests.waitForArrivals(3, key: "\(key)-slow", server: space.server)
-        try await Task.sleep(for: .milliseconds(500))
-        running.send(SIGKILL)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 3, key: "\(key)-slow", server: space.server,
+            delay: 0.5)
         _ = await running.wait(seconds: 20)
 
         let firstOK = Set(

@@ -66,9 +66,8 @@ struct RetryStopTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
-        try await SignalTests.waitForArrivals(1, key: key, server: space.server)
-        try await Task.sleep(for: .milliseconds(300))
-        running.send(SIGINT)
+        await SignalTests.signal(
+            running, with: SIGINT, afterArrivals: 1, key: key, server: space.server, delay: 0.3)
         let (status, output) = await running.wait(seconds: 30)
         #expect(status == 130, "\(output)")
         let lines = try space.logLines()

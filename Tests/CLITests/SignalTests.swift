@@ -10,14 +10,33 @@ import Testing
 /// within the grace period (5 s), and a complete log ending in `run.end`.
 @Suite("signals", .serialized)
 struct SignalTests {
-    /// Waits (at most 30 s) until the server has received `count` requests of `key`.
-    static func waitForArrivals(_ count: Int, key: String, server: FixtureServer) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if try await ServerHits.of(key, on: server).count >= count { return }
-            try await Task.sleep(for: .milliseconds(50))
+    /// Sends `signal` to `running` once the server has received `count` requests of `key`
+    /// (and `delay` seconds more), waiting at most 30 s.
+    ///
+    /// The waiting and the signal happen on a thread of their own, with blocking calls: on a
+    /// loaded 2-core machine the cooperative pool can be busy for seconds with other tests,
+    /// and a signal that waited for it would land after the run it was meant to interrupt.
+    static func signal(
+        _ running: CourierBinary.Running, with signal: Int32, afterArrivals count: Int,
+        key: String, server: FixtureServer, delay: Double = 0
+    ) async {
+        let url = server.url("/hits?key=\(key)")
+        let arrived = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let deadline = Date().addingTimeInterval(30)
+                while Date() < deadline {
+                    if let hits = BlockingFetch.json(url)?["count"] as? Int, hits >= count {
+                        Thread.sleep(forTimeInterval: delay)
+                        running.send(signal)
+                        continuation.resume(returning: true)
+                        return
+                    }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                continuation.resume(returning: false)
+            }
         }
-        Issue.record("requests never reached the server")
+        if !arrived { Issue.record("requests never reached the server") }
     }
 
     @Test func sigtermFinishesInFlightRequestsAndWritesRunEnd() async throws {
@@ -33,8 +52,7 @@ struct SignalTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
-        try await Self.waitForArrivals(2, key: key, server: space.server)
-        running.send(SIGTERM)
+        await Self.signal(running, with: SIGTERM, afterArrivals: 2, key: key, server: space.server)
         let (status, output) = await running.wait(seconds: 20)
         #expect(status == 143, "\(output)")
         #expect(output.contains("interrupted by SIGTERM"))
@@ -62,9 +80,8 @@ struct SignalTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
-        try await Self.waitForArrivals(1, key: key, server: space.server)
+        await Self.signal(running, with: SIGINT, afterArrivals: 1, key: key, server: space.server)
         let signalled = Date()
-        running.send(SIGINT)
         let (status, output) = await running.wait(seconds: 20)
         #expect(status == 130, "\(output)")
         #expect(Date().timeIntervalSince(signalled) < 15, "it did not wait for the 30 s request")

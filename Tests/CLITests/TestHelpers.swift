@@ -1,6 +1,10 @@
 import Courier
 import Foundation
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -36,4 +40,41 @@ enum OffPoolRead {
             }
         }
     }
+}
+
+/// A blocking GET decoded as a JSON object, for threads that must not wait on the cooperative
+/// pool (the completion handler runs on URLSession's own queue).
+enum BlockingFetch {
+    static func json(_ url: URL) -> [String: Any]? {
+        let done = DispatchSemaphore(value: 0)
+        let result = LockedBox<Data?>(nil)
+        var request = URLRequest(url: url, timeoutInterval: 5)
+        request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        let task = session.dataTask(with: request) { data, _, _ in
+            result.set(data)
+            done.signal()
+        }
+        task.resume()
+        guard done.wait(timeout: .now() + 6) == .success, let data = result.get() else {
+            task.cancel()
+            return nil
+        }
+        return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+    }
+
+    // URLSession is thread-safe; it is not marked Sendable in FoundationNetworking.
+    private nonisolated(unsafe) static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        return URLSession(configuration: configuration)
+    }()
+}
+
+/// A value handed from one thread to another.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func get() -> Value { lock.withLock { value } }
 }
