@@ -106,4 +106,25 @@ struct HugeRangeTests {
         #expect(plan.stdout.contains(#"t-clear\u{1B}[2J"#), "\(plan.stdout)")
         #expect(plan.stdout.contains(#"t-bell\u{7}"#))
     }
+
+    @Test("a job file over 16 MiB, or endless, is refused at once with advice, in bounded memory")
+    func oversizedJobFile() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        // A 20 MiB string, as a job file might carry by mistake (a pasted export).
+        let big = space.folder.appendingPathComponent("big.json")
+        let padding = String(repeating: "x", count: 20 << 20)
+        try #"{"version": 1, "name": "big", "description": "\#(padding)", "tasks": []}"#
+            .write(to: big, atomically: true, encoding: .utf8)
+        // And one that never ends.
+        let endless = space.folder.appendingPathComponent("endless.json")
+        try FileManager.default.createSymbolicLink(
+            at: endless, withDestinationURL: URL(fileURLWithPath: "/dev/zero"))
+        for name in ["big.json", "endless.json"] {
+            let result = try await CourierBinary.run(["validate", name], directory: space.folder)
+            #expect(result.status == 2, "\(name): \(result.stderr)")
+            #expect(result.stderr.contains("larger than 16 MiB, the most a job file may be"))
+            #expect(result.stderr.contains("lines"), "says where the data belongs")
+        }
+    }
 }

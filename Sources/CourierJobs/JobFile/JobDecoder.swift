@@ -19,13 +19,24 @@ public enum JobDecoder {
     ]
 
     /// Loads the job at `url`, resolving `${env:…}` from `environment`.
+    /// The largest job file read: a job that needs more is data, and belongs in a `lines` file.
+    public static let maximumFileBytes = 16 << 20
+
     public static func load(
         _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(JobFileErrors) -> Job {
         let name = url.relativePath
         let data: Data
         do {
-            data = Data(try FileSystem.read(url))
+            data = Data(try FileSystem.read(url, limit: maximumFileBytes))
+        } catch  where error.code == EFBIG {
+            throw JobFileErrors(errors: [
+                JobFileError(
+                    file: name, path: "",
+                    message:
+                        "the file is larger than \(maximumFileBytes >> 20) MiB, the most a job file may be; put long lists of values in a `lines` file"
+                )
+            ])
         } catch {
             throw JobFileErrors(errors: [
                 JobFileError(

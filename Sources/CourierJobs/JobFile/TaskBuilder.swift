@@ -20,6 +20,14 @@ enum TaskBuilder {
         let query = templates.query.map {
             URLQueryItem(name: $0.name, value: $0.value.render(bindings))
         }
+        // Validation (``check(_:bindings:job:)``) measured every expansion it could see; only
+        // values captured while running are new here, so only their tasks pay to re-measure.
+        if spec.isDependent,
+            let problem = oversized(
+                templates, bindings: bindings, id: id, query: query, target: spec.target)
+        {
+            return error(problem.key, problem.message)
+        }
         let url: URL
         switch spec.target {
         case .path:
@@ -103,13 +111,18 @@ extension TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
+        let query = templates.query.map {
+            URLQueryItem(name: $0.name, value: $0.value.render(bindings))
+        }
+        if let problem = oversized(
+            templates, bindings: bindings, id: id, query: query, target: spec.target)
+        {
+            return error(problem.key, problem.message)
+        }
         switch spec.target {
         case .path:
             let path = templates.target.render(bindings)
             if job.baseURL == nil || path.utf8.contains(UInt8(ascii: ":")) {
-                let query = templates.query.map {
-                    URLQueryItem(name: $0.name, value: $0.value.render(bindings))
-                }
                 guard (try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)) != nil
                 else {
                     return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
@@ -136,6 +149,59 @@ extension TaskBuilder {
             return error(problem.key, problem.message)
         }
         return .success(id)
+    }
+
+    /// The most bytes an expanded task id, URL (path or url with its query) or header value
+    /// may have, and a save path. Values are capped at 64 KiB each, but a template can repeat
+    /// one: without these, one task could write megabytes into every log line.
+    static let maximumExpandedBytes = 65_536
+    static let maximumSavePathBytes = 4_096
+
+    /// The first expanded field over its limit, if any.
+    static func oversized(
+        _ templates: CompiledTemplates, bindings: [String: String], id: String,
+        query: [URLQueryItem], target: TaskSpec.Target
+    ) -> Problem? {
+        let limit = maximumExpandedBytes
+        let shownID = id.utf8.count > 80 ? String(id.prefix(80)) + "…" : id
+        if id.utf8.count > limit {
+            return Problem(
+                key: "id", message: "is \(id.utf8.count) bytes after expansion; at most \(limit)")
+        }
+        let targetBytes = templates.target.render(bindings).utf8.count
+        let urlBytes = query.reduce(targetBytes) {
+            $0 + $1.name.utf8.count + ($1.value?.utf8.count ?? 0) + 2
+        }
+        if urlBytes > limit {
+            let key: String
+            switch target {
+            case .path: key = "path"
+            case .url: key = "url"
+            }
+            return Problem(
+                key: key,
+                message:
+                    "the URL is \(urlBytes) bytes after expansion; at most \(limit) (task \(shownID))"
+            )
+        }
+        for header in templates.headers {
+            let count = header.value.render(bindings).utf8.count
+            if count > limit {
+                return Problem(
+                    key: "headers",
+                    message:
+                        "the value of header \(header.name) is \(count) bytes after expansion; at most \(limit) (task \(shownID))"
+                )
+            }
+        }
+        if let save = templates.save?.render(bindings), save.utf8.count > maximumSavePathBytes {
+            return Problem(
+                key: "save",
+                message:
+                    "is \(save.utf8.count) bytes after expansion; at most \(maximumSavePathBytes) (task \(shownID))"
+            )
+        }
+        return nil
     }
 
     /// A problem with one expansion: the spec's key and what is wrong.

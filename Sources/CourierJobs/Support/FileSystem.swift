@@ -28,7 +28,9 @@ enum FileSystem {
     }
 
     /// The whole file. Reads until end of file, so a FIFO works; a folder is refused.
-    static func read(_ url: URL) throws(FileError) -> [UInt8] {
+    /// With `limit`, a file (or a FIFO) holding more bytes fails with `EFBIG` after reading at
+    /// most `limit + 1` of them.
+    static func read(_ url: URL, limit: Int? = nil) throws(FileError) -> [UInt8] {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileError(path: url.path, action: "read", code: errno) }
         defer { close(descriptor) }
@@ -46,6 +48,9 @@ enum FileSystem {
             }
             if count == 0 { return bytes }
             bytes += chunk[0..<count]
+            if let limit, bytes.count > limit {
+                throw FileError(path: url.path, action: "read", code: EFBIG)
+            }
         }
     }
 }
