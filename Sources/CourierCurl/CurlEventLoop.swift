@@ -227,9 +227,12 @@ final class CurlEventLoop: @unchecked Sendable {
                         .bodyTooLarge, "response body larger than \(transfer.maxBodyBytes) bytes",
                         url: url, underlyingCode: Int(code.rawValue)))
             }
+            let text =
+                code == CURLE_OUT_OF_MEMORY
+                ? HTTPError.oversizedHeadersMessage : handle.errorText(for: code)
             return .failure(
                 HTTPError(
-                    CurlErrorMapping.kind(of: code), handle.errorText(for: code), url: url,
+                    CurlErrorMapping.kind(of: code), text, url: url,
                     underlyingCode: Int(code.rawValue)))
         }
         var status = 0

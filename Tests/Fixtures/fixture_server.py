@@ -10,6 +10,12 @@ process that started it.
 Every request that carries ?key=K is recorded under K; GET /hits?key=K returns the record.
 Routes (any method):
   /echo                       JSON of method, path, query, headers, body and the client's port
+  /reset-mid-body             promises 200,000 bytes, sends 100,000, then a TCP reset
+  /drip?n=N                   N bytes (at most 60), one a second
+  /many-headers?n=N           N response header fields (1,000; at most 5,000)
+  /huge-header?bytes=N        one header line of N bytes (1 MiB; at most 8 MiB)
+  /bad-utf8                   invalid UTF-8 in a header value and in the body
+  /endless-chunked            a chunk every 50 ms for up to 60 s
   /gate?name=N                a chunked body: "first" at once, "last" once /toggle/on?name=N
                               was called (10 s at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
@@ -50,6 +56,7 @@ import hashlib
 import json
 import os
 import socket
+import struct
 import ssl
 import sys
 import tempfile
@@ -248,6 +255,63 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+        elif route == "/reset-mid-body":
+            # Half of a promised body, then a TCP reset (SO_LINGER 0) rather than a clean close.
+            self.send_response(200)
+            self.send_header("Content-Length", "200000")
+            self.end_headers()
+            self.wfile.write(b"x" * 100000)
+            self.wfile.flush()
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+        elif route == "/drip":
+            # One byte a second for n seconds (at most 60), announced up front.
+            n = min(int(arg("n", "30")), 60)
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            for _ in range(n):
+                self.wfile.write(b"d")
+                self.wfile.flush()
+                time.sleep(1)
+        elif route == "/many-headers":
+            n = min(int(arg("n", "1000")), 5000)
+            self.send_response(200)
+            for i in range(n):
+                self.send_header("X-H-%d" % i, "v%d" % i)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+        elif route == "/huge-header":
+            size = min(int(arg("bytes", "1048576")), 8 << 20)
+            self.send_response(200)
+            self.send_header("X-Huge", "h" * size)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+        elif route == "/bad-utf8":
+            # Bytes that are not UTF-8 in a header value and in the body.
+            body = b"\xff\xfe not utf-8 \xc3\x28"
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Bad: \xff\xfe\xc3\x28\r\n"
+                             b"Content-Type: text/plain\r\nContent-Length: "
+                             + str(len(body)).encode() + b"\r\n\r\n" + body)
+            self.close_connection = True
+        elif route == "/endless-chunked":
+            # Chunks every 50 ms for at most 60 s: a client must give up on its own deadline.
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            deadline = time.time() + 60
+            try:
+                while time.time() < deadline:
+                    self.wfile.write(b"4\r\nmore\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                pass
+            self.close_connection = True
         elif route == "/bytes":
             self.send_bytes(int(arg("n", "1024")), arg("chunked") == "1")
         elif route == "/redirect":

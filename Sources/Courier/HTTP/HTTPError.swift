@@ -50,6 +50,11 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The transport's own code (a `CURLcode`, a `URLError.Code` raw value), when there is one.
     public var underlyingCode: Int?
 
+    /// What both transports say when libcurl gives up on a response header section (a line
+    /// over its 100 KiB limit): curl's own text, "Out of memory", names the wrong cause.
+    package static let oversizedHeadersMessage =
+        "the response headers are too large for libcurl (a header line over 100 KiB), or memory ran out"
+
     public init(_ kind: Kind, _ message: String, url: URL? = nil, underlyingCode: Int? = nil) {
         self.kind = kind
         self.message = message

@@ -227,8 +227,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             case .unknown where isTLSText(urlError.localizedDescription): .tls
             default: .network
             }
-        return HTTPError(
-            kind, urlError.localizedDescription, url: url, underlyingCode: urlError.code.rawValue)
+        // FoundationNetworking runs libcurl too, and passes on its misleading text.
+        let text =
+            urlError.localizedDescription == "Out of memory"
+            ? HTTPError.oversizedHeadersMessage : urlError.localizedDescription
+        return HTTPError(kind, text, url: url, underlyingCode: urlError.code.rawValue)
     }
 
     static func isTLSText(_ text: String) -> Bool {
