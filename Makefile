@@ -5,7 +5,7 @@ APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release install test demo bench lint clean
+.PHONY: all deps bench-deps build release install test sanitize demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -43,6 +43,13 @@ install: release
 test: deps
 	$(SWIFT) test
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests"
+
+# The library, transport and runner tests under AddressSanitizer (own build folder; slow:
+# about 3 minutes of tests after the build). Leak checking is off for now: at exit it reports
+# libcurl and Foundation allocations still to be sorted out (see docs/security.md).
+sanitize: deps
+	COURIER_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address \
+	  --scratch-path .build-asan --filter "CourierTests|CourierCurlTests|ConformanceTests|CourierJobsTests"
 
 # Transport throughput against nginx on loopback, with wrk measured in the same run.
 bench: bench-deps

@@ -98,8 +98,12 @@ struct LogReaderTests {
         #expect(figures.count == 2, "\(result.stdout) \(result.stderr)")
         if figures.count == 2 {
             #expect(figures[1] == 1, "the report counted every line")
-            #expect(
-                figures[0] < 64 << 10, "peak RSS \(figures[0] >> 10) MiB reading \(size >> 20) MiB")
+            // A sanitized build (`make sanitize`) maps shadow memory: its RSS says nothing.
+            if ProcessInfo.processInfo.environment["COURIER_SANITIZED"] == nil {
+                #expect(
+                    figures[0] < 64 << 10,
+                    "peak RSS \(figures[0] >> 10) MiB reading \(size >> 20) MiB")
+            }
         }
     }
 }
