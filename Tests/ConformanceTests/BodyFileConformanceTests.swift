@@ -17,7 +17,7 @@ struct BodyFileConformanceTests {
     }
 
     static func isPattern(_ data: Data) -> Bool {
-        data.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) }
+        BytePattern.matches(data)
     }
 
     /// Names in `folder` other than `keep`: stray temporary files.

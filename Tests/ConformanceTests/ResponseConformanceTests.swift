@@ -41,7 +41,7 @@ struct ResponseConformanceTests {
         let response = try await transport.makeClient().perform(
             HTTPRequest(url: server.url("/bytes?n=\(size)")))
         #expect(response.body.count == size)
-        let pattern = response.body.enumerated().allSatisfy { $0.element == UInt8($0.offset % 256) }
+        let pattern = BytePattern.matches(response.body)
         #expect(pattern, "the body is the server's byte pattern")
     }
 

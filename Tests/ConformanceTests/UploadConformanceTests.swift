@@ -32,7 +32,7 @@ struct UploadConformanceTests {
         FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
-        let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let block = BytePattern.data(count: 1 << 20)
         var left = size
         while left > 0 {
             let count = min(left, block.count)
