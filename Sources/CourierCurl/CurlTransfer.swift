@@ -49,11 +49,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.sink = sink
         self.upload = upload
         self.progress = request.progress.map(ProgressReporter.init)
-        if case .stream(let channel) = request.bodyDestination {
-            self.channel = channel
-        } else {
-            self.channel = nil
-        }
+        self.channel = request.bodyDestination.channel
         self.wire = wire
         self.displayURL = request.displayURL
         self.maxBodyBytes = maxBodyBytes

@@ -163,6 +163,23 @@ struct ShardRunTests {
         #expect(hits.filter { $0.path.hasPrefix("/sync/login") }.count == 3)
     }
 
+    @Test("a shard's lock stops a second run of that shard only")
+    func lockPerShard() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "l{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 8]}}}"#)
+        try FileManager.default.createDirectory(at: space.logs, withIntermediateDirectories: true)
+        let holder = try FileLockHolder(
+            path: space.logs.appendingPathComponent("e2e.shard-1-of-2.lock").path)
+        let same = try await space.run(["--shard", "1/2"], backend: "curl")
+        #expect(same.status == 3, "\(same.stderr)")
+        #expect(same.stderr.contains("e2e.shard-1-of-2.lock"))
+        let other = try await space.run(["--shard", "0/2"], backend: "curl")
+        #expect(other.status == 0, "another shard runs beside it: \(other.stderr)")
+        holder.release()
+    }
+
     @Test("a shared rate limit is divided among the shards")
     func sharedRateLimit() async throws {
         let space = try JobWorkspace()

@@ -67,4 +67,35 @@ struct ShardTests {
             ])
         }
     }
+
+    @Test("a shared limit is divided among the shards; an unshared one is each shard's")
+    func rateLimitShare() {
+        var limit = RateLimitSettings(perSecond: 200, burst: 5, scope: .job)
+        let fourth = Shard(index: 1, count: 4)
+        #expect(limit.share(for: fourth) == limit, "not shared: every shard has the full rate")
+        limit.shared = true
+        let share = limit.share(for: fourth)
+        #expect(share.perSecond == 50)
+        #expect(share.burst == 2, "5 / 4 rounded up")
+        #expect(limit.share(for: nil) == limit, "no shards: the whole rate")
+        #expect(limit.share(for: Shard(index: 0, count: 1)) == limit)
+        #expect(limit.share(for: Shard(index: 0, count: 100)).burst == 1, "at least one token")
+    }
+
+    @Test("a task that captures runs on every shard; the others on their own")
+    func capturingTasksRunEverywhere() {
+        let shards = (0..<4).map { Shard(index: $0, count: 4)! }
+        #expect(shards.filter { $0.runs(taskID: "login", capturing: true) }.count == 4)
+        #expect(shards.filter { $0.runs(taskID: "login", capturing: false) }.count == 1)
+    }
+
+    @Test("a template's measured size is its rendered size, without rendering")
+    func renderedByteCount() {
+        let template = Template("/u/{id}/{name}/{missing}é")
+        for bindings in [
+            ["id": "42", "name": "zoë"], [:], ["id": String(repeating: "x", count: 70_000)],
+        ] {
+            #expect(template.renderedByteCount(bindings) == template.render(bindings).utf8.count)
+        }
+    }
 }

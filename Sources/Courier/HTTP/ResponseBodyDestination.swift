@@ -16,4 +16,9 @@ public enum ResponseBodyDestination: Sendable, Hashable {
     /// Handed chunk by chunk to the reader of ``HTTPClient/stream(_:bufferLimit:)``, which
     /// makes the channel; ``HTTPResponse/body`` stays empty.
     case stream(BodyChunkChannel)
+
+    /// The channel a transport hands chunks to, for `.stream`.
+    package var channel: BodyChunkChannel? {
+        if case .stream(let channel) = self { channel } else { nil }
+    }
 }

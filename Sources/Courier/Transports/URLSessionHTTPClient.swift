@@ -87,8 +87,9 @@ public final class URLSessionHTTPClient: HTTPClient {
         let urlRequest = Self.urlRequest(for: request, wire: wire, timeout: timeout)
         let display = request.displayURL
         // The upload is checked before the destination is touched (as on curl).
-        let upload = try request.streamedBody.map {
-            body throws(HTTPError) in try UploadFile(body, url: display)
+        var upload: UploadFile?
+        if let body = request.streamedBody {
+            upload = try await UploadFile.prepare(body, url: display)
         }
         defer { upload?.remove() }
         let sink = try BodyFileWriter.opening(for: request)

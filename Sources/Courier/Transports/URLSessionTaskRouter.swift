@@ -42,11 +42,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             self.url = url
             self.maxBytes = maxBytes
             self.sink = sink
-            if case .stream(let channel) = destination {
-                self.channel = channel
-            } else {
-                self.channel = nil
-            }
+            self.channel = destination.channel
         }
     }
 

@@ -9,7 +9,18 @@ struct UploadFile {
     let length: Int
     private let temporary: Bool
 
-    init(_ body: StreamedBody, url requestURL: URL) throws(HTTPError) {
+    /// The file to upload `body` from. Copying parts into a temporary file can take seconds
+    /// for a large form, so it runs on a thread of its own, never on the cooperative pool.
+    static func prepare(_ body: StreamedBody, url: URL) async throws -> UploadFile {
+        if body.onlyFile != nil { return try UploadFile(body, url: url) }
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try UploadFile(body, url: url) })
+            }
+        }
+    }
+
+    private init(_ body: StreamedBody, url requestURL: URL) throws(HTTPError) {
         let reader = try StreamedBodyReader(body, url: requestURL)
         length = reader.length
         if let file = body.onlyFile {

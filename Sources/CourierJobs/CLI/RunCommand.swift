@@ -212,8 +212,11 @@ enum RunCommand {
         for case .success(let task) in TaskExpander(job: job) {
             guard fanOuts(upTo: task.specIndex) else { return }
             shown = max(shown, task.specIndex + 1)
-            let everyShard = options.shard != nil && job.tasks[task.specIndex].hasCaptures
-            if let shard = options.shard, !everyShard, !shard.owns(taskID: task.id) { continue }
+            let capturing = job.tasks[task.specIndex].hasCaptures
+            if let shard = options.shard, !shard.runs(taskID: task.id, capturing: capturing) {
+                continue
+            }
+            let everyShard = options.shard != nil && capturing
             inShard += 1
             var line =
                 "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"

@@ -32,6 +32,16 @@ public struct RateLimitSettings: Sendable, Hashable {
     public var scope: RateLimitScope
     /// The limit is the whole job's across `--shard`s: each of N shards takes an Nth of it.
     public var shared = false
+
+    /// The limit one shard applies: an Nth of the rate and burst (at least one token) when
+    /// the limit is shared, the whole of it otherwise.
+    func share(for shard: Shard?) -> RateLimitSettings {
+        guard shared, let count = shard?.count, count > 1 else { return self }
+        var share = self
+        share.perSecond = perSecond / Double(count)
+        share.burst = max(1, Int((Double(burst) / Double(count)).rounded(.up)))
+        return share
+    }
 }
 
 /// One entry of `tasks`, before `foreach` expansion. String fields are templates that may hold

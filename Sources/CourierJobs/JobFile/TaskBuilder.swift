@@ -23,8 +23,7 @@ enum TaskBuilder {
         // Validation (``check(_:bindings:job:)``) measured every expansion it could see; only
         // values captured while running are new here, so only their tasks pay to re-measure.
         if spec.isDependent,
-            let problem = oversized(
-                templates, bindings: bindings, id: id, query: query, target: spec.target)
+            let problem = oversized(templates, bindings: bindings, id: id, target: spec.target)
         {
             return error(problem.key, problem.message)
         }
@@ -111,18 +110,16 @@ extension TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
-        let query = templates.query.map {
-            URLQueryItem(name: $0.name, value: $0.value.render(bindings))
-        }
-        if let problem = oversized(
-            templates, bindings: bindings, id: id, query: query, target: spec.target)
-        {
+        if let problem = oversized(templates, bindings: bindings, id: id, target: spec.target) {
             return error(problem.key, problem.message)
         }
         switch spec.target {
         case .path:
             let path = templates.target.render(bindings)
             if job.baseURL == nil || path.utf8.contains(UInt8(ascii: ":")) {
+                let query = templates.query.map {
+                    URLQueryItem(name: $0.name, value: $0.value.render(bindings))
+                }
                 guard (try? URLBuilder.url(baseURL: job.baseURL, path: path, query: query)) != nil
                 else {
                     return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
@@ -157,10 +154,11 @@ extension TaskBuilder {
     static let maximumExpandedBytes = 65_536
     static let maximumSavePathBytes = 4_096
 
-    /// The first expanded field over its limit, if any.
+    /// The first expanded field over its limit, if any. Measured, not rendered: validation
+    /// runs this for every expansion of a million-line job.
     static func oversized(
         _ templates: CompiledTemplates, bindings: [String: String], id: String,
-        query: [URLQueryItem], target: TaskSpec.Target
+        target: TaskSpec.Target
     ) -> Problem? {
         let limit = maximumExpandedBytes
         let shownID = id.utf8.count > 80 ? String(id.prefix(80)) + "…" : id
@@ -168,9 +166,8 @@ extension TaskBuilder {
             return Problem(
                 key: "id", message: "is \(id.utf8.count) bytes after expansion; at most \(limit)")
         }
-        let targetBytes = templates.target.render(bindings).utf8.count
-        let urlBytes = query.reduce(targetBytes) {
-            $0 + $1.name.utf8.count + ($1.value?.utf8.count ?? 0) + 2
+        let urlBytes = templates.query.reduce(templates.target.renderedByteCount(bindings)) {
+            $0 + $1.name.utf8.count + $1.value.renderedByteCount(bindings) + 2
         }
         if urlBytes > limit {
             let key: String
@@ -185,7 +182,7 @@ extension TaskBuilder {
             )
         }
         for header in templates.headers {
-            let count = header.value.render(bindings).utf8.count
+            let count = header.value.renderedByteCount(bindings)
             if count > limit {
                 return Problem(
                     key: "headers",
@@ -194,11 +191,11 @@ extension TaskBuilder {
                 )
             }
         }
-        if let save = templates.save?.render(bindings), save.utf8.count > maximumSavePathBytes {
+        if let count = templates.save?.renderedByteCount(bindings), count > maximumSavePathBytes {
             return Problem(
                 key: "save",
                 message:
-                    "is \(save.utf8.count) bytes after expansion; at most \(maximumSavePathBytes) (task \(shownID))"
+                    "is \(count) bytes after expansion; at most \(maximumSavePathBytes) (task \(shownID))"
             )
         }
         return nil

@@ -63,6 +63,19 @@ struct Template: Sendable, Hashable {
         parts.compactMap { if case .variable(let name) = $0 { name } else { nil } }
     }
 
+    /// How many UTF-8 bytes ``render(_:)`` would give, without building the string (a
+    /// native string knows its UTF-8 length at once).
+    func renderedByteCount(_ bindings: [String: String]) -> Int {
+        var count = 0
+        for part in parts {
+            switch part {
+            case .text(let text): count += text.utf8.count
+            case .variable(let name): count += bindings[name]?.utf8.count ?? name.utf8.count + 2
+            }
+        }
+        return count
+    }
+
     /// The text with variables replaced; unknown ones stay as written.
     func render(_ bindings: [String: String]) -> String {
         var output = ""

@@ -22,13 +22,10 @@ enum HTTPStack {
             backend.makeClient(
                 timeout: job.timeout, maxResponseBytes: 256 << 20,
                 maxConnectionsPerHost: concurrency))
-        if let limit = job.rateLimit {
-            // A shared limit is the whole job's: each of N shards takes an Nth of it.
-            let share = limit.shared ? Double(shard?.count ?? 1) : 1
+        if let limit = job.rateLimit?.share(for: shard) {
             client = AnyHTTPClient(
                 RateLimitingHTTPClient(
-                    wrapping: client, perSecond: limit.perSecond / share,
-                    burst: max(1, Int((Double(limit.burst) / share).rounded(.up))),
+                    wrapping: client, perSecond: limit.perSecond, burst: limit.burst,
                     scope: limit.scope, time: time))
         }
         if job.cookies {

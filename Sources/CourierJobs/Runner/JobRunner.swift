@@ -211,10 +211,10 @@ public final class JobRunner: Sendable {
                     }
                     switch item {
                     case .task(let task)
-                    where shard.map { !$0.owns(taskID: task.id) } == true
-                        && !job.tasks[task.specIndex].hasCaptures:
-                        // Another shard's task. A task with captures runs on every shard:
-                        // each shard needs the values to fan out its own share of children.
+                    where shard.map {
+                        !$0.runs(taskID: task.id, capturing: job.tasks[task.specIndex].hasCaptures)
+                    } == true:
+                        // Another shard's task.
                         progress.taskInOtherShard()
                         supply.feed?.finished(task.specIndex, ok: true, id: task.id)
                     case .skipped(let skipped)

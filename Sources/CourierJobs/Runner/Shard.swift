@@ -42,6 +42,12 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
         count == 1 || Self.of(taskID: taskID, count: count) == index
     }
 
+    /// Whether this shard runs a task: its own tasks, and every task that captures (each shard
+    /// needs the values to fan out its own share of the children).
+    func runs(taskID: String, capturing: Bool) -> Bool {
+        capturing || owns(taskID: taskID)
+    }
+
     /// What log file names and locks carry: `shard-2-of-4`.
     var fileTag: String { "shard-\(index)-of-\(count)" }
 
