@@ -49,6 +49,11 @@ Routes (any method):
                               when If-None-Match is "V" or If-Modified-Since is that date
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
   /v1/users/<id>              one user or 404; both need "Authorization: Bearer seed-token"
+  /sync/login, /sync/users[/<id>]?key=K
+                              a GitHub-like API behind a login (POST {"password":"hunter22"});
+                              with &expire_after=N each login issues a new token, only the
+                              newest is good, and the first is refused after N requests;
+                              &logins=M refuses logins after the Mth, &reject_all=1 every token
 """
 
 import email.utils
@@ -80,6 +85,7 @@ state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
 toggles = set()  # names switched on by /toggle/on
+sessions = {}  # key -> [login count, uses of the first token] for /sync/...&expire_after=N
 
 
 def record(key, handler, body):
@@ -369,6 +375,25 @@ class Handler(BaseHTTPRequestHandler):
         # from `key`, so each test has its own. `total`, `per_page`, `delay_ms` (each list page)
         # and `fail_page` (that page answers 500) shape the listing.
         token = "tok-" + (arg("key") or "none") + "-s3cr3t"
+        expire_after = int(arg("expire_after", "0"))
+        if expire_after:
+            # Tokens with generations: each login issues the next one; only the newest is
+            # good, and the first stops being good after `expire_after` requests.
+            with state_lock:
+                session = sessions.setdefault(arg("key"), [0, 0])
+                if route == "/sync/login":
+                    session[0] += 1
+                generation = session[0]
+                token = "tok-%s-g%d-s3cr3t" % (arg("key"), generation)
+                if route != "/sync/login" and generation == 1 and \
+                        self.headers.get("Authorization") == "Bearer " + token:
+                    session[1] += 1
+                    if session[1] > expire_after:
+                        token = "expired"
+                if arg("reject_all") and route != "/sync/login":
+                    token = "never"
+                if route == "/sync/login" and generation > int(arg("logins", "1000000")):
+                    return self.reply_json(401, {"error": "no more logins"})
         if route == "/sync/login":
             try:
                 login = json.loads(body or b"{}")

@@ -20,12 +20,11 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     }
 
     public let wrapped: Wrapped
-    private let provider: any TokenProvider
-    private let header: String
-    private let scheme: String
     private let rejectedStatuses: Set<Int>
     private let origin: Origin?
     private let refresher: Refresher
+    private let sign: @Sendable (HTTPRequest, String) -> HTTPRequest
+    private let willResend: (@Sendable (HTTPResponse) async -> Void)?
 
     /// - Parameters:
     ///   - header: where the token goes (`Authorization`), as `"\(scheme) \(token)"`; an empty
@@ -37,13 +36,32 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         wrapping wrapped: Wrapped, provider: any TokenProvider, header: String = "Authorization",
         scheme: String = "Bearer", rejectedStatuses: Set<Int> = [401], origin: Origin? = nil
     ) {
+        self.init(
+            wrapping: wrapped, provider: provider, rejectedStatuses: rejectedStatuses,
+            origin: origin
+        ) { request, token in
+            var request = request
+            request.headers.replaceOrAdd(header, scheme.isEmpty ? token : "\(scheme) \(token)")
+            request.secretHeaderNames.insert(header.lowercased())
+            return request
+        }
+    }
+
+    /// For credentials that are more than one header: `sign` puts `token` into the request,
+    /// and must mark what it adds as secret (``HTTPRequest/secretHeaderNames``).
+    /// - Parameter willResend: called after a rejection was answered with a fresh token and
+    ///   before the request is sent again with it (a job runner logs the rejected attempt here).
+    public init(
+        wrapping wrapped: Wrapped, provider: any TokenProvider, rejectedStatuses: Set<Int> = [401],
+        origin: Origin? = nil, willResend: (@Sendable (HTTPResponse) async -> Void)? = nil,
+        sign: @escaping @Sendable (HTTPRequest, String) -> HTTPRequest
+    ) {
         self.origin = origin
         self.wrapped = wrapped
-        self.provider = provider
-        self.header = header
-        self.scheme = scheme
         self.rejectedStatuses = rejectedStatuses
         self.refresher = Refresher(provider: provider)
+        self.sign = sign
+        self.willResend = willResend
     }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -54,7 +72,7 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         } catch {
             throw Failure(underlying: error)
         }
-        let response = try await wrapped.perform(signed(request, with: token))
+        let response = try await wrapped.perform(sign(request, token))
         guard rejectedStatuses.contains(response.status) else { return response }
         let fresh: String
         do {
@@ -62,14 +80,8 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         } catch {
             throw Failure(underlying: error)
         }
-        return try await wrapped.perform(signed(request, with: fresh))
-    }
-
-    private func signed(_ request: HTTPRequest, with token: String) -> HTTPRequest {
-        var request = request
-        request.headers.replaceOrAdd(header, scheme.isEmpty ? token : "\(scheme) \(token)")
-        request.secretHeaderNames.insert(header.lowercased())
-        return request
+        await willResend?(response)
+        return try await wrapped.perform(sign(request, fresh))
     }
 
     /// One refresh at a time: callers that were rejected with the same token wait for the

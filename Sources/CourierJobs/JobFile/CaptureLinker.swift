@@ -66,6 +66,10 @@ enum CaptureLinker {
                 tasks[index].captures[rule].secret = true
             }
         }
+        for index in tasks.indices {
+            tasks[index].refreshableToken = refreshableToken(
+                of: tasks[index], in: tasks, producer: producer)
+        }
         if let cycle = firstCycle(in: tasks, producer: producer) {
             let steps = cycle.map { step in
                 "\(tasks[step.task].path) uses \"\(step.capture)\" of \(tasks[producer[step.capture]!].path)"
@@ -76,6 +80,26 @@ enum CaptureLinker {
                 : "is in a cycle of captures: \(steps.joined(separator: ", ")); no task of it could start"
             context.error(tasks[cycle[0].task].path, message, at: nil)
         }
+    }
+
+    /// The one capture a task's `auth` uses, when its producer can simply be sent again: a
+    /// login task of one request that waits for nothing.
+    private static func refreshableToken(
+        of spec: TaskSpec, in tasks: [TaskSpec], producer: [String: Int]
+    ) -> String? {
+        guard let auth = spec.auth else { return nil }
+        let used = Set(
+            auth.templates.flatMap { Template($0.text).variables }.filter {
+                spec.inputs.contains($0)
+            })
+        guard used.count == 1, let name = used.first, let login = producer[name] else {
+            return nil
+        }
+        let source = tasks[login]
+        guard source.foreach.isEmpty, source.paginate == nil, source.inputs.isEmpty else {
+            return nil
+        }
+        return name
     }
 
     /// The names a task waits for: its `{name}` inputs and the capture it fans out over.

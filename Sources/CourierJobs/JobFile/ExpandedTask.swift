@@ -24,6 +24,9 @@ public struct ExpandedTask: Sendable {
     public var replayOf: ReplayOrigin? = nil
     /// For a paced replay: seconds after the run's start at which to send.
     public var sendAt: TimeInterval? = nil
+    /// The variables the task's `auth` was rendered with, kept when its token can be renewed
+    /// (``TaskSpec/refreshableToken``) so that the credentials can be rendered again.
+    public var authBindings: [String: String]? = nil
 
     /// Whether `status` meets the task's expectation.
     public func accepts(_ status: Int) -> Bool {

@@ -89,6 +89,10 @@ public struct TaskSpec: Sendable {
     /// Captures used as `{name}`: the task waits until their tasks are done and each has one
     /// value.
     public var inputs: Set<String> = []
+    /// The capture this task's `auth` takes its token from, when a rejected token can be
+    /// renewed: the task that captures it is a single request (no `foreach`, `paginate` or
+    /// inputs of its own), so it can be sent again for a fresh value (see ``CapturedToken``).
+    public var refreshableToken: String? = nil
     /// The templates above, parsed once (set by the decoder; built on demand otherwise).
     var compiled: CompiledTemplates?
     /// `{name}` uses that are not `foreach` variables, for the job to resolve against captures.

@@ -74,7 +74,8 @@ public struct RunLog: Sendable {
     func request(
         task: String, attempt: RetryAttempt, outcome: String,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
-        replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil
+        replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
+        renewedToken: String? = nil, renewal: Bool = false
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -157,6 +158,10 @@ public struct RunLog: Sendable {
         if let delay = attempt.retryDelay { line.value("retryInMs", .double(delay * 1000)) }
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }
+        // A rejected token (this attempt's 401) that was renewed before the next attempt, and
+        // the login request sent again to renew it.
+        if let renewedToken { line.string("renewedToken", renewedToken) }
+        if renewal { line.value("renewal", .bool(true)) }
         if let replayOf {
             line.value(
                 "replayOf",

@@ -37,7 +37,7 @@ public final class JobRunner: Sendable {
     public let options: RunOptions
     public let total: Int
     public let source: TaskSource
-    private let time: any TimeSource
+    let time: any TimeSource
     private let stopping = Locked(false)
     /// Every line to the terminal goes through the job's redactor.
     let console: Console
@@ -193,6 +193,9 @@ public final class JobRunner: Sendable {
         let shard = options.shard
         let supply = makeSupply()
         defer { supply.feed?.close() }
+        let tokens = supply.feed.map {
+            renewableTokens(feed: $0, shared: shared, log: log, progress: progress)
+        }
         await withTaskGroup(of: Bool.self) { group in
             var running = 0
             var waiterRunning = false
@@ -238,7 +241,8 @@ public final class JobRunner: Sendable {
                             }
                             let ok = await self.execute(
                                 task, shared: shared, log: log, progress: progress,
-                                reporter: reporter, state: state, feed: supply.feed)
+                                reporter: reporter, state: state, feed: supply.feed,
+                                tokens: tokens ?? [:])
                             supply.feed?.finished(task.specIndex, ok: ok, id: task.id)
                             return true
                         }
@@ -306,7 +310,8 @@ public final class JobRunner: Sendable {
     /// Runs one task, every page of it; whether it succeeded.
     private func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
-        reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?
+        reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?,
+        tokens: [String: CapturedToken] = [:]
     ) async -> Bool {
         var paginator = task.paginate.map { Paginator(rule: $0, first: task.request) }
         var request = task.request
@@ -319,21 +324,42 @@ public final class JobRunner: Sendable {
         while true {
             // One page (or the task's only request), with its own retries.
             let pageNumber = paginator == nil ? nil : page
-            let last = Locked<RetryAttempt?>(nil)
-            let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+            let attempts = Locked(PageAttempts())
+            let retrying = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+                var attempt = attempt
+                attempts.withLock { attempt.number += $0.renumbering }
                 if attempt.retryDelay != nil {
                     try? log.request(
                         task: task.id, attempt: attempt, outcome: "retry", replayOf: task.replayOf,
                         page: pageNumber)
                 } else {
-                    last.withLock { $0 = attempt }
+                    attempts.withLock { $0.last = attempt }
+                }
+            }
+            let client = renewing(retrying, for: task, tokens: tokens) { name in
+                // The token was rejected and renewed: the rejected attempt is a retry.
+                let rejected = attempts.withLock { state -> RetryAttempt? in
+                    defer { state.last = nil }
+                    if let last = state.last { state.renumbering = last.number }
+                    return state.last
+                }
+                if var rejected {
+                    rejected.retryDelay = 0
+                    try? log.request(
+                        task: task.id, attempt: rejected, outcome: "retry",
+                        replayOf: task.replayOf, page: pageNumber, renewedToken: name)
                 }
             }
             let streamed = streams ? streamedSave(for: task, page: pageNumber) : nil
             var sent = request
             if let streamed { sent.bodyDestination = .file(streamed.temporary) }
-            _ = try? await client.perform(sent)
-            guard let attempt = last.withLock({ $0 }) else {
+            var tokenProblem: String?
+            do {
+                _ = try await client.perform(sent)
+            } catch let error as AuthenticatingHTTPClient<AnyHTTPClient>.Failure {
+                tokenProblem = "\(error)"
+            } catch {}
+            guard let attempt = attempts.withLock({ $0.last }) else {
                 streamed?.discard()
                 return false
             }
@@ -342,7 +368,12 @@ public final class JobRunner: Sendable {
             // Captures are taken in `evaluate` (secret ones learned by the redactor) before
             // the line that could show them is written, and before anything is saved.
             var result = evaluate(
-                attempt, of: task, page: pageNumber, feed: feed, streamed: streamed)
+                attempt, of: task, page: pageNumber, captures: feed.map { feed in feed.capture },
+                streamed: streamed)
+            if let tokenProblem, !result.ok, var failure = result.failure {
+                failure.message += "; \(tokenProblem)"
+                result.failure = failure
+            }
             if let streamed, result.savedTo == nil { streamed.discard() }
             if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
                 case .success(let response) = attempt.outcome
@@ -379,6 +410,13 @@ public final class JobRunner: Sendable {
         }
     }
 
+    /// The final attempt of one page, and how far its attempts are renumbered: after a
+    /// rejected token was renewed, the retry layer counts from 1 again, and the log goes on.
+    private struct PageAttempts {
+        var last: RetryAttempt?
+        var renumbering = 0
+    }
+
     /// Whether the task's saved body goes straight to disk as it arrives, so that memory stays
     /// flat however large it is: when nothing reads the body (captures, body expectations and
     /// pagination all parse it, so those bodies stay in memory, up to the transport's cap).
@@ -405,9 +443,11 @@ public final class JobRunner: Sendable {
         }
     }
 
-    /// Hands the response's captured values to the feed; why not, when they cannot be taken.
+    /// Hands the response's captured values to `store` (the feed); why not, when they cannot
+    /// be taken.
     private func takeCaptures(
-        of task: ExpandedTask, from response: HTTPResponse, into feed: TaskFeed
+        of task: ExpandedTask, from response: HTTPResponse,
+        into store: ([String], CaptureRule) throws -> Void
     )
         -> String?
     {
@@ -420,7 +460,7 @@ public final class JobRunner: Sendable {
             switch rule.values(in: response, document: document) {
             case .success(let values):
                 do {
-                    try feed.capture(values, for: rule)
+                    try store(values, rule)
                 } catch {
                     return "\(error)"
                 }
@@ -444,7 +484,7 @@ public final class JobRunner: Sendable {
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.
-    private struct AttemptResult {
+    struct AttemptResult {
         var ok = false
         var savedTo: String?
         var notModified = false
@@ -452,9 +492,9 @@ public final class JobRunner: Sendable {
     }
 
     /// - Parameter streamed: where the transport wrote the body, when it went to a file.
-    private func evaluate(
-        _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?, feed: TaskFeed?,
-        streamed: FileReplacement?
+    func evaluate(
+        _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?,
+        captures: (([String], CaptureRule) throws -> Void)?, streamed: FileReplacement?
     ) -> AttemptResult {
         var result = AttemptResult()
         switch attempt.outcome {
@@ -466,7 +506,9 @@ public final class JobRunner: Sendable {
                 var message = reason
                 if let stop = attempt.stopReason { message += "; \(stop)" }
                 result.failure = ("expectation", message)
-            } else if let feed, let problem = takeCaptures(of: task, from: response, into: feed) {
+            } else if let captures,
+                let problem = takeCaptures(of: task, from: response, into: captures)
+            {
                 result.failure = ("capture", problem)
             } else if response.status == 304 {
                 // Not Modified has no body: the saved output stays as it is.

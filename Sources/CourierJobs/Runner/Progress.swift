@@ -51,6 +51,11 @@ final class Progress: @unchecked Sendable {
         }
     }
 
+    /// Requests sent outside any task's count (a login sent again to renew its token).
+    func requestsSent(_ requests: Int) {
+        counts.withLock { $0.requests += requests }
+    }
+
     func taskFinished(ok: Bool, requests: Int) {
         counts.withLock {
             $0.done += 1

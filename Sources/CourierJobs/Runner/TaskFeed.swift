@@ -80,6 +80,32 @@ final class TaskFeed: Sendable {
         }
     }
 
+    /// The value tasks take for `{name}` now: the capture's, or the last renewal's
+    /// (``renew(_:for:)``).
+    func currentValue(of name: String) -> String? {
+        state.withLock { $0.renewed[name] ?? $0.captures[name]?.first }
+    }
+
+    /// A fresh value for a capture, from its task sent again because a token was rejected:
+    /// later tasks take it in place of the first. Secret ones are redacted from here on.
+    func renew(_ values: [String], for rule: CaptureRule) {
+        guard let value = values.first else { return }
+        if rule.secret { for value in values { redactor.learn(value) } }
+        state.withLock { $0.renewed[rule.name] = value }
+    }
+
+    /// The task that captures `name`, built again to be re-sent (a login whose token was
+    /// rejected); `nil` when it cannot be built.
+    func producerTask(of name: String) -> ExpandedTask? {
+        state.withLock { state in
+            guard let index = state.producer[name] else { return nil }
+            return try? TaskBuilder.build(
+                state.job.tasks[index], index: index, bindings: [:], job: state.job,
+                base: state.base
+            ).get()
+        }
+    }
+
     /// A task handed out by ``next()`` is over (run, already done, or skipped).
     func finished(_ spec: Int, ok: Bool, id: String) {
         state.withLock { state in
@@ -105,6 +131,8 @@ final class TaskFeed: Sendable {
         var specs: [SpecState]
         /// Values by capture name.
         var captures: [String: CaptureValues] = [:]
+        /// Renewed tokens by capture name: they replace the captured value.
+        var renewed: [String: String] = [:]
         /// The spec that captures each name.
         var producer: [String: Int] = [:]
         /// Specs that wait for captures (none in most jobs: then a task costs no scan).
@@ -309,7 +337,9 @@ final class TaskFeed: Sendable {
             switch TaskBuilder.build(
                 job.tasks[index], index: index, bindings: bindings, job: job, base: base)
             {
-            case .success(let task): return .task(task)
+            case .success(var task):
+                if job.tasks[index].refreshableToken != nil { task.authBindings = bindings }
+                return .task(task)
             case .failure(let error): return .failure(error, spec: index)
             }
         }

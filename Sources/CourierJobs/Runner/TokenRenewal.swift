@@ -1,0 +1,115 @@
+import Courier
+import Foundation
+
+/// Renewing a captured login token when the server rejects it: the tasks whose `auth` uses
+/// one (``TaskSpec/refreshableToken``) are sent through ``AuthenticatingHTTPClient`` with a
+/// ``CapturedToken``, which sends the login task again.
+extension JobRunner {
+    /// One ``CapturedToken`` for each capture that some task's `auth` can renew.
+    func renewableTokens(
+        feed: TaskFeed, shared: AnyHTTPClient, log: RunLog, progress: Progress
+    ) -> [String: CapturedToken] {
+        var tokens: [String: CapturedToken] = [:]
+        for name in Set(job.tasks.compactMap(\.refreshableToken)) {
+            tokens[name] = CapturedToken(name: name, feed: feed) { [self] in
+                try await renew(name, feed: feed, shared: shared, log: log, progress: progress)
+            }
+        }
+        return tokens
+    }
+
+    /// `client`, or for a task whose token can be renewed, `client` under an
+    /// ``AuthenticatingHTTPClient`` that renews it on 401 and resends once.
+    /// - Parameter willResend: called with the capture's name between a renewal and the
+    ///   resend, to log the rejected attempt.
+    func renewing(
+        _ client: RetryingHTTPClient<AnyHTTPClient>, for task: ExpandedTask,
+        tokens: [String: CapturedToken], willResend: @escaping @Sendable (String) -> Void
+    ) -> AnyHTTPClient {
+        let spec = job.tasks[task.specIndex]
+        guard let name = spec.refreshableToken, let token = tokens[name], let auth = spec.auth,
+            let bindings = task.authBindings, !task.accepts(401)
+        else { return AnyHTTPClient(client) }
+        return AnyHTTPClient(
+            AuthenticatingHTTPClient(
+                wrapping: AnyHTTPClient(client), provider: token,
+                // Credentials stay with their server: a next page elsewhere gets none.
+                origin: Origin(task.request.url),
+                willResend: { _ in willResend(name) }
+            ) { request, value in
+                Self.signed(request, auth: auth, bindings: bindings, token: name, value: value)
+            })
+    }
+
+    /// The request with the task's `auth` rendered again with `value` for `{token}`.
+    static func signed(
+        _ request: HTTPRequest, auth: Authentication, bindings: [String: String], token: String,
+        value: String
+    ) -> HTTPRequest {
+        var bindings = bindings
+        bindings[token] = value
+        let rendered = auth.rendered(bindings)
+        var request = request
+        if case .query(let name, _) = rendered,
+            var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        {
+            // The old key leaves the query before the new one is added.
+            let encoded = URLBuilder.percentEncode(name)
+            components.percentEncodedQueryItems = components.percentEncodedQueryItems?.filter {
+                $0.name != encoded
+            }
+            if components.percentEncodedQueryItems?.isEmpty == true {
+                components.percentEncodedQuery = nil
+            }
+            request.url = components.url ?? request.url
+        }
+        rendered.apply(to: &request)
+        return request
+    }
+
+    /// Sends the task that captures `name` again, with its retries, logs it as a renewal, and
+    /// returns the value it captured.
+    private func renew(
+        _ name: String, feed: TaskFeed, shared: AnyHTTPClient, log: RunLog, progress: Progress
+    ) async throws -> String {
+        guard let task = feed.producerTask(of: name) else {
+            throw CapturedToken.Unavailable(
+                description: "the task that captures \"\(name)\" cannot be built again")
+        }
+        let last = Locked<RetryAttempt?>(nil)
+        let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+            if attempt.retryDelay != nil {
+                try? log.request(task: task.id, attempt: attempt, outcome: "retry", renewal: true)
+            } else {
+                last.withLock { $0 = attempt }
+            }
+        }
+        _ = try? await client.perform(task.request)
+        guard let attempt = last.withLock({ $0 }) else {
+            throw CapturedToken.Unavailable(
+                description: "the run stopped before \(task.id) was sent again")
+        }
+        progress.requestsSent(attempt.number)
+        let renewed = Locked(false)
+        var result = evaluate(
+            attempt, of: task, page: nil,
+            captures: { values, rule in
+                feed.renew(values, for: rule)
+                if rule.name == name, !values.isEmpty { renewed.withLock { $0 = true } }
+            }, streamed: nil)
+        if result.ok, !renewed.withLock({ $0 }) {
+            result.ok = false
+            result.failure = ("capture", "the response held no value for \"\(name)\"")
+        }
+        try? log.request(
+            task: task.id, attempt: attempt, outcome: result.ok ? "ok" : "failed",
+            savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
+            renewal: true)
+        guard result.ok, let value = feed.currentValue(of: name) else {
+            let reason = result.failure?.message ?? "it failed"
+            throw CapturedToken.Unavailable(
+                description: "\(task.id), sent again to renew \"\(name)\", failed: \(reason)")
+        }
+        return value
+    }
+}
