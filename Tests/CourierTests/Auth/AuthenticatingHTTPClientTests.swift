@@ -94,6 +94,28 @@ struct AuthenticatingHTTPClientTests {
         #expect(stub.requests.count == 2, "sent once more, with the refreshed token, no more")
         #expect(stub.requests.map { $0.headers["Authorization"] } == ["Bearer t1", "Bearer t2"])
     }
+
+    @Test func aSignClosureCarriesTheTokenAndWillResendSeesTheRejection() async throws {
+        let stub = StubHTTPClient()
+        stub.route("*") { request in
+            HTTPResponse(status: request.headers["X-Token"] == "v=t2" ? 200 : 401, url: request.url)
+        }
+        let rejections = Locked<[Int]>([])
+        let client = AuthenticatingHTTPClient(
+            wrapping: stub, provider: Tokens(),
+            willResend: { response in rejections.withLock { $0.append(response.status) } }
+        ) { request, token in
+            var request = request
+            request.headers.replaceOrAdd("X-Token", "v=\(token)")
+            request.secretHeaderNames.insert("x-token")
+            return request
+        }
+        let response = try await client.perform(HTTPRequest(url: Self.url))
+        #expect(response.status == 200)
+        #expect(stub.requests.map { $0.headers["X-Token"] } == ["v=t1", "v=t2"])
+        #expect(stub.requests.allSatisfy { $0.headers["Authorization"] == nil })
+        #expect(rejections.withLock { $0 } == [401], "called once, between refresh and resend")
+    }
 }
 
 extension AuthenticatingHTTPClientTests {
