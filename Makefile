@@ -5,7 +5,7 @@ APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release install test sanitize demo bench lint clean
+.PHONY: all deps bench-deps build release install test sanitize fuzz demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -50,6 +50,25 @@ test: deps
 sanitize: deps
 	COURIER_SANITIZED=1 ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --sanitize=address \
 	  --scratch-path .build-asan --filter "CourierTests|CourierCurlTests|ConformanceTests|CourierJobsTests"
+
+# Each libFuzzer target (Sources/courier-fuzz) for FUZZ_SECONDS, with AddressSanitizer, in its
+# own build folder (lld links it: gold fails on the fuzzer's objects). New inputs collect in
+# .build-fuzz/corpus; a finding stops the run and leaves the input in .build-fuzz/. Keep it as
+# Tests/Fuzz/TARGET/crash-WHAT once fixed: `make test` replays that folder.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := jobfile template logline headers
+fuzz: deps
+	$(SWIFT) build -c release --scratch-path .build-fuzz --product courier-fuzz \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p .build-fuzz/corpus/$$t; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s (full output: .build-fuzz/$$t.log)"; \
+	  SWIFT_BACKTRACE=enable=no .build-fuzz/release/courier-fuzz $$t .build-fuzz/corpus/$$t \
+	    Tests/Fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=.build-fuzz/$$t- > .build-fuzz/$$t.log 2>&1 \
+	    || { tail -n 40 .build-fuzz/$$t.log; exit 1; }; \
+	  tail -n 1 .build-fuzz/$$t.log; \
+	done
 
 # Transport throughput against nginx on loopback, with wrk measured in the same run.
 bench: bench-deps

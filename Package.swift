@@ -28,6 +28,10 @@ let package = Package(
         .target(name: "CourierTesting", dependencies: ["Courier"]),
         .target(name: "CourierJobs", dependencies: ["Courier", "CourierCurl"]),
         .executableTarget(name: "courier", dependencies: ["CourierJobs"]),
+        // Fuzz targets (`make fuzz`); built plainly, it replays a corpus.
+        .target(name: "CFuzzDriver"),
+        .executableTarget(
+            name: "courier-fuzz", dependencies: ["CourierJobs", "CourierCurl", "CFuzzDriver"]),
         .target(
             name: "CourierTestSupport",
             dependencies: ["Courier", "CourierCurl"],

@@ -1,0 +1,80 @@
+import Courier
+
+/// The status and header fields of a response, taken from the raw header lines libcurl hands
+/// over one at a time (status lines included): a value of its own so that the parsing can be
+/// tested and fuzzed without a transfer.
+struct ResponseHead {
+    var status = 0
+    var headers = HTTPHeaders()
+    /// The final response's Content-Length (0 when absent or not a number).
+    var expectedLength = 0
+
+    /// Takes one raw header line. A status line starts a new response, so that only the final
+    /// response's fields are kept (after `100 Continue`, for instance).
+    ///
+    /// Works on bytes: this runs for every header of every response, and Foundation's string
+    /// trimming cost more than the rest of the transfer put together.
+    mutating func receive(_ bytes: UnsafeRawBufferPointer) {
+        let line = Self.trimmed(bytes)
+        guard !line.isEmpty else { return }
+        if line.starts(with: Self.httpPrefix) {
+            headers = HTTPHeaders()
+            expectedLength = 0
+            status = Self.statusCode(in: line)
+        } else if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
+            // An obsolete folded continuation line belongs to the previous field.
+            guard !headers.isEmpty else { return }
+            var fields = headers.fields
+            fields[fields.count - 1].value += " " + Self.text(line)
+            headers = HTTPHeaders(fields)
+        } else if let colon = line.firstIndex(of: 0x3A) {
+            let name = Self.text(line[line.startIndex..<colon])
+            let value = Self.text(Self.trimmed(line[(colon + 1)...]))
+            headers.add(name, value)
+            if name.count == 14, name.lowercased() == "content-length" {
+                expectedLength = Int(value) ?? 0
+            }
+        }
+    }
+
+    private static let httpPrefix: [UInt8] = Array("HTTP/".utf8)
+
+    /// The slice without leading and trailing spaces, tabs, CR and LF.
+    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<
+        UnsafeRawBufferPointer
+    > {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    private static func trimmed(_ bytes: UnsafeRawBufferPointer) -> Slice<UnsafeRawBufferPointer> {
+        // Only the end: a leading blank marks a folded line.
+        var end = bytes.endIndex
+        while end > 0, isBlank(bytes[end - 1]) { end -= 1 }
+        return bytes[0..<end]
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A
+    }
+
+    private static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+
+    /// The three digits after "HTTP/x.y " (or "HTTP/2 "). Only three are read: a longer run
+    /// of digits (a hostile server's) overflowed `Int` and trapped; the fuzzer found it.
+    private static func statusCode(in line: Slice<UnsafeRawBufferPointer>) -> Int {
+        guard let space = line.firstIndex(of: 0x20) else { return 0 }
+        var code = 0
+        var index = space + 1
+        while index < line.endIndex, index < space + 4, (0x30...0x39).contains(line[index]) {
+            code = code * 10 + Int(line[index] - 0x30)
+            index += 1
+        }
+        return code
+    }
+}

@@ -1,0 +1,49 @@
+import Courier
+import Foundation
+
+/// Entry points for the fuzzers (`make fuzz`, `Sources/courier-fuzz`); not part of the API.
+/// Each takes any bytes; a crash, a trap or a failed check below is a finding.
+@_spi(Fuzzing) public enum JobsFuzzing {
+    /// The job-file decoder and, for a file it accepts, validation (which counts the tasks
+    /// without expanding them).
+    public static func jobFile(_ data: Data) {
+        let file = URL(fileURLWithPath: "/nonexistent/courier-fuzz/job.json")
+        guard let job = try? JobDecoder.decode(data, file: file, environment: ["TOKEN": "t"])
+        else { return }
+        _ = try? JobValidator.validate(job)
+    }
+
+    /// The template engine: parsing, the variables it names, and rendering, whose byte count
+    /// must equal what ``Template/renderedByteCount(_:)`` says without rendering.
+    public static func template(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        let template = Template(text)
+        var bindings: [String: String] = [:]
+        for (offset, name) in template.variables.enumerated() where offset % 2 == 0 {
+            bindings[name] = String(repeating: "é", count: offset)
+        }
+        let rendered = template.render(bindings)
+        precondition(
+            rendered.utf8.count == template.renderedByteCount(bindings),
+            "renderedByteCount disagrees with render")
+        // Text without braces renders as itself.
+        if !text.utf8.contains(UInt8(ascii: "{")) { precondition(rendered == text) }
+    }
+
+    /// The log-line scanner, which must never accept what the JSON parser refuses as
+    /// malformed (it claims to accept exactly JSON).
+    public static func logLine(_ data: Data) {
+        let bytes = [UInt8](data)
+        guard LogLineScanner.parse(bytes[...]) != nil else { return }
+        switch Result(catching: { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) }) {
+        case .success:
+            break
+        case .failure(let failure):
+            // The scanner does not look for duplicate keys or count nesting; both parsers must
+            // agree on everything else.
+            precondition(
+                failure.message.hasPrefix("duplicate key") || failure.message.hasPrefix("nesting"),
+                "the log-line scanner accepted what the JSON parser refuses: \(failure.message)")
+        }
+    }
+}
