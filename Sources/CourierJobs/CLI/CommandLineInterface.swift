@@ -43,6 +43,9 @@ public enum CommandLineInterface {
         // A reader that goes away (`courier … | head`) must not kill a run before it writes
         // its log's last line: writes to a closed pipe fail with EPIPE instead.
         signal(SIGPIPE, SIG_IGN)
+        // Likewise a file size limit (`ulimit -f`): a write past it fails with EFBIG, as on a
+        // full disk, and the run says so, instead of being killed in the middle of a line.
+        signal(SIGXFSZ, SIG_IGN)
         guard let verb = arguments.first else {
             Console.error(usage)
             return ExitCode.usage

@@ -9,11 +9,16 @@ import Foundation
 
 /// Appends JSON lines to a log file, each with a single `write(2)` of the whole line, so that a
 /// crash leaves at most one truncated last line and concurrent writers never interleave.
+///
+/// A line that cannot be written whole (a full disk writes part of it, then fails) is cut off
+/// again, so that every line in the file stays complete.
 public final class LogWriter: @unchecked Sendable {
     public let url: URL
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let lock = NSLock()
+    /// The file's size after the last whole line (files only; under `lock`).
+    private var size: off_t = 0
 
     /// Creates the folders and opens the file for appending.
     public init(url: URL) throws {
@@ -24,6 +29,7 @@ public final class LogWriter: @unchecked Sendable {
         }
         self.url = url
         ownsDescriptor = true
+        size = lseek(descriptor, 0, SEEK_END)
     }
 
     /// Writes to standard output (`--log-dir -`), for a cluster's log pipeline. Each line is
@@ -45,8 +51,16 @@ public final class LogWriter: @unchecked Sendable {
     public func write(bytes line: [UInt8]) throws {
         var bytes = line
         bytes.append(0x0A)
-        let failure = lock.withLock {
-            bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
+        let failure = lock.withLock { () -> Int32? in
+            let failure = bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
+            guard ownsDescriptor else { return failure }
+            if failure == nil {
+                size += off_t(bytes.count)
+            } else {
+                // Whatever part of the line went out is taken back.
+                _ = ftruncate(descriptor, size)
+            }
+            return failure
         }
         if let failure {
             throw LogWriterError(path: url.path, reason: String(cString: strerror(failure)))

@@ -49,13 +49,18 @@ public struct RunLog: Sendable {
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
         ]
         if let alreadyDone { tasks.append(("alreadyDone", .int(alreadyDone))) }
-        try write([
+        var fields: [(String, JSONWriter.Value)] = [
             ("event", .string("run.end")), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("durationMs", .double(duration * 1000)),
             ("tasks", .object(tasks)),
             ("requests", .int(requests)), ("exitCode", .int(Int(exitCode))),
             ("interrupted", .bool(interrupted)),
-        ])
+        ]
+        // Lines were lost (a full disk that had room again for this one): the file says so.
+        if let failure {
+            fields.append(("incomplete", .object([("reason", .string(failure))])))
+        }
+        try write(fields)
         writer.sync()
     }
 

@@ -1,0 +1,101 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A disk that fills up mid-run: a small tmpfs where the tests may mount one (root with
+/// CAP_SYS_ADMIN, as in CI's container), else a file size limit (`ulimit -f`), which fails
+/// writes the same way.
+@Suite("a full disk")
+struct FullDiskTests {
+    /// Mounts a 512 KiB tmpfs on `folder`; false when it cannot be mounted here.
+    /// (`COURIER_TEST_NO_TMPFS=1` takes the file-size-limit path, to test it where mounting
+    /// works.)
+    static func mountSmallDisk(at folder: URL) -> Bool {
+        guard ProcessInfo.processInfo.environment["COURIER_TEST_NO_TMPFS"] == nil else {
+            return false
+        }
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=512k", "tmpfs", folder.path]
+        mount.standardError = FileHandle.nullDevice
+        guard (try? mount.run()) != nil else { return false }
+        mount.waitUntilExit()
+        return mount.terminationStatus == 0
+    }
+
+    static func unmount(_ folder: URL) {
+        let umount = Process()
+        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+        umount.arguments = [folder.path]
+        try? umount.run()
+        umount.waitUntilExit()
+    }
+
+    @Test(
+        "outputs and the log on a disk that fills: saved files whole, no temporary left, every log line complete, the run says the log is incomplete and exits 1",
+        arguments: ["curl", "urlsession"])
+    func fillsUp(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        // The job's outputDir ("out") is the small disk, and the log goes there too.
+        let disk = space.folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mounted = Self.mountSmallDisk(at: disk)
+        defer { if mounted { Self.unmount(disk) } }
+        // 200 bodies of 100,000 bytes: five fit on the tmpfs; under the file size limit
+        // (64 KiB a file) none does. Either way the log's ~700-byte lines outgrow the room.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "b{n}", "path": "/bytes", "query": {"n": "100000", "k": "{n}"},
+                 "foreach": {"n": {"range": [1, 200]}}, "save": "b{n}.bin"}
+                """#,
+            extra: #""concurrency": 2,"#)
+        let logs = disk.appendingPathComponent("logs")
+        let arguments = [
+            "run", "job.json", "--log-dir", logs.path, "--backend", backend, "--no-progress",
+        ]
+        let result =
+            mounted
+            ? try await CourierBinary.run(arguments, directory: space.folder)
+            : try await CourierBinary.run(
+                ["-c", "ulimit -f 64 && exec \"$0\" \"$@\"", CourierBinary.url.path] + arguments,
+                executable: URL(fileURLWithPath: "/bin/bash"), directory: space.folder)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("the log is incomplete"), "\(result.stderr)")
+        let reason = mounted ? "No space left on device" : "File too large"
+        #expect(result.stderr.contains(reason), "\(result.stderr)")
+
+        // Each saved output is whole; nothing half-written or temporary is left behind.
+        let out = disk
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? [])
+            .filter { $0 != "logs" }
+        #expect(!names.contains { $0.hasSuffix(".tmp") }, "\(names)")
+        if mounted { #expect(names.count >= 1, "some outputs fitted") }
+        for name in names {
+            let data = try Data(contentsOf: out.appendingPathComponent(name))
+            #expect(data.count == 100_000 && BytePattern.matches(data), "\(name) is whole")
+        }
+
+        // Every line that is in the log is whole, and the log starts as a log does.
+        let folder = logs.appendingPathComponent("e2e")
+        let file = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        let data = try Data(contentsOf: folder.appendingPathComponent(file))
+        #expect(data.last == 0x0A, "the file ends with a whole line")
+        let lines = data.split(separator: 0x0A)
+        #expect(lines.count > 10)
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+            #expect(
+                object != nil,
+                "a whole JSON line: \(String(decoding: line.prefix(80), as: UTF8.self))")
+        }
+        let first = try JSONSerialization.jsonObject(with: Data(lines[0])) as? [String: Any]
+        #expect(first?["event"] as? String == "run.start")
+        if let last = try JSONSerialization.jsonObject(with: Data(lines.last!)) as? [String: Any],
+            last["event"] as? String == "run.end"
+        {
+            #expect(last["incomplete"] != nil, "a run.end that got written says lines are missing")
+        }
+    }
+}
