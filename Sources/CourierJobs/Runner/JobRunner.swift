@@ -41,6 +41,8 @@ public final class JobRunner: Sendable {
     private let stopping = Locked(false)
     /// Every line to the terminal goes through the job's redactor.
     let console: Console
+    /// Temporaries a killed run left in the folders this run saves into.
+    private let temporaries: StaleTemporaries
 
     /// - Parameter total: the task count from ``JobValidator``.
     public init(
@@ -55,7 +57,11 @@ public final class JobRunner: Sendable {
         let redactor = Redactor(secrets: job.secrets)
         // Secret captures (a login token) are learned as they arrive.
         let capturesSecrets = job.tasks.contains { $0.captures.contains(where: \.secret) }
-        self.console = Console(redactor: capturesSecrets ? redactor.learning() : redactor)
+        let console = Console(redactor: capturesSecrets ? redactor.learning() : redactor)
+        self.console = console
+        temporaries = StaleTemporaries { path in
+            console.error("courier: removed \(path), left by an interrupted run")
+        }
     }
 
     public func run() async throws(StartError) -> RunSummary {
@@ -437,6 +443,7 @@ public final class JobRunner: Sendable {
         }
         do {
             try FileSystem.makeFolders(url.deletingLastPathComponent())
+            temporaries.sweep(url.deletingLastPathComponent())
             return try FileReplacement(replacing: url)
         } catch {
             return nil
@@ -550,6 +557,7 @@ public final class JobRunner: Sendable {
             guard let url = OutputPath.resolve(path, in: folder) else {
                 throw OutputPathError(path: path)
             }
+            temporaries.sweep(url.deletingLastPathComponent())
             try OutputFile.write(response.body, to: url)
         }
         return (job.outputDir as NSString).appendingPathComponent(path)
