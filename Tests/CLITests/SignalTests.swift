@@ -92,4 +92,31 @@ struct SignalTests {
         #expect((attempt["error"] as? [String: String])?["kind"] == "cancelled")
         #expect(lines.last?["interrupted"] as? Bool == true)
     }
+
+    @Test func aSecondSigintCancelsAtOnce() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("int-twice")
+        try space.writeJob(
+            tasks:
+                #"{"id": "forever", "path": "/slow", "query": {"ms": "30000", "key": "\#(key)"}}"#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        await Self.signal(
+            running, with: SIGINT, afterArrivals: 1, key: key, server: space.server)
+        // The impatient second Ctrl-C, well inside the 5 s grace period.
+        try await Task.sleep(for: .milliseconds(200))
+        running.send(SIGINT)
+        let secondSignal = Date()
+        let (status, output) = await running.wait(seconds: 20)
+        #expect(status == 130, "\(output)")
+        #expect(
+            Date().timeIntervalSince(secondSignal) < 4, "it did not wait out the grace period")
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        let attempt = try #require(try space.attempts("forever").first)
+        #expect((attempt["error"] as? [String: String])?["kind"] == "cancelled")
+        #expect(lines.last?["interrupted"] as? Bool == true)
+    }
 }

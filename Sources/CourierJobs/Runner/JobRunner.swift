@@ -119,13 +119,16 @@ public final class JobRunner: Sendable {
         // The watcher is in place before the first request, so a signal at any moment of the
         // run ends it cleanly. After the grace period, what is still in flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
-        let signals = SignalWatcher { [stopping, options] _ in
-            stopping.withLock { $0 = true }
-            Task {
-                try? await Task.sleep(for: .seconds(options.gracePeriod))
-                work.withLock { $0 }?.cancel()
-            }
-        }
+        let signals = SignalWatcher(
+            onSignal: { [stopping, options] _ in
+                stopping.withLock { $0 = true }
+                Task {
+                    try? await Task.sleep(for: .seconds(options.gracePeriod))
+                    work.withLock { $0 }?.cancel()
+                }
+            },
+            // A second signal does not wait for the grace period.
+            onRepeat: { _ in work.withLock { $0 }?.cancel() })
         // Validators of saved outputs for `conditional` tasks, written once a second and at
         // the end (each write is atomic, so the file is whole after any crash).
         let state =

@@ -18,21 +18,29 @@ import Foundation
 /// scheduling, finish or cancel what is in flight, and still write `run.end`.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
-    private let received = Locked<Int32?>(nil)
+    /// The first signal, and how many have come.
+    private let received = Locked<(first: Int32?, count: Int)>((nil, 0))
 
     /// The first signal received, if any.
-    var signal: Int32? { received.withLock { $0 } }
+    var signal: Int32? { received.withLock { $0.first } }
 
-    init(onSignal: @escaping @Sendable (Int32) -> Void) {
+    /// - Parameters:
+    ///   - onSignal: called for the first signal.
+    ///   - onRepeat: called for each one after it (an impatient second Ctrl-C).
+    init(
+        onSignal: @escaping @Sendable (Int32) -> Void,
+        onRepeat: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) {
         for number in [SIGINT, SIGTERM] {
             _ = setDisposition(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [received] in
-                let first = received.withLock { value -> Bool in
-                    defer { if value == nil { value = number } }
-                    return value == nil
+                let first = received.withLock { state -> Bool in
+                    state.count += 1
+                    if state.first == nil { state.first = number }
+                    return state.count == 1
                 }
-                if first { onSignal(number) }
+                if first { onSignal(number) } else { onRepeat(number) }
             }
             source.resume()
             sources.append(source)
