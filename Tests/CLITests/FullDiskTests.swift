@@ -98,4 +98,23 @@ struct FullDiskTests {
             #expect(last["incomplete"] != nil, "a run.end that got written says lines are missing")
         }
     }
+
+    @Test("a log folder that cannot be made is an exit-2 error before any request is sent")
+    func unwritableLogFolder() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("no-log-folder")
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/json", "query": {"key": "\#(key)"}}"#)
+        // A file where the folder should be (root ignores permission bits, so a file in the
+        // way is what fails for every user).
+        let blocker = space.folder.appendingPathComponent("not-a-folder")
+        try Data("x".utf8).write(to: blocker)
+        let result = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", blocker.appendingPathComponent("logs").path],
+            directory: space.folder)
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("not-a-folder"), "\(result.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing was sent")
+    }
 }
