@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the output of one `make bench` run into docs/benchmarks.md, with the machine line.
 
-Usage: record.py OUTPUT.txt docs/benchmarks.md
+Usage: record.py OUTPUT.txt docs/benchmarks.md [TARGET]
+TARGET (default "bench") names the make target, and so the block: `make soak` writes its own.
 The block between the two markers is replaced (or added before the first "## Results");
 the rest of the file, the analysis written by people, is left as it is. Atomic replace.
 """
@@ -11,7 +12,8 @@ import platform
 import subprocess
 import sys
 
-START, END = "<!-- make bench: start -->", "<!-- make bench: end -->"
+TARGET = sys.argv[3] if len(sys.argv) > 3 else "bench"
+START, END = "<!-- make %s: start -->" % TARGET, "<!-- make %s: end -->" % TARGET
 
 
 def version(command):
@@ -30,7 +32,7 @@ machine = "%d cores, %s %s; %s; %s; %s" % (
 when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 block = "\n".join([
     START,
-    "## Latest `make bench` output (written by the run, %s)" % when,
+    "## Latest `make %s` output (written by the run, %s)" % (TARGET, when),
     "",
     "Machine: %s." % machine,
     "",
@@ -55,4 +57,4 @@ with open(temporary, "w") as out:
     out.flush()
     os.fsync(out.fileno())
 os.replace(temporary, doc_path)
-print("make bench: wrote the results into %s" % doc_path)
+print("make %s: wrote the results into %s" % (TARGET, doc_path))

@@ -26,6 +26,10 @@ extension JobRunner {
         _ client: RetryingHTTPClient<AnyHTTPClient>, for task: ExpandedTask,
         tokens: [String: CapturedToken], willResend: @escaping @Sendable (String) -> Void
     ) -> AnyHTTPClient {
+        // A replay has no captures, and its tasks need not come from this job's specs.
+        guard !tokens.isEmpty, job.tasks.indices.contains(task.specIndex) else {
+            return AnyHTTPClient(client)
+        }
         let spec = job.tasks[task.specIndex]
         guard let name = spec.refreshableToken, let token = tokens[name], let auth = spec.auth,
             let bindings = task.authBindings, !task.accepts(401)
