@@ -28,6 +28,8 @@ Routes (any method):
   /slow?ms=N[&key]            answers after N ms; tracks requests in flight per key
   /concurrency?key=K          {"max": most in flight at once, "current": in flight now}
   /drop                       closes the connection without answering
+  /stale                      answers the first request on a connection; closes it unanswered
+                              when a later request comes on it (a stale keep-alive)
   /truncated                  promises 100 bytes, sends 10, closes
   /bytes?n=N[&chunked=1]      N bytes of a repeating pattern
   /redirect?to=URL&status=S   redirect to URL with status S (302)
@@ -204,6 +206,8 @@ class Handler(BaseHTTPRequestHandler):
         key = arg("key")
         route = url.path
         count = record(key, self, body) if key and route not in BOOKKEEPING else 0
+        # Requests so far on this connection (a handler lives as long as its connection).
+        self.served = getattr(self, "served", 0) + 1
 
         if route == "/echo":
             self.reply_json(200, {
@@ -250,6 +254,15 @@ class Handler(BaseHTTPRequestHandler):
             with state_lock:
                 self.reply_json(200, {"count": len(hits.get(key, [])),
                                       "requests": list(hits.get(key, []))})
+        elif route == "/stale":
+            # A keep-alive connection the server drops just as the client reuses it: the first
+            # request on a connection is answered (and the connection kept), any later one is
+            # read and the connection closed without an answer.
+            if self.served > 1:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+            else:
+                self.reply_json(200, {"connectionRequest": self.served})
         elif route == "/drop":
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
