@@ -81,8 +81,10 @@ bench: bench-deps
 # minutes (URLSession is the slow one); TASKS=N and BACKENDS=curl shorten it.
 soak: bench-deps
 	$(SWIFT) build -c release --product courier
-	bash -c 'set -o pipefail; Tests/Soak/run.sh | tee .build/soak-latest.txt'
-	python3 Tests/Benchmarks/record.py .build/soak-latest.txt docs/benchmarks.md soak
+	@# The figures are recorded whether the checks pass or not; the status is the script's.
+	bash -c 'set -o pipefail; Tests/Soak/run.sh | tee .build/soak-latest.txt; status=$$?; \
+	  python3 Tests/Benchmarks/record.py .build/soak-latest.txt docs/benchmarks.md soak; \
+	  exit $$status'
 
 # Runs jobs/demo.json against the fixture server on 127.0.0.1:18765 and prints the log path.
 demo: build

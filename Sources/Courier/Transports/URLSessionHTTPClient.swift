@@ -98,9 +98,13 @@ public final class URLSessionHTTPClient: HTTPClient {
             ?? session.dataTask(with: urlRequest)
         let started = ContinuousClock.now
         // A Dispatch timer, not a Task: it fires even when callers keep every thread of the
-        // cooperative pool busy.
+        // cooperative pool busy. A cancelled work item stays queued until its time comes, so it
+        // holds the task weakly: held strongly, every finished task (response and all) stayed
+        // alive for the whole timeout, some 200 MiB at 2,000 requests a second (`make soak`).
         let delegate = self.delegate
-        let deadline = DispatchWorkItem { delegate.expire(task) }
+        let deadline = DispatchWorkItem { [weak task] in
+            if let task { delegate.expire(task) }
+        }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: deadline)
         defer { deadline.cancel() }
         // Either the cancel comes first and the task never starts, or the task is registered
