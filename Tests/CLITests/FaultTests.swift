@@ -113,4 +113,34 @@ struct FaultTests {
         #expect(
             (end["tasks"] as? [String: Int])?["ok"] == expected.values.filter { $0 == nil }.count)
     }
+
+    @Test(
+        "a 50 MiB body against a 10 MiB cap: held in memory it fails with bodyTooLarge; saved, it streams whole; the run goes on",
+        arguments: ["curl", "urlsession"])
+    func bodyOverTheCap(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let size = 50 << 20
+        try space.writeJob(
+            tasks: #"""
+                {"id": "read", "path": "/bytes", "query": {"n": "\#(size)"},
+                 "expect": {"bodyContains": "never"}},
+                {"id": "saved", "path": "/bytes", "query": {"n": "\#(size)", "chunked": "1"},
+                 "save": "big.bin"},
+                {"id": "ok", "path": "/echo"}
+                """#,
+            extra: #""maxBodyBytes": 10485760, "retry": {"maxAttempts": 1},"#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 1, "\(result.stderr)")
+        let lines = try space.logLines().filter { $0["event"] as? String == "request" }
+        func line(_ task: String) -> [String: Any]? {
+            lines.first { $0["task"] as? String == task }
+        }
+        #expect((line("read")?["error"] as? [String: Any])?["kind"] as? String == "bodyTooLarge")
+        #expect(line("saved")?["outcome"] as? String == "ok")
+        #expect(line("ok")?["outcome"] as? String == "ok")
+        // One read and one memcmp (BytePattern): no per-byte work on the cooperative pool.
+        let saved = try Data(contentsOf: space.folder.appendingPathComponent("out/big.bin"))
+        #expect(saved.count == size && BytePattern.matches(saved), "the saved body is whole")
+    }
 }

@@ -15,6 +15,10 @@ public struct Job: Sendable {
     public var auth: Authentication?
     /// Keep cookies across the run's requests (`"cookies": true`); the jar lives for one run.
     public var cookies: Bool
+    /// The largest response body a task holds in memory (`"maxBodyBytes"`); a larger one fails
+    /// the attempt with `bodyTooLarge`. Bodies streamed to a `save` file have no cap.
+    public var maxBodyBytes = Job.defaultMaxBodyBytes
+    public static let defaultMaxBodyBytes = 256 << 20
     /// Folder that `save` paths are relative to (relative to the working directory).
     public var outputDir: String
     public var tasks: [TaskSpec]

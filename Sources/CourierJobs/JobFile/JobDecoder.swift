@@ -7,6 +7,7 @@ public enum JobDecoder {
     static let topLevelKeys = [
         "version", "name", "baseURL", "backend", "concurrency", "rateLimit", "timeout", "retry",
         "cookies", "headers", "auth", "outputDir", "tasks", "$schema", "description",
+        "maxBodyBytes",
     ]
     static let taskKeys = [
         "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
@@ -159,6 +160,11 @@ public enum JobDecoder {
         validateHeaderNames(headers, path: "headers", at: root, context: context)
         let auth = reader.take("auth").flatMap { decodeAuth($0, context: context) }
         let cookies = reader.bool("cookies") ?? false
+        let maxBodyBytes =
+            reader.integer(
+                "maxBodyBytes", range: 1024...(4 << 30),
+                what: "a whole number of bytes from 1024 to 4294967296")
+            ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
         var tasks: [TaskSpec] = []
         if let tasksNode = reader.take("tasks") {
@@ -191,7 +197,8 @@ public enum JobDecoder {
         return Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
-            cookies: cookies, outputDir: outputDir, tasks: tasks, file: file,
+            cookies: cookies, maxBodyBytes: maxBodyBytes, outputDir: outputDir, tasks: tasks,
+            file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
     }

@@ -20,7 +20,7 @@ enum HTTPStack {
     ) -> AnyHTTPClient {
         var client = AnyHTTPClient(
             backend.makeClient(
-                timeout: job.timeout, maxResponseBytes: 256 << 20,
+                timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
                 maxConnectionsPerHost: concurrency))
         if let limit = job.rateLimit?.share(for: shard) {
             client = AnyHTTPClient(
