@@ -7,6 +7,8 @@ import Foundation
 /// validation refuses variables of different lengths (``JobValidator``).
 struct CombinationIterator: IteratorProtocol {
     private let variables: [(name: String, source: ForeachSource)]
+    /// The variables' names, taken once: `next()` runs for every task of a run.
+    private let names: [String]
     private let zip: Bool
     private var iterators: [AnyIterator<String>] = []
     private var current: [String] = []
@@ -15,6 +17,7 @@ struct CombinationIterator: IteratorProtocol {
 
     init(_ variables: [(name: String, source: ForeachSource)], zip: Bool = false) {
         self.variables = variables
+        names = variables.map(\.name)
         self.zip = zip
     }
 
@@ -62,7 +65,9 @@ struct CombinationIterator: IteratorProtocol {
     }
 
     private func bindings() -> [String: String] {
-        Dictionary(uniqueKeysWithValues: Swift.zip(variables.map(\.name), current))
+        var bindings = [String: String](minimumCapacity: names.count)
+        for (name, value) in Swift.zip(names, current) { bindings[name] = value }
+        return bindings
     }
 
     static func values(of source: ForeachSource) -> AnyIterator<String> {

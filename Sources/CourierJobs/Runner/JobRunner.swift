@@ -345,7 +345,7 @@ public final class JobRunner: Sendable {
                     attempts.withLock { $0.last = attempt }
                 }
             }
-            let client = renewing(retrying, for: task, tokens: tokens) { name in
+            let renewingClient = renewing(retrying, for: task, tokens: tokens) { name in
                 // The token was rejected and renewed: the rejected attempt is a retry.
                 let rejected = attempts.withLock { state -> RetryAttempt? in
                     defer { state.last = nil }
@@ -364,7 +364,11 @@ public final class JobRunner: Sendable {
             if let streamed { sent.bodyDestination = .file(streamed.temporary) }
             var tokenProblem: String?
             do {
-                _ = try await client.perform(sent)
+                if let renewingClient {
+                    _ = try await renewingClient.perform(sent)
+                } else {
+                    _ = try await retrying.perform(sent)
+                }
             } catch let error as AuthenticatingHTTPClient<AnyHTTPClient>.Failure {
                 tokenProblem = "\(error)"
             } catch {}

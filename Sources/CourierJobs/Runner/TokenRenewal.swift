@@ -18,22 +18,21 @@ extension JobRunner {
         return tokens
     }
 
-    /// `client`, or for a task whose token can be renewed, `client` under an
-    /// ``AuthenticatingHTTPClient`` that renews it on 401 and resends once.
+    /// For a task whose token can be renewed, `client` under an ``AuthenticatingHTTPClient``
+    /// that renews it on 401 and resends once; `nil` for every other task (most: they use
+    /// `client` as it is, with nothing more allocated).
     /// - Parameter willResend: called with the capture's name between a renewal and the
     ///   resend, to log the rejected attempt.
     func renewing(
         _ client: RetryingHTTPClient<AnyHTTPClient>, for task: ExpandedTask,
         tokens: [String: CapturedToken], willResend: @escaping @Sendable (String) -> Void
-    ) -> AnyHTTPClient {
+    ) -> AnyHTTPClient? {
         // A replay has no captures, and its tasks need not come from this job's specs.
-        guard !tokens.isEmpty, job.tasks.indices.contains(task.specIndex) else {
-            return AnyHTTPClient(client)
-        }
+        guard !tokens.isEmpty, job.tasks.indices.contains(task.specIndex) else { return nil }
         let spec = job.tasks[task.specIndex]
         guard let name = spec.refreshableToken, let token = tokens[name], let auth = spec.auth,
             let bindings = task.authBindings, !task.accepts(401)
-        else { return AnyHTTPClient(client) }
+        else { return nil }
         return AnyHTTPClient(
             AuthenticatingHTTPClient(
                 wrapping: AnyHTTPClient(client), provider: token,
