@@ -44,7 +44,7 @@ final class CurlEasyHandle {
         set(CURLOPT_PROTOCOLS_STR, "http,https")
         // Redirects belong to RedirectingHTTPClient above the transport.
         set(CURLOPT_FOLLOWLOCATION, 0)
-        if !request.method.isIdempotent, !request.headers.contains("Idempotency-Key") {
+        if !request.isRepeatable {
             // libcurl resends a request whose reused connection closed before any answer
             // came; one that may not be sent twice goes out on a fresh connection, where that
             // cannot happen (RFC 9110 §9.2.2; docs/transports.md).

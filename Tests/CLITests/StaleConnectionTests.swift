@@ -18,13 +18,17 @@ struct StaleConnectionTests {
         defer { space.remove() }
         let gets = FixtureServer.uniqueKey("stale-get-\(backend)")
         let posts = FixtureServer.uniqueKey("stale-post-\(backend)")
+        let keyed = FixtureServer.uniqueKey("stale-keyed-\(backend)")
         // One at a time, so every request after the first finds a used connection in the
         // pool. URLSession on Linux hangs until the timeout on a POST whose reused connection
         // is closed (docs/transports.md), so its run has GETs only.
         let postTasks = #"""
             ,{"id": "post-{n}", "method": "POST", "path": "/stale",
              "query": {"key": "\#(posts)", "n": "{n}"}, "json": {"n": "{n}"},
-             "foreach": {"n": {"range": [1, 3]}}}
+             "foreach": {"n": {"range": [1, 3]}}},
+            {"id": "keyed-{n}", "method": "POST", "path": "/stale",
+             "query": {"key": "\#(keyed)", "n": "{n}"}, "json": {"n": "{n}"},
+             "headers": {"Idempotency-Key": "k-{n}"}, "foreach": {"n": {"range": [1, 3]}}}
             """#
         try space.writeJob(
             tasks: #"""
@@ -32,7 +36,7 @@ struct StaleConnectionTests {
                  "foreach": {"n": {"range": [1, 5]}}}
                 """# + (backend == "curl" ? postTasks : ""),
             extra: #""concurrency": 1,"#)
-        let total = backend == "curl" ? 8 : 5
+        let total = backend == "curl" ? 11 : 5
         let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
@@ -46,6 +50,10 @@ struct StaleConnectionTests {
         if backend == "curl" {
             let postArrivals = try await ServerHits.of(posts, on: space.server).count
             #expect(postArrivals == 3, "each POST went out once, on a fresh connection")
+            // With an Idempotency-Key a POST may be repeated: it reuses connections (and so
+            // meets the stale ones, and libcurl resends it).
+            let keyedArrivals = try await ServerHits.of(keyed, on: space.server).count
+            #expect(keyedArrivals > 3, "keyed POSTs reused connections: \(keyedArrivals)")
         }
     }
 }

@@ -66,7 +66,21 @@ struct TokenRenewalTests {
         #expect(second.count >= 50)
         #expect(lines.last?["requests"] as? Int == 62 + rejected.count)
 
-        let everything = try space.everyWrittenByte() + Data((result.stdout + result.stderr).utf8)
+        // A second run of the same job logs in afresh (the server's third token, good from
+        // the start), and leaves the first run's log as it was.
+        let folder = space.logs.appendingPathComponent("e2e")
+        let firstLog = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        let firstBytes = try Data(contentsOf: folder.appendingPathComponent(firstLog))
+        let again = try await space.run(backend: backend)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("61 tasks, 61 ok, 0 failed"), "\(again.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).count == 2)
+        #expect(try Data(contentsOf: folder.appendingPathComponent(firstLog)) == firstBytes)
+
+        let everything =
+            try space.everyWrittenByte()
+            + Data((result.stdout + result.stderr + again.stdout + again.stderr).utf8)
         #expect(everything.range(of: Data("s3cr3t".utf8)) == nil, "no token in any byte")
     }
 

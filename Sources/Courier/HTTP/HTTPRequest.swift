@@ -62,6 +62,13 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
         self.secretQueryNames = secretQueryNames
     }
 
+    /// Whether sending the request twice is safe (RFC 9110 §9.2.2): an idempotent method, or
+    /// an `Idempotency-Key` header that lets the server recognise the repeat. The retry policy
+    /// and the curl transport's connection reuse both follow it.
+    public var isRepeatable: Bool {
+        method.isIdempotent || headers.contains("Idempotency-Key")
+    }
+
     /// Whether the named header is secret in this request.
     public func isSecretHeader(_ name: String) -> Bool {
         SecretHeaders.isSecret(name, marked: markedSecretHeaders)

@@ -53,8 +53,7 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Whether the request may be sent again at all.
     public func allowsRetry(of request: HTTPRequest) -> Bool {
-        request.method.isIdempotent || retriesNonIdempotent
-            || request.headers.contains("Idempotency-Key")
+        request.isRepeatable || retriesNonIdempotent
     }
 
     /// The wait before attempt `attempt + 1`, given a random number in `0..<1` for the jitter.

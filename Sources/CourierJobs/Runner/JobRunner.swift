@@ -335,14 +335,17 @@ public final class JobRunner: Sendable {
             let pageNumber = paginator == nil ? nil : page
             let attempts = Locked(PageAttempts())
             let retrying = HTTPStack.retrying(shared, task: task, time: time) { attempt in
-                var attempt = attempt
-                attempts.withLock { attempt.number += $0.renumbering }
+                // One lock per attempt: numbered on after a renewal, and kept when final.
+                let attempt = attempts.withLock { state -> RetryAttempt in
+                    var attempt = attempt
+                    attempt.number += state.renumbering
+                    if attempt.retryDelay == nil { state.last = attempt }
+                    return attempt
+                }
                 if attempt.retryDelay != nil {
                     try? log.request(
                         task: task.id, attempt: attempt, outcome: "retry", replayOf: task.replayOf,
                         page: pageNumber)
-                } else {
-                    attempts.withLock { $0.last = attempt }
                 }
             }
             let renewingClient = renewing(retrying, for: task, tokens: tokens) { name in
@@ -449,8 +452,9 @@ public final class JobRunner: Sendable {
             return nil
         }
         do {
-            try FileSystem.makeFolders(url.deletingLastPathComponent())
-            temporaries.sweep(url.deletingLastPathComponent())
+            let folder = url.deletingLastPathComponent()
+            try FileSystem.makeFolders(folder)
+            temporaries.sweep(folder)
             return try FileReplacement(replacing: url)
         } catch {
             return nil

@@ -23,9 +23,10 @@ final class StaleTemporaries: Sendable {
         self.removed = removed
     }
 
-    /// Sweeps `folder`, unless this run has already.
+    /// Sweeps `folder`, unless this run has already. (Runs for every save: one look-up in a
+    /// set; the folder's path is already resolved by ``OutputPath``.)
     func sweep(_ folder: URL) {
-        let path = folder.standardizedFileURL.path
+        let path = folder.path
         guard swept.withLock({ $0.insert(path).inserted }) else { return }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
             return
