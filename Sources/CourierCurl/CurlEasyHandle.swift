@@ -9,6 +9,13 @@ import Foundation
 final class CurlEasyHandle {
     let raw: UnsafeMutableRawPointer
     private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The header list of the last request, and its lines (each ended by a NUL), kept so that
+    /// the next request with the same fields (most of a job's) reuses it: libcurl copies every
+    /// line into two allocations of its own. Owned here, freed when the fields change or the
+    /// handle goes; libcurl forgets it at each reset.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var headerLines: [UInt8] = []
+    private var nextHeaderLines: [UInt8] = []
 
     init?() {
         guard let raw = curl_easy_init() else { return nil }
@@ -19,6 +26,7 @@ final class CurlEasyHandle {
 
     deinit {
         curl_easy_cleanup(raw)
+        curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
 
@@ -28,11 +36,8 @@ final class CurlEasyHandle {
         return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
     }
 
-    /// Configures the handle for one transfer. Returns the header list the transfer must keep
-    /// alive until it ends.
-    func prepare(
-        _ transfer: CurlTransfer, settings: CurlHTTPClient.Configuration
-    ) -> UnsafeMutablePointer<curl_slist>? {
+    /// Configures the handle for one transfer.
+    func prepare(_ transfer: CurlTransfer, settings: CurlHTTPClient.Configuration) {
         let request = transfer.request
         curl_easy_reset(raw)
         errorBuffer[0] = 0
@@ -90,7 +95,7 @@ final class CurlEasyHandle {
         } else {
             setMethodAndBody(request)
         }
-        return headerList(for: transfer.wire, request: request)
+        setHeaders(for: transfer.wire, request: request)
     }
 
     /// The request's ``TLSOptions``. A reset handle has curl's defaults, so only what is set
@@ -145,22 +150,49 @@ final class CurlEasyHandle {
         }
     }
 
-    private func headerList(
-        for wire: WireRequest, request: HTTPRequest
-    ) -> UnsafeMutablePointer<curl_slist>? {
-        var list: UnsafeMutablePointer<curl_slist>?
-        func append(_ line: String) { list = curl_slist_append(list, line) }
+    private func setHeaders(for wire: WireRequest, request: HTTPRequest) {
+        // The spare buffer is moved out, not copied, so that emptying it keeps its storage.
+        var lines: [UInt8] = []
+        swap(&lines, &nextHeaderLines)
+        lines.removeAll(keepingCapacity: true)
+        func append(_ name: String, _ separator: StaticString, _ value: String = "") {
+            lines.append(contentsOf: name.utf8)
+            lines.append(
+                contentsOf: UnsafeBufferPointer(
+                    start: separator.utf8Start, count: separator.utf8CodeUnitCount))
+            lines.append(contentsOf: value.utf8)
+            lines.append(0)
+        }
         for field in wire.headers {
             // "Name;" is curl's way to send a header with an empty value.
-            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+            if field.value.isEmpty {
+                append(field.name, ";")
+            } else {
+                append(field.name, ": ", field.value)
+            }
         }
         if request.body != nil || request.streamedBody != nil || request.method == .post {
             // curl would add a form Content-Type and, for big bodies, wait for 100-continue.
-            if !request.headers.contains("Content-Type") { append("Content-Type:") }
-            if !request.headers.contains("Expect") { append("Expect:") }
+            if !request.headers.contains("Content-Type") { append("Content-Type", ":") }
+            if !request.headers.contains("Expect") { append("Expect", ":") }
         }
-        if let list { _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, list) }
-        return list
+        if lines != headerLines {
+            // WireRequest refused NUL in names and values, so each NUL ends one line.
+            curl_slist_free_all(headerList)
+            headerList = nil
+            lines.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { text in
+                    var start = 0
+                    for (index, byte) in text.enumerated() where byte == 0 {
+                        headerList = curl_slist_append(headerList, text.baseAddress! + start)
+                        start = index + 1
+                    }
+                }
+            }
+            swap(&headerLines, &lines)
+        }
+        nextHeaderLines = lines
+        if let headerList { _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList) }
     }
 
     private func set(_ option: CURLoption, _ value: Int) {

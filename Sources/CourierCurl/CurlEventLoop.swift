@@ -170,7 +170,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 if let self, let transfer { self.unpause(transfer) }
             }
         }
-        transfer.headerList = handle.prepare(transfer, settings: settings)
+        handle.prepare(transfer, settings: settings)
         let code = curl_multi_add_handle(multi, handle.raw)
         guard code == CURLM_OK else {
             transfer.finish(

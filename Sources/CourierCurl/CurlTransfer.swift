@@ -41,7 +41,6 @@ final class CurlTransfer: @unchecked Sendable {
     var overCap = false
     /// The final response's Content-Length, to size the body buffer once.
     var expectedLength: Int { head.expectedLength }
-    var headerList: UnsafeMutablePointer<curl_slist>?
 
     init(
         request: HTTPRequest, wire: WireRequest, maxBodyBytes: Int, sink: BodyFileWriter?,
@@ -59,7 +58,6 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        curl_slist_free_all(headerList)
         if let pooled { pool.give(pooled.buffer, size: pooled.size) }
     }
 

@@ -19,6 +19,8 @@ struct ResponseHead {
         guard !line.isEmpty else { return }
         if line.starts(with: Self.httpPrefix) {
             headers = HTTPHeaders()
+            // Most responses have fewer fields than this: one allocation for all of them.
+            headers.reserveCapacity(16)
             expectedLength = 0
             status = Self.statusCode(in: line)
         } else if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
@@ -28,16 +30,25 @@ struct ResponseHead {
             fields[fields.count - 1].value += " " + Self.text(line)
             headers = HTTPHeaders(fields)
         } else if let colon = line.firstIndex(of: 0x3A) {
-            let name = Self.text(line[line.startIndex..<colon])
+            let nameBytes = line[line.startIndex..<colon]
             let value = Self.text(Self.trimmed(line[(colon + 1)...]))
-            headers.add(name, value)
-            if name.count == 14, name.lowercased() == "content-length" {
+            headers.add(Self.text(nameBytes), value)
+            if Self.isContentLength(nameBytes) {
                 expectedLength = Int(value) ?? 0
             }
         }
     }
 
     private static let httpPrefix: [UInt8] = Array("HTTP/".utf8)
+    private static let contentLength: [UInt8] = Array("content-length".utf8)
+
+    /// Whether a field name is Content-Length, in any case, compared on the bytes.
+    private static func isContentLength(_ name: Slice<UnsafeRawBufferPointer>) -> Bool {
+        name.count == contentLength.count
+            && zip(name, contentLength).allSatisfy { byte, lower in
+                byte == lower || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == lower)
+            }
+    }
 
     /// The slice without leading and trailing spaces, tabs, CR and LF.
     private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<

@@ -18,6 +18,31 @@ struct CurlHTTPClientTests {
         #expect(ports.count == 1, "one keep-alive connection, got ports \(ports)")
     }
 
+    @Test func eachRequestSendsItsOwnHeadersThroughOneReusedHandle() async throws {
+        // The handle keeps the last request's header list while the fields stay the same: a
+        // change, in a value, a name, the number of fields or a body, must never send the
+        // previous request's fields.
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient()
+        let cases: [(HTTPHeaders, Data?)] = [
+            (["X-A": "1"], nil), (["X-A": "1"], nil), (["X-A": "2"], nil), (["X-B": "2"], nil),
+            ([:], nil), (["X-A": "1", "X-B": "2"], nil), (["X-A": "1"], Data("{}".utf8)),
+            (["X-A": ""], nil), (["X-A": "1"], nil),
+        ]
+        for (headers, body) in cases {
+            let echo = try Echo(
+                try await client.perform(
+                    HTTPRequest(
+                        url: server.url("/echo"), method: body == nil ? .get : .post,
+                        headers: headers, body: body)))
+            let sent = echo.headers.filter { $0[0].hasPrefix("X-") }.map { "\($0[0])=\($0[1])" }
+            #expect(sent == headers.map { "\($0.name)=\($0.value)" }, "\(headers)")
+            #expect(echo.values(for: "Content-Type").isEmpty, "no form Content-Type from curl")
+            #expect(echo.bodyLength == (body?.count ?? 0))
+        }
+        #expect(client.statistics.liveHandles == 1, "one handle served every request")
+    }
+
     @Test func timingsAreMeasuredByCurl() async throws {
         let server = try TestServers.fixture()
         let response = try await CurlHTTPClient().perform(

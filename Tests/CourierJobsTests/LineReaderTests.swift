@@ -44,4 +44,23 @@ struct LineReaderTests {
     @Test func keepsUnicode() throws {
         #expect(try lines(Array("é\n😀\r\n".utf8)) == ["é", "😀"])
     }
+
+    @Test func foreachValuesOfEachSource() throws {
+        #expect(Array(IteratorSequence(ForeachValues(.list(["a", "b"])))) == ["a", "b"])
+        #expect(Array(IteratorSequence(ForeachValues(.list([])))) == [])
+        #expect(Array(IteratorSequence(ForeachValues(.range(-1, 2)))) == ["-1", "0", "1", "2"])
+        #expect(Array(IteratorSequence(ForeachValues(.range(3, 2)))) == [])
+        // The last value of Int is the end, not an overflow.
+        #expect(
+            Array(IteratorSequence(ForeachValues(.range(Int.max - 1, Int.max))))
+                == [String(Int.max - 1), String(Int.max)])
+        #expect(Array(IteratorSequence(ForeachValues(.capture("ids")))) == [])
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "values-\(UUID().uuidString)")
+        try Data("x\ny\n".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var values = ForeachValues(.lines(file))
+        #expect(values.next() == "x" && values.next() == "y")
+        #expect(values.next() == nil && values.next() == nil)
+    }
 }

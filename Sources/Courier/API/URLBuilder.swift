@@ -69,21 +69,24 @@ public enum URLBuilder {
         let basePath = base.basePath
         let baseQuery = base.query
         // A query written into the path ("/search?page=2") is kept as the URL's query.
-        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let relative = encodePath(String(parts[0]))
+        let mark = path.utf8.firstIndex(of: UInt8(ascii: "?"))
+        let relative = encodePath(mark.map { String(path[..<$0]) } ?? path)
         var text = origin
         if relative.isEmpty {
             text += basePath.isEmpty ? "/" : basePathFull
         } else {
             text += basePath + (relative.hasPrefix("/") ? "" : "/") + relative
         }
-        var queryText = parts.count == 2 ? encodeQueryText(String(parts[1])) : baseQuery
+        var queryText =
+            mark.map { encodeQueryText(String(path[path.utf8.index(after: $0)...])) } ?? baseQuery
         if !query.isEmpty {
             let encoded = encodeQuery(query)
             queryText = (queryText?.isEmpty ?? true) ? encoded : queryText! + "&" + encoded
         }
         if let queryText { text += "?" + queryText }
-        guard let url = URL(string: text), url.host != nil else {
+        // The text starts with the base's scheme and host, and the path follows a "/", so
+        // the URL has the base's host whenever it parses.
+        guard let url = URL(string: text) else {
             throw APIError(.invalidRequest, "'\(path)' does not make a valid URL with the base URL")
         }
         return url
@@ -171,8 +174,8 @@ public enum URLBuilder {
     /// `%` that does not start a `%XX` escape becomes `%25`: `/sale/50%` is the path
     /// `/sale/50%25`, while `/a%20b` keeps its escape. (URLComponents traps on a bare `%`.)
     static func escapingStrayPercents(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
         let bytes = Array(text.utf8)
-        guard bytes.contains(UInt8(ascii: "%")) else { return text }
         func isHex(_ index: Int) -> Bool {
             guard index < bytes.count else { return false }
             let byte = bytes[index]

@@ -71,7 +71,9 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The URL with user and password removed, so it can be shown in messages.
     public static func withoutCredentials(_ url: URL) -> URL {
-        guard url.user != nil || url.password != nil,
+        // Userinfo needs an "@": most URLs have none, and then they are not parsed again.
+        guard url.absoluteString.utf8.contains(UInt8(ascii: "@")),
+            url.user != nil || url.password != nil,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url }
         components.user = nil

@@ -54,6 +54,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.contains { Self.same($0.name, name) }
     }
 
+    /// Makes room for `capacity` fields, so that adding them does not grow the storage step
+    /// by step.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Appends a field, keeping any field of the same name.
     public mutating func add(_ name: String, _ value: String) {
         fields.append(Field(name: name, value: value))
@@ -94,7 +100,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public var names: [String] {
         var seen = Set<String>()
         return fields.compactMap {
-            seen.insert($0.name.lowercased()).inserted ? $0.name.lowercased() : nil
+            let name = $0.name.lowercased()
+            return seen.insert(name).inserted ? name : nil
         }
     }
 
@@ -109,7 +116,22 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             .joined(separator: "\n")
     }
 
+    /// Field names compare as ASCII, case-insensitively (RFC 9110 §5.1), byte by byte: no
+    /// lowercased copies, and no grapheme counting, on a path every request takes.
     static func same(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.count == rhs.count && lhs.lowercased() == rhs.lowercased()
+        var left = lhs.utf8.makeIterator()
+        var right = rhs.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case (let a?, let b?) where a == b || (a | 0x20 == b | 0x20 && Self.isLetter(a | 0x20)):
+                continue
+            default: return false
+            }
+        }
+    }
+
+    private static func isLetter(_ lowercased: UInt8) -> Bool {
+        lowercased >= UInt8(ascii: "a") && lowercased <= UInt8(ascii: "z")
     }
 }

@@ -27,33 +27,34 @@ public struct WireRequest: Sendable, Hashable {
     /// `.invalidRequest` for a method or header name that is not a token or a header value with
     /// CR, LF or NUL (which would let a value inject another header).
     public init(_ request: HTTPRequest) throws(HTTPError) {
-        let display = request.displayURL
+        // The URL as errors show it, worked out only for an error: it parses the URL again.
+        func failure(_ kind: HTTPError.Kind, _ message: String) -> HTTPError {
+            HTTPError(kind, message, url: request.displayURL)
+        }
         let scheme = request.url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty
         else {
-            throw HTTPError(.invalidURL, "only absolute http and https URLs", url: display)
+            throw failure(.invalidURL, "only absolute http and https URLs")
         }
         guard request.body == nil || request.streamedBody == nil else {
-            throw HTTPError(
-                .invalidRequest, "the request sets both body and streamedBody; give one of them",
-                url: display)
+            throw failure(
+                .invalidRequest, "the request sets both body and streamedBody; give one of them")
         }
         guard request.method.isValidToken else {
-            throw HTTPError(.invalidRequest, "the method is not a valid token", url: display)
+            throw failure(.invalidRequest, "the method is not a valid token")
         }
         for field in request.headers {
             guard Self.isToken(field.name) else {
-                throw HTTPError(
-                    .invalidRequest, "header name \"\(field.name)\" is not a valid token",
-                    url: display)
+                throw failure(.invalidRequest, "header name \"\(field.name)\" is not a valid token")
             }
             guard Self.isFieldValue(field.value) else {
-                throw HTTPError(
-                    .invalidRequest,
-                    "the value of header \(field.name) contains CR, LF or NUL", url: display)
+                throw failure(
+                    .invalidRequest, "the value of header \(field.name) contains CR, LF or NUL")
             }
         }
         var headers = request.headers
+        // The defaults below, and Authorization: one allocation for the lot.
+        headers.reserveCapacity(headers.count + 4)
         if let credentials = Self.basicCredentials(in: request.url) {
             if !headers.contains("Authorization") {
                 headers.add("Authorization", "Basic \(credentials)")
@@ -82,7 +83,9 @@ public struct WireRequest: Sendable, Hashable {
 
     /// `base64(user:password)` from the URL's userinfo, percent-decoded, or `nil` when it has none.
     static func basicCredentials(in url: URL) -> String? {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+        // Userinfo needs an "@": most URLs have none, and then they are not parsed again.
+        guard url.absoluteString.utf8.contains(UInt8(ascii: "@")),
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             components.percentEncodedUser != nil || components.percentEncodedPassword != nil
         else { return nil }
         let user = components.user ?? ""

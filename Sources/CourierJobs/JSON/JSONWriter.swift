@@ -5,7 +5,10 @@
 /// run in a profile.
 public enum JSONWriter {
     /// A value to write; objects are ordered pairs.
-    public indirect enum Value: Sendable {
+    ///
+    /// Not `indirect`: arrays already hold their elements out of line, and an indirect enum
+    /// boxes every value, even an `.int`, in its own allocation.
+    public enum Value: Sendable {
         case null
         case bool(Bool)
         case int(Int)
@@ -36,33 +39,7 @@ public enum JSONWriter {
         case .null: append("null", to: &output)
         case .bool(let flag): append(flag ? "true" : "false", to: &output)
         case .int(let number): writeInteger(number, to: &output)
-        case .double(let number):
-            guard number.isFinite else {
-                append("null", to: &output)
-                return
-            }
-            // Three decimals: durations are milliseconds, and microseconds are noise.
-            let rounded = (number * 1000).rounded() / 1000
-            if rounded == rounded.rounded(), abs(rounded) < 1e15 {
-                writeInteger(Int(rounded), to: &output)
-            } else if abs(rounded) < 1e15 {
-                // Whole part, then up to three decimals without trailing zeros.
-                let thousandths = Int((abs(rounded) * 1000).rounded())
-                if rounded < 0 { output.append(UInt8(ascii: "-")) }
-                writeInteger(thousandths / 1000, to: &output)
-                var fraction = thousandths % 1000
-                var digits = 3
-                while fraction % 10 == 0 {
-                    fraction /= 10
-                    digits -= 1
-                }
-                output.append(UInt8(ascii: "."))
-                let text = String(fraction)
-                for _ in text.utf8.count..<digits { output.append(UInt8(ascii: "0")) }
-                output.append(contentsOf: text.utf8)
-            } else {
-                output.append(contentsOf: String(rounded).utf8)
-            }
+        case .double(let number): writeDouble(number, to: &output)
         case .string(let text): writeString(text, to: &output)
         case .raw(let text): output.append(contentsOf: text.utf8)
         case .array(let elements):
@@ -84,12 +61,51 @@ public enum JSONWriter {
         }
     }
 
+    /// A number with at most three decimals (durations are milliseconds, and microseconds are
+    /// noise), without trailing zeros; `null` when it is not finite.
+    static func writeDouble(_ number: Double, to output: inout [UInt8]) {
+        guard number.isFinite else {
+            append("null", to: &output)
+            return
+        }
+        let rounded = (number * 1000).rounded() / 1000
+        guard abs(rounded) < 1e15 else {
+            output.append(contentsOf: String(rounded).utf8)
+            return
+        }
+        if rounded == rounded.rounded() {
+            writeInteger(Int(rounded), to: &output)
+            return
+        }
+        // Whole part, then up to three decimals without trailing zeros.
+        let thousandths = Int((abs(rounded) * 1000).rounded())
+        if rounded < 0 { output.append(UInt8(ascii: "-")) }
+        writeInteger(thousandths / 1000, to: &output)
+        var fraction = thousandths % 1000
+        var digits = 3
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        output.append(UInt8(ascii: "."))
+        // The decimals written from the last, zero-padded to their place (5 µs and 50 µs are
+        // ".005" and ".05" ms), without a String per number.
+        let start = output.count
+        for _ in 0..<digits { output.append(UInt8(ascii: "0")) }
+        var index = start + digits - 1
+        while index >= start {
+            output[index] = UInt8(ascii: "0") + UInt8(fraction % 10)
+            fraction /= 10
+            index -= 1
+        }
+    }
+
     private static func append(_ text: StaticString, to output: inout [UInt8]) {
         output.append(
             contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    private static func writeInteger(_ number: Int, to output: inout [UInt8]) {
+    static func writeInteger(_ number: Int, to output: inout [UInt8]) {
         if number < 0 {
             guard number != .min else {
                 output.append(contentsOf: String(number).utf8)

@@ -10,7 +10,7 @@ struct CombinationIterator: IteratorProtocol {
     /// The variables' names, taken once: `next()` runs for every task of a run.
     private let names: [String]
     private let zip: Bool
-    private var iterators: [AnyIterator<String>] = []
+    private var iterators: [ForeachValues] = []
     private var current: [String] = []
     private var started = false
     private var done = false
@@ -36,7 +36,7 @@ struct CombinationIterator: IteratorProtocol {
         if !started {
             started = true
             for variable in variables {
-                let iterator = Self.values(of: variable.source)
+                var iterator = ForeachValues(variable.source)
                 guard let first = iterator.next() else {
                     done = true
                     return nil
@@ -52,7 +52,7 @@ struct CombinationIterator: IteratorProtocol {
                 current[position] = value
                 // Restart every faster-turning variable from its first value.
                 for inner in (position + 1)..<variables.count {
-                    let iterator = Self.values(of: variables[inner].source)
+                    var iterator = ForeachValues(variables[inner].source)
                     current[inner] = iterator.next() ?? ""
                     iterators[inner] = iterator
                 }
@@ -68,18 +68,5 @@ struct CombinationIterator: IteratorProtocol {
         var bindings = [String: String](minimumCapacity: names.count)
         for (name, value) in Swift.zip(names, current) { bindings[name] = value }
         return bindings
-    }
-
-    static func values(of source: ForeachSource) -> AnyIterator<String> {
-        switch source {
-        case .list(let values): return AnyIterator(values.makeIterator())
-        case .range(let from, let to):
-            return AnyIterator((from...to).lazy.map(String.init).makeIterator())
-        case .lines(let url): return AnyIterator(LineReader(url: url))
-        case .capture:
-            // Captured values exist only while the job runs; the runner feeds them
-            // (``TaskFeed``), and validation leaves such tasks alone.
-            return AnyIterator { nil }
-        }
     }
 }

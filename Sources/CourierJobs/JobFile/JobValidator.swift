@@ -16,7 +16,7 @@ public enum JobValidator {
             let counts = spec.foreach.map { variable in
                 (
                     variable.name,
-                    IteratorSequence(CombinationIterator.values(of: variable.source)).reduce(0) {
+                    IteratorSequence(ForeachValues(variable.source)).reduce(0) {
                         n, _ in n + 1
                     }
                 )

@@ -1,3 +1,6 @@
+import Courier
+import Foundation
+
 /// Builds one JSON object, field by field, straight into bytes: the request line of the log is
 /// written once per attempt, and building a tree of ``JSONWriter/Value``s first cost as much as
 /// writing it.
@@ -44,24 +47,52 @@ struct JSONLineBuilder {
         JSONWriter.writeString(value, to: &bytes)
     }
 
+    mutating func int(_ name: StaticString, _ value: Int) {
+        key(name)
+        JSONWriter.writeInteger(value, to: &bytes)
+    }
+
+    /// A number of milliseconds, or `null`.
+    mutating func milliseconds(_ name: StaticString, _ seconds: Double?) {
+        key(name)
+        if let seconds {
+            JSONWriter.writeDouble(seconds * 1000, to: &bytes)
+        } else {
+            bytes.append(contentsOf: [
+                UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l"),
+            ])
+        }
+    }
+
+    /// An RFC 3339 timestamp (``Timestamp``), written straight into the line.
+    mutating func timestamp(_ name: StaticString, _ date: Date) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendRFC3339(date, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     mutating func value(_ name: StaticString, _ value: JSONWriter.Value) {
         key(name)
         JSONWriter.write(value, to: &bytes)
     }
 
-    /// An object of string fields (headers), each value possibly replaced.
-    mutating func strings(
-        _ name: StaticString, _ fields: some Sequence<(String, String)>
+    /// Header fields as an object, the value of each field `isSecret` names replaced by
+    /// `placeholder`. (A non-escaping test, not a mapped sequence: that closure's captures were
+    /// boxed on every line.)
+    mutating func headers(
+        _ name: StaticString, _ fields: HTTPHeaders, placeholder: String,
+        isSecret: (String) -> Bool
     ) {
         key(name)
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        for (field, value) in fields {
+        for field in fields {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
-            JSONWriter.writeString(field, to: &bytes)
+            JSONWriter.writeString(field.name, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            JSONWriter.writeString(value, to: &bytes)
+            JSONWriter.writeString(isSecret(field.name) ? placeholder : field.value, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
     }

@@ -91,25 +91,19 @@ public struct RunLog: Sendable {
         }
         var line = JSONLineBuilder()
         line.string("event", "request")
-        line.string("ts", Timestamp.rfc3339(attempt.started))
+        line.timestamp("ts", attempt.started)
         line.string("run", run)
         line.string("job", job)
         line.string("task", task)
-        line.value("attempt", .int(attempt.number))
-        if let page { line.value("page", .int(page)) }
+        line.int("attempt", attempt.number)
+        if let page { line.int("page", page) }
         line.string("method", request.method.rawValue)
         line.string("url", request.displayURL.absoluteString)
         // The fields as they went on the wire, defaults and cookies included
         // (docs/transports.md); computed the same way when no response came back.
-        line.strings(
-            "requestHeaders",
-            sent.lazy.map { field in
-                (
-                    field.name,
-                    self.redactor.isSecretHeader(field.name, in: request)
-                        ? Redactor.placeholder : field.value
-                )
-            })
+        line.headers("requestHeaders", sent, placeholder: Redactor.placeholder) { name in
+            redactor.isSecretHeader(name, in: request)
+        }
         if let body = request.body, !body.isEmpty {
             line.value("requestBody", bodyValue(body))
         }
@@ -117,37 +111,29 @@ public struct RunLog: Sendable {
         var received = 0
         switch attempt.outcome {
         case .success(let response):
-            line.value("status", .int(response.status))
+            line.int("status", response.status)
             if response.redirectCount > 0 {
                 // `status` is the last hop's: say where that was.
                 line.string("finalURL", HTTPError.withoutCredentials(response.url).absoluteString)
-                line.value("redirects", .int(response.redirectCount))
+                line.int("redirects", response.redirectCount)
             }
-            line.strings(
-                "responseHeaders",
-                response.headers.lazy.map { field in
-                    (
-                        field.name,
-                        SecretHeaders.isSecret(field.name) ? Redactor.placeholder : field.value
-                    )
-                })
+            line.headers("responseHeaders", response.headers, placeholder: Redactor.placeholder) {
+                SecretHeaders.isSecret($0)
+            }
             timings = response.timings
             if timings.total == 0 { timings.total = attempt.duration }
             received = response.bodyCount
         case .failure:
             break
         }
-        line.value("bytesSent", .int(request.body?.count ?? 0))
-        line.value("bytesReceived", .int(received))
-        func ms(_ value: TimeInterval?) -> JSONWriter.Value {
-            value.map { .double($0 * 1000) } ?? .null
-        }
+        line.int("bytesSent", request.body?.count ?? 0)
+        line.int("bytesReceived", received)
         line.beginObject("timings")
-        line.value("dnsMs", ms(timings.dns))
-        line.value("connectMs", ms(timings.connect))
-        line.value("tlsMs", ms(timings.tls))
-        line.value("firstByteMs", ms(timings.firstByte))
-        line.value("totalMs", ms(timings.total))
+        line.milliseconds("dnsMs", timings.dns)
+        line.milliseconds("connectMs", timings.connect)
+        line.milliseconds("tlsMs", timings.tls)
+        line.milliseconds("firstByteMs", timings.firstByte)
+        line.milliseconds("totalMs", timings.total)
         line.endObject()
         if case .failure(let error) = attempt.outcome {
             line.beginObject("error")
@@ -160,7 +146,7 @@ public struct RunLog: Sendable {
                 .object([("kind", .string(failure.kind)), ("message", .string(failure.message))]))
         }
         line.string("outcome", outcome)
-        if let delay = attempt.retryDelay { line.value("retryInMs", .double(delay * 1000)) }
+        if let delay = attempt.retryDelay { line.milliseconds("retryInMs", delay) }
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }
         // A rejected token (this attempt's 401) that was renewed before the next attempt, and

@@ -11,6 +11,18 @@ import Testing
         #expect(headers["Accept"] == nil)
     }
 
+    @Test func namesCompareAsASCIIIgnoringCaseOnly() {
+        let headers: HTTPHeaders = ["X-Id[1]": "a", "Ümlaut": "b"]
+        #expect(headers["x-id[1]"] == "a")
+        // "[" and "{" differ by the same bit as "A" and "a": only letters fold.
+        #expect(headers["X-Id{1}"] == nil)
+        #expect(headers["X-Id[1"] == nil && headers["X-Id[1]]"] == nil)
+        // Not tokens, but compared byte for byte all the same.
+        #expect(headers["Ümlaut"] == "b" && headers["ümlaut"] == nil)
+        let unnamed: HTTPHeaders = ["": "empty"]
+        #expect(unnamed[""] == "empty" && unnamed["a"] == nil)
+    }
+
     @Test func repeatedFieldsAreKeptInOrder() {
         var headers = HTTPHeaders()
         headers.add("Set-Cookie", "a=1")
