@@ -10,14 +10,21 @@ public enum SecretHeaders {
         "x-auth-token",
     ]
 
+    /// A bit per length (in bytes) that a name in ``alwaysSecret`` has.
+    private static let secretLengths: UInt64 = alwaysSecret.reduce(0) { mask, name in
+        mask | (1 << UInt64(name.utf8.count))
+    }
+
     /// The text that stands in for a secret value.
     public static let placeholder = "<redacted>"
 
     /// Whether `name` is secret, given the names a request marked (lowercased).
     public static func isSecret(_ name: String, marked: Set<String> = []) -> Bool {
         if marked.isEmpty {
-            // Asked for every header of every logged request: compare without lowercasing.
+            // Asked for every header of every logged request: most names have no secret name's
+            // length, and the rest are compared without lowercasing.
             let count = name.utf8.count
+            guard count < 64, secretLengths & (1 << count) != 0 else { return false }
             return alwaysSecret.contains { $0.utf8.count == count && equalIgnoringCase($0, name) }
         }
         let lowered = name.lowercased()

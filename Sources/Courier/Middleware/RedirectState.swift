@@ -14,12 +14,13 @@ public struct RedirectState: Sendable {
     public private(set) var current: HTTPRequest
     /// Redirects followed so far.
     public private(set) var hops = 0
-    private var visited: Set<String>
+    /// The requests of the chain so far, once it has a redirect: most chains have none, and
+    /// they need no set.
+    private var visited: Set<String> = []
 
     public init(request: HTTPRequest, maxHops: Int) {
         self.maxHops = maxHops
         self.current = request
-        self.visited = [Self.key(request)]
     }
 
     /// Returns the request for the next hop, or `nil` when `response` is not a redirect to follow.
@@ -58,6 +59,7 @@ public struct RedirectState: Sendable {
                 next.headers.remove(name)
             }
         }
+        if visited.isEmpty { visited.insert(Self.key(current)) }
         guard visited.insert(Self.key(next)).inserted else {
             throw HTTPError(.tooManyRedirects, "redirect loop detected", url: next.displayURL)
         }

@@ -146,6 +146,13 @@ public enum JSONWriter {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
+            // Most strings (names, URLs, header values) need no escape: copied in one go.
+            guard
+                bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 })
+            else {
+                output.append(contentsOf: bytes)
+                return
+            }
             var runStart = 0
             var index = 0
             func flush() {

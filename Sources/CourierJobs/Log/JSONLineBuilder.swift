@@ -9,13 +9,22 @@ struct JSONLineBuilder {
     private var needsComma = false
 
     init() {
-        bytes = [UInt8(ascii: "{")]
+        // Reserved before the first byte: a one-byte array, then grown, was two allocations.
+        bytes = []
         bytes.reserveCapacity(1024)
+        bytes.append(UInt8(ascii: "{"))
     }
 
-    /// The finished line.
+    /// The finished object.
     mutating func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    /// The finished object and the newline that ends it as a log line.
+    mutating func finishLine() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(0x0A)
         return bytes
     }
 

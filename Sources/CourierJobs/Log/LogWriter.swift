@@ -51,6 +51,13 @@ public final class LogWriter: @unchecked Sendable {
     public func write(bytes line: [UInt8]) throws {
         var bytes = line
         bytes.append(0x0A)
+        try write(endedLine: bytes)
+    }
+
+    /// Writes one line that already ends with its newline (the run log builds its lines so,
+    /// and adding the newline here copied every line).
+    func write(endedLine bytes: [UInt8]) throws {
+        precondition(bytes.last == 0x0A, "a log line ends with a newline")
         let failure = lock.withLock { () -> Int32? in
             let failure = bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
             guard ownsDescriptor else { return failure }

@@ -158,7 +158,7 @@ public struct RunLog: Sendable {
                 "replayOf",
                 .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))
         }
-        try write(bytes: line.finish())
+        try write(line: line.finishLine())
     }
 
     /// What the transport sent: the request's fields and the transport's defaults.
@@ -182,13 +182,16 @@ public struct RunLog: Sendable {
     var failure: String? { firstFailure.withLock { $0 } }
 
     private func write(_ fields: [(String, JSONWriter.Value)]) throws {
-        try write(bytes: JSONWriter.bytes(.object(fields)))
+        var line = JSONWriter.bytes(.object(fields))
+        line.append(0x0A)
+        try write(line: line)
     }
 
-    private func write(bytes: [UInt8]) throws {
+    /// Writes a whole line, its newline included.
+    private func write(line: [UInt8]) throws {
         do {
             // Redaction happens here, on the finished line, so no field can skip it.
-            try writer.write(bytes: redactor.scrubJSON(bytes))
+            try writer.write(endedLine: redactor.scrubJSON(line))
         } catch {
             firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
             throw error
