@@ -67,44 +67,60 @@ if r["errors"] or r["non2xx"]: sys.exit("%s: %d errors, %d non-2xx" % (r["backen
 }
 field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())[sys.argv[1]])' "$1"; }
 
-echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port)"
-# conns_*: connections the server accepted during each client's run (minus the status read).
-a0=$(accepted)
-wrk_small=$(wrk_rps "$small" 64)
-a1=$(accepted)
-curl_small=$(bench "$small" --backend curl -n 100000 -c 64 --warmup 5000)
-a2=$(accepted)
-urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500)
-a3=$(accepted)
-conns_wrk=$((a1 - a0 - 1)); conns_curl=$((a2 - a1 - 1)); conns_urls=$((a3 - a2 - 1))
-curl_rps=$(echo "$curl_small" | field requestsPerSecond)
-urls_rps=$(echo "$urls_small" | field requestsPerSecond)
-# curl's own command line, 64 transfers at once over the same URL.
-cli_n=50000
+ROUNDS=${BENCH_ROUNDS:-3}
+echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port), $ROUNDS rounds"
+# The machine is shared: a figure taken minutes after its reference compares two machines.
+# So wrk, the transport and curl's own client take turns, round after round, and each ratio
+# is taken within a round; the medians are reported. conns: connections nginx accepted during
+# each client's run (minus the status read).
+cli_n=30000
 for _ in $(seq $cli_n); do printf 'url = "%s"\noutput = "/dev/null"\n' "$small"; done > "$work/curl.cfg"
-cli_start=$(date +%s.%N)
+: > "$work/small-rounds.txt"
+for round in $(seq "$ROUNDS"); do
+  a0=$(accepted)
+  wrk_r=$(wrk_rps "$small" 64)
+  a1=$(accepted)
+  curl_r=$(bench "$small" --backend curl -n 50000 -c 64 --warmup 2000 --rounds 1)
+  a2=$(accepted)
+  cli_start=$(date +%s.%N)
+  curl -s --no-progress-meter --parallel --parallel-max 64 --config "$work/curl.cfg"
+  cli_r=$(python3 -c "import time; print($cli_n / (time.time() - $cli_start))")
+  a3=$(accepted)
+  echo "$round $wrk_r $(echo "$curl_r" | field requestsPerSecond) $cli_r $((a1 - a0 - 1)) $((a2 - a1 - 1)) $((a3 - a2 - 1)) $(echo "$curl_r" | field connections)" >> "$work/small-rounds.txt"
+done
 a4=$(accepted)
-curl -s --no-progress-meter --parallel --parallel-max 64 --config "$work/curl.cfg"
-cli_rps=$(python3 -c "import sys,time; print($cli_n / (time.time() - $cli_start))")
-conns_cli=$(($(accepted) - a4 - 1))
-curl_conns=$(echo "$curl_small" | field connections)
-python3 - "$wrk_small" "$curl_rps" "$urls_rps" "$cli_rps" \
-  "$conns_wrk" "$conns_curl" "$conns_cli" "$conns_urls" "$curl_conns" <<'PY'
-import sys
-wrk, curl, urls, cli = map(float, sys.argv[1:5])
-seen = sys.argv[5:9]
-print(f"{'client':<22}{'req/s':>10}{'vs wrk':>9}{'conns (server saw)':>20}")
-for (name, rps), conns in zip((("wrk", wrk), ("CurlHTTPClient", curl), ("curl --parallel", cli),
-                               ("URLSessionHTTPClient", urls)), seen):
-    print(f"{name:<22}{rps:>10.0f}{rps / wrk:>9.2f}{conns:>20}")
-print(f"CurlHTTPClient counted {sys.argv[9]} connections itself (3 rounds, client kept)")
-print(f"CurlHTTPClient / URLSessionHTTPClient: {curl / urls:.1f}x; / curl --parallel: {curl / cli:.1f}x")
+urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500 --rounds 1)
+conns_urls=$(($(accepted) - a4 - 1))
+urls_rps=$(echo "$urls_small" | field requestsPerSecond)
+python3 - "$work/small-rounds.txt" "$urls_rps" "$conns_urls" > "$work/small-summary.txt" <<'PY'
+import statistics, sys
+rounds = [line.split() for line in open(sys.argv[1])]
+urls, conns_urls = float(sys.argv[2]), sys.argv[3]
+print(f"{'round':<7}{'wrk':>10}{'CurlHTTPClient':>16}{'curl --parallel':>17}{'curl/wrk':>10}{'curl/cli':>10}")
+for r in rounds:
+    wrk, curl, cli = map(float, r[1:4])
+    print(f"{r[0]:<7}{wrk:>10.0f}{curl:>16.0f}{cli:>17.0f}{curl / wrk:>10.2f}{curl / cli:>10.2f}")
+med = lambda i: statistics.median(float(r[i]) for r in rounds)
+ratio = lambda i, j: statistics.median(float(r[i]) / float(r[j]) for r in rounds)
+wrk, curl, cli = med(1), med(2), med(3)
+print()
+print(f"{'client (medians)':<22}{'req/s':>10}{'vs wrk':>9}{'conns (server saw)':>20}")
+print(f"{'wrk':<22}{wrk:>10.0f}{1:>9.2f}{rounds[-1][4]:>20}")
+print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{ratio(2, 1):>9.2f}{rounds[-1][5]:>20}")
+print(f"{'curl --parallel':<22}{cli:>10.0f}{ratio(3, 1):>9.2f}{rounds[-1][6]:>20}")
+print(f"{'URLSessionHTTPClient':<22}{urls:>10.0f}{urls / wrk:>9.2f}{conns_urls:>20}")
+print(f"CurlHTTPClient counted {rounds[-1][7]} connections itself")
+print(f"CurlHTTPClient / URLSessionHTTPClient: {curl / urls:.1f}x; / curl --parallel: {ratio(2, 3):.2f}x (median of the rounds' ratios)")
 PY
+cat "$work/small-summary.txt"
 
 echo
-echo "== 1 MiB responses, 8 in flight"
-# wrk's own CPU per request is the same-run reference for the client's CPU cost.
-wrk_large=$(python3 - "$large" "$SECONDS_WRK" <<'PY'
+echo "== 1 MiB responses, 8 in flight, $ROUNDS rounds"
+# wrk's own CPU per request is the same-run reference for the client's CPU cost; they take
+# turns, and the ratio is the median of the rounds'.
+: > "$work/large-rounds.txt"
+for round in $(seq "$ROUNDS"); do
+  wrk_large=$(python3 - "$large" "$SECONDS_WRK" <<'PY'
 import re, resource, subprocess, sys
 out = subprocess.run(["wrk", "-t2", "-c8", "-d%ss" % sys.argv[2], sys.argv[1]],
                      capture_output=True, text=True, check=True).stdout
@@ -114,13 +130,16 @@ rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 print(rps, (usage.ru_utime + usage.ru_stime) / requests * 1e6)
 PY
 )
-curl_large=$(bench "$large" --backend curl -n 4000 -c 8 --warmup 200)
-python3 - $wrk_large "$(echo "$curl_large" | field requestsPerSecond)" "$(echo "$curl_large" | field cpuMicrosecondsPerRequest)" <<'PY'
-import sys
-wrk, wrk_cpu, curl, cpu = map(float, sys.argv[1:])
-print(f"{'client':<22}{'req/s':>10}{'CPU µs/req':>12}{'CPU vs wrk':>12}")
-print(f"{'wrk':<22}{wrk:>10.0f}{wrk_cpu:>12.0f}{1:>12.2f}")
-print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{cpu:>12.0f}{cpu / wrk_cpu:>12.2f}")
+  curl_large=$(bench "$large" --backend curl -n 3000 -c 8 --warmup 200 --rounds 1)
+  echo "$wrk_large $(echo "$curl_large" | field requestsPerSecond) $(echo "$curl_large" | field cpuMicrosecondsPerRequest)" >> "$work/large-rounds.txt"
+done
+python3 - "$work/large-rounds.txt" <<'PY'
+import statistics, sys
+rounds = [list(map(float, line.split())) for line in open(sys.argv[1])]
+print(f"{'round':<7}{'wrk req/s':>11}{'CPU µs/req':>12}{'curl req/s':>12}{'CPU µs/req':>12}{'CPU vs wrk':>12}")
+for n, (wrk, wrk_cpu, curl, cpu) in enumerate(rounds, 1):
+    print(f"{n:<7}{wrk:>11.0f}{wrk_cpu:>12.0f}{curl:>12.0f}{cpu:>12.0f}{cpu / wrk_cpu:>12.2f}")
+print(f"median CPU per request, CurlHTTPClient vs wrk: {statistics.median(r[3] / r[1] for r in rounds):.2f}")
 PY
 
 echo
@@ -160,23 +179,44 @@ job["name"] = "bench-run-limited"
 job["rateLimit"] = {"perSecond": 1000000, "burst": 1000, "scope": "host"}
 print(json.dumps(job))
 PY
-python3 - "$COURIER" "$work" "$wrk_small" "$curl_rps" <<'PY'
-import glob, os, resource, subprocess, sys, time
-courier, work, wrk, transport = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+python3 - "$COURIER" "$work" "$small" "$ROUNDS" "$SECONDS_WRK" <<'PY'
+import glob, json, os, re, statistics, subprocess, sys, time
+courier, work, small, rounds, wrk_seconds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+def wrk():
+    out = subprocess.run(["wrk", "-t2", "-c64", "-d%ss" % wrk_seconds, small],
+                         capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+def transport():
+    out = subprocess.run([courier, "bench", small, "--backend", "curl", "-n", "50000", "-c", "64",
+                          "--warmup", "2000", "--rounds", "1", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[0])["requestsPerSecond"]
 def run(job):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # This child's own usage (wait4), not the largest of every child so far.
     start = time.time()
-    subprocess.run([courier, "run", job, "--log-dir", work + "/runlogs", "--no-progress", "--quiet"], check=True)
+    child = subprocess.Popen([courier, "run", job, "--log-dir", work + "/runlogs", "--no-progress", "--quiet"])
+    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.time() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / 100000 * 1e6
-    return 100000 / seconds, cpu, after.ru_maxrss // 1024
-plain = run(work + "/run.json")
-limited = run(work + "/run-limited.json")
-print(f"{'courier run':<34}{'tasks/s':>10}{'vs wrk':>9}{'vs transport':>14}{'CPU µs/task':>13}")
-for name, (rps, cpu, _) in (("logging on", plain), ("with a rate limit far above", limited)):
-    print(f"{name:<34}{rps:>10.0f}{rps / wrk:>9.2f}{rps / transport:>14.2f}{cpu:>13.0f}")
-print(f"rate limiter overhead: {plain[0] / limited[0]:.2f}x; peak RSS {plain[2]} MiB")
+    if status != 0:
+        sys.exit("courier run failed: status %d" % status)
+    cpu = (usage.ru_utime + usage.ru_stime) / 100000 * 1e6
+    return 100000 / seconds, cpu, usage.ru_maxrss // 1024
+# Each round: wrk, the transport alone, the job, the job under the rate limit; the ratios are
+# taken within each round.
+rows = []
+for _ in range(rounds):
+    w, t = wrk(), transport()
+    rows.append((w, t, run(work + "/run.json"), run(work + "/run-limited.json")))
+print(f"{'round':<7}{'wrk':>9}{'transport':>11}{'courier run':>13}{'CPU µs/task':>13}{'vs wrk':>8}{'vs transport':>14}{'limited':>9}")
+for n, (w, t, plain, limited) in enumerate(rows, 1):
+    print(f"{n:<7}{w:>9.0f}{t:>11.0f}{plain[0]:>13.0f}{plain[1]:>13.0f}{plain[0] / w:>8.2f}{plain[0] / t:>14.2f}{limited[0]:>9.0f}")
+med = statistics.median
+print()
+print(f"{'courier run (medians)':<34}{'tasks/s':>10}{'vs wrk':>9}{'vs transport':>14}{'CPU µs/task':>13}")
+for name, index in (("logging on", 2), ("with a rate limit far above", 3)):
+    print(f"{name:<34}{med(r[index][0] for r in rows):>10.0f}{med(r[index][0] / r[0] for r in rows):>9.2f}"
+          f"{med(r[index][0] / r[1] for r in rows):>14.2f}{med(r[index][1] for r in rows):>13.0f}")
+print(f"rate limiter overhead: {med(r[2][0] / r[3][0] for r in rows):.2f}x; peak RSS {max(r[2][2] for r in rows)} MiB")
 log = sorted(glob.glob(work + "/runlogs/bench-run/*.jsonl"))[-1]
 start = time.time()
 subprocess.run([courier, "report", log], stdout=subprocess.DEVNULL, check=True)
@@ -199,6 +239,28 @@ print(f"validate: {time.time() - start:.2f} s")
 start = time.time()
 subprocess.run([courier, "run", work + "/lines.json", "--log-dir", work + "/runlogs", "--no-progress", "--quiet"], check=True)
 print(f"run: {time.time() - start:.1f} s, peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MiB")
+PY
+
+echo
+echo "== a range of 10^9: validation, and the dry run's first line"
+cat > "$work/huge.json" <<JOB
+{"version": 1, "name": "bench-huge", "baseURL": "http://127.0.0.1:$port",
+ "tasks": [{"id": "n{n}", "path": "/items/{n}", "foreach": {"n": {"range": [1, 1000000000]}}}]}
+JOB
+python3 - "$COURIER" "$work" <<'PY'
+import subprocess, sys, time
+courier, work = sys.argv[1:]
+start = time.time()
+subprocess.run([courier, "validate", work + "/huge.json"], stdout=subprocess.DEVNULL, check=True)
+print(f"validate: {time.time() - start:.2f} s")
+start = time.time()
+plan = subprocess.Popen([courier, "run", work + "/huge.json", "--dry-run"], stdout=subprocess.PIPE)
+first = plan.stdout.readline()
+print(f"--dry-run: first line after {time.time() - start:.2f} s")
+plan.stdout.close()  # the plan stops on SIGPIPE
+plan.wait(timeout=30)
+if not first:
+    sys.exit("--dry-run printed nothing")
 PY
 
 echo
@@ -234,7 +296,7 @@ print(f"1,000,001 tasks in {seconds:.1f} s ({1000101 / seconds:.0f} requests/s),
 PY
 
 echo
-echo "== reading logs: courier report over 500,000 request lines"
+echo "== reading logs: courier report over 1,000,000 request lines"
 # The same file read by wc -l (memory bandwidth) and by Python's json module, in this run.
 python3 - "$work/big.jsonl" <<'PY'
 import random, sys
@@ -242,7 +304,7 @@ random.seed(7)
 with open(sys.argv[1], "w") as out:
     out.write('{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","run":"r","job":"big",'
               '"jobFile":"j","jobSHA256":"x","backend":"curl","version":"0"}\n')
-    for i in range(500000):
+    for i in range(1000000):
         out.write('{"event":"request","ts":"2026-03-01T10:%02d:%02d.%03dZ","run":"r","job":"big",'
                   '"task":"item-%d","attempt":1,"method":"GET","url":"http://127.0.0.1:8080/items/%d?page=3",'
                   '"requestHeaders":{"User-Agent":"courier/0.1.0","Accept":"*/*","Accept-Encoding":"gzip, deflate",'
@@ -258,7 +320,7 @@ def timed(command):
     start = time.time()
     subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
     return time.time() - start
-lines = 500001
+lines = 1000001
 wc = timed(["wc", "-l", path])
 start = time.time()
 with open(path) as log:
