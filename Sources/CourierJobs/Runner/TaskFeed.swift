@@ -45,6 +45,10 @@ final class TaskFeed: Sendable {
 
     private let state: Locked<State>
     private let redactor: Redactor
+    /// Whether any task waits for another's captures: without, nothing reads what
+    /// ``finished(_:ok:id:)`` records, and each task's end need not take the lock that every
+    /// task's start takes.
+    private let hasDependents: Bool
 
     /// - Parameters:
     ///   - redactor: learns each secret capture before any line that could hold it is written.
@@ -52,6 +56,7 @@ final class TaskFeed: Sendable {
     init(job: Job, redactor: Redactor, memoryLimit: Int = 100_000) {
         state = Locked(State(job: job, memoryLimit: memoryLimit))
         self.redactor = redactor
+        hasDependents = job.tasks.contains(where: \.isDependent)
     }
 
     /// How many times a capture grew or a task finished: a waiter compares it.
@@ -108,6 +113,7 @@ final class TaskFeed: Sendable {
 
     /// A task handed out by ``next()`` is over (run, already done, or skipped).
     func finished(_ spec: Int, ok: Bool, id: String) {
+        guard hasDependents else { return }
         state.withLock { state in
             state.specs[spec].finished += 1
             if !ok, state.specs[spec].failedTask == nil { state.specs[spec].failedTask = id }
