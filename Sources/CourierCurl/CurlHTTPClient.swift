@@ -2,8 +2,13 @@ import CCurl
 import Courier
 import Foundation
 
-/// An ``HTTPClient`` on libcurl's multi interface: one event-loop thread drives every transfer,
+/// An ``HTTPClient`` on libcurl's multi interface: event-loop threads drive the transfers,
 /// easy handles are reused and connections kept alive.
+///
+/// Each loop is one thread with its own multi handle. A request goes to the loop with the fewest
+/// transfers in flight (the first on a tie), so requests made one after another share one loop
+/// and its kept-alive connection, and many at once are spread over the loops, which share the
+/// connection limits between them.
 ///
 /// ```swift
 /// let curl = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 16))
@@ -33,6 +38,18 @@ public final class CurlHTTPClient: HTTPClient {
         public var maxIdleHandles: Int
         /// Bytes of large response-body buffers kept for reuse once callers release them.
         public var maxIdleBodyBufferBytes: Int
+        /// Event-loop threads. One loop does all of libcurl's work for its transfers, and under
+        /// load it is the busiest thread; more loops use more cores. Limited to what the
+        /// connection limits can share (a per-host limit of 1 is one loop), and one with HTTP/2,
+        /// so that requests multiplex on one connection.
+        public var eventLoops: Int
+
+        /// The default ``eventLoops``: one per two cores, at most 4. A loop under load takes a
+        /// core, and the callers' tasks need the others; on two cores a second loop cost a fifth more
+        /// CPU per request for no more requests a second (docs/transports.md).
+        public static var defaultEventLoops: Int {
+            min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
+        }
 
         public init(
             timeout: TimeInterval = 60,
@@ -42,7 +59,8 @@ public final class CurlHTTPClient: HTTPClient {
             maxConnectionsPerHost: Int = 64,
             http2: Bool = false,
             maxIdleHandles: Int = 256,
-            maxIdleBodyBufferBytes: Int = 32 << 20
+            maxIdleBodyBufferBytes: Int = 32 << 20,
+            eventLoops: Int = Configuration.defaultEventLoops
         ) {
             self.timeout = timeout
             self.connectTimeout = connectTimeout
@@ -52,6 +70,30 @@ public final class CurlHTTPClient: HTTPClient {
             self.http2 = http2
             self.maxIdleHandles = maxIdleHandles
             self.maxIdleBodyBufferBytes = maxIdleBodyBufferBytes
+            self.eventLoops = eventLoops
+        }
+
+        /// How many loops run: ``eventLoops``, but never more than the connection limits can
+        /// give each at least one connection, and one for HTTP/2.
+        var loopCount: Int {
+            var count = max(1, eventLoops)
+            if http2 { count = 1 }
+            if maxConnectionsPerHost > 0 { count = min(count, maxConnectionsPerHost) }
+            if maxConnections > 0 { count = min(count, maxConnections) }
+            return count
+        }
+
+        /// The settings of loop `index` of `count`: the connection limits shared out, so that
+        /// together the loops keep to them.
+        func share(_ index: Int, of count: Int) -> Configuration {
+            func part(_ limit: Int) -> Int {
+                limit == 0 ? 0 : limit / count + (index < limit % count ? 1 : 0)
+            }
+            var settings = self
+            settings.maxConnections = part(maxConnections)
+            settings.maxConnectionsPerHost = part(maxConnectionsPerHost)
+            settings.maxIdleHandles = max(1, maxIdleHandles / count)
+            return settings
         }
     }
 
@@ -63,26 +105,54 @@ public final class CurlHTTPClient: HTTPClient {
         public var liveHandles = 0
         /// Transfers that ran to an end (success or transport error).
         public var completedTransfers = 0
+        /// Event loops running.
+        public var eventLoops = 0
+        /// Event loops with at least one transfer in flight.
+        public var busyEventLoops = 0
 
-        public init(activeTransfers: Int = 0, liveHandles: Int = 0, completedTransfers: Int = 0) {
+        public init(
+            activeTransfers: Int = 0, liveHandles: Int = 0, completedTransfers: Int = 0,
+            eventLoops: Int = 0, busyEventLoops: Int = 0
+        ) {
             self.activeTransfers = activeTransfers
             self.liveHandles = liveHandles
             self.completedTransfers = completedTransfers
+            self.eventLoops = eventLoops
+            self.busyEventLoops = busyEventLoops
         }
     }
 
     public let configuration: Configuration
-    private let loop: CurlEventLoop
+    private let loops: [CurlEventLoop]
+    /// Transfers in flight per loop, from submission until the caller is resumed.
+    private let load: Locked<[Int]>
     private let bodyBuffers: BodyBufferPool
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlEventLoop(settings: configuration)
+        let count = configuration.loopCount
+        loops = (0..<count).map { CurlEventLoop(settings: configuration.share($0, of: count)) }
+        load = Locked(Array(repeating: 0, count: count))
         bodyBuffers = BodyBufferPool(limit: configuration.maxIdleBodyBufferBytes)
     }
 
     deinit {
-        loop.shutdown()
+        for loop in loops { loop.shutdown() }
+    }
+
+    /// The loop with the fewest transfers in flight (the first on a tie), counted as taken
+    /// until ``release(_:)``.
+    private func takeLoop() -> Int {
+        load.withLock { load in
+            var best = 0
+            for index in load.indices.dropFirst() where load[index] < load[best] { best = index }
+            load[best] += 1
+            return best
+        }
+    }
+
+    private func release(_ index: Int) {
+        load.withLock { $0[index] -= 1 }
     }
 
     /// Whether the linked libcurl supports HTTP/2.
@@ -98,7 +168,9 @@ public final class CurlHTTPClient: HTTPClient {
         let transfer = CurlTransfer(
             request: request, wire: wire, maxBodyBytes: configuration.maxResponseBytes,
             sink: try BodyFileWriter.opening(for: request), upload: upload, pool: bodyBuffers)
-        let loop = self.loop
+        let index = takeLoop()
+        defer { release(index) }
+        let loop = loops[index]
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation
@@ -116,9 +188,17 @@ public final class CurlHTTPClient: HTTPClient {
 
     /// Stops the event loop, ends waiting requests with `.cancelled` and frees every handle.
     public func shutdown() {
-        loop.shutdown()
+        for loop in loops { loop.shutdown() }
     }
 
-    /// Current handle and transfer counts.
-    public var statistics: Statistics { loop.statistics }
+    /// Current handle and transfer counts, over every loop.
+    public var statistics: Statistics {
+        loops.reduce(into: Statistics(eventLoops: loops.count)) { total, loop in
+            let counts = loop.statistics
+            total.activeTransfers += counts.activeTransfers
+            total.liveHandles += counts.liveHandles
+            total.completedTransfers += counts.completedTransfers
+            if counts.activeTransfers > 0 { total.busyEventLoops += 1 }
+        }
+    }
 }

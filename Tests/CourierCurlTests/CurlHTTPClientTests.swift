@@ -116,6 +116,41 @@ struct CurlHTTPClientTests {
         #expect(try await server.maxConcurrency(of: key) == 2)
     }
 
+    @Test func concurrentRequestsSpreadOverTheEventLoopsWithinTheConnectionLimit() async throws {
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 4, eventLoops: 2))
+        #expect(client.statistics.eventLoops == 2)
+        // One after another: the first loop each time, and its one kept-alive connection.
+        var ports = Set<Int>()
+        for _ in 0..<3 {
+            ports.insert(
+                try Echo(try await client.perform(HTTPRequest(url: server.url("/echo")))).peerPort)
+        }
+        #expect(ports.count == 1, "sequential requests on \(ports.count) connections")
+        // Eight at once: both loops at work, and four connections in all, not four each.
+        let key = FixtureServer.uniqueKey("loops")
+        let requests = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await client.perform(
+                            HTTPRequest(url: server.url("/slow?ms=600&key=\(key)"))
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.statistics.activeTransfers < 8, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(client.statistics.busyEventLoops == 2)
+        #expect(try await requests.value == Array(repeating: 200, count: 8))
+        #expect(try await server.maxConcurrency(of: key) == 4)
+        #expect(client.statistics.busyEventLoops == 0)
+    }
+
     @Test func shutdownEndsWaitingRequestsAndFreesEveryHandle() async throws {
         let server = try TestServers.fixture()
         let client = CurlHTTPClient()
@@ -126,8 +161,9 @@ struct CurlHTTPClientTests {
         client.shutdown()
         let error = try await #require(throws: HTTPError.self) { try await slow.value }
         #expect(error.kind == .cancelled)
-        #expect(
-            client.statistics == .init(activeTransfers: 0, liveHandles: 0, completedTransfers: 1))
+        let counts = client.statistics
+        #expect(counts.activeTransfers == 0 && counts.liveHandles == 0)
+        #expect(counts.completedTransfers == 1 && counts.busyEventLoops == 0)
         let late = try await #require(throws: HTTPError.self) {
             try await client.perform(HTTPRequest(url: server.url("/echo")))
         }
