@@ -252,11 +252,9 @@ final class CurlEventLoop: @unchecked Sendable {
                     sent: Int64(sent), totalToSend: transfer.bodyLength, received: Int64(received),
                     totalToReceive: announced >= 0 ? Int64(announced) : nil))
         }
-        // The fields are made from their raw lines by the caller, off this thread
-        // (``CurlHTTPClient/perform(_:)``).
         return .success(
             HTTPResponse(
-                status: status, headers: HTTPHeaders(), body: transfer.takeBody(),
+                status: status, headers: transfer.headers, body: transfer.takeBody(),
                 url: transfer.wire.url,
                 timings: handle.timings, requestHeaders: transfer.wire.headers,
                 savedBody: transfer.sink?.saved))

@@ -171,7 +171,7 @@ public final class CurlHTTPClient: HTTPClient {
         let index = takeLoop()
         defer { release(index) }
         let loop = loops[index]
-        var response = try await withTaskCancellationHandler {
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation
                 if !loop.submit(transfer) {
@@ -184,10 +184,6 @@ public final class CurlHTTPClient: HTTPClient {
         } onCancel: {
             loop.cancel(transfer)
         }
-        // The loop has let go of the transfer: its header lines become fields here, on the
-        // caller's thread rather than the loop's.
-        response.headers = transfer.headers
-        return response
     }
 
     /// Stops the event loop, ends waiting requests with `.cancelled` and frees every handle.

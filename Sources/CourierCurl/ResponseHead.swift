@@ -5,13 +5,9 @@ import Courier
 /// tested and fuzzed without a transfer.
 struct ResponseHead {
     var status = 0
+    var headers = HTTPHeaders()
     /// The final response's Content-Length (0 when absent or not a number).
     var expectedLength = 0
-    /// The final response's header lines as they came, trimmed, each ended by a line feed.
-    /// They become ``headers`` only when asked: on the event loop, curl hands over every line of
-    /// every response, and making their strings there kept the busiest thread busier. The
-    /// caller's thread asks, once the response is whole.
-    private var lines: [UInt8] = []
 
     /// Takes one raw header line. A status line starts a new response, so that only the final
     /// response's fields are kept (after `100 Continue`, for instance).
@@ -22,45 +18,25 @@ struct ResponseHead {
         let line = Self.trimmed(bytes)
         guard !line.isEmpty else { return }
         if line.starts(with: Self.httpPrefix) {
-            lines.removeAll(keepingCapacity: true)
+            headers = HTTPHeaders()
+            // Most responses have fewer fields than this: one allocation for all of them.
+            headers.reserveCapacity(16)
             expectedLength = 0
             status = Self.statusCode(in: line)
-            return
-        }
-        if let colon = line.firstIndex(of: 0x3A),
-            Self.isContentLength(line[line.startIndex..<colon])
-        {
-            expectedLength = Int(Self.text(Self.trimmed(line[(colon + 1)...]))) ?? 0
-        }
-        if lines.isEmpty { lines.reserveCapacity(512) }
-        lines.append(contentsOf: line)
-        lines.append(0x0A)
-    }
-
-    /// The final response's fields, in order, repeated ones kept; an obsolete folded
-    /// continuation line joins the field before it.
-    var headers: HTTPHeaders {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(16)
-        lines.withUnsafeBytes { all in
-            var start = 0
-            while start < all.count {
-                let end = all[start...].firstIndex(of: 0x0A) ?? all.count
-                let line = all[start..<end]
-                start = end + 1
-                if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
-                    guard !headers.isEmpty else { continue }
-                    var fields = headers.fields
-                    fields[fields.count - 1].value += " " + Self.text(Self.trimmed(line))
-                    headers = HTTPHeaders(fields)
-                } else if let colon = line.firstIndex(of: 0x3A) {
-                    headers.add(
-                        Self.text(line[line.startIndex..<colon]),
-                        Self.text(Self.trimmed(line[(colon + 1)...])))
-                }
+        } else if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
+            // An obsolete folded continuation line belongs to the previous field.
+            guard !headers.isEmpty else { return }
+            var fields = headers.fields
+            fields[fields.count - 1].value += " " + Self.text(line)
+            headers = HTTPHeaders(fields)
+        } else if let colon = line.firstIndex(of: 0x3A) {
+            let nameBytes = line[line.startIndex..<colon]
+            let value = Self.text(Self.trimmed(line[(colon + 1)...]))
+            headers.add(Self.text(nameBytes), value)
+            if Self.isContentLength(nameBytes) {
+                expectedLength = Int(value) ?? 0
             }
         }
-        return headers
     }
 
     private static let httpPrefix: [UInt8] = Array("HTTP/".utf8)
