@@ -180,16 +180,27 @@ final class CurlEasyHandle {
             // WireRequest refused NUL in names and values, so each NUL ends one line.
             curl_slist_free_all(headerList)
             headerList = nil
-            lines.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { text in
+            let built = lines.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { text -> Bool in
                     var start = 0
                     for (index, byte) in text.enumerated() where byte == 0 {
-                        headerList = curl_slist_append(headerList, text.baseAddress! + start)
+                        // On failure curl returns nil and leaves the list as it was.
+                        guard let longer = curl_slist_append(headerList, text.baseAddress! + start)
+                        else { return false }
+                        headerList = longer
                         start = index + 1
                     }
+                    return true
                 }
             }
-            swap(&headerLines, &lines)
+            if built {
+                swap(&headerLines, &lines)
+            } else {
+                // Out of memory: the list is not kept, so the next request builds it again.
+                curl_slist_free_all(headerList)
+                headerList = nil
+                headerLines.removeAll()
+            }
         }
         nextHeaderLines = lines
         if let headerList { _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, headerList) }

@@ -44,9 +44,9 @@ public final class CurlHTTPClient: HTTPClient {
         /// so that requests multiplex on one connection.
         public var eventLoops: Int
 
-        /// The default ``eventLoops``: one per two cores, at most 4. A loop under load takes a
-        /// core, and the callers' tasks need the others; on two cores a second loop cost a fifth more
-        /// CPU per request for no more requests a second (docs/transports.md).
+        /// The default ``eventLoops``: one per two cores, at most 4. A loop under load takes
+        /// a core, and the callers' tasks need the others; on two cores a second loop cost a
+        /// fifth more CPU per request for no more requests a second (docs/transports.md).
         public static var defaultEventLoops: Int {
             min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         }
