@@ -17,6 +17,16 @@ CURLcode ccurl_easy_setopt_data_callback(CURL *handle, CURLoption option,
     return curl_easy_setopt(handle, option, callback);
 }
 
+CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback callback) {
+#if LIBCURL_VERSION_NUM >= 0x075000
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+#else
+    (void)handle;
+    (void)callback;
+    return CURLE_UNKNOWN_OPTION;
+#endif
+}
+
 CURLcode ccurl_easy_setopt_progress_callback(CURL *handle, ccurl_progress_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
 }

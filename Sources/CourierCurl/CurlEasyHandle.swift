@@ -85,6 +85,11 @@ final class CurlEasyHandle {
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_WRITEDATA, context)
         _ = ccurl_easy_setopt_data_callback(raw, CURLOPT_HEADERFUNCTION, curlHeaderCallback)
         _ = ccurl_easy_setopt_pointer(raw, CURLOPT_HEADERDATA, context)
+        // Counts each time curl is about to send the request, to bound its own resends
+        // (``CurlTransfer/maximumSends``).
+        if ccurl_easy_setopt_prereq_callback(raw, curlPrereqCallback) == CURLE_OK {
+            _ = ccurl_easy_setopt_pointer(raw, CURLOPT_PREREQDATA, context)
+        }
         if transfer.progress != nil {
             set(CURLOPT_NOPROGRESS, 0)
             _ = ccurl_easy_setopt_progress_callback(raw, curlProgressCallback)

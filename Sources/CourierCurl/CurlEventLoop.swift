@@ -223,6 +223,13 @@ final class CurlEventLoop: @unchecked Sendable {
             if let failed = transfer.sink?.error(url: url) ?? transfer.upload?.error(url: url) {
                 return .failure(failed)
             }
+            if code == CURLE_ABORTED_BY_CALLBACK, transfer.sends > CurlTransfer.maximumSends {
+                return .failure(
+                    HTTPError(
+                        .network,
+                        "the connection closed without an answer, twice (a kept-alive one, then another): not sent a third time",
+                        url: url, underlyingCode: Int(CURLE_GOT_NOTHING.rawValue)))
+            }
             if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
                 return .failure(
                     HTTPError(

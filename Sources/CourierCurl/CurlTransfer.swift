@@ -29,6 +29,22 @@ final class CurlTransfer: @unchecked Sendable {
     var cancelRequested = false
     /// The easy handle while the transfer is in the multi handle (loop thread only).
     var handle: UnsafeMutableRawPointer?
+    /// How many times curl has been about to send the request (loop thread only).
+    private(set) var sends = 0
+
+    /// libcurl sends a request again by itself when the kept-alive connection it used closed
+    /// before any answer came (the server timed it out as it was reused), up to five times, each
+    /// time on another kept-alive connection. Against a server that drops this one request,
+    /// that cost up to six connections and six requests for one logged attempt. One resend
+    /// still covers the race it is for; a third send is refused, the transfer fails as a
+    /// network error, and the retry policy, which logs each attempt, decides.
+    static let maximumSends = 2
+
+    /// Counts a send; whether curl may go ahead.
+    func startingSend() -> Bool {
+        sends += 1
+        return sends <= Self.maximumSends
+    }
 
     /// The status and fields of the final response so far.
     private(set) var head = ResponseHead()
@@ -173,6 +189,13 @@ let curlSeekCallback: ccurl_seek_callback = { context, offset, origin in
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     transfer.upload?.rewind()
     return CURL_SEEKFUNC_OK
+}
+
+/// CURLOPT_PREREQFUNCTION: the request is about to be sent, on a new or a reused connection.
+let curlPrereqCallback: ccurl_prereq_callback = { context, _, _, _, _ in
+    guard let context else { return CURL_PREREQFUNC_OK }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.startingSend() ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
 }
 
 /// CURLOPT_HEADERFUNCTION: one header line at a time, status lines included.

@@ -43,6 +43,36 @@ struct CurlHTTPClientTests {
         #expect(client.statistics.liveHandles == 1, "one handle served every request")
     }
 
+    @Test func aRequestDroppedOnKeptAliveConnectionsIsSentTwiceAtMost() async throws {
+        // libcurl resends a request whose kept-alive connection closed unanswered, up to five
+        // times, each on another kept-alive connection: a server that drops this request
+        // would see it six times and lose six connections for one attempt. Twelve kept-alive
+        // connections first, so every resend could find one.
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 12, eventLoops: 1))
+        let warm = FixtureServer.uniqueKey("warm")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<12 {
+                group.addTask {
+                    _ = try await client.perform(
+                        HTTPRequest(url: server.url("/slow?ms=300&key=\(warm)")))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await server.maxConcurrency(of: warm) == 12, "twelve connections kept")
+        let key = FixtureServer.uniqueKey("dropped")
+        let error = try await #require(throws: HTTPError.self) {
+            try await client.perform(HTTPRequest(url: server.url("/drop?key=\(key)")))
+        }
+        #expect(error.kind == .network, "\(error)")
+        let hits = try await ServerHits.of(key, on: server)
+        #expect(hits.count == 2, "sent \(hits.count) times")
+        #expect(
+            Set(hits.requests.map(\.peerPort)).count == 2, "each on a kept-alive connection")
+        #expect(error.message.contains("not sent a third time"), "\(error)")
+    }
+
     @Test func timingsAreMeasuredByCurl() async throws {
         let server = try TestServers.fixture()
         let response = try await CurlHTTPClient().perform(

@@ -18,7 +18,14 @@ typedef int (*ccurl_progress_callback)(void *context, curl_off_t download_total,
                                        curl_off_t download_now, curl_off_t upload_total,
                                        curl_off_t upload_now);
 
+/// Signature of CURLOPT_PREREQFUNCTION callbacks: called each time the request is about to be
+/// sent, on a new or a reused connection.
+typedef int (*ccurl_prereq_callback)(void *context, char *primary_ip, char *local_ip,
+                                     int primary_port, int local_port);
+
 CURLcode ccurl_easy_setopt_progress_callback(CURL *handle, ccurl_progress_callback callback);
+/// CURLOPT_PREREQFUNCTION (libcurl 7.80 and later; CURLE_UNKNOWN_OPTION before).
+CURLcode ccurl_easy_setopt_prereq_callback(CURL *handle, ccurl_prereq_callback callback);
 CURLcode ccurl_easy_setopt_seek_callback(CURL *handle, ccurl_seek_callback callback);
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode ccurl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
