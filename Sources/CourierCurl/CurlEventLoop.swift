@@ -227,7 +227,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 return .failure(
                     HTTPError(
                         .network,
-                        "the connection closed without an answer, twice (a kept-alive one, then another): not sent a third time",
+                        "the connection closed without an answer, on two kept-alive connections in turn: not sent a third time",
                         url: url, underlyingCode: Int(CURLE_GOT_NOTHING.rawValue)))
             }
             if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
