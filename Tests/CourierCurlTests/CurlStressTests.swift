@@ -14,10 +14,15 @@ struct CurlStressTests {
         case failed(id: Int, String)
     }
 
-    @Test func twoThousandRequestsFromTwoHundredTasksWithCancellations() async throws {
+    /// With one event loop, and with three sharing the requests (and the handle and connection
+    /// limits) between them.
+    @Test(arguments: [1, 3])
+    func twoThousandRequestsFromTwoHundredTasksWithCancellations(eventLoops: Int) async throws {
         let server = try TestServers.fixture()
         let key = FixtureServer.uniqueKey("stress")
-        let client = CurlHTTPClient(configuration: .init(timeout: 30, maxIdleHandles: 64))
+        let client = CurlHTTPClient(
+            configuration: .init(timeout: 30, maxIdleHandles: 64, eventLoops: eventLoops))
+        #expect(client.statistics.eventLoops == eventLoops)
         let total = 2_000
         let workers = 200
         let deadline = ContinuousClock.now + .seconds(120)
