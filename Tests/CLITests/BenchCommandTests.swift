@@ -126,6 +126,23 @@ struct BenchModesTests {
                 atPath: space.folder.appendingPathComponent("out").path), "no saving")
     }
 
+    @Test("--event-loops spreads the curl backend over loops within the connection limit")
+    func eventLoops() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("benchloops")
+        let result = try await CourierBinary.run([
+            "bench", server.url("/slow?ms=30&key=\(key)").absoluteString, "-n", "24", "-c", "4",
+            "--warmup", "0", "--rounds", "1", "--event-loops", "2", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = try #require(
+            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(line["requests"] as? Int == 24 && line["errors"] as? Int == 0, "\(line)")
+        let ports = Set(try await ServerHits.of(key, on: server).requests.map(\.peerPort))
+        #expect(ports.count <= 4, "two loops share four connections: \(ports.count)")
+        #expect(try await server.maxConcurrency(of: key) == 4)
+    }
+
     @Test("--rate spaces the requests at the server")
     func fixedRate() async throws {
         let server = try TestServers.fixture()
@@ -155,6 +172,7 @@ struct BenchModesTests {
             (["-d", "0"], "-d expects"), (["--rate", "0"], "--rate expects"),
             (["--method", "BAD METHOD"], "--method expects"), (["-H", "nocolon"], "-H expects"),
             (["--rounds", "0"], "--rounds expects"),
+            (["--event-loops", "0"], "--event-loops expects"),
         ] {
             let result = try await CourierBinary.run(["bench", "http://127.0.0.1:1/"] + arguments)
             #expect(result.status == 2, "\(arguments)")

@@ -8,11 +8,12 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
     case urlsession
 
     /// A new transport of this kind; `maxConnectionsPerHost` 0 keeps the transport's default
-    /// (64 on both). `http2` offers HTTP/2 over TLS on curl (URLSession negotiates by itself).
+    /// (64 on both). `http2` offers HTTP/2 over TLS on curl (URLSession negotiates by itself);
+    /// `eventLoops` sets curl's loop threads (`nil`: its default, one per two cores).
     public func makeClient(
         timeout: TimeInterval = 60, maxResponseBytes: Int = 64 << 20,
         maxConnectionsPerHost: Int = 0,
-        http2: Bool = false
+        http2: Bool = false, eventLoops: Int? = nil
     ) -> any HTTPClient {
         let perHost = maxConnectionsPerHost > 0 ? maxConnectionsPerHost : 64
         return switch self {
@@ -20,7 +21,8 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
             CurlHTTPClient(
                 configuration: .init(
                     timeout: timeout, maxResponseBytes: maxResponseBytes,
-                    maxConnectionsPerHost: perHost, http2: http2))
+                    maxConnectionsPerHost: perHost, http2: http2,
+                    eventLoops: eventLoops ?? CurlHTTPClient.Configuration.defaultEventLoops))
         case .urlsession:
             URLSessionHTTPClient(
                 configuration: .init(

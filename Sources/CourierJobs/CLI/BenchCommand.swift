@@ -9,13 +9,14 @@ import Foundation
 
 /// `courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
 /// [--method M] [-H 'Name: value'] [--body TEXT|@FILE] [--warmup N] [--rounds R] [--rate R]
-/// [--json]`
+/// [--http2] [--insecure] [--event-loops N] [--json]`
 enum BenchCommand {
     static let usage = """
         Usage: courier bench URL|JOB.json [--backend curl,urlsession] [-n REQUESTS | -d SECONDS]
                                           [-c IN_FLIGHT] [--method M] [-H 'Name: value']
                                           [--body TEXT|@FILE] [--warmup N] [--rounds R]
-                                          [--rate PER_SECOND] [--http2] [--insecure] [--json]
+                                          [--rate PER_SECOND] [--http2] [--insecure]
+                                          [--event-loops N] [--json]
         Sends URL (or, in job mode, the job's requests in turn: no saving, no retries) with
         IN_FLIGHT at once (default 64), REQUESTS times (default 10000) or for SECONDS, per
         backend (default curl). Backends alternate over R rounds (default 3: A B A B A B) and
@@ -27,6 +28,8 @@ enum BenchCommand {
           --warmup   requests per backend before measuring (default min(1000, REQUESTS))
           --http2    offer HTTP/2 over TLS (curl backend)
           --insecure do not verify the server's certificate (curl backend; a test server's)
+          --event-loops  curl's event-loop threads (default one per two cores, at most 4;
+                     connection limits are shared between them)
         """
 
     struct Options {
@@ -44,6 +47,7 @@ enum BenchCommand {
         var json = false
         var insecure = false
         var http2 = false
+        var eventLoops: Int?
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -80,7 +84,8 @@ enum BenchCommand {
             var roundPlan = plan
             if clients[backend] == nil {
                 clients[backend] = backend.makeClient(
-                    maxConnectionsPerHost: options.concurrency, http2: options.http2)
+                    maxConnectionsPerHost: options.concurrency, http2: options.http2,
+                    eventLoops: options.eventLoops)
                 roundPlan.warmup = options.warmup ?? min(1_000, options.count)
             }
             let label = "[\(step + 1)/\(schedule.count)] \(backend.rawValue) round \(round)"
@@ -159,6 +164,7 @@ enum BenchCommand {
         options.json = parser.flag("--json")
         options.insecure = parser.flag("--insecure")
         options.http2 = parser.flag("--http2")
+        options.eventLoops = try parser.optionalInteger("--event-loops", range: 1...64)
         options.target = try parser.positional("URL or JOB.json")
         try parser.finish()
         return options
