@@ -334,6 +334,10 @@ public final class JobRunner: Sendable {
             // One page (or the task's only request), with its own retries.
             let pageNumber = paginator == nil ? nil : page
             let attempts = Locked(PageAttempts())
+            // What the observers below log, taken out of the task so that their contexts do
+            // not copy the whole task (request and expectations included) on every page.
+            let taskID = task.id
+            let replayOf = task.replayOf
             let retrying = HTTPStack.retrying(shared, task: task, time: time) { attempt in
                 // One lock per attempt: numbered on after a renewal, and kept when final.
                 let attempt = attempts.withLock { state -> RetryAttempt in
@@ -344,7 +348,7 @@ public final class JobRunner: Sendable {
                 }
                 if attempt.retryDelay != nil {
                     try? log.request(
-                        task: task.id, attempt: attempt, outcome: "retry", replayOf: task.replayOf,
+                        task: taskID, attempt: attempt, outcome: "retry", replayOf: replayOf,
                         page: pageNumber)
                 }
             }
@@ -358,8 +362,8 @@ public final class JobRunner: Sendable {
                 if var rejected {
                     rejected.retryDelay = 0
                     try? log.request(
-                        task: task.id, attempt: rejected, outcome: "retry",
-                        replayOf: task.replayOf, page: pageNumber, renewedToken: name)
+                        task: taskID, attempt: rejected, outcome: "retry",
+                        replayOf: replayOf, page: pageNumber, renewedToken: name)
                 }
             }
             let streamed = streams ? streamedSave(for: task, page: pageNumber) : nil
