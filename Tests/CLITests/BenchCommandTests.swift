@@ -138,6 +138,7 @@ struct BenchModesTests {
         let line = try #require(
             JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(line["requests"] as? Int == 24 && line["errors"] as? Int == 0, "\(line)")
+        #expect(line["eventLoops"] as? Int == 2, "\(line)")
         let ports = Set(try await ServerHits.of(key, on: server).requests.map(\.peerPort))
         #expect(ports.count <= 4, "two loops share four connections: \(ports.count)")
         #expect(try await server.maxConcurrency(of: key) == 4)

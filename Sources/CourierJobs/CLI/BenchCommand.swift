@@ -1,4 +1,5 @@
 import Courier
+import CourierCurl
 import Foundation
 
 #if canImport(Glibc)
@@ -102,7 +103,11 @@ enum BenchCommand {
         }
         if showsProgress { Console.error("\r\u{1B}[K", newline: false) }
         let summaries = options.backends.compactMap { backend in
-            results[backend].map { BenchSummary(backend: backend.rawValue, rounds: $0) }
+            results[backend].map {
+                BenchSummary(
+                    backend: backend.rawValue, rounds: $0,
+                    eventLoops: (clients[backend] as? CurlHTTPClient)?.statistics.eventLoops)
+            }
         }
         Console.output(options.json ? jsonLines(summaries) : table(summaries))
         return CommandLineInterface.ExitCode.success
@@ -245,10 +250,13 @@ struct BenchSummary {
     let backend: String
     let rounds: [BenchmarkRunner.Result]
     let latency: LatencyHistogram
+    /// The curl backend's event-loop threads (`nil` for URLSession).
+    let eventLoops: Int?
 
-    init(backend: String, rounds: [BenchmarkRunner.Result]) {
+    init(backend: String, rounds: [BenchmarkRunner.Result], eventLoops: Int? = nil) {
         self.backend = backend
         self.rounds = rounds
+        self.eventLoops = eventLoops
         var latency = LatencyHistogram()
         for round in rounds { latency.merge(round.latency) }
         self.latency = latency
@@ -282,6 +290,7 @@ struct BenchSummary {
             ("rounds", .int(rounds.count)),
             ("requests", .int(rounds.first?.requests ?? 0)),
             ("concurrency", .int(rounds.first?.concurrency ?? 0)),
+            ("eventLoops", eventLoops.map { .int($0) } ?? .null),
             ("requestsPerSecond", .double(requestsPerSecond)),
             ("roundsRequestsPerSecond", .array(rounds.map { .double($0.requestsPerSecond) })),
             (
