@@ -1,3 +1,4 @@
+import Courier
 import CourierTestSupport
 import Foundation
 import Testing
@@ -104,6 +105,23 @@ struct LogReaderTests {
                     figures[0] < 64 << 10,
                     "peak RSS \(figures[0] >> 10) MiB reading \(size >> 20) MiB")
             }
+        }
+    }
+
+    @Test func escapesInSkippedStringsAreAcceptedExactlyAsTheStrictParserDoes() {
+        // The scanner checks the escapes of strings it skips on their bytes; it must agree
+        // with the strict parser both ways, or lines would be dropped or bad ones kept.
+        let contents = [
+            #"\"6b042207-49\""#, #"a\\b"#, #"\/"#, #"\b\f\n\r\t"#, #"\u0041"#, #"\u00e9x"#,
+            #"\uD83D\uDE00"#, #"\ud83d\ude00"#, #"\x"#, #"\u12"#, #"\u12G4"#, #"\uD83D"#,
+            #"\uDE00"#, #"\uD83Dx"#, #"\uD83D\u0041"#, #"\uD83D\uD83D"#, #"end\\"#, "",
+        ]
+        for content in contents {
+            let line = Self.line(1).replacingOccurrences(
+                of: #""status":"#, with: #""responseHeaders":{"ETag":"\#(content)"},"status":"#)
+            let bytes = Array(line.utf8)
+            let strict = (try? Courier.JSONParser.parse(bytes)) != nil
+            #expect((LogLine(bytes: bytes[...]) != nil) == strict, "\(content): strict \(strict)")
         }
     }
 }
