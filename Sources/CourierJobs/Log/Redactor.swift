@@ -219,18 +219,7 @@ struct DecodedView {
 
     private func hexValue(at index: Int, digits: Int) -> UInt32? {
         guard index + digits <= bytes.count else { return nil }
-        var value: UInt32 = 0
-        for byte in bytes[index..<index + digits] {
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            value = value * 16 + UInt32(digit)
-        }
-        return value
+        return HexNumber.value(of: bytes[index..<index + digits])
     }
 
     /// The bytes a JSON escape at `index` stands for, and its length.

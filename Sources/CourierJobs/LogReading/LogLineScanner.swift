@@ -296,18 +296,7 @@ struct LogLineScanner {
         var index = quoted.startIndex + 1
         func hex4(at start: Int) -> UInt32? {
             guard start + 4 <= end else { return nil }
-            var value: UInt32 = 0
-            for byte in quoted[start..<start + 4] {
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: return nil
-                }
-                value = value * 16 + UInt32(digit)
-            }
-            return value
+            return HexNumber.value(of: quoted[start..<start + 4])
         }
         while index < end {
             guard quoted[index] == UInt8(ascii: "\\") else {
