@@ -132,20 +132,38 @@ struct LogLineScanner {
 
     /// The key at `index` (a JSON string); `nil` when it is not a valid one.
     private mutating func key() -> Key? {
+        let start = index
+        guard let (contents, escaped) = scanString() else { return nil }
+        guard escaped else { return .bytes(contents) }
+        // Rare: read again by the decoding path.
+        index = start
+        return string().map(Key.decoded)
+    }
+
+    /// Steps over the string at `index` (which must start with a quote), returning its
+    /// contents as written and whether they have escapes; `nil` when it is unterminated or
+    /// holds a control character. The one scan behind ``key()``, ``string()`` and
+    /// ``skipString()``.
+    private mutating func scanString() -> (Slice<UnsafeBufferPointer<UInt8>>, escaped: Bool)? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var end = start
+        var escaped = false
         while end < bytes.count {
             let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") { break }
+            if byte == UInt8(ascii: "\"") {
+                index = end + 1
+                return (bytes[start..<end], escaped)
+            }
             if byte < 0x20 { return nil }
-            // Escapes are decoded by the strict path below.
-            if byte == UInt8(ascii: "\\") { return string().map(Key.decoded) }
-            end += 1
+            if byte == UInt8(ascii: "\\") {
+                escaped = true
+                end += 2
+            } else {
+                end += 1
+            }
         }
-        guard end < bytes.count else { return nil }
-        index = end + 1
-        return .bytes(bytes[start..<end])
+        return nil
     }
 
     /// A string value, or `null` (left as `nil`); anything else is stepped over.
@@ -268,43 +286,31 @@ struct LogLineScanner {
     }
 
     private mutating func skipString() -> Bool {
-        let start = index
-        var escaped = false
-        index += 1
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                index += 1
-                // Escapes are rare in logs: the strict parser checks them (a bad `\u` was
-                // accepted here until `make fuzz` compared the two).
-                return !escaped || Self.isValidString(bytes[start..<index])
-            }
-            if byte < 0x20 { return false }
-            if byte == UInt8(ascii: "\\") { escaped = true }
-            index += byte == UInt8(ascii: "\\") ? 2 : 1
-        }
-        return false
+        guard let (contents, escaped) = scanString() else { return false }
+        // Escapes are rare in logs, and checked on the bytes (a bad `\u` was accepted here
+        // until `make fuzz` compared the scanner with the strict parser).
+        return !escaped || Self.hasValidEscapes(contents)
     }
 
-    /// Whether the escapes of a string (quotes included) are what the strict parser accepts:
+    /// Whether the escapes of a string's contents are what the strict parser accepts:
     /// `\"` `\\` `\/` `\b` `\f` `\n` `\r` `\t`, and `\u` with four hex digits, a high
     /// surrogate only when a low one follows. Checked on the bytes: every log line has one such
     /// string (an ETag's quotes), and handing it to the strict parser was a sixth of
     /// `courier report`'s time.
-    private static func isValidString(_ quoted: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        let end = quoted.endIndex - 1
-        var index = quoted.startIndex + 1
+    private static func hasValidEscapes(_ contents: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        let end = contents.endIndex
+        var index = contents.startIndex
         func hex4(at start: Int) -> UInt32? {
             guard start + 4 <= end else { return nil }
-            return HexNumber.value(of: quoted[start..<start + 4])
+            return HexNumber.value(of: contents[start..<start + 4])
         }
         while index < end {
-            guard quoted[index] == UInt8(ascii: "\\") else {
+            guard contents[index] == UInt8(ascii: "\\") else {
                 index += 1
                 continue
             }
             guard index + 1 < end else { return false }
-            switch quoted[index + 1] {
+            switch contents[index + 1] {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
                 UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                 index += 2
@@ -312,8 +318,8 @@ struct LogLineScanner {
                 guard let first = hex4(at: index + 2) else { return false }
                 index += 6
                 if (0xD800..<0xDC00).contains(first) {
-                    guard index + 1 < end, quoted[index] == UInt8(ascii: "\\"),
-                        quoted[index + 1] == UInt8(ascii: "u"),
+                    guard index + 1 < end, contents[index] == UInt8(ascii: "\\"),
+                        contents[index + 1] == UInt8(ascii: "u"),
                         let second = hex4(at: index + 2), (0xDC00..<0xE000).contains(second)
                     else { return false }
                     index += 6
@@ -329,24 +335,8 @@ struct LogLineScanner {
 
     /// A string at `index`, escapes decoded; `nil` when it is not a valid JSON string.
     private mutating func string() -> String? {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
-        let start = index + 1
-        var end = start
-        var escaped = false
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") { break }
-            if byte < 0x20 { return nil }
-            if byte == UInt8(ascii: "\\") {
-                escaped = true
-                end += 2
-            } else {
-                end += 1
-            }
-        }
-        guard end < bytes.count else { return nil }
-        index = end + 1
-        let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        guard let (contents, escaped) = scanString() else { return nil }
+        let raw = UnsafeBufferPointer(rebasing: contents)
         guard escaped else { return String(decoding: raw, as: UTF8.self) }
         // Rare in logs (quotes and backslashes in messages): the strict parser decodes them.
         var quoted = [UInt8(ascii: "\"")]
