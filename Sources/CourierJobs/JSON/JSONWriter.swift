@@ -100,7 +100,8 @@ public enum JSONWriter {
         }
     }
 
-    private static func append(_ text: StaticString, to output: inout [UInt8]) {
+    /// Appends literal text (a keyword, a key) as it is.
+    static func append(_ text: StaticString, to output: inout [UInt8]) {
         output.append(
             contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }

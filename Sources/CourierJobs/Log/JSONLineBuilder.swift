@@ -31,9 +31,8 @@ struct JSONLineBuilder {
     mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(
-            contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        // Two appends, not an array literal: that would allocate once per key.
+        JSONWriter.append(name, to: &bytes)
+        // Single appends, not an array literal: that would allocate once per key.
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
         needsComma = true
@@ -67,9 +66,7 @@ struct JSONLineBuilder {
         if let seconds {
             JSONWriter.writeDouble(seconds * 1000, to: &bytes)
         } else {
-            bytes.append(contentsOf: [
-                UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l"),
-            ])
+            JSONWriter.append("null", to: &bytes)
         }
     }
 
