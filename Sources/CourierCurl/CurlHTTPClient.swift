@@ -143,7 +143,9 @@ public final class CurlHTTPClient: HTTPClient {
     /// The loop with the fewest transfers in flight (the first on a tie), counted as taken
     /// until ``release(_:)``.
     private func takeLoop() -> Int {
-        load.withLock { load in
+        // One loop (the default on two cores): no choice, so no lock on every request.
+        guard loops.count > 1 else { return 0 }
+        return load.withLock { load in
             var best = 0
             for index in load.indices.dropFirst() where load[index] < load[best] { best = index }
             load[best] += 1
@@ -152,6 +154,7 @@ public final class CurlHTTPClient: HTTPClient {
     }
 
     private func release(_ index: Int) {
+        guard loops.count > 1 else { return }
         load.withLock { $0[index] -= 1 }
     }
 
