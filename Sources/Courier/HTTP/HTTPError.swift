@@ -71,8 +71,7 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The URL with user and password removed, so it can be shown in messages.
     public static func withoutCredentials(_ url: URL) -> URL {
-        // Userinfo needs an "@": most URLs have none, and then they are not parsed again.
-        guard url.absoluteString.utf8.contains(UInt8(ascii: "@")),
+        guard url.mayCarryUserinfo,
             url.user != nil || url.password != nil,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url }

@@ -83,8 +83,7 @@ public struct WireRequest: Sendable, Hashable {
 
     /// `base64(user:password)` from the URL's userinfo, percent-decoded, or `nil` when it has none.
     static func basicCredentials(in url: URL) -> String? {
-        // Userinfo needs an "@": most URLs have none, and then they are not parsed again.
-        guard url.absoluteString.utf8.contains(UInt8(ascii: "@")),
+        guard url.mayCarryUserinfo,
             let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
             components.percentEncodedUser != nil || components.percentEncodedPassword != nil
         else { return nil }
