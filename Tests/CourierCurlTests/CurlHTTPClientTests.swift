@@ -181,6 +181,30 @@ struct CurlHTTPClientTests {
         #expect(client.statistics.busyEventLoops == 0)
     }
 
+    @Test func connectionLimitsAreSharedOutBetweenLoopsExactly() async throws {
+        // Three connections over two loops are two and one, not one and one (or two each).
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 3, eventLoops: 2))
+        let key = FixtureServer.uniqueKey("sharedlimit")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<9 {
+                group.addTask {
+                    _ = try await client.perform(
+                        HTTPRequest(url: server.url("/slow?ms=300&key=\(key)")))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await server.maxConcurrency(of: key) == 3)
+        // A per-host limit of 1 cannot be shared: one loop runs, whatever was asked.
+        #expect(
+            CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 1, eventLoops: 4))
+                .statistics.eventLoops == 1)
+        #expect(
+            CurlHTTPClient(configuration: .init(http2: true, eventLoops: 4)).statistics.eventLoops
+                == 1, "HTTP/2 multiplexes on one connection: one loop")
+    }
+
     @Test func shutdownEndsWaitingRequestsAndFreesEveryHandle() async throws {
         let server = try TestServers.fixture()
         let client = CurlHTTPClient()
