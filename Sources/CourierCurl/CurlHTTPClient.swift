@@ -162,15 +162,7 @@ public final class CurlHTTPClient: HTTPClient {
     public static var supportsHTTP2: Bool { CurlGlobal.supportsHTTP2 }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let wire = try WireRequest(request)
-        // The upload is measured before the destination is touched: a missing file to send
-        // must not truncate the file the answer would have gone to.
-        let upload = try request.streamedBody.map {
-            body throws(HTTPError) in try StreamedBodyReader(body, url: request.displayURL)
-        }
-        let transfer = CurlTransfer(
-            request: request, wire: wire, maxBodyBytes: configuration.maxResponseBytes,
-            sink: try BodyFileWriter.opening(for: request), upload: upload, pool: bodyBuffers)
+        let transfer = try makeTransfer(for: request)
         let index = takeLoop()
         defer { release(index) }
         let loop = loops[index]
@@ -187,6 +179,21 @@ public final class CurlHTTPClient: HTTPClient {
         } onCancel: {
             loop.cancel(transfer)
         }
+    }
+
+    /// The transfer for `request`, made outside `perform` so that its temporaries stay off
+    /// the task's heap frame.
+    @inline(never)
+    private func makeTransfer(for request: HTTPRequest) throws(HTTPError) -> CurlTransfer {
+        let wire = try WireRequest(request)
+        // The upload is measured before the destination is touched: a missing file to send
+        // must not truncate the file the answer would have gone to.
+        let upload = try request.streamedBody.map {
+            body throws(HTTPError) in try StreamedBodyReader(body, url: request.displayURL)
+        }
+        return CurlTransfer(
+            request: request, wire: wire, maxBodyBytes: configuration.maxResponseBytes,
+            sink: try BodyFileWriter.opening(for: request), upload: upload, pool: bodyBuffers)
     }
 
     /// Stops the event loop, ends waiting requests with `.cancelled` and frees every handle.

@@ -16,14 +16,24 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let response = try await wrapped.perform(request)
+        // Most responses are not redirects: their path holds nothing else across an await (an
+        // async function's values live in the task's heap frame).
+        guard response.isRedirect, response.headers["Location"] != nil else { return response }
+        return try await follow(from: request, first: response)
+    }
+
+    /// The hops after `first`, a redirect.
+    private func follow(from request: HTTPRequest, first: HTTPResponse) async throws
+        -> HTTPResponse
+    {
         var state = RedirectState(request: request, maxHops: maxHops)
-        var response = try await wrapped.perform(request)
-        let firstHopHeaders = response.requestHeaders
+        var response = first
         while let next = try state.next(after: response) {
             response = try await wrapped.perform(next)
         }
         response.redirectCount = state.hops
-        response.requestHeaders = firstHopHeaders
+        response.requestHeaders = first.requestHeaders
         return response
     }
 }

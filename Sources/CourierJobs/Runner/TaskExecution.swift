@@ -1,0 +1,334 @@
+import Courier
+import Foundation
+
+/// One task run to its end: each page sent through the retry layer (and a token renewal when
+/// the task has one), judged against the task's expectations, logged, saved and paginated.
+extension JobRunner {
+    /// Runs one task, every page of it; whether it succeeded.
+    ///
+    /// Only the send is awaited here: what comes before and after it is in synchronous
+    /// helpers, because every value an async function holds lives in the task's heap frame.
+    /// Written inline, this loop's frame was 18 KiB, allocated and freed for every task.
+    func execute(
+        _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
+        reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?,
+        tokens: [String: CapturedToken] = [:]
+    ) async -> Bool {
+        var cursor = firstPage(of: task, state: state)
+        let streams = streamsSave(task, capturing: feed != nil)
+        while true {
+            let send = preparePage(
+                cursor, of: task, shared: shared, log: log, tokens: tokens, streams: streams)
+            var failure: (any Error)?
+            do {
+                if let renewing = send.renewing {
+                    _ = try await renewing.perform(send.request)
+                } else {
+                    _ = try await send.retrying.perform(send.request)
+                }
+            } catch {
+                failure = error
+            }
+            if let ok = finishPage(
+                send, of: task, cursor: &cursor, failure: failure, log: log, progress: progress,
+                reporter: reporter, state: state, feed: feed)
+            {
+                return ok
+            }
+        }
+    }
+
+    /// Where a task is in its pages.
+    private struct PageCursor {
+        var paginator: Paginator?
+        var request: HTTPRequest
+        var page = 1
+        /// Requests sent for the task so far, every attempt counted.
+        var requests = 0
+
+        /// The page number as logged: `nil` for a task that does not paginate.
+        var logged: Int? { paginator == nil ? nil : page }
+    }
+
+    /// One page's request and the clients that send it, made before it is sent.
+    private struct PageSend {
+        let request: HTTPRequest
+        let retrying: RetryingHTTPClient<AnyHTTPClient>
+        /// The retry layer under a token renewal, when the task's token can be renewed.
+        let renewing: AnyHTTPClient?
+        let attempts: Locked<PageAttempts>
+        let streamed: FileReplacement?
+    }
+
+    @inline(never)
+    private func firstPage(of task: ExpandedTask, state: ConditionalState?) -> PageCursor {
+        var request = task.request
+        if task.conditional, let state, let save = task.save {
+            Self.askIfChanged(&request, state: state, save: save, outputDir: job.outputDir)
+        }
+        return PageCursor(
+            paginator: task.paginate.map { Paginator(rule: $0, first: task.request) },
+            request: request)
+    }
+
+    @inline(never)
+    private func preparePage(
+        _ cursor: PageCursor, of task: ExpandedTask, shared: AnyHTTPClient, log: RunLog,
+        tokens: [String: CapturedToken], streams: Bool
+    ) -> PageSend {
+        // One page (or the task's only request), with its own retries.
+        let pageNumber = cursor.logged
+        let attempts = Locked(PageAttempts())
+        // What the observers below log, taken out of the task so that their contexts do
+        // not copy the whole task (request and expectations included) on every page.
+        let taskID = task.id
+        let replayOf = task.replayOf
+        let retrying = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+            // One lock per attempt: numbered on after a renewal, and kept when final.
+            let attempt = attempts.withLock { state -> RetryAttempt in
+                var attempt = attempt
+                attempt.number += state.renumbering
+                if attempt.retryDelay == nil { state.last = attempt }
+                return attempt
+            }
+            if attempt.retryDelay != nil {
+                try? log.request(
+                    task: taskID, attempt: attempt, outcome: "retry", replayOf: replayOf,
+                    page: pageNumber)
+            }
+        }
+        let renewing = renewing(retrying, for: task, tokens: tokens) { name in
+            // The token was rejected and renewed: the rejected attempt is a retry.
+            let rejected = attempts.withLock { state -> RetryAttempt? in
+                defer { state.last = nil }
+                if let last = state.last { state.renumbering = last.number }
+                return state.last
+            }
+            if var rejected {
+                rejected.retryDelay = 0
+                try? log.request(
+                    task: taskID, attempt: rejected, outcome: "retry",
+                    replayOf: replayOf, page: pageNumber, renewedToken: name)
+            }
+        }
+        let streamed = streams ? streamedSave(for: task, page: pageNumber) : nil
+        var request = cursor.request
+        if let streamed { request.bodyDestination = .file(streamed.temporary) }
+        return PageSend(
+            request: request, retrying: retrying, renewing: renewing, attempts: attempts,
+            streamed: streamed)
+    }
+
+    /// Judges, logs and (when ok) saves the page just sent; moves the cursor to the next page
+    /// and returns `nil` when there is one, or whether the task succeeded.
+    @inline(never)
+    private func finishPage(
+        _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, failure: (any Error)?,
+        log: RunLog, progress: Progress, reporter: FailureReporter, state: ConditionalState?,
+        feed: TaskFeed?
+    ) -> Bool? {
+        let streamed = send.streamed
+        guard let attempt = send.attempts.withLock({ $0.last }) else {
+            streamed?.discard()
+            return false
+        }
+        let pageNumber = cursor.logged
+        cursor.requests += attempt.number
+
+        // Captures are taken in `evaluate` (secret ones learned by the redactor) before
+        // the line that could show them is written, and before anything is saved.
+        var result = evaluate(
+            attempt, of: task, page: pageNumber, captures: feed.map { feed in feed.capture },
+            streamed: streamed)
+        if let tokenProblem = failure as? AuthenticatingHTTPClient<AnyHTTPClient>.Failure,
+            !result.ok, var failure = result.failure
+        {
+            failure.message += "; \(tokenProblem)"
+            result.failure = failure
+        }
+        if let streamed, result.savedTo == nil { streamed.discard() }
+        if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
+            case .success(let response) = attempt.outcome
+        {
+            state.record(response, for: save)
+        }
+        var next: HTTPRequest?
+        if result.ok, var paginator = cursor.paginator,
+            case .success(let response) = attempt.outcome
+        {
+            do {
+                next = try paginator.next(after: response, to: cursor.request)
+                cursor.paginator = paginator
+            } catch {
+                result.ok = false
+                result.failure = ("pagination", error.message)
+            }
+        }
+        let outcome = !result.ok ? "failed" : next == nil ? "ok" : "page"
+        try? log.request(
+            task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
+            failure: attempt.outcome.isFailure ? nil : result.failure,
+            replayOf: task.replayOf, notModified: result.notModified, page: pageNumber)
+        guard result.ok, let next else {
+            progress.taskFinished(ok: result.ok, requests: cursor.requests)
+            if !result.ok, let failure = result.failure {
+                let onPage = pageNumber.map { " on page \($0)" } ?? ""
+                reporter.report(
+                    "task \(task.id) failed\(onPage) after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.message)"
+                )
+            }
+            return result.ok
+        }
+        cursor.request = next
+        cursor.page += 1
+        return nil
+    }
+
+    /// The final attempt of one page, and how far its attempts are renumbered: after a
+    /// rejected token was renewed, the retry layer counts from 1 again, and the log goes on.
+    private struct PageAttempts {
+        var last: RetryAttempt?
+        var renumbering = 0
+    }
+
+    /// Whether the task's saved body goes straight to disk as it arrives, so that memory stays
+    /// flat however large it is: when nothing reads the body (captures, body expectations and
+    /// pagination all parse it, so those bodies stay in memory, up to the transport's cap).
+    private func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
+        task.save != nil && task.paginate == nil && task.expectation.json.isEmpty
+            && task.expectation.bodyContains.isEmpty
+            && !(capturing && !job.tasks[task.specIndex].captures.isEmpty)
+    }
+
+    /// A temporary file beside the task's save target for the transport to write the body
+    /// into; `nil` when it cannot be made, and then the body comes to memory and the save
+    /// reports the problem as it always does.
+    private func streamedSave(for task: ExpandedTask, page: Int?) -> FileReplacement? {
+        guard var path = task.save else { return nil }
+        if let page { path = path.replacingOccurrences(of: "{page}", with: String(page)) }
+        guard let url = OutputPath.resolve(path, in: URL(fileURLWithPath: job.outputDir)) else {
+            return nil
+        }
+        do {
+            let folder = url.deletingLastPathComponent()
+            try FileSystem.makeFolders(folder)
+            temporaries.sweep(folder)
+            return try FileReplacement(replacing: url)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Hands the response's captured values to `store` (the feed); why not, when they cannot
+    /// be taken.
+    private func takeCaptures(
+        of task: ExpandedTask, from response: HTTPResponse,
+        into store: ([String], CaptureRule) throws -> Void
+    )
+        -> String?
+    {
+        let rules = job.tasks[task.specIndex].captures
+        guard !rules.isEmpty else { return nil }
+        let document: JSONNode? =
+            rules.contains { if case .json = $0.source { true } else { false } }
+            ? try? JSONParser.parse([UInt8](response.body)) : nil
+        for rule in rules {
+            switch rule.values(in: response, document: document) {
+            case .success(let values):
+                do {
+                    try store(values, rule)
+                } catch {
+                    return "\(error)"
+                }
+            case .failure(let problem):
+                return problem.message
+            }
+        }
+        return nil
+    }
+
+    /// Adds `If-None-Match`/`If-Modified-Since` from the state, when the saved output is
+    /// still there (a deleted file must be fetched whole) and the task did not set them.
+    static func askIfChanged(
+        _ request: inout HTTPRequest, state: ConditionalState, save: String, outputDir: String
+    ) {
+        guard let validators = state.validators(for: save),
+            FileManager.default.fileExists(
+                atPath: URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
+        else { return }
+        validators.addConditions(to: &request)
+    }
+
+    /// What one final attempt means for its task: ok or why not, and what was saved.
+    struct AttemptResult {
+        var ok = false
+        var savedTo: String?
+        var notModified = false
+        var failure: (kind: String, message: String)?
+    }
+
+    /// - Parameter streamed: where the transport wrote the body, when it went to a file.
+    func evaluate(
+        _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?,
+        captures: (([String], CaptureRule) throws -> Void)?, streamed: FileReplacement?
+    ) -> AttemptResult {
+        var result = AttemptResult()
+        switch attempt.outcome {
+        case .success(let response) where task.accepts(response.status):
+            // The status is right: the rest of `expect`, the captures, then the save.
+            if let reason = task.expectation.failure(
+                for: response, durationMs: attempt.duration * 1000)
+            {
+                var message = reason
+                if let stop = attempt.stopReason { message += "; \(stop)" }
+                result.failure = ("expectation", message)
+            } else if let captures,
+                let problem = takeCaptures(of: task, from: response, into: captures)
+            {
+                result.failure = ("capture", problem)
+            } else if response.status == 304 {
+                // Not Modified has no body: the saved output stays as it is.
+                result.notModified = true
+                result.ok = true
+            } else if var save = task.save {
+                if let page { save = save.replacingOccurrences(of: "{page}", with: String(page)) }
+                do {
+                    result.savedTo = try self.save(response, to: save, streamed: streamed)
+                    result.ok = true
+                } catch {
+                    result.failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
+                }
+            } else {
+                result.ok = true
+            }
+        case .success(let response):
+            let expected =
+                task.expectStatus.map { $0.sorted().map(String.init).joined(separator: ", ") }
+                ?? "2xx"
+            var message = "status \(response.status), expected \(expected)"
+            if let reason = attempt.stopReason { message += "; \(reason)" }
+            result.failure = ("unexpectedStatus", message)
+        case .failure(let error):
+            result.failure = (error.kind.rawValue, error.message)
+        }
+        return result
+    }
+
+    /// Puts a saved output in place under `outputDir`: the streamed file renamed over it, or
+    /// the body in memory written; returns the path as logged.
+    private func save(
+        _ response: HTTPResponse, to path: String, streamed: FileReplacement?
+    ) throws -> String {
+        if let streamed, response.savedBody != nil {
+            try streamed.commit()
+        } else {
+            let folder = URL(fileURLWithPath: job.outputDir)
+            guard let url = OutputPath.resolve(path, in: folder) else {
+                throw OutputPathError(path: path)
+            }
+            temporaries.sweep(url.deletingLastPathComponent())
+            try OutputFile.write(response.body, to: url)
+        }
+        return (job.outputDir as NSString).appendingPathComponent(path)
+    }
+}
