@@ -1,3 +1,6 @@
+#define _GNU_SOURCE
+#include <pthread.h>
+
 #include "CCurl.h"
 
 CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -59,3 +62,13 @@ int ccurl_supports_http2(void) {
     curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
     return (info->features & CURL_VERSION_HTTP2) != 0;
 }
+
+/* The event loop that runs on the calling thread, if any: lets a request made from a task that
+   the loop itself runs stay on that loop (Swift has no cheap thread-local storage of its own). */
+static __thread const void *ccurl_current_loop_value;
+
+void ccurl_set_current_loop(const void *loop) { ccurl_current_loop_value = loop; }
+
+const void *ccurl_current_loop(void) { return ccurl_current_loop_value; }
+
+void ccurl_name_thread(const char *name) { pthread_setname_np(pthread_self(), name); }

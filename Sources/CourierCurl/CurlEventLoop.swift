@@ -9,12 +9,18 @@ import Foundation
 /// `curl_multi_wakeup`, the one multi call that is safe from another thread (libcurl-thread).
 /// They wake it while still holding the lock, and the loop frees the multi handle under that
 /// lock too, so a wake-up can never reach a freed handle.
-final class CurlEventLoop: @unchecked Sendable {
+///
+/// The loop is also a `TaskExecutor`: the jobs of tasks that prefer it come through the same
+/// inbox and run on the loop thread between rounds of libcurl work, so a request made there
+/// goes to this loop and its caller resumes here, without a thread hand-off either way.
+final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     private struct Inbox {
         var submissions: [CurlTransfer] = []
         var cancellations: [CurlTransfer] = []
         /// Paused streaming transfers whose reader has caught up.
         var unpauses: [CurlTransfer] = []
+        /// Swift jobs of the tasks that prefer this loop as their executor.
+        var jobs: [UnownedJob] = []
         var stopping = false
         /// True while the loop may be blocked in curl_multi_poll, so callers know to wake it.
         var sleeping = false
@@ -65,6 +71,35 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs a job of a task that prefers this loop as its executor, between rounds of libcurl
+    /// work; after shutdown, on a Dispatch thread instead, so that no task is stranded.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let queued = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopped else { return false }
+            inbox.jobs.append(job)
+            wakeIfSleeping(&inbox)
+            return true
+        }
+        if !queued { runElsewhere([job]) }
+    }
+
+    /// Runs jobs that came after the loop stopped. They still run as this executor's: handed to
+    /// the global executor, a task that prefers this loop would be sent back here at its next
+    /// step, and back again, for ever.
+    private func runElsewhere(_ jobs: [UnownedJob]) {
+        guard !jobs.isEmpty else { return }
+        let executor = asUnownedTaskExecutor()
+        for job in jobs {
+            DispatchQueue.global().async { job.runSynchronously(on: executor) }
+        }
+    }
+
+    /// Whether the calling thread is this loop's.
+    var isCurrent: Bool {
+        ccurl_current_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+    }
+
     /// Asks the loop to drop a transfer and resume its caller with `.cancelled`.
     func cancel(_ transfer: CurlTransfer) {
         inbox.withLock { inbox in
@@ -109,8 +144,18 @@ final class CurlEventLoop: @unchecked Sendable {
     // MARK: - Loop thread
 
     private func run() {
+        ccurl_set_current_loop(Unmanaged.passUnretained(self).toOpaque())
+        ccurl_name_thread("courier-curl")
         var stillRunning: Int32 = 0
+        var jobs: [UnownedJob] = []
         while true {
+            // The tasks' jobs first, so that what they submit is started in this same round.
+            inbox.withLock { swap(&jobs, &$0.jobs) }
+            if !jobs.isEmpty {
+                let executor = asUnownedTaskExecutor()
+                for job in jobs { job.runSynchronously(on: executor) }
+                jobs.removeAll(keepingCapacity: true)
+            }
             let (submissions, cancellations, unpauses, stopping) = inbox.withLock { inbox in
                 defer {
                     inbox.submissions.removeAll(keepingCapacity: true)
@@ -144,7 +189,7 @@ final class CurlEventLoop: @unchecked Sendable {
             let idle = inbox.withLock { inbox -> Bool in
                 let empty =
                     inbox.submissions.isEmpty && inbox.cancellations.isEmpty
-                    && inbox.unpauses.isEmpty && !inbox.stopping
+                    && inbox.unpauses.isEmpty && inbox.jobs.isEmpty && !inbox.stopping
                 inbox.sleeping = empty
                 return empty
             }
@@ -286,11 +331,16 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func tearDown() {
-        let leftovers = inbox.withLock { inbox -> [CurlTransfer] in
+        let (leftovers, jobs) = inbox.withLock { inbox -> ([CurlTransfer], [UnownedJob]) in
             inbox.stopped = true
-            defer { inbox.submissions.removeAll() }
-            return inbox.submissions
+            defer {
+                inbox.submissions.removeAll()
+                inbox.jobs.removeAll()
+            }
+            return (inbox.submissions, inbox.jobs)
         }
+        // Tasks that preferred this loop go on elsewhere.
+        runElsewhere(jobs)
         for transfer in leftovers { transfer.finish(.failure(cancelledError(transfer))) }
         for (raw, (transfer, _)) in active {
             curl_multi_remove_handle(multi, raw)

@@ -123,7 +123,7 @@ public final class CurlHTTPClient: HTTPClient {
     }
 
     public let configuration: Configuration
-    private let loops: [CurlEventLoop]
+    let loops: [CurlEventLoop]
     /// Transfers in flight per loop, from submission until the caller is resumed.
     private let load: Locked<[Int]>
     private let bodyBuffers: BodyBufferPool
@@ -145,6 +145,10 @@ public final class CurlHTTPClient: HTTPClient {
     private func takeLoop() -> Int {
         // One loop (the default on two cores): no choice, so no lock on every request.
         guard loops.count > 1 else { return 0 }
+        if let current = currentLoop {
+            load.withLock { $0[current] += 1 }
+            return current
+        }
         return load.withLock { load in
             var best = 0
             for index in load.indices.dropFirst() where load[index] < load[best] { best = index }
@@ -153,10 +157,19 @@ public final class CurlHTTPClient: HTTPClient {
         }
     }
 
+    /// The loop whose thread is running the caller, if any.
+    var currentLoop: Int? { loops.firstIndex(where: \.isCurrent) }
+
     private func release(_ index: Int) {
         guard loops.count > 1 else { return }
         load.withLock { $0[index] -= 1 }
     }
+
+    /// The event loops as task executors. A task that prefers one runs on that loop's
+    /// thread, and its requests go to that loop: they start and resume without crossing
+    /// threads. For work that never blocks between requests (the job runner's tasks); a task
+    /// that blocks its loop's thread stalls that loop's transfers.
+    public var taskExecutors: [any TaskExecutor] { loops }
 
     /// Whether the linked libcurl supports HTTP/2.
     public static var supportsHTTP2: Bool { CurlGlobal.supportsHTTP2 }

@@ -43,4 +43,11 @@ CURLMcode ccurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 /// Whether this libcurl was built with HTTP/2 support.
 int ccurl_supports_http2(void);
 
+/* The event loop running on this thread (NULL on other threads). */
+void ccurl_set_current_loop(const void *loop);
+const void *ccurl_current_loop(void);
+
+/* Names the calling thread as tools (top, perf) show it; at most 15 bytes are kept. */
+void ccurl_name_thread(const char *name);
+
 #endif

@@ -1,4 +1,5 @@
 import Courier
+import CourierCurl
 import Foundation
 
 /// Composes the job's middleware over its transport, in one place:
@@ -14,14 +15,20 @@ enum HTTPStack {
     /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
     ///   connections the transport keeps to one host: no task waits for a connection, and no
     ///   connection is opened only to be closed.
+    /// - Returns: the client, and the executors to run the tasks on: the curl transport's event
+    ///   loops (``CurlHTTPClient/taskExecutors``); none with URLSession.
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
         shard: Shard? = nil
-    ) -> AnyHTTPClient {
-        var client = AnyHTTPClient(
-            backend.makeClient(
-                timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
-                maxConnectionsPerHost: concurrency))
+    ) -> (client: AnyHTTPClient, executors: [any TaskExecutor]) {
+        // The run's tasks run on the curl loops (``executors``), so the loops get the cores
+        // that the tasks would otherwise take: one per core, up to four.
+        let transport = backend.makeClient(
+            timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
+            maxConnectionsPerHost: concurrency,
+            eventLoops: min(4, ProcessInfo.processInfo.activeProcessorCount))
+        let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
+        var client = AnyHTTPClient(transport)
         if let limit = job.rateLimit?.share(for: shard) {
             client = AnyHTTPClient(
                 RateLimitingHTTPClient(
@@ -31,7 +38,7 @@ enum HTTPStack {
         if job.cookies {
             client = AnyHTTPClient(CookieStoringHTTPClient(wrapping: client, time: time))
         }
-        return AnyHTTPClient(RedirectingHTTPClient(wrapping: client))
+        return (AnyHTTPClient(RedirectingHTTPClient(wrapping: client)), executors)
     }
 
     /// The per-task retry layer. Statuses the task expects are successes, never retried.

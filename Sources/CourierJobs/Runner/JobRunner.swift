@@ -113,7 +113,7 @@ public final class JobRunner: Sendable {
         }
 
         let progress = Progress(total: total)
-        let shared = HTTPStack.shared(
+        let (shared, executors) = HTTPStack.shared(
             for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
             time: time, shard: options.shard)
         // The watcher is in place before the first request, so a signal at any moment of the
@@ -142,8 +142,12 @@ public final class JobRunner: Sendable {
                 }
             }
         }
-        let scheduled = Task {
-            await schedule(shared: shared, log: log, progress: progress, state: state)
+        // With curl, the scheduler and the tasks run on the transport's event-loop threads
+        // (each task on one loop, in turn): a request then starts and resumes without
+        // crossing threads (docs/benchmarks.md).
+        let scheduled = Task(executorPreference: executors.first) {
+            await self.schedule(
+                shared: shared, log: log, progress: progress, state: state, executors: executors)
         }
         work.withLock { $0 = scheduled }
         let ticker = showsProgress ? startTicker(progress) : nil
@@ -193,8 +197,10 @@ public final class JobRunner: Sendable {
     }
 
     private func schedule(
-        shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?
+        shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?,
+        executors: [any TaskExecutor]
     ) async {
+        var nextExecutor = 0
         let concurrency = options.concurrency ?? job.concurrency
         let reporter = FailureReporter(console: console, clearsLine: showsProgress)
         let startedAt = time.now()
@@ -242,7 +248,12 @@ public final class JobRunner: Sendable {
                         supply.feed?.finished(task.specIndex, ok: true, id: task.id)
                     case .task(let task):
                         running += 1
-                        group.addTask {
+                        var executor: (any TaskExecutor)?
+                        if !executors.isEmpty {
+                            executor = executors[nextExecutor % executors.count]
+                            nextExecutor += 1
+                        }
+                        group.addTask(executorPreference: executor) {
                             if let offset = task.sendAt {
                                 // A paced replay keeps the logged gaps between requests.
                                 try? await self.time.sleep(
