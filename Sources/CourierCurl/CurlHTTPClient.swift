@@ -140,28 +140,26 @@ public final class CurlHTTPClient: HTTPClient {
         for loop in loops { loop.shutdown() }
     }
 
-    /// The loop with the fewest transfers in flight (the first on a tie), counted as taken
-    /// until ``release(_:)``.
-    private func takeLoop() -> Int {
+    /// The loop for a request: the caller's own when it runs on one (its task chose it; not
+    /// counted, so that no lock is taken), else the one with the fewest counted transfers in
+    /// flight (the first on a tie), counted until ``release(_:)``.
+    private func takeLoop() -> (index: Int, counted: Bool) {
         // One loop (the default on two cores): no choice, so no lock on every request.
-        guard loops.count > 1 else { return 0 }
-        if let current = currentLoop {
-            load.withLock { $0[current] += 1 }
-            return current
-        }
-        return load.withLock { load in
+        guard loops.count > 1 else { return (0, false) }
+        if let current = currentLoop { return (current, false) }
+        let best = load.withLock { load in
             var best = 0
             for index in load.indices.dropFirst() where load[index] < load[best] { best = index }
             load[best] += 1
             return best
         }
+        return (best, true)
     }
 
     /// The loop whose thread is running the caller, if any.
     var currentLoop: Int? { loops.firstIndex(where: \.isCurrent) }
 
     private func release(_ index: Int) {
-        guard loops.count > 1 else { return }
         load.withLock { $0[index] -= 1 }
     }
 
@@ -176,8 +174,8 @@ public final class CurlHTTPClient: HTTPClient {
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         let transfer = try makeTransfer(for: request)
-        let index = takeLoop()
-        defer { release(index) }
+        let (index, counted) = takeLoop()
+        defer { if counted { release(index) } }
         let loop = loops[index]
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -23,12 +23,17 @@ public struct RedirectState: Sendable {
         self.current = request
     }
 
+    /// Where a redirect response points, or `nil` when the response is not one to follow.
+    static func location(of response: HTTPResponse) -> String? {
+        response.isRedirect ? response.headers["Location"] : nil
+    }
+
     /// Returns the request for the next hop, or `nil` when `response` is not a redirect to follow.
     ///
     /// Throws ``HTTPError`` with `.tooManyRedirects` for a loop or too many hops and
     /// `.invalidURL` for a `Location` that is unusable or not http/https.
     public mutating func next(after response: HTTPResponse) throws -> HTTPRequest? {
-        guard response.isRedirect, let location = response.headers["Location"] else { return nil }
+        guard let location = Self.location(of: response) else { return nil }
         guard let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), target.host != nil
         else {

@@ -19,7 +19,7 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         let response = try await wrapped.perform(request)
         // Most responses are not redirects: their path holds nothing else across an await (an
         // async function's values live in the task's heap frame).
-        guard response.isRedirect, response.headers["Location"] != nil else { return response }
+        guard RedirectState.location(of: response) != nil else { return response }
         return try await follow(from: request, first: response)
     }
 
