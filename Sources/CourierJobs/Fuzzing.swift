@@ -10,6 +10,13 @@ import Foundation
         let file = URL(fileURLWithPath: "/nonexistent/courier-fuzz/job.json")
         guard let job = try? JobDecoder.decode(data, file: file, environment: ["TOKEN": "t"])
         else { return }
+        // A job of a million tasks checked one by one is a legitimate minute under the
+        // fuzzer's instrumentation, not a finding: such jobs are decoded, not validated. Jobs
+        // past the validator's limit are, since it must refuse them at once.
+        let provable = Set(
+            job.tasks.filter { StaticValidation.provableCount(of: $0, in: job) != nil }.map(\.path))
+        let (expanded, _) = JobValidator.oneByOneCount(job, skipping: provable)
+        guard expanded <= 20_000 || expanded > JobValidator.oneByOneLimit else { return }
         _ = try? JobValidator.validate(job)
     }
 

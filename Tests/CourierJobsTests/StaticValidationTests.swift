@@ -39,10 +39,60 @@ struct StaticValidationTests {
             #"{"id": "t{a}", "path": "/x", "foreach": {"a": {"range": [1, 100]}}}"#,
             #"{"id": "t{a}", "url": "http://127.0.0.1:1/{a}", "foreach": {"a": {"range": [1, 100000]}}}"#,
             #"{"id": "t{a}", "path": "/x", "foreach": {"a": {"range": [1, 2000000]}}}, {"id": "t-{b}", "path": "/y", "foreach": {"b": [1]}}"#,
+            // Zipped: an id without a variable, and ranges of different lengths.
+            #"{"id": "t", "path": "/x", "zip": true, "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [1, 2000]}}}"#,
+            #"{"id": "t{a}", "path": "/x", "zip": true, "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [1, 2001]}}}"#,
         ] {
             let job = try job(tasks)
             #expect(StaticValidation.provableCount(of: job.tasks[0], in: job) == nil, "\(tasks)")
         }
+    }
+
+    @Test func zippedRangesValidateAtOnce() throws {
+        // Ten billion pairs: the id uses one of the two, which moves with every pair.
+        let job = try job(
+            #"{"id": "t{a}", "path": "/x/{a}/{b}", "zip": true, "foreach": {"a": {"range": [1, 10000000000]}, "b": {"range": [5, 10000000004]}}}"#
+        )
+        #expect(try JobValidator.validate(job) == 10_000_000_000)
+    }
+
+    @Test func zippedRangesOfDifferentLengthsAreOneErrorAtOnce() throws {
+        let job = try job(
+            #"{"id": "t{a}", "path": "/x/{b}", "zip": true, "foreach": {"a": {"range": [1, 10000000000]}, "b": ["x", "y"]}}"#
+        )
+        let errors = try #require(throws: JobFileErrors.self) { try JobValidator.validate(job) }
+        #expect(errors.errors.map(\.path) == ["tasks[0].foreach"])
+        #expect(errors.errors[0].message.contains("a has 10000000000 and b has 2"))
+    }
+
+    @Test func aJobTooBigToCheckOneByOneIsRefusedAtOnce() throws {
+        // 8.1 * 10^11 fixed-width ids: unique, but only expansion could tell.
+        let job = try job(
+            #"{"id": "t{a}{b}", "path": "/x/{a}/{b}", "foreach": {"a": {"range": [100000, 999999]}, "b": {"range": [100000, 999999]}}}"#
+        )
+        let errors = try #require(throws: JobFileErrors.self) { try JobValidator.validate(job) }
+        #expect(errors.errors.map(\.path) == ["tasks[0].id"])
+        #expect(errors.errors[0].message.contains("expands to more than 10000000 tasks"))
+        #expect(errors.errors[0].message.contains("split the job"))
+    }
+
+    @Test func theLimitCountsEveryExpandedTask() throws {
+        // Two specs of six million each that cannot be told apart by their ids' prefixes.
+        let job = try job(
+            #"{"id": "t{a}", "path": "/x", "foreach": {"a": {"range": [1, 6000000]}}}, {"id": "t{a}", "path": "/y", "foreach": {"a": {"range": [7000000, 12999999]}}}"#
+        )
+        #expect(JobValidator.oneByOneCount(job, skipping: []).0 == JobValidator.oneByOneLimit + 1)
+        let errors = try #require(throws: JobFileErrors.self) { try JobValidator.validate(job) }
+        #expect(errors.errors[0].message.contains("expands to 6000000 tasks"))
+    }
+
+    @Test func sizesAreCountedWithoutExpanding() throws {
+        let job = try job(
+            #"{"id": "t{a}-{b}-{c}", "path": "/x", "foreach": {"a": {"range": [-5, 4]}, "b": ["p", "q", "r"], "c": {"range": [9223372036854775806, 9223372036854775807]}}}"#
+        )
+        #expect(StaticValidation.expansionCount(of: job.tasks[0], cap: .max) == 60)
+        #expect(StaticValidation.expansionCount(of: job.tasks[0], cap: 7) == 7)
+        #expect(try JobValidator.validate(job) == 60)
     }
 
     @Test func cornersAreStillChecked() throws {

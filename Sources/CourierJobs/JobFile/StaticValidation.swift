@@ -17,25 +17,38 @@ enum StaticValidation {
     static let pathExpansionLimit = 1_000
 
     /// The number of tasks of `spec` when it qualifies, `nil` when it must be expanded.
+    ///
+    /// Zipped ranges qualify too: their i-th combination is the i-th value of each, so an id
+    /// that uses any one of them (separated as above) differs for every i. Zipped ranges of
+    /// different lengths are the validator's error, not a proof.
     static func provableCount(of spec: TaskSpec, in job: Job) -> Int? {
-        guard !spec.zip else { return nil }
         var count = 1
         var names: [String] = []
         for variable in spec.foreach {
-            guard case .range(let from, let to) = variable.source else { return nil }
+            guard case .range = variable.source else { return nil }
             // The decoder refused ranges whose size overflows; a product may still.
-            let (span, spanOverflow) = to.subtractingReportingOverflow(from)
-            guard !spanOverflow, span < Int.max else { return nil }
-            let (product, overflow) = count.multipliedReportingOverflow(by: span + 1)
-            guard !overflow else { return nil }
-            count = product
+            let values = valueCount(of: variable.source)
+            if spec.zip {
+                guard names.isEmpty || values == count else { return nil }
+                count = values
+            } else {
+                let (product, overflow) = count.multipliedReportingOverflow(by: values)
+                guard !overflow else { return nil }
+                count = product
+            }
             names.append(variable.name)
         }
         let limit: Int
         if case .path = spec.target { limit = pathExpansionLimit } else { limit = expansionLimit }
         guard count > limit else { return nil }
         let template = Template(spec.id)
-        guard Set(template.variables) == Set(names), separated(template) else { return nil }
+        let used = Set(template.variables)
+        if spec.zip {
+            guard !used.isEmpty, used.isSubset(of: names) else { return nil }
+        } else {
+            guard used == Set(names) else { return nil }
+        }
+        guard separated(template) else { return nil }
         guard case .text(let prefix)? = template.parts.first else {
             return job.tasks.count == 1 ? count : nil
         }
@@ -70,7 +83,42 @@ enum StaticValidation {
         return true
     }
 
-    /// The first and the last combination of a product of ranges.
+    /// How many values a `foreach` source holds; a `lines` file is read to count them, up to
+    /// `cap` (a file of more lines says `cap`). Ranges saturate at `Int.max`.
+    static func valueCount(of source: ForeachSource, cap: Int = .max) -> Int {
+        switch source {
+        case .range(let from, let to):
+            guard from <= to else { return 0 }
+            let (span, overflow) = to.subtractingReportingOverflow(from)
+            return overflow || span == .max ? .max : span + 1
+        case .list(let values):
+            return values.count
+        case .lines:
+            var values = ForeachValues(source)
+            var count = 0
+            while count < cap, values.next() != nil { count += 1 }
+            return count
+        case .capture:
+            return 0
+        }
+    }
+
+    /// How many tasks `spec` expands to, saturating at `cap`: its values' product, or with
+    /// `zip` the longest variable's count (different lengths are an error of their own).
+    static func expansionCount(of spec: TaskSpec, cap: Int) -> Int {
+        guard spec.captureSource == nil else { return 0 }
+        let counts = spec.foreach.lazy.map { valueCount(of: $0.source, cap: cap) }
+        if spec.zip { return min(counts.max() ?? 1, cap) }
+        var count = 1
+        for values in counts {
+            let (product, overflow) = count.multipliedReportingOverflow(by: values)
+            count = overflow ? cap : min(product, cap)
+        }
+        return min(count, cap)
+    }
+
+    /// The first and the last combination of a product of ranges (with `zip`, of the zipped
+    /// ranges).
     static func corners(of spec: TaskSpec) -> [[String: String]] {
         var first: [String: String] = [:]
         var last: [String: String] = [:]

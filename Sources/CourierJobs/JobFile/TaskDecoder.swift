@@ -24,14 +24,14 @@ enum TaskDecoder {
                     $0, path: "\(path).foreach", folder: defaults.jobFolder, context: context)
             } ?? []
         let variables = Set(foreach.map(\.name))
-        if !Self.countFits(foreach) {
+        let zipNode = reader.take("zip")
+        let zip = reader.bool("zip") ?? false
+        if !Self.countFits(foreach, zip: zip) {
             context.error(
                 "\(path).foreach",
                 "expands to more than 9223372036854775807 tasks (the product of its variables); no run can go through them",
                 at: node)
         }
-        let zipNode = reader.take("zip")
-        let zip = reader.bool("zip") ?? false
         if zip, foreach.count < 2, let zipNode {
             reader.fail("zip", "needs at least two foreach variables to pair up", at: zipNode)
         }
@@ -536,7 +536,9 @@ enum TaskDecoder {
 
     /// Whether the product of the variables' sizes fits in an `Int` (lines files, whose size is
     /// unknown here, count as one).
-    static func countFits(_ foreach: [(name: String, source: ForeachSource)]) -> Bool {
+    /// Whether the task count fits an `Int`: the product of the variables' sizes, or with
+    /// `zip` (values taken together) each size alone.
+    static func countFits(_ foreach: [(name: String, source: ForeachSource)], zip: Bool) -> Bool {
         var count = 1
         for variable in foreach {
             let size: Int
@@ -548,6 +550,7 @@ enum TaskDecoder {
                 size = span + 1
             case .lines, .capture: size = 1
             }
+            guard !zip else { continue }
             let (product, overflow) = count.multipliedReportingOverflow(by: size)
             guard !overflow else { return false }
             count = product
