@@ -1,13 +1,6 @@
 import Courier
 import Foundation
 
-/// Where the scheduler takes its next task from.
-private struct TaskSupply: Sendable {
-    /// Present for a job's own tasks: it is told when each ends.
-    let feed: TaskFeed?
-    let next: @Sendable () -> TaskFeed.Item
-}
-
 /// Runs one validated job: takes the job's lock, writes the log, keeps at most `concurrency`
 /// tasks in flight (pulled lazily from the expansion), saves outputs, and stops cleanly on
 /// SIGINT/SIGTERM.
@@ -38,7 +31,8 @@ public final class JobRunner: Sendable {
     public let total: Int
     public let source: TaskSource
     let time: any TimeSource
-    private let stopping = Locked(false)
+    /// Set by SIGINT/SIGTERM: no task starts after it.
+    let stopping = Locked(false)
     /// Every line to the terminal goes through the job's redactor.
     let console: Console
     /// Temporaries a killed run left in the folders this run saves into.
@@ -183,7 +177,7 @@ public final class JobRunner: Sendable {
         return summary
     }
 
-    private var showsProgress: Bool {
+    var showsProgress: Bool {
         options.progress && !options.quiet && Progress.stderrIsTerminal
     }
 
@@ -192,137 +186,6 @@ public final class JobRunner: Sendable {
             while !Task.isCancelled {
                 console.error("\r\u{1B}[K" + progress.line(), newline: false)
                 try? await Task.sleep(for: .milliseconds(250))
-            }
-        }
-    }
-
-    private func schedule(
-        shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?,
-        executors: [any TaskExecutor]
-    ) async {
-        var nextExecutor = 0
-        let concurrency = options.concurrency ?? job.concurrency
-        let reporter = FailureReporter(console: console, clearsLine: showsProgress)
-        let startedAt = time.now()
-        let done = options.resume?.done ?? []
-        let shard = options.shard
-        let supply = makeSupply()
-        defer { supply.feed?.close() }
-        let tokens = supply.feed.map {
-            renewableTokens(feed: $0, shared: shared, log: log, progress: progress)
-        }
-        await withTaskGroup(of: Bool.self) { group in
-            var running = 0
-            var waiterRunning = false
-            var waitingFor: Int?
-            /// Starts tasks up to the concurrency cap. Tasks that cannot run (a build error, a
-            /// failed input) are logged and counted here, so their slots go to the next ones.
-            func fill() {
-                waitingFor = nil
-                while running < concurrency, !stopping.withLock({ $0 }), !Task.isCancelled {
-                    let item = supply.next()
-                    // Fan-out children are tasks validation could not count.
-                    if supply.feed != nil, let spec = item.spec,
-                        job.tasks[spec].captureSource != nil
-                    {
-                        progress.tasksFound(1)
-                    }
-                    switch item {
-                    case .task(let task)
-                    where shard.map {
-                        !$0.runs(taskID: task.id, capturing: job.tasks[task.specIndex].hasCaptures)
-                    } == true:
-                        // Another shard's task.
-                        progress.taskInOtherShard()
-                        supply.feed?.finished(task.specIndex, ok: true, id: task.id)
-                    case .skipped(let skipped)
-                    where shard.map { !$0.owns(taskID: skipped.id) } == true:
-                        progress.taskInOtherShard()
-                        supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
-                    case .task(let task)
-                    where !done.isEmpty && !job.tasks[task.specIndex].hasCaptures
-                        && done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
-                        // Done by an earlier run. (A task with captures runs again: the
-                        // values it hands on are not kept between runs.)
-                        progress.taskAlreadyDone()
-                        supply.feed?.finished(task.specIndex, ok: true, id: task.id)
-                    case .task(let task):
-                        running += 1
-                        var executor: (any TaskExecutor)?
-                        if !executors.isEmpty {
-                            executor = executors[nextExecutor % executors.count]
-                            nextExecutor += 1
-                        }
-                        group.addTask(executorPreference: executor) {
-                            if let offset = task.sendAt {
-                                // A paced replay keeps the logged gaps between requests.
-                                try? await self.time.sleep(
-                                    for: startedAt.advanced(by: .seconds(offset)) - self.time.now())
-                            }
-                            let ok = await self.execute(
-                                task, shared: shared, log: log, progress: progress,
-                                reporter: reporter, state: state, feed: supply.feed,
-                                tokens: tokens ?? [:])
-                            supply.feed?.finished(task.specIndex, ok: ok, id: task.id)
-                            return true
-                        }
-                    case .failure(let error, let spec):
-                        // A task that does not build (validation checked what it could; a
-                        // lines file changed underneath, or a captured value makes a bad URL).
-                        reporter.report("\(error)")
-                        progress.taskFinished(ok: false, requests: 0)
-                        supply.feed?.finished(spec, ok: false, id: job.tasks[spec].id)
-                    case .skipped(let skipped):
-                        try? log.skipped(task: skipped.id, reason: skipped.reason)
-                        reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
-                        progress.taskFinished(ok: false, requests: 0)
-                        supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
-                    case .wait(let changes):
-                        waitingFor = changes
-                        return
-                    case .end:
-                        return
-                    }
-                }
-            }
-            fill()
-            while true {
-                if let changes = waitingFor, !waiterRunning, let feed = supply.feed {
-                    guard running > 0 else {
-                        // Cannot happen with a validated job (no cycles); never hang on it.
-                        reporter.report(
-                            "internal error: tasks wait for captures that can no longer come"
-                        )
-                        break
-                    }
-                    // Wakes the loop when a running task captures something, so that children
-                    // start while their parent is still paging.
-                    waiterRunning = true
-                    group.addTask { [stopping] in
-                        await feed.waitForChange(after: changes) { stopping.withLock { $0 } }
-                        return false
-                    }
-                }
-                guard let wasTask = await group.next() else { break }
-                if wasTask { running -= 1 } else { waiterRunning = false }
-                fill()
-            }
-        }
-    }
-
-    /// The tasks to run: the job's, through a ``TaskFeed`` (which knows about captures), or a
-    /// replay's list.
-    private func makeSupply() -> TaskSupply {
-        switch source {
-        case .job:
-            let feed = TaskFeed(
-                job: job, redactor: console.redactor,
-                memoryLimit: options.captureMemoryLimit)
-            return TaskSupply(feed: feed) { feed.next() }
-        case .replay(let tasks, _):
-            let list = Locked(tasks.makeIterator())
-            return TaskSupply(feed: nil) {
-                list.withLock { $0.next() }.map { .task($0) } ?? .end
             }
         }
     }

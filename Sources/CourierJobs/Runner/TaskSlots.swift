@@ -1,0 +1,203 @@
+import Courier
+import Foundation
+
+/// Where a run takes its next task from.
+struct TaskSupply: Sendable {
+    /// Present for a job's own tasks: it is told when each ends.
+    let feed: TaskFeed?
+    let next: @Sendable () -> TaskFeed.Item
+}
+
+/// How a run keeps `concurrency` tasks in flight: one child task per slot, each taking its
+/// next task itself when the last one ends.
+///
+/// A slot runs task after task on one curl loop. A child task per job task, started by the
+/// scheduler each time one ended, cost a task creation and two thread hand-offs per job task
+/// (the ending task woke the scheduler on its loop, which started the next task on another),
+/// and built every task on the scheduler's one thread.
+extension JobRunner {
+    /// What a run's slots share.
+    struct TaskSlots: Sendable {
+        let supply: TaskSupply
+        let shared: AnyHTTPClient
+        let log: RunLog
+        let progress: Progress
+        let reporter: FailureReporter
+        let state: ConditionalState?
+        let tokens: [String: CapturedToken]
+        /// `--resume`: the keys of the tasks an earlier run did.
+        let done: Set<UInt64>
+        let shard: Shard?
+        /// When the run started (a paced replay keeps the logged gaps from it).
+        let startedAt: ContinuousClock.Instant
+    }
+
+    /// What a slot does next.
+    enum NextStep {
+        case run(ExpandedTask)
+        /// Nothing can start until the feed's change count moves past the value.
+        case wait(Int)
+        /// Nothing left to start: the supply is empty, or the run is stopping.
+        case end
+    }
+
+    /// Takes items from the supply until one is a task to run. The others are settled on the
+    /// way: another shard's task, one an earlier run did, one that does not build (logged and
+    /// counted as failed), one skipped because its input failed.
+    func nextStep(_ slots: TaskSlots) -> NextStep {
+        let supply = slots.supply
+        while !stopping.withLock({ $0 }), !Task.isCancelled {
+            let item = supply.next()
+            // Fan-out children are tasks validation could not count.
+            if supply.feed != nil, let spec = item.spec, job.tasks[spec].captureSource != nil {
+                slots.progress.tasksFound(1)
+            }
+            switch item {
+            case .task(let task)
+            where slots.shard.map {
+                !$0.runs(taskID: task.id, capturing: job.tasks[task.specIndex].hasCaptures)
+            } == true:
+                // Another shard's task.
+                slots.progress.taskInOtherShard()
+                supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+            case .skipped(let skipped)
+            where slots.shard.map { !$0.owns(taskID: skipped.id) } == true:
+                slots.progress.taskInOtherShard()
+                supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+            case .task(let task)
+            where !slots.done.isEmpty && !job.tasks[task.specIndex].hasCaptures
+                && slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
+                // Done by an earlier run. (A task with captures runs again: the values it
+                // hands on are not kept between runs.)
+                slots.progress.taskAlreadyDone()
+                supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+            case .task(let task):
+                return .run(task)
+            case .failure(let error, let spec):
+                // A task that does not build (validation checked what it could; a lines file
+                // changed underneath, or a captured value makes a bad URL).
+                slots.reporter.report("\(error)")
+                slots.progress.taskFinished(ok: false, requests: 0)
+                supply.feed?.finished(spec, ok: false, id: job.tasks[spec].id)
+            case .skipped(let skipped):
+                try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
+                slots.reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
+                slots.progress.taskFinished(ok: false, requests: 0)
+                supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+            case .wait(let changes):
+                return .wait(changes)
+            case .end:
+                return .end
+            }
+        }
+        return .end
+    }
+
+    /// One slot: runs `first`, then the tasks it takes itself, until there is none to run now
+    /// (the scheduler then decides whether to wait for captures).
+    func occupy(first: ExpandedTask, slots: TaskSlots) async {
+        var task = first
+        while true {
+            if let offset = task.sendAt {
+                // A paced replay keeps the logged gaps between requests.
+                try? await time.sleep(
+                    for: slots.startedAt.advanced(by: .seconds(offset)) - time.now())
+            }
+            let ok = await execute(
+                task, shared: slots.shared, log: slots.log, progress: slots.progress,
+                reporter: slots.reporter, state: slots.state, feed: slots.supply.feed,
+                tokens: slots.tokens)
+            slots.supply.feed?.finished(task.specIndex, ok: ok, id: task.id)
+            guard case .run(let next) = nextStep(slots) else { return }
+            task = next
+        }
+    }
+
+    /// Fills the slots, and again whenever one empties; waits for captures when tasks need
+    /// values that running tasks have not handed on yet.
+    func schedule(
+        shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?,
+        executors: [any TaskExecutor]
+    ) async {
+        let concurrency = options.concurrency ?? job.concurrency
+        let supply = makeSupply()
+        defer { supply.feed?.close() }
+        let slots = TaskSlots(
+            supply: supply, shared: shared, log: log, progress: progress,
+            reporter: FailureReporter(console: console, clearsLine: showsProgress),
+            state: state,
+            tokens: supply.feed.map {
+                renewableTokens(feed: $0, shared: shared, log: log, progress: progress)
+            } ?? [:],
+            done: options.resume?.done ?? [], shard: options.shard, startedAt: time.now())
+        var nextExecutor = 0
+        await withTaskGroup(of: Bool.self) { group in
+            var running = 0
+            var waiterRunning = false
+            var waitingFor: Int?
+            /// Starts slots up to the concurrency cap, each with its first task.
+            func fill() {
+                waitingFor = nil
+                while running < concurrency {
+                    switch nextStep(slots) {
+                    case .run(let task):
+                        running += 1
+                        var executor: (any TaskExecutor)?
+                        if !executors.isEmpty {
+                            executor = executors[nextExecutor % executors.count]
+                            nextExecutor += 1
+                        }
+                        group.addTask(executorPreference: executor) {
+                            await self.occupy(first: task, slots: slots)
+                            return true
+                        }
+                    case .wait(let changes):
+                        waitingFor = changes
+                        return
+                    case .end:
+                        return
+                    }
+                }
+            }
+            fill()
+            while true {
+                if let changes = waitingFor, !waiterRunning, let feed = supply.feed {
+                    guard running > 0 else {
+                        // Cannot happen with a validated job (no cycles); never hang on it.
+                        slots.reporter.report(
+                            "internal error: tasks wait for captures that can no longer come"
+                        )
+                        break
+                    }
+                    // Wakes the loop when a running task captures something, so that children
+                    // start while their parent is still paging.
+                    waiterRunning = true
+                    group.addTask { [stopping] in
+                        await feed.waitForChange(after: changes) { stopping.withLock { $0 } }
+                        return false
+                    }
+                }
+                guard let wasSlot = await group.next() else { break }
+                if wasSlot { running -= 1 } else { waiterRunning = false }
+                fill()
+            }
+        }
+    }
+
+    /// The tasks to run: the job's, through a ``TaskFeed`` (which knows about captures), or a
+    /// replay's list.
+    private func makeSupply() -> TaskSupply {
+        switch source {
+        case .job:
+            let feed = TaskFeed(
+                job: job, redactor: console.redactor,
+                memoryLimit: options.captureMemoryLimit)
+            return TaskSupply(feed: feed) { feed.next() }
+        case .replay(let tasks, _):
+            let list = Locked(tasks.makeIterator())
+            return TaskSupply(feed: nil) {
+                list.withLock { $0.next() }.map { .task($0) } ?? .end
+            }
+        }
+    }
+}
