@@ -144,6 +144,23 @@ struct BenchModesTests {
         #expect(try await server.maxConcurrency(of: key) == 4)
     }
 
+    @Test("by default the curl backend has one loop per core, at most four")
+    func defaultEventLoops() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("benchdefaultloops")
+        let result = try await CourierBinary.run([
+            "bench", server.url("/slow?ms=20&key=\(key)").absoluteString, "-n", "40", "-c", "8",
+            "--warmup", "0", "--rounds", "1", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let line = try #require(
+            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(line["requests"] as? Int == 40 && line["errors"] as? Int == 0, "\(line)")
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        #expect(line["eventLoops"] as? Int == min(4, cores), "\(line)")
+        #expect(try await server.maxConcurrency(of: key) == 8)
+    }
+
     @Test("--rate spaces the requests at the server")
     func fixedRate() async throws {
         let server = try TestServers.fixture()

@@ -1,4 +1,5 @@
 import Courier
+import CourierCurl
 import Foundation
 
 #if canImport(Glibc)
@@ -133,9 +134,13 @@ public struct BenchmarkRunner: Sendable {
         let tickets = Locked(0)
         let start = ContinuousClock.now
         let deadline = plan.duration.map { start + .milliseconds(Int($0 * 1000)) }
+        // On curl, the workers run on its loops in turn, as `courier run`'s tasks do: each
+        // request then starts and resumes on its loop's thread, with no hand-off.
+        let executors = (client as? CurlHTTPClient)?.taskExecutors ?? []
         return await withTaskGroup(of: Tally.self) { group in
-            for _ in 0..<workers {
-                group.addTask {
+            for worker in 0..<workers {
+                let executor = executors.isEmpty ? nil : executors[worker % executors.count]
+                group.addTask(executorPreference: executor) {
                     var tally = Tally()
                     while true {
                         let ticket = tickets.withLock { value -> Int in

@@ -29,8 +29,8 @@ enum BenchCommand {
           --warmup   requests per backend before measuring (default min(1000, REQUESTS))
           --http2    offer HTTP/2 over TLS (curl backend)
           --insecure do not verify the server's certificate (curl backend; a test server's)
-          --event-loops  curl's event-loop threads (default one per two cores, at most 4;
-                     connection limits are shared between them)
+          --event-loops  curl's event-loop threads, on which the senders run (default one
+                     per core, at most 4; connection limits are shared between them)
         """
 
     struct Options {
@@ -86,7 +86,7 @@ enum BenchCommand {
             if clients[backend] == nil {
                 clients[backend] = backend.makeClient(
                     maxConnectionsPerHost: options.concurrency, http2: options.http2,
-                    eventLoops: options.eventLoops)
+                    eventLoops: options.eventLoops ?? HTTPStack.eventLoopsWithTasks)
                 roundPlan.warmup = options.warmup ?? min(1_000, options.count)
             }
             let label = "[\(step + 1)/\(schedule.count)] \(backend.rawValue) round \(round)"

@@ -17,6 +17,10 @@ enum HTTPStack {
     ///   connection is opened only to be closed.
     /// - Returns: the client, and the executors to run the tasks on: the curl transport's event
     ///   loops (``CurlHTTPClient/taskExecutors``); none with URLSession.
+    /// curl loops for callers that run their tasks on them (``CurlHTTPClient/taskExecutors``):
+    /// the loops then get the cores the tasks would take, one per core, up to four.
+    static var eventLoopsWithTasks: Int { min(4, ProcessInfo.processInfo.activeProcessorCount) }
+
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
         shard: Shard? = nil
@@ -25,8 +29,7 @@ enum HTTPStack {
         // that the tasks would otherwise take: one per core, up to four.
         let transport = backend.makeClient(
             timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
-            maxConnectionsPerHost: concurrency,
-            eventLoops: min(4, ProcessInfo.processInfo.activeProcessorCount))
+            maxConnectionsPerHost: concurrency, eventLoops: eventLoopsWithTasks)
         let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
         var client = AnyHTTPClient(transport)
         if let limit = job.rateLimit?.share(for: shard) {
