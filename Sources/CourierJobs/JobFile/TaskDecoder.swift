@@ -534,10 +534,9 @@ enum TaskDecoder {
         return result
     }
 
-    /// Whether the product of the variables' sizes fits in an `Int` (lines files, whose size is
-    /// unknown here, count as one).
     /// Whether the task count fits an `Int`: the product of the variables' sizes, or with
-    /// `zip` (values taken together) each size alone.
+    /// `zip` (values taken together) each size alone. Lines files, whose size is unknown here,
+    /// count as one.
     static func countFits(_ foreach: [(name: String, source: ForeachSource)], zip: Bool) -> Bool {
         var count = 1
         for variable in foreach {

@@ -12,15 +12,15 @@ import Foundation
 /// is stored and each hop gets its own origin's cookies. The transport never follows redirects
 /// itself.
 enum HTTPStack {
+    /// curl loops for callers that run their tasks on them (``CurlHTTPClient/taskExecutors``):
+    /// the loops then get the cores the tasks would take, one per core, up to four.
+    static var eventLoopsWithTasks: Int { min(4, ProcessInfo.processInfo.activeProcessorCount) }
+
     /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
     ///   connections the transport keeps to one host: no task waits for a connection, and no
     ///   connection is opened only to be closed.
     /// - Returns: the client, and the executors to run the tasks on: the curl transport's event
     ///   loops (``CurlHTTPClient/taskExecutors``); none with URLSession.
-    /// curl loops for callers that run their tasks on them (``CurlHTTPClient/taskExecutors``):
-    /// the loops then get the cores the tasks would take, one per core, up to four.
-    static var eventLoopsWithTasks: Int { min(4, ProcessInfo.processInfo.activeProcessorCount) }
-
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
         shard: Shard? = nil

@@ -136,9 +136,9 @@ public final class JobRunner: Sendable {
                 }
             }
         }
-        // With curl, the scheduler and the tasks run on the transport's event-loop threads
-        // (each task on one loop, in turn): a request then starts and resumes without
-        // crossing threads (docs/benchmarks.md).
+        // With curl, the scheduler and the task slots run on the transport's event-loop
+        // threads (each slot on one loop, in turn): a request then starts and resumes without
+        // crossing threads (``TaskSlots``, docs/benchmarks.md).
         let scheduled = Task(executorPreference: executors.first) {
             await self.schedule(
                 shared: shared, log: log, progress: progress, state: state, executors: executors)
