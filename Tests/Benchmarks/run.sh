@@ -54,7 +54,6 @@ done
 
 small="http://127.0.0.1:$port/small.json"
 large="http://127.0.0.1:$port/1mib.bin"
-wrk_rps() { wrk -t2 -c"$2" -d"${SECONDS_WRK}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
 # Connections nginx has accepted so far (this status request's own included).
 accepted() { curl -sf "http://127.0.0.1:$port/nginx-status" | awk 'NR == 3 {print $1}'; }
 bench() {
@@ -72,45 +71,99 @@ echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port), $ROUNDS rounds"
 # The machine is shared: a figure taken minutes after its reference compares two machines.
 # So wrk, the transport and curl's own client take turns, round after round, and each ratio
 # is taken within a round; the medians are reported. conns: connections nginx accepted during
-# each client's run (minus the status read).
+# each client's run (minus the status read). wrk's and curl's CPU and peak RSS are their own
+# process's (wait4); their latency is wrk's --latency percentiles and curl's time_total per
+# transfer; Courier's come from `courier bench --json`.
+cat > "$work/usage.py" <<'PY'
+# Runs a command with its output to the file named second, and writes "CPU-seconds
+# peak-RSS-KiB" of that process alone (wait4) to the file named first.
+import os, subprocess, sys
+with open(sys.argv[2], "w") as out:
+    child = subprocess.Popen(sys.argv[3:], stdout=out)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}\n")
+sys.exit(child.returncode)
+PY
 cli_n=30000
 for _ in $(seq $cli_n); do printf 'url = "%s"\noutput = "/dev/null"\n' "$small"; done > "$work/curl.cfg"
 : > "$work/small-rounds.txt"
 for round in $(seq "$ROUNDS"); do
   a0=$(accepted)
-  wrk_r=$(wrk_rps "$small" 64)
+  python3 "$work/usage.py" "$work/wrk.usage" "$work/wrk.out" \
+    wrk -t2 -c64 -d"${SECONDS_WRK}s" --latency "$small"
   a1=$(accepted)
   curl_r=$(bench "$small" --backend curl -n 50000 -c 64 --warmup 2000 --rounds 1)
   a2=$(accepted)
   cli_start=$(date +%s.%N)
-  curl -s --no-progress-meter --parallel --parallel-max 64 --config "$work/curl.cfg"
-  cli_r=$(python3 -c "import time; print($cli_n / (time.time() - $cli_start))")
+  python3 "$work/usage.py" "$work/cli.usage" "$work/cli.times" \
+    curl -s --no-progress-meter --parallel --parallel-max 64 -w '%{time_total}\n' \
+    --config "$work/curl.cfg"
+  cli_seconds=$(python3 -c "import time; print(time.time() - $cli_start)")
   a3=$(accepted)
-  echo "$round $wrk_r $(echo "$curl_r" | field requestsPerSecond) $cli_r $((a1 - a0 - 1)) $((a2 - a1 - 1)) $((a3 - a2 - 1)) $(echo "$curl_r" | field connections)" >> "$work/small-rounds.txt"
+  python3 - "$round" "$work" "$cli_n" "$cli_seconds" "$((a1 - a0 - 1))" "$((a2 - a1 - 1))" \
+    "$((a3 - a2 - 1))" "$curl_r" >> "$work/small-rounds.txt" <<'PY'
+import json, re, statistics, sys
+round_, work, cli_n, cli_seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+conns = [int(c) for c in sys.argv[5:8]]
+courier = json.loads(sys.argv[8])
+def usage(name):
+    cpu, rss = open(f"{work}/{name}.usage").read().split()
+    return float(cpu), int(rss) * 1024
+def ms(text):
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+wrk = open(f"{work}/wrk.out").read()
+wrk_requests = int(re.search(r"(\d+) requests in", wrk).group(1))
+wrk_cpu, wrk_rss = usage("wrk")
+times = sorted(float(t) * 1000 for t in open(f"{work}/cli.times").read().split())
+cli_cpu, cli_rss = usage("cli")
+pick = lambda q: times[min(len(times) - 1, int(q * len(times)))]
+print(json.dumps({
+    "round": round_,
+    "wrk": {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", wrk).group(1)),
+            "p50": ms(re.search(r"50%\s+(\S+)", wrk).group(1)),
+            "p99": ms(re.search(r"99%\s+(\S+)", wrk).group(1)),
+            "cpu": wrk_cpu / wrk_requests * 1e6, "rss": wrk_rss, "conns": conns[0]},
+    "curl": {"rps": courier["requestsPerSecond"], "p50": courier["latencyMs"]["p50"],
+             "p99": courier["latencyMs"]["p99"], "cpu": courier["cpuMicrosecondsPerRequest"],
+             "rss": courier["peakRSSBytes"], "conns": conns[1],
+             "counted": courier["connections"]},
+    "cli": {"rps": len(times) / cli_seconds, "p50": pick(0.5), "p99": pick(0.99),
+            "cpu": cli_cpu / len(times) * 1e6, "rss": cli_rss, "conns": conns[2]},
+}))
+PY
 done
 a4=$(accepted)
 urls_small=$(bench "$small" --backend urlsession -n 5000 -c 64 --warmup 500 --rounds 1)
 conns_urls=$(($(accepted) - a4 - 1))
-urls_rps=$(echo "$urls_small" | field requestsPerSecond)
-python3 - "$work/small-rounds.txt" "$urls_rps" "$conns_urls" > "$work/small-summary.txt" <<'PY'
-import statistics, sys
-rounds = [line.split() for line in open(sys.argv[1])]
-urls, conns_urls = float(sys.argv[2]), sys.argv[3]
+python3 - "$work/small-rounds.txt" "$urls_small" "$conns_urls" > "$work/small-summary.txt" <<'PY'
+import json, statistics, sys
+rounds = [json.loads(line) for line in open(sys.argv[1])]
+urls = json.loads(sys.argv[2])
 print(f"{'round':<7}{'wrk':>10}{'CurlHTTPClient':>16}{'curl --parallel':>17}{'curl/wrk':>10}{'curl/cli':>10}")
 for r in rounds:
-    wrk, curl, cli = map(float, r[1:4])
-    print(f"{r[0]:<7}{wrk:>10.0f}{curl:>16.0f}{cli:>17.0f}{curl / wrk:>10.2f}{curl / cli:>10.2f}")
-med = lambda i: statistics.median(float(r[i]) for r in rounds)
-ratio = lambda i, j: statistics.median(float(r[i]) / float(r[j]) for r in rounds)
-wrk, curl, cli = med(1), med(2), med(3)
+    wrk, curl, cli = r["wrk"]["rps"], r["curl"]["rps"], r["cli"]["rps"]
+    print(f"{r['round']:<7}{wrk:>10.0f}{curl:>16.0f}{cli:>17.0f}{curl / wrk:>10.2f}{curl / cli:>10.2f}")
+med = lambda client, key: statistics.median(r[client][key] for r in rounds)
+ratio = lambda a, b: statistics.median(r[a]["rps"] / r[b]["rps"] for r in rounds)
 print()
-print(f"{'client (medians)':<22}{'req/s':>10}{'vs wrk':>9}{'conns (server saw)':>20}")
-print(f"{'wrk':<22}{wrk:>10.0f}{1:>9.2f}{rounds[-1][4]:>20}")
-print(f"{'CurlHTTPClient':<22}{curl:>10.0f}{ratio(2, 1):>9.2f}{rounds[-1][5]:>20}")
-print(f"{'curl --parallel':<22}{cli:>10.0f}{ratio(3, 1):>9.2f}{rounds[-1][6]:>20}")
-print(f"{'URLSessionHTTPClient':<22}{urls:>10.0f}{urls / wrk:>9.2f}{conns_urls:>20}")
-print(f"CurlHTTPClient counted {rounds[-1][7]} connections itself")
-print(f"CurlHTTPClient / URLSessionHTTPClient: {curl / urls:.1f}x; / curl --parallel: {ratio(2, 3):.2f}x (median of the rounds' ratios)")
+print("client (medians)          req/s  vs wrk  vs curl --parallel  p50 ms  p99 ms  CPU µs/req  peak RSS  conns (server saw)")
+def row(name, rps, vs_wrk, vs_cli, p50, p99, cpu, rss, conns):
+    print(f"{name:<22}{rps:>9.0f}{vs_wrk:>8.2f}{vs_cli:>20.2f}{p50:>8.2f}{p99:>8.2f}{cpu:>12.1f}"
+          f"{rss / 2**20:>6.0f} MiB{conns:>20}")
+for key, name in [("wrk", "wrk"), ("curl", "CurlHTTPClient"), ("cli", "curl --parallel")]:
+    row(name, med(key, "rps"), ratio(key, "wrk"), ratio(key, "cli"), med(key, "p50"),
+        med(key, "p99"), med(key, "cpu"), med(key, "rss"), rounds[-1][key]["conns"])
+wrk_rps, cli_rps = med("wrk", "rps"), med("cli", "rps")
+row("URLSessionHTTPClient", urls["requestsPerSecond"], urls["requestsPerSecond"] / wrk_rps,
+    urls["requestsPerSecond"] / cli_rps, urls["latencyMs"]["p50"], urls["latencyMs"]["p99"],
+    urls["cpuMicrosecondsPerRequest"], urls["peakRSSBytes"], sys.argv[3])
+print("(URLSession: one run after the rounds, against the rounds' medians)")
+print(f"CurlHTTPClient counted {rounds[-1]['curl']['counted']} connections itself")
+print(f"CurlHTTPClient / URLSessionHTTPClient: {med('curl', 'rps') / urls['requestsPerSecond']:.1f}x; "
+      f"/ curl --parallel: {ratio('curl', 'cli'):.2f}x (median of the rounds' ratios)")
 PY
 cat "$work/small-summary.txt"
 
