@@ -11,6 +11,10 @@ import Foundation
 final class ConditionalState: Sendable {
     let url: URL
     private let entries: Locked<(values: [String: HTTPValidators], dirty: Bool)>
+    /// Held from a flush's snapshot to its rename, so files are renamed in snapshot order:
+    /// the run's once-a-second flusher and its final flush may overlap, and an older snapshot
+    /// renamed last replaced the newer file (entries lost, fetched whole again next run).
+    private let writing = NSLock()
 
     /// Loads the state of the job whose outputs are in `outputDir`; `warn` hears about a file
     /// that exists but cannot be used.
@@ -59,6 +63,10 @@ final class ConditionalState: Sendable {
 
     /// Writes the file when something changed.
     func flush() throws {
+        try writing.withLock { try write() }
+    }
+
+    private func write() throws {
         let snapshot = entries.withLock { state -> [String: HTTPValidators]? in
             guard state.dirty else { return nil }
             state.dirty = false
