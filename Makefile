@@ -66,10 +66,15 @@ fuzz: deps
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p .build-fuzz/corpus/$$t; \
 	  echo "== fuzz $$t for $(FUZZ_SECONDS) s (full output: .build-fuzz/$$t.log)"; \
+	  touch .build-fuzz/$$t.started; \
 	  SWIFT_BACKTRACE=enable=no .build-fuzz/release/courier-fuzz $$t .build-fuzz/corpus/$$t \
 	    Tests/Fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix=.build-fuzz/$$t- > .build-fuzz/$$t.log 2>&1 \
-	    || { tail -n 40 .build-fuzz/$$t.log; exit 1; }; \
+	    || { tail -n 40 .build-fuzz/$$t.log; \
+	         for a in $$(find .build-fuzz -maxdepth 1 -name "$$t-*" -newer .build-fuzz/$$t.started); do \
+	           echo "the input, $$a, as base64 (a CI log is enough to reproduce it):"; \
+	           base64 -w0 "$$a"; echo; \
+	         done; exit 1; }; \
 	  tail -n 1 .build-fuzz/$$t.log; \
 	done
 

@@ -1,5 +1,5 @@
 import Courier
-import CourierCurl
+@testable import CourierCurl
 import CourierTestSupport
 import Foundation
 import Testing
@@ -157,7 +157,10 @@ struct CurlHTTPClientTests {
                 try Echo(try await client.perform(HTTPRequest(url: server.url("/echo")))).peerPort)
         }
         #expect(ports.count == 1, "sequential requests on \(ports.count) connections")
-        // Eight at once: both loops at work, and four connections in all, not four each.
+        // Eight at once: both loops at work, and four connections in all, not four each. Read
+        // from each loop's completed count, not by watching for a moment when all eight are in
+        // flight: a loaded machine can starve the watcher past the whole window.
+        let completedBefore = client.loops.map(\.statistics.completedTransfers)
         let key = FixtureServer.uniqueKey("loops")
         let requests = Task {
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -171,12 +174,10 @@ struct CurlHTTPClientTests {
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while client.statistics.activeTransfers < 8, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(client.statistics.busyEventLoops == 2)
         #expect(try await requests.value == Array(repeating: 200, count: 8))
+        let completed = zip(client.loops.map(\.statistics.completedTransfers), completedBefore)
+            .map { $0 - $1 }
+        #expect(completed.reduce(0, +) == 8 && completed.allSatisfy { $0 > 0 }, "\(completed)")
         #expect(try await server.maxConcurrency(of: key) == 4)
         #expect(client.statistics.busyEventLoops == 0)
     }
@@ -210,7 +211,11 @@ struct CurlHTTPClientTests {
         let client = CurlHTTPClient()
         _ = try await client.perform(HTTPRequest(url: server.url("/echo")))
         let slow = Task { try await client.perform(HTTPRequest(url: server.url("/slow?ms=20000"))) }
-        try await Task.sleep(for: .milliseconds(200))
+        // Until the loop has it (the request lasts 20 s: a loaded machine cannot miss it).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while client.statistics.activeTransfers == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(client.statistics.activeTransfers == 1)
         client.shutdown()
         let error = try await #require(throws: HTTPError.self) { try await slow.value }
