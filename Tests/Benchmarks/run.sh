@@ -54,6 +54,7 @@ done
 
 small="http://127.0.0.1:$port/small.json"
 large="http://127.0.0.1:$port/1mib.bin"
+wrk_rps() { wrk -t2 -c"$2" -d"${SECONDS_WRK}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
 # Connections nginx has accepted so far (this status request's own included).
 accepted() { curl -sf "http://127.0.0.1:$port/nginx-status" | awk 'NR == 3 {print $1}'; }
 bench() {
