@@ -86,6 +86,32 @@ struct StaticValidationTests {
         #expect(errors.errors[0].message.contains("expands to 6000000 tasks"))
     }
 
+    @Test func aTaskOverOneLinesFileIsCheckedHoweverBig() throws {
+        // The limit stops products that explode, not data: twelve lines pass a limit of five,
+        // alone or zipped; the same twelve as a product of a range and a file do not.
+        let name = "ids-\(UUID().uuidString).txt"
+        let lines = FileManager.default.temporaryDirectory.appendingPathComponent(name)
+        try (1...12).map { "id\($0)" }.joined(separator: "\n").write(
+            to: lines, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: lines) }
+        let alone = try job(
+            #"{"id": "t{v}", "path": "/x/{v}", "foreach": {"v": {"lines": "\#(name)"}}}"#)
+        #expect(try JobValidator.validate(alone, limit: 5) == 12)
+        let zipped = try job(
+            #"{"id": "t{v}", "path": "/x/{w}", "zip": true, "foreach": {"v": {"lines": "\#(name)"}, "w": {"lines": "\#(name)"}}}"#
+        )
+        #expect(try JobValidator.validate(zipped, limit: 5) == 12)
+        let product = try job(
+            #"{"id": "t{n}-{v}", "path": "/x", "foreach": {"n": {"range": [1, 4]}, "v": {"lines": "\#(name)"}}}"#
+        )
+        #expect(StaticValidation.followsOneFile(product.tasks[0]) == false)
+        let errors = try #require(throws: JobFileErrors.self) {
+            try JobValidator.validate(product, limit: 5)
+        }
+        #expect(errors.errors[0].message.contains("expands to more than 5 tasks"), "\(errors)")
+        #expect(try JobValidator.validate(product, limit: 48) == 48)
+    }
+
     @Test func sizesAreCountedWithoutExpanding() throws {
         let job = try job(
             #"{"id": "t{a}-{b}-{c}", "path": "/x", "foreach": {"a": {"range": [-5, 4]}, "b": ["p", "q", "r"], "c": {"range": [9223372036854775806, 9223372036854775807]}}}"#

@@ -8,6 +8,11 @@ public enum JobValidator {
     /// How many tasks the job expands to, not counting those that fan out over a capture
     /// (their number is known only as the run goes).
     public static func validate(_ job: Job) throws(JobFileErrors) -> Int {
+        try validate(job, limit: oneByOneLimit)
+    }
+
+    /// ``validate(_:)`` with another limit on the ids compared one by one (tests).
+    static func validate(_ job: Job, limit: Int) throws(JobFileErrors) -> Int {
         var seen = Set<Fingerprint>()
         var errors: [JobFileError] = []
         var count = 0
@@ -40,20 +45,22 @@ public enum JobValidator {
         }
         // What cannot be proven is checked task by task, each id kept as a fingerprint; a
         // job too big for that is refused up front rather than checked for hours.
-        let (expanded, largest) = oneByOneCount(job, skipping: provable)
-        if expanded > oneByOneLimit, let largest {
+        let (expanded, largest) = oneByOneCount(job, skipping: provable, limit: limit)
+        if expanded > limit, let largest {
             // Errors found so far (zipped lengths that differ) say what to mend first.
             if errors.isEmpty {
                 errors.append(
                     JobFileError(
                         file: job.file.relativePath, path: "\(largest.path).id",
                         message: """
-                            expands to \(expansionCount(largest)) tasks, and validation checks \
-                            at most \(oneByOneLimit) task ids one by one (the job's other tasks \
-                            included); ids are proven unique without expanding only for ranges \
-                            whose id uses every variable with a character other than a digit or \
-                            "-" between two variables (such as "item-{a}/{b}"): give the id \
-                            that form, or split the job into several files
+                            expands to \(expansionCount(largest, limit: limit)) tasks, and \
+                            validation checks at most \(limit) task ids one by one (the job's \
+                            other tasks
+                            included, a task over one lines file excepted); ids are proven \
+                            unique without expanding only for ranges whose id uses every \
+                            variable with a character other than a digit or "-" between two \
+                            variables (such as "item-{a}/{b}"): give the id that form, or split \
+                            the job into several files
                             """))
             }
             throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
@@ -89,25 +96,30 @@ public enum JobValidator {
 
     /// The most tasks validation checks one by one (about 30 bytes and 1.5 µs each in a
     /// release build): beyond it, a job that cannot be proven unique statically is refused.
+    /// A task over one `lines` file (or zipped ones) is not counted: its size is the data the
+    /// user gave, checked however big, as the hangs this limit stops come from products.
     static let oneByOneLimit = 10_000_000
 
-    /// How many tasks the specs not in `skipping` expand to (saturating just past
-    /// ``oneByOneLimit``), and the biggest of those specs.
-    static func oneByOneCount(_ job: Job, skipping: Set<String>) -> (Int, TaskSpec?) {
+    /// How many tasks the specs not in `skipping` expand to (saturating just past `limit`),
+    /// and the biggest of those specs. Tasks over one `lines` file are left out.
+    static func oneByOneCount(
+        _ job: Job, skipping: Set<String>, limit: Int = oneByOneLimit
+    ) -> (Int, TaskSpec?) {
         var total = 0
         var largest: (spec: TaskSpec, count: Int)?
-        for spec in job.tasks where !skipping.contains(spec.path) {
-            let count = StaticValidation.expansionCount(of: spec, cap: oneByOneLimit + 1)
-            total = min(total + count, oneByOneLimit + 1)
+        for spec in job.tasks
+        where !skipping.contains(spec.path) && !StaticValidation.followsOneFile(spec) {
+            let count = StaticValidation.expansionCount(of: spec, cap: limit + 1)
+            total = min(total + count, limit + 1)
             if count > largest?.count ?? -1 { largest = (spec, count) }
         }
         return (total, largest?.spec)
     }
 
     /// A task's expansion as a figure for a message ("more than N" past the limit).
-    private static func expansionCount(_ spec: TaskSpec) -> String {
-        let count = StaticValidation.expansionCount(of: spec, cap: oneByOneLimit + 1)
-        return count > oneByOneLimit ? "more than \(oneByOneLimit)" : "\(count)"
+    private static func expansionCount(_ spec: TaskSpec, limit: Int) -> String {
+        let count = StaticValidation.expansionCount(of: spec, cap: limit + 1)
+        return count > limit ? "more than \(limit)" : "\(count)"
     }
 
     /// Every expansion of every spec, checked lazily (``TaskBuilder/check(_:bindings:job:)``).

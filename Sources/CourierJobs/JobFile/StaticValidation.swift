@@ -103,6 +103,15 @@ enum StaticValidation {
         }
     }
 
+    /// Whether `spec` takes its values from one `lines` file (or zipped `lines` files): one
+    /// task per line, so its size is the data's, not a product that can explode.
+    static func followsOneFile(_ spec: TaskSpec) -> Bool {
+        guard !spec.foreach.isEmpty, spec.zip || spec.foreach.count == 1 else { return false }
+        return spec.foreach.allSatisfy {
+            if case .lines = $0.source { true } else { false }
+        }
+    }
+
     /// How many tasks `spec` expands to, saturating at `cap`: its values' product, or with
     /// `zip` the longest variable's count (different lengths are an error of their own).
     static func expansionCount(of spec: TaskSpec, cap: Int) -> Int {
