@@ -95,10 +95,8 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Whether the calling thread is this loop's.
-    var isCurrent: Bool {
-        ccurl_current_loop() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-    }
+    /// What the loop's thread records as its current loop (``CurlHTTPClient/currentLoop``).
+    var identity: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Asks the loop to drop a transfer and resume its caller with `.cancelled`.
     func cancel(_ transfer: CurlTransfer) {
@@ -144,7 +142,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     // MARK: - Loop thread
 
     private func run() {
-        ccurl_set_current_loop(Unmanaged.passUnretained(self).toOpaque())
+        ccurl_set_current_loop(identity)
         ccurl_name_thread("courier-curl")
         var stillRunning: Int32 = 0
         var jobs: [UnownedJob] = []

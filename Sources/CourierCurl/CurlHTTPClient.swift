@@ -51,6 +51,12 @@ public final class CurlHTTPClient: HTTPClient {
             min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
         }
 
+        /// ``eventLoops`` for callers whose tasks run on the loops (``taskExecutors``): one
+        /// per core, at most 4, since the cores those tasks would take are then the loops'.
+        public static var eventLoopsForTaskExecutors: Int {
+            min(4, ProcessInfo.processInfo.activeProcessorCount)
+        }
+
         public init(
             timeout: TimeInterval = 60,
             connectTimeout: TimeInterval = 10,
@@ -157,7 +163,11 @@ public final class CurlHTTPClient: HTTPClient {
     }
 
     /// The loop whose thread is running the caller, if any.
-    var currentLoop: Int? { loops.firstIndex(where: \.isCurrent) }
+    var currentLoop: Int? {
+        // One thread-local read, compared with each loop (at most four): asked per request.
+        guard let current = ccurl_current_loop() else { return nil }
+        return loops.firstIndex { $0.identity == current }
+    }
 
     private func release(_ index: Int) {
         load.withLock { $0[index] -= 1 }

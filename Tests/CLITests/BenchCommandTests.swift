@@ -126,39 +126,25 @@ struct BenchModesTests {
                 atPath: space.folder.appendingPathComponent("out").path), "no saving")
     }
 
-    @Test("--event-loops spreads the curl backend over loops within the connection limit")
-    func eventLoops() async throws {
+    @Test(
+        "the curl backend runs one loop per core by default (at most four), --event-loops sets it; the loops share the connection limit",
+        arguments: [nil, 2])
+    func eventLoops(asked: Int?) async throws {
         let server = try TestServers.fixture()
         let key = FixtureServer.uniqueKey("benchloops")
-        let result = try await CourierBinary.run([
-            "bench", server.url("/slow?ms=30&key=\(key)").absoluteString, "-n", "24", "-c", "4",
-            "--warmup", "0", "--rounds", "1", "--event-loops", "2", "--json",
-        ])
+        let result = try await CourierBinary.run(
+            [
+                // Slow enough that all eight are in flight at once even on a loaded machine.
+                "bench", server.url("/slow?ms=150&key=\(key)").absoluteString, "-n", "16", "-c",
+                "8", "--warmup", "0", "--rounds", "1", "--json",
+            ] + (asked.map { ["--event-loops", "\($0)"] } ?? []))
         #expect(result.status == 0, "\(result.stderr)")
-        let line = try #require(
-            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(line["requests"] as? Int == 24 && line["errors"] as? Int == 0, "\(line)")
-        #expect(line["eventLoops"] as? Int == 2, "\(line)")
-        let ports = Set(try await ServerHits.of(key, on: server).requests.map(\.peerPort))
-        #expect(ports.count <= 4, "two loops share four connections: \(ports.count)")
-        #expect(try await server.maxConcurrency(of: key) == 4)
-    }
-
-    @Test("by default the curl backend has one loop per core, at most four")
-    func defaultEventLoops() async throws {
-        let server = try TestServers.fixture()
-        let key = FixtureServer.uniqueKey("benchdefaultloops")
-        let result = try await CourierBinary.run([
-            // Slow enough that all eight are in flight at once even on a loaded machine.
-            "bench", server.url("/slow?ms=150&key=\(key)").absoluteString, "-n", "16", "-c", "8",
-            "--warmup", "0", "--rounds", "1", "--json",
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        let line = try #require(
-            JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let line = try #require(jsonLines(result.stdout).first)
         #expect(line["requests"] as? Int == 16 && line["errors"] as? Int == 0, "\(line)")
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        #expect(line["eventLoops"] as? Int == min(4, cores), "\(line)")
+        let expected = asked ?? min(4, ProcessInfo.processInfo.activeProcessorCount)
+        #expect(line["eventLoops"] as? Int == expected, "\(line)")
+        let ports = Set(try await ServerHits.of(key, on: server).requests.map(\.peerPort))
+        #expect(ports.count <= 8, "the loops share eight connections: \(ports.count)")
         #expect(try await server.maxConcurrency(of: key) == 8)
     }
 

@@ -9,7 +9,8 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
 
     /// A new transport of this kind; `maxConnectionsPerHost` 0 keeps the transport's default
     /// (64 on both). `http2` offers HTTP/2 over TLS on curl (URLSession negotiates by itself);
-    /// `eventLoops` sets curl's loop threads (`nil`: its default, one per two cores).
+    /// `eventLoops` sets curl's loop threads (`nil`: one per core, at most four, as Courier
+    /// runs its tasks and senders on them).
     public func makeClient(
         timeout: TimeInterval = 60, maxResponseBytes: Int = 64 << 20,
         maxConnectionsPerHost: Int = 0,
@@ -22,7 +23,8 @@ public enum Backend: String, Sendable, CaseIterable, Codable {
                 configuration: .init(
                     timeout: timeout, maxResponseBytes: maxResponseBytes,
                     maxConnectionsPerHost: perHost, http2: http2,
-                    eventLoops: eventLoops ?? CurlHTTPClient.Configuration.defaultEventLoops))
+                    eventLoops: eventLoops
+                        ?? CurlHTTPClient.Configuration.eventLoopsForTaskExecutors))
         case .urlsession:
             URLSessionHTTPClient(
                 configuration: .init(

@@ -86,7 +86,7 @@ enum BenchCommand {
             if clients[backend] == nil {
                 clients[backend] = backend.makeClient(
                     maxConnectionsPerHost: options.concurrency, http2: options.http2,
-                    eventLoops: options.eventLoops ?? HTTPStack.eventLoopsWithTasks)
+                    eventLoops: options.eventLoops)
                 roundPlan.warmup = options.warmup ?? min(1_000, options.count)
             }
             let label = "[\(step + 1)/\(schedule.count)] \(backend.rawValue) round \(round)"

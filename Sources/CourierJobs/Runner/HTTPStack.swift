@@ -12,10 +12,6 @@ import Foundation
 /// is stored and each hop gets its own origin's cookies. The transport never follows redirects
 /// itself.
 enum HTTPStack {
-    /// curl loops for callers that run their tasks on them (``CurlHTTPClient/taskExecutors``):
-    /// the loops then get the cores the tasks would take, one per core, up to four.
-    static var eventLoopsWithTasks: Int { min(4, ProcessInfo.processInfo.activeProcessorCount) }
-
     /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
     ///   connections the transport keeps to one host: no task waits for a connection, and no
     ///   connection is opened only to be closed.
@@ -25,11 +21,9 @@ enum HTTPStack {
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
         shard: Shard? = nil
     ) -> (client: AnyHTTPClient, executors: [any TaskExecutor]) {
-        // The run's tasks run on the curl loops (``executors``), so the loops get the cores
-        // that the tasks would otherwise take: one per core, up to four.
         let transport = backend.makeClient(
             timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
-            maxConnectionsPerHost: concurrency, eventLoops: eventLoopsWithTasks)
+            maxConnectionsPerHost: concurrency)
         let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
         var client = AnyHTTPClient(transport)
         if let limit = job.rateLimit?.share(for: shard) {
