@@ -11,9 +11,12 @@ enum ReplayCommand {
                               [--pace asap|logged] [--speed X] [--dry-run] [--format plan|curl]
                               [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
                               [--quiet] [--no-progress]
-        Re-sends the requests of tasks whose final outcome in the given logs (- is stdin) is not
-        ok, through the same stack as `run`, and logs them with replayOf.
-          --job          the job the logs came from: its secrets, expectations, saves and limits
+        Re-sends the tasks whose final outcome in the given logs (- is stdin) is not ok, and
+        logs them with replayOf.
+          --job          the job the logs came from: each task is rebuilt from it and run as
+                         the job runs it (saves, expectations, conditional state, fan-out
+                         children from fresh captures, pages from page 1). Without it, the
+                         logged requests are re-sent as logged, and nothing is saved
           --all          every task, ok ones included
           --status, --error-kind
                          only tasks that ended with one of these statuses or error kinds
@@ -88,7 +91,13 @@ enum ReplayCommand {
             return CommandLineInterface.ExitCode.success
         }
 
-        // Rebuild each request; refusals are reported and nothing is sent for them.
+        if let job, !options.dryRun {
+            return await replayFromJob(
+                job, selected: selected, runs: history.runs, options: options, console: console)
+        }
+
+        // Rebuild each request from the log; refusals are reported and nothing is sent for
+        // them.
         let wanted = Set(selected.compactMap(\.task))
         var jobTasks: [String: ExpandedTask] = [:]
         if let job {
@@ -108,11 +117,18 @@ enum ReplayCommand {
                 if options.paced { task.sendAt = (line.time - firstTime) / options.speed }
                 tasks.append(task)
             case .failure(let refusal):
+                if job != nil, line.outcome == "skipped" || jobTasks[line.task ?? ""] == nil {
+                    // A dry run with --job: the task is rebuilt when its inputs run again.
+                    console.output(
+                        "\(line.task ?? "?")\t(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)"
+                            .showingControlCharacters)
+                    continue
+                }
                 refused += 1
                 console.error("courier: \(refusal)")
             }
         }
-        guard !tasks.isEmpty else {
+        guard !tasks.isEmpty || (job != nil && options.dryRun) else {
             console.error("courier: no request could be rebuilt; nothing sent")
             return CommandLineInterface.ExitCode.usage
         }
@@ -122,14 +138,55 @@ enum ReplayCommand {
             return refused > 0
                 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
         }
-        let replayJob = job ?? syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
+        let replayJob = syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
         let runner = JobRunner(
             job: replayJob, options: options.run, total: tasks.count,
             source: .replay(tasks, replayOf: history.runs))
+        return await finish(runner, job: replayJob, refused: refused, options: options, console: console)
+    }
+
+    /// A replay with `--job`: the selected tasks are found again in the job's expansion and
+    /// run as the job runs them (``ReplaySelection``). A task the job no longer builds is
+    /// refused with its reason, and the replay exits 1.
+    static func replayFromJob(
+        _ job: Job, selected: [LogLine], runs: [String], options: Options, console: Console
+    ) async -> Int32 {
+        let selection = ReplaySelection(
+            job: job.name, lines: selected, overrides: options.headers,
+            pace: options.paced ? options.speed : nil)
+        let runner = JobRunner(
+            job: job, options: options.run, total: selection.count,
+            source: .selection(selection, replayOf: runs))
+        return await finish(
+            runner, job: job, refused: 0, options: options, console: console,
+            unmatched: { selection.unmatched })
+    }
+
+    /// Runs the replay and prints its summary; `unmatched` names the selected tasks the run
+    /// never found.
+    private static func finish(
+        _ runner: JobRunner, job: Job, refused: Int, options: Options, console: Console,
+        unmatched: () -> [String] = { [] }
+    ) async -> Int32 {
         do {
-            let summary = try await runner.run()
+            var summary = try await runner.run()
+            if case .selection = runner.source, !options.run.logToStandardOutput,
+                !summary.logVanished
+            {
+                summary.missing = RunCommand.missing(
+                    in: options.run.logDirectory.appendingPathComponent(job.name))
+            }
+            var refused = refused
+            if summary.interruptedBy == nil {
+                for id in unmatched() {
+                    refused += 1
+                    console.error(
+                        "courier: task \(id): the job no longer builds this task (its spec or its parent's values changed); not replayed"
+                            .showingControlCharacters)
+                }
+            }
             if !options.run.quiet || summary.exitCode != 0 || refused > 0 {
-                var text = RunCommand.describe(summary, job: replayJob)
+                var text = RunCommand.describe(summary, job: job)
                 if refused > 0 { text += "; \(refused) refused" }
                 console.output(text)
             }
@@ -138,7 +195,7 @@ enum ReplayCommand {
             }
             return summary.exitCode
         } catch {
-            console.error("courier: \(replayJob.name): \(error)")
+            console.error("courier: \(job.name): \(error)")
             if case .locked = error { return CommandLineInterface.ExitCode.locked }
             return CommandLineInterface.ExitCode.usage
         }

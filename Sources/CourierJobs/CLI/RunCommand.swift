@@ -14,9 +14,9 @@ enum RunCommand {
           --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
                          and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
                          JOB_COMPLETIONS when both are set (a Kubernetes Indexed Job)
-          --resume       skip the tasks that ended ok in the job's latest log (of this shard),
-                         or in the LOGs given (every shard's at once), and the logs they
-                         resumed from; works on the log of a killed run
+          --resume       skip the tasks the job's history says are done: its latest run (every
+                         shard's), and the resumes and replays since; or the LOGs given, and
+                         the logs they resumed from. Works on the log of a killed run
           --dry-run      print the expanded tasks and send nothing
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
@@ -102,25 +102,27 @@ enum RunCommand {
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))
         if resume {
-            var logs = resumeLogs.map { URL(fileURLWithPath: $0) }
-            if logs.isEmpty,
-                let latest = LogFiles.latest(
-                    in: options.logDirectory.appendingPathComponent(job.name), shard: options.shard)
-            {
-                logs = [latest]
+            let logs = resumeLogs.map { URL(fileURLWithPath: $0) }
+            for log in logs where !FileManager.default.fileExists(atPath: log.path) {
+                console.error("courier: --resume: \(log.relativePath): no such log")
+                return CommandLineInterface.ExitCode.usage
             }
+            let warn: (String) -> Void = { console.error("courier: \($0)") }
             if !logs.isEmpty {
-                for log in logs where !FileManager.default.fileExists(atPath: log.path) {
-                    console.error("courier: --resume: \(log.relativePath): no such log")
-                    return CommandLineInterface.ExitCode.usage
-                }
-                options.resume = LogFiles.resumeState(from: logs) {
-                    console.error("courier: \($0)")
-                }
+                options.resume = LogFiles.resumeState(from: logs, warn: warn)
             } else {
-                console.error(
-                    "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task"
-                )
+                // The job's one history: its latest plain run (every shard's) and the resumes
+                // and replays since (docs/log-format.md, "One history per job").
+                let folder = options.logDirectory.appendingPathComponent(job.name)
+                let history = JobHistory.read(folder: folder)
+                if history.logs.isEmpty {
+                    console.error(
+                        "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task"
+                    )
+                } else {
+                    let folded = TaskHistory.read(history.logs, warn: warn)
+                    options.resume = ResumeState(done: folded.done, logs: history.logs)
+                }
             }
         }
         if dryRun {
@@ -128,7 +130,11 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.success
         }
         do {
-            let summary = try await JobRunner(job: job, options: options, total: total).run()
+            var summary = try await JobRunner(job: job, options: options, total: total).run()
+            if options.resume != nil, !options.logToStandardOutput, !summary.logVanished {
+                summary.missing = missing(
+                    in: options.logDirectory.appendingPathComponent(job.name))
+            }
             if !options.quiet || summary.exitCode != 0 {
                 // With the log on stdout, stdout holds nothing but JSON lines.
                 if options.logToStandardOutput {
@@ -162,15 +168,34 @@ enum RunCommand {
         return shard
     }
 
+    /// The summary line cron mails: tasks, ok (not modified), failed, requests and time;
+    /// after a resume or a replay, how many of the job's tasks its history still misses, and
+    /// the command that repairs them.
     static func describe(_ summary: RunSummary, job: Job, shard: Shard? = nil) -> String {
         let name = shard.map { "\(job.name) (shard \($0))" } ?? job.name
         var text =
-            "courier: \(name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok, \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
+            "courier: \(name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok"
+        if summary.notModified > 0 { text += " (\(summary.notModified) not modified)" }
+        text +=
+            ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
         if let signal = summary.interruptedBy {
             text += ", interrupted by \(signal == 2 ? "SIGINT" : "SIGTERM")"
         }
+        if let missing = summary.missing {
+            text +=
+                missing == 0
+                ? "; the job's history: every task done"
+                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file.relativePath) --resume` runs them)"
+        }
+        if summary.logVanished { return text + "; the log was deleted during the run" }
         return text + "; log: \(summary.logURL.relativePath)"
+    }
+
+    /// How many tasks the job's history (``JobHistory``) in `folder` does not count as done.
+    static func missing(in folder: URL) -> Int {
+        let history = JobHistory.read(folder: folder)
+        return TaskHistory.read(history.logs, warn: { _ in }).finals.count
     }
 
     /// How a paginated task goes on, in words: its pages are unknown before sending.

@@ -74,6 +74,17 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
+    /// Whether the file was deleted or replaced since it was opened (its folder removed, say):
+    /// lines written now would reach no one. Standard output is never gone.
+    public var isGone: Bool {
+        guard ownsDescriptor else { return false }
+        var opened = stat()
+        var named = stat()
+        guard fstat(descriptor, &opened) == 0 else { return true }
+        guard opened.st_nlink > 0, stat(url.path, &named) == 0 else { return true }
+        return opened.st_dev != named.st_dev || opened.st_ino != named.st_ino
+    }
+
     /// Flushes the file to disk.
     public func sync() { fsync(descriptor) }
 }

@@ -22,7 +22,7 @@ public struct RunLog: Sendable {
 
     func runStart(
         jobFile: String, sha256: String, backend: Backend, replayOf: [String] = [],
-        resumedFrom: [String] = [], shard: Shard? = nil
+        replayFrom: String? = nil, resumedFrom: [String] = [], shard: Shard? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string("run.start")), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -31,6 +31,7 @@ public struct RunLog: Sendable {
             ("version", .string(CourierVersion.current)),
         ]
         if !replayOf.isEmpty { fields.append(("replayOf", .array(replayOf.map { .string($0) }))) }
+        if let replayFrom { fields.append(("replayFrom", .string(replayFrom))) }
         if !resumedFrom.isEmpty {
             fields.append(("resumedFrom", .array(resumedFrom.map { .string($0) })))
         }
@@ -68,11 +69,30 @@ public struct RunLog: Sendable {
     /// sent. (`--resume` runs it again, with its inputs.)
     func skipped(task: String, reason: String) throws {
         try write([
-            ("event", .string("task.skipped")), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("event", .string(LogEvent.skipped)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
             ("outcome", .string("skipped")),
             ("error", .object([("kind", .string("skipped")), ("message", .string(reason))])),
         ])
+    }
+
+    /// A task that could not be built (a captured value that makes no valid URL): nothing
+    /// was sent, and the task failed. Every task `run.end` counts has a final line.
+    func invalid(task: String, reason: String, replayOf: ReplayOrigin? = nil) throws {
+        var fields: [(String, JSONWriter.Value)] = [
+            ("event", .string(LogEvent.failed)), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
+            ("outcome", .string("failed")),
+            ("error", .object([("kind", .string("invalidTask")), ("message", .string(reason))])),
+        ]
+        if let replayOf {
+            fields.append(
+                (
+                    "replayOf",
+                    .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))])
+                ))
+        }
+        try write(fields)
     }
 
     /// One attempt of one task.

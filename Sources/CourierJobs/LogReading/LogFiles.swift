@@ -38,18 +38,6 @@ enum LogFiles {
         return lines.next()?.line
     }
 
-    /// The newest log of a job in `folder`: the latest `run.start`, and among runs that started
-    /// in the same millisecond the greatest name (names start with the UTC start time).
-    /// With `shard`, only that shard's logs count (their names end in `-shard-I-of-N.jsonl`).
-    static func latest(in folder: URL, shard: Shard? = nil) -> URL? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        let suffix = shard.map { "-\($0.fileTag).jsonl" } ?? ".jsonl"
-        return names.filter { $0.hasSuffix(suffix) }.map { name in
-            let url = folder.appendingPathComponent(name)
-            return (url, firstLine(of: url.path)?.time ?? -Double.infinity, name)
-        }.max { ($0.1, $0.2) < ($1.1, $1.2) }?.0
-    }
-
     /// What `--resume` skips: the tasks done according to `log` and every log it resumed from
     /// (a resumed run's `run.start` lists them all, so one level is the whole chain).
     /// Several logs (every shard's) are read together.

@@ -37,6 +37,9 @@ struct LogLine: Sendable {
     var replayOf: [String] = []
     var resumedFrom: [String] = []
     var backend: String?
+    /// `run.start` of a replay: `job` when its tasks were rebuilt from the job file (`--job`),
+    /// `log` when it re-sent the logged requests alone.
+    var replayFrom: String?
 
     /// The raw values a scanner found, before checks.
     struct Fields {
@@ -49,6 +52,7 @@ struct LogLine: Sendable {
         var replayOf: [String] = []
         var resumedFrom: [String] = []
         var notModified = false
+        var replayFrom: String?
     }
 
     /// A log line from its JSON text; `nil` when it is not JSON or not a log line (no `event`,
@@ -91,6 +95,7 @@ struct LogLine: Sendable {
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom
         backend = fields.backend
+        replayFrom = fields.replayFrom
     }
 
     /// The body bytes, when the log holds them whole.

@@ -84,6 +84,7 @@ struct LogLineScanner {
             fields.notModified = word("true")
             return fields.notModified || skipValue()
         }
+        if key.is("replayFrom") { return string(into: &fields.replayFrom) }
         let isReplayOf = key.is("replayOf")
         if isReplayOf || key.is("resumedFrom") {
             skipWhitespace()

@@ -1,8 +1,16 @@
 import Foundation
 
-/// What logs say about each task, folded line by line in the order the runs happened: the
-/// final outcome per task decides (a task that failed in one run and succeeded in a later
-/// replay is done).
+/// What logs say about each task, folded line by line in the order the runs happened: a task's
+/// outcome is its last final line across every log read (runs, resumed runs, replays rebuilt
+/// from the job, every shard's). `run --resume`, `replay` and `report` all fold logs through
+/// this one type, so they agree on what is done.
+///
+/// Two kinds of line do not decide an outcome:
+/// - the lines of a replay without `--job` (`run.start` with `"replayFrom": "log"`): it re-sent
+///   logged requests without the job's saves, expectations or conditional state, so an `ok`
+///   there says nothing about the job's outputs;
+/// - `retry` and `page` lines, unless they are a task's last word (a killed run): the task is
+///   then not done.
 ///
 /// Memory: a 64-bit key per finished-ok task; whole lines only for tasks whose final outcome
 /// is not `ok` (or for every task, when `keepAllFinals`), which are the ones a replay sends.
@@ -13,24 +21,27 @@ struct TaskHistory {
     private(set) var finals: [UInt64: LogLine] = [:]
     /// Run ids in the order their `run.start` was read.
     private(set) var runs: [String] = []
+    /// Replays rebuilt from the log alone, whose lines decide nothing.
+    private(set) var logOnlyReplays: Set<String> = []
     let keepAllFinals: Bool
 
     init(keepAllFinals: Bool = false) { self.keepAllFinals = keepAllFinals }
 
     mutating func add(_ line: LogLine) {
-        if line.event == "run.start" {
+        if line.event == LogEvent.runStart {
             if !runs.contains(line.run) { runs.append(line.run) }
+            if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
             return
         }
-        guard line.event == "request" || line.event == "task.skipped", let task = line.task else {
-            return
-        }
+        guard LogEvent.decidesOutcome(line.event), let task = line.task,
+            !logOnlyReplays.contains(line.run)
+        else { return }
         let key = FNV1a.taskKey(job: line.job, task: task)
         if line.outcome == "ok" {
             done.insert(key)
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }
         } else {
-            // `failed`, or `retry` as the last word of a killed run: not done.
+            // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
             done.remove(key)
             finals[key] = line
         }
@@ -45,5 +56,22 @@ struct TaskHistory {
             history.add(entry.line)
         }
         return history
+    }
+}
+
+/// The log's event names (docs/log-format.md), in one place for the writer and the readers.
+enum LogEvent {
+    static let runStart = "run.start"
+    static let runEnd = "run.end"
+    static let request = "request"
+    /// A task not sent because a task it needed did not succeed.
+    static let skipped = "task.skipped"
+    /// A task that could not be built (a captured value that makes no valid URL, say): no
+    /// request was sent, and the task is failed.
+    static let failed = "task.failed"
+
+    /// Whether a line of this event can be a task's final word.
+    static func decidesOutcome(_ event: String) -> Bool {
+        event == request || event == skipped || event == failed
     }
 }

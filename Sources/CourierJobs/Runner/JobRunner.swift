@@ -7,13 +7,14 @@ import Foundation
 public final class JobRunner: Sendable {
     /// Why a run could not start.
     public enum StartError: Error, CustomStringConvertible {
-        case locked(URL)
+        /// Another run of the job holds its lock (``JobLock``): what is held, and by whom.
+        case locked(URL, reason: String)
         case log(any Error)
 
         public var description: String {
             switch self {
-            case .locked(let url):
-                "another run of this job holds its lock (\(url.relativePath)); not starting"
+            case .locked(let url, let reason):
+                "another run of this job holds its lock (\(url.relativePath): \(reason)); not starting"
             case .log(let error): "\(error)"
             }
         }
@@ -22,8 +23,11 @@ public final class JobRunner: Sendable {
     /// Where the tasks come from: the job's expansion, or a list (a replay).
     public enum TaskSource: Sendable {
         case job
-        /// Requests rebuilt from logs; `replayOf` names the runs they came from.
+        /// Requests rebuilt from logs alone (`replay` without `--job`); `replayOf` names the
+        /// runs they came from.
         case replay([ExpandedTask], replayOf: [String])
+        /// The job's own tasks that a replay with `--job` selected, rebuilt from the job.
+        case selection(ReplaySelection, replayOf: [String])
     }
 
     public let job: Job
@@ -59,21 +63,19 @@ public final class JobRunner: Sendable {
     }
 
     public func run() async throws(StartError) -> RunSummary {
-        // Each shard has its own lock, so the shards of one job run side by side on a shared
-        // volume. Logging to standard output takes none: there is no folder to share.
-        let shardTag = options.shard.map { "." + $0.fileTag } ?? ""
-        let lockURL = options.logDirectory.appendingPathComponent("\(job.name)\(shardTag).lock")
+        // One lock per job, on its output folder, whatever the log folder (``JobLock``). A
+        // replay rebuilt from the log alone saves nothing and takes none.
         var lock: JobLock?
-        if !options.logToStandardOutput {
-            do {
-                guard let taken = try JobLock(url: lockURL) else {
-                    throw StartError.locked(lockURL)
-                }
-                lock = taken
-            } catch let error as StartError {
-                throw error
+        if case .replay = source {
+        } else {
+            do throws(JobLock.Failure) {
+                lock = try JobLock(
+                    outputDir: URL(fileURLWithPath: job.outputDir), shard: options.shard)
             } catch {
-                throw .log(error)
+                switch error {
+                case .held(let url, let reason): throw .locked(url, reason: reason)
+                case .cannotOpen: throw .log(error)
+                }
             }
         }
         defer { withExtendedLifetime(lock) {} }
@@ -87,31 +89,8 @@ public final class JobRunner: Sendable {
             options.logToStandardOutput
             ? URL(fileURLWithPath: "/dev/stdout")
             : options.logDirectory.appendingPathComponent(job.name).appendingPathComponent(logName)
-        let backend = options.backend ?? job.backend
-        let log: RunLog
-        do {
-            let writer =
-                options.logToStandardOutput
-                ? LogWriter(standardOutput: ()) : try LogWriter(url: logURL)
-            log = RunLog(
-                writer: writer, run: runID, job: job.name,
-                redactor: console.redactor)
-            var replayOf: [String] = []
-            if case .replay(_, let runs) = source { replayOf = runs }
-            try log.runStart(
-                jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
-                replayOf: replayOf, resumedFrom: options.resume?.logs ?? [],
-                shard: options.shard)
-        } catch {
-            throw .log(error)
-        }
-
-        let progress = Progress(total: total)
-        let (shared, executors) = HTTPStack.shared(
-            for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
-            time: time, shard: options.shard)
-        // The watcher is in place before the first request, so a signal at any moment of the
-        // run ends it cleanly. After the grace period, what is still in flight is cancelled.
+        // The watcher is in place before `run.start` is written, so a signal at any moment of
+        // the run ends it cleanly, with `run.end`. After the grace period, what is still in flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
         let signals = SignalWatcher(
             onSignal: { [stopping, options] _ in
@@ -123,6 +102,36 @@ public final class JobRunner: Sendable {
             },
             // A second signal does not wait for the grace period.
             onRepeat: { _ in work.withLock { $0 }?.cancel() })
+        let backend = options.backend ?? job.backend
+        let log: RunLog
+        do {
+            let writer =
+                options.logToStandardOutput
+                ? LogWriter(standardOutput: ()) : try LogWriter(url: logURL)
+            log = RunLog(
+                writer: writer, run: runID, job: job.name,
+                redactor: console.redactor)
+            var replayOf: [String] = []
+            var replayFrom: String?
+            switch source {
+            case .job: break
+            case .replay(_, let runs): (replayOf, replayFrom) = (runs, "log")
+            case .selection(_, let runs): (replayOf, replayFrom) = (runs, "job")
+            }
+            try log.runStart(
+                jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
+                replayOf: replayOf, replayFrom: replayFrom,
+                resumedFrom: options.resume?.logs ?? [],
+                shard: options.shard)
+        } catch {
+            signals.stop()
+            throw .log(error)
+        }
+
+        let progress = Progress(total: total)
+        let (shared, executors) = HTTPStack.shared(
+            for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
+            time: time, shard: options.shard)
         // Validators of saved outputs for `conditional` tasks, written once a second and at
         // the end (each write is atomic, so the file is whole after any crash).
         let state =
@@ -145,7 +154,15 @@ public final class JobRunner: Sendable {
         }
         work.withLock { $0 = scheduled }
         let ticker = showsProgress ? startTicker(progress) : nil
+        let vanished = Locked(false)
+        let watchdog = watchLog(log.writer) { [stopping] in
+            // The record of the run is gone: nothing more is sent, and the run fails.
+            vanished.withLock { $0 = true }
+            stopping.withLock { $0 = true }
+            work.withLock { $0 }?.cancel()
+        }
         await scheduled.value
+        watchdog.cancel()
         flusher?.cancel()
         do {
             try state?.flush()
@@ -163,8 +180,14 @@ public final class JobRunner: Sendable {
         var summary = RunSummary(
             total: total, ok: counts.ok, failed: counts.failed + notRun,
             alreadyDone: counts.alreadyDone, requests: counts.requests,
+            notModified: counts.notModified,
             duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
             logURL: logURL, logFailure: log.failure)
+        if vanished.withLock({ $0 }) {
+            summary.logFailure =
+                "\(logURL.relativePath) was deleted (or its folder) during the run; the run stopped"
+            summary.logVanished = true
+        }
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")
         }
@@ -175,6 +198,23 @@ public final class JobRunner: Sendable {
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
         summary.logFailure = summary.logFailure ?? log.failure
         return summary
+    }
+
+    /// Looks once a second whether the log file is still where the run writes it; calls
+    /// `gone` once when it is not.
+    private func watchLog(_ writer: LogWriter, gone: @escaping @Sendable () -> Void)
+        -> Task<Void, Never>
+    {
+        Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                if Task.isCancelled { return }
+                if writer.isGone {
+                    gone()
+                    return
+                }
+            }
+        }
     }
 
     var showsProgress: Bool {

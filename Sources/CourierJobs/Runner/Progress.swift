@@ -16,6 +16,8 @@ final class Progress: @unchecked Sendable {
         var requests = 0
         /// Tasks `--resume` skipped: done by an earlier run.
         var alreadyDone = 0
+        /// Tasks ok with a 304: their saved output was left as it was.
+        var notModified = 0
         /// Every task known so far: the validated count, plus those found while running
         /// (fan-out over captured values).
         var total = 0
@@ -56,9 +58,10 @@ final class Progress: @unchecked Sendable {
         counts.withLock { $0.requests += requests }
     }
 
-    func taskFinished(ok: Bool, requests: Int) {
+    func taskFinished(ok: Bool, requests: Int, notModified: Bool = false) {
         counts.withLock {
             $0.done += 1
+            if notModified { $0.notModified += 1 }
             $0.requests += requests
             if ok { $0.ok += 1 } else { $0.failed += 1 }
         }

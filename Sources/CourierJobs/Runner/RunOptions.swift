@@ -55,11 +55,17 @@ public struct RunSummary: Sendable {
     /// Tasks skipped by `--resume` because an earlier run did them.
     public var alreadyDone: Int = 0
     public var requests: Int
+    /// 304s: tasks ok whose saved output was left as it was.
+    public var notModified = 0
     public var duration: TimeInterval
     public var interruptedBy: Int32?
     public var logURL: URL
     /// Why some log line could not be written, if one could not.
     public var logFailure: String?
+    /// The log file was deleted during the run (which then stopped).
+    public var logVanished = false
+    /// After a resume or a replay: the job's tasks its history does not count as done.
+    public var missing: Int?
 
     /// 0 all ok, 1 some task failed or the log is incomplete, 130/143 interrupted.
     public var exitCode: Int32 {

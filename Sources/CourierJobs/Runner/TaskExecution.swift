@@ -170,7 +170,8 @@ extension JobRunner {
             failure: attempt.outcome.isFailure ? nil : result.failure,
             replayOf: task.replayOf, notModified: result.notModified, page: pageNumber)
         guard result.ok, let next else {
-            progress.taskFinished(ok: result.ok, requests: cursor.requests)
+            progress.taskFinished(
+                ok: result.ok, requests: cursor.requests, notModified: result.notModified)
             if !result.ok, let failure = result.failure {
                 let onPage = pageNumber.map { " on page \($0)" } ?? ""
                 reporter.report(

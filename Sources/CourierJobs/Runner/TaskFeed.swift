@@ -15,8 +15,8 @@ final class TaskFeed: Sendable {
     /// What the runner does next.
     enum Item {
         case task(ExpandedTask)
-        /// A task that could not be built; it counts as failed.
-        case failure(JobFileError, spec: Int)
+        /// A task that could not be built (its id, as far as it renders); it counts as failed.
+        case failure(JobFileError, spec: Int, id: String)
         /// A task that will not run because an input task failed.
         case skipped(SkippedTask)
         /// Nothing to start until a running task captures something or finishes; the value is
@@ -28,7 +28,7 @@ final class TaskFeed: Sendable {
         var spec: Int? {
             switch self {
             case .task(let task): task.specIndex
-            case .failure(_, let spec): spec
+            case .failure(_, let spec, _): spec
             case .skipped(let skipped): skipped.spec
             case .wait, .end: nil
             }
@@ -141,6 +141,9 @@ final class TaskFeed: Sendable {
         var renewed: [String: String] = [:]
         /// The spec that captures each name.
         var producer: [String: Int] = [:]
+        /// Keys of the ids each fan-out spec has handed out: a value captured twice (`a, a,
+        /// b`) is one child, never the same request sent twice under one id.
+        var fannedOut: [Int: Set<UInt64>] = [:]
         /// Specs that wait for captures (none in most jobs: then a task costs no scan).
         let dependents: [Int]
         /// Specs that wait for nothing, in file order, and the one being expanded.
@@ -189,7 +192,8 @@ final class TaskFeed: Sendable {
                     current = (index, CombinationIterator(spec.foreach, zip: spec.zip))
                 }
                 if let bindings = current!.combinations.next() {
-                    return build(current!.spec, bindings: bindings)
+                    if let item = build(current!.spec, bindings: bindings) { return item }
+                    continue
                 }
                 // A spec that has finished expanding may complete a capture someone waits for:
                 // look at the dependants again.
@@ -249,7 +253,11 @@ final class TaskFeed: Sendable {
                         endExpansion(index)
                         return nil
                     }
-                    return build(index, bindings: bindings.merging(scalars) { own, _ in own })
+                    if let item = build(index, bindings: bindings.merging(scalars) { own, _ in own })
+                    {
+                        return item
+                    }
+                    continue
                 case .streaming(
                     let scalars, let variable, let capture, let others, var cursor, var inner):
                     // Released from the enum first, so that advancing does not copy the
@@ -263,7 +271,9 @@ final class TaskFeed: Sendable {
                                 others: others, cursor: cursor, inner: current)
                             var all = bindings.merging(scalars) { own, _ in own }
                             all[variable] = current.value
-                            return build(index, bindings: all)
+                            // `nil`: a value captured before; its child was handed out.
+                            if let item = build(index, bindings: all) { return item }
+                            continue
                         }
                     }
                     if let value = captures[capture]!.next(&cursor) {
@@ -338,15 +348,23 @@ final class TaskFeed: Sendable {
             changes += 1
         }
 
-        private mutating func build(_ index: Int, bindings: [String: String]) -> Item {
+        private mutating func build(_ index: Int, bindings: [String: String]) -> Item? {
+            let spec = job.tasks[index]
+            if spec.captureSource != nil {
+                let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
+                guard fannedOut[index, default: []].insert(FNV1a.taskKey(job: job.name, task: id))
+                    .inserted
+                else { return nil }
+            }
             specs[index].emitted += 1
-            switch TaskBuilder.build(
-                job.tasks[index], index: index, bindings: bindings, job: job, base: base)
+            switch TaskBuilder.build(spec, index: index, bindings: bindings, job: job, base: base)
             {
             case .success(var task):
-                if job.tasks[index].refreshableToken != nil { task.authBindings = bindings }
+                if spec.refreshableToken != nil { task.authBindings = bindings }
                 return .task(task)
-            case .failure(let error): return .failure(error, spec: index)
+            case .failure(let error):
+                let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
+                return .failure(error, spec: index, id: id)
             }
         }
     }

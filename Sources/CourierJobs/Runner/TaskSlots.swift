@@ -27,6 +27,8 @@ extension JobRunner {
         let tokens: [String: CapturedToken]
         /// `--resume`: the keys of the tasks an earlier run did.
         let done: Set<UInt64>
+        /// A replay with `--job`: the tasks it runs.
+        let selection: ReplaySelection?
         let shard: Shard?
         /// When the run started (a paced replay keeps the logged gaps from it).
         let startedAt: ContinuousClock.Instant
@@ -49,7 +51,9 @@ extension JobRunner {
         while !stopping.withLock({ $0 }), !Task.isCancelled {
             let item = supply.next()
             // Fan-out children are tasks validation could not count.
-            if supply.feed != nil, let spec = item.spec, job.tasks[spec].captureSource != nil {
+            if supply.feed != nil, slots.selection == nil, let spec = item.spec,
+                job.tasks[spec].captureSource != nil
+            {
                 slots.progress.tasksFound(1)
             }
             switch item {
@@ -72,14 +76,33 @@ extension JobRunner {
                 slots.progress.taskAlreadyDone()
                 supply.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .task(let task):
-                return .run(task)
-            case .failure(let error, let spec):
+                guard let selection = slots.selection else { return .run(task) }
+                if let selected = selection.admit(task) {
+                    if selection.isFromPattern(task) { slots.progress.tasksFound(1) }
+                    return .run(selected)
+                }
+                if job.tasks[task.specIndex].hasCaptures {
+                    // Not selected, but what it captures may be what selected tasks need.
+                    slots.progress.tasksFound(1)
+                    return .run(task)
+                }
+                supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+            case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
                 // changed underneath, or a captured value makes a bad URL).
+                if let selection = slots.selection, !selection.claims(id: id) {
+                    supply.feed?.finished(spec, ok: false, id: id)
+                    continue
+                }
+                try? slots.log.invalid(task: id, reason: "\(error)")
                 slots.reporter.report("\(error)")
                 slots.progress.taskFinished(ok: false, requests: 0)
-                supply.feed?.finished(spec, ok: false, id: job.tasks[spec].id)
+                supply.feed?.finished(spec, ok: false, id: id)
             case .skipped(let skipped):
+                if let selection = slots.selection, !selection.claims(id: skipped.id) {
+                    supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                    continue
+                }
                 try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
                 slots.reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
                 slots.progress.taskFinished(ok: false, requests: 0)
@@ -121,6 +144,8 @@ extension JobRunner {
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let supply = makeSupply()
+        var selection: ReplaySelection?
+        if case .selection(let selected, _) = source { selection = selected }
         defer { supply.feed?.close() }
         let slots = TaskSlots(
             supply: supply, shared: shared, log: log, progress: progress,
@@ -129,7 +154,8 @@ extension JobRunner {
             tokens: supply.feed.map {
                 renewableTokens(feed: $0, shared: shared, log: log, progress: progress)
             } ?? [:],
-            done: options.resume?.done ?? [], shard: options.shard, startedAt: time.now())
+            done: options.resume?.done ?? [], selection: selection, shard: options.shard,
+            startedAt: time.now())
         var nextExecutor = 0
         await withTaskGroup(of: Bool.self) { group in
             var running = 0
@@ -188,7 +214,7 @@ extension JobRunner {
     /// replay's list.
     private func makeSupply() -> TaskSupply {
         switch source {
-        case .job:
+        case .job, .selection:
             let feed = TaskFeed(
                 job: job, redactor: console.redactor,
                 memoryLimit: options.captureMemoryLimit)

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Which of a job's logs make up its current history: the latest plain run (or the latest
+/// plain run of every shard, when the job last ran in shards) and every resume and replay
+/// since, in the order they started.
+///
+/// A plain run starts the job afresh (tonight's cron run fetches everything again), so the
+/// runs before it no longer say what is done; the resumes and replays after it complete it.
+/// `run --resume` skips what this history says is done, whatever kind of run did it.
+struct JobHistory: Equatable {
+    /// The logs, oldest first.
+    var logs: [String]
+
+    /// What the first line of a log says about the run.
+    struct RunStart: Equatable {
+        var path: String
+        var time: Double
+        /// A replay or a resume: it completes a plain run rather than starting afresh.
+        var completesEarlier: Bool
+        var shard: Shard?
+    }
+
+    /// The history among the `.jsonl` files directly in `folder` (a job's log folder).
+    static func read(folder: URL) -> JobHistory {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        let starts = names.filter { $0.hasSuffix(".jsonl") }.compactMap { name -> RunStart? in
+            let path = folder.appendingPathComponent(name).standardizedFileURL.path
+            guard let first = LogFiles.firstLine(of: path), first.event == LogEvent.runStart
+            else { return nil }
+            return RunStart(
+                path: path, time: first.time,
+                completesEarlier: !first.replayOf.isEmpty || !first.resumedFrom.isEmpty,
+                shard: shard(fromName: name))
+        }
+        return select(starts)
+    }
+
+    /// The rule, as a pure function of the runs' first lines.
+    static func select(_ starts: [RunStart]) -> JobHistory {
+        let ordered = starts.sorted { ($0.time, $0.path) < ($1.time, $1.path) }
+        let plain = ordered.filter { !$0.completesEarlier }
+        guard let newest = plain.last else { return JobHistory(logs: ordered.map(\.path)) }
+        var chosen: [RunStart]
+        if let count = newest.shard?.count {
+            // The latest plain run of each shard of the newest split, none older than the
+            // latest run that covered the whole job or was split otherwise.
+            let cutoff =
+                plain.last { $0.shard == nil || $0.shard?.count != count }?.time
+                ?? -Double.infinity
+            var latest: [Int: RunStart] = [:]
+            for run in plain where run.shard?.count == count && run.time > cutoff {
+                latest[run.shard!.index] = run
+            }
+            chosen = Array(latest.values)
+        } else {
+            chosen = [newest]
+        }
+        let start = chosen.map(\.time).min() ?? newest.time
+        let chosenPaths = Set(chosen.map(\.path))
+        return JobHistory(
+            logs: ordered.filter {
+                chosenPaths.contains($0.path) || ($0.completesEarlier && $0.time >= start)
+            }.map(\.path))
+    }
+
+    /// The shard a log's name carries (`…-shard-2-of-4.jsonl`), if any.
+    static func shard(fromName name: String) -> Shard? {
+        guard name.hasSuffix(".jsonl"), let range = name.range(of: "-shard-", options: .backwards)
+        else { return nil }
+        let tag = name[range.upperBound...].dropLast(".jsonl".count)
+        let parts = tag.components(separatedBy: "-of-")
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
+            return nil
+        }
+        return Shard(index: index, count: count)
+    }
+}

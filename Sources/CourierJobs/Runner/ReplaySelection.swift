@@ -1,0 +1,143 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The tasks a replay with `--job` runs: found again in the job's own expansion by their ids,
+/// so that each is rebuilt exactly as a run builds it (fan-out children from their parent's
+/// fresh captures, pages from page 1, auth and captured tokens, saves, expectations and the
+/// conditional state) instead of from what the log kept.
+///
+/// Tasks that capture values run too when they are not selected: the selected tasks may need
+/// what they capture (a login's token, a listing's ids), as with `--resume`.
+public final class ReplaySelection: Sendable {
+    /// Where a selected task's failed line came from, and when it was sent.
+    struct Entry: Sendable {
+        var origin: ReplayOrigin
+        /// Seconds after the first selected line (`--pace logged`).
+        var offset: TimeInterval
+    }
+
+    /// Selected tasks by ``FNV1a/taskKey(job:task:)``.
+    let entries: [UInt64: Entry]
+    /// Skipped lines whose id is still a template (`user-{id}`: the ids never came), as globs
+    /// (`user-*`): every task of the job whose id matches is selected.
+    let patterns: [(glob: String, entry: Entry)]
+    /// `--header` values, which replace the job's.
+    let overrides: [(name: String, value: String)]
+    /// `--speed` for `--pace logged`; `nil` sends as soon as a slot is free.
+    let pace: Double?
+    let job: String
+    private let matched = Locked<(keys: Set<UInt64>, patterns: Set<Int>)>(([], []))
+
+    init(
+        job: String, lines: [LogLine], overrides: [(name: String, value: String)], pace: Double?
+    ) {
+        self.job = job
+        let first = lines.map(\.time).min() ?? 0
+        var entries: [UInt64: Entry] = [:]
+        var patterns: [(String, Entry)] = []
+        for line in lines {
+            guard let task = line.task else { continue }
+            let entry = Entry(
+                origin: ReplayOrigin(run: line.run, task: task), offset: line.time - first)
+            if line.event == LogEvent.skipped, task.contains("{") {
+                patterns.append((Self.glob(task), entry))
+            } else {
+                entries[FNV1a.taskKey(job: job, task: task)] = entry
+            }
+        }
+        self.entries = entries
+        self.patterns = patterns
+        self.overrides = overrides
+        self.pace = pace
+    }
+
+    /// How many tasks are known to be selected before running (template ids count once).
+    var count: Int { entries.count }
+
+    /// The selected task, ready to send (its origin, pacing and `--header` values set), or
+    /// `nil` when the replay does not select it.
+    func admit(_ task: ExpandedTask) -> ExpandedTask? {
+        let key = FNV1a.taskKey(job: job, task: task.id)
+        var entry = entries[key]
+        var patternIndex: Int?
+        if entry == nil {
+            patternIndex = patterns.firstIndex { fnmatch($0.glob, task.id, 0) == 0 }
+            guard let patternIndex else { return nil }
+            entry = patterns[patternIndex].entry
+            entry!.origin.task = task.id
+        }
+        let isNew = matched.withLock { state in
+            if let patternIndex { state.patterns.insert(patternIndex) }
+            return state.keys.insert(key).inserted
+        }
+        // The same id twice in one expansion is one task (docs/job-file.md).
+        guard isNew, let entry else { return nil }
+        var task = task
+        task.replayOf = entry.origin
+        if let pace { task.sendAt = entry.offset / pace }
+        for (name, value) in overrides {
+            task.request.headers[name] = value
+            task.request.secretHeaderNames.insert(name.lowercased())
+        }
+        return task
+    }
+
+    /// Whether the replay selects a task that could not be built or was skipped: it then
+    /// gets its line (failed or skipped) in place of a request, and counts as found.
+    func claims(id: String) -> Bool {
+        let key = FNV1a.taskKey(job: job, task: id)
+        let patternIndex =
+            entries[key] == nil ? patterns.firstIndex { fnmatch($0.glob, id, 0) == 0 } : nil
+        guard entries[key] != nil || patternIndex != nil else { return false }
+        matched.withLock { state in
+            state.keys.insert(key)
+            if let patternIndex { state.patterns.insert(patternIndex) }
+        }
+        return true
+    }
+
+    /// Whether a pattern matched this task (then it was not counted before the run).
+    func isFromPattern(_ task: ExpandedTask) -> Bool {
+        entries[FNV1a.taskKey(job: job, task: task.id)] == nil
+    }
+
+    /// The selected tasks the job no longer builds: their ids, in the logs' order.
+    var unmatched: [String] {
+        let state = matched.withLock { $0 }
+        var missing = entries.filter { !state.keys.contains($0.key) }.map(\.value)
+        missing.sort { ($0.offset, $0.origin.task) < ($1.offset, $1.origin.task) }
+        var ids = missing.map(\.origin.task)
+        for (index, pattern) in patterns.enumerated() where !state.patterns.contains(index) {
+            ids.append(pattern.entry.origin.task)
+        }
+        return ids
+    }
+
+    /// `user-{id}` as `user-*`, the glob characters of the id escaped.
+    static func glob(_ template: String) -> String {
+        var output = ""
+        var inVariable = false
+        for character in template {
+            switch character {
+            case "{" where !inVariable:
+                inVariable = true
+                output += "*"
+            case "}" where inVariable:
+                inVariable = false
+            case _ where inVariable:
+                continue
+            case "*", "?", "[", "\\":
+                output += "\\" + String(character)
+            default:
+                output.append(character)
+            }
+        }
+        return output
+    }
+}
