@@ -2,6 +2,10 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `courier run` end to end: the built binary against the fixture server, on both backends.
 @Suite("courier run")
 struct RunCommandTests {
@@ -379,13 +383,55 @@ struct RunCommandTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         try space.writeJob(tasks: #"{"id": "a", "path": "/status/200"}"#)
-        try FileManager.default.createDirectory(at: space.logs, withIntermediateDirectories: true)
-        let holder = try FileLockHolder(path: space.logs.appendingPathComponent("e2e.lock").path)
+        let out = space.folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let holder = try FileLockHolder(path: out.path, folder: true)
         let result = try await space.run(backend: "curl")
         #expect(result.status == 3)
         #expect(result.stderr.contains("another run of this job holds its lock"))
         holder.release()
         #expect(try await space.run(backend: "curl").status == 0, "free again once released")
+    }
+
+    /// The lock is the job's, on its output folder: another log folder, the log on stdout,
+    /// or a shard beside a whole run do not get round it (they overlapped before).
+    @Test("one lock per job, whatever the log folder; no shard beside a whole run")
+    func oneLockPerJob() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("lock")
+        try space.writeJob(
+            tasks: #"{"id": "slow", "path": "/slow", "query": {"ms": "30000", "key": "\#(key)"}}"#,
+            extra: #""timeout": 60,"#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        let url = space.server.url("/hits?key=\(key)")
+        for _ in 0..<600 where (BlockingFetch.json(url)?["count"] as? Int ?? 0) < 1 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let other = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", "other-logs", "--no-progress"],
+            directory: space.folder)
+        #expect(other.status == 3, "another --log-dir: \(other.stderr)")
+        let stdout = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", "-", "--no-progress"], directory: space.folder)
+        #expect(stdout.status == 3, "--log-dir -: \(stdout.stderr)")
+        let shard = try await CourierBinary.run(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--shard", "0/2",
+                "--no-progress",
+            ], directory: space.folder)
+        #expect(shard.status == 3, "a shard beside a whole run: \(shard.stderr)")
+        #expect(shard.stderr.contains("a shard does not run beside it"))
+        running.send(SIGKILL)
+        _ = await running.wait(seconds: 20)
+        // Once the holder is gone (kill -9: the kernel releases the lock), runs go on.
+        try space.writeJob(tasks: #"{"id": "slow", "path": "/status/200"}"#)
+        let after = try await CourierBinary.run(
+            ["run", "job.json", "--log-dir", "other-logs", "--no-progress"],
+            directory: space.folder)
+        #expect(after.status == 0, "\(after.stderr)")
     }
 
     @Test("bad command lines exit 2")

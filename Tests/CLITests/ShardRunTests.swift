@@ -106,7 +106,7 @@ struct ShardRunTests {
         #expect(hits.count == 300, "the server saw every ok task once")
         #expect(
             FileManager.default.fileExists(
-                atPath: space.logs.appendingPathComponent("e2e.shard-3-of-4.lock").path))
+                atPath: space.folder.appendingPathComponent("out/.courier/lock.shard-3-of-4").path))
 
         // The merged report equals a single run's figures.
         let merged = try await Self.figures(
@@ -169,12 +169,13 @@ struct ShardRunTests {
         defer { space.remove() }
         try space.writeJob(
             tasks: #"{"id": "l{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 8]}}}"#)
-        try FileManager.default.createDirectory(at: space.logs, withIntermediateDirectories: true)
+        let lockFolder = space.folder.appendingPathComponent("out/.courier")
+        try FileManager.default.createDirectory(at: lockFolder, withIntermediateDirectories: true)
         let holder = try FileLockHolder(
-            path: space.logs.appendingPathComponent("e2e.shard-1-of-2.lock").path)
+            path: lockFolder.appendingPathComponent("lock.shard-1-of-2").path)
         let same = try await space.run(["--shard", "1/2"], backend: "curl")
         #expect(same.status == 3, "\(same.stderr)")
-        #expect(same.stderr.contains("e2e.shard-1-of-2.lock"))
+        #expect(same.stderr.contains("lock.shard-1-of-2"))
         let other = try await space.run(["--shard", "0/2"], backend: "curl")
         #expect(other.status == 0, "another shard runs beside it: \(other.stderr)")
         holder.release()

@@ -56,8 +56,22 @@ Routes (any method):
                               with &expire_after=N each login issues a new token, only the
                               newest is good, and the first is refused after N requests;
                               &logins=M refuses logins after the Mth, &reject_all=1 every token
+  /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
+    /recovery/level?key&level=L&delay_ms=D
+                              sets K's outage level (0 none, 1 a quarter of the items fail,
+                              2 half of them; level 1's are a subset of level 2's) and a delay
+                              per answer
+    /recovery/item?key&id=I   {"id": I, "v": 1} with ETag "v1-I" (304 on If-None-Match), or
+                              503 when I is out at the current level
+    /recovery/list?key&total=T&size=Z&page=P&name=N
+                              ids 1..T in pages of Z (Link rel=next); page P is out like an
+                              item named "NpageP"
+    /recovery/login?key       POST {"password":"hunter22"} gives {"token":"tok-K"}
+    /recovery/private?key&id  as item, with "Authorization: Bearer tok-K" or Basic
+                              user:hunter22; 401 otherwise
 """
 
+import base64
 import email.utils
 import hashlib
 import json
@@ -69,6 +83,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -87,6 +102,7 @@ state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
 toggles = set()  # names switched on by /toggle/on
+recovery = {}  # key -> (outage level, delay in ms) for /recovery/...
 sessions = {}  # key -> [login count, uses of the first token] for /sync/...&expire_after=N
 
 
@@ -379,6 +395,8 @@ class Handler(BaseHTTPRequestHandler):
             self.seed_users(route, arg)
         elif route.startswith("/sync/"):
             self.sync_api(route, arg, body)
+        elif route.startswith("/recovery/"):
+            self.recovery_api(route, arg, body)
         else:
             self.reply_json(404, {"error": "no route " + route})
 
@@ -439,6 +457,56 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(304, b"", [("ETag", etag)])
             return self.reply_json(200, {"id": ident, "login": "user" + ident, "active": True},
                                    [("ETag", etag)])
+        self.reply_json(404, {"error": "no route " + route})
+
+    def recovery_api(self, route, arg, body):
+        key = arg("key") or ""
+        if route == "/recovery/level":
+            with state_lock:
+                recovery[key] = (int(arg("level", "0")), int(arg("delay_ms", "0")))
+            return self.reply_json(200, {"level": recovery[key][0]})
+        with state_lock:
+            level, delay = recovery.get(key, (0, 0))
+        if delay:
+            time.sleep(delay / 1000)
+
+        def out(name):
+            # Deterministic: a quarter of names are out at level 1, the same and another
+            # quarter at level 2.
+            bucket = zlib.crc32(name.encode()) % 4
+            return (level >= 1 and bucket == 1) or (level >= 2 and bucket == 3)
+
+        if route == "/recovery/login":
+            try:
+                login = json.loads(body or b"{}")
+            except ValueError:
+                login = {}
+            if self.command != "POST" or login.get("password") != "hunter22":
+                return self.reply_json(401, {"error": "bad credentials"})
+            return self.reply_json(200, {"token": "tok-" + key})
+        if route == "/recovery/list":
+            total, size, page = int(arg("total", "10")), int(arg("size", "5")), int(arg("page", "1"))
+            if out("%spage%d" % (arg("name", ""), page)):
+                return self.reply_json(503, {"error": "page %d is out" % page})
+            start = (page - 1) * size
+            items = [{"id": i} for i in range(start + 1, min(total, start + size) + 1)]
+            headers = []
+            if start + size < total:
+                keep = "key=%s&total=%d&size=%d&name=%s" % (key, total, size, arg("name", ""))
+                headers.append(("Link", '</recovery/list?%s&page=%d>; rel="next"' % (keep, page + 1)))
+            return self.reply_json(200, {"items": items, "page": page}, headers)
+        if route in ("/recovery/item", "/recovery/private"):
+            ident = arg("id", "")
+            if route == "/recovery/private":
+                basic = "Basic " + base64.b64encode(b"user:hunter22").decode()
+                if self.headers.get("Authorization") not in ("Bearer tok-" + key, basic):
+                    return self.reply_json(401, {"error": "no or wrong credentials"})
+            if out(ident):
+                return self.reply_json(503, {"error": "%s is out" % ident})
+            etag = '"v1-%s"' % ident
+            if self.headers.get("If-None-Match") == etag:
+                return self.reply(304, b"", [("ETag", etag)])
+            return self.reply_json(200, {"id": ident, "v": 1}, [("ETag", etag)])
         self.reply_json(404, {"error": "no route " + route})
 
     def pages(self, arg):

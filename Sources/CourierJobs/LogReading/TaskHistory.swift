@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What logs say about each task, folded line by line in the order the runs happened: a task's
 /// outcome is its last final line across every log read (runs, resumed runs, replays rebuilt
 /// from the job, every shard's). `run --resume`, `replay` and `report` all fold logs through
@@ -23,6 +29,10 @@ struct TaskHistory {
     private(set) var runs: [String] = []
     /// Replays rebuilt from the log alone, whose lines decide nothing.
     private(set) var logOnlyReplays: Set<String> = []
+    /// Skips whose id is still a template (`c{id}`: the parent failed before its values
+    /// came), as globs, with their keys in `finals`. A later run's line for any task the
+    /// template covers means the children were reached, and the skip no longer stands.
+    private var templates: [(glob: String, key: UInt64, run: String)] = []
     let keepAllFinals: Bool
 
     init(keepAllFinals: Bool = false) { self.keepAllFinals = keepAllFinals }
@@ -37,6 +47,11 @@ struct TaskHistory {
             !logOnlyReplays.contains(line.run)
         else { return }
         let key = FNV1a.taskKey(job: line.job, task: task)
+        if !templates.isEmpty { settleTemplates(by: task, of: line) }
+        if line.event == LogEvent.skipped, task.contains("{") {
+            templates.removeAll { $0.key == key }
+            templates.append((ReplaySelection.glob(task), key, line.run))
+        }
         if line.outcome == "ok" {
             done.insert(key)
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }
@@ -44,6 +59,17 @@ struct TaskHistory {
             // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
             done.remove(key)
             finals[key] = line
+        }
+    }
+
+    /// Drops the template skips of earlier runs that `task` (logged by a later run) matches.
+    private mutating func settleTemplates(by task: String, of line: LogLine) {
+        templates.removeAll { template in
+            guard template.run != line.run, fnmatch(template.glob, task, 0) == 0 else {
+                return false
+            }
+            finals[template.key] = nil
+            return true
         }
     }
 
