@@ -25,7 +25,7 @@ public struct RunLog: Sendable {
         replayFrom: String? = nil, resumedFrom: [String] = [], shard: Shard? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
-            ("event", .string("run.start")), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("event", .string(LogEvent.runStart)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("jobFile", .string(jobFile)),
             ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
             ("version", .string(CourierVersion.current)),
@@ -51,7 +51,7 @@ public struct RunLog: Sendable {
         ]
         if let alreadyDone { tasks.append(("alreadyDone", .int(alreadyDone))) }
         var fields: [(String, JSONWriter.Value)] = [
-            ("event", .string("run.end")), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("event", .string(LogEvent.runEnd)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("durationMs", .double(duration * 1000)),
             ("tasks", .object(tasks)),
             ("requests", .int(requests)), ("exitCode", .int(Int(exitCode))),
@@ -71,7 +71,7 @@ public struct RunLog: Sendable {
         try write([
             ("event", .string(LogEvent.skipped)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
-            ("outcome", .string("skipped")),
+            ("outcome", .string(LogOutcome.skipped.rawValue)),
             ("error", .object([("kind", .string("skipped")), ("message", .string(reason))])),
         ])
     }
@@ -82,7 +82,7 @@ public struct RunLog: Sendable {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.failed)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
-            ("outcome", .string("failed")),
+            ("outcome", .string(LogOutcome.failed.rawValue)),
             ("error", .object([("kind", .string("invalidTask")), ("message", .string(reason))])),
         ]
         if let replayOf {
@@ -97,7 +97,7 @@ public struct RunLog: Sendable {
 
     /// One attempt of one task.
     func request(
-        task: String, attempt: RetryAttempt, outcome: String,
+        task: String, attempt: RetryAttempt, outcome: LogOutcome,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
         renewedToken: String? = nil, renewal: Bool = false
@@ -110,7 +110,7 @@ public struct RunLog: Sendable {
             sent = Self.sentHeaders(request)
         }
         var line = JSONLineBuilder()
-        line.string("event", "request")
+        line.string("event", LogEvent.request)
         line.timestamp("ts", attempt.started)
         line.string("run", run)
         line.string("job", job)
@@ -165,7 +165,7 @@ public struct RunLog: Sendable {
                 "error",
                 .object([("kind", .string(failure.kind)), ("message", .string(failure.message))]))
         }
-        line.string("outcome", outcome)
+        line.string("outcome", outcome.rawValue)
         if let delay = attempt.retryDelay { line.milliseconds("retryInMs", delay) }
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }

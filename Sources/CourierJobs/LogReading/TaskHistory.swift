@@ -52,7 +52,7 @@ struct TaskHistory {
             templates.removeAll { $0.key == key }
             templates.append((ReplaySelection.glob(task), key, line.run))
         }
-        if line.outcome == "ok" {
+        if line.outcome == LogOutcome.ok.rawValue {
             done.insert(key)
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }
         } else {
@@ -83,6 +83,20 @@ struct TaskHistory {
         }
         return history
     }
+}
+
+/// A line's `outcome` (docs/log-format.md), in one place for the writer and the readers.
+enum LogOutcome: String, CaseIterable, Sendable {
+    /// The task is done and met its expectation.
+    case ok
+    /// Another attempt follows.
+    case retry
+    /// A page was fine and the next one follows.
+    case page
+    /// The task is done and did not succeed.
+    case failed
+    /// The task was not sent: a task it needed did not succeed.
+    case skipped
 }
 
 /// The log's event names (docs/log-format.md), in one place for the writer and the readers.

@@ -28,7 +28,7 @@ struct ReplayBuilder {
         func refuse(_ reason: String) -> Result<ExpandedTask, Refusal> {
             .failure(Refusal(task: id, reason: reason))
         }
-        if line.outcome == "skipped" {
+        if line.outcome == LogOutcome.skipped.rawValue {
             return refuse(
                 "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs"
             )

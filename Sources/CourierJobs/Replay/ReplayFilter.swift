@@ -40,7 +40,7 @@ struct ReplayFilter: Sendable {
     func matches(_ line: LogLine) -> Bool {
         guard let task = line.task else { return false }
         if let taskGlob, fnmatch(taskGlob, task, 0) != 0 { return false }
-        if !all, line.outcome == "ok" { return false }
+        if !all, line.outcome == LogOutcome.ok.rawValue { return false }
         if statuses.isEmpty, statusClasses.isEmpty, errorKinds.isEmpty { return true }
         if let status = line.status,
             statuses.contains(status) || statusClasses.contains(status / 100)

@@ -93,7 +93,7 @@ extension JobRunner {
             }
             if attempt.retryDelay != nil {
                 try? log.request(
-                    task: taskID, attempt: attempt, outcome: "retry", replayOf: replayOf,
+                    task: taskID, attempt: attempt, outcome: .retry, replayOf: replayOf,
                     page: pageNumber)
             }
         }
@@ -107,7 +107,7 @@ extension JobRunner {
             if var rejected {
                 rejected.retryDelay = 0
                 try? log.request(
-                    task: taskID, attempt: rejected, outcome: "retry",
+                    task: taskID, attempt: rejected, outcome: .retry,
                     replayOf: replayOf, page: pageNumber, renewedToken: name)
             }
         }
@@ -164,7 +164,7 @@ extension JobRunner {
                 result.failure = ("pagination", error.message)
             }
         }
-        let outcome = !result.ok ? "failed" : next == nil ? "ok" : "page"
+        let outcome: LogOutcome = !result.ok ? .failed : next == nil ? .ok : .page
         try? log.request(
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,

@@ -82,7 +82,7 @@ extension JobRunner {
         let last = Locked<RetryAttempt?>(nil)
         let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
             if attempt.retryDelay != nil {
-                try? log.request(task: task.id, attempt: attempt, outcome: "retry", renewal: true)
+                try? log.request(task: task.id, attempt: attempt, outcome: .retry, renewal: true)
             } else {
                 last.withLock { $0 = attempt }
             }
@@ -105,7 +105,7 @@ extension JobRunner {
             result.failure = ("capture", "the response held no value for \"\(name)\"")
         }
         try? log.request(
-            task: task.id, attempt: attempt, outcome: result.ok ? "ok" : "failed",
+            task: task.id, attempt: attempt, outcome: result.ok ? .ok : .failed,
             savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
             renewal: true)
         guard result.ok, let value = feed.currentValue(of: name) else {
