@@ -111,6 +111,9 @@ enum LogContract {
             case "task.skipped":
                 fields = skipped
                 #expect(line["outcome"] as? String == "skipped")
+            case "task.failed":
+                fields = skipped
+                #expect(line["outcome"] as? String == "failed")
             default:
                 Issue.record("unknown event in \(line)")
                 continue

@@ -56,6 +56,7 @@ Routes (any method):
                               with &expire_after=N each login issues a new token, only the
                               newest is good, and the first is refused after N requests;
                               &logins=M refuses logins after the Mth, &reject_all=1 every token
+  /json?v=JSON                the given JSON text as the body (application/json)
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
     /recovery/level?key&level=L&delay_ms=D
                               sets K's outage level (0 none, 1 a quarter of the items fail,
@@ -395,6 +396,8 @@ class Handler(BaseHTTPRequestHandler):
             self.seed_users(route, arg)
         elif route.startswith("/sync/"):
             self.sync_api(route, arg, body)
+        elif route == "/json":
+            self.reply(200, (arg("v") or "null").encode())
         elif route.startswith("/recovery/"):
             self.recovery_api(route, arg, body)
         else:

@@ -1,0 +1,82 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// The recovery defects found by trying Courier as a new user would, each with the test that
+/// failed before its fix (the matrix in ``RecoveryMatrixTests`` covers the compositions).
+@Suite("recovery defects")
+struct RecoveryDefectTests {
+    static func jsonURL(_ json: String) -> String {
+        "/json?v=" + URLEncoding.encode(json)
+    }
+
+    @Test("a value captured twice fans out once: one request per child id", arguments: RunCommandTests.backends)
+    func duplicateCapturedIDs(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("dupes")
+        let source = Self.jsonURL(#"{"ids": ["a", "a", "b", "a"]}"#)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "url": "\#(space.server.baseURL.absoluteString)\#(source)", "capture": {"ids": {"json": "/ids/*"}}},
+                {"id": "post-{id}", "method": "POST", "path": "/echo", "query": {"key": "\#(key)", "id": "{id}"},
+                 "json": {"id": "{id}"}, "foreach": {"id": {"capture": "ids"}}}
+                """#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 2, "a and b, once each: \(hits.map(\.path))")
+        let posts = try space.logLines().filter { $0["event"] as? String == "request" }
+            .compactMap { $0["task"] as? String }.filter { $0.hasPrefix("post-") }
+        #expect(posts.sorted() == ["post-a", "post-b"])
+        #expect(result.stdout.contains("3 tasks, 3 ok"), "\(result.stdout)")
+    }
+
+    @Test("a child that cannot be built gets a task.failed line; run.end counts what the log holds")
+    func expansionFailureIsLogged() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let good = space.server.url("/status/200").absoluteString
+        let source = Self.jsonURL(#"{"urls": ["\#(good)", "::not a url::"]}"#)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "url": "\#(space.server.baseURL.absoluteString)\#(source)", "capture": {"urls": {"json": "/urls/*"}}},
+                {"id": "get-{u}", "url": "{u}", "foreach": {"u": {"capture": "urls"}}}
+                """#)
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        let finals = lines.filter {
+            ["request", "task.skipped", "task.failed"].contains($0["event"] as? String ?? "")
+                && ["ok", "failed", "skipped"].contains($0["outcome"] as? String ?? "")
+        }
+        let end = try #require(lines.last?["tasks"] as? [String: Int])
+        #expect(finals.count == end["total"], "every task counted in run.end has a final line")
+        let failed = try #require(lines.first { $0["event"] as? String == "task.failed" })
+        #expect((failed["error"] as? [String: String])?["kind"] == "invalidTask")
+    }
+
+    @Test("a log deleted mid-run stops the run with exit 1 and says so")
+    func vanishedLog() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("vanish")
+        try space.writeJob(
+            tasks: #"{"id": "s{n}", "path": "/slow", "query": {"ms": "300", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 40]}}}"#,
+            extra: #""concurrency": 1,"#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        let url = space.server.url("/hits?key=\(key)")
+        for _ in 0..<600 where (BlockingFetch.json(url)?["count"] as? Int ?? 0) < 1 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try FileManager.default.removeItem(at: space.logs)
+        let (status, _, stderr) = await running.exit(seconds: 30)
+        #expect(status == 1, "\(stderr)")
+        #expect(stderr.contains("was deleted"), "\(stderr)")
+        let sent = try await ServerHits.of(key, on: space.server).count
+        #expect(sent < 40, "the run stopped instead of sending everything: \(sent)")
+    }
+}
