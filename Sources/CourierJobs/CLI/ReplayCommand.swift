@@ -220,7 +220,8 @@ enum ReplayCommand {
     ) {
         if curl {
             let formatter = CurlCommand(
-                secrets: secrets, environment: ProcessInfo.processInfo.environment)
+                secrets: secrets, environment: ProcessInfo.processInfo.environment,
+                requests: tasks.map(\.request))
             for note in formatter.notes { console.output(note) }
             for task in tasks {
                 let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
