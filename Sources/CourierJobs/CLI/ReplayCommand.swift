@@ -122,6 +122,10 @@ enum ReplayCommand {
             return refused > 0
                 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
         }
+        if let job, let refusal = ConditionalState.refusal(for: job) {
+            console.error("courier: \(job.name): \(refusal)")
+            return CommandLineInterface.ExitCode.usage
+        }
         let replayJob = job ?? syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
         let runner = JobRunner(
             job: replayJob, options: options.run, total: tasks.count,
