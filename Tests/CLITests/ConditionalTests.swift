@@ -92,6 +92,35 @@ struct ConditionalTests {
         #expect(leftovers == ["state"], "no half-written temporary")
     }
 
+    @Test(
+        "an unreadable state file is left byte for byte; the run refuses before sending anything")
+    func unreadableStateIsKept() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("etagbad")
+        try Self.writeJob(space, key: key, version: "u")
+        let state = space.folder.appendingPathComponent("out/.courier/state")
+        try FileManager.default.createDirectory(
+            at: state.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let bytes = Data(#"{"version": 1, "entries": {"e/1.json": {"etag": "\"u-1\""#.utf8)
+        try bytes.write(to: state)
+
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("out/.courier/state"), "\(result.stderr)")
+        #expect(result.stderr.contains("Move it aside"), "\(result.stderr)")
+        #expect(result.stderr.contains("delete it"), "\(result.stderr)")
+        #expect(try Data(contentsOf: state) == bytes, "the file is as it was")
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing sent")
+
+        // Moved aside, the next run fetches everything and starts a new state.
+        try FileManager.default.moveItem(
+            at: state, to: state.deletingLastPathComponent().appendingPathComponent("state.old"))
+        #expect(try await space.run(backend: "curl").status == 0)
+        #expect(try await ServerHits.of(key, on: space.server).count == 5)
+        #expect(FileManager.default.fileExists(atPath: state.path))
+    }
+
     @Test("conditional needs save")
     func needsSave() async throws {
         let space = try JobWorkspace()

@@ -10,8 +10,9 @@ import Foundation
 ///
 /// ``commit()`` `fsync`s the new file, keeps an existing file's permission bits, `rename(2)`s it
 /// over the target and syncs the folder. A reader never sees half a file, a crash leaves the old
-/// version or the new one (and at most a stray `.name.XXXXXXXX.tmp`), and the old file is never
-/// deleted first. A symbolic link at the target is replaced, never written through.
+/// version or the new one (and at most a stray `.name.XXXXXXXX.tmp`, or `.name.TAG.XXXXXXXX.tmp`
+/// with a ``tag``), and the old file is never deleted first. A symbolic link at the target is
+/// replaced, never written through.
 package struct FileReplacement: Sendable {
     /// The file being replaced (or created).
     package let target: URL
@@ -19,14 +20,19 @@ package struct FileReplacement: Sendable {
     package let temporary: URL
 
     /// Reserves a temporary name in the target's folder (the folder must exist).
-    package init(replacing target: URL) throws(FileError) {
+    ///
+    /// - Parameter tag: a word put in the temporary's name (`.name.TAG.XXXXXXXX.tmp`) that says
+    ///   whose it is, so that the owner can tell its own leftovers from another writer's (the
+    ///   job runner tags them with its job's lock; see `StaleTemporaries`). Letters and digits.
+    package init(replacing target: URL, tag: String? = nil) throws(FileError) {
         self.target = target
         let folder = target.deletingLastPathComponent()
         var temporary: URL
         var descriptor: Int32
         repeat {
             temporary = folder.appendingPathComponent(
-                ".\(target.lastPathComponent).\(UUID().uuidString.prefix(8)).tmp")
+                ".\(target.lastPathComponent).\(tag.map { "\($0)." } ?? "")\(UUID().uuidString.prefix(8)).tmp"
+            )
             descriptor = open(
                 temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         } while descriptor < 0 && errno == EEXIST

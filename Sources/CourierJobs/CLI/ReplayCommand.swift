@@ -151,6 +151,10 @@ enum ReplayCommand {
     static func replayFromJob(
         _ job: Job, selected: [LogLine], runs: [String], options: Options, console: Console
     ) async -> Int32 {
+        if let refusal = ConditionalState.refusal(for: job) {
+            console.error("courier: \(job.name): \(refusal)")
+            return CommandLineInterface.ExitCode.usage
+        }
         let selection = ReplaySelection(
             job: job.name, lines: selected, overrides: options.headers,
             pace: options.paced ? options.speed : nil)
@@ -277,7 +281,8 @@ enum ReplayCommand {
     ) {
         if curl {
             let formatter = CurlCommand(
-                secrets: secrets, environment: ProcessInfo.processInfo.environment)
+                secrets: secrets, environment: ProcessInfo.processInfo.environment,
+                requests: tasks.map(\.request))
             for note in formatter.notes { console.output(note) }
             for task in tasks {
                 let origin = task.replayOf.map { " (run \($0.run))" } ?? ""

@@ -129,6 +129,11 @@ enum RunCommand {
             printPlan(job, total: total, options: options, console: console)
             return CommandLineInterface.ExitCode.success
         }
+        // Before the lock and the log: a refusal sends nothing and writes nothing.
+        if let refusal = ConditionalState.refusal(for: job) {
+            console.error("courier: \(job.name): \(refusal)")
+            return CommandLineInterface.ExitCode.usage
+        }
         do {
             var summary = try await JobRunner(job: job, options: options, total: total).run()
             if options.resume != nil, !options.logToStandardOutput, !summary.logVanished {

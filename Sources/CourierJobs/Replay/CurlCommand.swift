@@ -1,78 +1,176 @@
 import Courier
 import Foundation
 
-/// A request as a runnable `curl` command line, with every secret written as a reference to
-/// an environment variable (`"Authorization: Bearer ${API_TOKEN}"`), never as its value.
+/// A request as a runnable `curl` command line for bash, with every secret written as a
+/// reference to an environment variable, never as its value.
 ///
-/// A secret found verbatim in the environment is named after its variable; any other secret
-/// (a `--header` value, say) becomes `${COURIER_SECRET_n}`, and `notes` says which is which so
-/// the engineer can export it.
+/// Basic credentials become `-u "alice:${PASSWORD}"` (the `Authorization` header is dropped:
+/// curl sends the same one), a bearer token `-H "Authorization: Bearer ${API_TOKEN}"`. A secret
+/// that stands percent-encoded in a URL or JSON-escaped in a body is written where it stands,
+/// as an expression that encodes the variable the same way (``SecretReferences``). A secret
+/// found verbatim in the environment is named after its variable; any other one (a `--header`
+/// value, a password from the job file) becomes `${COURIER_SECRET_n}`. ``notes`` names every
+/// variable the commands use and holds the two shell functions they call.
 struct CurlCommand {
-    /// Secret value → variable name, longest values first so that a secret holding another is
-    /// replaced whole.
-    private var names: [(value: String, name: String)]
-    /// Comment lines for the secrets that had no variable of their own.
+    private let references: SecretReferences
+    /// Lines to print before the commands: what to export, and the helper functions if needed.
     private(set) var notes: [String] = []
 
-    init(secrets: Set<String>, environment: [String: String]) {
-        var names: [(String, String)] = []
-        var counter = 0
-        var notes: [String] = []
-        for secret in secrets.sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
-            if let name = environment.filter({ $0.value == secret }).keys.sorted().first {
-                names.append((secret, name))
-            } else {
-                counter += 1
-                names.append((secret, "COURIER_SECRET_\(counter)"))
-                notes.append(
-                    "# set COURIER_SECRET_\(counter) to the secret it stands for (not printed)")
-            }
+    /// What a rendered command relies on.
+    private struct Usage {
+        var names: Set<String> = []
+        var helpers = false
+    }
+
+    /// - Parameters:
+    ///   - secrets: the job's secrets and the `--header` values.
+    ///   - requests: the requests to be printed: their secret headers, Basic passwords and secret
+    ///     query values are secrets too, and ``notes`` covers exactly what they use.
+    init(secrets: Set<String>, environment: [String: String], requests: [HTTPRequest] = []) {
+        var references = SecretReferences(environment: environment)
+        for secret in secrets.sorted() {
+            references.add(secret, meaning: "a secret of the job or a --header value")
         }
-        self.names = names
-        self.notes = notes
+        for request in requests { Self.addCredentials(of: request, to: &references) }
+        self.references = references
+        var usage = Usage()
+        for request in requests { _ = render(request, &usage) }
+        notes = references.notes(using: usage.names)
+        if usage.helpers { notes += SecretReferences.helperDefinitions }
     }
 
     /// `curl -sS -X METHOD "URL" -H "…" --data-binary "…"` for the request.
     func command(for request: HTTPRequest) -> String {
+        var usage = Usage()
+        return render(request, &usage)
+    }
+
+    private func render(_ request: HTTPRequest, _ usage: inout Usage) -> String {
+        // What goes on the wire: a `user:password@` leaves the URL for an Authorization header.
+        let wire = try? WireRequest(request)
+        let url = wire?.url ?? request.url
+        let headers = wire?.headers ?? request.headers
         var parts = [
-            "curl", "-sS", "-X", quote(request.method.rawValue), quote(request.url.absoluteString),
+            "curl", "-sS", "-X", word(request.method.rawValue, &usage),
+            word(url.absoluteString, &usage),
         ]
-        for field in request.headers {
-            parts.append("-H")
-            parts.append(quote("\(field.name): \(field.value)"))
+        for field in headers {
+            if field.name.lowercased() == "authorization",
+                let (user, password) = Self.basicCredentials(field.value)
+            {
+                parts += ["-u", word("\(user):\(password)", &usage)]
+                continue
+            }
+            parts += ["-H", word("\(field.name): \(field.value)", &usage)]
         }
-        if request.headers.contains("Accept-Encoding") { parts.append("--compressed") }
+        if headers.contains("Accept-Encoding") { parts.append("--compressed") }
         var prefix = ""
         if let body = request.body {
+            parts.append("--data-binary")
             if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
-                parts.append("--data-binary")
-                parts.append(quote(text))
+                parts.append(word(text, &usage))
             } else {
-                // Bytes that are not text travel as base64 through a pipe.
-                prefix = "printf '%s' '\(body.base64EncodedString())' | base64 -d | "
-                parts.append("--data-binary")
+                prefix = binaryBody(body, &usage) + " | "
                 parts.append("@-")
             }
         }
         return prefix + parts.joined(separator: " ")
     }
 
-    /// A double-quoted shell word: `\`, `"`, `$` and `` ` `` escaped, secrets as `${NAME}`.
-    func quote(_ text: String) -> String {
-        var output = "\""
-        var rest = Substring(text)
-        while !rest.isEmpty {
-            if let (value, name) = names.first(where: { rest.hasPrefix($0.value) }) {
-                output += "${\(name)}"
-                rest = rest.dropFirst(value.count)
-                continue
-            }
-            let character = rest.removeFirst()
-            switch character {
-            case "\\", "\"", "$", "`": output += "\\" + String(character)
-            default: output.append(character)
+    /// Bytes that are not text travel as base64 through a pipe, each secret in them as its
+    /// variable: `{ printf %s 'QUJD' | base64 -d; printf %s "${TOKEN}"; }`.
+    private func binaryBody(_ body: Data, _ usage: inout Usage) -> String {
+        let bytes = [UInt8](body)
+        var steps: [String] = []
+        var plain: [UInt8] = []
+        func flush() {
+            guard !plain.isEmpty else { return }
+            steps.append("printf %s '\(Data(plain).base64EncodedString())' | base64 -d")
+            plain = []
+        }
+        var index = 0
+        while index < bytes.count {
+            if let entry = references.entries.first(where: {
+                SecretReferences.length(of: $0.value, as: .raw, in: bytes, at: index) != nil
+            }) {
+                flush()
+                steps.append("printf %s \"${\(entry.name)}\"")
+                usage.names.insert(entry.name)
+                index += entry.value.count
+            } else {
+                plain.append(bytes[index])
+                index += 1
             }
         }
-        return output + "\""
+        flush()
+        return "{ " + steps.joined(separator: "; ") + "; }"
+    }
+
+    /// A double-quoted shell word: `\`, `"`, `$` and `` ` `` escaped, secrets as references.
+    private func word(_ text: String, _ usage: inout Usage) -> String {
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = [UInt8(ascii: "\"")]
+        var index = 0
+        while index < bytes.count {
+            if let found = references.match(in: bytes, at: index) {
+                output += Array(found.form.reference(to: found.entry.name).utf8)
+                usage.names.insert(found.entry.name)
+                usage.helpers = usage.helpers || found.form != .raw
+                index += found.length
+                continue
+            }
+            let byte = bytes[index]
+            if "\\\"$`".utf8.contains(byte) { output.append(UInt8(ascii: "\\")) }
+            output.append(byte)
+            index += 1
+        }
+        output.append(UInt8(ascii: "\""))
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The user and password of an `Authorization: Basic …` value, when it decodes to them.
+    static func basicCredentials(_ value: String) -> (user: String, password: String)? {
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+            let data = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces)),
+            let text = String(data: data, encoding: .utf8),
+            let colon = text.firstIndex(of: ":")
+        else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+    }
+
+    /// Makes secrets of what the request itself says is secret, when no known secret covers it
+    /// already: a Basic password, the credential of an `Authorization` header, the value of
+    /// any other secret header, the value of a secret query item.
+    private static func addCredentials(
+        of request: HTTPRequest, to references: inout SecretReferences
+    ) {
+        let headers = (try? WireRequest(request))?.headers ?? request.headers
+        for field in headers where request.isSecretHeader(field.name) {
+            let name = field.name.lowercased()
+            if name == "authorization", let (user, password) = basicCredentials(field.value) {
+                if !references.covers(password) {
+                    references.add(password, meaning: "the password of \(user) (Basic auth)")
+                }
+                continue
+            }
+            guard !references.covers(field.value) else { continue }
+            let parts = field.value.split(separator: " ", maxSplits: 1)
+            if name.hasSuffix("authorization"), parts.count == 2 {
+                references.add(
+                    String(parts[1]),
+                    meaning: "the credential of the \(field.name) header (\(parts[0]))")
+            } else {
+                references.add(field.value, meaning: "the value of the \(field.name) header")
+            }
+        }
+        guard !request.secretQueryNames.isEmpty,
+            let items = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems
+        else { return }
+        for item in items where request.secretQueryNames.contains(item.name) {
+            if let value = item.value, !references.covers(value) {
+                references.add(value, meaning: "the value of query item \(item.name)")
+            }
+        }
     }
 }

@@ -6,8 +6,9 @@ import Foundation
 ///
 /// The file is JSON, replaced atomically (``OutputFile``), so it is complete whenever it is
 /// read, a crash included; at worst the last second's entries are missing and those outputs are
-/// fetched whole once more. A file that cannot be read is reported and left alone, never
-/// deleted: the run then starts without validators.
+/// fetched whole once more. A file that exists but cannot be read is never replaced nor
+/// deleted: `run` and `replay` refuse to start (``refusal(for:)``), and should a run get
+/// here all the same, it keeps no state and leaves the file as it is.
 final class ConditionalState: Sendable {
     let url: URL
     private let entries: Locked<(values: [String: HTTPValidators], dirty: Bool)>
@@ -15,35 +16,83 @@ final class ConditionalState: Sendable {
     /// the run's once-a-second flusher and its final flush may overlap, and an older snapshot
     /// renamed last replaced the newer file (entries lost, fetched whole again next run).
     private let writing = NSLock()
+    /// Whether a file was there that could not be read: then nothing is ever written over it.
+    private let unreadable: Bool
+    /// The run's tag for the state's temporaries (``StaleTemporaries/tag``).
+    private let tag: String?
 
-    /// Loads the state of the job whose outputs are in `outputDir`; `warn` hears about a file
-    /// that exists but cannot be used.
-    init(outputDir: String, warn: (String) -> Void) {
-        url = URL(fileURLWithPath: outputDir).appendingPathComponent(".courier/state")
-        var values: [String: HTTPValidators] = [:]
-        if FileManager.default.fileExists(atPath: url.path) {
-            if let bytes = try? FileSystem.read(url), let root = try? JSONParser.parse(bytes),
-                case .object(let members) = root.value,
-                let entriesNode = members.first(where: { $0.key == "entries" })?.node,
-                case .object(let saved) = entriesNode.value
-            {
-                for entry in saved {
-                    guard case .object(let fields) = entry.node.value else { continue }
-                    var validators = HTTPValidators()
-                    for field in fields {
-                        guard case .string(let text) = field.node.value else { continue }
-                        if field.key == "etag" { validators.etag = text }
-                        if field.key == "lastModified" { validators.lastModified = text }
-                    }
-                    values[entry.key] = validators
-                }
-            } else {
-                warn(
-                    "\(url.relativePath): not a state file courier can read; starting without validators (the file is left as it is)"
-                )
-            }
+    /// Where the state of the job whose outputs are in `outputDir` is kept.
+    static func location(outputDir: String) -> URL {
+        URL(fileURLWithPath: outputDir).appendingPathComponent(".courier/state")
+    }
+
+    /// Loads the state of the job whose outputs are in `outputDir`, after removing what a
+    /// killed run left in its folder (`.courier/.state.*.tmp`, by `temporaries`' rules); `warn`
+    /// hears about a file that exists but cannot be used.
+    init(outputDir: String, temporaries: StaleTemporaries? = nil, warn: (String) -> Void) {
+        url = Self.location(outputDir: outputDir)
+        temporaries?.sweep(url.deletingLastPathComponent())
+        tag = temporaries?.tag
+        switch Self.load(url) {
+        case nil:
+            entries = Locked(([:], false))
+            unreadable = false
+        case .success(let values):
+            entries = Locked((values, false))
+            unreadable = false
+        case .failure(let problem):
+            warn(
+                "\(url.relativePath): \(problem.reason); starting without validators, and keeping none this run (the file is left as it is)"
+            )
+            entries = Locked(([:], false))
+            unreadable = true
         }
-        entries = Locked((values, false))
+    }
+
+    /// Why a run of `job` must not start: it has `conditional` tasks and their state file
+    /// exists but cannot be read, so going on would write a new one over it. `nil` when there
+    /// is none, or it reads.
+    static func refusal(for job: Job) -> String? {
+        guard job.tasks.contains(where: \.conditional) else { return nil }
+        let url = location(outputDir: job.outputDir)
+        guard case .failure(let problem) = load(url) else { return nil }
+        return
+            "\(url.relativePath): \(problem.reason); `conditional` keeps its validators there and will not replace it. Move it aside to keep it, or delete it to fetch every conditional output whole once more; nothing was sent"
+    }
+
+    /// Why a state file could not be used.
+    struct Unreadable: Error {
+        let reason: String
+    }
+
+    /// The entries of the file at `url`; `nil` when there is no file.
+    private static func load(_ url: URL) -> Result<[String: HTTPValidators], Unreadable>? {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.read(url)
+        } catch {
+            if error.code == ENOENT { return nil }
+            return .failure(
+                Unreadable(reason: "cannot be read (\(String(cString: strerror(error.code))))"))
+        }
+        guard let root = try? JSONParser.parse(bytes), case .object(let members) = root.value,
+            let entriesNode = members.first(where: { $0.key == "entries" })?.node,
+            case .object(let saved) = entriesNode.value
+        else {
+            return .failure(Unreadable(reason: "not a state file courier can read"))
+        }
+        var values: [String: HTTPValidators] = [:]
+        for entry in saved {
+            guard case .object(let fields) = entry.node.value else { continue }
+            var validators = HTTPValidators()
+            for field in fields {
+                guard case .string(let text) = field.node.value else { continue }
+                if field.key == "etag" { validators.etag = text }
+                if field.key == "lastModified" { validators.lastModified = text }
+            }
+            values[entry.key] = validators
+        }
+        return .success(values)
     }
 
     func validators(for save: String) -> HTTPValidators? {
@@ -72,7 +121,7 @@ final class ConditionalState: Sendable {
             state.dirty = false
             return state.values
         }
-        guard let snapshot else { return }
+        guard let snapshot, !unreadable else { return }
         let value = JSONWriter.Value.object([
             ("version", .int(1)),
             (
@@ -88,6 +137,6 @@ final class ConditionalState: Sendable {
                     })
             ),
         ])
-        try OutputFile.write(Data(JSONWriter.bytes(value)), to: url)
+        try OutputFile.write(Data(JSONWriter.bytes(value)), to: url, tag: tag)
     }
 }

@@ -57,7 +57,13 @@ public final class JobRunner: Sendable {
         let capturesSecrets = job.tasks.contains { $0.captures.contains(where: \.secret) }
         let console = Console(redactor: capturesSecrets ? redactor.learning() : redactor)
         self.console = console
-        temporaries = StaleTemporaries { path in
+        // Tagged with what names the job's lock, which run() takes (none with `--log-dir -`).
+        temporaries = StaleTemporaries(
+            tag: options.logToStandardOutput
+                ? nil
+                : StaleTemporaries.tag(
+                    logDirectory: options.logDirectory, job: job.name, shard: options.shard)
+        ) { path in
             console.error("courier: removed \(path), left by an interrupted run")
         }
     }
@@ -136,7 +142,9 @@ public final class JobRunner: Sendable {
         // the end (each write is atomic, so the file is whole after any crash).
         let state =
             job.tasks.contains(where: \.conditional)
-            ? ConditionalState(outputDir: job.outputDir) { console.error("courier: \($0)") } : nil
+            ? ConditionalState(outputDir: job.outputDir, temporaries: temporaries) {
+                console.error("courier: \($0)")
+            } : nil
         let flusher = state.map { state in
             Task {
                 while !Task.isCancelled {

@@ -6,9 +6,10 @@ import Foundation
 ///
 /// Two saves to one path each rename a complete file, so the last to finish wins whole.
 enum OutputFile {
-    static func write(_ data: Data, to url: URL) throws(FileError) {
+    /// - Parameter tag: the writer's tag for the temporary's name (``FileReplacement``).
+    static func write(_ data: Data, to url: URL, tag: String? = nil) throws(FileError) {
         try FileSystem.makeFolders(url.deletingLastPathComponent())
-        let replacement = try FileReplacement(replacing: url)
+        let replacement = try FileReplacement(replacing: url, tag: tag)
         do {
             try replacement.write(data)
         } catch {

@@ -1,33 +1,60 @@
 import Courier
 import Foundation
 
-/// Removes the temporary files a killed run left beside its saved outputs
-/// (`.name.XXXXXXXX.tmp`, see ``FileReplacement``): each folder a run saves into is looked at
-/// once, before its first save, and a temporary there older than ``minimumAge`` goes.
+/// Removes the temporary files a killed run left beside its saved outputs and its conditional
+/// state (`.name.XXXXXXXX.tmp`, see ``FileReplacement``): each folder a run writes into is
+/// looked at once, before its first write there.
 ///
-/// The age is what keeps another run's file safe: a job sharing the folder may be writing its
-/// own temporary right now, and a file being written is never an hour old.
+/// A run that holds its job's lock writes its temporaries with the job's ``tag``
+/// (`.name.TAG.XXXXXXXX.tmp`), and removes that job's leftovers at once: with the lock held no
+/// other run of the job is writing them. Any other temporary (another job's, sharing the
+/// folder, or an untagged one) goes only once it is older than ``minimumAge``: its writer may
+/// be at work right now, and a file being written is never an hour old.
 final class StaleTemporaries: Sendable {
     static let minimumAge: TimeInterval = 3600
 
+    /// The tag of this run's temporaries, or `nil` for a run without a lock (`--log-dir -`),
+    /// whose temporaries keep the untagged name and the one-hour rule.
+    let tag: String?
+    /// Folders swept, under a lock held for the whole sweep: no task of this run may create
+    /// its own tagged temporary in a folder while the folder's sweep could still remove it.
     private let swept = Locked<Set<String>>([])
     private let now: @Sendable () -> Date
     /// Told of each file removed.
     private let removed: @Sendable (String) -> Void
 
     init(
-        now: @escaping @Sendable () -> Date = Date.init,
+        tag: String? = nil, now: @escaping @Sendable () -> Date = Date.init,
         removed: @escaping @Sendable (String) -> Void
     ) {
+        self.tag = tag
         self.now = now
         self.removed = removed
+    }
+
+    /// The tag of a job's temporaries: eight lower-case hex digits (the random part of the name
+    /// is upper-case) of a hash of what names the job's lock: its log folder, name and shard.
+    /// Runs holding different locks may write side by side, so they get different tags.
+    static func tag(logDirectory: URL, job: String, shard: Shard?) -> String {
+        let identity =
+            logDirectory.standardizedFileURL.path + "/" + job
+            + (shard.map { "." + $0.fileTag } ?? "")
+        let value = FNV1a.hash(identity.utf8)
+        return String(String(UInt32(truncatingIfNeeded: value ^ (value >> 32)), radix: 16))
+            .leftPadded(to: 8)
     }
 
     /// Sweeps `folder`, unless this run has already. (Runs for every save: one look-up in a
     /// set; the folder's path is already resolved by ``OutputPath``.)
     func sweep(_ folder: URL) {
         let path = folder.path
-        guard swept.withLock({ $0.insert(path).inserted }) else { return }
+        swept.withLock { swept in
+            guard swept.insert(path).inserted else { return }
+            removeLeftovers(in: path)
+        }
+    }
+
+    private func removeLeftovers(in path: String) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else {
             return
         }
@@ -37,13 +64,15 @@ final class StaleTemporaries: Sendable {
             // Attributes of the entry itself: a symbolic link of that name is not ours.
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
                 attributes[.type] as? FileAttributeType == .typeRegular,
-                let modified = attributes[.modificationDate] as? Date, modified < cutoff
+                let modified = attributes[.modificationDate] as? Date,
+                modified < cutoff || tag.map({ Self.isTemporaryName(name, taggedWith: $0) }) == true
             else { continue }
             if unlink(file) == 0 { removed(file) }
         }
     }
 
-    /// `.name.XXXXXXXX.tmp` with eight upper-case hex digits, as ``FileReplacement`` names them.
+    /// `.name.XXXXXXXX.tmp` with eight upper-case hex digits, as ``FileReplacement`` names them
+    /// (`.name.TAG.XXXXXXXX.tmp` included).
     static func isTemporaryName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard bytes.count > 15, bytes[0] == UInt8(ascii: "."),
@@ -54,5 +83,20 @@ final class StaleTemporaries: Sendable {
         return suffix.dropFirst().prefix(8).allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte)
         }
+    }
+
+    /// `.name.TAG.XXXXXXXX.tmp`: a temporary written with `tag`.
+    static func isTemporaryName(_ name: String, taggedWith tag: String) -> Bool {
+        let marker = "." + tag
+        let bytes = Array(name.utf8)
+        guard isTemporaryName(name), bytes.count > 14 + marker.utf8.count else { return false }
+        return bytes[..<(bytes.count - 13)].reversed().starts(with: marker.utf8.reversed())
+    }
+}
+
+extension String {
+    /// The string with leading zeros up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
     }
 }

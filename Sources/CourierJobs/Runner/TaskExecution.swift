@@ -214,7 +214,7 @@ extension JobRunner {
             let folder = url.deletingLastPathComponent()
             try FileSystem.makeFolders(folder)
             temporaries.sweep(folder)
-            return try FileReplacement(replacing: url)
+            return try FileReplacement(replacing: url, tag: temporaries.tag)
         } catch {
             return nil
         }
@@ -328,7 +328,7 @@ extension JobRunner {
                 throw OutputPathError(path: path)
             }
             temporaries.sweep(url.deletingLastPathComponent())
-            try OutputFile.write(response.body, to: url)
+            try OutputFile.write(response.body, to: url, tag: temporaries.tag)
         }
         return (job.outputDir as NSString).appendingPathComponent(path)
     }

@@ -1,0 +1,155 @@
+import Foundation
+
+/// The secrets of a `--format curl` script and the environment variables that stand for them,
+/// and the search for a secret in any form it takes in a command's text.
+///
+/// A secret appears as it is, percent-encoded (a query value such as `a%20b%26c%2Fd`) or
+/// JSON-escaped (`a\"b` in a JSON body). A reference must expand to the same form, so each
+/// form has its own: `${NAME}`, `$(courier_urlencode "$NAME")` and `$(courier_json "$NAME")`,
+/// the two shell functions being defined in the script's preamble (``helperDefinitions``).
+struct SecretReferences {
+    /// How a secret was written where it was found.
+    enum Form: CaseIterable {
+        case raw, percentEncoded, jsonEscaped
+
+        /// The shell expression that expands to the secret in this form.
+        func reference(to name: String) -> String {
+            switch self {
+            case .raw: "${\(name)}"
+            case .percentEncoded: "$(courier_urlencode \"$\(name)\")"
+            case .jsonEscaped: "$(courier_json \"$\(name)\")"
+            }
+        }
+    }
+
+    /// One secret and its variable.
+    struct Entry {
+        let value: [UInt8]
+        let name: String
+        /// What the variable holds, for a variable courier named (`nil`: found in the environment).
+        let meaning: String?
+    }
+
+    /// Longest values first, so that a secret holding another is replaced whole.
+    private(set) var entries: [Entry] = []
+    private let environment: [String: String]
+    private var counter = 0
+
+    init(environment: [String: String]) {
+        self.environment = environment
+    }
+
+    /// Adds a secret; `meaning` says what it is when no environment variable holds it.
+    mutating func add(_ secret: String, meaning: String = "a secret of the job") {
+        let bytes = Array(secret.utf8)
+        guard !bytes.isEmpty, !entries.contains(where: { $0.value == bytes }) else { return }
+        let entry: Entry
+        if let name = environment.filter({ $0.value == secret }).keys.sorted().first {
+            entry = Entry(value: bytes, name: name, meaning: nil)
+        } else {
+            counter += 1
+            entry = Entry(value: bytes, name: "COURIER_SECRET_\(counter)", meaning: meaning)
+        }
+        let index = entries.firstIndex { $0.value.count < bytes.count } ?? entries.count
+        entries.insert(entry, at: index)
+    }
+
+    /// Whether `text` holds a known secret in any form.
+    func covers(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.indices.contains { match(in: bytes, at: $0) != nil }
+    }
+
+    /// The longest-first secret found at `index`, its form and the bytes it spans.
+    func match(in bytes: [UInt8], at index: Int) -> (entry: Entry, form: Form, length: Int)? {
+        for entry in entries {
+            for form in Form.allCases {
+                if let length = Self.length(of: entry.value, as: form, in: bytes, at: index) {
+                    return (entry, form, length)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// How many bytes of `bytes` from `index` spell `secret` in `form`, or `nil`.
+    static func length(of secret: [UInt8], as form: Form, in bytes: [UInt8], at index: Int)
+        -> Int?
+    {
+        var position = index
+        var wanted = secret[...]
+        while !wanted.isEmpty {
+            guard position < bytes.count else { return nil }
+            let (decoded, count) = unit(of: bytes, at: position, form: form)
+            // An escape that stands for several bytes counts only when the secret has them all.
+            guard wanted.starts(with: decoded) else { return nil }
+            wanted = wanted.dropFirst(decoded.count)
+            position += count
+        }
+        return position - index
+    }
+
+    /// The bytes one unit of text at `index` stands for in `form`, and the unit's length.
+    private static func unit(of bytes: [UInt8], at index: Int, form: Form) -> ([UInt8], Int) {
+        let byte = bytes[index]
+        switch form {
+        case .raw:
+            return ([byte], 1)
+        case .percentEncoded:
+            if byte == UInt8(ascii: "%"), index + 2 < bytes.count,
+                let value = HexNumber.value(of: bytes[index + 1...index + 2])
+            {
+                return ([UInt8(value)], 3)
+            }
+            // Form encoding writes a space as `+`.
+            return (byte == UInt8(ascii: "+") ? [0x20] : [byte], 1)
+        case .jsonEscaped:
+            guard byte == UInt8(ascii: "\\"), index + 1 < bytes.count else { return ([byte], 1) }
+            switch bytes[index + 1] {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
+                return ([bytes[index + 1]], 2)
+            case UInt8(ascii: "n"): return ([0x0A], 2)
+            case UInt8(ascii: "r"): return ([0x0D], 2)
+            case UInt8(ascii: "t"): return ([0x09], 2)
+            case UInt8(ascii: "b"): return ([0x08], 2)
+            case UInt8(ascii: "f"): return ([0x0C], 2)
+            case UInt8(ascii: "u"):
+                guard index + 5 < bytes.count,
+                    let unit = HexNumber.value(of: bytes[index + 2...index + 5])
+                else { return ([byte], 1) }
+                if (0xD800..<0xDC00).contains(unit), index + 11 < bytes.count,
+                    bytes[index + 6] == UInt8(ascii: "\\"), bytes[index + 7] == UInt8(ascii: "u"),
+                    let low = HexNumber.value(of: bytes[index + 8...index + 11]),
+                    (0xDC00..<0xE000).contains(low),
+                    let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+                {
+                    return (Array(String(scalar).utf8), 12)
+                }
+                return (Unicode.Scalar(unit).map { Array(String($0).utf8) } ?? [byte], 6)
+            default:
+                return ([byte], 1)
+            }
+        }
+    }
+
+    /// Comment lines naming every variable the commands use, and what each one holds.
+    func notes(using names: Set<String>) -> [String] {
+        let used = entries.filter { names.contains($0.name) }.sorted { $0.name < $1.name }
+        guard !used.isEmpty else { return [] }
+        var notes = ["# secrets are read from the environment; export these before running:"]
+        for entry in used {
+            notes.append(
+                "#   \(entry.name): "
+                    + (entry.meaning.map { "\($0) (not printed)" }
+                        ?? "as it is set now (it holds a secret the job used)"))
+        }
+        return notes
+    }
+
+    /// The shell functions that write a secret percent-encoded (every byte but RFC 3986's
+    /// unreserved ones) or JSON-escaped, byte by byte (`LC_ALL=C`) whatever the locale.
+    static let helperDefinitions = [
+        #"courier_urlencode() { local LC_ALL=C s=$1 o= c i; for ((i = 0; i < ${#s}; i++)); do c=${s:i:1}; case $c in [A-Za-z0-9._~-]) o+=$c ;; *) printf -v c %%%02X "'$c"; o+=$c ;; esac; done; printf %s "$o"; }"#,
+        #"courier_json() { local s=$1; s=${s//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\n'/\\n}; s=${s//$'\r'/\\r}; s=${s//$'\t'/\\t}; printf %s "$s"; }"#,
+    ]
+}

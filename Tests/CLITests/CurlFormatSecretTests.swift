@@ -1,0 +1,99 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `courier replay --dry-run --format curl` writes every secret as an environment reference:
+/// Basic auth as `-u`, a bearer token, a query value that needs percent-encoding and a secret
+/// in a JSON body; and the commands, run by bash, send the real secrets.
+@Suite("replay's curl commands and secrets")
+struct CurlFormatSecretTests {
+    @Test("no secret in any form in the curl commands, which reach the server with them all")
+    func curlCommandsHoldReferencesOnly() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("curlsecrets")
+        let toggle = FixtureServer.uniqueKey("toggle")
+        let unique = UUID().uuidString.prefix(8)
+        // Each secret needs some escaping somewhere: in a shell word, a URL or JSON.
+        let environment = [
+            "CURL_USER": "alice-\(unique)",
+            "CURL_PASSWORD": "pw:\(unique) $x\"`",
+            "CURL_TOKEN": "tok-\(unique)",
+            "CURL_QUERY": "a b&c/d+é=\(unique)",
+            "CURL_BODY": #"bo"dy\ é \#(unique)"#,
+        ]
+        let target = #""path": "/toggle", "query": {"name": "\#(toggle)", "key": "\#(key)-%@"}"#
+        func task(_ id: String, _ rest: String) -> String {
+            #"{"id": "\#(id)", \#(target.replacingOccurrences(of: "%@", with: id)), \#(rest)}"#
+        }
+        try space.writeJob(
+            tasks: [
+                task(
+                    "basic",
+                    #""auth": {"basic": {"user": "${env:CURL_USER}", "password": "${env:CURL_PASSWORD}"}}"#
+                ),
+                task("bearer", #""auth": {"bearer": "${env:CURL_TOKEN}"}"#),
+                #"""
+                {"id": "query", "path": "/toggle",
+                 "query": {"name": "\#(toggle)", "key": "\#(key)-query", "api_key": "${env:CURL_QUERY}"}}
+                """#,
+                task(
+                    "body", #""method": "POST", "json": {"password": "${env:CURL_BODY}", "n": 1}"#),
+            ].joined(separator: ",\n"),
+            extra: #""retry": {"maxAttempts": 1},"#)
+        let run = try await space.run(backend: "curl", environment: environment)
+        #expect(run.status == 1, "the toggle is off: every task fails. \(run.stderr)")
+        let log = try #require(try ReplayTests.logFiles(space).first)
+
+        let printed = try await CourierBinary.run(
+            ["replay", log, "--job", "job.json", "--dry-run", "--format", "curl"],
+            environment: environment, directory: space.folder)
+        #expect(printed.status == 0, "\(printed.stderr)")
+        let output = printed.stdout + printed.stderr
+        let basic = "\(environment["CURL_USER"]!):\(environment["CURL_PASSWORD"]!)"
+        let secrets =
+            Array(environment.values) + [
+                Data(basic.utf8).base64EncodedString()
+            ]
+        for secret in secrets {
+            for form in SecretsEverywhereTests.forms(of: secret) where output.contains(form) {
+                Issue.record("\"\(form)\" (a form of a secret) is in the curl commands")
+            }
+        }
+        #expect(!output.contains("<redacted>"), "nothing redacted: all references\n\(output)")
+        #expect(!output.contains("Authorization: Basic"), "\(output)")
+        #expect(output.contains(#"-u "${CURL_USER}:${CURL_PASSWORD}""#), "\(output)")
+        #expect(output.contains(#"Authorization: Bearer ${CURL_TOKEN}"#), "\(output)")
+        for name in environment.keys {
+            #expect(output.contains("#   \(name):"), "the notes name \(name)")
+        }
+
+        // Run as printed (the summary line is courier's, not the script's), variables exported.
+        let script = printed.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }
+            .joined(separator: "\n")
+        let ran = try await CourierBinary.run(
+            ["-euc", script], executable: URL(fileURLWithPath: "/bin/bash"),
+            environment: environment, directory: space.folder)
+        #expect(ran.status == 0, "\(ran.stderr)\n\(script)")
+        func replayed(_ id: String) async throws -> ServerHits.Entry {
+            let hits = try await ServerHits.of("\(key)-\(id)", on: space.server).requests
+            #expect(hits.count == 2, "\(id): the run's attempt and the command's")
+            return try #require(hits.last)
+        }
+        #expect(
+            try await replayed("basic").header("Authorization")
+                == "Basic " + Data(basic.utf8).base64EncodedString())
+        #expect(
+            try await replayed("bearer").header("Authorization")
+                == "Bearer \(environment["CURL_TOKEN"]!)")
+        let query = try await replayed("query")
+        let items = URLComponents(string: "http://host" + query.path)?.queryItems ?? []
+        #expect(
+            items.first { $0.name == "api_key" }?.value == environment["CURL_QUERY"],
+            "\(query.path)")
+        let body = try await replayed("body")
+        let json = try JSONSerialization.jsonObject(with: Data(body.body.utf8)) as? [String: Any]
+        #expect(json?["password"] as? String == environment["CURL_BODY"], "\(body.body)")
+        #expect(json?["n"] as? Int == 1)
+    }
+}

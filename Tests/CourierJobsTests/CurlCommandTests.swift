@@ -1,0 +1,40 @@
+import Courier
+import Foundation
+import Testing
+
+@testable import CourierJobs
+
+/// `replay --format curl`'s commands: secrets nobody exported still become variables.
+@Suite("CurlCommand")
+struct CurlCommandTests {
+    static let url = URL(string: "http://127.0.0.1:9/x?n=1")!
+
+    @Test("a Basic header given by --header becomes -u with a named variable for the password")
+    func basicFromHeaderValue() {
+        let value = "Basic " + Data("bob:s3cret pass".utf8).base64EncodedString()
+        let request = HTTPRequest(url: Self.url, headers: ["Authorization": value])
+        let formatter = CurlCommand(secrets: [value], environment: [:], requests: [request])
+        let command = formatter.command(for: request)
+        #expect(command.contains(#"-u "bob:${COURIER_SECRET_2}""#), "\(command)")
+        #expect(!command.contains("Authorization") && !command.contains("s3cret"))
+        #expect(formatter.notes.contains { $0.contains("COURIER_SECRET_2: the password of bob") })
+        #expect(!formatter.notes.contains { $0.contains("COURIER_SECRET_1") }, "unused: not named")
+    }
+
+    @Test("a secret header's value and secret bytes in a binary body become variables")
+    func secretHeaderAndBinaryBody() {
+        var body = Data([0, 1, 2])
+        body += Data("key-1234".utf8)
+        body += Data([0xFF])
+        var request = HTTPRequest(
+            url: Self.url, method: .post, headers: ["X-Api-Key": "literal-key"], body: body)
+        request.secretHeaderNames.insert("x-api-key")
+        let formatter = CurlCommand(
+            secrets: ["key-1234"], environment: ["API_KEY": "key-1234"], requests: [request])
+        let command = formatter.command(for: request)
+        #expect(command.contains(#"-H "X-Api-Key: ${COURIER_SECRET_1}""#), "\(command)")
+        #expect(command.contains(#"printf %s "${API_KEY}""#), "\(command)")
+        #expect(command.hasSuffix("--data-binary @-"))
+        #expect(!command.contains("literal-key") && !command.contains("key-1234"))
+    }
+}
