@@ -75,14 +75,14 @@ struct RecoveryMatrixTests {
             environment: ["RECOVERY_PW": password], directory: space.folder)
     }
 
-    /// Every file under `out/` with its bytes; the locks (`.courier/lock.*`) left out, the
+    /// Every file under `out/` with its bytes; the locks (`.courier/lock.*`, `state.lock`) left out, the
     /// conditional state and any leftover temporary kept (a temporary is a difference).
     static func outputs(_ space: JobWorkspace) -> [String: Data] {
         let root = space.folder.appendingPathComponent("out")
         var files: [String: Data] = [:]
         let enumerator = FileManager.default.enumerator(atPath: root.path)
         while let relative = enumerator?.nextObject() as? String {
-            guard !relative.hasPrefix(".courier/lock"),
+            guard !relative.hasPrefix(".courier/lock"), relative != ".courier/state.lock",
                 let data = FileManager.default.contents(
                     atPath: root.appendingPathComponent(relative).path),
                 !(try! FileManager.default.attributesOfItem(

@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The validators (`ETag`, `Last-Modified`) of a job's saved outputs, kept in
 /// `outputDir/.courier/state` so that the next run can ask "only if changed" (`conditional`).
 ///
@@ -16,6 +22,8 @@ final class ConditionalState: Sendable {
     /// the run's once-a-second flusher and its final flush may overlap, and an older snapshot
     /// renamed last replaced the newer file (entries lost, fetched whole again next run).
     private let writing = NSLock()
+    /// Entries recorded since the last flush (`nil`: forget the entry).
+    private let changes = Locked<[String: HTTPValidators?]>([:])
     /// Whether a file was there that could not be read: then nothing is ever written over it.
     private let unreadable: Bool
     /// The run's tag for the state's temporaries (``StaleTemporaries/tag``).
@@ -102,12 +110,13 @@ final class ConditionalState: Sendable {
     /// Records what a 200 said about a saved output (or forgets it when it said nothing).
     func record(_ response: HTTPResponse, for save: String) {
         let validators = HTTPValidators(response.headers)
+        let new = validators.isEmpty ? nil : validators
         entries.withLock { state in
-            let new = validators.isEmpty ? nil : validators
             guard state.values[save] != new else { return }
             state.values[save] = new
             state.dirty = true
         }
+        changes.withLock { $0[save] = .some(new) }
     }
 
     /// Writes the file when something changed.
@@ -115,13 +124,23 @@ final class ConditionalState: Sendable {
         try writing.withLock { try write() }
     }
 
+    /// Writes this run's changes over what the file holds now, under `.courier/state.lock`:
+    /// the shards of a job share the file, and each writing its own whole snapshot lost the
+    /// others' entries (their outputs fetched whole again on the next run).
     private func write() throws {
-        let snapshot = entries.withLock { state -> [String: HTTPValidators]? in
-            guard state.dirty else { return nil }
-            state.dirty = false
-            return state.values
+        let dirty = entries.withLock { state -> Bool in
+            defer { state.dirty = false }
+            return state.dirty
         }
-        guard let snapshot, !unreadable else { return }
+        guard dirty, !unreadable else { return }
+        let lock = try FileLockGuard(url.deletingLastPathComponent().appendingPathComponent("state.lock"))
+        defer { withExtendedLifetime(lock) {} }
+        let pending = changes.withLock { changes -> [String: HTTPValidators?] in
+            defer { changes = [:] }
+            return changes
+        }
+        guard case .success(var snapshot) = Self.load(url) ?? .success([:]) else { return }
+        for (save, validators) in pending { snapshot[save] = validators }
         let value = JSONWriter.Value.object([
             ("version", .int(1)),
             (
@@ -139,4 +158,21 @@ final class ConditionalState: Sendable {
         ])
         try OutputFile.write(Data(JSONWriter.bytes(value)), to: url, tag: tag)
     }
+}
+
+/// An exclusive `flock` on a file, held until the value is dropped (blocking: the holder is
+/// another shard's flush, a few milliseconds).
+private final class FileLockGuard {
+    private let descriptor: Int32
+
+    init(_ url: URL) throws(FileError) {
+        try FileSystem.makeFolders(url.deletingLastPathComponent())
+        descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            throw FileError(path: url.path, action: "lock", code: errno)
+        }
+        while flock(descriptor, LOCK_EX) != 0, errno == EINTR {}
+    }
+
+    deinit { close(descriptor) }
 }

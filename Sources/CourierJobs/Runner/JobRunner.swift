@@ -57,12 +57,12 @@ public final class JobRunner: Sendable {
         let capturesSecrets = job.tasks.contains { $0.captures.contains(where: \.secret) }
         let console = Console(redactor: capturesSecrets ? redactor.learning() : redactor)
         self.console = console
-        // Tagged with what names the job's lock, which run() takes (none with `--log-dir -`).
+        // Tagged with what the job's lock is on (``JobLock``); a run of the whole job holds it
+        // alone and removes the job's leftovers at once.
         temporaries = StaleTemporaries(
-            tag: options.logToStandardOutput
-                ? nil
-                : StaleTemporaries.tag(
-                    logDirectory: options.logDirectory, job: job.name, shard: options.shard)
+            tag: StaleTemporaries.tag(
+                outputDir: URL(fileURLWithPath: job.outputDir), job: job.name),
+            removesOwnAtOnce: options.shard == nil
         ) { path in
             console.error("courier: removed \(path), left by an interrupted run")
         }

@@ -5,9 +5,11 @@ import Foundation
 /// state (`.name.XXXXXXXX.tmp`, see ``FileReplacement``): each folder a run writes into is
 /// looked at once, before its first write there.
 ///
-/// A run that holds its job's lock writes its temporaries with the job's ``tag``
-/// (`.name.TAG.XXXXXXXX.tmp`), and removes that job's leftovers at once: with the lock held no
-/// other run of the job is writing them. Any other temporary (another job's, sharing the
+/// A run writes its temporaries with its job's ``tag`` (`.name.TAG.XXXXXXXX.tmp`). A run of the
+/// whole job holds the job's lock exclusively (``JobLock``), so no other run of the job is
+/// writing: it removes the job's leftovers at once, every shard's included. A shard shares the
+/// lock with its sibling shards, which may be writing theirs right now, so it keeps the
+/// one-hour rule. Any other temporary (another job's, sharing the
 /// folder, or an untagged one) goes only once it is older than ``minimumAge``: its writer may
 /// be at work right now, and a file being written is never an hour old.
 final class StaleTemporaries: Sendable {
@@ -16,6 +18,9 @@ final class StaleTemporaries: Sendable {
     /// The tag of this run's temporaries, or `nil` for a run without a lock (`--log-dir -`),
     /// whose temporaries keep the untagged name and the one-hour rule.
     let tag: String?
+    /// Whether this run may remove its job's tagged temporaries at once (it holds the job's
+    /// lock alone).
+    let removesOwnAtOnce: Bool
     /// Folders swept, under a lock held for the whole sweep: no task of this run may create
     /// its own tagged temporary in a folder while the folder's sweep could still remove it.
     private let swept = Locked<Set<String>>([])
@@ -24,21 +29,20 @@ final class StaleTemporaries: Sendable {
     private let removed: @Sendable (String) -> Void
 
     init(
-        tag: String? = nil, now: @escaping @Sendable () -> Date = Date.init,
+        tag: String? = nil, removesOwnAtOnce: Bool = true,
+        now: @escaping @Sendable () -> Date = Date.init,
         removed: @escaping @Sendable (String) -> Void
     ) {
         self.tag = tag
+        self.removesOwnAtOnce = removesOwnAtOnce
         self.now = now
         self.removed = removed
     }
 
     /// The tag of a job's temporaries: eight lower-case hex digits (the random part of the name
-    /// is upper-case) of a hash of what names the job's lock: its log folder, name and shard.
-    /// Runs holding different locks may write side by side, so they get different tags.
-    static func tag(logDirectory: URL, job: String, shard: Shard?) -> String {
-        let identity =
-            logDirectory.standardizedFileURL.path + "/" + job
-            + (shard.map { "." + $0.fileTag } ?? "")
+    /// is upper-case) of a hash of what the job's lock is on: its output folder, and its name.
+    static func tag(outputDir: URL, job: String) -> String {
+        let identity = outputDir.standardizedFileURL.path + "/" + job
         let value = FNV1a.hash(identity.utf8)
         return String(String(UInt32(truncatingIfNeeded: value ^ (value >> 32)), radix: 16))
             .leftPadded(to: 8)
@@ -65,7 +69,9 @@ final class StaleTemporaries: Sendable {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
                 attributes[.type] as? FileAttributeType == .typeRegular,
                 let modified = attributes[.modificationDate] as? Date,
-                modified < cutoff || tag.map({ Self.isTemporaryName(name, taggedWith: $0) }) == true
+                modified < cutoff
+                    || (removesOwnAtOnce
+                        && tag.map({ Self.isTemporaryName(name, taggedWith: $0) }) == true)
             else { continue }
             if unlink(file) == 0 { removed(file) }
         }
