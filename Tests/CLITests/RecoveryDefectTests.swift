@@ -2,6 +2,10 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The recovery defects found by trying Courier as a new user would, each with the test that
 /// failed before its fix (the matrix in ``RecoveryMatrixTests`` covers the compositions).
 @Suite("recovery defects")
@@ -78,5 +82,33 @@ struct RecoveryDefectTests {
         #expect(stderr.contains("was deleted"), "\(stderr)")
         let sent = try await ServerHits.of(key, on: space.server).count
         #expect(sent < 40, "the run stopped instead of sending everything: \(sent)")
+    }
+
+    /// A signal between `run.start` and the watcher's start killed the process with no
+    /// `run.end` (1-6 % of early signals). Now the watcher is in place before the log exists:
+    /// whenever a log was begun, it ends with `run.end`.
+    @Test("a SIGTERM at any moment after start still writes run.end")
+    func earlySignals() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"range": [1, 50]}}}"#)
+        var begun = 0
+        for trial in 0..<24 {
+            let running = try CourierBinary.launch(
+                ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+                directory: space.folder)
+            try await Task.sleep(for: .milliseconds(2 * trial))
+            running.send(SIGTERM)
+            _ = await running.exit(seconds: 30)
+        }
+        let folder = space.logs.appendingPathComponent("e2e")
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            begun += 1
+            let last = text.split(separator: "\n").last.map(String.init) ?? ""
+            #expect(last.contains(#""event":"run.end""#), "\(name) has no run.end: \(last)")
+        }
+        #expect(begun > 0, "some trials began a log")
     }
 }

@@ -10,8 +10,8 @@ import Testing
 /// outputs byte for byte those of one clean uninterrupted run, and the job's history with
 /// every task ok exactly once.
 ///
-/// One job holds every kind of task (static, range, lines, a capture fan-out, a paginated
-/// task, basic auth, a captured token, conditional), so that each path is tried on all of them
+/// One job holds every kind of task (static, range, lines, a capture fan-out whose children use
+/// basic auth, a paginated task, basic auth, a captured token, conditional), so that each path is tried on all of them
 /// at once. The fixture's `/recovery/…` API fails a deterministic part of them at each outage
 /// level (level 1's failures are a subset of level 2's).
 @Suite("recovery matrix")
@@ -39,7 +39,8 @@ struct RecoveryMatrixTests {
                 {"id": "l-{w}", \#(item)"l-{w}"}, "foreach": {"w": {"lines": "words.txt"}}, "save": "lines/{w}.json"},
                 {"id": "ids", "path": "/recovery/list", "query": {"key": "\#(key)", "total": "12", "size": "12", "name": "list"},
                  "capture": {"ids": {"json": "/items/*/id"}}},
-                {"id": "c{id}", \#(item)"c{id}"}, "foreach": {"id": {"capture": "ids"}}, "save": "fan/{id}.json"},
+                {"id": "c{id}", "path": "/recovery/private", "query": {"key": "\#(key)", "id": "c{id}"}, "foreach": {"id": {"capture": "ids"}},
+                 "auth": {"basic": {"user": "user", "password": "${env:RECOVERY_PW}"}}, "save": "fan/{id}.json"},
                 {"id": "pages", "path": "/recovery/list", "query": {"key": "\#(key)", "total": "25", "size": "5", "name": "ids"},
                  "paginate": {"next": {"linkHeader": "next"}}, "save": "pages/{page}.json"},
                 {"id": "b{n}", "path": "/recovery/private", "query": {"key": "\#(key)", "id": "b{n}"}, "foreach": {"n": {"range": [1, 6]}},

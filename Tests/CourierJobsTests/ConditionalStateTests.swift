@@ -17,6 +17,40 @@ struct ConditionalStateTests {
         }
     }
 
+    /// The shards of a job share its output folder and so its state file: each one's flush
+    /// must keep the others' entries (each wrote its own snapshot whole, and the last shard to
+    /// flush dropped the rest: those outputs were fetched whole again the next night).
+    @Test("states that share a file (shards) keep each other's entries")
+    func sharedFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conditional-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(string: "http://127.0.0.1:1/x")!
+        let shards = (0..<4).map { _ in
+            ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        }
+        for round in 0..<3 {
+            for (index, shard) in shards.enumerated() {
+                let response = HTTPResponse(
+                    status: 200, headers: ["ETag": "\"\(index)-\(round)\""], url: url)
+                shard.record(response, for: "s\(index)/\(round).json")
+                try shard.flush()
+            }
+        }
+        // A later 200 without validators forgets its entry, and only that one.
+        shards[0].record(HTTPResponse(status: 200, headers: [:], url: url), for: "s0/0.json")
+        try shards[0].flush()
+        let reloaded = ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        for index in 0..<4 {
+            for round in 0..<3 {
+                let etag = reloaded.validators(for: "s\(index)/\(round).json")?.etag
+                #expect(
+                    etag == (index == 0 && round == 0 ? nil : "\"\(index)-\(round)\""),
+                    "s\(index)/\(round)")
+            }
+        }
+    }
+
     static func trial(_ trial: Int, writers: Int, rounds: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "conditional-\(UUID().uuidString)")
