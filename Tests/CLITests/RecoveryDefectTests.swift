@@ -14,7 +14,9 @@ struct RecoveryDefectTests {
         "/json?v=" + URLEncoding.encode(json)
     }
 
-    @Test("a value captured twice fans out once: one request per child id", arguments: RunCommandTests.backends)
+    @Test(
+        "a value captured twice fans out once: one request per child id",
+        arguments: RunCommandTests.backends)
     func duplicateCapturedIDs(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
@@ -67,7 +69,8 @@ struct RecoveryDefectTests {
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("vanish")
         try space.writeJob(
-            tasks: #"{"id": "s{n}", "path": "/slow", "query": {"ms": "300", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 40]}}}"#,
+            tasks:
+                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "300", "key": "\#(key)"}, "foreach": {"n": {"range": [1, 40]}}}"#,
             extra: #""concurrency": 1,"#)
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],

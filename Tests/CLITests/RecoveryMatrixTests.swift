@@ -235,7 +235,8 @@ struct RecoveryMatrixTests {
             repaired.stdout.contains("the job's history: every task done"), "\(repaired.stdout)")
         #expect(
             Self.differences(Self.outputs(space), expected).isEmpty,
-            "the outputs are a clean run's, byte for byte: \(Self.differences(Self.outputs(space), expected))")
+            "the outputs are a clean run's, byte for byte: \(Self.differences(Self.outputs(space), expected))"
+        )
         let finals = try Self.finalOutcomes(space)
         #expect(finals.count == Self.taskCount, "\(finals.keys.sorted())")
         let notOK = finals.filter { $0.value != "ok" }

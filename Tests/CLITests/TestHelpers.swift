@@ -16,7 +16,8 @@ final class FileLockHolder {
     /// Locks the file at `path` (made when missing), or the folder itself with `folder`;
     /// `shared` takes a shared lock, as a shard run takes its job's output folder.
     init(path: String, folder: Bool = false, shared: Bool = false) throws {
-        descriptor = folder ? open(path, O_RDONLY | O_DIRECTORY) : open(path, O_RDWR | O_CREAT, 0o644)
+        descriptor =
+            folder ? open(path, O_RDONLY | O_DIRECTORY) : open(path, O_RDWR | O_CREAT, 0o644)
         guard descriptor >= 0, flock(descriptor, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == 0 else {
             throw CocoaError(.fileWriteUnknown)
         }

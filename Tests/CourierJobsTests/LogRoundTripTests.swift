@@ -28,7 +28,8 @@ struct LogRoundTripTests {
                 .failure(error!)
             }
         return RetryAttempt(
-            request: request, number: number, outcome: outcome, retryDelay: number == 1 ? 0.25 : nil,
+            request: request, number: number, outcome: outcome,
+            retryDelay: number == 1 ? 0.25 : nil,
             duration: 0.005, started: Date(timeIntervalSince1970: 1_700_000_000.123))
     }
 

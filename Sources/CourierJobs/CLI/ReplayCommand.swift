@@ -142,7 +142,8 @@ enum ReplayCommand {
         let runner = JobRunner(
             job: replayJob, options: options.run, total: tasks.count,
             source: .replay(tasks, replayOf: history.runs))
-        return await finish(runner, job: replayJob, refused: refused, options: options, console: console)
+        return await finish(
+            runner, job: replayJob, refused: refused, options: options, console: console)
     }
 
     /// A replay with `--job`: the selected tasks are found again in the job's expansion and

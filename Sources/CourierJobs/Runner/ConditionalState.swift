@@ -133,7 +133,8 @@ final class ConditionalState: Sendable {
             return state.dirty
         }
         guard dirty, !unreadable else { return }
-        let lock = try FileLockGuard(url.deletingLastPathComponent().appendingPathComponent("state.lock"))
+        let lock = try FileLockGuard(
+            url.deletingLastPathComponent().appendingPathComponent("state.lock"))
         defer { withExtendedLifetime(lock) {} }
         let pending = changes.withLock { changes -> [String: HTTPValidators?] in
             defer { changes = [:] }

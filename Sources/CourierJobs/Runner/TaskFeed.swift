@@ -253,7 +253,8 @@ final class TaskFeed: Sendable {
                         endExpansion(index)
                         return nil
                     }
-                    if let item = build(index, bindings: bindings.merging(scalars) { own, _ in own })
+                    if let item = build(
+                        index, bindings: bindings.merging(scalars) { own, _ in own })
                     {
                         return item
                     }
@@ -352,8 +353,9 @@ final class TaskFeed: Sendable {
             let spec = job.tasks[index]
             if spec.captureSource != nil {
                 let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
-                guard fannedOut[index, default: []].insert(FNV1a.taskKey(job: job.name, task: id))
-                    .inserted
+                guard
+                    fannedOut[index, default: []].insert(FNV1a.taskKey(job: job.name, task: id))
+                        .inserted
                 else { return nil }
             }
             specs[index].emitted += 1
