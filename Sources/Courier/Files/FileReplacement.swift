@@ -13,11 +13,24 @@ import Foundation
 /// version or the new one (and at most a stray `.name.XXXXXXXX.tmp`, or `.name.TAG.XXXXXXXX.tmp`
 /// with a ``tag``), and the old file is never deleted first. A symbolic link at the target is
 /// replaced, never written through.
+///
+/// The target's folder is opened once, when the replacement is made, and every later step
+/// (writing, renaming, removing) works relative to that open folder (`openat`, `renameat`,
+/// `unlinkat`), never by its path again: a folder swapped for a symbolic link while a body
+/// downloads or a task waits to retry cannot move the file out of the folder that was checked.
+/// ``temporary`` names the file through the open folder too (`/proc/self/fd/N/…` on Linux), so
+/// a transport that writes to it by name lands in that same folder.
 package struct FileReplacement: Sendable {
     /// The file being replaced (or created).
     package let target: URL
-    /// The new version, until ``commit()`` renames it.
+    /// The new version, until ``commit()`` renames it: a name that reaches it through the
+    /// open folder where the system has one (Linux's `/proc/self/fd`), else its path.
     package let temporary: URL
+    /// The temporary's path as the folder's path gives it (for messages and sweeping).
+    package let temporaryPath: URL
+    private let folder: OpenFolder
+    private let temporaryName: String
+    private let targetName: String
 
     /// Reserves a temporary name in the target's folder (the folder must exist).
     ///
@@ -26,75 +39,110 @@ package struct FileReplacement: Sendable {
     ///   job runner tags them with its job's lock; see `StaleTemporaries`). Letters and digits.
     package init(replacing target: URL, tag: String? = nil) throws(FileError) {
         self.target = target
-        let folder = target.deletingLastPathComponent()
-        var temporary: URL
+        targetName = target.lastPathComponent
+        let folderURL = target.deletingLastPathComponent()
+        let folderDescriptor = open(folderURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folderDescriptor >= 0 else {
+            throw FileError(path: folderURL.path, action: "open the folder", code: errno)
+        }
+        folder = OpenFolder(folderDescriptor)
+        var name: String
         var descriptor: Int32
         repeat {
-            temporary = folder.appendingPathComponent(
+            name =
                 ".\(target.lastPathComponent).\(tag.map { "\($0)." } ?? "")\(UUID().uuidString.prefix(8)).tmp"
-            )
-            descriptor = open(
-                temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            descriptor = openat(
+                folderDescriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         } while descriptor < 0 && errno == EEXIST
+        temporaryPath = folderURL.appendingPathComponent(name)
         guard descriptor >= 0 else {
-            throw FileError(path: temporary.path, action: "create", code: errno)
+            throw FileError(path: temporaryPath.path, action: "create", code: errno)
         }
         close(descriptor)
-        self.temporary = temporary
+        temporaryName = name
+        let throughDescriptor = "/proc/self/fd/\(folderDescriptor)"
+        #if os(Linux)
+            temporary =
+                access(throughDescriptor, F_OK) == 0
+                ? URL(fileURLWithPath: throughDescriptor).appendingPathComponent(name)
+                : temporaryPath
+        #else
+            temporary = temporaryPath
+        #endif
     }
 
     /// Writes `data` as the whole new version.
     package func write(_ data: Data) throws(FileError) {
-        let descriptor = open(temporary.path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = openat(
+            folder.descriptor, temporaryName, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
-            throw FileError(path: temporary.path, action: "write", code: errno)
+            throw FileError(path: temporaryPath.path, action: "write", code: errno)
         }
         defer { close(descriptor) }
         if let code = data.withUnsafeBytes({ POSIX.writeAll(descriptor, $0) }) {
-            throw FileError(path: temporary.path, action: "write", code: code)
+            throw FileError(path: temporaryPath.path, action: "write", code: code)
         }
     }
 
     /// Makes the new version durable and puts it in the target's place. On failure the
     /// temporary file is removed and the target is as it was.
     package func commit() throws(FileError) {
-        let descriptor = open(temporary.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = openat(
+            folder.descriptor, temporaryName, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             let code = errno
             discard()
-            throw FileError(path: temporary.path, action: "open", code: code)
+            throw FileError(path: temporaryPath.path, action: "open", code: code)
         }
         var failure: FileError?
         if fsync(descriptor) != 0 {
-            failure = FileError(path: temporary.path, action: "sync", code: errno)
+            failure = FileError(path: temporaryPath.path, action: "sync", code: errno)
         }
         var existing = stat()
-        if failure == nil, lstat(target.path, &existing) == 0,
+        if failure == nil,
+            fstatat(folder.descriptor, targetName, &existing, AT_SYMLINK_NOFOLLOW) == 0,
             existing.st_mode & S_IFMT == S_IFREG
         {
             _ = fchmod(descriptor, existing.st_mode & 0o7777)
         }
         close(descriptor)
-        if failure == nil, rename(temporary.path, target.path) != 0 {
+        // The folder must still be where its path leads: one moved away, or swapped for a
+        // symbolic link, while the body was written would leave the file somewhere the
+        // caller never chose and cannot find. Refused instead.
+        var named = stat()
+        var opened = stat()
+        if failure == nil,
+            stat(target.deletingLastPathComponent().path, &named) != 0
+                || fstat(folder.descriptor, &opened) != 0
+                || named.st_dev != opened.st_dev || named.st_ino != opened.st_ino
+        {
+            failure = FileError(
+                path: target.deletingLastPathComponent().path,
+                action: "save into the folder (it was moved or replaced while the file was written)",
+                code: ESTALE)
+        }
+        if failure == nil,
+            renameat(folder.descriptor, temporaryName, folder.descriptor, targetName) != 0
+        {
             failure = FileError(path: target.path, action: "replace", code: errno)
         }
         if let failure {
             discard()
             throw failure
         }
-        Self.syncFolder(target.deletingLastPathComponent())
+        // Makes the rename durable.
+        fsync(folder.descriptor)
     }
 
     /// Removes the new version, leaving the target as it was.
     package func discard() {
-        unlink(temporary.path)
+        unlinkat(folder.descriptor, temporaryName, 0)
     }
+}
 
-    /// Makes a rename in `folder` durable.
-    private static func syncFolder(_ folder: URL) {
-        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
-    }
+/// A folder's descriptor, closed with the last copy of the replacement that opened it.
+private final class OpenFolder: Sendable {
+    let descriptor: Int32
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+    deinit { close(descriptor) }
 }

@@ -94,14 +94,14 @@ enum BenchCommand {
             var progress: (@Sendable (Int) -> Void)?
             if showsProgress {
                 progress = { done in
-                    Console.error("\r\u{1B}[K\(label): \(done)\(total)", newline: false)
+                    Console.overwriteLine("\(label): \(done)\(total)")
                 }
             }
             let runner = BenchmarkRunner(
                 backend: backend.rawValue, client: clients[backend]!, progress: progress)
             results[backend, default: []].append(await runner.run(roundPlan, round: round))
         }
-        if showsProgress { Console.error("\r\u{1B}[K", newline: false) }
+        if showsProgress { Console.overwriteLine() }
         let summaries = options.backends.compactMap { backend in
             results[backend].map {
                 BenchSummary(

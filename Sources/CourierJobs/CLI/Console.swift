@@ -28,14 +28,29 @@ struct Console: Sendable {
         _ = write(newline ? text + "\n" : text, to: STDERR_FILENO)
     }
 
+    /// Clears the progress line (carriage return, erase to end of line), then writes `text`
+    /// (escaped as every line is) on it: the one control sequence courier itself sends.
+    func overwriteLine(_ text: String = "", newline: Bool = false) {
+        _ = write(newline ? text + "\n" : text, to: STDERR_FILENO, after: Self.clearLine)
+    }
+
+    private static let clearLine: [UInt8] = Array("\r\u{1B}[K".utf8)
+
     static func output(_ text: String) { _ = plain.output(text) }
 
     static func error(_ text: String, newline: Bool = true) {
         plain.error(text, newline: newline)
     }
 
-    private func write(_ text: String, to descriptor: Int32) -> Bool {
-        let bytes = Array(redactor.scrub(text).utf8)
+    static func overwriteLine(_ text: String = "", newline: Bool = false) {
+        plain.overwriteLine(text, newline: newline)
+    }
+
+    /// One `write(2)` of `prefix` (courier's own control bytes) and the escaped text.
+    private func write(_ text: String, to descriptor: Int32, after prefix: [UInt8] = []) -> Bool {
+        // Whatever reaches a terminal is shown, never obeyed: an escape, a C1 CSI or a bidi
+        // override from a value cannot drive it.
+        let bytes = prefix + Array(redactor.scrub(text).showingTerminalControls.utf8)
         return bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) } == nil
     }
 }

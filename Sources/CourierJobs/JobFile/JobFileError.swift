@@ -33,13 +33,22 @@ public struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension String {
-    /// The text with C0 control characters (tab and newline aside) and DEL written as
-    /// `\u{1B}`-style escapes.
-    var showingControlCharacters: String {
-        guard unicodeScalars.contains(where: Self.isHidden) else { return self }
+    /// The text with every character that could move the cursor, end the line or drive the
+    /// terminal written as a `\u{1B}`-style escape: C0 controls (tab aside) including newline,
+    /// DEL, C1 controls (U+009B is a one-byte CSI), line and paragraph separators and bidi
+    /// overrides. For lines that carry values (ids, captured values, messages): a value must
+    /// not forge a second line or a summary.
+    var showingControlCharacters: String { escaping { Self.isHidden($0) || $0 == "\n" } }
+
+    /// The same, newlines kept: for whole texts of several lines (``Console`` applies it to
+    /// everything it prints).
+    var showingTerminalControls: String { escaping(Self.isHidden) }
+
+    private func escaping(_ hidden: (Unicode.Scalar) -> Bool) -> String {
+        guard unicodeScalars.contains(where: hidden) else { return self }
         var shown = ""
         for scalar in unicodeScalars {
-            if Self.isHidden(scalar) {
+            if hidden(scalar) {
                 shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
             } else {
                 shown.unicodeScalars.append(scalar)
@@ -49,7 +58,10 @@ extension String {
     }
 
     private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        (scalar.value < 0x20 && scalar != "\t" && scalar != "\n") || scalar.value == 0x7F
+        let value = scalar.value
+        return (value < 0x20 && scalar != "\t" && scalar != "\n") || (0x7F...0x9F).contains(value)
+            || value == 0x2028 || value == 0x2029 || (0x202A...0x202E).contains(value)
+            || (0x2066...0x2069).contains(value)
     }
 }
 

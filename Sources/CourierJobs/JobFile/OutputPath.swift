@@ -3,15 +3,23 @@ import Foundation
 /// Keeps `save` paths inside `outputDir`: the one place that decides.
 public enum OutputPath {
     /// Why `path` may not be used, or `nil` when it stays inside the output folder.
+    ///
+    /// Checked on bytes, as the file system reads the path: compared as `Character`s, a
+    /// combining mark after `/` (`../\u{301}x`) makes `/\u{301}` one character, so the `..`
+    /// before it was not seen as a component, while the file system climbed.
     public static func problem(with path: String) -> String? {
-        if path.isEmpty { return "may not be empty" }
-        if path.hasPrefix("/") || path.hasPrefix("~") {
+        let bytes = Array(path.utf8)
+        let slash = UInt8(ascii: "/")
+        if bytes.isEmpty { return "may not be empty" }
+        if bytes.first == slash || bytes.first == UInt8(ascii: "~") {
             return "must be relative to outputDir, found \"\(path)\""
         }
-        if path.contains("\0") { return "may not contain NUL" }
-        let components = path.split(separator: "/", omittingEmptySubsequences: true)
-        if components.contains("..") { return "escapes outputDir through \"..\": \"\(path)\"" }
-        if components.isEmpty || path.hasSuffix("/") {
+        if bytes.contains(0) { return "may not contain NUL" }
+        let components = bytes.split(separator: slash, omittingEmptySubsequences: true)
+        if components.contains(where: { $0.elementsEqual("..".utf8) }) {
+            return "escapes outputDir through \"..\": \"\(path)\""
+        }
+        if components.isEmpty || bytes.last == slash {
             return "must name a file, found \"\(path)\""
         }
         return nil

@@ -70,7 +70,7 @@ enum StaticValidation {
         var separatedSinceVariable = true
         for part in template.parts {
             switch part {
-            case .variable:
+            case .variable, .raw:
                 if sawVariable, !separatedSinceVariable { return false }
                 sawVariable = true
                 separatedSinceVariable = false

@@ -30,7 +30,11 @@ enum TaskBuilder {
         let url: URL
         switch spec.target {
         case .path:
-            let path = templates.target.render(bindings)
+            let path: String
+            switch templates.target.renderPath(bindings) {
+            case .success(let rendered): path = rendered
+            case .failure(let problem): return error("path", Self.message(problem, id: id))
+            }
             let joined =
                 if let base {
                     try? URLBuilder.url(base: base, path: path, query: query)
@@ -115,7 +119,11 @@ extension TaskBuilder {
         }
         switch spec.target {
         case .path:
-            let path = templates.target.render(bindings)
+            let path: String
+            switch templates.target.renderPath(bindings) {
+            case .success(let rendered): path = rendered
+            case .failure(let problem): return error("path", Self.message(problem, id: id))
+            }
             if job.baseURL == nil || path.utf8.contains(UInt8(ascii: ":")) {
                 let query = templates.query.map {
                     URLQueryItem(name: $0.name, value: $0.value.render(bindings))
@@ -220,6 +228,11 @@ extension TaskBuilder {
                         "expected an absolute http or https URL, found \"\(text)\" (task \(id))"))
         }
         return .success(url)
+    }
+
+    /// Why a value cannot go in the path, in words.
+    static func message(_ problem: Template.PathValueError, id: String) -> String {
+        "the value \"\(problem.value)\" of {\(problem.variable)} would be a whole \"\(problem.value)\" segment, which climbs the path; not sent (write {+\(problem.variable)} to put values in as they are) (task \(id))"
     }
 
     /// The rendered `save` path (`nil` without one), if it stays inside the output folder.

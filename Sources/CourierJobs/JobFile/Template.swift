@@ -1,11 +1,16 @@
+import Courier
+
 /// A string with `{variable}` references to `foreach` variables.
 ///
 /// A reference is `{` + an identifier (letters, digits, `_`, not starting with a digit) + `}`;
-/// any other brace is literal text.
+/// any other brace is literal text. `{+variable}` is a raw reference (RFC 6570's reserved
+/// expansion): in a `path`, its value is not encoded as one segment (``renderPath(_:)``).
 struct Template: Sendable, Hashable {
     enum Part: Sendable, Hashable {
         case text(String)
         case variable(String)
+        /// `{+name}`: the value stands in a path as it is, slashes and all.
+        case raw(String)
     }
 
     let parts: [Part]
@@ -24,14 +29,20 @@ struct Template: Sendable, Hashable {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "{"),
-                let close = bytes[(index + 1)...].firstIndex(of: UInt8(ascii: "}")),
-                Self.isIdentifier(bytes[(index + 1)..<close])
+                let close = bytes[(index + 1)...].firstIndex(of: UInt8(ascii: "}"))
             {
+                let isRaw = index + 1 < close && bytes[index + 1] == UInt8(ascii: "+")
+                let nameStart = isRaw ? index + 2 : index + 1
+                guard Self.isIdentifier(bytes[nameStart..<close]) else {
+                    index += 1
+                    continue
+                }
                 if literalStart < index {
                     parts.append(
                         .text(String(decoding: bytes[literalStart..<index], as: UTF8.self)))
                 }
-                parts.append(.variable(String(decoding: bytes[(index + 1)..<close], as: UTF8.self)))
+                let name = String(decoding: bytes[nameStart..<close], as: UTF8.self)
+                parts.append(isRaw ? .raw(name) : .variable(name))
                 index = close + 1
                 literalStart = index
                 continue
@@ -60,7 +71,12 @@ struct Template: Sendable, Hashable {
 
     /// The variables referenced, in order.
     var variables: [String] {
-        parts.compactMap { if case .variable(let name) = $0 { name } else { nil } }
+        parts.compactMap {
+            switch $0 {
+            case .variable(let name), .raw(let name): name
+            case .text: nil
+            }
+        }
     }
 
     /// How many UTF-8 bytes ``render(_:)`` would give, without building the string (a
@@ -71,6 +87,7 @@ struct Template: Sendable, Hashable {
             switch part {
             case .text(let text): count += text.utf8.count
             case .variable(let name): count += bindings[name]?.utf8.count ?? name.utf8.count + 2
+            case .raw(let name): count += bindings[name]?.utf8.count ?? name.utf8.count + 3
             }
         }
         return count
@@ -83,8 +100,56 @@ struct Template: Sendable, Hashable {
             switch part {
             case .text(let text): output += text
             case .variable(let name): output += bindings[name] ?? "{\(name)}"
+            case .raw(let name): output += bindings[name] ?? "{+\(name)}"
             }
         }
         return output
+    }
+
+    /// Why a value cannot stand where a path template puts it.
+    struct PathValueError: Error {
+        let variable: String
+        let value: String
+    }
+
+    /// The text with variables replaced as a `path` takes them: before the template's first
+    /// literal `?`, each value is one path segment (everything but RFC 3986's unreserved
+    /// characters percent-encoded, so `/`, `?`, `#` and `%` in a value cannot climb or end
+    /// the path); after it, a query component (`&`, `=`, `+` encoded too). A value that would
+    /// be a whole `.` or `..` segment is refused: servers decode `%2E%2E` and then climb.
+    /// `{+name}` puts the value in as it is, for the rare job whose values are paths.
+    func renderPath(_ bindings: [String: String]) -> Result<String, PathValueError> {
+        var output = ""
+        var inQuery = false
+        for (index, part) in parts.enumerated() {
+            switch part {
+            case .text(let text):
+                output += text
+                if text.utf8.contains(UInt8(ascii: "?")) { inQuery = true }
+            case .raw(let name):
+                output += bindings[name] ?? "{+\(name)}"
+            case .variable(let name):
+                guard let value = bindings[name] else {
+                    output += "{\(name)}"
+                    continue
+                }
+                if !inQuery, value == "." || value == "..", wholeSegment(at: index, in: output) {
+                    return .failure(PathValueError(variable: name, value: value))
+                }
+                output += URLBuilder.percentEncode(value)
+            }
+        }
+        return .success(output)
+    }
+
+    /// Whether the variable at `index` fills a whole path segment: a `/` (or nothing) before
+    /// it, and a `/`, `?`, `#` (or nothing) after it.
+    private func wholeSegment(at index: Int, in rendered: String) -> Bool {
+        let before = rendered.isEmpty || rendered.hasSuffix("/")
+        guard index + 1 < parts.count else { return before }
+        if case .text(let next) = parts[index + 1] {
+            return before && (next.hasPrefix("/") || next.hasPrefix("?") || next.hasPrefix("#"))
+        }
+        return false
     }
 }

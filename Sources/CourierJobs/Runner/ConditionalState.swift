@@ -133,6 +133,7 @@ final class ConditionalState: Sendable {
             return state.dirty
         }
         guard dirty, !unreadable else { return }
+        try FileSystem.makeOwnFolder(url.deletingLastPathComponent())
         let lock = try FileLockGuard(
             url.deletingLastPathComponent().appendingPathComponent("state.lock"))
         defer { withExtendedLifetime(lock) {} }

@@ -57,7 +57,7 @@ final class JobLock {
         guard let shard else { return }
         let file = outputDir.appendingPathComponent(".courier/lock.\(shard.fileTag)")
         do {
-            try FileSystem.makeFolders(file.deletingLastPathComponent())
+            try FileSystem.makeOwnFolder(file.deletingLastPathComponent())
         } catch {
             release()
             throw .cannotOpen(file, reason: "\(error)")

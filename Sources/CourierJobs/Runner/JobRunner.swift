@@ -178,7 +178,7 @@ public final class JobRunner: Sendable {
             console.error("courier: cannot keep the conditional state: \(error)")
         }
         ticker?.cancel()
-        if showsProgress { console.error("\r\u{1B}[K", newline: false) }
+        if showsProgress { console.overwriteLine() }
         signals.stop()
 
         let counts = progress.snapshot
@@ -232,7 +232,7 @@ public final class JobRunner: Sendable {
     private func startTicker(_ progress: Progress) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
-                console.error("\r\u{1B}[K" + progress.line(), newline: false)
+                console.overwriteLine(progress.line())
                 try? await Task.sleep(for: .milliseconds(250))
             }
         }
@@ -265,12 +265,15 @@ final class FailureReporter: Sendable {
             value += 1
             return value
         }
-        let clear = clearsLine ? "\r\u{1B}[K" : ""
+        let text: String
         if count <= Self.limit {
-            console.error(clear + "courier: " + message.showingControlCharacters)
+            text = "courier: " + message.showingControlCharacters
         } else if count == Self.limit + 1 {
-            console.error(clear + "courier: more failures; see the log")
+            text = "courier: more failures; see the log"
+        } else {
+            return
         }
+        if clearsLine { console.overwriteLine(text, newline: true) } else { console.error(text) }
     }
 }
 

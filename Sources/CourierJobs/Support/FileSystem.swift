@@ -27,6 +27,22 @@ enum FileSystem {
         }
     }
 
+    /// Creates `url` like ``makeFolders(_:)``, and refuses it when it is a symbolic link:
+    /// `outputDir/.courier` is courier's own, and a link planted there would send the state
+    /// and the locks wherever it points.
+    static func makeOwnFolder(_ url: URL) throws(FileError) {
+        try makeFolders(url)
+        var status = stat()
+        guard lstat(url.path, &status) == 0 else {
+            throw FileError(path: url.path, action: "use the folder", code: errno)
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw FileError(
+                path: url.path, action: "use the folder (it is a symbolic link or not a folder)",
+                code: ELOOP)
+        }
+    }
+
     /// The whole file. Reads until end of file, so a FIFO works; a folder is refused.
     /// With `limit`, a file (or a FIFO) holding more bytes fails with `EFBIG` after reading at
     /// most `limit + 1` of them.

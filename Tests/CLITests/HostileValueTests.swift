@@ -1,0 +1,143 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Values and files chosen by an attacker: a captured value never climbs or ends a path, a
+/// link planted while a task waits never receives its body, and `validate` checks paths on
+/// the bytes the file system reads.
+@Suite("hostile values")
+struct HostileValueTests {
+    @Test(
+        "a captured value is one path segment: no climbing, no injected query",
+        arguments: RunCommandTests.backends)
+    func capturedValuesStayInTheirSegment(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("segment")
+        let logins = #"["../admin/delete", "x?role=admin", "a#frag", "50%", "..", "ok"]"#
+        let source = "/json?v=" + URLEncoding.encode(#"{"logins": \#(logins)}"#)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "url": "\#(space.server.baseURL.absoluteString)\#(source)", "capture": {"logins": {"json": "/logins/*"}}},
+                {"id": "del-{login}", "method": "DELETE", "path": "/api/users/{login}", "query": {"key": "\#(key)"},
+                 "foreach": {"login": {"capture": "logins"}}, "expect": {"status": [404]}},
+                {"id": "raw", "path": "/raw/{+p}", "query": {"key": "\#(key)"}, "foreach": {"p": ["a/b"]}, "expect": {"status": [404]}}
+                """#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 1, "the '..' child is refused: \(result.stdout) \(result.stderr)")
+        let paths = Set(try await ServerHits.of(key, on: space.server).requests.map(\.path))
+        #expect(
+            paths == [
+                "/api/users/..%2Fadmin%2Fdelete?key=\(key)", "/api/users/x%3Frole%3Dadmin?key=\(key)",
+                "/api/users/a%23frag?key=\(key)", "/api/users/50%25?key=\(key)",
+                "/api/users/ok?key=\(key)", "/raw/a/b?key=\(key)",
+            ], "\(paths.sorted())")
+        let refused = try space.logLines().first { $0["event"] as? String == "task.failed" }
+        #expect(refused?["task"] as? String == "del-..")
+        let message = (refused?["error"] as? [String: String])?["message"] ?? ""
+        #expect(message.contains("climbs the path"), "\(message)")
+    }
+
+    @Test(
+        "a folder swapped for a link while a task waits to retry never gets the body",
+        arguments: RunCommandTests.backends)
+    func linkPlantedDuringRetry(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let key = FixtureServer.uniqueKey("planted")
+        // A big body streams to a temporary made before the first attempt; the retry waits
+        // two seconds, and the folder is swapped for a link meanwhile.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "big", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"}, "save": "sub/x.json"}
+                """#,
+            extra: #""retry": {"maxAttempts": 2, "initialDelay": 2, "jitter": false},"#)
+        let sub = space.folder.appendingPathComponent("out/sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--backend", backend, "--no-progress"],
+            directory: space.folder)
+        let url = space.server.url("/hits?key=\(key)")
+        for _ in 0..<600 where (BlockingFetch.json(url)?["count"] as? Int ?? 0) < 1 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try FileManager.default.moveItem(
+            at: sub, to: space.folder.appendingPathComponent("out/moved"))
+        try FileManager.default.createSymbolicLink(at: sub, withDestinationURL: outside)
+        let (status, stdout, stderr) = await running.exit(seconds: 30)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty,
+            "nothing, not even a temporary, lands where the link points")
+        #expect(status == 1, "the save is refused, not logged ok: \(stdout) \(stderr)")
+        let last = try #require(try space.attempts("big").last)
+        #expect(last["outcome"] as? String == "failed")
+        #expect((last["error"] as? [String: String])?["kind"] == "save", "\(last)")
+    }
+
+    @Test("a link planted as outputDir/.courier is refused, never written through")
+    func courierFolderLink() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let outside = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        try "precious".write(
+            to: outside.appendingPathComponent("other.txt"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            at: space.folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: space.folder.appendingPathComponent("out/.courier"), withDestinationURL: outside)
+        try space.writeJob(
+            tasks: #"{"id": "e", "path": "/etag", "query": {"v": "1"}, "conditional": true, "save": "e.json"}"#
+        )
+        let result = try await space.run(backend: "curl")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["other.txt"],
+            "no state, lock or temporary written through the link: \(result.stderr)")
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        #expect(result.stderr.contains("symbolic link"), "\(result.stdout) \(result.stderr)")
+    }
+
+    @Test("validate checks save paths on bytes: a combining mark after '/' hides no '..'")
+    func combiningMarkInSavePath() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200", "save": "../\u0301x"}"#)
+        let result = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(result.status == 2, "\(result.stdout)")
+        #expect(result.stderr.contains("escapes outputDir"), "\(result.stderr)")
+    }
+
+    @Test("values cannot forge lines or drive the terminal in the plan or on stderr")
+    func controlCharactersInValues() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        // A newline that would forge a summary line, a C1 CSI (U+009B), an ESC, a bidi override.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "v-{x}", "path": "/status/500", "foreach": {"x": ["a\ncourier: e2e: 1 task, 1 ok", "b\u009b31m", "c\u001b[2J", "d\u202e"]}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let plan = try await CourierBinary.run(
+            ["run", "job.json", "--dry-run"], directory: space.folder)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let lines = plan.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 6, "four tasks, the summary and the last newline: \(lines)")
+        for forbidden in ["\u{9B}", "\u{1B}", "\u{202E}"] {
+            #expect(!plan.stdout.contains(forbidden), "\(forbidden.unicodeScalars.first!.value)")
+        }
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 1)
+        let failures = run.stderr.split(separator: "\n").filter { $0.contains("failed") }
+        #expect(failures.count == 4, "one line per failed task: \(run.stderr)")
+        #expect(!run.stderr.contains("\u{9B}") && !run.stderr.contains("\u{1B}"))
+    }
+}
