@@ -141,3 +141,64 @@ struct HostileValueTests {
         #expect(!run.stderr.contains("\u{9B}") && !run.stderr.contains("\u{1B}"))
     }
 }
+
+/// `bodyFile` uploads: regular files only, streamed as sent, never held in memory.
+@Suite("bodyFile uploads")
+struct BodyFileUploadTests {
+    @Test("a device or FIFO as bodyFile is refused by validate and run, at once")
+    func deviceRefused() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "u", "method": "PUT", "path": "/digest", "bodyFile": "/dev/urandom"}"#)
+        let validate = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(validate.status == 2)
+        #expect(validate.stderr.contains("not a regular file"), "\(validate.stderr)")
+        let run = try await space.run(["--dry-run"], backend: "curl")
+        #expect(run.status == 2, "\(run.stdout)")
+    }
+
+    /// Peak RSS of `courier ARGS`, measured by a parent Python process (`ru_maxrss` of its
+    /// children, in KiB), with courier's own exit status.
+    static func peakRSS(_ arguments: [String], in folder: URL) async throws -> (Int32, Int) {
+        let script = """
+            import resource, subprocess, sys
+            done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            """
+        let result = try await CourierBinary.run(
+            ["-c", script, CourierBinary.url.path] + arguments,
+            executable: URL(fileURLWithPath: "/usr/bin/python3"), directory: folder)
+        let parts = result.stdout.split(separator: " ").map {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        return (Int32(parts.first ?? -1), parts.count > 1 ? parts[1] : -1)
+    }
+
+    @Test("four 128 MiB uploads at once stay in flat memory; a dry run never reads the file",
+        arguments: RunCommandTests.backends)
+    func uploadsStream(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let file = space.folder.appendingPathComponent("big.bin")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 128 << 20)
+        try handle.close()
+        try space.writeJob(
+            tasks: #"{"id": "u{n}", "method": "PUT", "path": "/digest", "bodyFile": "big.bin", "foreach": {"n": {"range": [1, 4]}}}"#,
+            extra: #""concurrency": 4, "timeout": 120,"#)
+        let (status, peak) = try await Self.peakRSS(
+            ["run", "job.json", "--log-dir", space.logs.path, "--backend", backend, "--no-progress"],
+            in: space.folder)
+        #expect(status == 0)
+        #expect(peak > 0 && peak < 96 << 10, "peak RSS \(peak) KiB for 512 MiB of uploads")
+        let sent = try space.logLines().filter { $0["event"] as? String == "request" }
+        #expect(sent.count == 4)
+        #expect(sent.allSatisfy { $0["bytesSent"] as? Int == 128 << 20 })
+        let (dryStatus, dryPeak) = try await Self.peakRSS(
+            ["run", "job.json", "--dry-run"], in: space.folder)
+        #expect(dryStatus == 0)
+        #expect(dryPeak > 0 && dryPeak < 64 << 10, "dry run peak RSS \(dryPeak) KiB")
+    }
+}

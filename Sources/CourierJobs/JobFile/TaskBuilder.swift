@@ -55,6 +55,7 @@ enum TaskBuilder {
         headers = headers.merging(
             HTTPHeaders(templates.headers.map { ($0.name, $0.value.render(bindings)) }))
         var body: Data?
+        var streamed: StreamedBody?
         switch spec.body {
         case .json(let node):
             body = Data(JSONWriter.string(JSONBody.value(of: node, bindings: bindings)).utf8)
@@ -62,11 +63,13 @@ enum TaskBuilder {
         case .text(let text):
             body = Data((templates.body ?? Template(text)).render(bindings).utf8)
         case .file(let file):
-            do {
-                body = Data(try FileSystem.read(file))
-            } catch let failure {
-                return error("bodyFile", "\(failure)")
+            // Streamed from the file as it is sent, on every attempt: memory stays flat
+            // whatever its size, and a dry run never reads it. Regular files only: a device
+            // or a FIFO (`/dev/urandom`) would be read for ever.
+            if let problem = FileSystem.notRegularFile(file) {
+                return error("bodyFile", problem)
             }
+            streamed = .file(file)
         case nil:
             break
         }
@@ -77,6 +80,7 @@ enum TaskBuilder {
         }
         var request = HTTPRequest(
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
+        request.streamedBody = streamed
         // The task's own credentials (perhaps a captured token) replace the job's.
         (spec.auth?.rendered(bindings) ?? job.auth)?.apply(to: &request)
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the

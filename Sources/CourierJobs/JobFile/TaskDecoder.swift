@@ -115,9 +115,8 @@ enum TaskDecoder {
         if let fileNode = reader.take("bodyFile"), let name = reader.string("bodyFile", env: false)
         {
             let url = URL(fileURLWithPath: name, relativeTo: defaults.jobFolder)
-            if !FileManager.default.isReadableFile(atPath: url.path) {
-                reader.fail(
-                    "bodyFile", "cannot read \"\(name)\" (looked at \(url.path))", at: fileNode)
+            if let problem = FileSystem.notRegularFile(url) {
+                reader.fail("bodyFile", "\"\(name)\": \(problem)", at: fileNode)
             }
             bodies.append(.file(url))
         }

@@ -124,8 +124,18 @@ public struct RunLog: Sendable {
         line.headers("requestHeaders", sent, placeholder: Redactor.placeholder) { name in
             redactor.isSecretHeader(name, in: request)
         }
+        let streamedBytes = request.streamedBody.map(Self.size)
         if let body = request.body, !body.isEmpty {
             line.value("requestBody", bodyValue(body))
+        } else if let streamed = request.streamedBody, let bytes = streamedBytes {
+            // Streamed from files as it was sent (`bodyFile`): its size and where it came from,
+            // never read again to be logged.
+            var fields: [(String, JSONWriter.Value)] = [("omittedBytes", .int(bytes))]
+            for case .file(let url) in streamed.parts {
+                fields.append(("file", .string(url.path)))
+                break
+            }
+            line.value("requestBody", .object(fields))
         }
         var timings = HTTPTimings(total: attempt.duration)
         var received = 0
@@ -146,7 +156,7 @@ public struct RunLog: Sendable {
         case .failure:
             break
         }
-        line.int("bytesSent", request.body?.count ?? 0)
+        line.int("bytesSent", request.body?.count ?? streamedBytes ?? 0)
         line.int("bytesReceived", received)
         line.beginObject("timings")
         line.milliseconds("dnsMs", timings.dns)
@@ -179,6 +189,19 @@ public struct RunLog: Sendable {
                 .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))
         }
         try write(line: line.finishLine())
+    }
+
+    /// The bytes of a streamed body: its data parts and its files' sizes now.
+    static func size(_ body: StreamedBody) -> Int {
+        body.parts.reduce(0) { total, part in
+            switch part {
+            case .data(let data): return total + data.count
+            case .file(let url):
+                let size =
+                    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? Int
+                return total + (size ?? 0)
+            }
+        }
     }
 
     /// What the transport sent: the request's fields and the transport's defaults.

@@ -43,6 +43,22 @@ enum FileSystem {
         }
     }
 
+    /// Why `url` is not a regular file courier can read (`nil` when it is one): devices,
+    /// FIFOs and folders never end or are not bodies.
+    static func notRegularFile(_ url: URL) -> String? {
+        var status = stat()
+        guard stat(url.path, &status) == 0 else {
+            return "cannot read \(url.path): \(String(cString: strerror(errno)))"
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            return "\(url.path) is not a regular file (a device, a FIFO or a folder never ends or is no body)"
+        }
+        guard access(url.path, R_OK) == 0 else {
+            return "cannot read \(url.path): \(String(cString: strerror(errno)))"
+        }
+        return nil
+    }
+
     /// The whole file. Reads until end of file, so a FIFO works; a folder is refused.
     /// With `limit`, a file (or a FIFO) holding more bytes fails with `EFBIG` after reading at
     /// most `limit + 1` of them.
