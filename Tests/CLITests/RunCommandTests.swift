@@ -406,10 +406,7 @@ struct RunCommandTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
-        let url = space.server.url("/hits?key=\(key)")
-        for _ in 0..<600 where (BlockingFetch.json(url)?["count"] as? Int ?? 0) < 1 {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await ServerArrivals.wait(for: 1, key: key, on: space.server)
         let other = try await CourierBinary.run(
             ["run", "job.json", "--log-dir", "other-logs", "--no-progress"],
             directory: space.folder)

@@ -1,5 +1,7 @@
 import Courier
+import CourierTestSupport
 import Foundation
+import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -80,4 +82,19 @@ final class LockedBox<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
     func get() -> Value { lock.withLock { value } }
+}
+
+/// Waits until the fixture server has recorded `count` requests under `key` (30 s at most).
+enum ServerArrivals {
+    static func wait(for count: Int, key: String, on server: FixtureServer) async throws {
+        let url = server.url("/hits?key=\(key)")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (BlockingFetch.json(url)?["count"] as? Int ?? 0) < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("\(count) requests never reached the server")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
 }

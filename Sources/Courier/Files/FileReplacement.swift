@@ -118,7 +118,8 @@ package struct FileReplacement: Sendable {
         {
             failure = FileError(
                 path: target.deletingLastPathComponent().path,
-                action: "save into the folder (it was moved or replaced while the file was written)",
+                action:
+                    "save into the folder (it was moved or replaced while the file was written)",
                 code: ESTALE)
         }
         if failure == nil,

@@ -51,7 +51,8 @@ enum FileSystem {
             return "cannot read \(url.path): \(String(cString: strerror(errno)))"
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            return "\(url.path) is not a regular file (a device, a FIFO or a folder never ends or is no body)"
+            return
+                "\(url.path) is not a regular file (a device, a FIFO or a folder never ends or is no body)"
         }
         guard access(url.path, R_OK) == 0 else {
             return "cannot read \(url.path): \(String(cString: strerror(errno)))"
