@@ -28,6 +28,12 @@ public final class JobRunner: Sendable {
         case replay([ExpandedTask], replayOf: [String])
         /// The job's own tasks that a replay with `--job` selected, rebuilt from the job.
         case selection(ReplaySelection, replayOf: [String])
+
+        /// Whether the run writes into the job's output folder (and so takes its lock): a
+        /// replay from the log alone saves nothing.
+        var savesOutputs: Bool {
+            if case .replay = self { false } else { true }
+        }
     }
 
     public let job: Job
@@ -72,8 +78,7 @@ public final class JobRunner: Sendable {
         // One lock per job, on its output folder, whatever the log folder (``JobLock``). A
         // replay rebuilt from the log alone saves nothing and takes none.
         var lock: JobLock?
-        if case .replay = source {
-        } else {
+        if source.savesOutputs {
             do throws(JobLock.Failure) {
                 lock = try JobLock(
                     outputDir: URL(fileURLWithPath: job.outputDir), shard: options.shard)
@@ -96,7 +101,8 @@ public final class JobRunner: Sendable {
             ? URL(fileURLWithPath: "/dev/stdout")
             : options.logDirectory.appendingPathComponent(job.name).appendingPathComponent(logName)
         // The watcher is in place before `run.start` is written, so a signal at any moment of
-        // the run ends it cleanly, with `run.end`. After the grace period, what is still in flight is cancelled.
+        // the run ends it cleanly, with `run.end`. After the grace period, what is still in
+        // flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
         let signals = SignalWatcher(
             onSignal: { [stopping, options] _ in

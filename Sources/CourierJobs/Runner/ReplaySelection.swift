@@ -102,9 +102,10 @@ public final class ReplaySelection: Sendable {
         return true
     }
 
-    /// Whether a pattern matched this task (then it was not counted before the run).
-    func isFromPattern(_ task: ExpandedTask) -> Bool {
-        entries[FNV1a.taskKey(job: job, task: task.id)] == nil
+    /// Whether the task was selected by a pattern, not by its id (then it was not counted
+    /// before the run).
+    func isFromPattern(_ id: String) -> Bool {
+        entries[FNV1a.taskKey(job: job, task: id)] == nil
     }
 
     /// The selected tasks the job no longer builds: their ids, in the logs' order.

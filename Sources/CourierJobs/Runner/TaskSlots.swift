@@ -78,7 +78,7 @@ extension JobRunner {
             case .task(let task):
                 guard let selection = slots.selection else { return .run(task) }
                 if let selected = selection.admit(task) {
-                    if selection.isFromPattern(task) { slots.progress.tasksFound(1) }
+                    if selection.isFromPattern(task.id) { slots.progress.tasksFound(1) }
                     return .run(selected)
                 }
                 if job.tasks[task.specIndex].hasCaptures {
@@ -90,18 +90,24 @@ extension JobRunner {
             case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
                 // changed underneath, or a captured value makes a bad URL).
-                if let selection = slots.selection, !selection.claims(id: id) {
-                    supply.feed?.finished(spec, ok: false, id: id)
-                    continue
+                if let selection = slots.selection {
+                    guard selection.claims(id: id) else {
+                        supply.feed?.finished(spec, ok: false, id: id)
+                        continue
+                    }
+                    if selection.isFromPattern(id) { slots.progress.tasksFound(1) }
                 }
                 try? slots.log.invalid(task: id, reason: "\(error)")
                 slots.reporter.report("\(error)")
                 slots.progress.taskFinished(ok: false, requests: 0)
                 supply.feed?.finished(spec, ok: false, id: id)
             case .skipped(let skipped):
-                if let selection = slots.selection, !selection.claims(id: skipped.id) {
-                    supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
-                    continue
+                if let selection = slots.selection {
+                    guard selection.claims(id: skipped.id) else {
+                        supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                        continue
+                    }
+                    if selection.isFromPattern(skipped.id) { slots.progress.tasksFound(1) }
                 }
                 try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
                 slots.reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
