@@ -429,11 +429,7 @@ class Handler(BaseHTTPRequestHandler):
                 if route == "/sync/login" and generation > int(arg("logins", "1000000")):
                     return self.reply_json(401, {"error": "no more logins"})
         if route == "/sync/login":
-            try:
-                login = json.loads(body or b"{}")
-            except ValueError:
-                login = {}
-            if self.command != "POST" or login.get("password") != "hunter22":
+            if not self.good_login(body):
                 return self.reply_json(401, {"error": "bad credentials"})
             return self.reply_json(200, {"access_token": token, "token_type": "bearer"},
                                    [("X-Session", token)])
@@ -462,6 +458,14 @@ class Handler(BaseHTTPRequestHandler):
                                    [("ETag", etag)])
         self.reply_json(404, {"error": "no route " + route})
 
+    def good_login(self, body):
+        """Whether this is a POST of {"password": "hunter22"}, the fixture APIs' one login."""
+        try:
+            login = json.loads(body or b"{}")
+        except ValueError:
+            return False
+        return self.command == "POST" and isinstance(login, dict) and login.get("password") == "hunter22"
+
     def recovery_api(self, route, arg, body):
         key = arg("key") or ""
         if route == "/recovery/level":
@@ -480,11 +484,7 @@ class Handler(BaseHTTPRequestHandler):
             return (level >= 1 and bucket == 1) or (level >= 2 and bucket == 3)
 
         if route == "/recovery/login":
-            try:
-                login = json.loads(body or b"{}")
-            except ValueError:
-                login = {}
-            if self.command != "POST" or login.get("password") != "hunter22":
+            if not self.good_login(body):
                 return self.reply_json(401, {"error": "bad credentials"})
             return self.reply_json(200, {"token": "tok-" + key})
         if route == "/recovery/list":
