@@ -97,9 +97,14 @@ public final class JobRunner: Sendable {
                 writer: writer, run: runID, job: job.name,
                 redactor: console.redactor)
             var replayOf: [String] = []
-            if case .replay(_, let runs) = source { replayOf = runs }
+            var fanOut = job.tasks.contains { $0.captureSource != nil }
+            if case .replay(_, let runs) = source {
+                replayOf = runs
+                fanOut = false  // a replay sends a list of requests: nothing fans out
+            }
             try log.runStart(
                 jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
+                tasks: total, fanOut: fanOut,
                 replayOf: replayOf, resumedFrom: options.resume?.logs ?? [],
                 shard: options.shard)
         } catch {
