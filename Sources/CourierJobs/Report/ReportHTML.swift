@@ -15,7 +15,7 @@ enum ReportHTML {
             th:first-child,td:first-child{text-align:left}.grid{display:flex;flex-wrap:wrap;gap:18px}
             .chart{border:1px solid #e3e6ec;border-radius:6px;padding:8px}svg text{font-size:11px;fill:#4a5263}
             .fail{color:#b42318}.warn{color:#7a2e0e;background:#fef0c7;border:1px solid #f79009;border-radius:6px;padding:8px 12px}
-            td.text{text-align:left}
+            td.text,th.text{text-align:left}
             </style></head><body>
             <h1>courier report</h1>
 
@@ -80,7 +80,7 @@ enum ReportHTML {
     /// One row per run: when, how long, what kind, which shard, and how it ended.
     static func runs(_ table: RunTable) -> String {
         var html =
-            "<h3>runs</h3><table><tr><th>run</th><th>start (UTC)</th><th>duration</th><th>kind</th><th>shard</th><th>tasks</th></tr>"
+            "<h3>runs</h3><table><tr><th>run</th><th>start (UTC)</th><th>duration</th><th>kind</th><th>shard</th><th class=\"text\">tasks</th></tr>"
         for row in table.rows {
             let outcome = escape(ReportText.outcome(row))
             html +=
@@ -95,7 +95,7 @@ enum ReportHTML {
     static func failures(_ groups: [TaskOutcomes.FailureGroup]) -> String {
         guard !groups.isEmpty else { return "" }
         var html =
-            "<h3>failures (tasks by last error)</h3><table><tr><th>tasks</th><th>error</th><th>first (UTC)</th><th>last (UTC)</th><th>some of them</th></tr>"
+            "<h3>failures (tasks by last error)</h3><table><tr><th>tasks</th><th class=\"text\">error</th><th>first (UTC)</th><th>last (UTC)</th><th class=\"text\">some of them</th></tr>"
         for group in groups.prefix(100) {
             html +=
                 "<tr><td class=\"fail\">\(group.count)</td><td class=\"text\">\(escape(ReportText.describe(group)))</td><td>\(ReportTime.display(group.first))</td><td>\(ReportTime.display(group.last))</td><td class=\"text\">\(escape(ReportText.ids(group)))</td></tr>"

@@ -16,7 +16,7 @@ enum ReportText {
         lines.append(
             "tasks     \(tasks.total) total, \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
                 + (tasks.notModified > 0 ? " (\(tasks.notModified) not modified)" : "")
-                + (runs > 1 ? " (each task once, by its last final line)" : ""))
+                + (runs > 1 ? "; each task once, by its last final line" : ""))
         if !tasks.attemptsPerTask.isEmpty {
             let parts = tasks.attemptsPerTask.sorted { $0.key < $1.key }.map {
                 "\($0.key) ×\($0.value)"

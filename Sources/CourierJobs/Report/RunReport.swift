@@ -1,7 +1,8 @@
 import Foundation
 
 /// What `courier report` says about one job's logs, built line by line in bounded memory
-/// (histograms, counters, a fixed sample for charts) apart from one final line per task.
+/// (histograms, counters, a fixed sample for charts, a few bytes per task; whole lines only
+/// for tasks that did not end ok, and for every task when JUnit output is asked for).
 ///
 /// Two kinds of figures, kept apart: per attempt (`requests`, `retries`, `statuses`,
 /// `errorKinds`, latency, the rate and the charts) every request line counts, in every run;
@@ -36,9 +37,10 @@ struct RunReport {
     private(set) var sample: [Point] = []
     private var sampleSeen = 0
     private var random = SplitMix64(seed: 0x5EED)
-    /// The shared fold of final outcomes: the last final line of every task.
-    private var history = TaskHistory(keepAllFinals: true)
-    /// Per-task figures, from ``history`` once every line is read (``finish()``).
+    /// The shared fold of final outcomes: which tasks are done, and the last line of the
+    /// others (of every task, for JUnit).
+    private var history: TaskHistory
+    /// Per-task figures, as ``history`` decides them once every line is read (``finish()``).
     private(set) var outcomes = TaskOutcomes()
     private(set) var runTable = RunTable()
     let keepEveryTask: Bool
@@ -49,11 +51,12 @@ struct RunReport {
     init(job: String, keepEveryTask: Bool = false) {
         self.job = job
         self.keepEveryTask = keepEveryTask
+        history = TaskHistory(keepAllFinals: keepEveryTask)
     }
 
     /// Works out the per-task figures; call once after the last ``add(_:file:)``.
     mutating func finish() {
-        outcomes = TaskOutcomes(finals: history.finals.values, keepAll: keepEveryTask)
+        outcomes.finish(history)
     }
 
     mutating func add(_ line: LogLine, file: String = "") {
@@ -65,14 +68,21 @@ struct RunReport {
             history.add(line)
         case "request":
             addRequest(line)
-            history.add(Self.slim(line))
+            addTaskLine(line)
         case "task.skipped":
             // No request was sent: the task counts, with its reason, and nothing else does.
             if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
-            history.add(line)
+            addTaskLine(line)
         default:
             history.add(line)
         }
+    }
+
+    private mutating func addTaskLine(_ line: LogLine) {
+        guard let task = line.task else { return }
+        // The history keeps no ok line unless every task's is asked for: no need to slim it.
+        history.add(line.outcome == "ok" && !keepEveryTask ? line : Self.slim(line))
+        outcomes.add(line, key: FNV1a.taskKey(job: line.job, task: task))
     }
 
     /// The line without what only a replay reads (the request's URL, headers and body): the
