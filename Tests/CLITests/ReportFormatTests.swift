@@ -41,6 +41,16 @@ struct ReportFormatTests {
 
         let json = try await CourierBinary.run(["report", "--json"] + logs.map(\.path))
         #expect(json.stdout.contains(#""state":"killed","recordedTasks":500"#), "\(json.stdout)")
+        // A killed run's row is what the schema says one is.
+        let saved = folder.appendingPathComponent("killed.json")
+        try json.stdout.write(to: saved, atomically: true, encoding: .utf8)
+        let check = try await CourierBinary.run(
+            [
+                PackagePaths.fixtures.appendingPathComponent("check_schema.py").path,
+                PackagePaths.root.appendingPathComponent("docs/report.schema.json").path,
+                saved.path,
+            ], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(check.stdout == "\(saved.path): ok\n", "\(check.stdout) \(check.stderr)")
 
         // The same logs with their run.end lines: finished, with the counts run.end gives.
         let ended = try ReportTests.writeLogs(in: folder)
@@ -54,7 +64,8 @@ struct ReportFormatTests {
         let folder = try ReportTests.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let log = try Self.okLog(in: folder, count: 3, totalMs: "1")
-        let text = try String(contentsOf: log, encoding: .utf8)
+        let text =
+            try String(contentsOf: log, encoding: .utf8)
             .replacingOccurrences(of: #","tasks":3}"#, with: "}")
             .split(separator: "\n").dropLast().joined(separator: "\n") + "\n"
         try text.write(to: log, atomically: true, encoding: .utf8)

@@ -66,7 +66,8 @@ enum ReportHTML {
         html += chart("Requests per second (UTC)", timeline(report))
         html += "</div>\n"
         if !tasks.slowest.isEmpty {
-            html += "<h3>slowest tasks (final attempt)</h3><table><tr><th>task</th><th>ms</th><th>attempts</th><th>status</th></tr>"
+            html +=
+                "<h3>slowest tasks (final attempt)</h3><table><tr><th>task</th><th>ms</th><th>attempts</th><th>status</th></tr>"
             for task in tasks.slowest {
                 html +=
                     "<tr><td>\(escape(task.task))</td><td>\(ReportText.format(task.totalMs ?? 0))</td><td>\(task.attempts)</td><td>\(task.status.map(String.init) ?? "-")</td></tr>"
@@ -86,7 +87,8 @@ enum ReportHTML {
             html +=
                 "<tr><td>\(escape(row.run))</td><td>\(ReportTime.display(row.start))</td><td>\(escape(ReportText.duration(row)))</td><td>\(row.kind)</td><td>\(row.shard ?? "-")</td>"
                 + (row.state == .killed
-                    ? "<td class=\"text fail\">\(outcome)</td></tr>" : "<td class=\"text\">\(outcome)</td></tr>")
+                    ? "<td class=\"text fail\">\(outcome)</td></tr>"
+                    : "<td class=\"text\">\(outcome)</td></tr>")
         }
         return html + "</table>\n"
     }

@@ -82,7 +82,9 @@ enum ReportJSON {
         }
         if let planned = row.plannedTasks { fields.append(("plannedTasks", .int(planned))) }
         if row.fanOut { fields.append(("fanOut", .bool(true))) }
-        fields += [("state", .string(row.state.rawValue)), ("recordedTasks", .int(row.recordedTasks))]
+        fields += [
+            ("state", .string(row.state.rawValue)), ("recordedTasks", .int(row.recordedTasks)),
+        ]
         if let end = row.end {
             fields.append(("durationMs", .double(end.durationMs ?? row.seconds * 1000)))
             var counts: [(String, JSONWriter.Value)] = [

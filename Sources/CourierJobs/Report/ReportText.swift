@@ -72,7 +72,8 @@ enum ReportText {
                 lines.append("          \(span(group)): \(ids(group))")
             }
             if tasks.failureGroups.count > 20 {
-                lines.append("  … and \(tasks.failureGroups.count - 20) more kinds (--json lists all)")
+                lines.append(
+                    "  … and \(tasks.failureGroups.count - 20) more kinds (--json lists all)")
             }
         }
         return lines.joined(separator: "\n")
@@ -120,7 +121,8 @@ enum ReportText {
         let last = ReportTime.display(group.last)
         if last == first { return first }
         // The date once when both fall on one day.
-        return first + " … " + (last.prefix(10) == first.prefix(10) ? ReportTime.clock(group.last) : last)
+        return first + " … "
+            + (last.prefix(10) == first.prefix(10) ? ReportTime.clock(group.last) : last)
     }
 
     /// A few ids of a group's tasks.

@@ -50,14 +50,17 @@ struct RunTable {
         var killedSummary: String {
             let recorded = ReportText.grouped(recordedTasks)
             guard let planned = plannedTasks.map(ReportText.grouped) else {
-                return "killed: \(recorded) tasks recorded (the log does not say how many were planned)"
+                return
+                    "killed: \(recorded) tasks recorded (the log does not say how many were planned)"
             }
             let atLeast = fanOut ? "at least " : ""
             if let shard {
-                return "killed: \(recorded) tasks recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
+                return
+                    "killed: \(recorded) tasks recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
             }
-            let resumed = kind == "resume" ? " (with those earlier runs had done)" : ""
-            return "killed: \(recorded) of \(atLeast)\(planned)\(resumed) tasks recorded"
+            let resumed =
+                kind == "resume" ? " (a resume: the \(planned) include tasks earlier runs did)" : ""
+            return "killed: \(recorded) of \(atLeast)\(planned) tasks recorded\(resumed)"
         }
     }
 

@@ -83,7 +83,9 @@ struct TaskOutcomes {
         let milliseconds = line.totalMs ?? 0
         if candidates.count >= Self.slowCandidates {
             guard milliseconds > candidateBar,
-                let fastest = candidates.min(by: { ($0.value.totalMs ?? 0) < ($1.value.totalMs ?? 0) })
+                let fastest = candidates.min(by: {
+                    ($0.value.totalMs ?? 0) < ($1.value.totalMs ?? 0)
+                })
             else { return }
             candidates[fastest.key] = nil
         }
@@ -109,7 +111,8 @@ struct TaskOutcomes {
             let key = "\(result.outcome)\u{0}\(result.errorKind ?? "")\u{0}\(message)"
             var group =
                 groups[key]
-                ?? FailureGroup(outcome: result.outcome, errorKind: result.errorKind, message: message)
+                ?? FailureGroup(
+                    outcome: result.outcome, errorKind: result.errorKind, message: message)
             group.count += 1
             group.first = min(group.first, result.time)
             group.last = max(group.last, result.time)
