@@ -86,7 +86,7 @@ struct JobWorkspace {
 /// The documented fields of each log event (docs/log-format.md).
 enum LogContract {
     static let runStart = [
-        "event", "ts", "run", "job", "jobFile", "jobSHA256", "backend", "version",
+        "event", "ts", "run", "job", "jobFile", "jobSHA256", "backend", "version", "tasks",
     ]
     static let request = [
         "event", "ts", "run", "job", "task", "attempt", "method", "url", "requestHeaders",

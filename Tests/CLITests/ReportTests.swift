@@ -6,8 +6,9 @@ import Testing
 @Suite("courier report")
 struct ReportTests {
     /// 1,000 tasks t0…t999 taking 1…1000 ms, 10 ms apart; every hundredth fails with 500; t1…t5
-    /// first get a 503 that takes 2 s and is retried. Split over two files (two shards).
-    static func writeLogs(in folder: URL) throws -> [URL] {
+    /// first get a 503 that takes 2 s and is retried. Split over two files (two shards), each
+    /// ending in its `run.end` unless `ended` is false (a killed run's log).
+    static func writeLogs(in folder: URL, ended: Bool = true) throws -> [URL] {
         func ts(_ milliseconds: Int) -> String {
             let seconds = milliseconds / 1000
             let ms = String(milliseconds % 1000 + 1000).dropFirst()
@@ -18,7 +19,7 @@ struct ReportTests {
         var files: [[String]] = [[], []]
         for shard in 0..<2 {
             files[shard].append(
-                #"{"event":"run.start","ts":"\#(ts(0))","run":"run\#(shard)","job":"nightly","jobFile":"j.json","jobSHA256":"x","backend":"curl","version":"0"}"#
+                #"{"event":"run.start","ts":"\#(ts(0))","run":"run\#(shard)","job":"nightly","jobFile":"j.json","jobSHA256":"x","backend":"curl","version":"0","tasks":1000,"shard":{"index":\#(shard),"count":2}}"#
             )
         }
         for index in 0..<1000 {
@@ -36,6 +37,13 @@ struct ReportTests {
             files[shard].append(
                 #"{"event":"request","ts":"\#(ts(index * 10 + 5))","run":"run\#(shard)","job":"nightly","task":"t\#(index)","attempt":\#(attempt),"method":"GET","url":"http://h/\#(index)","requestHeaders":{},"status":\#(failed ? 500 : 200),"bytesSent":0,"bytesReceived":10,"timings":{"dnsMs":0.5,"connectMs":1,"tlsMs":null,"firstByteMs":\#(index),"totalMs":\#(index + 1)}\#(error),"outcome":"\#(failed ? "failed" : "ok")"}"#
             )
+        }
+        if ended {
+            for shard in 0..<2 {
+                files[shard].append(
+                    #"{"event":"run.end","ts":"\#(ts(11_000))","run":"run\#(shard)","job":"nightly","durationMs":11000,"tasks":{"total":500,"ok":495,"failed":5},"requests":50\#(shard == 0 ? 2 : 3),"exitCode":1,"interrupted":false}"#
+                )
+            }
         }
         return try files.enumerated().map { shard, lines in
             let url = folder.appendingPathComponent("shard\(shard).jsonl")
@@ -120,7 +128,9 @@ struct ReportTests {
         #expect(result.stdout.contains("tasks     1000 total, 990 ok, 10 failed, 0 skipped"))
         #expect(result.stdout.contains("requests  1005 (5 retries)"))
         #expect(
-            result.stdout.contains("t0: unexpectedStatus: status 500, expected 2xx (attempt 1)"))
+            result.stdout.contains("10 × unexpectedStatus: status 500, expected 2xx"),
+            "\(result.stdout)")
+        #expect(result.stdout.contains("t0, t100, t200, t300, t400 and 5 more"))
         let missing = try await CourierBinary.run(["report", "/no/such.jsonl"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("/no/such.jsonl: cannot read"))

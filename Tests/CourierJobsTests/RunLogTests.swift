@@ -97,4 +97,38 @@ struct RunLogTests {
         #expect(lines[1]["requests"] as? Int == 4 && lines[1]["exitCode"] as? Int == 1)
         #expect(lines[1]["interrupted"] as? Bool == false)
     }
+
+    /// The reader reads what the writer wrote: the run's own fields, which `courier report`
+    /// needs to tell a finished run from a killed one.
+    @Test func startAndEndRoundTripThroughTheReader() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "runlog-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let log = RunLog(
+            writer: try LogWriter(url: file), run: "r1", job: "j", redactor: Redactor(secrets: []))
+        try log.runStart(
+            jobFile: "jobs/x.json", sha256: "abc", backend: .curl, tasks: 25_001, fanOut: true,
+            resumedFrom: ["/l/a.jsonl"], shard: Shard(index: 2, count: 4))
+        try log.runEnd(
+            duration: 1.5, total: 9, ok: 7, failed: 2, requests: 11, exitCode: 130,
+            interrupted: true, alreadyDone: 3)
+        let lines = LogReader(paths: [file.path], warn: { Issue.record("\($0)") }).map(\.line)
+        #expect(lines.count == 2)
+        let start = try #require(lines.first?.runFields)
+        #expect(start.plannedTasks == 25_001 && start.fanOut)
+        #expect(start.shardIndex == 2 && start.shardCount == 4)
+        #expect(start.jobFile == "jobs/x.json")
+        #expect(lines.first?.resumedFrom == ["/l/a.jsonl"])
+        let end = try #require(lines.last?.runFields)
+        #expect(end.durationMs == 1500 && end.exitCode == 130 && end.interrupted)
+        #expect(end.total == 9 && end.ok == 7 && end.failed == 2 && end.alreadyDone == 3)
+
+        // A run.start without the newer keys (an older log) reads with them absent.
+        let old = try #require(
+            LogLine(
+                bytes: Array(
+                    #"{"event":"run.start","ts":"2026-11-23T10:00:00.000Z","run":"r0","job":"j","jobFile":"j.json"}"#
+                        .utf8)[...]))
+        #expect(old.runFields?.plannedTasks == nil && old.runFields?.fanOut == false)
+    }
 }

@@ -5,10 +5,10 @@ enum ReportCommand {
     static let usage = """
         Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
         Summarises runs from their logs (- is stdin; a folder is every .jsonl under it), per
-        job and merged over every file given (shards, replays, resumed runs): tasks by final
-        outcome, requests, retries, statuses,
-        error kinds, the achieved rate, latency percentiles overall and per phase, the slowest
-        tasks and the failed ones with their last error.
+        job and merged over every file given (shards, replays, resumed runs): each run (a
+        run killed before its end is shown as killed), tasks by final outcome (once each),
+        requests, retries, statuses, error kinds, the achieved rate, latency percentiles
+        overall and per phase, the slowest tasks and the failures grouped by error.
           --json         the report as JSON on stdout (schema: docs/report.md)
           --junit FILE   JUnit XML, one test case per task, for CI dashboards
           --html FILE    one self-contained HTML page with charts
@@ -49,9 +49,12 @@ enum ReportCommand {
                 reports[name] = RunReport(job: name, keepEveryTask: junit != nil)
                 order.append(name)
             }
-            reports[name]!.add(entry.line)
+            reports[name]!.add(entry.line, file: entry.file)
         }
-        let all = order.compactMap { reports[$0] }
+        let all = order.compactMap { name -> RunReport? in
+            reports[name]?.finish()
+            return reports[name]
+        }
         guard !all.isEmpty else {
             Console.error("courier report: no log lines could be read")
             return CommandLineInterface.ExitCode.usage

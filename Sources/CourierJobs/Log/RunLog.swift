@@ -20,9 +20,15 @@ public struct RunLog: Sendable {
         self.redactor = redactor
     }
 
+    /// - Parameters:
+    ///   - tasks: the tasks the run means to settle, as validation counted them (the whole
+    ///     job's, before sharding): a killed run's log says how far it got out of how many.
+    ///   - fanOut: whether tasks fan out over captured values, which validation cannot count
+    ///     (`tasks` is then a lower bound).
     func runStart(
-        jobFile: String, sha256: String, backend: Backend, replayOf: [String] = [],
-        replayFrom: String? = nil, resumedFrom: [String] = [], shard: Shard? = nil
+        jobFile: String, sha256: String, backend: Backend, tasks: Int? = nil,
+        fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
+        resumedFrom: [String] = [], shard: Shard? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runStart)), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -30,6 +36,8 @@ public struct RunLog: Sendable {
             ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
             ("version", .string(CourierVersion.current)),
         ]
+        if let tasks { fields.append(("tasks", .int(tasks))) }
+        if fanOut { fields.append(("fanOut", .bool(true))) }
         if !replayOf.isEmpty { fields.append(("replayOf", .array(replayOf.map { .string($0) }))) }
         if let replayFrom { fields.append(("replayFrom", .string(replayFrom))) }
         if !resumedFrom.isEmpty {

@@ -40,6 +40,31 @@ struct LogLine: Sendable {
     /// `run.start` of a replay: `job` when its tasks were rebuilt from the job file (`--job`),
     /// `log` when it re-sent the logged requests alone.
     var replayFrom: String?
+    /// A line of a login task sent again to renew its token: a second final line of a task
+    /// within one run.
+    var renewal = false
+    /// What `run.start` and `run.end` say of the run as a whole; `nil` on other lines.
+    var runFields: RunFields?
+
+    /// The fields of `run.start` (what the run set out to do) and `run.end` (how it ended).
+    struct RunFields: Sendable, Equatable {
+        var jobFile: String?
+        /// `run.start` `tasks`: the validated task count (the whole job's, before sharding).
+        var plannedTasks: Int?
+        /// `run.start` `fanOut`: tasks fan out over captured values, so `plannedTasks` is a
+        /// lower bound.
+        var fanOut = false
+        var shardIndex: Int?
+        var shardCount: Int?
+        var durationMs: Double?
+        /// `run.end` `tasks`.
+        var total: Int?
+        var ok: Int?
+        var failed: Int?
+        var alreadyDone: Int?
+        var exitCode: Int?
+        var interrupted = false
+    }
 
     /// The raw values a scanner found, before checks.
     struct Fields {
@@ -53,6 +78,8 @@ struct LogLine: Sendable {
         var resumedFrom: [String] = []
         var notModified = false
         var replayFrom: String?
+        var renewal = false
+        var runFields = RunFields()
     }
 
     /// A log line from its JSON text; `nil` when it is not JSON or not a log line (no `event`,
@@ -96,6 +123,8 @@ struct LogLine: Sendable {
         resumedFrom = fields.resumedFrom
         backend = fields.backend
         replayFrom = fields.replayFrom
+        renewal = fields.renewal
+        if event == "run.start" || event == "run.end" { runFields = fields.runFields }
     }
 
     /// The body bytes, when the log holds them whole.

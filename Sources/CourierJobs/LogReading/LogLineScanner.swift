@@ -79,12 +79,22 @@ struct LogLineScanner {
                 return scanner.skipValue()
             }
         }
-        if key.is("notModified") {
-            skipWhitespace()
-            fields.notModified = word("true")
-            return fields.notModified || skipValue()
+        if key.is("notModified") { return bool(into: &fields.notModified) }
+        if key.is("renewal") { return bool(into: &fields.renewal) }
+        if key.is("tasks") { return tasks(into: &fields.runFields) }
+        if key.is("shard") {
+            return object { scanner, name in
+                if name.is("index") { return scanner.number(into: &fields.runFields.shardIndex) }
+                if name.is("count") { return scanner.number(into: &fields.runFields.shardCount) }
+                return scanner.skipValue()
+            }
         }
         if key.is("replayFrom") { return string(into: &fields.replayFrom) }
+        if key.is("jobFile") { return string(into: &fields.runFields.jobFile) }
+        if key.is("fanOut") { return bool(into: &fields.runFields.fanOut) }
+        if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
+        if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }
+        if key.is("interrupted") { return bool(into: &fields.runFields.interrupted) }
         let isReplayOf = key.is("replayOf")
         if isReplayOf || key.is("resumedFrom") {
             skipWhitespace()
@@ -97,6 +107,32 @@ struct LogLineScanner {
             }
             if isReplayOf { fields.replayOf = runs } else { fields.resumedFrom = runs }
             return ok
+        }
+        return skipValue()
+    }
+
+    /// `tasks`: a count in `run.start` (the planned tasks), an object in `run.end` (how they
+    /// ended).
+    private mutating func tasks(into run: inout LogLine.RunFields) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
+            return number(into: &run.plannedTasks)
+        }
+        return object { scanner, name in
+            if name.is("total") { return scanner.number(into: &run.total) }
+            if name.is("ok") { return scanner.number(into: &run.ok) }
+            if name.is("failed") { return scanner.number(into: &run.failed) }
+            if name.is("alreadyDone") { return scanner.number(into: &run.alreadyDone) }
+            return scanner.skipValue()
+        }
+    }
+
+    /// `true`, or anything else (left as it was) stepped over.
+    private mutating func bool(into target: inout Bool) -> Bool {
+        skipWhitespace()
+        if word("true") {
+            target = true
+            return true
         }
         return skipValue()
     }

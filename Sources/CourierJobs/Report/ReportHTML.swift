@@ -14,7 +14,8 @@ enum ReportHTML {
             table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;text-align:right;border-bottom:1px solid #e3e6ec}
             th:first-child,td:first-child{text-align:left}.grid{display:flex;flex-wrap:wrap;gap:18px}
             .chart{border:1px solid #e3e6ec;border-radius:6px;padding:8px}svg text{font-size:11px;fill:#4a5263}
-            .fail{color:#b42318}
+            .fail{color:#b42318}.warn{color:#7a2e0e;background:#fef0c7;border:1px solid #f79009;border-radius:6px;padding:8px 12px}
+            td.text,th.text{text-align:left}
             </style></head><body>
             <h1>courier report</h1>
 
@@ -24,16 +25,30 @@ enum ReportHTML {
     }
 
     static func job(_ report: RunReport) -> String {
-        let ok = report.taskCount - report.failedCount - report.skippedCount
+        let tasks = report.outcomes
         var html = "<h2>job \(escape(report.job))</h2>\n"
         html +=
             "<p>\(report.runs.count) run(s): \(escape(report.runs.joined(separator: ", "))) · backend \(escape(report.backends.sorted().joined(separator: ", ")))</p>\n"
+        // First, before any figure: a killed run's figures look complete and are not.
+        for row in report.runTable.killed {
+            html +=
+                "<p class=\"warn\">unfinished run \(escape(row.run)): \(escape(row.killedSummary))</p>\n"
+        }
+        // Red only for something that went wrong: zero failures are not an alarm.
+        func count(_ value: Int) -> String {
+            value > 0 ? "<td class=\"fail\">\(value)</td>" : "<td>\(value)</td>"
+        }
         html +=
-            "<table><tr><th>tasks</th><th>ok</th><th>failed</th><th>skipped</th><th>requests</th><th>retries</th><th>req/s</th></tr>"
+            "<h3>tasks (each once, by its last final line)</h3><table><tr><th>total</th><th>ok</th><th>not modified</th><th>failed</th><th>skipped</th></tr>"
         html +=
-            "<tr><td>\(report.taskCount)</td><td>\(ok)</td><td class=\"fail\">\(report.failedCount)</td><td>\(report.skippedCount)</td><td>\(report.requests)</td><td>\(report.retries)</td><td>\(ReportText.format(report.requestsPerSecond))</td></tr></table>\n"
+            "<tr><td>\(tasks.total)</td><td>\(tasks.ok)</td><td>\(tasks.notModified)</td>\(count(tasks.failed))\(count(tasks.skipped))</tr></table>\n"
         html +=
-            "<h3>latency (ms)</h3><table><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>"
+            "<h3>requests (every attempt of every run)</h3><table><tr><th>requests</th><th>retries</th><th>req/s</th><th>over</th></tr>"
+        html +=
+            "<tr><td>\(report.requests)</td><td>\(report.retries)</td><td>\(ReportText.format(report.requestsPerSecond))</td><td>\(ReportText.format(report.wallSeconds)) s</td></tr></table>\n"
+        html += runs(report.runTable)
+        html +=
+            "<h3>latency (ms, every attempt)</h3><table><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>"
         var rows: [(String, LatencyHistogram)] = [("total", report.total)]
         for name in RunReport.phaseNames {
             if let phase = report.phases[name], !phase.isEmpty { rows.append((name, phase)) }
@@ -45,22 +60,51 @@ enum ReportHTML {
             html += "<tr><td>\(name)</td>\(cells)</tr>"
         }
         html += "</table>\n<div class=\"grid\">\n"
-        html += chart("Latency over time", scatter(report))
+        html += chart("Latency over time (UTC)", scatter(report))
         html += chart("Latency distribution", distribution(report.total))
-        html += chart("Statuses and errors", breakdown(report))
-        html += chart("Requests per second", timeline(report))
+        html += chart("Statuses and errors (every attempt)", breakdown(report))
+        html += chart("Requests per second (UTC)", timeline(report))
         html += "</div>\n"
-        let failed = report.failedTasks
-        if !failed.isEmpty {
-            html += "<h3>failed tasks (last error)</h3><table><tr><th>task</th><th>error</th></tr>"
-            for task in failed.prefix(100) {
+        if !tasks.slowest.isEmpty {
+            html +=
+                "<h3>slowest tasks (final attempt)</h3><table><tr><th>task</th><th>ms</th><th>attempts</th><th>status</th></tr>"
+            for task in tasks.slowest {
                 html +=
-                    "<tr><td>\(escape(task.task))</td><td style=\"text-align:left\">\(escape(ReportText.describe(task)))</td></tr>"
+                    "<tr><td>\(escape(task.task))</td><td>\(ReportText.format(task.totalMs ?? 0))</td><td>\(task.attempts)</td><td>\(task.status.map(String.init) ?? "-")</td></tr>"
             }
-            html += "</table>"
-            if failed.count > 100 { html += "<p>… and \(failed.count - 100) more</p>" }
+            html += "</table>\n"
         }
+        html += failures(tasks.failureGroups)
         return html
+    }
+
+    /// One row per run: when, how long, what kind, which shard, and how it ended.
+    static func runs(_ table: RunTable) -> String {
+        var html =
+            "<h3>runs</h3><table><tr><th>run</th><th>start (UTC)</th><th>duration</th><th>kind</th><th>shard</th><th class=\"text\">tasks</th></tr>"
+        for row in table.rows {
+            let outcome = escape(ReportText.outcome(row))
+            html +=
+                "<tr><td>\(escape(row.run))</td><td>\(ReportTime.display(row.start))</td><td>\(escape(ReportText.duration(row)))</td><td>\(row.kind)</td><td>\(row.shard ?? "-")</td>"
+                + (row.state == .killed
+                    ? "<td class=\"text fail\">\(outcome)</td></tr>"
+                    : "<td class=\"text\">\(outcome)</td></tr>")
+        }
+        return html + "</table>\n"
+    }
+
+    /// Failed and skipped tasks, one row per kind of failure.
+    static func failures(_ groups: [TaskOutcomes.FailureGroup]) -> String {
+        guard !groups.isEmpty else { return "" }
+        var html =
+            "<h3>failures (tasks by last error)</h3><table><tr><th>tasks</th><th class=\"text\">error</th><th>first (UTC)</th><th>last (UTC)</th><th class=\"text\">some of them</th></tr>"
+        for group in groups.prefix(100) {
+            html +=
+                "<tr><td class=\"fail\">\(group.count)</td><td class=\"text\">\(escape(ReportText.describe(group)))</td><td>\(ReportTime.display(group.first))</td><td>\(ReportTime.display(group.last))</td><td class=\"text\">\(escape(ReportText.ids(group)))</td></tr>"
+        }
+        html += "</table>"
+        if groups.count > 100 { html += "<p>… and \(groups.count - 100) more kinds</p>" }
+        return html + "\n"
     }
 
     static let width = 460.0
@@ -72,7 +116,24 @@ enum ReportHTML {
         "<div class=\"chart\"><h3>\(title)</h3>\(svg)</div>\n"
     }
 
-    static func frame(_ body: String, yMax: Double, yLabel: String, xLabel: String) -> String {
+    /// Labels for a time axis from `first` to `last` (seconds since 1970): the UTC date and
+    /// time at the left end, times of day in the middle and at the right end.
+    static func timeTicks(from first: Double, to last: Double) -> [(x: Double, label: String)] {
+        let start = ReportTime.display(first)
+        let end = ReportTime.display(last)
+        let sameDay = start.prefix(10) == end.prefix(10)
+        var ticks = [(left, start)]
+        if sameDay, last - first >= 2 {
+            ticks.append(((left + width - 8) / 2, ReportTime.clock((first + last) / 2)))
+        }
+        if end != start { ticks.append((width - 8, sameDay ? ReportTime.clock(last) : end)) }
+        return ticks
+    }
+
+    static func frame(
+        _ body: String, yMax: Double, yLabel: String, xLabel: String = "",
+        xTicks: [(x: Double, label: String)] = []
+    ) -> String {
         let plotBottom = height - bottom
         var svg =
             "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(width))' height='\(Int(height))' viewBox='0 0 \(Int(width)) \(Int(height))'>"
@@ -83,7 +144,14 @@ enum ReportHTML {
             svg +=
                 "<text x='\(left - 4)' y='\(y + 4)' text-anchor='end'>\(ReportText.format(yMax * Double(step) / 4))</text><line x1='\(left)' y1='\(y)' x2='\(width - 8)' y2='\(y)' stroke='#eef0f4'/>"
         }
-        svg += "<text x='\(width - 8)' y='\(height - 6)' text-anchor='end'>\(xLabel)</text>"
+        if !xLabel.isEmpty {
+            svg += "<text x='\(width - 8)' y='\(height - 6)' text-anchor='end'>\(xLabel)</text>"
+        }
+        for tick in xTicks {
+            let anchor = tick.x <= left ? "start" : tick.x >= width - 8 ? "end" : "middle"
+            svg +=
+                "<line x1='\(round(tick.x))' y1='\(plotBottom)' x2='\(round(tick.x))' y2='\(plotBottom + 4)' stroke='#9aa3b2'/><text x='\(round(tick.x))' y='\(height - 6)' text-anchor='\(anchor)'>\(tick.label)</text>"
+        }
         svg += "<text x='\(left + 4)' y='18'>\(yLabel)</text>"
         return svg + body + "</svg>"
     }
@@ -102,7 +170,9 @@ enum ReportHTML {
             body +=
                 "<circle cx='\(round(x))' cy='\(round(y))' r='2' fill='\(color)' fill-opacity='0.6'/>"
         }
-        return frame(body, yMax: yMax, yLabel: "ms", xLabel: "\(ReportText.format(span)) s")
+        return frame(
+            body, yMax: yMax, yLabel: "ms",
+            xTicks: timeTicks(from: report.firstTime, to: report.firstTime + span))
     }
 
     static func distribution(_ histogram: LatencyHistogram) -> String {
@@ -168,7 +238,9 @@ enum ReportHTML {
             columns == 1
             ? "<circle cx='\(left + 4)' cy='\(round((height - bottom) - (height - bottom - 8) * rates[0] / most))' r='3' fill='#2f6fde'/>"
             : "<polyline points='\(points)' fill='none' stroke='#2f6fde' stroke-width='2'/>"
-        return frame(body, yMax: most, yLabel: "req/s", xLabel: "\(seconds) s")
+        return frame(
+            body, yMax: most, yLabel: "req/s",
+            xTicks: timeTicks(from: Double(first), to: Double(last)))
     }
 
     static func round(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -10,7 +10,7 @@ enum ReportJSON {
     }
 
     static func job(_ report: RunReport) -> JSONWriter.Value {
-        let ok = report.taskCount - report.failedCount - report.skippedCount
+        let tasks = report.outcomes
         var latency: [(String, JSONWriter.Value)] = [("totalMs", histogram(report.total))]
         for name in RunReport.phaseNames {
             if let phase = report.phases[name], !phase.isEmpty {
@@ -24,9 +24,9 @@ enum ReportJSON {
             (
                 "tasks",
                 .object([
-                    ("total", .int(report.taskCount)), ("ok", .int(ok)),
-                    ("failed", .int(report.failedCount)), ("skipped", .int(report.skippedCount)),
-                    ("notModified", .int(report.notModified)),
+                    ("total", .int(tasks.total)), ("ok", .int(tasks.ok)),
+                    ("failed", .int(tasks.failed)), ("skipped", .int(tasks.skipped)),
+                    ("notModified", .int(tasks.notModified)),
                 ])
             ),
             ("requests", .int(report.requests)),
@@ -34,7 +34,7 @@ enum ReportJSON {
             (
                 "attemptsPerTask",
                 .object(
-                    report.attemptsPerTask.sorted { $0.key < $1.key }.map {
+                    tasks.attemptsPerTask.sorted { $0.key < $1.key }.map {
                         (String($0.key), .int($0.value))
                     })
             ),
@@ -53,9 +53,52 @@ enum ReportJSON {
                     report.errorKinds.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })
             ),
             ("latency", .object(latency)),
-            ("slowest", .array(report.slowest.map(task))),
-            ("failed", .array(report.failedTasks.map(task))),
+            ("slowest", .array(tasks.slowest.map(task))),
+            ("failed", .array(tasks.notOK.map(task))),
+            ("failureGroups", .array(tasks.failureGroups.map(group))),
+            ("runTable", .array(report.runTable.rows.map(run))),
         ])
+    }
+
+    static func group(_ group: TaskOutcomes.FailureGroup) -> JSONWriter.Value {
+        var fields: [(String, JSONWriter.Value)] = [("outcome", .string(group.outcome))]
+        if let kind = group.errorKind { fields.append(("errorKind", .string(kind))) }
+        fields += [
+            ("message", .string(group.message)), ("count", .int(group.count)),
+            ("first", .string(ReportTime.rfc3339(group.first))),
+            ("last", .string(ReportTime.rfc3339(group.last))),
+            ("tasks", .array(group.tasks.map { .string($0) })),
+        ]
+        return .object(fields)
+    }
+
+    static func run(_ row: RunTable.Row) -> JSONWriter.Value {
+        var fields: [(String, JSONWriter.Value)] = [
+            ("run", .string(row.run)), ("file", .string(row.file)),
+            ("start", .string(ReportTime.rfc3339(row.start))), ("kind", .string(row.kind)),
+        ]
+        if let index = row.shardIndex, let count = row.shardCount {
+            fields.append(("shard", .object([("index", .int(index)), ("count", .int(count))])))
+        }
+        if let planned = row.plannedTasks { fields.append(("plannedTasks", .int(planned))) }
+        if row.fanOut { fields.append(("fanOut", .bool(true))) }
+        fields += [
+            ("state", .string(row.state.rawValue)), ("recordedTasks", .int(row.recordedTasks)),
+        ]
+        if let end = row.end {
+            fields.append(("durationMs", .double(end.durationMs ?? row.seconds * 1000)))
+            var counts: [(String, JSONWriter.Value)] = [
+                ("total", .int(end.total ?? 0)), ("ok", .int(end.ok ?? 0)),
+                ("failed", .int(end.failed ?? 0)),
+            ]
+            if let done = end.alreadyDone { counts.append(("alreadyDone", .int(done))) }
+            fields.append(("tasks", .object(counts)))
+            if let code = end.exitCode { fields.append(("exitCode", .int(code))) }
+        } else {
+            // Killed: how far it is known to have got.
+            fields.append(("lastLine", .string(ReportTime.rfc3339(row.lastTime))))
+        }
+        return .object(fields)
     }
 
     static func histogram(_ histogram: LatencyHistogram) -> JSONWriter.Value {
@@ -69,7 +112,7 @@ enum ReportJSON {
         ])
     }
 
-    static func task(_ task: RunReport.TaskResult) -> JSONWriter.Value {
+    static func task(_ task: TaskOutcomes.TaskResult) -> JSONWriter.Value {
         var fields: [(String, JSONWriter.Value)] = [
             ("task", .string(task.task)), ("outcome", .string(task.outcome)),
             ("attempts", .int(task.attempts)),

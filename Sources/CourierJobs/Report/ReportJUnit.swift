@@ -4,12 +4,12 @@ enum ReportJUnit {
     static func render(_ reports: [RunReport]) -> String {
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<testsuites>\n"
         for report in reports {
-            let tasks = report.tasks.values.sorted { $0.task < $1.task }
+            let tasks = report.outcomes.all
             xml +=
-                #"  <testsuite name="\#(escape(report.job))" tests="\#(tasks.count)" failures="\#(report.failedCount)" skipped="\#(report.skippedCount)" time="\#(report.wallSeconds)">"#
+                #"  <testsuite name="\#(escape(report.job))" tests="\#(tasks.count)" failures="\#(report.outcomes.failed)" skipped="\#(report.outcomes.skipped)" time="\#(seconds(report.wallSeconds))">"#
                 + "\n"
             for task in tasks {
-                let time = (task.totalMs ?? 0) / 1000
+                let time = seconds((task.totalMs ?? 0) / 1000)
                 xml +=
                     #"    <testcase classname="\#(escape(report.job))" name="\#(escape(task.task))" time="\#(time)""#
                 switch task.outcome {
@@ -26,6 +26,15 @@ enum ReportJUnit {
             xml += "  </testsuite>\n"
         }
         return xml + "</testsuites>\n"
+    }
+
+    /// Seconds as a plain decimal (`0.000005`, never `5e-06`: JUnit readers parse `time` as
+    /// a decimal, and some read an exponent as garbage), to the microsecond the log holds.
+    static func seconds(_ value: Double) -> String {
+        var text = String(format: "%.6f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 
     /// XML attribute text: markup characters escaped, control characters XML 1.0 forbids dropped.

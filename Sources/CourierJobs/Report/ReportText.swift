@@ -5,22 +5,28 @@ enum ReportText {
     static func render(_ report: RunReport) -> String {
         var lines: [String] = []
         let runs = report.runs.count
+        let tasks = report.outcomes
         lines.append(
             "job \(report.job): \(runs) run\(runs == 1 ? "" : "s") (\(report.runs.joined(separator: ", "))), backend \(report.backends.sorted().joined(separator: ", "))"
         )
-        let ok = report.taskCount - report.failedCount - report.skippedCount
+        // First, before any figure: a killed run's figures look complete and are not.
+        for row in report.runTable.killed {
+            lines.append("unfinished run \(row.run) (\(row.file)): \(row.killedSummary)")
+        }
         lines.append(
-            "tasks     \(report.taskCount) total, \(ok) ok, \(report.failedCount) failed, \(report.skippedCount) skipped"
-                + (report.notModified > 0 ? " (\(report.notModified) not modified)" : ""))
-        lines.append(
-            "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
-        )
-        if !report.attemptsPerTask.isEmpty {
-            let parts = report.attemptsPerTask.sorted { $0.key < $1.key }.map {
+            "tasks     \(tasks.total) total, \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
+                + (tasks.notModified > 0 ? " (\(tasks.notModified) not modified)" : "")
+                + (runs > 1 ? "; each task once, by its last final line" : ""))
+        if !tasks.attemptsPerTask.isEmpty {
+            let parts = tasks.attemptsPerTask.sorted { $0.key < $1.key }.map {
                 "\($0.key) ×\($0.value)"
             }
             lines.append("attempts  " + parts.joined(separator: ", ") + " (tasks by attempts)")
         }
+        lines.append(
+            "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
+                + (runs > 1 ? "; these and the figures below count every attempt of every run" : "")
+        )
         if !report.statuses.isEmpty {
             let parts = report.statuses.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
             lines.append("statuses  " + parts.joined(separator: ", "))
@@ -31,6 +37,8 @@ enum ReportText {
             }
             lines.append("errors    " + parts.joined(separator: ", "))
         }
+        lines.append("")
+        lines += runTable(report.runTable)
         lines.append("")
         lines.append(
             pad("latency ms", 12)
@@ -47,30 +55,94 @@ enum ReportText {
                 [50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds]
             lines.append(pad(name, 12) + values.map { pad(format($0), 10, right: true) }.joined())
         }
-        if !report.slowest.isEmpty {
+        if !tasks.slowest.isEmpty {
             lines.append("")
-            lines.append("slowest tasks")
-            for task in report.slowest {
+            lines.append("slowest tasks (final attempt)")
+            for task in tasks.slowest {
                 lines.append(
                     "  " + pad(format(task.totalMs ?? 0) + " ms", 12, right: true)
                         + "  \(task.task)")
             }
         }
-        let failed = report.failedTasks
-        if !failed.isEmpty {
+        if !tasks.failureGroups.isEmpty {
             lines.append("")
-            lines.append("failed tasks (last error)")
-            for task in failed.prefix(20) {
-                lines.append("  \(task.task): \(describe(task))")
+            lines.append("failures (tasks by last error)")
+            for group in tasks.failureGroups.prefix(20) {
+                lines.append("  \(pad(String(group.count), 5, right: true)) × \(describe(group))")
+                lines.append("          \(span(group)): \(ids(group))")
             }
-            if failed.count > 20 {
-                lines.append("  … and \(failed.count - 20) more (--json lists all)")
+            if tasks.failureGroups.count > 20 {
+                lines.append(
+                    "  … and \(tasks.failureGroups.count - 20) more kinds (--json lists all)")
             }
         }
         return lines.joined(separator: "\n")
     }
 
-    static func describe(_ task: RunReport.TaskResult) -> String {
+    /// One line per run: when, how long, what kind, which shard, and how it ended.
+    static func runTable(_ table: RunTable) -> [String] {
+        var lines = [
+            "runs        " + pad("start (UTC)", 22) + pad("duration", 10, right: true) + "  "
+                + pad("kind", 8) + pad("shard", 7) + "tasks"
+        ]
+        for row in table.rows {
+            lines.append(
+                "  " + pad(row.run, 10) + pad(ReportTime.display(row.start), 22)
+                    + pad(duration(row), 10, right: true) + "  " + pad(row.kind, 8)
+                    + pad(row.shard ?? "-", 7) + outcome(row))
+        }
+        return lines
+    }
+
+    /// `11.0 s`; `≥ 9.99 s` for a killed run, known only up to its last line.
+    static func duration(_ row: RunTable.Row) -> String {
+        (row.state == .killed ? "≥ " : "") + format(row.seconds) + " s"
+    }
+
+    /// What a run's `run.end` says of its tasks, or that there is none.
+    static func outcome(_ row: RunTable.Row) -> String {
+        guard let end = row.end else { return row.killedSummary }
+        var text = "\(end.total ?? 0) total, \(end.ok ?? 0) ok, \(end.failed ?? 0) failed"
+        if let done = end.alreadyDone { text += ", \(done) done before" }
+        if let code = end.exitCode { text += " (exit \(code))" }
+        return row.state == .interrupted ? "interrupted: " + text : text
+    }
+
+    /// `unexpectedStatus: status 500, expected 2xx`.
+    static func describe(_ group: TaskOutcomes.FailureGroup) -> String {
+        if group.outcome == "skipped" { return "skipped: " + group.message }
+        guard let kind = group.errorKind else { return group.message }
+        return group.message.isEmpty ? kind : "\(kind): \(group.message)"
+    }
+
+    /// The first and last time a group's tasks failed.
+    static func span(_ group: TaskOutcomes.FailureGroup) -> String {
+        let first = ReportTime.display(group.first)
+        let last = ReportTime.display(group.last)
+        if last == first { return first }
+        // The date once when both fall on one day.
+        return first + " … "
+            + (last.prefix(10) == first.prefix(10) ? ReportTime.clock(group.last) : last)
+    }
+
+    /// A few ids of a group's tasks.
+    static func ids(_ group: TaskOutcomes.FailureGroup) -> String {
+        let more = group.count - group.tasks.count
+        return group.tasks.joined(separator: ", ") + (more > 0 ? " and \(more) more" : "")
+    }
+
+    /// `25001` as `25,001`.
+    static func grouped(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var output = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { output.append(",") }
+            output.append(digit)
+        }
+        return (value < 0 ? "-" : "") + output
+    }
+
+    static func describe(_ task: TaskOutcomes.TaskResult) -> String {
         if task.outcome == "skipped" {
             // Nothing was sent: the reason is the whole story.
             return "skipped: " + (task.message ?? "an input task did not succeed")

@@ -1,20 +1,15 @@
 import Foundation
 
 /// What `courier report` says about one job's logs, built line by line in bounded memory
-/// (histograms, counters, a fixed sample for charts; whole entries only for tasks that did not
-/// end ok, and for every task when JUnit output is asked for).
+/// (histograms, counters, a fixed sample for charts, a few bytes per task; whole lines only
+/// for tasks that did not end ok, and for every task when JUnit output is asked for).
+///
+/// Two kinds of figures, kept apart: per attempt (`requests`, `retries`, `statuses`,
+/// `errorKinds`, latency, the rate and the charts) every request line counts, in every run;
+/// per task (``outcomes``: tasks by outcome, not modified, attempts per task, slowest, failures)
+/// each task counts once, by its last final line across all the logs, whatever number of runs
+/// (shards, replays, resumes, repeated runs) sent it.
 struct RunReport {
-    /// A task's final word, for the failure list and JUnit.
-    struct TaskResult {
-        var task: String
-        var outcome: String
-        var attempts: Int
-        var status: Int?
-        var errorKind: String?
-        var message: String?
-        var totalMs: Double?
-    }
-
     /// One sampled request, for the latency-over-time chart.
     struct Point {
         var time: Double
@@ -27,11 +22,7 @@ struct RunReport {
     private(set) var backends: Set<String> = []
     private(set) var requests = 0
     private(set) var retries = 0
-    /// Final lines that were 304 Not Modified (a conditional task whose output had not changed).
-    private(set) var notModified = 0
     private(set) var statuses: [Int: Int] = [:]
-    /// Tasks by the number of attempts their final line took (a replayed task counts per run).
-    private(set) var attemptsPerTask: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
     private(set) var total = LatencyHistogram()
     /// DNS, connect, TLS and first byte, in ``phaseNames`` order.
@@ -46,43 +37,66 @@ struct RunReport {
     private(set) var sample: [Point] = []
     private var sampleSeen = 0
     private var random = SplitMix64(seed: 0x5EED)
-    private(set) var slowest: [TaskResult] = []
-    /// The latest line of each task (name-keyed; ok ones only when `keepEveryTask`).
-    private(set) var tasks: [String: TaskResult] = [:]
-    private var done: Set<UInt64> = []
+    /// The shared fold of final outcomes: which tasks are done, and the last line of the
+    /// others (of every task, for JUnit).
+    private var history: TaskHistory
+    /// Per-task figures, as ``history`` decides them once every line is read (``finish()``).
+    private(set) var outcomes = TaskOutcomes()
+    private(set) var runTable = RunTable()
     let keepEveryTask: Bool
 
     static let phaseNames = ["dnsMs", "connectMs", "tlsMs", "firstByteMs"]
     static let sampleSize = 2000
-    static let slowestCount = 10
 
     init(job: String, keepEveryTask: Bool = false) {
         self.job = job
         self.keepEveryTask = keepEveryTask
+        history = TaskHistory(keepAllFinals: keepEveryTask)
     }
 
-    mutating func add(_ line: LogLine) {
+    /// Works out the per-task figures; call once after the last ``add(_:file:)``.
+    mutating func finish() {
+        outcomes.finish(history)
+    }
+
+    mutating func add(_ line: LogLine, file: String = "") {
+        runTable.add(line, file: file)
         switch line.event {
         case "run.start":
             if !runs.contains(line.run) { runs.append(line.run) }
             if let backend = line.backend { backends.insert(backend) }
+            history.add(line)
         case "request":
             addRequest(line)
+            addTaskLine(line)
         case "task.skipped":
             // No request was sent: the task counts, with its reason, and nothing else does.
-            guard let task = line.task else { break }
             if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
-            done.remove(FNV1a.hash(task.utf8))
-            tasks[task] = TaskResult(
-                task: task, outcome: "skipped", attempts: 0, status: nil,
-                errorKind: line.errorKind, message: line.errorMessage, totalMs: nil)
+            addTaskLine(line)
         default:
-            break
+            history.add(line)
         }
     }
 
-    private mutating func addRequest(_ line: LogLine) {
+    private mutating func addTaskLine(_ line: LogLine) {
         guard let task = line.task else { return }
+        // The history keeps no ok line unless every task's is asked for: no need to slim it.
+        history.add(line.outcome == "ok" && !keepEveryTask ? line : Self.slim(line))
+        outcomes.add(line, key: FNV1a.taskKey(job: line.job, task: task))
+    }
+
+    /// The line without what only a replay reads (the request's URL, headers and body): the
+    /// history keeps a line per task, and those are most of its bytes.
+    private static func slim(_ line: LogLine) -> LogLine {
+        var line = line
+        line.url = nil
+        line.requestHeaders = []
+        line.requestBody = nil
+        return line
+    }
+
+    private mutating func addRequest(_ line: LogLine) {
+        guard line.task != nil else { return }
         requests += 1
         if line.outcome == "retry" { retries += 1 }
         if let status = line.status { statuses[status, default: 0] += 1 }
@@ -97,7 +111,6 @@ struct RunReport {
         lastTime = max(lastTime, line.time + milliseconds / 1000)
         perSecond[Int(line.time.rounded(.down)), default: 0] += 1
 
-        let ok = line.outcome == "ok"
         let point = Point(
             time: line.time, milliseconds: milliseconds,
             ok: line.errorKind == nil && (line.status ?? 0) < 400)
@@ -109,44 +122,7 @@ struct RunReport {
             let slot = Int(random.next() % UInt64(sampleSeen))
             if slot < Self.sampleSize { sample[slot] = point }
         }
-
-        guard line.outcome == "ok" || line.outcome == "failed" || line.outcome == "skipped" else {
-            return
-        }
-        attemptsPerTask[line.attempt ?? 1, default: 0] += 1
-        if line.notModified { notModified += 1 }
-        let result = TaskResult(
-            task: task, outcome: line.outcome ?? "", attempts: line.attempt ?? 1,
-            status: line.status, errorKind: line.errorKind, message: line.errorMessage,
-            totalMs: line.totalMs)
-        if slowest.count < Self.slowestCount || milliseconds > (slowest.last?.totalMs ?? 0) {
-            slowest.removeAll { $0.task == task }
-            slowest.append(result)
-            slowest.sort { ($0.totalMs ?? 0) > ($1.totalMs ?? 0) }
-            if slowest.count > Self.slowestCount { slowest.removeLast() }
-        }
-        let key = FNV1a.hash(task.utf8)
-        if ok {
-            done.insert(key)
-            if keepEveryTask {
-                tasks[task] = result
-            } else if !tasks.isEmpty {
-                tasks[task] = nil
-            }
-        } else {
-            done.remove(key)
-            tasks[task] = result
-        }
     }
-
-    /// Tasks whose final outcome is not ok, in id order.
-    var failedTasks: [TaskResult] {
-        tasks.values.filter { $0.outcome != "ok" }.sorted { $0.task < $1.task }
-    }
-
-    var taskCount: Int { done.count + tasks.values.filter { $0.outcome != "ok" }.count }
-    var skippedCount: Int { tasks.values.filter { $0.outcome == "skipped" }.count }
-    var failedCount: Int { tasks.values.filter { $0.outcome == "failed" }.count }
 
     /// Seconds from the first request's start to the last one's end.
     var wallSeconds: Double { requests == 0 ? 0 : max(0.001, lastTime - firstTime) }

@@ -125,14 +125,17 @@ public final class JobRunner: Sendable {
                 redactor: console.redactor)
             var replayOf: [String] = []
             var replayFrom: String?
+            var fanOut = job.tasks.contains { $0.captureSource != nil }
             switch source {
             case .job: break
-            case .replay(_, let runs): (replayOf, replayFrom) = (runs, "log")
+            case .replay(_, let runs):
+                (replayOf, replayFrom) = (runs, "log")
+                fanOut = false  // a list of logged requests: nothing fans out
             case .selection(_, let runs): (replayOf, replayFrom) = (runs, "job")
             }
             try log.runStart(
                 jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
-                replayOf: replayOf, replayFrom: replayFrom,
+                tasks: total, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
                 resumedFrom: options.resume?.logs ?? [],
                 shard: options.shard)
         } catch {

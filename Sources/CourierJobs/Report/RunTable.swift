@@ -1,0 +1,113 @@
+/// One row per run of a report: when it started, what kind of run it was, and how it ended,
+/// from its `run.start` and `run.end`, so that a run that never finished is seen as such.
+struct RunTable {
+    /// How a run ended.
+    enum State: String {
+        /// `run.end` says it ran to the end.
+        case finished
+        /// `run.end` says SIGINT/SIGTERM stopped it: tasks never started are not counted.
+        case interrupted
+        /// No `run.end`: the process died (SIGKILL, power loss) and the log stops where it did.
+        case killed
+    }
+
+    struct Row {
+        var run: String
+        var file: String
+        var start: Double
+        /// `run`, `resume` or `replay`.
+        var kind: String
+        var shardIndex: Int?
+        var shardCount: Int?
+        /// What `run.start` planned (`nil` in logs written before it said).
+        var plannedTasks: Int?
+        var fanOut: Bool
+        /// `run.end`'s fields and time, once read.
+        var end: LogLine.RunFields?
+        var endTime: Double?
+        /// Tasks with a final line in this run (a renewed login's second line not counted).
+        var recordedTasks = 0
+        /// The time of the run's last line, which is as far as a killed run is known to have got.
+        var lastTime: Double
+
+        var state: State {
+            guard let end else { return .killed }
+            return end.interrupted ? .interrupted : .finished
+        }
+
+        /// `0/2`, or `nil` for a run that was not sharded.
+        var shard: String? {
+            guard let shardIndex, let shardCount else { return nil }
+            return "\(shardIndex)/\(shardCount)"
+        }
+
+        /// Seconds the run took (from `run.end`), or, for a killed run, to its last line.
+        var seconds: Double { end?.durationMs.map { $0 / 1000 } ?? max(0, lastTime - start) }
+
+        /// `killed: 8,060 of 25,001 tasks recorded`, worded for what the log can tell: a
+        /// shard's log knows only the whole job's count, and a job that fans out over
+        /// captured values has more tasks than validation counted.
+        var killedSummary: String {
+            let recorded = ReportText.grouped(recordedTasks)
+            guard let planned = plannedTasks.map(ReportText.grouped) else {
+                return
+                    "killed: \(recorded) tasks recorded (the log does not say how many were planned)"
+            }
+            let atLeast = fanOut ? "at least " : ""
+            if let shard {
+                return
+                    "killed: \(recorded) tasks recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
+            }
+            let resumed =
+                kind == "resume" ? " (a resume: the \(planned) include tasks earlier runs did)" : ""
+            return "killed: \(recorded) of \(atLeast)\(planned) tasks recorded\(resumed)"
+        }
+    }
+
+    private(set) var rows: [Row] = []
+    private var index: [String: Int] = [:]
+    /// The row of the last line's run: lines come a run at a time, so this saves a lookup.
+    private var current: (run: String, row: Int)?
+
+    var killed: [Row] { rows.filter { $0.state == .killed } }
+
+    mutating func add(_ line: LogLine, file: String) {
+        if line.event == "run.start" {
+            guard index[line.run] == nil else { return }
+            let fields = line.runFields ?? LogLine.RunFields()
+            index[line.run] = rows.count
+            rows.append(
+                Row(
+                    run: line.run, file: file, start: line.time,
+                    kind: !line.replayOf.isEmpty
+                        ? "replay" : !line.resumedFrom.isEmpty ? "resume" : "run",
+                    shardIndex: fields.shardIndex, shardCount: fields.shardCount,
+                    plannedTasks: fields.plannedTasks, fanOut: fields.fanOut,
+                    lastTime: line.time))
+            return
+        }
+        let row: Int
+        if let current, current.run == line.run {
+            row = current.row
+        } else {
+            // A run whose run.start was not read (a file cut at its head) has no row.
+            guard let found = index[line.run] else { return }
+            row = found
+            current = (line.run, found)
+        }
+        rows[row].lastTime = max(rows[row].lastTime, line.time)
+        switch line.event {
+        case "run.end":
+            rows[row].end = line.runFields
+            rows[row].endTime = line.time
+        case "request", "task.skipped":
+            if !line.renewal, let outcome = line.outcome,
+                outcome == "ok" || outcome == "failed" || outcome == "skipped"
+            {
+                rows[row].recordedTasks += 1
+            }
+        default:
+            break
+        }
+    }
+}

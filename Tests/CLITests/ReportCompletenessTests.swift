@@ -1,0 +1,94 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `courier report` tells the truth about completeness, on logs of real runs: a task counts
+/// once however many runs sent it, and a run that never wrote `run.end` is shown as killed.
+@Suite("courier report: completeness")
+struct ReportCompletenessTests {
+    /// The report of `paths` as JSON: its one job.
+    static func jsonReport(_ paths: [String]) async throws -> [String: Any] {
+        let result = try await CourierBinary.run(["report", "--json"] + paths)
+        #expect(result.status == 0, "\(result.stderr)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        return try #require((root["jobs"] as? [[String: Any]])?.first)
+    }
+
+    @Test(
+        "three conditional runs and a replay of five tasks: each task counts once",
+        arguments: RunCommandTests.backends)
+    func mergedRunsCountEachTaskOnce(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("merged")
+        try ConditionalTests.writeJob(space, key: key, version: "m")
+        for _ in 0..<3 {
+            let run = try await space.run(backend: backend)
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        // The first run's requests (a replay of a 304 is not conditional, so it would fail).
+        let first = try #require(try ReplayTests.logFiles(space).first)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", first, "--all", "--job", "job.json", "--log-dir", space.logs.path,
+                "--backend", backend, "--no-progress",
+            ], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout) \(replay.stderr)")
+
+        let job = try await Self.jsonReport([space.logs.appendingPathComponent("e2e").path])
+        let tasks = try #require(job["tasks"] as? [String: Int])
+        #expect(tasks["total"] == 5 && tasks["ok"] == 5, "\(tasks)")
+        #expect((tasks["notModified"] ?? 99) <= (tasks["ok"] ?? 0), "\(tasks)")
+        let attempts = try #require(job["attemptsPerTask"] as? [String: Int])
+        #expect(attempts.values.reduce(0, +) == 5, "one final attempt per task: \(attempts)")
+        #expect(job["requests"] as? Int == 20, "requests count every attempt")
+
+        // One row per run, in run order, with its kind and the counts of its run.end.
+        let runs = try #require(job["runTable"] as? [[String: Any]])
+        #expect(runs.map { $0["kind"] as? String } == ["run", "run", "run", "replay"])
+        #expect(runs.allSatisfy { $0["state"] as? String == "finished" }, "\(runs)")
+        #expect(runs.map { $0["plannedTasks"] as? Int } == [5, 5, 5, 5])
+        #expect(runs.map { ($0["tasks"] as? [String: Int])?["ok"] } == [5, 5, 5, 5])
+
+        let text = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("e2e").path])
+        #expect(text.stdout.contains("tasks     5 total, 5 ok, 0 failed"), "\(text.stdout)")
+        #expect(!text.stdout.contains("killed"), "\(text.stdout)")
+    }
+
+    @Test("a run killed with SIGKILL is reported as killed, with how many tasks it recorded")
+    func killedRunIsShownUnfinished() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("killed")
+        // s1…s20 answer at once, s21…s40 hang: the kill lands with exactly twenty recorded.
+        try ResumeTests.writeJob(space, key: key, hanging: true)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 3, key: "\(key)-slow", server: space.server,
+            delay: 0.5)
+        _ = await running.wait(seconds: 20)
+        let logs = try ReplayTests.logFiles(space)
+        let html = space.folder.appendingPathComponent("report.html")
+
+        let text = try await CourierBinary.run(["report", "--html", html.path] + logs)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("killed: 20 of 40 tasks recorded"), "\(text.stdout)")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("killed: 20 of 40 tasks recorded"))
+
+        let job = try await Self.jsonReport(logs)
+        let run = try #require((job["runTable"] as? [[String: Any]])?.first)
+        #expect(run["state"] as? String == "killed", "\(run)")
+        #expect(run["recordedTasks"] as? Int == 20)
+        #expect(run["plannedTasks"] as? Int == 40)
+        #expect(run["tasks"] == nil, "no run.end, no counts of its own")
+    }
+}

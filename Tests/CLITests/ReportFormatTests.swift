@@ -1,0 +1,124 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `courier report` on hand-built logs: what each format shows of runs that did not finish,
+/// of failures, and of a run without any.
+@Suite("courier report: formats")
+struct ReportFormatTests {
+    /// A one-run log of `count` tasks, all ok and each taking `totalMs`, with a `run.end`.
+    static func okLog(in folder: URL, count: Int, totalMs: String) throws -> URL {
+        var lines = [
+            #"{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","run":"okrun","job":"calm","jobFile":"j.json","jobSHA256":"x","backend":"curl","version":"0","tasks":\#(count)}"#
+        ]
+        for index in 0..<count {
+            lines.append(
+                #"{"event":"request","ts":"2026-03-01T10:00:0\#(index % 10).000Z","run":"okrun","job":"calm","task":"c\#(index)","attempt":1,"method":"GET","url":"http://h/","requestHeaders":{},"status":200,"bytesSent":0,"bytesReceived":1,"timings":{"dnsMs":null,"connectMs":null,"tlsMs":null,"firstByteMs":null,"totalMs":\#(totalMs)},"outcome":"ok"}"#
+            )
+        }
+        lines.append(
+            #"{"event":"run.end","ts":"2026-03-01T10:00:10.000Z","run":"okrun","job":"calm","durationMs":10000,"tasks":{"total":\#(count),"ok":\#(count),"failed":0},"requests":\#(count),"exitCode":0,"interrupted":false}"#
+        )
+        let url = folder.appendingPathComponent("calm.jsonl")
+        try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    @Test("logs without run.end are killed runs, with how many tasks they recorded")
+    func logWithoutRunEndIsKilled() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logs = try ReportTests.writeLogs(in: folder, ended: false)
+        let html = folder.appendingPathComponent("report.html")
+        let text = try await CourierBinary.run(["report", "--html", html.path] + logs.map(\.path))
+        #expect(text.status == 0, "\(text.stderr)")
+        // Each shard recorded its 500; the job's 1,000 are split over two shards.
+        #expect(
+            text.stdout.contains("killed: 500 tasks recorded (shard 0/2 of a job of 1,000 tasks)"),
+            "\(text.stdout)")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("killed: 500 tasks recorded (shard 1/2 of a job of 1,000 tasks)"))
+
+        let json = try await CourierBinary.run(["report", "--json"] + logs.map(\.path))
+        #expect(json.stdout.contains(#""state":"killed","recordedTasks":500"#), "\(json.stdout)")
+        // A killed run's row is what the schema says one is.
+        let saved = folder.appendingPathComponent("killed.json")
+        try json.stdout.write(to: saved, atomically: true, encoding: .utf8)
+        let check = try await CourierBinary.run(
+            [
+                PackagePaths.fixtures.appendingPathComponent("check_schema.py").path,
+                PackagePaths.root.appendingPathComponent("docs/report.schema.json").path,
+                saved.path,
+            ], executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        #expect(check.stdout == "\(saved.path): ok\n", "\(check.stdout) \(check.stderr)")
+
+        // The same logs with their run.end lines: finished, with the counts run.end gives.
+        let ended = try ReportTests.writeLogs(in: folder)
+        let finished = try await CourierBinary.run(["report"] + ended.map(\.path))
+        #expect(!finished.stdout.contains("killed"), "\(finished.stdout)")
+        #expect(finished.stdout.contains("2026-03-01 10:00:00Z"), "start times in UTC")
+    }
+
+    @Test("a log from before run.start carried its task count still reads as killed")
+    func oldLogWithoutTaskCount() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try Self.okLog(in: folder, count: 3, totalMs: "1")
+        let text =
+            try String(contentsOf: log, encoding: .utf8)
+            .replacingOccurrences(of: #","tasks":3}"#, with: "}")
+            .split(separator: "\n").dropLast().joined(separator: "\n") + "\n"
+        try text.write(to: log, atomically: true, encoding: .utf8)
+        let result = try await CourierBinary.run(["report", log.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("killed: 3 tasks recorded"), "\(result.stdout)")
+    }
+
+    @Test("identical failures are one group with a count, first and last time and a few ids")
+    func identicalFailuresAreGrouped() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logs = try ReportTests.writeLogs(in: folder)
+        let html = folder.appendingPathComponent("report.html")
+        let text = try await CourierBinary.run(["report", "--html", html.path] + logs.map(\.path))
+        #expect(
+            text.stdout.contains("10 × unexpectedStatus: status 500, expected 2xx"),
+            "\(text.stdout)")
+        #expect(!text.stdout.contains("t900:"), "not one line per task")
+
+        let json = try await CourierBinary.run(["report", "--json"] + logs.map(\.path))
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let job = try #require((root["jobs"] as? [[String: Any]])?.first)
+        let groups = try #require(job["failureGroups"] as? [[String: Any]])
+        #expect(groups.count == 1, "\(groups)")
+        #expect(groups.first?["count"] as? Int == 10)
+        #expect(groups.first?["errorKind"] as? String == "unexpectedStatus")
+        #expect(groups.first?["first"] as? String == "2026-03-01T10:00:00.005Z")
+        #expect(groups.first?["last"] as? String == "2026-03-01T10:00:09.005Z")
+        #expect((groups.first?["tasks"] as? [String])?.prefix(2) == ["t0", "t100"])
+
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.components(separatedBy: "status 500, expected 2xx").count - 1 == 1)
+    }
+
+    @Test("a run without failures raises no alarm; JUnit times are plain decimals")
+    func calmRun() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 0.005 ms is 5e-06 s: a number JUnit readers parse as a decimal only if written so.
+        let log = try Self.okLog(in: folder, count: 3, totalMs: "0.005")
+        let html = folder.appendingPathComponent("report.html")
+        let junit = folder.appendingPathComponent("report.xml")
+        let result = try await CourierBinary.run(
+            ["report", "--html", html.path, "--junit", junit.path, log.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let xml = try String(contentsOf: junit, encoding: .utf8)
+        #expect(!xml.contains("e-0"), "\(xml)")
+        #expect(xml.contains(#"time="0.000005""#), "\(xml)")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(!page.contains("class=\"fail\""), "zero failures in alarm red")
+        #expect(!page.contains("#d92d20"), "no red in the charts")
+        #expect(!page.lowercased().contains("failed tasks"))
+    }
+}
