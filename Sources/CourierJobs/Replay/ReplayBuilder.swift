@@ -111,11 +111,15 @@ struct ReplayBuilder {
         } else if let job {
             request.timeout = job.timeout
         }
-        return .success(
-            ExpandedTask(
-                id: id, request: request, expectStatus: jobTask?.expectStatus,
-                save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
-                specPath: jobTask?.specPath ?? "log",
-                replayOf: ReplayOrigin(run: line.run, task: id)))
+        var task = ExpandedTask(
+            id: id, request: request, expectStatus: jobTask?.expectStatus,
+            save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
+            specPath: jobTask?.specPath ?? "log",
+            replayOf: ReplayOrigin(run: line.run, task: id))
+        // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
+        // logged may well get 304 again: that is its success, as in the run.
+        task.conditional =
+            headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
+        return .success(task)
     }
 }
