@@ -65,12 +65,51 @@ struct TruncationConformanceTests {
         for (path, words) in [
             ("/cut/headers", "inside its header block"),
             ("/cut/length-overflow", "is not a number that fits"),
-            ("/cut/gzip-chunked", "ended before its end"),
+            ("/cut/gzip-chunked", transport == .curl ? "ended before its end" : "compressed"),
         ] where !(transport == .urlSession && path == "/cut/headers" && Self.trapsOnCutHead) {
             let error = try await #require(throws: HTTPError.self, "\(path)") {
                 try await transport.makeClient().perform(HTTPRequest(url: server.url(path)))
             }
             #expect(error.message.contains(words), "\(path): \(error)")
         }
+    }
+
+    @Test(
+        "a whole gzip or deflate body is decoded on curl and refused on URLSession",
+        arguments: TransportKind.allCases,
+        ["/cut/gzip-chunked?whole=1", "/cut/gzip-length?whole=1&encoding=deflate"])
+    func wholeCompressedBody(transport: TransportKind, path: String) async throws {
+        let server = try TestServers.fixture()
+        let request = HTTPRequest(url: server.url(path))
+        switch transport {
+        case .curl:
+            let response = try await transport.makeClient().perform(request)
+            let items = try JSONSerialization.jsonObject(with: response.body) as? [Any]
+            #expect(items?.count == 2000, "the whole body, decoded")
+        case .urlSession:
+            let error = try await #require(throws: HTTPError.self) {
+                try await transport.makeClient().perform(request)
+            }
+            #expect(error.kind == .network && error.message.contains("compressed"), "\(error)")
+        }
+    }
+
+    @Test("a whole gzip body is decoded into a file and a stream (curl)")
+    func wholeCompressedBodyToFileAndStream() async throws {
+        let server = try TestServers.fixture()
+        let client = TransportKind.curl.makeClient()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-gzip-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var request = HTTPRequest(url: server.url("/cut/gzip-chunked?whole=1"))
+        request.bodyDestination = .file(file)
+        _ = try await client.perform(request)
+        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [Any]
+        #expect(saved?.count == 2000)
+
+        let streamed = try await client.stream(HTTPRequest(url: server.url("/cut/gzip-chunked?whole=1")))
+        var body = Data()
+        for try await chunk in streamed.body { body.append(chunk) }
+        #expect((try JSONSerialization.jsonObject(with: body) as? [Any])?.count == 2000)
     }
 }
