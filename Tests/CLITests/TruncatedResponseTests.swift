@@ -57,7 +57,9 @@ struct TruncatedResponseTests {
         let entry = (saved?["entries"] as? [String: [String: String]])?["a.json"]
         #expect(entry?["etag"] == "\"good\"", "\(path): \(saved ?? [:])")
         #expect(
-            try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path)
-                .sorted() == [".courier", "a.json"], "no temporary left")
+            try FileManager.default.contentsOfDirectory(
+                atPath: file.deletingLastPathComponent().path
+            )
+            .sorted() == [".courier", "a.json"], "no temporary left")
     }
 }

@@ -129,7 +129,9 @@ struct ParityConformanceTests {
         }
     }
 
-    @Test("a coding neither transport checks (br) is refused alike", arguments: TransportKind.allCases)
+    @Test(
+        "a coding neither transport checks (br) is refused alike", arguments: TransportKind.allCases
+    )
     func uncheckedCoding(transport: TransportKind) async throws {
         let base = try await TestServers.httpbin()
         let request = HTTPRequest(

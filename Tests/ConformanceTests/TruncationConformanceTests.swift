@@ -107,7 +107,8 @@ struct TruncationConformanceTests {
         let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [Any]
         #expect(saved?.count == 2000)
 
-        let streamed = try await client.stream(HTTPRequest(url: server.url("/cut/gzip-chunked?whole=1")))
+        let streamed = try await client.stream(
+            HTTPRequest(url: server.url("/cut/gzip-chunked?whole=1")))
         var body = Data()
         for try await chunk in streamed.body { body.append(chunk) }
         #expect((try JSONSerialization.jsonObject(with: body) as? [Any])?.count == 2000)
