@@ -21,7 +21,8 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
-        .target(name: "CCurl", dependencies: ["CLibcurl"]),
+        // zlib (which libcurl links too) decodes gzip and deflate bodies: CCurlInflate.h says why.
+        .target(name: "CCurl", dependencies: ["CLibcurl"], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "Courier"),
         .target(name: "CourierCurl", dependencies: ["Courier", "CCurl"]),
         // Test doubles for users' own tests: a stub transport, a mock API client, a clock.

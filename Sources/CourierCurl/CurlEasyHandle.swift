@@ -57,12 +57,9 @@ final class CurlEasyHandle {
         }
         set(CURLOPT_TIMEOUT_MS, Int((request.timeout ?? settings.timeout) * 1000))
         set(CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout * 1000))
-        if transfer.sink == nil, transfer.channel == nil {
-            // curl stops early when Content-Length announces more; the write callback catches
-            // the rest. A body going to a file has no cap.
-            _ = ccurl_easy_setopt_off_t(
-                raw, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxResponseBytes))
-        }
+        // No CURLOPT_MAXFILESIZE_LARGE: the header callback stops a transfer whose
+        // Content-Length announces more than the cap, and the write callback catches the rest
+        // (CurlTransfer.receiveHeaderLine says why). A body going to a file has no cap.
         set(CURLOPT_HTTP_VERSION, settings.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1)
         if settings.http2 {
             // Wait for a connection that can multiplex rather than open another one.
@@ -73,10 +70,9 @@ final class CurlEasyHandle {
             set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         setTLSOptions(request.tls)
-        // The empty string turns on decoding of every encoding this libcurl supports; the
-        // Accept-Encoding field itself comes from WireRequest in the header list, which
-        // replaces the one curl would make. URLSession on Linux decodes the same way.
-        set(CURLOPT_ACCEPT_ENCODING, "")
+        // No CURLOPT_ACCEPT_ENCODING: curl hands over the raw body and ContentDecoder decodes
+        // gzip and deflate, because libcurl's decoder never checks that the stream ended. The
+        // Accept-Encoding field comes from WireRequest in the header list.
         // Fewer, larger write callbacks for big bodies (curl's default is 16 KiB). A reset handle
         // keeps its buffer, so setting the same size again does not reallocate it.
         set(CURLOPT_BUFFERSIZE, 64 << 10)

@@ -262,6 +262,12 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         of transfer: CurlTransfer, handle: CurlEasyHandle, code: CURLcode
     ) -> Result<HTTPResponse, HTTPError> {
         let url = transfer.displayURL
+        if let refusal = transfer.refusal {
+            // Checked first: curl may have failed the transfer its own way for the same bytes
+            // (an overflowing Content-Length passes the size cap).
+            return .failure(
+                HTTPError(.network, refusal, url: url, underlyingCode: Int(code.rawValue)))
+        }
         guard code == CURLE_OK else {
             if let failed = transfer.sink?.error(url: url) ?? transfer.upload?.error(url: url) {
                 return .failure(failed)
@@ -286,6 +292,9 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
                 HTTPError(
                     CurlErrorMapping.kind(of: code), text, url: url,
                     underlyingCode: Int(code.rawValue)))
+        }
+        if let problem = transfer.framingProblem {
+            return .failure(HTTPError(.network, problem, url: url))
         }
         var status = 0
         _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)

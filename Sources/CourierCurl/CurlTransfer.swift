@@ -55,6 +55,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// The body, when Content-Length announced a large one: a pooled buffer.
     private var pooled: (buffer: UnsafeMutableRawPointer, size: Int, count: Int)?
     var overCap = false
+    /// Decodes a gzip or deflate body (set at the first body byte; ``ContentDecoder``).
+    private(set) var decoder: ContentDecoder?
+    private var codingChecked = false
+    /// Why the body was refused while it arrived (a corrupt stream, a coding not decoded),
+    /// when the write callback stopped the transfer for that reason.
+    private(set) var bodyProblem: String?
     /// The final response's Content-Length, to size the body buffer once.
     var expectedLength: Int { head.expectedLength }
 
@@ -103,6 +109,43 @@ final class CurlTransfer: @unchecked Sendable {
     /// What the write callback returns for `bytes`: their count when taken, curl's pause
     /// value when the streaming reader is behind, 0 to abort.
     func written(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if !codingChecked {
+            // The first body byte comes after the final response's last header field.
+            codingChecked = true
+            let coding = ResponseFraming.coding(of: headers["Content-Encoding"])
+            if coding != .identity {
+                decoder = ContentDecoder(coding)
+                if decoder == nil {
+                    bodyProblem = ResponseFraming.unsupportedCodingMessage(coding)
+                    return 0
+                }
+            }
+        }
+        if let decoder { return decoded(bytes, by: decoder) }
+        return delivered(bytes)
+    }
+
+    /// Decoded pieces go on as they come. A streaming reader cannot make curl pause here (the
+    /// decoded bytes could not be given back for curl to deliver again), so it is offered them
+    /// as URLSession offers every chunk: taken, waiting in memory if it is behind.
+    private func decoded(_ bytes: UnsafeRawBufferPointer, by decoder: ContentDecoder) -> Int {
+        if let channel, !channel.hasHead { channel.deliver(status: status, headers: headers) }
+        let outcome = decoder.decode(bytes) { piece in
+            guard let channel else { return receive(piece) }
+            return channel.offer(piece, canWait: false) != .readerGone
+        }
+        switch outcome {
+        case .decoded: return bytes.count
+        case .refused: return 0
+        case .corrupt(let reason):
+            bodyProblem = "the \(decoder.coding.name) stream is not valid: \(reason)"
+            return 0
+        }
+    }
+
+    /// Body bytes as they came: to the streaming reader (which may ask curl to pause), a file
+    /// or memory.
+    private func delivered(_ bytes: UnsafeRawBufferPointer) -> Int {
         guard let channel else { return receive(bytes) ? bytes.count : 0 }
         // The first body byte comes after the final response's last header field.
         if !channel.hasHead { channel.deliver(status: status, headers: headers) }
@@ -144,10 +187,40 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
-    /// Takes one raw header line (``ResponseHead/receive(_:)``).
-    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+    /// Takes one raw header line (``ResponseHead/receive(_:)``); false stops the transfer, for a
+    /// Content-Length that cannot frame the body (libcurl would read such a body to the close)
+    /// or that announces more than the cap.
+    func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let wasComplete = head.isComplete
         head.receive(bytes)
+        guard head.contentLengthProblem == nil else { return false }
+        if head.isComplete, !wasComplete, announcesTooMuch {
+            overCap = true
+            return false
+        }
+        return true
     }
+
+    /// Whether the header block just ended announces a body over the cap: checked here rather
+    /// than with CURLOPT_MAXFILESIZE, with which curl fails an overflowing Content-Length as
+    /// too large before this transfer could see that it is not a number at all.
+    private var announcesTooMuch: Bool {
+        sink == nil && channel == nil && request.method != .head && status != 204
+            && status != 304 && !(100..<200).contains(status) && expectedLength > maxBodyBytes
+    }
+
+    /// Why a transfer that curl finished without error is still not a whole response: its
+    /// header block or its compressed stream was cut short.
+    var framingProblem: String? {
+        if !head.isComplete { return ResponseFraming.cutHeadMessage }
+        if let decoder, !decoder.ended {
+            return ResponseFraming.cutStreamMessage(decoder.coding.name)
+        }
+        return nil
+    }
+
+    /// Why the transfer was stopped for its framing or its body, when it was.
+    var refusal: String? { head.contentLengthProblem ?? bodyProblem }
 }
 
 /// CURLOPT_WRITEFUNCTION: body bytes for the transfer in `context`.
@@ -203,6 +276,7 @@ let curlHeaderCallback: ccurl_data_callback = { data, size, count, context in
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
-    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
-    return length
+    // Returning less than `length` makes curl abort the transfer with CURLE_WRITE_ERROR.
+    return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: length))
+        ? length : 0
 }

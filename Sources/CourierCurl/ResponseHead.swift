@@ -8,6 +8,12 @@ struct ResponseHead {
     var headers = HTTPHeaders()
     /// The final response's Content-Length (0 when absent or not a number).
     var expectedLength = 0
+    /// Whether the blank line that ends the final response's header block has come. libcurl
+    /// returns a response cut after its status line as a whole one with an empty body.
+    var isComplete = false
+    /// Why a Content-Length value of this response cannot frame its body, when one cannot
+    /// (``ResponseFraming/contentLengthProblem(_:)``).
+    var contentLengthProblem: String?
 
     /// Takes one raw header line. A status line starts a new response, so that only the final
     /// response's fields are kept (after `100 Continue`, for instance).
@@ -16,8 +22,14 @@ struct ResponseHead {
     /// trimming cost more than the rest of the transfer put together.
     mutating func receive(_ bytes: UnsafeRawBufferPointer) {
         let line = Self.trimmed(bytes)
-        guard !line.isEmpty else { return }
+        guard !line.isEmpty else {
+            // The blank line: the end of this response's header block.
+            if status != 0 { isComplete = true }
+            return
+        }
         if line.starts(with: Self.httpPrefix) {
+            isComplete = false
+            contentLengthProblem = nil
             headers = HTTPHeaders()
             // Most responses have fewer fields than this: one allocation for all of them.
             headers.reserveCapacity(16)
@@ -35,6 +47,8 @@ struct ResponseHead {
             headers.add(Self.text(nameBytes), value)
             if Self.isContentLength(nameBytes) {
                 expectedLength = Int(value) ?? 0
+                contentLengthProblem =
+                    contentLengthProblem ?? ResponseFraming.contentLengthProblem(value)
             }
         }
     }

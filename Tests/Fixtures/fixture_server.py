@@ -31,6 +31,16 @@ Routes (any method):
   /stale                      answers the first request on a connection; closes it unanswered
                               when a later request comes on it (a stale keep-alive)
   /truncated                  promises 100 bytes, sends 10, closes
+  /cut/<how>[?whole=1&encoding=gzip|deflate|br]
+                              hostile responses, written as raw bytes, each with ETag "cut":
+                              headers: a status line and an ETag line, then a close (no blank
+                              line); gzip-chunked / gzip-length: a gzip body (deflate with
+                              encoding=deflate) cut at 38 % of its bytes, in correct chunked
+                              framing / with a Content-Length for the cut bytes (whole=1: the
+                              whole stream, the control); length-overflow: a Content-Length of
+                              26 digits, then a body and a close; chunked-bad: a chunk size
+                              line that is not hex; chunked-early-close: two chunks, then a
+                              close before the last (0-size) chunk
   /bytes?n=N[&chunked=1]      N bytes of a repeating pattern
   /redirect?to=URL&status=S   redirect to URL with status S (302)
   /chain?n=N                  N redirects, then 200
@@ -74,6 +84,8 @@ Routes (any method):
 
 import base64
 import email.utils
+import gzip
+import zlib
 import hashlib
 import json
 import os
@@ -91,6 +103,10 @@ from urllib.parse import parse_qs, urlsplit
 from fixture_support import make_certificate
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
+# The /cut/ routes' body: JSON text that compresses to a few KiB, so a cut stream decodes to
+# a plausible prefix.
+CUT_BODY = json.dumps([{"id": i, "name": "item %d" % i, "tag": "t%d" % (i * 7919 % 1000)}
+                       for i in range(2000)]).encode()
 
 SEED_TOKEN = "seed-token"
 SEED_USERS = [{"id": str(n), "name": name, "email": name.lower() + "@example.com",
@@ -291,6 +307,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+        elif route.startswith("/cut/"):
+            self.cut(route[len("/cut/"):], arg)
         elif route == "/reset-mid-body":
             # Half of a promised body, then a TCP reset (SO_LINGER 0) rather than a clean close.
             self.send_response(200)
@@ -554,6 +572,45 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(200, found[0])
         else:
             self.reply_json(404, {"error": "no such user"})
+
+    def cut(self, how, arg):
+        """Hostile responses for the truncation tests, written byte for byte, then a close."""
+        head = b'HTTP/1.1 200 OK\r\nETag: "cut"\r\nContent-Type: application/json\r\n'
+        body = CUT_BODY
+        if how.startswith("gzip-"):
+            encoding = arg("encoding", "gzip")
+            if encoding == "deflate":
+                packed = zlib.compress(body, 6)
+            elif encoding == "br":
+                packed = body  # not brotli: only the header matters (a coding we do not decode)
+            else:
+                packed = gzip.compress(body, 6, mtime=0)
+            if arg("whole") != "1":
+                packed = packed[: len(packed) * 38 // 100]
+            head += b"Content-Encoding: " + encoding.encode() + b"\r\n"
+            if how == "gzip-chunked":
+                half = len(packed) // 2
+                out = head + b"Transfer-Encoding: chunked\r\n\r\n"
+                for piece in (packed[:half], packed[half:]):
+                    out += b"%x\r\n" % len(piece) + piece + b"\r\n"
+                out += b"0\r\n\r\n"
+            else:
+                out = head + b"Content-Length: %d\r\n\r\n" % len(packed) + packed
+        elif how == "headers":
+            out = head
+        elif how == "length-overflow":
+            out = head + b"Content-Length: 12345678901234567890123456\r\n\r\n" + body[:100]
+        elif how == "chunked-bad":
+            out = head + b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\nworld\r\n0\r\n\r\n"
+        elif how == "chunked-early-close":
+            out = (head + b"Transfer-Encoding: chunked\r\n\r\n"
+                   + b"5\r\nhello\r\n5\r\nworld\r\n")
+        else:
+            return self.reply_json(404, {"error": "no cut " + how})
+        self.wfile.write(out)
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def track(self, key, delta):
         with state_lock:

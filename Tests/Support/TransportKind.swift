@@ -28,4 +28,14 @@ public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertib
         case .curl: true
         }
     }
+
+    /// The `Accept-Encoding` this transport sends when the caller set none: URLSession on Linux
+    /// asks for `identity`, since it cannot check a compressed body to its end
+    /// (docs/transports.md, "Truncated responses").
+    public var acceptEncoding: String {
+        switch self {
+        case .urlSession: URLSessionHTTPClient.acceptEncoding
+        case .curl: WireRequest.acceptEncoding
+        }
+    }
 }

@@ -23,10 +23,16 @@ public struct WireRequest: Sendable, Hashable {
 
     /// Checks the request and works out what is sent.
     ///
+    /// `acceptEncoding` is the `Accept-Encoding` sent when the caller set none: a transport that
+    /// cannot check a compressed body to its end (``URLSessionHTTPClient`` on Linux) asks for
+    /// `identity` instead of ``acceptEncoding``.
+    ///
     /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s), and
     /// `.invalidRequest` for a method or header name that is not a token or a header value with
     /// CR, LF or NUL (which would let a value inject another header).
-    public init(_ request: HTTPRequest) throws(HTTPError) {
+    public init(_ request: HTTPRequest, acceptEncoding: String = Self.acceptEncoding)
+        throws(HTTPError)
+    {
         // The URL as errors show it, worked out only for an error: it parses the URL again.
         func failure(_ kind: HTTPError.Kind, _ message: String) -> HTTPError {
             HTTPError(kind, message, url: request.displayURL)
@@ -66,7 +72,7 @@ public struct WireRequest: Sendable, Hashable {
         if !headers.contains("User-Agent") { headers.add("User-Agent", Self.userAgent) }
         if !headers.contains("Accept") { headers.add("Accept", Self.accept) }
         if !headers.contains("Accept-Encoding") {
-            headers.add("Accept-Encoding", Self.acceptEncoding)
+            headers.add("Accept-Encoding", acceptEncoding)
         }
         self.headers = headers
     }

@@ -75,8 +75,14 @@ public final class URLSessionHTTPClient: HTTPClient {
         session.invalidateAndCancel()
     }
 
+    /// The `Accept-Encoding` this client sends when the caller set none. FoundationNetworking
+    /// always has libcurl decode a compressed body, and libcurl never checks that the stream
+    /// ended: a cut gzip body would pass as whole. So this client asks for none, and refuses a
+    /// compressed body (docs/transports.md, "Truncated responses").
+    public static let acceptEncoding = "identity"
+
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let wire = try WireRequest(request)
+        let wire = try WireRequest(request, acceptEncoding: Self.acceptEncoding)
         guard request.tls.isDefault else {
             throw HTTPError(
                 .unsupported,
@@ -117,6 +123,7 @@ public final class URLSessionHTTPClient: HTTPClient {
                     URLSessionTaskRouter.Transfer(
                         continuation: continuation, url: display,
                         maxBytes: configuration.maxResponseBytes, sink: sink,
+                        expectsBody: request.method != .head,
                         destination: request.bodyDestination, progress: request.progress,
                         bodyLength: upload.map { Int64($0.length) }
                             ?? request.body.map { Int64($0.count) }))

@@ -30,10 +30,15 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         var overCap = false
         var expired = false
         var challenged: HTTPURLResponse?
+        /// Whether the request may get a body back (not HEAD).
+        let expectsBody: Bool
+        /// Why the response was refused when its head came (its framing or coding).
+        var refusal: String?
 
         init(
             continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int,
-            sink: BodyFileWriter?, destination: ResponseBodyDestination = .memory,
+            sink: BodyFileWriter?, expectsBody: Bool = true,
+            destination: ResponseBodyDestination = .memory,
             progress: ProgressHandler? = nil, bodyLength: Int64? = nil
         ) {
             self.progress = progress.map(ProgressReporter.init)
@@ -42,6 +47,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             self.url = url
             self.maxBytes = maxBytes
             self.sink = sink
+            self.expectsBody = expectsBody
             self.channel = destination.channel
         }
     }
@@ -79,6 +85,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let allowed = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
+            if let http = transfer.response {
+                transfer.refusal = Self.refusal(of: http, expectsBody: transfer.expectsBody)
+                if transfer.refusal != nil { return false }
+            }
             if response.expectedContentLength >= 0 {
                 transfer.figures.totalToReceive = response.expectedContentLength
             }
@@ -178,7 +188,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
         else { return }
         transfer.sink?.close()
-        if let failed = transfer.sink?.error(url: transfer.url) {
+        if let refusal = transfer.refusal {
+            transfer.continuation.resume(
+                throwing: HTTPError(.network, refusal, url: transfer.url))
+        } else if let failed = transfer.sink?.error(url: transfer.url) {
             transfer.continuation.resume(throwing: failed)
         } else if transfer.expired {
             transfer.continuation.resume(
@@ -199,6 +212,26 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             transfer.continuation.resume(
                 throwing: HTTPError(.network, "no HTTP response", url: transfer.url))
         }
+    }
+
+    /// Why a response cannot be taken, judged from its head: a Content-Length that is not a
+    /// number that fits (libcurl reads such a body to the close and calls it whole), or a
+    /// compressed body, which FoundationNetworking decodes without checking that the stream
+    /// ended. A response without a body (HEAD, 204, 304, Content-Length 0) is not refused for
+    /// its coding: there is nothing to cut.
+    static func refusal(of response: HTTPURLResponse, expectsBody: Bool) -> String? {
+        let length = response.value(forHTTPHeaderField: "Content-Length")
+        if let length, let problem = ResponseFraming.contentLengthProblem(length) {
+            return problem
+        }
+        let coding = ResponseFraming.coding(
+            of: response.value(forHTTPHeaderField: "Content-Encoding"))
+        let bodyless =
+            !expectsBody || [204, 304].contains(response.statusCode)
+            || (100..<200).contains(response.statusCode) || length == "0"
+        guard coding != .identity, !bodyless else { return nil }
+        return
+            "the body is compressed (\(coding.name)), and URLSession on Linux cannot check that a compressed body is whole; use CurlHTTPClient"
     }
 
     static func httpError(_ error: any Error, url: URL) -> HTTPError {

@@ -1,0 +1,65 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A response the server cuts short is a failed attempt of kind `network`, retried like any
+/// network failure: the file a good run saved stays byte for byte, and the conditional state
+/// keeps the good run's validators, not the cut response's ETag.
+@Suite("truncated responses through courier run")
+struct TruncatedResponseTests {
+    /// Every backend with every cut, but for one no code of ours can survive: FoundationNetworking
+    /// before Swift 6.4 traps when the connection closes inside the header block
+    /// (swift-corelibs-foundation #5285), and the run dies with it.
+    static let cases: [(String, String)] = RunCommandTests.backends.flatMap { backend in
+        ["/cut/headers", "/cut/gzip-chunked", "/cut/gzip-length"].compactMap { path in
+            #if compiler(<6.4)
+                if backend == "urlsession", path == "/cut/headers" { return nil }
+            #endif
+            return (backend, path)
+        }
+    }
+
+    static func writeJob(_ space: JobWorkspace, path: String, query: String) throws {
+        try space.writeJob(
+            tasks:
+                #"{"id": "a", "path": "\#(path)", "query": {\#(query)}, "conditional": true, "save": "a.json", "retry": {"maxAttempts": 2, "initialDelay": 0.05}}"#
+        )
+    }
+
+    @Test("a cut response never replaces a saved file nor its ETag", arguments: cases)
+    func cutResponseKeepsTheSavedFile(backend: String, path: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try Self.writeJob(space, path: "/etag", query: #""v": "good""#)
+        let first = try await space.run(backend: backend)
+        #expect(first.status == 0, "\(first.stderr)")
+        let file = space.folder.appendingPathComponent("out/a.json")
+        let good = try Data(contentsOf: file)
+        #expect(String(decoding: good, as: UTF8.self).contains("good"))
+
+        // The same save path, now from a server that cuts its answer.
+        try Self.writeJob(space, path: path, query: #""run": "2""#)
+        let second = try await space.run(backend: backend)
+        #expect(second.status == 1, "\(path): \(second.stderr)")
+        #expect(try Data(contentsOf: file) == good, "\(path): the saved file is byte-identical")
+        let attempts = try space.attempts("a").filter {
+            ($0["url"] as? String)?.contains("/cut/") == true
+        }
+        #expect(attempts.count == 2, "\(path): retried like any network failure")
+        #expect(attempts.last?["outcome"] as? String == "failed")
+        for attempt in attempts {
+            let error = attempt["error"] as? [String: Any]
+            #expect(error?["kind"] as? String == "network", "\(path): \(attempt)")
+        }
+        let state = space.folder.appendingPathComponent("out/.courier/state")
+        let saved =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any]
+        let entry = (saved?["entries"] as? [String: [String: String]])?["a.json"]
+        #expect(entry?["etag"] == "\"good\"", "\(path): \(saved ?? [:])")
+        #expect(
+            try FileManager.default.contentsOfDirectory(
+                atPath: file.deletingLastPathComponent().path
+            )
+            .sorted() == [".courier", "a.json"], "no temporary left")
+    }
+}
