@@ -51,6 +51,53 @@ struct ConditionalStateTests {
         }
     }
 
+    /// A run killed after saving but before its once-a-second flush left the saved outputs'
+    /// validators nowhere, and `--resume` skips those tasks as done: the next night fetched
+    /// them whole. The journal keeps each entry from the moment it is recorded.
+    @Test("entries recorded and never flushed (a kill -9) reach the next run through the journal")
+    func journalSurvivesAKill() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conditional-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(string: "http://127.0.0.1:1/x")!
+        let courier = folder.appendingPathComponent(".courier")
+        do {
+            let killed = ConditionalState(outputDir: folder.path, owner: "shard-1-of-2", run: "a") {
+                Issue.record("warned: \($0)")
+            }
+            killed.record(
+                HTTPResponse(status: 200, headers: ["ETag": "\"k1\""], url: url), for: "k1.json")
+            killed.record(
+                HTTPResponse(status: 200, headers: ["ETag": "\"k2\""], url: url), for: "k2.json")
+            killed.record(HTTPResponse(status: 200, headers: [:], url: url), for: "k2.json")
+            // Dropped without a flush, as a killed run never flushes.
+        }
+        let journals = try FileManager.default.contentsOfDirectory(atPath: courier.path)
+        #expect(journals == ["journal.shard-1-of-2.a.0"])
+        // A sibling shard reads it but leaves it (its writer may be alive); the whole job's
+        // next run reads it, writes the state, and removes it.
+        let sibling = ConditionalState(outputDir: folder.path, owner: "shard-0-of-2", run: "b") {
+            Issue.record("warned: \($0)")
+        }
+        #expect(sibling.validators(for: "k1.json")?.etag == "\"k1\"")
+        try sibling.flush()
+        #expect(
+            FileManager.default.fileExists(atPath: courier.appendingPathComponent(journals[0]).path)
+        )
+        let next = ConditionalState(outputDir: folder.path, run: "c") {
+            Issue.record("warned: \($0)")
+        }
+        #expect(next.validators(for: "k1.json")?.etag == "\"k1\"")
+        #expect(next.validators(for: "k2.json") == nil, "the later forget wins")
+        try next.flush()
+        let left = try FileManager.default.contentsOfDirectory(atPath: courier.path).filter {
+            $0.hasPrefix("journal.")
+        }
+        #expect(left.isEmpty, "\(left)")
+        let reloaded = ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        #expect(reloaded.validators(for: "k1.json")?.etag == "\"k1\"")
+    }
+
     static func trial(_ trial: Int, writers: Int, rounds: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "conditional-\(UUID().uuidString)")

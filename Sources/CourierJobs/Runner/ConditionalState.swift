@@ -11,8 +11,9 @@ import Foundation
 /// `outputDir/.courier/state` so that the next run can ask "only if changed" (`conditional`).
 ///
 /// The file is JSON, replaced atomically (``OutputFile``), so it is complete whenever it is
-/// read, a crash included; at worst the last second's entries are missing and those outputs are
-/// fetched whole once more. A file that exists but cannot be read is never replaced nor
+/// read, a crash included. Entries recorded since the last write are in the run's journal
+/// (``StateJournal``) before the task's `ok` line is logged, and the next run reads them back,
+/// so a kill -9 loses none. A file that exists but cannot be read is never replaced nor
 /// deleted: `run` and `replay` refuse to start (``refusal(for:)``), and should a run get
 /// here all the same, it keeps no state and leaves the file as it is.
 final class ConditionalState: Sendable {
@@ -28,6 +29,9 @@ final class ConditionalState: Sendable {
     private let unreadable: Bool
     /// The run's tag for the state's temporaries (``StaleTemporaries/tag``).
     private let tag: String?
+    private let journal: StateJournal
+    /// Journals of earlier runs read into this state, removed once it is written.
+    private let inherited = Locked<[String]>([])
 
     /// Where the state of the job whose outputs are in `outputDir` is kept.
     static func location(outputDir: String) -> URL {
@@ -37,10 +41,18 @@ final class ConditionalState: Sendable {
     /// Loads the state of the job whose outputs are in `outputDir`, after removing what a
     /// killed run left in its folder (`.courier/.state.*.tmp`, by `temporaries`' rules); `warn`
     /// hears about a file that exists but cannot be used.
-    init(outputDir: String, temporaries: StaleTemporaries? = nil, warn: (String) -> Void) {
+    ///
+    /// - Parameters:
+    ///   - owner: `whole`, or the shard's tag: whose journals this run may remove.
+    ///   - run: this run's id, in its journal's name.
+    init(
+        outputDir: String, temporaries: StaleTemporaries? = nil, owner: String = "whole",
+        run: String = String(UUID().uuidString.prefix(8)), warn: (String) -> Void
+    ) {
         url = Self.location(outputDir: outputDir)
         temporaries?.sweep(url.deletingLastPathComponent())
         tag = temporaries?.tag
+        journal = StateJournal(folder: url.deletingLastPathComponent(), owner: owner, run: run)
         switch Self.load(url) {
         case nil:
             entries = Locked(([:], false))
@@ -55,6 +67,18 @@ final class ConditionalState: Sendable {
             entries = Locked(([:], false))
             unreadable = true
         }
+        guard !unreadable else { return }
+        // What killed runs recorded after their last write.
+        let earlier = StateJournal.read(folder: url.deletingLastPathComponent(), owner: owner)
+        guard !earlier.entries.isEmpty || !earlier.removable.isEmpty else { return }
+        entries.withLock { state in
+            for (save, validators) in earlier.entries { state.values[save] = validators }
+            state.dirty = true
+        }
+        changes.withLock { changes in
+            for (save, validators) in earlier.entries { changes[save] = .some(validators) }
+        }
+        inherited.withLock { $0 = earlier.removable }
     }
 
     /// Why a run of `job` must not start: it has `conditional` tasks and their state file
@@ -116,7 +140,10 @@ final class ConditionalState: Sendable {
             state.values[save] = new
             state.dirty = true
         }
-        changes.withLock { $0[save] = .some(new) }
+        changes.withLock { changes in
+            changes[save] = .some(new)
+            journal.append(save: save, validators: new)
+        }
     }
 
     /// Writes the file when something changed.
@@ -137,10 +164,36 @@ final class ConditionalState: Sendable {
         let lock = try FileLockGuard(
             url.deletingLastPathComponent().appendingPathComponent("state.lock"))
         defer { withExtendedLifetime(lock) {} }
-        let pending = changes.withLock { changes -> [String: HTTPValidators?] in
+        // The pending changes and the journal files that hold them, taken together: an entry
+        // recorded after this goes to the next journal file and the next write.
+        let (pending, journaled) = changes.withLock {
+            changes -> ([String: HTTPValidators?], [String]) in
             defer { changes = [:] }
-            return changes
+            return (changes, journal.rotate())
         }
+        do {
+            try write(pending)
+        } catch {
+            // Kept for the next write (an entry recorded since wins); the journals stay too.
+            changes.withLock { changes in
+                for (save, validators) in pending where changes[save] == nil {
+                    changes[save] = validators
+                }
+            }
+            entries.withLock { $0.dirty = true }
+            throw error
+        }
+        // Their entries are in the file now.
+        journal.remove(journaled)
+        journal.remove(
+            inherited.withLock { names in
+                defer { names = [] }
+                return names
+            })
+    }
+
+    /// Merges `pending` into the file as it is now and writes it.
+    private func write(_ pending: [String: HTTPValidators?]) throws {
         guard case .success(var snapshot) = Self.load(url) ?? .success([:]) else { return }
         for (save, validators) in pending { snapshot[save] = validators }
         let value = JSONWriter.Value.object([

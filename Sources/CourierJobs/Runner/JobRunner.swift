@@ -151,7 +151,10 @@ public final class JobRunner: Sendable {
         // the end (each write is atomic, so the file is whole after any crash).
         let state =
             job.tasks.contains(where: \.conditional)
-            ? ConditionalState(outputDir: job.outputDir, temporaries: temporaries) {
+            ? ConditionalState(
+                outputDir: job.outputDir, temporaries: temporaries,
+                owner: options.shard?.fileTag ?? "whole", run: runID
+            ) {
                 console.error("courier: \($0)")
             } : nil
         let flusher = state.map { state in
