@@ -120,4 +120,28 @@ struct RecoveryDefectTests {
         }
         #expect(begun > 0, "some trials began a log")
     }
+
+    /// A task the logs name that the job no longer builds is refused with that reason, and
+    /// the replay exits 1: never "ok" without doing what the job says.
+    @Test("replay --job refuses a task the job no longer builds, exit 1")
+    func replayOfATaskNoLongerInTheJob() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "gone-{n}", "path": "/status/503", "foreach": {"n": [1, 2]}}"#,
+            extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        // The job changes: gone-2 is no longer one of its tasks.
+        try space.writeJob(
+            tasks: #"{"id": "gone-{n}", "path": "/status/200", "foreach": {"n": [1]}}"#)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e").path, "--job", "job.json",
+                "--log-dir", space.logs.path, "--no-progress",
+            ], directory: space.folder)
+        #expect(replay.status == 1, "\(replay.stdout) \(replay.stderr)")
+        #expect(replay.stderr.contains("task gone-2: the job no longer builds this task"))
+        #expect(replay.stdout.contains("1 task, 1 ok"), "\(replay.stdout)")
+        #expect(replay.stdout.contains("1 refused"), "\(replay.stdout)")
+    }
 }

@@ -182,6 +182,13 @@ public final class JobRunner: Sendable {
             work.withLock { $0 }?.cancel()
         }
         await scheduled.value
+        if case .selection(let selection, _) = source, signals.signal == nil,
+            !vanished.withLock({ $0 })
+        {
+            // Selected tasks the job no longer builds never ran: the replay refuses them
+            // (``ReplaySelection/unmatched``); they are no task of this run.
+            progress.tasksFound(-selection.unmatched.count)
+        }
         watchdog.cancel()
         flusher?.cancel()
         do {
