@@ -71,4 +71,11 @@ void ccurl_set_current_loop(const void *loop) { ccurl_current_loop_value = loop;
 
 const void *ccurl_current_loop(void) { return ccurl_current_loop_value; }
 
-void ccurl_name_thread(const char *name) { pthread_setname_np(pthread_self(), name); }
+/* glibc names any thread; macOS names only the calling one, with one argument. */
+void ccurl_name_thread(const char *name) {
+#if defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    pthread_setname_np(pthread_self(), name);
+#endif
+}

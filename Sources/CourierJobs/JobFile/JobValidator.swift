@@ -55,9 +55,8 @@ public enum JobValidator {
                         message: """
                             expands to \(expansionCount(largest, limit: limit)) tasks, and \
                             validation checks at most \(limit) task ids one by one (the job's \
-                            other tasks
-                            included, a task over one lines file excepted); ids are proven \
-                            unique without expanding only for ranges whose id uses every \
+                            other tasks included, a task over one lines file excepted); ids are \
+                            proven unique without expanding only for ranges whose id uses every \
                             variable with a character other than a digit or "-" between two \
                             variables (such as "item-{a}/{b}"): give the id that form, or split \
                             the job into several files

@@ -18,6 +18,9 @@ import Foundation
 /// scheduling, finish or cancel what is in flight, and still write `run.end`.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
+    /// The handlers in place before, put back by ``stop()``: `JobRunner` is public and may run
+    /// inside a program with handlers of its own.
+    private var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
     /// The first signal, and how many have come.
     private let received = Locked<(first: Int32?, count: Int)>((nil, 0))
 
@@ -32,7 +35,7 @@ final class SignalWatcher: @unchecked Sendable {
         onRepeat: @escaping @Sendable (Int32) -> Void = { _ in }
     ) {
         for number in [SIGINT, SIGTERM] {
-            _ = setDisposition(number, SIG_IGN)
+            previous.append((number, setDisposition(number, SIG_IGN)))
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [received] in
                 let first = received.withLock { state -> Bool in
@@ -47,9 +50,10 @@ final class SignalWatcher: @unchecked Sendable {
         }
     }
 
-    /// Restores the default handlers.
+    /// Puts back the handlers that were in place before.
     func stop() {
         for source in sources { source.cancel() }
-        for number in [SIGINT, SIGTERM] { _ = setDisposition(number, SIG_DFL) }
+        for (number, handler) in previous { _ = setDisposition(number, handler) }
+        previous = []
     }
 }
