@@ -33,6 +33,10 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     /// Names of query items whose values are secret (an API key sent as `?api_key=…`): they are
     /// redacted in ``displayURL`` and so in every error and log.
     public var secretQueryNames: Set<String>
+    /// Whether the body holds a secret (a password in a login form, say): a 307 or 308 redirect
+    /// to another origin, which would send the body there again, is then refused with
+    /// `.invalidRequest` instead of followed.
+    public var bodyIsSecret = false
 
     /// Header names that carry secrets beyond ``SecretHeaders/alwaysSecret``: they are dropped
     /// on a cross-origin redirect and redacted in logs. Stored lowercased, however they are

@@ -7,7 +7,8 @@ import Foundation
 /// only http and https; 301/302 turn POST into GET and 303 turns anything but HEAD into GET,
 /// dropping the body; 307/308 keep method and body; on any change of scheme, host or port the
 /// credentials (`Authorization`, `Proxy-Authorization`, `Cookie` and every header marked secret)
-/// are dropped and stay dropped for the rest of the chain.
+/// are dropped and stay dropped for the rest of the chain, and a body marked secret
+/// (``HTTPRequest/bodyIsSecret``) that a 307/308 would carry there is refused.
 public struct RedirectState: Sendable {
     public let maxHops: Int
     /// The request the next hop is based on.
@@ -62,6 +63,12 @@ public struct RedirectState: Sendable {
         if !Self.sameOrigin(current.url, target) {
             for name in next.headers.names where next.isSecretHeader(name) {
                 next.headers.remove(name)
+            }
+            if next.bodyIsSecret, next.body != nil || next.streamedBody != nil {
+                throw HTTPError(
+                    .invalidRequest,
+                    "a \(response.status) redirect to \(HTTPError.withoutCredentials(target).absoluteString) would send the request's secret body to another origin; not followed",
+                    url: current.displayURL)
             }
         }
         if visited.isEmpty { visited.insert(Self.key(current)) }

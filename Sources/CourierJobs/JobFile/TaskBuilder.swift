@@ -83,6 +83,7 @@ enum TaskBuilder {
         request.streamedBody = streamed
         // The task's own credentials (perhaps a captured token) replace the job's.
         (spec.auth?.rendered(bindings) ?? job.auth)?.apply(to: &request)
+        SecretMarking.mark(&request, spec: spec, templates: templates, job: job)
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the
         // transport checks again before anything is sent.
         return .success(

@@ -23,6 +23,26 @@ import Testing
         #expect(state.hops == 1)
     }
 
+    /// A body marked secret (a password) is never carried to another origin by a 307/308; a
+    /// 302/303 drops the body anyway, and the same origin keeps it.
+    @Test func aSecretBodyIsRefusedAcrossOriginsOn307And308() throws {
+        var request = HTTPRequest(url: origin, method: .post, body: Data("pw=hunter22".utf8))
+        request.bodyIsSecret = true
+        for status in [307, 308] {
+            var state = RedirectState(request: request, maxHops: 3)
+            #expect(throws: HTTPError.self) {
+                try state.next(after: redirect(status, to: "http://localhost:8080/x"))
+            }
+            var same = RedirectState(request: request, maxHops: 3)
+            let kept = try #require(try same.next(after: redirect(status, to: "/other")))
+            #expect(kept.body == request.body, "same origin: the body goes on")
+        }
+        var state = RedirectState(request: request, maxHops: 3)
+        let rewritten = try #require(
+            try state.next(after: redirect(302, to: "http://localhost:8080/x")))
+        #expect(rewritten.method == .get && rewritten.body == nil)
+    }
+
     @Test func crossOriginDropsSecretsOnHostSchemeOrPortChange() throws {
         for target in [
             "http://localhost:8080/x", "https://127.0.0.1:8080/x", "http://127.0.0.1:9090/x",
