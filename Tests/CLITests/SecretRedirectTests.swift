@@ -30,17 +30,50 @@ struct SecretRedirectTests {
             backend: backend, environment: ["HK": token, "PW": password])
         #expect(result.status == 1, "the body task fails: \(result.stdout) \(result.stderr)")
 
-        let header = try #require(try await ServerHits.of("\(key)-header", on: space.server).requests.first)
+        let header = try #require(
+            try await ServerHits.of("\(key)-header", on: space.server).requests.first)
         #expect(header.header("PRIVATE-TOKEN") == nil)
         #expect(header.header("X-Vault-Token") == nil)
         #expect(header.header("X-Plain") == "p", "an ordinary header goes on")
         #expect(try await ServerHits.of("\(key)-body", on: space.server).count == 0)
         let failed = try #require(try space.attempts("body").last)
         #expect((failed["error"] as? [String: String])?["kind"] == "invalidRequest", "\(failed)")
-        let same = try #require(try await ServerHits.of("\(key)-same", on: space.server).requests.first)
+        let same = try #require(
+            try await ServerHits.of("\(key)-same", on: space.server).requests.first)
         #expect(same.body.contains(password), "the same origin gets the body again")
         // Nothing courier wrote holds either secret.
         let written = String(decoding: try space.everyWrittenByte(), as: UTF8.self)
         #expect(!written.contains(token) && !written.contains(password))
+    }
+}
+
+/// Environment values are data, never template text.
+@Suite("environment values")
+struct EnvironmentValueTests {
+    @Test(
+        "an ${env:…} value holding {var} is sent and redacted as it is",
+        arguments: RunCommandTests.backends)
+    func bracesInEnvironmentValues(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("envbrace")
+        let secret = "s3cr{n}t-{id}-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "t{n}", "method": "POST", "path": "/echo", "query": {"key": "\#(key)", "q": "${env:SECRET}"},
+                 "headers": {"X-Token": "${env:SECRET}"}, "json": {"pw": "${env:SECRET}", "n": "{n}"},
+                 "auth": {"bearer": "${env:SECRET}"}, "foreach": {"n": [1]}}
+                """#)
+        let result = try await space.run(backend: backend, environment: ["SECRET": secret])
+        #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+        let hit = try #require(try await ServerHits.of(key, on: space.server).requests.first)
+        #expect(hit.header("X-Token") == secret, "sent as it is, not rendered")
+        #expect(hit.header("Authorization") == "Bearer \(secret)")
+        #expect(hit.body.contains(#""pw":"\#(secret)""#), "\(hit.body)")
+        #expect(hit.body.contains(#""n":"1""#), "the job's own template still renders")
+        #expect(hit.path.contains("q=" + URLEncoding.encode(secret)), "\(hit.path)")
+        let written = String(decoding: try space.everyWrittenByte(), as: UTF8.self)
+        #expect(!written.contains(secret), "redacted everywhere")
+        #expect(!written.contains("s3cr1t"), "not even its rendered form")
     }
 }

@@ -287,8 +287,8 @@ enum RunCommand {
 
     private static func describe(_ target: TaskSpec.Target) -> String {
         switch target {
-        case .path(let path): path
-        case .url(let url): url
+        case .path(let path): Template.restoringBraces(path)
+        case .url(let url): Template.restoringBraces(url)
         }
     }
 }

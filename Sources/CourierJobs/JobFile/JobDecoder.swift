@@ -279,9 +279,11 @@ public enum JobDecoder {
         return statuses
     }
 
-    static func decodeAuth(_ node: JSONNode, path: String = "auth", context: DecodingContext)
-        -> Authentication?
-    {
+    /// - Parameter template: a task's `auth`, whose strings are templates.
+    static func decodeAuth(
+        _ node: JSONNode, path: String = "auth", template: Bool = false,
+        context: DecodingContext
+    ) -> Authentication? {
         guard var reader = NodeReader(node, path: path, context: context) else { return nil }
         let forms = ["bearer", "basic", "header"]
         let given = forms.filter { reader.take($0) != nil }
@@ -296,13 +298,13 @@ public enum JobDecoder {
         defer { reader.rejectUnknownKeys(known: forms) }
         switch given[0] {
         case "bearer":
-            return reader.string("bearer").map(Authentication.bearer)
+            return reader.string("bearer", template: template).map(Authentication.bearer)
         case "basic":
             guard let inner = reader.take("basic"),
                 var basic = NodeReader(inner, path: "\(path).basic", context: context)
             else { return nil }
-            let user = basic.string("user", required: true)
-            let password = basic.string("password", required: true)
+            let user = basic.string("user", required: true, template: template)
+            let password = basic.string("password", required: true, template: template)
             basic.rejectUnknownKeys(known: ["user", "password"])
             guard let user, let password else { return nil }
             return .basic(user: user, password: password)
@@ -311,7 +313,7 @@ public enum JobDecoder {
                 var header = NodeReader(inner, path: "\(path).header", context: context)
             else { return nil }
             let name = header.string("name", required: true, env: false)
-            let value = header.string("value", required: true)
+            let value = header.string("value", required: true, template: template)
             header.rejectUnknownKeys(known: ["name", "value"])
             guard let name, let value else { return nil }
             return .header(name: name, value: value)

@@ -34,7 +34,11 @@ struct NodeReader {
         context.error(childPath(key), message, at: node)
     }
 
-    mutating func string(_ key: String, required: Bool = false, env: Bool = true) -> String? {
+    /// - Parameter template: the string is a template: `{…}` in an environment value stays
+    ///   text (``Template/environmentBrace``).
+    mutating func string(
+        _ key: String, required: Bool = false, env: Bool = true, template: Bool = false
+    ) -> String? {
         guard let value = take(key) else {
             if required { context.error(childPath(key), "is required (a string)", at: node) }
             return nil
@@ -43,7 +47,9 @@ struct NodeReader {
             fail(key, "expected a string, found \(value.value.typeName)", at: value)
             return nil
         }
-        return env ? context.resolveEnvironment(text, path: childPath(key), at: value) : text
+        return env
+            ? context.resolveEnvironment(text, path: childPath(key), at: value, template: template)
+            : text
     }
 
     /// A string key whose value must be one of an enum's raw values.
@@ -87,7 +93,9 @@ struct NodeReader {
     }
 
     /// An object of string values, in order.
-    mutating func stringMap(_ key: String) -> [(name: String, value: String)]? {
+    mutating func stringMap(_ key: String, template: Bool = false) -> [(
+        name: String, value: String
+    )]? {
         guard let value = take(key) else { return nil }
         guard case .object(let members) = value.value else {
             fail(key, "expected an object of strings, found \(value.value.typeName)", at: value)
@@ -103,7 +111,11 @@ struct NodeReader {
                 continue
             }
             result.append(
-                (member.key, context.resolveEnvironment(text, path: memberPath, at: member.node)))
+                (
+                    member.key,
+                    context.resolveEnvironment(
+                        text, path: memberPath, at: member.node, template: template)
+                ))
         }
         return result
     }
@@ -176,7 +188,12 @@ final class DecodingContext {
     }
 
     /// Replaces every `${env:NAME}`; a missing variable is an error, a found value a secret.
-    func resolveEnvironment(_ text: String, path: String, at node: JSONNode) -> String {
+    /// `text` with each `${env:NAME}` replaced by the variable's value (a secret from then on).
+    /// In a template (`template`), the value's braces are marked so that they stay text: an
+    /// environment value is data, never a `{variable}` (``Template/environmentBrace``).
+    func resolveEnvironment(
+        _ text: String, path: String, at node: JSONNode, template: Bool = false
+    ) -> String {
         guard text.contains("${env:") else { return text }
         var result = ""
         var rest = Substring(text)
@@ -191,7 +208,9 @@ final class DecodingContext {
                 error(path, "invalid environment variable name \"\(name)\" in ${env:…}", at: node)
             } else if let value = environment[name] {
                 addSecret(value)
-                result += value
+                result +=
+                    template
+                    ? value.replacingOccurrences(of: "{", with: Template.environmentBrace) : value
             } else {
                 error(
                     path, "environment variable \(name) is not set (referenced as ${env:\(name)})",

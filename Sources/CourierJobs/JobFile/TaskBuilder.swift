@@ -260,7 +260,9 @@ enum JSONBody {
         case .null: .null
         case .bool(let flag): .bool(flag)
         case .number: .raw(node.numberSource ?? "0")
-        case .string(let text): .string(bindings.isEmpty ? text : Template(text).render(bindings))
+        case .string(let text):
+            .string(
+                bindings.isEmpty ? Template.restoringBraces(text) : Template(text).render(bindings))
         case .array(let elements): .array(elements.map { value(of: $0, bindings: bindings) })
         case .object(let members):
             .object(members.map { ($0.key, value(of: $0.node, bindings: bindings)) })

@@ -73,7 +73,7 @@ enum TaskDecoder {
         let pathNode = reader.take("path")
         let urlNode = reader.take("url")
         var target = TaskSpec.Target.path("/")
-        switch (reader.string("path"), reader.string("url")) {
+        switch (reader.string("path", template: true), reader.string("url", template: true)) {
         case (let value?, nil):
             if !defaults.hasBaseURL {
                 reader.fail(
@@ -98,9 +98,9 @@ enum TaskDecoder {
             }
         }
 
-        let query = reader.stringMap("query") ?? []
+        let query = reader.stringMap("query", template: true) ?? []
         for item in query { checkVariables(item.value, key: "query.\(item.name)", at: nil) }
-        let headers = reader.stringMap("headers") ?? []
+        let headers = reader.stringMap("headers", template: true) ?? []
         JobDecoder.validateHeaderNames(headers, path: "\(path).headers", at: node, context: context)
         for header in headers {
             checkVariables(header.value, key: "headers.\(header.name)", at: nil)
@@ -111,7 +111,7 @@ enum TaskDecoder {
             bodies.append(
                 .json(resolveEnvironment(in: json, path: "\(path).json", context: context)))
         }
-        if let text = reader.string("body") { bodies.append(.text(text)) }
+        if let text = reader.string("body", template: true) { bodies.append(.text(text)) }
         if let fileNode = reader.take("bodyFile"), let name = reader.string("bodyFile", env: false)
         {
             let url = URL(fileURLWithPath: name, relativeTo: defaults.jobFolder)
@@ -174,7 +174,7 @@ enum TaskDecoder {
                 at: captureNode)
         }
         let auth = reader.take("auth").flatMap {
-            JobDecoder.decodeAuth($0, path: "\(path).auth", context: context)
+            JobDecoder.decodeAuth($0, path: "\(path).auth", template: true, context: context)
         }
         for (key, text) in auth?.templates ?? [] where key != "name" {
             checkVariables(text, key: "auth.\(key)", at: nil)
@@ -573,7 +573,8 @@ enum TaskDecoder {
         var copy = node
         switch node.value {
         case .string(let text):
-            copy.value = .string(context.resolveEnvironment(text, path: path, at: node))
+            copy.value = .string(
+                context.resolveEnvironment(text, path: path, at: node, template: true))
         case .array(let elements):
             copy.value = .array(
                 elements.enumerated().map {

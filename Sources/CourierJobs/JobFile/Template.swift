@@ -15,13 +15,18 @@ struct Template: Sendable, Hashable {
 
     let parts: [Part]
 
+    /// What an environment value's `{` becomes in a template's source (a private-use scalar):
+    /// it parses as text, and is `{` again in the parts. Environment values are data: one
+    /// holding `{id}` must be sent as it is, not rendered.
+    static let environmentBrace = "\u{E000}"
+
     /// Parses on UTF-8 bytes: every task of a run renders its templates, and walking
     /// `Character`s showed in profiles. Braces and identifiers are ASCII, so byte offsets
     /// always fall on character boundaries.
     init(_ text: String) {
         let bytes = Array(text.utf8)
         guard bytes.contains(UInt8(ascii: "{")) else {
-            parts = text.isEmpty ? [] : [.text(text)]
+            parts = text.isEmpty ? [] : [.text(Self.restoringBraces(text))]
             return
         }
         var parts: [Part] = []
@@ -52,7 +57,16 @@ struct Template: Sendable, Hashable {
         if literalStart < bytes.count {
             parts.append(.text(String(decoding: bytes[literalStart...], as: UTF8.self)))
         }
-        self.parts = parts
+        self.parts = parts.map {
+            if case .text(let text) = $0 { .text(Self.restoringBraces(text)) } else { $0 }
+        }
+    }
+
+    /// `text` with environment braces back as `{`. (U+E000 is EE 80 80 in UTF-8: the first
+    /// byte never occurs in ASCII text, so the common case costs one byte scan.)
+    static func restoringBraces(_ text: String) -> String {
+        guard text.utf8.contains(0xEE) else { return text }
+        return text.replacingOccurrences(of: environmentBrace, with: "{")
     }
 
     /// An ASCII letter or `_`, then ASCII letters, digits or `_`.
