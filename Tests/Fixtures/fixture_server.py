@@ -67,6 +67,8 @@ Routes (any method):
                               newest is good, and the first is refused after N requests;
                               &logins=M refuses logins after the Mth, &reject_all=1 every token
   /json?v=JSON                the given JSON text as the body (application/json)
+  /echo-auth                  echoes the request's Authorization back: in X-Echo-Authorization
+                              and as {"authorization": value} (a hostile, echoing server)
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
     /recovery/level?key&level=L&delay_ms=D
                               sets K's outage level (0 none, 1 a quarter of the items fail,
@@ -414,6 +416,9 @@ class Handler(BaseHTTPRequestHandler):
             self.seed_users(route, arg)
         elif route.startswith("/sync/"):
             self.sync_api(route, arg, body)
+        elif route == "/echo-auth":
+            value = self.headers.get("Authorization", "")
+            self.reply_json(200, {"authorization": value}, [("X-Echo-Authorization", value)])
         elif route == "/json":
             self.reply(200, (arg("v") or "null").encode())
         elif route.startswith("/recovery/"):

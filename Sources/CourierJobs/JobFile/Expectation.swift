@@ -26,7 +26,13 @@ public struct Expectation: Sendable {
     }
 
     /// Why `response` does not meet the expectation, or `nil` when it does.
-    public func failure(for response: HTTPResponse, durationMs: Double) -> String? {
+    ///
+    /// - Parameter scrub: applied to each value shown before it is shortened: a value cut
+    ///   first could end inside a secret, and the cut-off prefix of a token would then escape
+    ///   the redactor that sees only whole secrets.
+    public func failure(
+        for response: HTTPResponse, durationMs: Double, scrub: (String) -> String = { $0 }
+    ) -> String? {
         guard !isEmpty else { return nil }
         if let maxMs, durationMs > maxMs {
             return "took \(Int(durationMs.rounded())) ms, more than maxMs \(Self.number(maxMs))"
@@ -39,7 +45,8 @@ public struct Expectation: Sendable {
                 return "expected header \(name) matching \"\(pattern)\", found no such header"
             }
             if fnmatch(pattern, value, 0) != 0 {
-                return "expected header \(name) matching \"\(pattern)\", found \"\(value)\""
+                return
+                    "expected header \(name) matching \"\(pattern)\", found \"\(Self.shortened(scrub(value)))\""
             }
         }
         for text in bodyContains where response.body.range(of: Data(text.utf8)) == nil {
@@ -53,11 +60,11 @@ public struct Expectation: Sendable {
         for (pointer, expected) in json {
             guard let found = JSONPointer.resolve(pointer, in: document) else {
                 return
-                    "expected \(Self.show(pointer)) to be \(Self.text(expected)), found nothing there"
+                    "expected \(Self.show(pointer)) to be \(Self.text(expected, scrub)), found nothing there"
             }
             if found.value != expected.value {
                 return
-                    "expected \(Self.show(pointer)) to be \(Self.text(expected)), found \(Self.text(found))"
+                    "expected \(Self.show(pointer)) to be \(Self.text(expected, scrub)), found \(Self.text(found, scrub))"
             }
         }
         return nil
@@ -65,10 +72,13 @@ public struct Expectation: Sendable {
 
     private static func show(_ pointer: String) -> String { pointer.isEmpty ? "the body" : pointer }
 
-    /// A value as JSON text, for messages (long values shortened).
-    static func text(_ node: JSONNode) -> String {
-        let full = node.compactText
-        return full.count > 120 ? String(full.prefix(117)) + "…" : full
+    /// A value as JSON text, for messages: secrets scrubbed, then long values shortened.
+    static func text(_ node: JSONNode, _ scrub: (String) -> String = { $0 }) -> String {
+        shortened(scrub(node.compactText))
+    }
+
+    private static func shortened(_ text: String) -> String {
+        text.count > 120 ? String(text.prefix(117)) + "…" : text
     }
 
     private static func number(_ value: Double) -> String {

@@ -133,11 +133,11 @@ public enum JobDecoder {
         if let text = reader.string("baseURL") {
             baseURL = httpURL(text)
             // URL credentials are secrets like ${env:…}: sent as Basic auth, never written.
-            if let password = baseURL.flatMap({
+            if let components = baseURL.flatMap({
                 URLComponents(url: $0, resolvingAgainstBaseURL: false)
-            })?
-            .password {
+            }), let password = components.password {
                 context.addSecret(password)
+                context.addSecret(Self.basicCredential(components.user ?? "", password))
             }
             if baseURL == nil {
                 reader.fail(
@@ -191,7 +191,12 @@ public enum JobDecoder {
         reader.rejectUnknownKeys(known: topLevelKeys)
         CaptureLinker.link(&tasks, context: context)
         if case .bearer(let token) = auth { context.addSecret(token) }
-        if case .basic(_, let password) = auth { context.addSecret(password) }
+        if case .basic(let user, let password) = auth {
+            context.addSecret(password)
+            // Basic's wire form, which a server echoing the header would show.
+            context.addSecret(Self.basicCredential(user, password))
+        }
+        Self.addLiteralCredentials(headers, context: context)
         if case .header(_, let value) = auth { context.addSecret(value) }
         if case .query(_, let value) = auth { context.addSecret(value) }
         return Job(
@@ -277,6 +282,27 @@ public enum JobDecoder {
             statuses.insert(status)
         }
         return statuses
+    }
+
+    /// `base64(user:password)`, Basic authentication's form of a credential on the wire.
+    static func basicCredential(_ user: String, _ password: String) -> String {
+        Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+
+    /// The literal values of secret headers (`Authorization`, `Cookie`, API keys) written in
+    /// the job file are secrets too, whole and without their scheme (`Bearer abc` → `abc`):
+    /// a server may echo them back.
+    static func addLiteralCredentials(
+        _ headers: [(name: String, value: String)], context: DecodingContext
+    ) {
+        for header in headers where SecretHeaders.isSecret(header.name) {
+            context.addSecret(header.value)
+            if let space = header.value.firstIndex(of: " ") {
+                context.addSecret(
+                    String(header.value[header.value.index(after: space)...])
+                        .trimmingCharacters(in: .whitespaces))
+            }
+        }
     }
 
     /// - Parameter template: a task's `auth`, whose strings are templates.

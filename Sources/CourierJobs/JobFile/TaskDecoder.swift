@@ -182,6 +182,17 @@ enum TaskDecoder {
             // secret when their captures are (every capture used in auth is made one).
             if Template(text).variables.isEmpty { context.addSecret(text) }
         }
+        if case .basic(let user, let password) = auth, Template(user).variables.isEmpty,
+            Template(password).variables.isEmpty
+        {
+            context.addSecret(
+                JobDecoder.basicCredential(
+                    Template.restoringBraces(user), Template.restoringBraces(password)))
+        }
+        JobDecoder.addLiteralCredentials(
+            headers.filter { Template($0.value).variables.isEmpty }.map {
+                ($0.name, Template.restoringBraces($0.value))
+            }, context: context)
 
         let retry =
             reader.take("retry").map {

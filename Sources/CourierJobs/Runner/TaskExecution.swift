@@ -278,7 +278,8 @@ extension JobRunner {
         case .success(let response) where task.accepts(response.status):
             // The status is right: the rest of `expect`, the captures, then the save.
             if let reason = task.expectation.failure(
-                for: response, durationMs: attempt.duration * 1000)
+                for: response, durationMs: attempt.duration * 1000,
+                scrub: console.redactor.scrub)
             {
                 var message = reason
                 if let stop = attempt.stopReason { message += "; \(stop)" }
