@@ -23,7 +23,8 @@ struct EchoedSecretTests {
                 {"id": "basic", "path": "/echo-auth", "auth": {"basic": {"user": "alice", "password": "${env:PW}"}}},
                 {"id": "literal", "path": "/echo-auth", "headers": {"Authorization": "Bearer \#(literal)"}}
                 """#, extra: #""retry": {"maxAttempts": 1},"#)
-        let run = try await space.run(backend: backend, environment: ["TOKEN": token, "PW": password])
+        let run = try await space.run(
+            backend: backend, environment: ["TOKEN": token, "PW": password])
         #expect(run.status == 1, "the bearer task's expectation fails: \(run.stdout) \(run.stderr)")
         let failed = try #require(try space.attempts("bearer").last)
         let message = (failed["error"] as? [String: String])?["message"] ?? ""
@@ -42,5 +43,57 @@ struct EchoedSecretTests {
         for form in forms {
             #expect(!written.contains(form), "\(form.prefix(12))… was written")
         }
+    }
+}
+
+/// A secret that occurs in the log's own fields does not corrupt the log.
+@Suite("secrets and the log's structure")
+struct SecretsInTheLogStructureTests {
+    @Test("a secret equal to the year, the job's name or an id prefix leaves the log readable")
+    func secretsEqualToStructure() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let year = String(Calendar(identifier: .gregorian).component(.year, from: Date()))
+        let key = FixtureServer.uniqueKey("structure")
+        try space.writeJob(
+            name: "acme",
+            tasks: #"""
+                {"id": "user-{n}", "path": "/echo", "query": {"key": "\#(key)", "y": "${env:PIN}", "j": "${env:JOBNAME}", "u": "${env:PREFIX}"},
+                 "foreach": {"n": [1, 2, 3]}}
+                """#)
+        let environment = ["PIN": year, "JOBNAME": "acme", "PREFIX": "user"]
+        let first = try await space.run(backend: "curl", environment: environment)
+        #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
+        let lines = try space.logLines(job: "acme")
+        LogContract.check(lines)
+        #expect(lines.allSatisfy { ($0["ts"] as? String)?.hasPrefix(year) == true })
+        #expect(lines.allSatisfy { $0["job"] as? String == "acme" })
+        let tasks = Set(lines.compactMap { $0["task"] as? String })
+        #expect(tasks == ["user-1", "user-2", "user-3"])
+        // The values the requests carried are still redacted.
+        let request = try #require(lines.first { $0["event"] as? String == "request" })
+        #expect((request["url"] as? String)?.contains("y=<redacted>") == true)
+        let report = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("acme").path, "--json"],
+            directory: space.folder)
+        #expect(report.stdout.contains(#""ok":3"#), "\(report.stdout.prefix(400))")
+        let resume = try await space.run(["--resume"], backend: "curl", environment: environment)
+        #expect(resume.stdout.contains("0 requests"), "nothing re-sent: \(resume.stdout)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 3)
+    }
+
+    @Test("a secret too short to redact safely is warned about")
+    func shortSecretWarning() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "headers": {"X-Api-Key": "${env:SHORT}"}}"#)
+        let result = try await space.run(backend: "curl", environment: ["SHORT": "abc"])
+        #expect(result.status == 0)
+        #expect(
+            result.stderr.contains("1 secret value is shorter than 4 characters"),
+            "\(result.stderr)")
+        let written = String(decoding: try space.everyWrittenByte(), as: UTF8.self)
+        #expect(written.contains(#""X-Api-Key":"<redacted>""#), "a secret header is redacted whole")
     }
 }

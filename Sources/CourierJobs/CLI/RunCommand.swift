@@ -101,6 +101,7 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))
+        warnAboutShortSecrets(job, console: console)
         if resume {
             let logs = resumeLogs.map { URL(fileURLWithPath: $0) }
             for log in logs where !FileManager.default.fileExists(atPath: log.path) {
@@ -195,6 +196,16 @@ enum RunCommand {
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
         return text + "; log: \(summary.logURL.relativePath)"
+    }
+
+    /// Says so when a secret is too short to be searched for in free text (``Redactor``):
+    /// it is then redacted only where it is a secret header's whole value.
+    static func warnAboutShortSecrets(_ job: Job, console: Console) {
+        let short = job.secrets.filter { !$0.isEmpty && $0.utf8.count < Redactor.minimumLength }
+        guard !short.isEmpty else { return }
+        console.error(
+            "courier: \(job.name): warning: \(short.count) secret value\(short.count == 1 ? " is" : "s are") shorter than \(Redactor.minimumLength) characters: redacted where a secret header holds it whole, but not searched for in URLs, bodies or messages (a short value would erase every such number); use a longer secret"
+        )
     }
 
     /// How many tasks the job's history (``JobHistory``) in `folder` does not count as done.

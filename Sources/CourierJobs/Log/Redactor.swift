@@ -70,10 +70,16 @@ public struct Redactor: Sendable {
 
     /// One JSON line with secrets replaced inside its string values only, so that the line
     /// stays valid JSON whatever the secrets are.
+    ///
+    /// Keys are never touched, nor the values of the log's own structure (``structuralKeys``:
+    /// the event, time, run, job and task, and `replayOf`'s run and task): a secret that happens to equal
+    /// the year or the job's name once erased every timestamp, and `report` and `--resume`
+    /// could read nothing. Secrets live in what requests and responses carry.
     public func scrubJSON(_ bytes: [UInt8]) -> [UInt8] {
         guard !patterns.isEmpty else { return bytes }
         var ranges: [Range<Int>] = []
         var index = 0
+        var key: ArraySlice<UInt8> = []
         while index < bytes.count {
             guard bytes[index] == UInt8(ascii: "\"") else {
                 index += 1
@@ -85,10 +91,22 @@ public struct Redactor: Sendable {
                 end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
             }
             end = min(end, bytes.count)
-            ranges += matches(in: bytes, from: start, to: end)
             index = end + 1
+            // A key is followed by a colon (the writer puts none between).
+            if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+                key = bytes[start..<end]
+                continue
+            }
+            if Self.structuralKeys.contains(where: { key.elementsEqual($0) }) { continue }
+            ranges += matches(in: bytes, from: start, to: end)
         }
         return ranges.isEmpty ? bytes : replacing(ranges, in: bytes)
+    }
+
+    /// Fields that are the log's own structure, never a request's or response's data
+    /// (docs/log-format.md).
+    static let structuralKeys: [[UInt8]] = ["event", "ts", "run", "job", "task"].map {
+        Array($0.utf8)
     }
 
     /// Whether a header's value must never be written.
