@@ -5,7 +5,10 @@ import Courier
 enum CurlErrorMapping {
     static func kind(of code: CURLcode) -> HTTPError.Kind {
         switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT: .invalidURL
+        case CURLE_URL_MALFORMAT: .invalidURL
+        // The request's scheme was checked before sending (``WireRequest``), so libcurl's
+        // "unsupported protocol" here is the reply: a status line it cannot read, or HTTP/0.9.
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_WEIRD_SERVER_REPLY: .badResponse
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .dns
         case CURLE_COULDNT_CONNECT: .connect
         case CURLE_OPERATION_TIMEDOUT: .timeout

@@ -14,6 +14,8 @@ struct ResponseHead {
     /// Why a Content-Length value of this response cannot frame its body, when one cannot
     /// (``ResponseFraming/contentLengthProblem(_:)``).
     var contentLengthProblem: String?
+    /// Every Content-Length value so far, as one list.
+    private var lengths = ""
 
     /// Takes one raw header line. A status line starts a new response, so that only the final
     /// response's fields are kept (after `100 Continue`, for instance).
@@ -30,6 +32,7 @@ struct ResponseHead {
         if line.starts(with: Self.httpPrefix) {
             isComplete = false
             contentLengthProblem = nil
+            lengths = ""
             headers = HTTPHeaders()
             // Most responses have fewer fields than this: one allocation for all of them.
             headers.reserveCapacity(16)
@@ -47,8 +50,10 @@ struct ResponseHead {
             headers.add(Self.text(nameBytes), value)
             if Self.isContentLength(nameBytes) {
                 expectedLength = Int(value) ?? 0
-                contentLengthProblem =
-                    contentLengthProblem ?? ResponseFraming.contentLengthProblem(value)
+                // Several fields are one list (RFC 9110 §5.3), checked as URLSession sees it:
+                // equal values are one length, differing ones frame nothing.
+                lengths = lengths.isEmpty ? value : lengths + ", " + value
+                contentLengthProblem = ResponseFraming.contentLengthProblem(lengths)
             }
         }
     }

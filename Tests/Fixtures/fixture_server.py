@@ -67,6 +67,11 @@ Routes (any method):
                               newest is good, and the first is refused after N requests;
                               &logins=M refuses logins after the Mth, &reject_all=1 every token
   /json?v=JSON                the given JSON text as the body (application/json)
+  /malformed/<how>            a malformed reply, raw: status-short (HTTP/1.1 20 OK),
+                              status-long (a 22-digit code), status-letters (2OO), no-reason
+                              (HTTP/1.1 200, which is well-formed), http09 (a body, no status
+                              line), dup-length (two differing Content-Length), length-letters
+                              (Content-Length: 12abc)
   /echo-auth                  echoes the request's Authorization back: in X-Echo-Authorization
                               and as {"authorization": value} (a hostile, echoing server)
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
@@ -309,6 +314,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+        elif route.startswith("/malformed/"):
+            self.malformed(route[len("/malformed/"):])
         elif route.startswith("/cut/"):
             self.cut(route[len("/cut/"):], arg)
         elif route == "/reset-mid-body":
@@ -577,6 +584,29 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(200, found[0])
         else:
             self.reply_json(404, {"error": "no such user"})
+
+    def malformed(self, how):
+        """Malformed status lines and framing, written byte for byte, then a close."""
+        body = b'{"ok": true}'
+        length = b"Content-Length: %d\r\n" % len(body)
+        heads = {
+            "status-short": b"HTTP/1.1 20 OK\r\n" + length,
+            "status-long": b"HTTP/1.1 2000000000000000000000 OK\r\n" + length,
+            "status-letters": b"HTTP/1.1 2OO OK\r\n" + length,
+            "no-reason": b"HTTP/1.1 200\r\n" + length,
+            "dup-length": b"HTTP/1.1 200 OK\r\n" + length + b"Content-Length: 5\r\n",
+            "length-letters": b"HTTP/1.1 200 OK\r\nContent-Length: 12abc\r\n",
+        }
+        if how == "http09":
+            out = body  # an HTTP/0.9 reply: the body alone, no status line
+        elif how in heads:
+            out = heads[how] + b"Content-Type: application/json\r\n\r\n" + body
+        else:
+            return self.reply_json(404, {"error": "no malformed " + how})
+        self.wfile.write(out)
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def cut(self, how, arg):
         """Hostile responses for the truncation tests, written byte for byte, then a close."""

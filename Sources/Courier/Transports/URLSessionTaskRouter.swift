@@ -234,6 +234,12 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             "the body is compressed (\(coding.name)), and URLSession on Linux cannot check that a compressed body is whole; use CurlHTTPClient"
     }
 
+    /// libcurl's words for a reply that is not HTTP, as FoundationNetworking passes them on.
+    static func isMalformedReplyText(_ text: String) -> Bool {
+        text.contains("response code") || text.contains("HTTP/0.9")
+            || text.contains("Weird server reply")
+    }
+
     static func httpError(_ error: any Error, url: URL) -> HTTPError {
         guard let urlError = error as? URLError else {
             return HTTPError(.network, "\(error)", url: url)
@@ -244,6 +250,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             case .cannotFindHost, .dnsLookupFailed: .dns
             case .cannotConnectToHost, .notConnectedToInternet: .connect
             case .cancelled: .cancelled
+            // FoundationNetworking passes on libcurl's "unsupported protocol" for a reply it
+            // cannot read (a malformed status line, HTTP/0.9) as .unsupportedURL.
+            case .unsupportedURL where isMalformedReplyText(urlError.localizedDescription):
+                .badResponse
             case .badURL, .unsupportedURL: .invalidURL
             case .httpTooManyRedirects, .redirectToNonExistentLocation: .tooManyRedirects
             case .dataLengthExceedsMaximum: .bodyTooLarge
