@@ -16,6 +16,7 @@ Routes (any method):
   /huge-header?bytes=N        one header line of N bytes (1 MiB; at most 8 MiB)
   /bad-utf8                   invalid UTF-8 in a header value and in the body
   /endless-chunked            a chunk every 50 ms for up to 60 s
+  /endless-fast               64 KiB chunks as fast as they are taken, for up to 60 s
   /gate?name=N                a chunked body: "first" at once, "last" once /toggle/on?name=N
                               was called (10 s at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
@@ -372,6 +373,20 @@ class Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b"4\r\nmore\r\n")
                     self.wfile.flush()
                     time.sleep(0.05)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif route == "/endless-fast":
+            # 64 KiB chunks as fast as the client takes them, for at most 60 s: a cap and a
+            # deadline must end it from outside the transfer.
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            deadline = time.time() + 60
+            chunk = b"%x\r\n" % len(PATTERN) + PATTERN + b"\r\n"
+            try:
+                while time.time() < deadline:
+                    self.wfile.write(chunk)
             except OSError:
                 pass
             self.close_connection = True
