@@ -58,4 +58,17 @@ struct MalformedReplyConformanceTests {
             #expect(error.kind == .network)
         }
     }
+
+    /// A chunked body with a trailer field is well-formed and curl reads it. FoundationNetworking
+    /// takes the trailer for a new response's header and traps ("Transfer completed, but
+    /// there's no response."), ending the process: no client code can catch it, so the case
+    /// runs on curl only (docs/transports.md; `courier run` on URLSession says so on a terminal).
+    @Test("a chunked body with a trailer is read whole (curl)")
+    func trailer() async throws {
+        let server = try TestServers.fixture()
+        let response = try await TransportKind.curl.makeClient().perform(
+            HTTPRequest(url: server.url("/malformed/trailer")))
+        #expect(response.status == 200)
+        #expect(response.body == Data(#"{"ok": true}"#.utf8))
+    }
 }

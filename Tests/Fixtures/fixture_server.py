@@ -72,7 +72,8 @@ Routes (any method):
                               status-long (a 22-digit code), status-letters (2OO), no-reason
                               (HTTP/1.1 200, which is well-formed), http09 (a body, no status
                               line), dup-length (two differing Content-Length), length-letters
-                              (Content-Length: 12abc)
+                              (Content-Length: 12abc), trailer (a well-formed chunked body with
+                              a trailer field, which traps FoundationNetworking)
   /echo-auth                  echoes the request's Authorization back: in X-Echo-Authorization
                               and as {"authorization": value} (a hostile, echoing server)
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
@@ -614,6 +615,11 @@ class Handler(BaseHTTPRequestHandler):
         }
         if how == "http09":
             out = body  # an HTTP/0.9 reply: the body alone, no status line
+        elif how == "trailer":
+            # Well-formed: a chunked body with a trailer field (RFC 9112 §7.1.2).
+            out = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n"
+                   b"Content-Type: application/json\r\n\r\n"
+                   + b"%x\r\n" % len(body) + body + b"\r\n0\r\nX-Checksum: abc\r\n\r\n")
         elif how in heads:
             out = heads[how] + b"Content-Type: application/json\r\n\r\n" + body
         else:

@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
 /// [--resume [LOG…]] [--dry-run] [--quiet] [--no-progress]`
 enum RunCommand {
@@ -102,6 +108,12 @@ enum RunCommand {
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))
         warnAboutShortSecrets(job, console: console)
+        if (options.backend ?? job.backend) == .urlsession, isatty(STDERR_FILENO) == 1 {
+            // On a terminal only: cron mails whatever a job prints on stderr, every night.
+            console.error(
+                "courier: note: on the urlsession backend a hostile or broken server can end the process (FoundationNetworking traps on a chunked body with trailers and on a connection closed inside the header block); use the curl backend against servers you do not trust (docs/transports.md)"
+            )
+        }
         if resume {
             let logs = resumeLogs.map { URL(fileURLWithPath: $0) }
             for log in logs where !FileManager.default.fileExists(atPath: log.path) {
