@@ -109,7 +109,7 @@ struct RecoveryDefectTests {
             for trial in $(seq 0 23); do
               "$0" run job.json --log-dir "$1" --no-progress >/dev/null 2>&1 &
               pid=$!
-              sleep "$(printf '0.%03d' $((trial * 4)))"
+              sleep "$(printf '0.%03d' $((trial * 15)))"
               kill -TERM "$pid" 2>/dev/null
               wait "$pid"
             done
