@@ -39,6 +39,10 @@ enum SecretMarking {
         secrets.contains { secret in
             guard secret.utf8.count >= shortest else { return false }
             if text.contains(secret) { return true }
+            // Most secrets have nothing JSON escapes: no escaped form to build per task.
+            guard
+                secret.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x2F })
+            else { return false }
             let escaped = JSONWriter.string(.string(secret)).dropFirst().dropLast()
             return escaped.count != secret.count && text.contains(escaped)
         }

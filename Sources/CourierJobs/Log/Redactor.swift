@@ -242,25 +242,6 @@ struct DecodedView {
 
     /// The bytes a JSON escape at `index` stands for, and its length.
     private func jsonEscape(at index: Int) -> ([UInt8], Int)? {
-        switch bytes[index + 1] {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
-            return ([bytes[index + 1]], 2)
-        case UInt8(ascii: "n"): return ([0x0A], 2)
-        case UInt8(ascii: "r"): return ([0x0D], 2)
-        case UInt8(ascii: "t"): return ([0x09], 2)
-        case UInt8(ascii: "b"): return ([0x08], 2)
-        case UInt8(ascii: "f"): return ([0x0C], 2)
-        case UInt8(ascii: "u"):
-            guard let unit = hexValue(at: index + 2, digits: 4) else { return nil }
-            if (0xD800..<0xDC00).contains(unit), index + 11 < bytes.count,
-                bytes[index + 6] == UInt8(ascii: "\\"), bytes[index + 7] == UInt8(ascii: "u"),
-                let low = hexValue(at: index + 8, digits: 4), (0xDC00..<0xE000).contains(low)
-            {
-                let scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                return Unicode.Scalar(scalar).map { (Array(String($0).utf8), 12) }
-            }
-            return Unicode.Scalar(unit).map { (Array(String($0).utf8), 6) }
-        default: return nil
-        }
+        JSONEscape.decode(bytes, at: index)
     }
 }

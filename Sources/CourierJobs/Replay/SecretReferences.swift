@@ -104,31 +104,7 @@ struct SecretReferences {
             // Form encoding writes a space as `+`.
             return (byte == UInt8(ascii: "+") ? [0x20] : [byte], 1)
         case .jsonEscaped:
-            guard byte == UInt8(ascii: "\\"), index + 1 < bytes.count else { return ([byte], 1) }
-            switch bytes[index + 1] {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
-                return ([bytes[index + 1]], 2)
-            case UInt8(ascii: "n"): return ([0x0A], 2)
-            case UInt8(ascii: "r"): return ([0x0D], 2)
-            case UInt8(ascii: "t"): return ([0x09], 2)
-            case UInt8(ascii: "b"): return ([0x08], 2)
-            case UInt8(ascii: "f"): return ([0x0C], 2)
-            case UInt8(ascii: "u"):
-                guard index + 5 < bytes.count,
-                    let unit = HexNumber.value(of: bytes[index + 2...index + 5])
-                else { return ([byte], 1) }
-                if (0xD800..<0xDC00).contains(unit), index + 11 < bytes.count,
-                    bytes[index + 6] == UInt8(ascii: "\\"), bytes[index + 7] == UInt8(ascii: "u"),
-                    let low = HexNumber.value(of: bytes[index + 8...index + 11]),
-                    (0xDC00..<0xE000).contains(low),
-                    let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
-                {
-                    return (Array(String(scalar).utf8), 12)
-                }
-                return (Unicode.Scalar(unit).map { Array(String($0).utf8) } ?? [byte], 6)
-            default:
-                return ([byte], 1)
-            }
+            return JSONEscape.decode(bytes, at: index) ?? ([byte], 1)
         }
     }
 
