@@ -166,9 +166,9 @@ struct BenchModesTests {
         #expect(times[20] - launched >= 1.9, "\(times[20] - launched) s after launch")
         // Spread out, not sent at once: the third to the twentieth are due 1.7 s apart. A
         // sender that stalls sends what fell due at once (latency is counted from the due
-        // time), so the bound leaves room for a stall of 0.7 s under load; 0.25 s of 0.4 at
-        // 20/s was once not enough.
-        #expect(times[19] - times[2] >= 1.0, "spread out, not sent at once: \(times)")
+        // time), so the bound leaves room for a stall of 1.2 s under load (0.7 s was once not
+        // enough on a machine busy compiling); sent at once, the span would be near 0.
+        #expect(times[19] - times[2] >= 0.5, "spread out, not sent at once: \(times)")
     }
 
     @Test("bad options exit 2")

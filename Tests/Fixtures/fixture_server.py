@@ -43,7 +43,8 @@ Routes (any method):
                               line that is not hex; chunked-early-close: two chunks, then a
                               close before the last (0-size) chunk
   /bytes?n=N[&chunked=1]      N bytes of a repeating pattern
-  /redirect?to=URL&status=S   redirect to URL with status S (302)
+  /redirect?to=URL&status=S[&body=TEXT]
+                              redirect to URL with status S (302), with TEXT as its body
   /chain?n=N                  N redirects, then 200
   /loop                       redirects to itself
   /error-json                 422 with a JSON problem body
@@ -394,7 +395,8 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "/bytes":
             self.send_bytes(int(arg("n", "1024")), arg("chunked") == "1")
         elif route == "/redirect":
-            self.reply(int(arg("status", "302")), b"", [("Location", arg("to", "/echo"))])
+            self.reply(int(arg("status", "302")), arg("body", "").encode(),
+                       [("Location", arg("to", "/echo"))])
         elif route == "/chain":
             n = int(arg("n", "1"))
             if n > 0:

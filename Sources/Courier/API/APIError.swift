@@ -10,6 +10,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
 
         /// The URL or body could not be built.
         public static let invalidRequest = Kind(rawValue: "invalidRequest")
+        /// The request's `path` is an absolute URL that does not parse, has no host, or is
+        /// not http(s): it is refused, never sent to the API's host as a path.
+        public static let invalidURL = Kind(rawValue: "invalidURL")
         /// The server answered with a status the request does not accept.
         public static let unacceptableStatus = Kind(rawValue: "unacceptableStatus")
         /// The body did not decode into the response type.

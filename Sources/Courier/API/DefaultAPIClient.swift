@@ -96,10 +96,14 @@ public struct DefaultAPIClient: APIClient {
             headers.replaceOrAdd("Content-Type", contentType)
         }
         let requestHeaders = (request.headers ?? [:]).sorted { $0.key < $1.key }
+        headers = headers.merging(HTTPHeaders(requestHeaders))
+        if case .multipart(let form) = request.content {
+            try MultipartContentType.reconcile(&headers, with: form)
+        }
         var httpRequest = HTTPRequest(
             url: url,
             method: request.method,
-            headers: headers.merging(HTTPHeaders(requestHeaders)),
+            headers: headers,
             body: body,
             timeout: request.timeout ?? configuration.timeout,
             validatesTLS: configuration.validatesTLS)

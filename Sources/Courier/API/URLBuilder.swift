@@ -9,11 +9,7 @@ public enum URLBuilder {
     public static func url(
         baseURL: URL?, path: String, query: [URLQueryItem] = []
     ) throws(APIError) -> URL {
-        if path.utf8.contains(UInt8(ascii: ":")), let absolute = URL(string: path),
-            let scheme = absolute.scheme?.lowercased(), scheme == "http" || scheme == "https"
-        {
-            return appending(query, to: absolute)
-        }
+        if let absolute = try absoluteURL(path) { return appending(query, to: absolute) }
         guard let baseURL, let base = Base(baseURL) else {
             throw APIError(.invalidRequest, "no base URL to join '\(path)' to")
         }
@@ -58,12 +54,7 @@ public enum URLBuilder {
     public static func url(base: Base, path: String, query: [URLQueryItem] = []) throws(APIError)
         -> URL
     {
-        if path.utf8.contains(UInt8(ascii: ":")), let absolute = URL(string: path),
-            let scheme = absolute.scheme?.lowercased(),
-            scheme == "http" || scheme == "https"
-        {
-            return appending(query, to: absolute)
-        }
+        if let absolute = try absoluteURL(path) { return appending(query, to: absolute) }
         let origin = base.origin
         let basePathFull = base.basePathFull
         let basePath = base.basePath
@@ -90,6 +81,57 @@ public enum URLBuilder {
             throw APIError(.invalidRequest, "'\(path)' does not make a valid URL with the base URL")
         }
         return url
+    }
+
+    /// `path` as an absolute URL when it starts with a scheme, `nil` for a relative path.
+    ///
+    /// A reference that starts with `scheme:` is absolute (RFC 3986 §4.2: a relative path's
+    /// first segment holds no colon), so it is never joined to the base URL: one that does
+    /// not parse, has no host, or is not http(s) is refused here, before the API's
+    /// credentials could go with it to the API's host.
+    static func absoluteURL(_ path: String) throws(APIError) -> URL? {
+        guard let scheme = scheme(of: path) else { return nil }
+        let lowered = scheme.lowercased()
+        guard lowered == "http" || lowered == "https" else {
+            throw APIError(
+                .invalidURL,
+                "'\(scheme):…' is an absolute URL and only http and https URLs can be sent"
+                    + " (write a path whose first segment holds a colon as '/\(scheme):…')"
+            )
+        }
+        guard let url = URL(string: path), url.host?.isEmpty == false else {
+            throw APIError(
+                .invalidURL, "'\(withoutUserinfo(path))' is not a valid absolute URL")
+        }
+        return url
+    }
+
+    /// The scheme `path` starts with: a letter, then letters, digits, `+`, `-` or `.`, then
+    /// `:` (RFC 3986 §3.1).
+    static func scheme(of path: String) -> Substring? {
+        var index = path.utf8.startIndex
+        guard index < path.utf8.endIndex, isLetter(path.utf8[index]) else { return nil }
+        while index < path.utf8.endIndex {
+            let byte = path.utf8[index]
+            if byte == UInt8(ascii: ":") { return path[..<index] }
+            guard isLetter(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            else { return nil }
+            index = path.utf8.index(after: index)
+        }
+        return nil
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte | 0x20) }
+
+    /// The text with anything between `//` and an `@` taken out, for messages about a URL
+    /// that did not parse (its userinfo may hold a password).
+    private static func withoutUserinfo(_ text: String) -> String {
+        guard let slashes = text.range(of: "//"),
+            let at = text[slashes.upperBound...].firstIndex(of: "@"),
+            !text[slashes.upperBound..<at].contains("/")
+        else { return text }
+        return String(text[..<slashes.upperBound]) + String(text[text.index(after: at)...])
     }
 
     /// Appends query items to the URL's query, encoding each name and value.

@@ -3,6 +3,11 @@ import Foundation
 /// Attaches a token from a ``TokenProvider`` and, when the server rejects it (401 by default),
 /// refreshes it once and sends the request again.
 ///
+/// The provider is asked for its token before every request, so a token it renewed on its own
+/// is used at once; a token it says is expired (``TokenProvider/currentAccessToken()``, within
+/// `expiryLeeway` seconds of its expiry) is refreshed before it is sent. More refreshes than the
+/// ``RefreshWindow`` allows fail with ``ExcessiveRefreshError`` (inside ``Failure``).
+///
 /// Concurrent rejections share one refresh (single flight): ten requests that all get a 401
 /// cause one call of ``TokenProvider/refreshToken(rejected:)``, and all ten are resent with its
 /// token; requests that start while a refresh runs wait for it instead of sending a token known
@@ -22,7 +27,7 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     public let wrapped: Wrapped
     private let rejectedStatuses: Set<Int>
     private let origin: Origin?
-    private let refresher: Refresher
+    private let refresher: TokenRefresher
     private let sign: @Sendable (HTTPRequest, String) -> HTTPRequest
     private let willResend: (@Sendable (HTTPResponse) async -> Void)?
 
@@ -32,13 +37,17 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     ///   - rejectedStatuses: the statuses that mean "this token is no longer good".
     ///   - origin: when set, only requests to this origin get the token; others pass through
     ///     as they are, so that a token is never sent to another server.
+    ///   - refreshWindow: the most refreshes in a span of time; `nil` for no limit.
+    ///   - expiryLeeway: seconds before a known expiry at which a token counts as expired.
     public init(
         wrapping wrapped: Wrapped, provider: any TokenProvider, header: String = "Authorization",
-        scheme: String = "Bearer", rejectedStatuses: Set<Int> = [401], origin: Origin? = nil
+        scheme: String = "Bearer", rejectedStatuses: Set<Int> = [401], origin: Origin? = nil,
+        refreshWindow: RefreshWindow? = RefreshWindow(), expiryLeeway: TimeInterval = 30,
+        time: any TimeSource = SystemTimeSource()
     ) {
         self.init(
             wrapping: wrapped, provider: provider, rejectedStatuses: rejectedStatuses,
-            origin: origin
+            origin: origin, refreshWindow: refreshWindow, expiryLeeway: expiryLeeway, time: time
         ) { request, token in
             var request = request
             request.headers.replaceOrAdd(header, scheme.isEmpty ? token : "\(scheme) \(token)")
@@ -53,13 +62,16 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     ///   before the request is sent again with it (a job runner logs the rejected attempt here).
     public init(
         wrapping wrapped: Wrapped, provider: any TokenProvider, rejectedStatuses: Set<Int> = [401],
-        origin: Origin? = nil, willResend: (@Sendable (HTTPResponse) async -> Void)? = nil,
+        origin: Origin? = nil, refreshWindow: RefreshWindow? = RefreshWindow(),
+        expiryLeeway: TimeInterval = 30, time: any TimeSource = SystemTimeSource(),
+        willResend: (@Sendable (HTTPResponse) async -> Void)? = nil,
         sign: @escaping @Sendable (HTTPRequest, String) -> HTTPRequest
     ) {
         self.origin = origin
         self.wrapped = wrapped
         self.rejectedStatuses = rejectedStatuses
-        self.refresher = Refresher(provider: provider)
+        self.refresher = TokenRefresher(
+            provider: provider, window: refreshWindow, leeway: expiryLeeway, time: time)
         self.sign = sign
         self.willResend = willResend
     }
@@ -72,8 +84,15 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         } catch {
             throw Failure(underlying: error)
         }
-        let response = try await wrapped.perform(sign(request, token))
-        guard rejectedStatuses.contains(response.status) else { return response }
+        // Streamed, a rejected response's body never reaches the reader: the resend's does.
+        let rejected = rejectedStatuses
+        let (first, channel) = sign(request, token).attempt { status, _ in
+            !rejected.contains(status)
+        }
+        let response = try await wrapped.perform(first)
+        guard rejectedStatuses.contains(response.status), channel?.reachedReader != true else {
+            return response
+        }
         let fresh: String
         do {
             fresh = try await refresher.refresh(rejected: token)
@@ -82,43 +101,5 @@ public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         }
         await willResend?(response)
         return try await wrapped.perform(sign(request, fresh))
-    }
-
-    /// One refresh at a time: callers that were rejected with the same token wait for the
-    /// refresh already under way; a caller rejected with a token older than the current one
-    /// just takes the current one.
-    actor Refresher {
-        private let provider: any TokenProvider
-        private var token: String?
-        private var refreshing: (rejected: String, task: Task<String, any Error>)?
-
-        init(provider: any TokenProvider) { self.provider = provider }
-
-        func current() async throws -> String {
-            if let refreshing { return try await refreshing.task.value }
-            if let token { return token }
-            let fetched = try await provider.currentToken()
-            token = token ?? fetched
-            return token!
-        }
-
-        func refresh(rejected: String) async throws -> String {
-            if let refreshing, refreshing.rejected == rejected {
-                return try await refreshing.task.value
-            }
-            if let token, token != rejected { return token }
-            let provider = self.provider
-            let task = Task { try await provider.refreshToken(rejected: rejected) }
-            refreshing = (rejected, task)
-            defer { refreshing = nil }
-            do {
-                let fresh = try await task.value
-                token = fresh
-                return fresh
-            } catch {
-                token = nil
-                throw error
-            }
-        }
     }
 }

@@ -26,11 +26,13 @@ public enum HTTPCachePolicy {
     static let storableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 410]
 
     /// The cache key of a request, or `nil` when the request bypasses the cache: not a GET, a
-    /// `Cache-Control: no-store`, its own conditional fields, or a body going to a file. The
+    /// `Cache-Control: no-store`, its own conditional fields, or a body going to a file. A
+    /// streamed body is answered from the cache but not stored (its bytes go to the reader). The
     /// credentials (`Authorization`, `Cookie`) are part of the key, so one user's response is
     /// never another's; the key is a SHA-256 digest and holds no secret.
     public static func key(for request: HTTPRequest) -> String? {
-        guard request.method == .get, request.bodyDestination == .memory,
+        guard request.method == .get,
+            request.bodyDestination == .memory || request.bodyDestination.channel != nil,
             !directives(request.headers).keys.contains("no-store"),
             !request.headers.contains("If-None-Match"),
             !request.headers.contains("If-Modified-Since")

@@ -28,11 +28,51 @@ public final class BodyChunkChannel: Sendable, Hashable {
         var readerGone = false
     }
 
+    /// Where an attempt's channel sends what it keeps (``attempt(keeping:)``).
+    private struct Forward: Sendable {
+        let parent: BodyChunkChannel
+        let keeps: @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool
+    }
+
+    /// What an attempt's channel made of its head.
+    private enum Verdict {
+        case undecided, kept, discarded
+    }
+
     /// Bytes that may wait for the reader before the transport is held back.
     package let bufferLimit: Int
     private let state = Locked(State())
+    private let forward: Forward?
+    private let verdict = Locked(Verdict.undecided)
 
-    package init(bufferLimit: Int = 1 << 20) { self.bufferLimit = bufferLimit }
+    package init(bufferLimit: Int = 1 << 20) {
+        self.bufferLimit = bufferLimit
+        self.forward = nil
+    }
+
+    private init(forward: Forward) {
+        self.bufferLimit = forward.parent.bufferLimit
+        self.forward = forward
+    }
+
+    /// A channel for one attempt of a middleware that may discard the response (a redirect
+    /// it follows, a status it retries, a token the server rejected): when the head arrives,
+    /// `keeps` decides. A kept response's head and body go on to this channel (and so to the
+    /// reader); a discarded one's body is read and dropped, so the reader never sees a byte
+    /// of an attempt that is not the answer. Each middleware layer wraps the channel it was
+    /// given, so the head must be kept by every layer to reach the reader.
+    package func attempt(
+        keeping keeps: @escaping @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool
+    ) -> BodyChunkChannel {
+        BodyChunkChannel(forward: Forward(parent: self, keeps: keeps))
+    }
+
+    /// Whether this attempt's head went on towards the reader: its response is the answer,
+    /// and a middleware can no longer send the request again (the reader has its bytes).
+    package var reachedReader: Bool {
+        guard forward != nil else { return hasHead }
+        return verdict.withLock { $0 == .kept }
+    }
 
     public static func == (lhs: BodyChunkChannel, rhs: BodyChunkChannel) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
@@ -40,14 +80,30 @@ public final class BodyChunkChannel: Sendable, Hashable {
     // MARK: - Transport side
 
     /// The most bytes that waited for the reader at once (for tests of the back-pressure).
-    package var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
+    package var peakBufferedBytes: Int {
+        if let forward { return forward.parent.peakBufferedBytes }
+        return state.withLock { $0.peakBuffered }
+    }
 
-    /// Whether the head has gone to the reader.
-    package var hasHead: Bool { state.withLock { $0.head != nil } }
+    /// Whether the head has arrived (for an attempt's channel: whether it was decided).
+    package var hasHead: Bool {
+        if forward != nil { return verdict.withLock { $0 != .undecided } }
+        return state.withLock { $0.head != nil }
+    }
 
-    /// Hands the head over (once: a second head, from a retry, is ignored and returns false).
+    /// Hands the head over (once: a second head is ignored and returns false).
     @discardableResult
     package func deliver(status: Int, headers: HTTPHeaders) -> Bool {
+        if let forward {
+            let keep = forward.keeps(status, headers)
+            let first = verdict.withLock { verdict -> Bool in
+                guard verdict == .undecided else { return false }
+                verdict = keep ? .kept : .discarded
+                return true
+            }
+            if first, keep { forward.parent.deliver(status: status, headers: headers) }
+            return first
+        }
         let (waiter, first) = state.withLock {
             state -> (CheckedContinuation<Head, any Error>?, Bool) in
             guard state.head == nil else { return (nil, false) }
@@ -76,6 +132,11 @@ public final class BodyChunkChannel: Sendable, Hashable {
     )
         -> Offer
     {
+        if let forward {
+            // A discarded attempt's body is read to its end and dropped.
+            if verdict.withLock({ $0 == .discarded }) { return .taken }
+            return forward.parent.offer(bytes, canWait: canWait, resume: resume)
+        }
         var handOver: (CheckedContinuation<Data?, any Error>, Data)?
         let offer = state.withLock { state -> Offer in
             if state.readerGone { return .readerGone }
@@ -100,8 +161,11 @@ public final class BodyChunkChannel: Sendable, Hashable {
         return offer
     }
 
-    /// Ends the body: after the chunks already taken, the reader sees the end or `error`.
+    /// Ends the body: after the chunks already taken, the reader sees the end or `error`. Only
+    /// the reader's own channel is finished (by ``HTTPClient/stream(_:bufferLimit:)``, once
+    /// the whole stack has answered); an attempt's channel ignores it.
     package func finish(_ error: (any Error)? = nil) {
+        guard forward == nil else { return }
         let (headWaiter, chunkWaiter) = state.withLock { state in
             if state.end == nil { state.end = error.map { .failure($0) } ?? .success(()) }
             if state.head == nil, let error { state.head = .failure(error) }

@@ -49,7 +49,10 @@ public struct HTTPResponse: Sendable, Hashable {
     public var isSuccess: Bool { (200..<300).contains(status) }
 
     /// Whether the status is one of the redirects a client follows (301, 302, 303, 307, 308).
-    public var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+    public var isRedirect: Bool { Self.redirectStatuses.contains(status) }
+
+    /// The statuses a redirect is followed on.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 }
 
 /// Phases of one exchange, each in seconds from the start of the request, where the transport

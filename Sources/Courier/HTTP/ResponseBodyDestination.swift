@@ -22,3 +22,20 @@ public enum ResponseBodyDestination: Sendable, Hashable {
         if case .stream(let channel) = self { channel } else { nil }
     }
 }
+
+extension HTTPRequest {
+    /// This request for one attempt of a middleware that may discard the response (a redirect
+    /// it follows, a status it retries, a rejected token): a streamed body goes through an
+    /// attempt's channel (``BodyChunkChannel/attempt(keeping:)``), which `keeps` decides on
+    /// when the head arrives. A body in memory or in a file needs nothing (a file is started
+    /// afresh by each attempt), and the request comes back as it is, with no channel.
+    package func attempt(
+        keeping keeps: @escaping @Sendable (_ status: Int, _ headers: HTTPHeaders) -> Bool
+    ) -> (request: HTTPRequest, channel: BodyChunkChannel?) {
+        guard let parent = bodyDestination.channel else { return (self, nil) }
+        let channel = parent.attempt(keeping: keeps)
+        var request = self
+        request.bodyDestination = .stream(channel)
+        return (request, channel)
+    }
+}

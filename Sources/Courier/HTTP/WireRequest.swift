@@ -28,8 +28,9 @@ public struct WireRequest: Sendable, Hashable {
     /// `identity` instead of ``acceptEncoding``.
     ///
     /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s), and
-    /// `.invalidRequest` for a method or header name that is not a token or a header value with
-    /// CR, LF or NUL (which would let a value inject another header).
+    /// `.invalidRequest` for a method or header name that is not a token, a header value with
+    /// CR, LF or NUL (which would let a value inject another header), or a GET or HEAD with a
+    /// body.
     public init(_ request: HTTPRequest, acceptEncoding: String = Self.acceptEncoding)
         throws(HTTPError)
     {
@@ -45,6 +46,15 @@ public struct WireRequest: Sendable, Hashable {
         guard request.body == nil || request.streamedBody == nil else {
             throw failure(
                 .invalidRequest, "the request sets both body and streamedBody; give one of them")
+        }
+        // URLSession refuses a GET with a body (and curl would send one): both refuse it, so
+        // that the transports agree. An empty body is no body.
+        if request.method == .get || request.method == .head,
+            request.streamedBody != nil || request.body?.isEmpty == false
+        {
+            throw failure(
+                .invalidRequest,
+                "a \(request.method) request cannot carry a body; send it with POST, PUT or PATCH")
         }
         guard request.method.isValidToken else {
             throw failure(.invalidRequest, "the method is not a valid token")

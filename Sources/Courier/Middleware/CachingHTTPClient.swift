@@ -41,7 +41,9 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         case .revalidate(let validators):
             var conditional = request
             validators.addConditions(to: &conditional)
-            let response = try await wrapped.perform(conditional)
+            // Streamed, a 304 never reaches the reader: the stored body does, as one chunk.
+            let response = try await wrapped.perform(
+                conditional.attempt { status, _ in status != 304 }.request)
             guard response.status == 304, var refreshed = stored else {
                 return keep(response, for: request, key: key)
             }
@@ -66,6 +68,8 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     private func keep(_ response: HTTPResponse, for request: HTTPRequest, key: String)
         -> HTTPResponse
     {
+        // A streamed body went to its reader: there is nothing to store.
+        guard request.bodyDestination == .memory else { return response }
         guard HTTPCachePolicy.isStorable(response, for: request) else {
             if response.status != 304 { store.remove(for: key) }
             return response

@@ -41,14 +41,16 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         while true {
             let started = time.date()
             let clockStart = time.now()
+            let (sent, channel) = attempt(request, number: number)
             let outcome: Result<HTTPResponse, HTTPError>
             do {
-                outcome = .success(try await wrapped.perform(request))
+                outcome = .success(try await wrapped.perform(sent))
             } catch let error as HTTPError {
                 outcome = .failure(error)
             }
             let attempt = settle(
-                outcome, of: request, number: number, started: started, clockStart: clockStart)
+                outcome, of: request, number: number, started: started, clockStart: clockStart,
+                final: channel?.reachedReader == true)
             guard let delay = attempt.retryDelay else { return try attempt.outcome.get() }
             do {
                 try await time.sleep(for: .milliseconds(Int64((delay * 1000).rounded())))
@@ -59,11 +61,31 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         }
     }
 
-    /// Decides what follows an attempt and tells the observer.
+    /// The request for attempt `number`: streamed, a response the policy will retry never
+    /// reaches the reader (its channel decides by the same rule, on the head), and one that
+    /// did is the answer: once the reader has bytes, the request is not sent again.
+    @inline(never)
+    private func attempt(_ request: HTTPRequest, number: Int) -> (
+        HTTPRequest, BodyChunkChannel?
+    ) {
+        guard request.bodyDestination.channel != nil else { return (request, nil) }
+        let policy = self.policy
+        let time = self.time
+        return request.attempt { status, headers in
+            let head = HTTPResponse(status: status, headers: headers, url: request.url)
+            return policy.decide(
+                after: number, request: request, outcome: .success(head), now: time.date(),
+                random: 0
+            ).delay == nil
+        }
+    }
+
+    /// Decides what follows an attempt and tells the observer; a `final` attempt (its
+    /// streamed head reached the reader) is never retried.
     @inline(never)
     private func settle(
         _ outcome: Result<HTTPResponse, HTTPError>, of request: HTTPRequest, number: Int,
-        started: Date, clockStart: ContinuousClock.Instant
+        started: Date, clockStart: ContinuousClock.Instant, final: Bool = false
     ) -> Attempt {
         let duration = clockStart.duration(to: time.now()).seconds
         var unmet = false
@@ -71,7 +93,7 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             unmet = !check(response, duration)
         }
         let decision =
-            Task.isCancelled
+            Task.isCancelled || final
             ? .stop
             : policy.decide(
                 after: number, request: request, outcome: outcome, unmetExpectation: unmet,

@@ -125,6 +125,14 @@ enum TaskDecoder {
                 path, "has more than one of \"json\", \"body\" and \"bodyFile\"; give one", at: node
             )
         }
+        if !bodies.isEmpty, method == .get || method == .head {
+            // Both transports refuse one (WireRequest): say so before the run, not per task.
+            context.error(
+                path,
+                "has a body but its method is \(method) (GET is the default): a \(method) request "
+                    + "cannot carry a body; set \"method\" (POST, PUT, PATCH…)",
+                at: node)
+        }
 
         var expectStatus: Set<Int>?
         var expectation = Expectation()
