@@ -24,7 +24,7 @@ public struct RefreshWindow: Sendable, Hashable {
 
     /// The refreshes that still count at `now` (those of the last ``interval``) and whether one
     /// more is allowed: a pure decision over the times of the earlier ones.
-    func admit(
+    package func admit(
         after earlier: [ContinuousClock.Instant], now: ContinuousClock.Instant
     ) -> (recent: [ContinuousClock.Instant], allowed: Bool) {
         let recent = earlier.filter { $0.duration(to: now) < .seconds(interval) }

@@ -67,3 +67,44 @@ import Testing
         }
     }
 }
+
+/// A path that starts with a scheme is an absolute URL: never joined to the base URL (where
+/// the API's credentials would go with it), refused when it is not a usable http(s) URL.
+@Suite("URLBuilder: absolute paths")
+struct AbsolutePathTests {
+    static let base = URL(string: "http://api.test/v1")!
+
+    @Test(arguments: [
+        "https://api.github.com  ---invalid", "ftp://files.example.com/a", "users:search",
+        "mailto:a@b.test", "http://", "https:///nohost", "javascript:alert(1)",
+    ])
+    func refused(path: String) {
+        do {
+            let url = try URLBuilder.url(baseURL: Self.base, path: path)
+            Issue.record("accepted as \(url)")
+        } catch {
+            #expect(error.kind == .invalidURL, "\(error)")
+        }
+    }
+
+    @Test(arguments: [
+        ("/users:search", "http://api.test/v1/users:search"),
+        ("/v1/things/x:batchGet", "http://api.test/v1/v1/things/x:batchGet"),
+        ("https://other.test/a?b=1", "https://other.test/a?b=1"),
+        ("HTTP://other.test/a", "HTTP://other.test/a"),
+        ("./a:b", "http://api.test/v1/./a:b"),
+    ])
+    func kept(path: String, expected: String) throws {
+        #expect(try URLBuilder.url(baseURL: Self.base, path: path).absoluteString == expected)
+    }
+
+    @Test("a password in a URL that does not parse stays out of the message")
+    func messageWithoutUserinfo() {
+        do {
+            _ = try URLBuilder.url(baseURL: Self.base, path: "https://me:hunter2@api test/a")
+            Issue.record("accepted")
+        } catch {
+            #expect(!"\(error)".contains("hunter2"), "\(error)")
+        }
+    }
+}
