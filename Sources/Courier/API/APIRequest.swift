@@ -53,13 +53,14 @@ extension APIRequest {
 }
 
 extension APIRequest where Response: Decodable {
-    /// Decodes as the type says: `Data` is the body as it is, `String` the body as UTF-8,
+    /// Decodes as the type says: `Data` is the body as it is, `String` the body as text in the
+    /// `charset` of its `Content-Type` (UTF-8 when none is given),
     /// ``EmptyResponse`` ignores the body, an `Optional` of an empty body is `nil`, and every
     /// other type is decoded from JSON.
     public func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> Response {
         // Checked at run time: a generic `Request<Value>` picks this implementation once, for
         // every `Value`, so the `Data` and `String` overloads below never see it.
-        if let raw = RawResponse.decode(response.body, as: Response.self) { return raw }
+        if let raw = RawResponse.decode(response, as: Response.self) { return raw }
         if response.body.isEmpty, let empty = (Response.self as? any EmptyDecodable.Type)?.empty {
             return empty as! Response  // swift-format-ignore: checked by the cast above
         }
@@ -75,18 +76,19 @@ extension APIRequest where Response == Data {
 }
 
 extension APIRequest where Response == String {
-    /// Returns the body as UTF-8 text (invalid bytes are replaced).
+    /// Returns the body as text in the `charset` of its `Content-Type`, UTF-8 when none is
+    /// given (invalid bytes are replaced; an unknown charset is read as UTF-8).
     public func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> String {
-        String(decoding: response.body, as: UTF8.self)
+        ResponseText.decode(response)
     }
 }
 
 /// The response types that are not JSON.
 enum RawResponse {
-    static func decode<Value>(_ body: Data, as type: Value.Type) -> Value? {
+    static func decode<Value>(_ response: HTTPResponse, as type: Value.Type) -> Value? {
         switch type {
-        case is Data.Type: body as? Value
-        case is String.Type: String(decoding: body, as: UTF8.self) as? Value
+        case is Data.Type: response.body as? Value
+        case is String.Type: ResponseText.decode(response) as? Value
         case is EmptyResponse.Type: EmptyResponse() as? Value
         default: nil
         }
