@@ -22,6 +22,12 @@ public struct APIConfiguration: Sendable {
     public var tls = TLSOptions()
     /// Whether redirects are followed (through ``RedirectingHTTPClient``) and how many.
     public var maxRedirects: Int?
+    /// The response content types every request accepts, unless it names its own
+    /// (``APIRequest/acceptableContentTypes``); `nil`, the default, accepts any.
+    /// ```swift
+    /// configuration.acceptableContentTypes = ["application/json", "application/*+json"]
+    /// ```
+    public var acceptableContentTypes: [String]?
     public var encoder: JSONEncoder
     public var decoder: JSONDecoder
     /// Changes each request before it is sent (signing, request ids); see ``HookingHTTPClient``.

@@ -14,6 +14,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let unacceptableStatus = Kind(rawValue: "unacceptableStatus")
         /// The body did not decode into the response type.
         public static let decoding = Kind(rawValue: "decoding")
+        /// The response's `Content-Type` is not one the request accepts
+        /// (``APIRequest/acceptableContentTypes``, ``APIConfiguration/acceptableContentTypes``).
+        public static let unacceptableContentType = Kind(rawValue: "unacceptableContentType")
 
         public var description: String { rawValue }
     }
@@ -22,7 +25,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The method and URL of the request, when it got that far.
     public var request: (method: HTTPMethod, url: URL)?
-    /// The response, for `.unacceptableStatus` and `.decoding`.
+    /// The response, for `.unacceptableStatus`, `.unacceptableContentType` and `.decoding`.
     public var response: HTTPResponse?
 
     public init(
@@ -46,6 +49,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var status: Int? { response?.status }
     /// The response body, when there was a response.
     public var body: Data? { response?.body }
+    /// The response's `Content-Type` as the server sent it, when there was one.
+    public var contentType: String? { response?.headers["Content-Type"] }
 
     /// Decodes the server's error body, for APIs that describe failures in JSON.
     /// ```swift

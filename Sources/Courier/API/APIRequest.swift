@@ -38,6 +38,12 @@ public protocol APIRequest: Sendable {
     var timeout: TimeInterval? { get }
     /// Which statuses count as success; the default is any 2xx.
     func accepts(status: Int) -> Bool
+    /// The response content types this request accepts, checked after the status and before
+    /// decoding: `application/json`, `application/*`, `application/*+json`, `*/*`; parameters
+    /// such as `charset` are ignored and case does not matter. A body of another type throws
+    /// ``APIError`` with `.unacceptableContentType`. The default, `nil`, defers to
+    /// ``APIConfiguration/acceptableContentTypes`` (which accepts anything unless set).
+    var acceptableContentTypes: [String]? { get }
     /// Turns a successful response into `Response`.
     func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> Response
 }
@@ -50,6 +56,7 @@ extension APIRequest {
     public var content: APIRequestBody? { nil }
     public var timeout: TimeInterval? { nil }
     public func accepts(status: Int) -> Bool { (200..<300).contains(status) }
+    public var acceptableContentTypes: [String]? { nil }
 }
 
 extension APIRequest where Response: Decodable {

@@ -63,12 +63,18 @@ public struct DefaultAPIClient: APIClient {
                 .unacceptableStatus, "unacceptable status \(response.status)",
                 request: httpRequest, response: response)
         }
+        try ContentTypeValidation.check(
+            response,
+            accepting: request.acceptableContentTypes ?? configuration.acceptableContentTypes,
+            request: httpRequest)
         do {
             let value = try request.decode(response, using: configuration.decoder)
             return APIResponse(value: value, response: response)
         } catch let error as DecodingError {
-            throw APIError(
-                .decoding, APIError.describe(error), request: httpRequest, response: response)
+            let message =
+                ContentTypeValidation.notJSONMessage(for: error, response: response)
+                ?? APIError.describe(error)
+            throw APIError(.decoding, message, request: httpRequest, response: response)
         }
     }
 

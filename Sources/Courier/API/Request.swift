@@ -16,6 +16,9 @@ public struct Request<Value: Decodable & Sendable>: APIRequest {
     public var body: Data?
     public var content: APIRequestBody?
     public var timeout: TimeInterval?
+    /// The response content types accepted (``APIRequest/acceptableContentTypes``); `nil`
+    /// defers to the configuration's.
+    public var acceptableContentTypes: [String]?
 
     public init(
         method: HTTPMethod = .get,
