@@ -29,6 +29,8 @@ public struct APIConfiguration: Sendable {
     /// ```
     public var acceptableContentTypes: [String]?
     public var encoder: JSONEncoder
+    /// Encodes ``APIRequest/queryParameters`` and `.form(value)` bodies.
+    public var formEncoder = FormEncoder()
     public var decoder: JSONDecoder
     /// Changes each request before it is sent (signing, request ids); see ``HookingHTTPClient``.
     public var willSend: HookingHTTPClient<AnyHTTPClient>.WillSend?

@@ -73,11 +73,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// Describes a `DecodingError` by the path of the failing key, for example
     /// `value not found: expected String at "user.name"`.
     static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            let text = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }
-                .joined()
-            return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "<root>" : text)
-        }
+        let path = keyPath
         switch error {
         case .keyNotFound(let key, let context):
             return "missing key \"\(path(context.codingPath + [key]))\""
@@ -90,5 +86,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         @unknown default:
             return "\(error)"
         }
+    }
+
+    /// A coding path as `user.tags[1]`; `<root>` when empty.
+    static func keyPath(_ keys: [any CodingKey]) -> String {
+        let text = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "<root>" : text)
     }
 }

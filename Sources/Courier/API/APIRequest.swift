@@ -28,6 +28,10 @@ public protocol APIRequest: Sendable {
     var path: String { get }
     /// Query items, percent-encoded by the client; order is kept.
     var queryItems: [URLQueryItem]? { get }
+    /// A value whose fields are sent as query items after ``queryItems``, encoded by the
+    /// configuration's ``APIConfiguration/formEncoder`` (`user[name]=ada&tags[]=a`); a value
+    /// that does not encode throws ``APIError`` with `.invalidRequest` before anything is sent.
+    var queryParameters: (any Encodable & Sendable)? { get }
     /// Headers sent with this request; they override same-named configuration headers.
     var headers: [String: String]? { get }
     /// The body bytes, sent exactly as they are.
@@ -51,6 +55,7 @@ public protocol APIRequest: Sendable {
 extension APIRequest {
     public var method: HTTPMethod { .get }
     public var queryItems: [URLQueryItem]? { nil }
+    public var queryParameters: (any Encodable & Sendable)? { nil }
     public var headers: [String: String]? { nil }
     public var body: Data? { nil }
     public var content: APIRequestBody? { nil }
@@ -110,8 +115,22 @@ public enum APIRequestBody: Sendable {
     case data(Data, contentType: String)
     /// Form fields, sent as `application/x-www-form-urlencoded`.
     case form([URLQueryItem])
+    /// A value's fields, sent as `application/x-www-form-urlencoded`; made by
+    /// ``form(_:encoder:)``.
+    case encodedForm(any Encodable & Sendable, encoder: FormEncoder?)
     /// A `multipart/form-data` form; its file parts are streamed from disk.
     case multipart(MultipartFormData)
     /// The file at this URL, streamed, with its content type.
     case file(URL, contentType: String)
+
+    /// A value's fields as an `application/x-www-form-urlencoded` body, encoded by `encoder`
+    /// or else the configuration's ``APIConfiguration/formEncoder``.
+    /// ```swift
+    /// var content: APIRequestBody? { .form(Login(user: "ada", password: secret)) }
+    /// ```
+    public static func form(_ value: some Encodable & Sendable, encoder: FormEncoder? = nil)
+        -> APIRequestBody
+    {
+        .encodedForm(value, encoder: encoder)
+    }
 }

@@ -85,7 +85,7 @@ public struct DefaultAPIClient: APIClient {
     /// an absolute `path` to another host is sent without them.
     public func makeHTTPRequest(for request: some APIRequest) throws -> HTTPRequest {
         let url = try URLBuilder.url(
-            baseURL: configuration.baseURL, path: request.path, query: request.queryItems ?? [])
+            baseURL: configuration.baseURL, path: request.path, query: queryItems(of: request))
         var headers = configuration.headers
         var body = request.body
         var streamed: StreamedBody?
@@ -117,6 +117,13 @@ public struct DefaultAPIClient: APIClient {
         return httpRequest
     }
 
+    /// The request's query items, then its ``APIRequest/queryParameters``' fields.
+    private func queryItems(of request: some APIRequest) throws(APIError) -> [URLQueryItem] {
+        guard let parameters = request.queryParameters else { return request.queryItems ?? [] }
+        return (request.queryItems ?? [])
+            + (try configuration.formEncoder.queryItems(from: parameters))
+    }
+
     /// A body in memory or streamed from parts.
     private enum EncodedBody {
         case data(Data)
@@ -132,6 +139,9 @@ public struct DefaultAPIClient: APIClient {
                 .data(Data(URLBuilder.encodeQuery(items).utf8)),
                 "application/x-www-form-urlencoded"
             )
+        case .encodedForm(let value, let encoder):
+            let text = try (encoder ?? configuration.formEncoder).encode(value)
+            return (.data(Data(text.utf8)), "application/x-www-form-urlencoded")
         case .multipart(let form):
             return (.streamed(form.body), form.contentType)
         case .file(let url, let contentType):

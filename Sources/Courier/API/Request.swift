@@ -12,6 +12,8 @@ public struct Request<Value: Decodable & Sendable>: APIRequest {
     public var method: HTTPMethod
     public var path: String
     public var queryItems: [URLQueryItem]?
+    /// Fields sent after ``queryItems`` (``APIRequest/queryParameters``).
+    public var queryParameters: (any Encodable & Sendable)?
     public var headers: [String: String]?
     public var body: Data?
     public var content: APIRequestBody?
@@ -45,6 +47,19 @@ public struct Request<Value: Decodable & Sendable>: APIRequest {
         Request(method: .get, path: path, query: query, headers: headers)
     }
 
+    /// A GET request whose query is `query`'s fields, encoded by the configuration's
+    /// ``APIConfiguration/formEncoder``.
+    /// ```swift
+    /// let hits: [Hit] = try await client.perform(.get("/search", query: Search(text: "a b")))
+    /// ```
+    public static func get(
+        _ path: String, query: some Encodable & Sendable, headers: [String: String] = [:]
+    ) -> Request {
+        var request = Request(method: .get, path: path, headers: headers)
+        request.queryParameters = query
+        return request
+    }
+
     /// A DELETE request.
     public static func delete(
         _ path: String, query: [URLQueryItem] = [], headers: [String: String] = [:]
@@ -66,6 +81,14 @@ public struct Request<Value: Decodable & Sendable>: APIRequest {
         headers: [String: String] = [:]
     ) -> Request {
         Request(method: .post, path: path, query: query, headers: headers, content: content)
+    }
+
+    /// A POST request with `form`'s fields as an `application/x-www-form-urlencoded` body.
+    public static func post(
+        _ path: String, form: some Encodable & Sendable, query: [URLQueryItem] = [],
+        headers: [String: String] = [:]
+    ) -> Request {
+        Request(method: .post, path: path, query: query, headers: headers, content: .form(form))
     }
 
     /// A POST request with a JSON body.
