@@ -16,7 +16,7 @@ import Foundation
 ///     var queryItems: [URLQueryItem]? { [URLQueryItem(name: "page", value: String(page))] }
 /// }
 /// ```
-/// For a body the client should encode, give `content` (`.json(value)`, `.form(items)`)
+/// For a body the client should encode, give `content` (`.json(value)`, `.form(value)`)
 /// instead of `body`; a request that sets both is refused rather than sending one of them.
 public protocol APIRequest: Sendable {
     /// What a successful response decodes into: any `Decodable`, `Data`, `String` or

@@ -67,6 +67,15 @@ public struct Request<Value: Decodable & Sendable>: APIRequest {
         Request(method: .delete, path: path, query: query, headers: headers)
     }
 
+    /// A DELETE request whose query is `query`'s fields (as `get(_:query:)` does).
+    public static func delete(
+        _ path: String, query: some Encodable & Sendable, headers: [String: String] = [:]
+    ) -> Request {
+        var request = Request(method: .delete, path: path, headers: headers)
+        request.queryParameters = query
+        return request
+    }
+
     /// A POST request with optional raw body bytes, sent exactly as given.
     public static func post(
         _ path: String, body: Data? = nil, query: [URLQueryItem] = [],

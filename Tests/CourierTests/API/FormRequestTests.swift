@@ -30,6 +30,14 @@ import Testing
                 == "https://api.test/v1/search?text=a%20b%26c&tags%5B%5D=x&tags%5B%5D=y")
     }
 
+    @Test func deleteWithAnEncodableQuery() async throws {
+        struct Which: Encodable, Sendable { let ids: [Int] }
+        let stub = StubHTTPClient(body: "")
+        let _: Data = try await client(stub).perform(.delete("/items", query: Which(ids: [1, 2])))
+        #expect(stub.lastRequest?.method == .delete)
+        #expect(stub.lastRequest?.url.query == "ids%5B%5D=1&ids%5B%5D=2")
+    }
+
     @Test func queryParametersFollowQueryItemsWithTheConfigurationsEncoder() async throws {
         struct Search: APIRequest {
             typealias Response = Data
