@@ -448,6 +448,10 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, (arg("v") or "null").encode())
         elif route.startswith("/recovery/"):
             self.recovery_api(route, arg, body)
+        elif route == "/typed":
+            # The bytes given in hex under the Content-Type given: charsets, content types.
+            self.reply(200, bytes.fromhex(arg("hex", "")), [],
+                       arg("type", "application/octet-stream"))
         else:
             self.reply_json(404, {"error": "no route " + route})
 

@@ -22,7 +22,15 @@ public struct APIConfiguration: Sendable {
     public var tls = TLSOptions()
     /// Whether redirects are followed (through ``RedirectingHTTPClient``) and how many.
     public var maxRedirects: Int?
+    /// The response content types every request accepts, unless it names its own
+    /// (``APIRequest/acceptableContentTypes``); `nil`, the default, accepts any.
+    /// ```swift
+    /// configuration.acceptableContentTypes = ["application/json", "application/*+json"]
+    /// ```
+    public var acceptableContentTypes: [String]?
     public var encoder: JSONEncoder
+    /// Encodes ``APIRequest/queryParameters`` and `.form(value)` bodies.
+    public var formEncoder = FormEncoder()
     public var decoder: JSONDecoder
     /// Changes each request before it is sent (signing, request ids); see ``HookingHTTPClient``.
     public var willSend: HookingHTTPClient<AnyHTTPClient>.WillSend?

@@ -17,6 +17,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         public static let unacceptableStatus = Kind(rawValue: "unacceptableStatus")
         /// The body did not decode into the response type.
         public static let decoding = Kind(rawValue: "decoding")
+        /// The response's `Content-Type` is not one the request accepts
+        /// (``APIRequest/acceptableContentTypes``, ``APIConfiguration/acceptableContentTypes``).
+        public static let unacceptableContentType = Kind(rawValue: "unacceptableContentType")
 
         public var description: String { rawValue }
     }
@@ -25,7 +28,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The method and URL of the request, when it got that far.
     public var request: (method: HTTPMethod, url: URL)?
-    /// The response, for `.unacceptableStatus` and `.decoding`.
+    /// The response, for `.unacceptableStatus`, `.unacceptableContentType` and `.decoding`.
     public var response: HTTPResponse?
 
     public init(
@@ -49,6 +52,8 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     public var status: Int? { response?.status }
     /// The response body, when there was a response.
     public var body: Data? { response?.body }
+    /// The response's `Content-Type` as the server sent it, when there was one.
+    public var contentType: String? { response?.headers["Content-Type"] }
 
     /// Decodes the server's error body, for APIs that describe failures in JSON.
     /// ```swift
@@ -71,11 +76,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
     /// Describes a `DecodingError` by the path of the failing key, for example
     /// `value not found: expected String at "user.name"`.
     static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            let text = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }
-                .joined()
-            return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "<root>" : text)
-        }
+        let path = keyPath
         switch error {
         case .keyNotFound(let key, let context):
             return "missing key \"\(path(context.codingPath + [key]))\""
@@ -88,5 +89,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         @unknown default:
             return "\(error)"
         }
+    }
+
+    /// A coding path as `user.tags[1]`; `<root>` when empty.
+    static func keyPath(_ keys: [any CodingKey]) -> String {
+        let text = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "<root>" : text)
     }
 }

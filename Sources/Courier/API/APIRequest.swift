@@ -16,7 +16,7 @@ import Foundation
 ///     var queryItems: [URLQueryItem]? { [URLQueryItem(name: "page", value: String(page))] }
 /// }
 /// ```
-/// For a body the client should encode, give `content` (`.json(value)`, `.form(items)`)
+/// For a body the client should encode, give `content` (`.json(value)`, `.form(value)`)
 /// instead of `body`; a request that sets both is refused rather than sending one of them.
 public protocol APIRequest: Sendable {
     /// What a successful response decodes into: any `Decodable`, `Data`, `String` or
@@ -28,6 +28,10 @@ public protocol APIRequest: Sendable {
     var path: String { get }
     /// Query items, percent-encoded by the client; order is kept.
     var queryItems: [URLQueryItem]? { get }
+    /// A value whose fields are sent as query items after ``queryItems``, encoded by the
+    /// configuration's ``APIConfiguration/formEncoder`` (`user[name]=ada&tags[]=a`); a value
+    /// that does not encode throws ``APIError`` with `.invalidRequest` before anything is sent.
+    var queryParameters: (any Encodable & Sendable)? { get }
     /// Headers sent with this request; they override same-named configuration headers.
     var headers: [String: String]? { get }
     /// The body bytes, sent exactly as they are.
@@ -38,6 +42,12 @@ public protocol APIRequest: Sendable {
     var timeout: TimeInterval? { get }
     /// Which statuses count as success; the default is any 2xx.
     func accepts(status: Int) -> Bool
+    /// The response content types this request accepts, checked after the status and before
+    /// decoding: `application/json`, `application/*`, `application/*+json`, `*/*`; parameters
+    /// such as `charset` are ignored and case does not matter. A body of another type throws
+    /// ``APIError`` with `.unacceptableContentType`. The default, `nil`, defers to
+    /// ``APIConfiguration/acceptableContentTypes`` (which accepts anything unless set).
+    var acceptableContentTypes: [String]? { get }
     /// Turns a successful response into `Response`.
     func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> Response
 }
@@ -45,21 +55,24 @@ public protocol APIRequest: Sendable {
 extension APIRequest {
     public var method: HTTPMethod { .get }
     public var queryItems: [URLQueryItem]? { nil }
+    public var queryParameters: (any Encodable & Sendable)? { nil }
     public var headers: [String: String]? { nil }
     public var body: Data? { nil }
     public var content: APIRequestBody? { nil }
     public var timeout: TimeInterval? { nil }
     public func accepts(status: Int) -> Bool { (200..<300).contains(status) }
+    public var acceptableContentTypes: [String]? { nil }
 }
 
 extension APIRequest where Response: Decodable {
-    /// Decodes as the type says: `Data` is the body as it is, `String` the body as UTF-8,
+    /// Decodes as the type says: `Data` is the body as it is, `String` the body as text in the
+    /// `charset` of its `Content-Type` (UTF-8 when none is given),
     /// ``EmptyResponse`` ignores the body, an `Optional` of an empty body is `nil`, and every
     /// other type is decoded from JSON.
     public func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> Response {
         // Checked at run time: a generic `Request<Value>` picks this implementation once, for
         // every `Value`, so the `Data` and `String` overloads below never see it.
-        if let raw = RawResponse.decode(response.body, as: Response.self) { return raw }
+        if let raw = RawResponse.decode(response, as: Response.self) { return raw }
         if response.body.isEmpty, let empty = (Response.self as? any EmptyDecodable.Type)?.empty {
             return empty as! Response  // swift-format-ignore: checked by the cast above
         }
@@ -75,18 +88,19 @@ extension APIRequest where Response == Data {
 }
 
 extension APIRequest where Response == String {
-    /// Returns the body as UTF-8 text (invalid bytes are replaced).
+    /// Returns the body as text in the `charset` of its `Content-Type`, UTF-8 when none is
+    /// given (invalid bytes are replaced; an unknown charset is read as UTF-8).
     public func decode(_ response: HTTPResponse, using decoder: JSONDecoder) throws -> String {
-        String(decoding: response.body, as: UTF8.self)
+        ResponseText.decode(response)
     }
 }
 
 /// The response types that are not JSON.
 enum RawResponse {
-    static func decode<Value>(_ body: Data, as type: Value.Type) -> Value? {
+    static func decode<Value>(_ response: HTTPResponse, as type: Value.Type) -> Value? {
         switch type {
-        case is Data.Type: body as? Value
-        case is String.Type: String(decoding: body, as: UTF8.self) as? Value
+        case is Data.Type: response.body as? Value
+        case is String.Type: ResponseText.decode(response) as? Value
         case is EmptyResponse.Type: EmptyResponse() as? Value
         default: nil
         }
@@ -101,8 +115,22 @@ public enum APIRequestBody: Sendable {
     case data(Data, contentType: String)
     /// Form fields, sent as `application/x-www-form-urlencoded`.
     case form([URLQueryItem])
+    /// A value's fields, sent as `application/x-www-form-urlencoded`; made by
+    /// ``form(_:encoder:)``.
+    case encodedForm(any Encodable & Sendable, encoder: FormEncoder?)
     /// A `multipart/form-data` form; its file parts are streamed from disk.
     case multipart(MultipartFormData)
     /// The file at this URL, streamed, with its content type.
     case file(URL, contentType: String)
+
+    /// A value's fields as an `application/x-www-form-urlencoded` body, encoded by `encoder`
+    /// or else the configuration's ``APIConfiguration/formEncoder``.
+    /// ```swift
+    /// var content: APIRequestBody? { .form(Login(user: "ada", password: secret)) }
+    /// ```
+    public static func form(_ value: some Encodable & Sendable, encoder: FormEncoder? = nil)
+        -> APIRequestBody
+    {
+        .encodedForm(value, encoder: encoder)
+    }
 }

@@ -63,12 +63,18 @@ public struct DefaultAPIClient: APIClient {
                 .unacceptableStatus, "unacceptable status \(response.status)",
                 request: httpRequest, response: response)
         }
+        try ContentTypeValidation.check(
+            response,
+            accepting: request.acceptableContentTypes ?? configuration.acceptableContentTypes,
+            request: httpRequest)
         do {
             let value = try request.decode(response, using: configuration.decoder)
             return APIResponse(value: value, response: response)
         } catch let error as DecodingError {
-            throw APIError(
-                .decoding, APIError.describe(error), request: httpRequest, response: response)
+            let message =
+                ContentTypeValidation.notJSONMessage(for: error, response: response)
+                ?? APIError.describe(error)
+            throw APIError(.decoding, message, request: httpRequest, response: response)
         }
     }
 
@@ -79,7 +85,7 @@ public struct DefaultAPIClient: APIClient {
     /// an absolute `path` to another host is sent without them.
     public func makeHTTPRequest(for request: some APIRequest) throws -> HTTPRequest {
         let url = try URLBuilder.url(
-            baseURL: configuration.baseURL, path: request.path, query: request.queryItems ?? [])
+            baseURL: configuration.baseURL, path: request.path, query: queryItems(of: request))
         var headers = configuration.headers
         var body = request.body
         var streamed: StreamedBody?
@@ -115,6 +121,13 @@ public struct DefaultAPIClient: APIClient {
         return httpRequest
     }
 
+    /// The request's query items, then its ``APIRequest/queryParameters``' fields.
+    private func queryItems(of request: some APIRequest) throws(APIError) -> [URLQueryItem] {
+        guard let parameters = request.queryParameters else { return request.queryItems ?? [] }
+        return (request.queryItems ?? [])
+            + (try configuration.formEncoder.queryItems(from: parameters))
+    }
+
     /// A body in memory or streamed from parts.
     private enum EncodedBody {
         case data(Data)
@@ -130,6 +143,9 @@ public struct DefaultAPIClient: APIClient {
                 .data(Data(URLBuilder.encodeQuery(items).utf8)),
                 "application/x-www-form-urlencoded"
             )
+        case .encodedForm(let value, let encoder):
+            let text = try (encoder ?? configuration.formEncoder).encode(value)
+            return (.data(Data(text.utf8)), "application/x-www-form-urlencoded")
         case .multipart(let form):
             return (.streamed(form.body), form.contentType)
         case .file(let url, let contentType):
