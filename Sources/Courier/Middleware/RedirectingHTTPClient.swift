@@ -5,17 +5,37 @@
 /// ```swift
 /// let client = RedirectingHTTPClient(wrapping: URLSessionHTTPClient(), maxHops: 5)
 /// ```
+/// A ``Handler`` sees each redirect before it is followed, and follows it, changes the next
+/// request or stops there (the redirect is then the answer):
+/// ```swift
+/// let client = RedirectingHTTPClient(wrapping: transport) { redirect, next in
+///     next.url.host == "downloads.example.com" ? next : nil   // follow only to our CDN
+/// }
+/// ```
 public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
+    /// Decides one hop: given the redirect response and the request ``RedirectState`` would
+    /// send next (credentials already dropped for another origin), returns the request to
+    /// send (that one, or a changed one) or `nil` to stop and return the redirect itself.
+    /// For a streamed request (``HTTPClient/stream(_:bufferLimit:)``) the handler is asked when
+    /// the redirect's head arrives, and the response it sees has no body.
+    public typealias Handler = @Sendable (_ redirect: HTTPResponse, _ next: HTTPRequest) ->
+        HTTPRequest?
+
     public let wrapped: Wrapped
     public let maxHops: Int
+    private let handler: Handler?
 
-    /// - Parameter maxHops: the most redirects one request may follow (default 10).
-    public init(wrapping wrapped: Wrapped, maxHops: Int = 10) {
+    /// - Parameters:
+    ///   - maxHops: the most redirects one request may follow (default 10).
+    ///   - handler: asked before each hop; `nil` follows every redirect the rules allow.
+    public init(wrapping wrapped: Wrapped, maxHops: Int = 10, handler: Handler? = nil) {
         self.wrapped = wrapped
         self.maxHops = maxHops
+        self.handler = handler
     }
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if handler != nil { return try await performAskingHandler(request) }
         let response = try await wrapped.perform(Self.hop(request))
         // Most responses are not redirects: their path holds nothing else across an await (an
         // async function's values live in the task's heap frame).
@@ -43,5 +63,45 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         response.redirectCount = state.hops
         response.requestHeaders = first.requestHeaders
         return response
+    }
+
+    /// Every hop with the handler's say. A streamed hop is decided on its head, when the
+    /// handler is asked (once) whether the redirect is followed, so that a redirect the
+    /// handler stops at reaches the reader whole and one it follows never does.
+    private func performAskingHandler(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var state = RedirectState(request: request, maxHops: maxHops)
+        var sending = request
+        var firstHeaders: HTTPHeaders?
+        while true {
+            let decided = Locked<HTTPRequest??>(nil)
+            let probe = state
+            let handler = self.handler
+            let (attempt, _) = sending.attempt { status, headers in
+                let head = HTTPResponse(status: status, headers: headers, url: probe.current.url)
+                var trial = probe
+                do {
+                    guard let proposed = try trial.next(after: head) else { return true }
+                    let next = handler?(head, proposed)
+                    decided.withLock { $0 = .some(next) }
+                    return next == nil
+                } catch {
+                    return false  // the hop fails below with this error, as unstreamed
+                }
+            }
+            var response = try await wrapped.perform(attempt)
+            if firstHeaders == nil { firstHeaders = response.requestHeaders }
+            guard let proposed = try state.next(after: response) else {
+                response.redirectCount = state.hops
+                response.requestHeaders = firstHeaders ?? response.requestHeaders
+                return response
+            }
+            let next = decided.withLock { $0 } ?? handler?(response, proposed)
+            guard let next else {
+                response.redirectCount = state.hops - 1
+                response.requestHeaders = firstHeaders ?? response.requestHeaders
+                return response
+            }
+            sending = next
+        }
     }
 }
