@@ -13,6 +13,9 @@ public enum HTTPCachePolicy {
         case revalidate(HTTPValidators)
         /// Send the request as it is.
         case fetch
+        /// The request asked for a stored response only (`only-if-cached`) and none will do:
+        /// answer 504 without sending anything (RFC 9111 §5.2.1.7).
+        case unsatisfiable
     }
 
     /// Fields of a 304 that describe the 304 itself, not the stored representation: they do
@@ -45,20 +48,42 @@ public enum HTTPCachePolicy {
     }
 
     /// What to do for `request` given `stored` (already matched on `Vary`), at `now`.
+    ///
+    /// The request's own `Cache-Control` is honoured (RFC 9111 §5.2.1): `no-cache` revalidates,
+    /// `max-age=N` wants a response at most N seconds old, `max-stale[=N]` accepts a stale one
+    /// (any, or stale by at most N seconds) without asking the server, and `only-if-cached`
+    /// never sends: a stored response the other directives accept, or ``Decision/unsatisfiable``.
+    /// A stored response that says `no-cache` or `must-revalidate` is never used stale.
     public static func decide(
         _ request: HTTPRequest, stored: CachedResponse?, now: Date
     ) -> Decision {
-        guard let stored else { return .fetch }
         let asked = directives(request.headers)
+        let offline = asked.keys.contains("only-if-cached")
+        guard let stored else { return offline ? .unsatisfiable : .fetch }
         let given = directives(stored.headers)
         let mustCheck = asked.keys.contains("no-cache") || given.keys.contains("no-cache")
-        if !mustCheck, let lifetime = freshnessLifetime(stored.headers),
-            age(of: stored, now: now) < lifetime
+        let age = age(of: stored, now: now)
+        let lifetime = freshnessLifetime(stored.headers) ?? 0
+        let youngEnough = seconds(asked["max-age"]).map { age <= $0 } ?? true
+        if !mustCheck, youngEnough, age < lifetime { return .useStored }
+        if !mustCheck, youngEnough, !given.keys.contains("must-revalidate"),
+            let maxStale = asked["max-stale"]
         {
-            return .useStored
+            // "max-stale" alone accepts any staleness.
+            let allowed = seconds(maxStale) ?? .infinity
+            if age - lifetime <= allowed { return .useStored }
         }
+        if offline { return .unsatisfiable }
         let validators = HTTPValidators(stored.headers)
         return validators.isEmpty ? .fetch : .revalidate(validators)
+    }
+
+    /// A directive's delta-seconds argument (`nil` when absent or not a number).
+    private static func seconds(_ argument: String??) -> TimeInterval? {
+        guard case .some(.some(let text)) = argument, let value = Int(text), value >= 0 else {
+            return nil
+        }
+        return TimeInterval(value)
     }
 
     /// Whether `response` to `request` may be kept: a storable status, no `no-store`, no

@@ -9,6 +9,11 @@ import Foundation
 /// ```swift
 /// let cached = CachingHTTPClient(wrapping: CurlHTTPClient(), store: try DiskHTTPCacheStore(folder: cacheFolder))
 /// ```
+/// Each request can say how it wants the cache used, with its own `Cache-Control` (or
+/// ``HTTPRequest/setCacheUse(_:)``): `max-stale` takes a stored response however stale, else loads;
+/// `only-if-cached` never sends (offline), answering 504 when nothing stored will do;
+/// `no-cache` always revalidates.
+///
 /// Sit it above redirects and retries, so that it sees the requests the caller makes. Requests
 /// that set their own conditional fields bypass it (the caller wants the 304 itself), and the
 /// credentials are part of the key, so one user's response never answers another.
@@ -61,6 +66,11 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             return answer
         case .fetch:
             return keep(try await wrapped.perform(request), for: request, key: key)
+        case .unsatisfiable:
+            return HTTPResponse(
+                status: 504, headers: ["Content-Type": "text/plain"],
+                body: Data("only-if-cached: no stored response for this request".utf8),
+                url: request.url)
         }
     }
 
