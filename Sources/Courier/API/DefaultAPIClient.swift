@@ -10,7 +10,7 @@ import Foundation
 /// ```
 public struct DefaultAPIClient: APIClient {
     public let configuration: APIConfiguration
-    private let httpClient: any HTTPClient
+    let httpClient: any HTTPClient
 
     /// - Parameter httpClient: the transport; redirects are followed above it when the
     ///   configuration's `maxRedirects` is set.
