@@ -19,7 +19,8 @@ public struct JSONLines<Value: Decodable>: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(
             source: source,
-            decoder: JSONLinesDecoder(of: Value.self, decoder: decoder, maxLineLength: maxLineLength))
+            decoder: JSONLinesDecoder(
+                of: Value.self, decoder: decoder, maxLineLength: maxLineLength))
     }
 
     /// Reads chunks and decodes the lines they complete.
@@ -45,7 +46,8 @@ public struct JSONLines<Value: Decodable>: AsyncSequence, Sendable {
                     opened = true
                     switch source {
                     case .response(let response): body = response.body.makeAsyncIterator()
-                    case .connect(let connect): body = try await connect(nil).body.makeAsyncIterator()
+                    case .connect(let connect):
+                        body = try await connect(nil).body.makeAsyncIterator()
                     }
                 }
                 if let chunk = try await body?.next() {

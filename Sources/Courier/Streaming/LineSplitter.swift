@@ -22,7 +22,8 @@ package struct LineSplitter: Sendable {
     /// Adds a chunk and calls `line` with each line it ends, without its terminator, and the
     /// line's 1-based number.
     package mutating func feed(
-        _ chunk: some Collection<UInt8>, line: (_ line: ArraySlice<UInt8>, _ number: Int) throws -> Void
+        _ chunk: some Collection<UInt8>,
+        line: (_ line: ArraySlice<UInt8>, _ number: Int) throws -> Void
     ) throws {
         var bytes = ArraySlice(chunk)
         if afterCR, let first = bytes.first {

@@ -60,7 +60,8 @@ public struct ServerSentEventParser: Sendable {
         eventRetry = nil
     }
 
-    private mutating func process(_ line: ArraySlice<UInt8>, number: Int) throws -> ServerSentEvent? {
+    private mutating func process(_ line: ArraySlice<UInt8>, number: Int) throws -> ServerSentEvent?
+    {
         if line.isEmpty { return dispatch() }
         if line.first == UInt8(ascii: ":") { return nil }
         let field: ArraySlice<UInt8>

@@ -96,7 +96,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                     }
                 }
                 reconnectsInARow += 1
-                let delay = parser.retry.map { Duration.milliseconds($0) } ?? sequence.reconnect.delay
+                let delay =
+                    parser.retry.map { Duration.milliseconds($0) } ?? sequence.reconnect.delay
                 do {
                     try await Task.sleep(for: delay)
                 } catch {

@@ -56,7 +56,8 @@ import Testing
     }
 
     @Test func jsonTextSequenceRecordSeparatorsAreDropped() throws {
-        let items = try Self.items("\u{1E}{\"id\": 1, \"name\": \"a\"}\n\u{1E}{\"id\": 2, \"name\": \"b\"}\n")
+        let items = try Self.items(
+            "\u{1E}{\"id\": 1, \"name\": \"a\"}\n\u{1E}{\"id\": 2, \"name\": \"b\"}\n")
         #expect(items.map(\.id) == [1, 2])
     }
 

@@ -160,7 +160,9 @@ import Testing
     @Test func everyCutIntoTwoGivesTheSameEvents() throws {
         #expect(try Self.events(Self.sample, cutAt: []) == Self.sampleEvents)
         for offset in 0...Self.sample.count {
-            #expect(try Self.events(Self.sample, cutAt: [offset]) == Self.sampleEvents, "cut at \(offset)")
+            #expect(
+                try Self.events(Self.sample, cutAt: [offset]) == Self.sampleEvents,
+                "cut at \(offset)")
         }
     }
 
