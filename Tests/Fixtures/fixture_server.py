@@ -75,6 +75,18 @@ Routes (any method):
                               line), dup-length (two differing Content-Length), length-letters
                               (Content-Length: 12abc), trailer (a well-formed chunked body with
                               a trailer field, which traps FoundationNetworking)
+  /sse?n=N[&key&gate=NAME&retry=MS&per=P&cut=1&interval_ms=I]
+                              text/event-stream, chunked: a comment, "retry: MS" when given,
+                              then events id 1..N (event "tick", JSON data over two data
+                              lines, odd ids with CRLF endings) after the Last-Event-ID the
+                              request sent; gate: the rest only once /toggle/on?name=NAME was
+                              called (10 s at most); per=P: P events a connection, then the end
+                              (cut=1: an unfinished event and a close without the last chunk);
+                              204 when nothing is left after Last-Event-ID with per
+  /ndjson?n=N[&gate=NAME&bad=L]
+                              application/x-ndjson, chunked: {"id": i, "name": "item é i"} for
+                              i in 1..N, a blank line after the second, CRLF on even ids; gate
+                              as /sse after the first line; bad=L makes line L invalid JSON
   /echo-auth                  echoes the request's Authorization back: in X-Echo-Authorization
                               and as {"authorization": value} (a hostile, echoing server)
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
@@ -204,6 +216,74 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(0.01)
         self.wfile.write(b"4\r\nlast\r\n0\r\n\r\n")
 
+    def chunk(self, data):
+        self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+        self.wfile.flush()
+
+    def wait_for(self, name):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with state_lock:
+                if name in toggles:
+                    return
+            time.sleep(0.01)
+
+    def sse(self, arg):
+        """Server-sent events, resumable after Last-Event-ID (see the route list)."""
+        total, per = int(arg("n", "3")), int(arg("per", "0"))
+        start = int(self.headers.get("Last-Event-ID") or 0)
+        if per and start >= total:
+            return self.reply(204)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.chunk(b": courier fixture\n\n")
+        if arg("retry"):
+            self.chunk(b"retry: %s\n\n" % arg("retry").encode())
+        last = min(total, start + per) if per else total
+        for i in range(start + 1, last + 1):
+            end = b"\r\n" if i % 2 else b"\n"
+            event = (b"id: %d" % i + end + b"event: tick" + end + b"data: {\"n\": %d," % i + end
+                     + "data:  \"text\": \"café %d\"}".encode() % i + end + end)
+            # In two chunks, cut inside the "é", so the client meets a split character.
+            cut = event.index("é".encode()) + 1
+            self.chunk(event[:cut])
+            self.chunk(event[cut:])
+            if i == start + 1 and arg("gate"):
+                self.wait_for(arg("gate"))
+            elif arg("interval_ms"):
+                time.sleep(int(arg("interval_ms")) / 1000)
+        if per and arg("cut"):
+            self.chunk(b"data: never dispatched\n")
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+    def ndjson(self, arg):
+        """JSON lines (see the route list)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        bad = int(arg("bad", "0"))
+        line_number = 0
+        for i in range(1, int(arg("n", "3")) + 1):
+            line_number += 1
+            if line_number == bad:
+                line = b'{"id": %d, "name": ' % i
+            else:
+                line = json.dumps({"id": i, "name": "item é %d" % i}, ensure_ascii=False).encode()
+            self.chunk(line + (b"\r\n" if i % 2 == 0 else b"\n"))
+            if i == 2:
+                self.chunk(b"\n")
+                line_number += 1
+            if i == 1 and arg("gate"):
+                self.wait_for(arg("gate"))
+        self.wfile.write(b"0\r\n\r\n")
+
     def digest(self):
         """Reads the body in chunks without keeping it: its length, SHA-256 and the headers."""
         digest = hashlib.sha256()
@@ -245,6 +325,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.digest()
         if url.path == "/gate":
             return self.gate(parse_qs(url.query).get("name", [""])[0])
+        if url.path == "/sse":
+            if arg("key"):
+                record(arg("key"), self, b"")
+            return self.sse(arg)
+        if url.path == "/ndjson":
+            return self.ndjson(arg)
         body = self.read_body()
         key = arg("key")
         route = url.path
