@@ -220,8 +220,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
         self.wfile.flush()
 
-    def wait_for(self, name):
-        deadline = time.time() + 10
+    def wait_for(self, name, seconds=10):
+        deadline = time.time() + seconds
         while time.time() < deadline:
             with state_lock:
                 if name in toggles:
@@ -252,7 +252,7 @@ class Handler(BaseHTTPRequestHandler):
             self.chunk(event[:cut])
             self.chunk(event[cut:])
             if i == start + 1 and arg("gate"):
-                self.wait_for(arg("gate"))
+                self.wait_for(arg("gate"), 30)
             elif arg("interval_ms"):
                 time.sleep(int(arg("interval_ms")) / 1000)
         if per and arg("cut"):
@@ -281,7 +281,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.chunk(b"\n")
                 line_number += 1
             if i == 1 and arg("gate"):
-                self.wait_for(arg("gate"))
+                self.wait_for(arg("gate"), 30)
         self.wfile.write(b"0\r\n\r\n")
 
     def digest(self):

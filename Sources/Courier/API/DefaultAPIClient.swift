@@ -73,7 +73,7 @@ public struct DefaultAPIClient: APIClient {
         } catch let error as DecodingError {
             let message =
                 ContentTypeValidation.notJSONMessage(for: error, response: response)
-                ?? APIError.describe(error)
+                ?? DecodingErrorText.describe(error)
             throw APIError(.decoding, message, request: httpRequest, response: response)
         }
     }

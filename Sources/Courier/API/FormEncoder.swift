@@ -144,7 +144,7 @@ public struct FormEncoder: Sendable {
         switch error {
         case .invalidValue(_, let context):
             return "\(type(of: value)) did not encode as form fields at "
-                + "\"\(APIError.keyPath(context.codingPath))\": \(context.debugDescription)"
+                + "\"\(DecodingErrorText.keyPath(context.codingPath))\": \(context.debugDescription)"
         @unknown default:
             return "\(type(of: value)) did not encode as form fields: \(error)"
         }

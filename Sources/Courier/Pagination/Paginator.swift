@@ -101,7 +101,7 @@ public struct Paginator: Sendable {
             return url
         }
         var items = components.percentEncodedQueryItems ?? []
-        let encoded = URLBuilder.percentEncode(value)
+        let encoded = PercentEncoding.unreserved(value)
         if let index = items.firstIndex(where: { $0.name == name }) {
             items[index].value = encoded
         } else {

@@ -57,7 +57,7 @@ public struct JSONLinesDecoder<Value: Decodable>: Sendable {
         do {
             return try decoder.decode(Value.self, from: Data(text))
         } catch let error as DecodingError {
-            throw StreamError(.decoding, APIError.describe(error), line: number)
+            throw StreamError(.decoding, DecodingErrorText.describe(error), line: number)
         }
     }
 

@@ -35,7 +35,7 @@ public struct ServerSentEvent: Sendable, Hashable {
         } catch let error as DecodingError {
             var context = "event \"\(event)\""
             if let id { context += " id \"\(id)\"" }
-            throw StreamError(.decoding, "\(context): \(APIError.describe(error))")
+            throw StreamError(.decoding, "\(context): \(DecodingErrorText.describe(error))")
         }
     }
 }
