@@ -97,6 +97,17 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
+        if let http = response as? HTTPURLResponse,
+            case let bytes = ResponseHeaderLimit.estimatedBytes(of: Self.fields(of: http)),
+            bytes > ResponseHeaderLimit.maxBytes
+        {
+            // Only now, parsed: FoundationNetworking gives no say while it reads the block.
+            end(dataTask) {
+                HTTPError(.badResponse, ResponseHeaderLimit.message(bytes: bytes), url: $0.url)
+            }
+            completionHandler(.cancel)
+            return
+        }
         let allowed = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
@@ -263,6 +274,21 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             "the body is compressed (\(coding.name)), and URLSession on Linux cannot check that a compressed body is whole; use CurlHTTPClient"
     }
 
+    static func fields(of response: HTTPURLResponse) -> [(name: String, value: String)] {
+        response.allHeaderFields.compactMap { name, value in
+            (name as? String).map { (name: $0, value: "\(value)") }
+        }
+    }
+
+    /// libcurl's own limit on a header block (300 KiB in 7.88), in its words, which
+    /// FoundationNetworking passes on in the underlying error of a `URLError(.unknown)`.
+    static func isOversizedHeaderBlock(_ error: URLError) -> Bool {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        return [error.localizedDescription, underlying?.localizedDescription ?? ""].contains {
+            $0.contains("Too large response headers")
+        }
+    }
+
     /// libcurl's words for a reply that is not HTTP, as FoundationNetworking passes them on.
     static func isMalformedReplyText(_ text: String) -> Bool {
         text.contains("response code") || text.contains("HTTP/0.9")
@@ -272,6 +298,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     static func httpError(_ error: any Error, url: URL) -> HTTPError {
         guard let urlError = error as? URLError else {
             return HTTPError(.network, "\(error)", url: url)
+        }
+        if isOversizedHeaderBlock(urlError) {
+            return HTTPError(
+                .badResponse, ResponseHeaderLimit.message(bytes: 300 << 10), url: url,
+                underlyingCode: urlError.code.rawValue)
         }
         let kind: HTTPError.Kind =
             switch urlError.code {
