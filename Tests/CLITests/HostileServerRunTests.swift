@@ -6,7 +6,7 @@ import Testing
 /// body that never ends, and header blocks that cost FoundationNetworking seconds to parse (on
 /// a work queue every URLSession of a process shares, so not for the test process itself).
 /// Each attempt must end on its own deadline or the header bound, and the run exit soon after.
-@Suite("hostile servers through courier run")
+@Suite("hostile servers through courier run", .serialized)
 struct HostileServerRunTests {
     /// The error kind of each task's one attempt (`nil` when it succeeded).
     static func kinds(_ space: JobWorkspace) throws -> [String: String?] {
@@ -25,10 +25,12 @@ struct HostileServerRunTests {
     func endlessSave(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
+        // The flood comes from a fixture server of its own (TestServers.floodFixture).
+        let endless = try TestServers.floodFixture().url("/endless-fast")
         try space.writeJob(
             tasks: #"""
-                {"id": "endless", "path": "/endless-fast", "save": "endless.bin", "timeout": 4,
-                 "retry": {"maxAttempts": 1}}
+                {"id": "endless", "url": "\#(endless.absoluteString)", "save": "endless.bin",
+                 "timeout": 4, "retry": {"maxAttempts": 1}}
                 """#)
         let started = Date()
         let run = try await StreamedSaveTests.runMeasuringRSS(space, backend: backend)

@@ -8,7 +8,9 @@ import Testing
 /// file (which has no cap), by the cap for one held in memory. FoundationNetworking kept
 /// receiving for 5 to 74 s after its task was cancelled; the caller must not wait for that,
 /// and nothing may reach the file after the caller has its error.
-@Suite("Endless bodies")
+///
+/// Serialized, on a fixture server of their own: one flood at a time, away from other tests.
+@Suite("Endless bodies", .serialized)
 struct EndlessBodyConformanceTests {
     static func fileSize(_ url: URL) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int) ?? -1
@@ -18,7 +20,7 @@ struct EndlessBodyConformanceTests {
         "an endless body going to a file ends at the deadline, and the file stops growing then",
         .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
     func endlessBodyToFile(transport: TransportKind) async throws {
-        let server = try TestServers.fixture()
+        let server = try TestServers.floodFixture()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-endless-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
@@ -44,7 +46,7 @@ struct EndlessBodyConformanceTests {
         "an endless body held in memory ends at the cap, and the client goes on working",
         .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
     func endlessBodyInMemory(transport: TransportKind) async throws {
-        let server = try TestServers.fixture()
+        let server = try TestServers.floodFixture()
         let client = transport.makeClient(maxResponseBytes: 4 << 20)
         let started = ContinuousClock.now
         let error = try await #require(throws: HTTPError.self) {
@@ -60,7 +62,7 @@ struct EndlessBodyConformanceTests {
         "cancelling a request taking an endless body returns at once", .timeLimit(.minutes(2)),
         arguments: TransportKind.allCases)
     func cancelEndlessBody(transport: TransportKind) async throws {
-        let server = try TestServers.fixture()
+        let server = try TestServers.floodFixture()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-endless-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
