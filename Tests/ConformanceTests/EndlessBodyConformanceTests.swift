@@ -82,3 +82,27 @@ struct EndlessBodyConformanceTests {
         #expect(Self.fileSize(file) == size, "the file grew after the cancel")
     }
 }
+
+extension EndlessBodyConformanceTests {
+    /// A streaming reader that stops reading: curl pauses the transfer at the buffer limit,
+    /// URLSession keeps taking chunks. Either way the deadline ends it, and the reader's next
+    /// read fails with `.timeout` instead of waiting for ever.
+    @Test(
+        "a streamed endless body whose reader stops reading ends at the deadline",
+        .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
+    func stalledReader(transport: TransportKind) async throws {
+        let server = try TestServers.floodFixture()
+        let client = transport.makeClient()
+        let started = ContinuousClock.now
+        let response = try await client.stream(
+            HTTPRequest(url: server.url("/endless-fast"), timeout: 2), bufferLimit: 1 << 20)
+        try await Task.sleep(for: .seconds(4))
+        let error = try await #require(throws: HTTPError.self) {
+            // Bounded: 100,000 chunks of 64 KiB would be 6 GiB, far beyond what 2 s can bring.
+            var iterator = response.body.makeAsyncIterator()
+            for _ in 0..<100_000 { guard try await iterator.next() != nil else { break } }
+        }
+        #expect(error.kind == .timeout, "\(error)")
+        #expect(started.duration(to: .now) < .seconds(20))
+    }
+}
