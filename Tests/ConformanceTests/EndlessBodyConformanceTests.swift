@@ -71,7 +71,9 @@ struct EndlessBodyConformanceTests {
         let client = transport.makeClient()
         let transfer = Task { try await client.perform(request) }
         // Bounded by count and time: at most 100 looks, 50 ms apart, for the first bytes.
-        for _ in 0..<100 where Self.fileSize(file) <= 0 { try await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<100 where Self.fileSize(file) <= 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         let cancelled = ContinuousClock.now
         transfer.cancel()
         let error = try await #require(throws: HTTPError.self) { try await transfer.value }
