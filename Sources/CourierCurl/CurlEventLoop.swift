@@ -262,6 +262,10 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         of transfer: CurlTransfer, handle: CurlEasyHandle, code: CURLcode
     ) -> Result<HTTPResponse, HTTPError> {
         let url = transfer.displayURL
+        if let problem = transfer.headerBlockProblem {
+            return .failure(
+                HTTPError(.badResponse, problem, url: url, underlyingCode: Int(code.rawValue)))
+        }
         if let refusal = transfer.refusal {
             // Checked first: curl may have failed the transfer its own way for the same bytes
             // (an overflowing Content-Length passes the size cap).

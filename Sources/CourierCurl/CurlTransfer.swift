@@ -61,6 +61,13 @@ final class CurlTransfer: @unchecked Sendable {
     /// Why the body was refused while it arrived (a corrupt stream, a coding not decoded),
     /// when the write callback stopped the transfer for that reason.
     private(set) var bodyProblem: String?
+    /// Bytes of header lines received, status lines included (loop thread only).
+    private(set) var headerBytes = 0
+    /// Why the header block was refused, when it passed ``ResponseHeaderLimit/maxBytes``.
+    var headerBlockProblem: String? {
+        headerBytes > ResponseHeaderLimit.maxBytes
+            ? ResponseHeaderLimit.message(bytes: headerBytes) : nil
+    }
     /// The final response's Content-Length, to size the body buffer once.
     var expectedLength: Int { head.expectedLength }
 
@@ -191,6 +198,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// Content-Length that cannot frame the body (libcurl would read such a body to the close)
     /// or that announces more than the cap.
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // Counted before the line is parsed, over every response of the transfer (1xx too), so
+        // that no header block costs more than the bound to read (``ResponseHeaderLimit``).
+        headerBytes += bytes.count
+        guard headerBytes <= ResponseHeaderLimit.maxBytes else { return false }
         let wasComplete = head.isComplete
         head.receive(bytes)
         guard head.contentLengthProblem == nil else { return false }

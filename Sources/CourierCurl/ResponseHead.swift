@@ -40,10 +40,7 @@ struct ResponseHead {
             status = Self.statusCode(in: line)
         } else if line[line.startIndex] == 0x20 || line[line.startIndex] == 0x09 {
             // An obsolete folded continuation line belongs to the previous field.
-            guard !headers.isEmpty else { return }
-            var fields = headers.fields
-            fields[fields.count - 1].value += " " + Self.text(line)
-            headers = HTTPHeaders(fields)
+            headers.appendToLastValue(" " + Self.text(line))
         } else if let colon = line.firstIndex(of: 0x3A) {
             let nameBytes = line[line.startIndex..<colon]
             let value = Self.text(Self.trimmed(line[(colon + 1)...]))

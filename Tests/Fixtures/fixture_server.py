@@ -15,6 +15,10 @@ Routes (any method):
   /many-headers?n=N           N response header fields (1,000; at most 5,000)
   /huge-header?bytes=N        one header line of N bytes (1 MiB; at most 8 MiB)
   /bad-utf8                   invalid UTF-8 in a header value and in the body
+  /huge-head/<how>?n=N        a header block of many short lines, raw, then "ok": folded
+                              (X-Folded: a, then N obs-fold continuation lines "\tb"; 40,000,
+                              about 160 KiB), many (N fields "X-A: b", 100,000, about 800 KiB);
+                              N at most 1,000,000
   /endless-chunked            a chunk every 50 ms for up to 60 s
   /endless-fast               64 KiB chunks as fast as they are taken, for up to 60 s
   /gate?name=N                a chunked body: "first" at once, "last" once /toggle/on?name=N
@@ -443,6 +447,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "2")
             self.end_headers()
             self.wfile.write(b"ok")
+        elif route.startswith("/huge-head/"):
+            self.huge_head(route[len("/huge-head/"):], arg)
         elif route == "/bad-utf8":
             # Bytes that are not UTF-8 in a header value and in the body.
             body = b"\xff\xfe not utf-8 \xc3\x28"
@@ -692,6 +698,27 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(200, found[0])
         else:
             self.reply_json(404, {"error": "no such user"})
+
+    def huge_head(self, how, arg):
+        """A header block of many short lines, each one well-formed: a server (or a proxy) that
+        makes a client parse megabytes before the body. Written raw, in 64 KiB writes."""
+        if how == "folded":
+            n = min(int(arg("n", "40000")), 1000000)
+            lines = [b"X-Folded: a\r\n"] + [b"\tb\r\n"] * n
+        elif how == "many":
+            n = min(int(arg("n", "100000")), 1000000)
+            lines = [b"X-A: b\r\n"] * n
+        else:
+            return self.reply_json(404, {"error": "no huge-head " + how})
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + b"".join(lines)
+        out = head + b"Content-Length: 2\r\n\r\nok"
+        try:
+            for start in range(0, len(out), 65536):
+                self.wfile.write(out[start:start + 65536])
+            self.wfile.flush()
+        except OSError:
+            pass  # the client gave up on the header block, as it should
+        self.close_connection = True
 
     def malformed(self, how):
         """Malformed status lines and framing, written byte for byte, then a close."""

@@ -4,6 +4,7 @@ import Foundation
 /// free ports and stopped when the process ends.
 public enum TestServers {
     private static let fixtureProcess = Result { try ServerProcess(script: "fixture_server.py") }
+    private static let floodProcess = Result { try ServerProcess(script: "fixture_server.py") }
     private static let httpbinProcess = Result { try ServerProcess(script: "httpbin_server.py") }
     private static let nginxProcess = Result { try ServerProcess(script: "nginx_h2_server.py") }
     private static let tlsFolder = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -28,6 +29,15 @@ public enum TestServers {
     /// Courier's own fixture server (`Tests/Fixtures/fixture_server.py`).
     public static func fixture() throws -> FixtureServer {
         let process = try fixtureProcess.get()
+        return FixtureServer(
+            port: process.ports[0], otherPort: process.ports[1], tlsPort: process.ports[2])
+    }
+
+    /// A fixture server of its own for the routes that send as fast as they can
+    /// (`/endless-fast`): in the shared one such a handler starved the others (one Python
+    /// process, one GIL) until unrelated tests timed out.
+    public static func floodFixture() throws -> FixtureServer {
+        let process = try floodProcess.get()
         return FixtureServer(
             port: process.ports[0], otherPort: process.ports[1], tlsPort: process.ports[2])
     }

@@ -10,9 +10,14 @@ import Foundation
 /// (``ResponseBodyDestination/file(_:)``): both transports use this one writer, so that they
 /// create, fill and fail the same way.
 ///
-/// One thread at a time uses it (curl's event loop, or URLSession's serial delegate queue).
+/// One thread writes (curl's event loop, or URLSession's serial delegate queue), but another may
+/// close it: URLSession's deadline ends a transfer from outside while the delegate queue may be
+/// mid-write, and a descriptor closed under a write could be reused by another file. So a
+/// write and the close exclude each other (one uncontended lock per chunk), and nothing is
+/// written once the file is closed.
 package final class BodyFileWriter: @unchecked Sendable {
     package let url: URL
+    private let lock = NSLock()
     private var descriptor: Int32
     /// Bytes written so far.
     package private(set) var byteCount = 0
@@ -33,6 +38,8 @@ package final class BodyFileWriter: @unchecked Sendable {
 
     /// Appends `bytes`; false once a write has failed.
     package func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
         guard failure == nil, descriptor >= 0 else { return false }
         if let code = POSIX.writeAll(descriptor, bytes) {
             failure = FileError(path: url.path, action: "write", code: code)
@@ -42,8 +49,13 @@ package final class BodyFileWriter: @unchecked Sendable {
         return true
     }
 
-    /// Closes the file; later calls do nothing.
-    package func close() { POSIX.close(&descriptor) }
+    /// Closes the file, after a write in progress on another thread; later writes and closes
+    /// do nothing.
+    package func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        POSIX.close(&descriptor)
+    }
 
     /// The transfer's error when a write failed, for `request`'s URL.
     package func error(url requestURL: URL) -> HTTPError? {

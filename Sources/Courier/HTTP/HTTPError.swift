@@ -39,8 +39,10 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Any other network failure: reset, closed early, truncated body, protocol error.
         public static let network = Kind(rawValue: "network")
         /// The server's reply is not an HTTP response: a malformed status line (`HTTP/1.1 20
-        /// OK`, a 22-digit or non-numeric code) or an HTTP/0.9 reply with no status line. Retried
-        /// like a network failure (a proxy or a server mid-restart may send one).
+        /// OK`, a 22-digit or non-numeric code), an HTTP/0.9 reply with no status line, or a
+        /// header block over 64 KiB, which both transports refuse rather than parse
+        /// (docs/transports.md, "Header blocks"). Retried like a network failure (a proxy or a
+        /// server mid-restart may send one).
         public static let badResponse = Kind(rawValue: "badResponse")
 
         public var description: String { rawValue }

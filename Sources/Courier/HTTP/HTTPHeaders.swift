@@ -65,6 +65,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.append(Field(name: name, value: value))
     }
 
+    /// Appends `text` to the last field's value in place (an obsolete folded line continues
+    /// the field before it); does nothing without fields. Rebuilding the list for each such
+    /// line made a block of many folded lines cost time quadratic in its length.
+    package mutating func appendToLastValue(_ text: String) {
+        guard !fields.isEmpty else { return }
+        fields[fields.count - 1].value += text
+    }
+
     /// Replaces every field of this name with one field, kept at the first one's place.
     public mutating func replaceOrAdd(_ name: String, _ value: String) {
         guard let first = fields.firstIndex(where: { Self.same($0.name, name) }) else {

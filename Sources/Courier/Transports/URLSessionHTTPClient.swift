@@ -68,11 +68,16 @@ public final class URLSessionHTTPClient: HTTPClient {
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
         delegate = URLSessionTaskRouter()
         session = URLSession(
-            configuration: sessionConfiguration, delegate: delegate, delegateQueue: nil)
+            configuration: sessionConfiguration, delegate: delegate,
+            delegateQueue: URLSessionDelegateQueue())
     }
 
     deinit {
-        session.invalidateAndCancel()
+        // invalidateAndCancel waits for the session's work queue, which a hostile transfer can
+        // keep busy for many seconds (URLSessionTaskRouter.canceller): the last reference going
+        // must not hold up its thread, nor a process on its way out.
+        let session = self.session
+        DispatchQueue.global().async { session.invalidateAndCancel() }
     }
 
     /// The `Accept-Encoding` this client sends when the caller set none. FoundationNetworking
@@ -138,7 +143,7 @@ public final class URLSessionHTTPClient: HTTPClient {
                 state.cancelled = true
                 return state.started
             }
-            if started { task.cancel() }
+            if started { delegate.cancel(task) }
         }
         let elapsed = started.duration(to: .now)
         return HTTPResponse(

@@ -28,7 +28,6 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         var response: HTTPURLResponse?
         var body = Data()
         var overCap = false
-        var expired = false
         var challenged: HTTPURLResponse?
         /// Whether the request may get a body back (not HEAD).
         let expectsBody: Bool
@@ -53,6 +52,13 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     }
 
     private let transfers = Locked<[Int: Transfer]>([:])
+    /// Where tasks are cancelled. `URLSessionTask.cancel()` waits (`sync`) for the session's
+    /// work queue, and a task taking a fast endless body, or a header block of many thousand
+    /// lines, keeps that queue busy: a cancel waited 5 to 74 s (Swift 6.3.1, `/endless-fast`)
+    /// while the body kept arriving. So no caller, deadline or delegate callback waits for a
+    /// cancel: the transfer is ended here first (its caller resumed, its file closed) and the
+    /// cancel goes on this queue, which alone may wait.
+    private let canceller = DispatchQueue(label: "courier-urlsession-cancel")
 
     func register(_ task: URLSessionTask, _ transfer: Transfer) {
         transfers.withLock { $0[task.taskIdentifier] = transfer }
@@ -60,28 +66,48 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
 
     /// Ends a task that was cancelled before it started, without starting it.
     func abandon(_ task: URLSessionTask) {
-        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
-        else { return }
-        transfer.continuation.resume(
-            throwing: HTTPError(.cancelled, "the request was cancelled", url: transfer.url))
-        task.cancel()
+        end(task) { HTTPError(.cancelled, "the request was cancelled", url: $0.url) }
     }
 
-    /// Ends the task as timed out: FoundationNetworking on Linux does not enforce
-    /// `URLRequest.timeoutInterval` as a whole-request deadline, so the client does.
+    /// Ends the task as cancelled by its caller, at once (see ``canceller``).
+    func cancel(_ task: URLSessionTask) {
+        end(task) { HTTPError(.cancelled, "the request was cancelled", url: $0.url) }
+    }
+
+    /// Ends the task as timed out, at once: FoundationNetworking on Linux does not enforce
+    /// `URLRequest.timeoutInterval` as a whole-request deadline, and its own cancel can take
+    /// many seconds to land, so the client resumes the caller itself and closes the file; the
+    /// body's later chunks are dropped unread.
     func expire(_ task: URLSessionTask) {
-        let found = transfers.withLock { transfers -> Bool in
-            guard let transfer = transfers[task.taskIdentifier] else { return false }
-            transfer.expired = true
-            return true
-        }
-        if found { task.cancel() }
+        end(task) { HTTPError(.timeout, "no complete response in time", url: $0.url) }
+    }
+
+    /// Removes the task's transfer (so that later callbacks for it do nothing), closes its
+    /// file after any write in progress, resumes its caller with `error`, then cancels the
+    /// task without waiting for it. Does nothing when the transfer has already ended.
+    private func end(_ task: URLSessionTask, with error: (Transfer) -> HTTPError) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) })
+        else { return }
+        transfer.sink?.close()
+        transfer.continuation.resume(throwing: error(transfer))
+        canceller.async { task.cancel() }
     }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
+        if let http = response as? HTTPURLResponse,
+            case let bytes = ResponseHeaderLimit.estimatedBytes(of: Self.fields(of: http)),
+            bytes > ResponseHeaderLimit.maxBytes
+        {
+            // Only now, parsed: FoundationNetworking gives no say while it reads the block.
+            end(dataTask) {
+                HTTPError(.badResponse, ResponseHeaderLimit.message(bytes: bytes), url: $0.url)
+            }
+            completionHandler(.cancel)
+            return
+        }
         let allowed = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
             transfer.response = response as? HTTPURLResponse
@@ -113,8 +139,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         var sink: BodyFileWriter?
         var channel: BodyChunkChannel?
         var report: (ProgressReporter, TransferProgress)?
-        var stop = transfers.withLock { transfers -> Bool in
+        var url: URL?
+        let overCap = transfers.withLock { transfers -> Bool in
             guard let transfer = transfers[dataTask.taskIdentifier] else { return false }
+            url = transfer.url
             sink = transfer.sink
             channel = transfer.channel
             transfer.figures.received += Int64(data.count)
@@ -128,13 +156,28 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             }
             return transfer.overCap
         }
+        if overCap {
+            // Ended here, not when FoundationNetworking gets round to the cancel: an endless
+            // body would keep coming until then.
+            end(dataTask) { transfer in
+                HTTPError(
+                    .bodyTooLarge, "response body larger than \(transfer.maxBytes) bytes",
+                    url: transfer.url)
+            }
+            return
+        }
         if let (reporter, figures) = report { reporter.update(figures) }
-        if let sink, !data.withUnsafeBytes({ sink.write($0) }) { stop = true }
+        // A sink closed by the deadline refuses the write: no byte goes in after it.
+        if let sink, !data.withUnsafeBytes({ sink.write($0) }) {
+            if let url, let failed = sink.error(url: url) {
+                end(dataTask) { _ in failed }
+            }
+            return
+        }
         // URLSession cannot be paused: every chunk is taken, and a gone reader stops the task.
         if let channel, data.withUnsafeBytes({ channel.offer($0, canWait: false) }) == .readerGone {
-            stop = true
+            canceller.async { dataTask.cancel() }
         }
-        if stop { dataTask.cancel() }
     }
 
     func urlSession(
@@ -193,9 +236,6 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
                 throwing: HTTPError(.network, refusal, url: transfer.url))
         } else if let failed = transfer.sink?.error(url: transfer.url) {
             transfer.continuation.resume(throwing: failed)
-        } else if transfer.expired {
-            transfer.continuation.resume(
-                throwing: HTTPError(.timeout, "no complete response in time", url: transfer.url))
         } else if transfer.overCap {
             transfer.continuation.resume(
                 throwing: HTTPError(
@@ -234,6 +274,21 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             "the body is compressed (\(coding.name)), and URLSession on Linux cannot check that a compressed body is whole; use CurlHTTPClient"
     }
 
+    static func fields(of response: HTTPURLResponse) -> [(name: String, value: String)] {
+        response.allHeaderFields.compactMap { name, value in
+            (name as? String).map { (name: $0, value: "\(value)") }
+        }
+    }
+
+    /// libcurl's own limit on a header block (300 KiB in 7.88), in its words, which
+    /// FoundationNetworking passes on in the underlying error of a `URLError(.unknown)`.
+    static func isOversizedHeaderBlock(_ error: URLError) -> Bool {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        return [error.localizedDescription, underlying?.localizedDescription ?? ""].contains {
+            $0.contains("Too large response headers")
+        }
+    }
+
     /// libcurl's words for a reply that is not HTTP, as FoundationNetworking passes them on.
     static func isMalformedReplyText(_ text: String) -> Bool {
         text.contains("response code") || text.contains("HTTP/0.9")
@@ -243,6 +298,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     static func httpError(_ error: any Error, url: URL) -> HTTPError {
         guard let urlError = error as? URLError else {
             return HTTPError(.network, "\(error)", url: url)
+        }
+        if isOversizedHeaderBlock(urlError) {
+            return HTTPError(
+                .badResponse, ResponseHeaderLimit.message(bytes: 300 << 10), url: url,
+                underlyingCode: urlError.code.rawValue)
         }
         let kind: HTTPError.Kind =
             switch urlError.code {

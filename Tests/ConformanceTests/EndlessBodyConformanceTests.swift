@@ -1,0 +1,110 @@
+import Courier
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A server that never stops sending (`/endless-fast`: 64 KiB chunks as fast as they are taken)
+/// is ended from outside the transfer on both transports: by the deadline for a body going to a
+/// file (which has no cap), by the cap for one held in memory. FoundationNetworking kept
+/// receiving for 5 to 74 s after its task was cancelled; the caller must not wait for that,
+/// and nothing may reach the file after the caller has its error.
+///
+/// Serialized, on a fixture server of their own: one flood at a time, away from other tests.
+@Suite("Endless bodies", .serialized)
+struct EndlessBodyConformanceTests {
+    static func fileSize(_ url: URL) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int) ?? -1
+    }
+
+    @Test(
+        "an endless body going to a file ends at the deadline, and the file stops growing then",
+        .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
+    func endlessBodyToFile(transport: TransportKind) async throws {
+        let server = try TestServers.floodFixture()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-endless-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var request = HTTPRequest(url: server.url("/endless-fast"), timeout: 2)
+        request.bodyDestination = .file(file)
+        let client = transport.makeClient()
+        let started = ContinuousClock.now
+        let transfer = Task { try await client.perform(request) }
+        // Well after the deadline, the file must have stopped: sampled twice, a second apart.
+        try await Task.sleep(for: .seconds(3.5))
+        let first = Self.fileSize(file)
+        try await Task.sleep(for: .seconds(1))
+        let second = Self.fileSize(file)
+        let error = try await #require(throws: HTTPError.self) { try await transfer.value }
+        let elapsed = started.duration(to: .now)
+        #expect(error.kind == .timeout, "\(error)")
+        #expect(first > 0, "the body was being written")
+        #expect(first == second, "the file grew after the deadline: \(first) then \(second) bytes")
+        #expect(elapsed < .seconds(20), "returned after \(elapsed) for a 2 s deadline")
+    }
+
+    @Test(
+        "an endless body held in memory ends at the cap, and the client goes on working",
+        .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
+    func endlessBodyInMemory(transport: TransportKind) async throws {
+        let server = try TestServers.floodFixture()
+        let client = transport.makeClient(maxResponseBytes: 4 << 20)
+        let started = ContinuousClock.now
+        let error = try await #require(throws: HTTPError.self) {
+            try await client.perform(HTTPRequest(url: server.url("/endless-fast"), timeout: 20))
+        }
+        #expect(error.kind == .bodyTooLarge, "\(error)")
+        #expect(started.duration(to: .now) < .seconds(15), "the cap ended it, not the deadline")
+        let next = try await client.perform(HTTPRequest(url: server.url("/bytes?n=1000")))
+        #expect(next.body.count == 1000)
+    }
+
+    @Test(
+        "cancelling a request taking an endless body returns at once", .timeLimit(.minutes(2)),
+        arguments: TransportKind.allCases)
+    func cancelEndlessBody(transport: TransportKind) async throws {
+        let server = try TestServers.floodFixture()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-endless-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var request = HTTPRequest(url: server.url("/endless-fast"), timeout: 60)
+        request.bodyDestination = .file(file)
+        let client = transport.makeClient()
+        let transfer = Task { try await client.perform(request) }
+        // Bounded by count and time: at most 100 looks, 50 ms apart, for the first bytes.
+        for _ in 0..<100 where Self.fileSize(file) <= 0 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let cancelled = ContinuousClock.now
+        transfer.cancel()
+        let error = try await #require(throws: HTTPError.self) { try await transfer.value }
+        #expect(error.kind == .cancelled, "\(error)")
+        #expect(cancelled.duration(to: .now) < .seconds(10), "returned long after the cancel")
+        let size = Self.fileSize(file)
+        try await Task.sleep(for: .seconds(1))
+        #expect(Self.fileSize(file) == size, "the file grew after the cancel")
+    }
+}
+
+extension EndlessBodyConformanceTests {
+    /// A streaming reader that stops reading: curl pauses the transfer at the buffer limit,
+    /// URLSession keeps taking chunks. Either way the deadline ends it, and the reader's next
+    /// read fails with `.timeout` instead of waiting for ever.
+    @Test(
+        "a streamed endless body whose reader stops reading ends at the deadline",
+        .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
+    func stalledReader(transport: TransportKind) async throws {
+        let server = try TestServers.floodFixture()
+        let client = transport.makeClient()
+        let started = ContinuousClock.now
+        let response = try await client.stream(
+            HTTPRequest(url: server.url("/endless-fast"), timeout: 2), bufferLimit: 1 << 20)
+        try await Task.sleep(for: .seconds(4))
+        let error = try await #require(throws: HTTPError.self) {
+            // Bounded: 100,000 chunks of 64 KiB would be 6 GiB, far beyond what 2 s can bring.
+            var iterator = response.body.makeAsyncIterator()
+            for _ in 0..<100_000 { guard try await iterator.next() != nil else { break } }
+        }
+        #expect(error.kind == .timeout, "\(error)")
+        #expect(started.duration(to: .now) < .seconds(20))
+    }
+}
