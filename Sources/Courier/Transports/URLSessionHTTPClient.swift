@@ -86,7 +86,18 @@ public final class URLSessionHTTPClient: HTTPClient {
     /// compressed body (docs/transports.md, "Truncated responses").
     public static let acceptEncoding = "identity"
 
+    /// Ends every request under way with `.cancelled` at once, and fails every later one the
+    /// same way, as ``CurlHTTPClient/shutdown()`` does. The session itself is let go when the
+    /// client is (FoundationNetworking stops a session that is invalidated while a request
+    /// is being made by trapping).
+    public func shutdown() {
+        delegate.shutDown()
+    }
+
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard !delegate.isShutDown else {
+            throw HTTPError(.cancelled, "the client was shut down", url: request.displayURL)
+        }
         let wire = try WireRequest(request, acceptEncoding: Self.acceptEncoding)
         guard request.tls.isDefault else {
             throw HTTPError(

@@ -33,6 +33,8 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         let expectsBody: Bool
         /// Why the response was refused when its head came (its framing or coding).
         var refusal: String?
+        /// The task, for a shutdown to cancel it.
+        var task: URLSessionTask?
 
         init(
             continuation: CheckedContinuation<Outcome, any Error>, url: URL, maxBytes: Int,
@@ -60,8 +62,33 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     /// cancel goes on this queue, which alone may wait.
     private let canceller = DispatchQueue(label: "courier-urlsession-cancel")
 
+    /// Set by ``shutDown()``: no transfer may start after it.
+    private let closed = Locked(false)
+
+    /// Whether ``shutDown()`` was called.
+    var isShutDown: Bool { closed.withLock { $0 } }
+
     func register(_ task: URLSessionTask, _ transfer: Transfer) {
+        transfer.task = task
         transfers.withLock { $0[task.taskIdentifier] = transfer }
+        // Registered after a shutdown drained the others: ended here (`end` runs once).
+        if isShutDown {
+            end(task) { HTTPError(.cancelled, "the client was shut down", url: $0.url) }
+        }
+    }
+
+    /// Ends every transfer under way with `.cancelled`, at once, and refuses new ones.
+    func shutDown() {
+        closed.withLock { $0 = true }
+        let tasks = transfers.withLock { Array($0.keys) }
+        for identifier in tasks {
+            guard let transfer = transfers.withLock({ $0.removeValue(forKey: identifier) })
+            else { continue }
+            transfer.sink?.close()
+            transfer.continuation.resume(
+                throwing: HTTPError(.cancelled, "the client was shut down", url: transfer.url))
+            if let task = transfer.task { canceller.async { task.cancel() } }
+        }
     }
 
     /// Ends a task that was cancelled before it started, without starting it.
