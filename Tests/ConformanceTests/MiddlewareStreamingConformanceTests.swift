@@ -166,7 +166,9 @@ struct MiddlewareStreamingConformanceTests {
         func fields(_ seen: Seen) throws -> [[String]] {
             let object = try JSONSerialization.jsonObject(with: seen.body) as? [String: Any]
             // Sorted: FoundationNetworking sends fields in a dictionary's order.
-            return (object?["headers"] as? [[String]] ?? []).sorted { $0.description < $1.description }
+            return (object?["headers"] as? [[String]] ?? []).sorted {
+                $0.description < $1.description
+            }
         }
         #expect(try fields(seen.performed).contains(["Cookie", "flavour=oat"]))
         #expect(seen.streamed.status == 200)

@@ -8,7 +8,8 @@ import Testing
 /// later ones fail the same way without being sent.
 @Suite("Shutdown")
 struct ShutdownConformanceTests {
-    @Test("pending requests end cancelled; later ones are refused", arguments: TransportKind.allCases)
+    @Test(
+        "pending requests end cancelled; later ones are refused", arguments: TransportKind.allCases)
     func shutdown(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
         let key = FixtureServer.uniqueKey("shutdown")

@@ -41,8 +41,9 @@ struct FolderLayeringTests {
         var sources: [String: [(file: String, text: String)]] = [:]
         var owner: [String: String] = [:]
         for folder in order {
-            let files = (try? FileManager.default.contentsOfDirectory(
-                atPath: root.appendingPathComponent(folder).path)) ?? []
+            let files =
+                (try? FileManager.default.contentsOfDirectory(
+                    atPath: root.appendingPathComponent(folder).path)) ?? []
             for file in files.sorted() where file.hasSuffix(".swift") {
                 let raw = try String(
                     contentsOf: root.appendingPathComponent("\(folder)/\(file)"), encoding: .utf8)

@@ -114,8 +114,9 @@ public enum URLBuilder {
         while index < path.utf8.endIndex {
             let byte = path.utf8[index]
             if byte == UInt8(ascii: ":") { return path[..<index] }
-            guard isLetter(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "+")
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            guard
+                isLetter(byte) || (0x30...0x39).contains(byte) || byte == UInt8(ascii: "+")
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
             else { return nil }
             index = path.utf8.index(after: index)
         }

@@ -18,7 +18,8 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     /// send (that one, or a changed one) or `nil` to stop and return the redirect itself.
     /// For a streamed request (``HTTPClient/stream(_:bufferLimit:)``) the handler is asked when
     /// the redirect's head arrives, and the response it sees has no body.
-    public typealias Handler = @Sendable (_ redirect: HTTPResponse, _ next: HTTPRequest) ->
+    public typealias Handler =
+        @Sendable (_ redirect: HTTPResponse, _ next: HTTPRequest) ->
         HTTPRequest?
 
     public let wrapped: Wrapped

@@ -13,8 +13,12 @@ package enum MD5 {
         padded.append(0x80)
         while padded.count % 64 != 56 { padded.append(0) }
         let bits = UInt64(message.count) &* 8
-        for shift in stride(from: 0, to: 64, by: 8) { padded.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
+        for shift in stride(from: 0, to: 64, by: 8) {
+            padded.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+        }
+        var state: (UInt32, UInt32, UInt32, UInt32) = (
+            0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476
+        )
         var words = [UInt32](repeating: 0, count: 16)
         for chunk in stride(from: 0, to: padded.count, by: 64) {
             for index in 0..<16 {
@@ -60,7 +64,9 @@ package enum MD5 {
 
     /// Each round's rotation: four per quarter, repeated four times.
     private static let shifts: [UInt32] = {
-        let quarters: [[UInt32]] = [[7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21]]
+        let quarters: [[UInt32]] = [
+            [7, 12, 17, 22], [5, 9, 14, 20], [4, 11, 16, 23], [6, 10, 15, 21],
+        ]
         var table: [UInt32] = []
         for quarter in quarters {
             for _ in 0..<4 { table.append(contentsOf: quarter) }

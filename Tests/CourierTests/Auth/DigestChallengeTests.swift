@@ -32,7 +32,9 @@ struct DigestChallengeTests {
         let sha = best.authorization(
             user: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
             count: 1, cnonce: cnonce)
-        #expect(sha.contains(#"response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1""#))
+        #expect(
+            sha.contains(
+                #"response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1""#))
         #expect(sha.contains("nc=00000001"))
         #expect(sha.contains(#"opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS""#))
         let md5 = try #require(
@@ -51,7 +53,9 @@ struct DigestChallengeTests {
                 "WWW-Authenticate": #"Digest realm="x", nonce="n", qop="auth-int""#
             ]) == nil)
         #expect(
-            DigestChallenge.best(in: ["WWW-Authenticate": #"Digest realm="x", nonce="n", algorithm=SHA-512-256"#])
+            DigestChallenge.best(in: [
+                "WWW-Authenticate": #"Digest realm="x", nonce="n", algorithm=SHA-512-256"#
+            ])
                 == nil)
         let mixed = DigestChallenge.best(in: [
             "WWW-Authenticate": #"Basic realm="b", Digest realm="d", nonce="n", stale=TRUE"#

@@ -138,7 +138,8 @@ struct TokenLifetimeTests {
         let start = ContinuousClock.now
         #expect(window.admit(after: [], now: start).allowed)
         #expect(window.admit(after: [start], now: start + .seconds(1)).allowed)
-        #expect(!window.admit(after: [start, start + .seconds(1)], now: start + .seconds(2)).allowed)
+        #expect(
+            !window.admit(after: [start, start + .seconds(1)], now: start + .seconds(2)).allowed)
         let later = window.admit(after: [start, start + .seconds(1)], now: start + .seconds(10.5))
         #expect(later.allowed)
         #expect(later.recent == [start + .seconds(1)])
