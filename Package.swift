@@ -9,7 +9,6 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierCurl", targets: ["CourierCurl"]),
-        .library(name: "CourierJobs", targets: ["CourierJobs"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .executable(name: "courier", targets: ["courier"]),
     ],

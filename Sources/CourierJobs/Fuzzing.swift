@@ -3,10 +3,10 @@ import Foundation
 
 /// Entry points for the fuzzers (`make fuzz`, `Sources/courier-fuzz`); not part of the API.
 /// Each takes any bytes; a crash, a trap or a failed check below is a finding.
-@_spi(Fuzzing) public enum JobsFuzzing {
+package enum JobsFuzzing {
     /// The job-file decoder and, for a file it accepts, validation (which counts the tasks
     /// without expanding them).
-    public static func jobFile(_ data: Data) {
+    package static func jobFile(_ data: Data) {
         let file = URL(fileURLWithPath: "/nonexistent/courier-fuzz/job.json")
         guard let job = try? JobDecoder.decode(data, file: file, environment: ["TOKEN": "t"])
         else { return }
@@ -22,7 +22,7 @@ import Foundation
 
     /// The template engine: parsing, the variables it names, and rendering, whose byte count
     /// must equal what ``Template/renderedByteCount(_:)`` says without rendering.
-    public static func template(_ data: Data) {
+    package static func template(_ data: Data) {
         let text = String(decoding: data, as: UTF8.self)
         let template = Template(text)
         var bindings: [String: String] = [:]
@@ -39,7 +39,7 @@ import Foundation
 
     /// The log-line scanner, which must never accept what the JSON parser refuses as
     /// malformed (it claims to accept exactly JSON).
-    public static func logLine(_ data: Data) {
+    package static func logLine(_ data: Data) {
         let bytes = [UInt8](data)
         guard LogLineScanner.parse(bytes[...]) != nil else { return }
         switch Result(catching: { () throws(JSONParser.Failure) in try JSONParser.parse(bytes) }) {

@@ -7,7 +7,7 @@
     import CFuzzDriver
 #endif
 @_spi(Fuzzing) import CourierCurl
-@_spi(Fuzzing) import CourierJobs
+import CourierJobs
 import Foundation
 
 typealias Callback = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt

@@ -11,24 +11,24 @@ import Foundation
 /// Sends requests through an ``HTTPClient`` with a fixed number in flight, and measures
 /// throughput, latency, errors and CPU time. Timings are for a benchmark run, never for a test
 /// verdict.
-public struct BenchmarkRunner: Sendable {
+package struct BenchmarkRunner: Sendable {
     /// What to run.
-    public struct Plan: Sendable {
+    package struct Plan: Sendable {
         /// The requests, sent in turn (one for a URL, a job's tasks in job mode).
-        public var requests: [HTTPRequest]
+        package var requests: [HTTPRequest]
         /// How many to send; with `duration`, the most to send.
-        public var count: Int
+        package var count: Int
         /// Send for this long instead of a count.
-        public var duration: TimeInterval?
-        public var concurrency: Int
+        package var duration: TimeInterval?
+        package var concurrency: Int
         /// Requests sent before measuring, to open connections and warm caches.
-        public var warmup: Int
+        package var warmup: Int
         /// A fixed send rate (requests per second). Latency is then measured from when each
         /// request was due, not when it left, so a stalled server shows as latency rather than
         /// as fewer requests (coordinated omission, as wrk2 and vegeta count it).
-        public var rate: Double?
+        package var rate: Double?
 
-        public init(
+        package init(
             requests: [HTTPRequest], count: Int, duration: TimeInterval? = nil, concurrency: Int,
             warmup: Int = 0, rate: Double? = nil
         ) {
@@ -42,37 +42,37 @@ public struct BenchmarkRunner: Sendable {
     }
 
     /// What one round measured.
-    public struct Result: Sendable {
-        public var backend: String
-        public var round: Int
-        public var requests: Int
-        public var concurrency: Int
+    package struct Result: Sendable {
+        package var backend: String
+        package var round: Int
+        package var requests: Int
+        package var concurrency: Int
         /// Transport errors by kind (`timeout`, `connect`, …).
-        public var errors: [String: Int]
-        public var non2xx: Int
-        public var bytes: Int
-        public var seconds: Double
-        public var cpuSeconds: Double
+        package var errors: [String: Int]
+        package var non2xx: Int
+        package var bytes: Int
+        package var seconds: Double
+        package var cpuSeconds: Double
         /// The process's peak resident set after the round, in bytes.
-        public var peakRSS: Int
+        package var peakRSS: Int
         /// Connections the client opened, counted from each response (`nil` when the backend
         /// cannot tell).
-        public var connections: Int?
+        package var connections: Int?
         var latency: LatencyHistogram
 
-        public var errorCount: Int { errors.values.reduce(0, +) }
-        public var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
-        public var cpuMicrosecondsPerRequest: Double {
+        package var errorCount: Int { errors.values.reduce(0, +) }
+        package var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
+        package var cpuMicrosecondsPerRequest: Double {
             requests > 0 ? cpuSeconds / Double(requests) * 1e6 : 0
         }
     }
 
-    public let backend: String
-    public let client: any HTTPClient
+    package let backend: String
+    package let client: any HTTPClient
     /// Called with the requests done so far, for a progress line.
     let progress: (@Sendable (Int) -> Void)?
 
-    public init(backend: String, client: any HTTPClient) {
+    package init(backend: String, client: any HTTPClient) {
         self.init(backend: backend, client: client, progress: nil)
     }
 
@@ -82,7 +82,7 @@ public struct BenchmarkRunner: Sendable {
         self.progress = progress
     }
 
-    public func run(_ plan: Plan, round: Int = 1) async -> Result {
+    package func run(_ plan: Plan, round: Int = 1) async -> Result {
         var warmTally = Tally()
         if plan.warmup > 0 {
             var warm = plan

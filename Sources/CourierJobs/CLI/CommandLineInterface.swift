@@ -9,18 +9,18 @@ import Foundation
 
 /// The `courier` command: dispatches to one command per verb and returns the exit status.
 /// Kept here rather than in the executable so that tests reach every path.
-public enum CommandLineInterface {
+package enum CommandLineInterface {
     /// Exit statuses, as documented in the README.
-    public enum ExitCode {
-        public static let success: Int32 = 0
-        public static let taskFailed: Int32 = 1
-        public static let usage: Int32 = 2
-        public static let locked: Int32 = 3
-        public static let interrupted: Int32 = 130
-        public static let terminated: Int32 = 143
+    package enum ExitCode {
+        package static let success: Int32 = 0
+        package static let taskFailed: Int32 = 1
+        package static let usage: Int32 = 2
+        package static let locked: Int32 = 3
+        package static let interrupted: Int32 = 130
+        package static let terminated: Int32 = 143
     }
 
-    public static let usage = """
+    package static let usage = """
         courier: run declarative HTTP jobs and call APIs reliably
 
         Usage:
@@ -39,7 +39,7 @@ public enum CommandLineInterface {
         """
 
     /// Runs the command line (without the program name) and returns the exit status.
-    public static func run(_ arguments: [String]) async -> Int32 {
+    package static func run(_ arguments: [String]) async -> Int32 {
         // A reader that goes away (`courier … | head`) must not kill a run before it writes
         // its log's last line: writes to a closed pipe fail with EPIPE instead.
         signal(SIGPIPE, SIG_IGN)

@@ -3,18 +3,18 @@ import Foundation
 
 /// One entry of a task's `capture`: a value taken from each of its responses (every page, every
 /// expansion) for later tasks to use as `{name}` or as a `foreach` source.
-public struct CaptureRule: Sendable {
-    public enum Source: Sendable, Hashable {
+package struct CaptureRule: Sendable {
+    package enum Source: Sendable, Hashable {
         /// An RFC 6901 pointer into the JSON body; a `*` token matches every array element.
         case json(String)
         /// A response header (every value of it).
         case header(String)
     }
 
-    public var name: String
-    public var source: Source
+    package var name: String
+    package var source: Source
     /// Redacted everywhere, like `${env:…}`: a login token.
-    public var secret: Bool
+    package var secret: Bool
 
     /// The values this rule finds in one response. Strings are taken as they are, numbers as
     /// written, booleans as `true`/`false`, objects and arrays as compact JSON; `null` is no

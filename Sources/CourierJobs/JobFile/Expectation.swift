@@ -9,19 +9,19 @@ import Foundation
 
 /// What a task's response must show besides its status (`expect.json`, `expect.headers`,
 /// `expect.bodyContains`, `expect.maxMs`), as a pure value: ``failure(for:)`` says what differed.
-public struct Expectation: Sendable {
+package struct Expectation: Sendable {
     /// JSON Pointer (RFC 6901) → the exact JSON value there.
-    public var json: [(pointer: String, value: JSONNode)] = []
+    package var json: [(pointer: String, value: JSONNode)] = []
     /// Header name → value, `*` and `?` as globs.
-    public var headers: [(name: String, pattern: String)] = []
+    package var headers: [(name: String, pattern: String)] = []
     /// Texts the body must contain, each.
-    public var bodyContains: [String] = []
+    package var bodyContains: [String] = []
     /// The most the exchange may take, in milliseconds.
-    public var maxMs: Double?
+    package var maxMs: Double?
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         json.isEmpty && headers.isEmpty && bodyContains.isEmpty && maxMs == nil
     }
 
@@ -30,7 +30,7 @@ public struct Expectation: Sendable {
     /// - Parameter scrub: applied to each value shown before it is shortened: a value cut
     ///   first could end inside a secret, and the cut-off prefix of a token would then escape
     ///   the redactor that sees only whole secrets.
-    public func failure(
+    package func failure(
         for response: HTTPResponse, durationMs: Double, scrub: (String) -> String = { $0 }
     ) -> String? {
         guard !isEmpty else { return nil }

@@ -3,7 +3,7 @@ import Foundation
 
 /// Reads and validates a job file (version 1). Every problem is reported at once, each with the
 /// file, the JSON path and the line:column; nothing is sent until the file is clean.
-public enum JobDecoder {
+package enum JobDecoder {
     static let topLevelKeys = [
         "version", "name", "baseURL", "backend", "concurrency", "rateLimit", "timeout", "retry",
         "cookies", "headers", "auth", "outputDir", "tasks", "$schema", "description",
@@ -21,9 +21,9 @@ public enum JobDecoder {
 
     /// Loads the job at `url`, resolving `${env:…}` from `environment`.
     /// The largest job file read: a job that needs more is data, and belongs in a `lines` file.
-    public static let maximumFileBytes = 16 << 20
+    package static let maximumFileBytes = 16 << 20
 
-    public static func load(
+    package static func load(
         _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(JobFileErrors) -> Job {
         let name = url.relativePath
@@ -75,7 +75,7 @@ public enum JobDecoder {
     }
 
     /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
-    public static func decode(
+    package static func decode(
         _ data: Data, file: URL, environment: [String: String]
     ) throws(JobFileErrors) -> Job {
         let name = file.relativePath

@@ -4,10 +4,10 @@ import Foundation
 ///
 /// Runs in one streaming pass; ids are remembered as 128-bit fingerprints, so a million tasks
 /// cost about 16 MB rather than their strings.
-public enum JobValidator {
+package enum JobValidator {
     /// How many tasks the job expands to, not counting those that fan out over a capture
     /// (their number is known only as the run goes).
-    public static func validate(_ job: Job) throws(JobFileErrors) -> Int {
+    package static func validate(_ job: Job) throws(JobFileErrors) -> Int {
         try validate(job, limit: oneByOneLimit)
     }
 

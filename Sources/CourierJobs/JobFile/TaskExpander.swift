@@ -3,15 +3,15 @@ import Foundation
 
 /// Expands a job's tasks lazily, in file order: `foreach` values are produced one combination
 /// at a time (a `lines` file is streamed, re-read for each outer value of a product).
-public struct TaskExpander: Sequence {
-    public let job: Job
+package struct TaskExpander: Sequence {
+    package let job: Job
 
-    public init(job: Job) { self.job = job }
+    package init(job: Job) { self.job = job }
 
-    public func makeIterator() -> Iterator { Iterator(job: job) }
+    package func makeIterator() -> Iterator { Iterator(job: job) }
 
     /// Produces expanded tasks or the error that one of them carries.
-    public struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         private let job: Job
         private var specIndex = 0
         private var combinations: CombinationIterator?
@@ -22,7 +22,7 @@ public struct TaskExpander: Sequence {
             base = job.baseURL.flatMap(URLBuilder.Base.init)
         }
 
-        public mutating func next() -> Result<ExpandedTask, JobFileError>? {
+        package mutating func next() -> Result<ExpandedTask, JobFileError>? {
             while specIndex < job.tasks.count {
                 let spec = job.tasks[specIndex]
                 if combinations == nil {

@@ -12,8 +12,8 @@ import Foundation
 ///
 /// A line that cannot be written whole (a full disk writes part of it, then fails) is cut off
 /// again, so that every line in the file stays complete.
-public final class LogWriter: @unchecked Sendable {
-    public let url: URL
+package final class LogWriter: @unchecked Sendable {
+    package let url: URL
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let lock = NSLock()
@@ -21,7 +21,7 @@ public final class LogWriter: @unchecked Sendable {
     private var size: off_t = 0
 
     /// Creates the folders and opens the file for appending.
-    public init(url: URL) throws {
+    package init(url: URL) throws {
         try FileSystem.makeFolders(url.deletingLastPathComponent())
         descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -34,7 +34,7 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Writes to standard output (`--log-dir -`), for a cluster's log pipeline. Each line is
     /// still one `write(2)`, so lines from one process never interleave.
-    public init(standardOutput: Void) {
+    package init(standardOutput: Void) {
         descriptor = STDOUT_FILENO
         ownsDescriptor = false
         url = URL(fileURLWithPath: "/dev/stdout")
@@ -43,12 +43,12 @@ public final class LogWriter: @unchecked Sendable {
     deinit { if ownsDescriptor { close(descriptor) } }
 
     /// Writes one line (a newline is added).
-    public func write(_ line: String) throws {
+    package func write(_ line: String) throws {
         try write(bytes: Array(line.utf8))
     }
 
     /// Writes one line of bytes (a newline is added) with a single `write(2)`.
-    public func write(bytes line: [UInt8]) throws {
+    package func write(bytes line: [UInt8]) throws {
         var bytes = line
         bytes.append(0x0A)
         try write(endedLine: bytes)
@@ -76,7 +76,7 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Whether the file was deleted or replaced since it was opened (its folder removed, say):
     /// lines written now would reach no one. Standard output is never gone.
-    public var isGone: Bool {
+    package var isGone: Bool {
         guard ownsDescriptor else { return false }
         var opened = stat()
         var named = stat()
@@ -86,12 +86,12 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Flushes the file to disk.
-    public func sync() { fsync(descriptor) }
+    package func sync() { fsync(descriptor) }
 }
 
 /// The log file could not be written.
-public struct LogWriterError: Error, CustomStringConvertible {
-    public let path: String
-    public let reason: String
-    public var description: String { "cannot write the log \(path): \(reason)" }
+package struct LogWriterError: Error, CustomStringConvertible {
+    package let path: String
+    package let reason: String
+    package var description: String { "cannot write the log \(path): \(reason)" }
 }

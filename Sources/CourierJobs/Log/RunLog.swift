@@ -2,10 +2,10 @@ import Courier
 import Foundation
 
 /// Builds and writes the lines of one run's log (`docs/log-format.md`).
-public struct RunLog: Sendable {
-    public let writer: LogWriter
-    public let run: String
-    public let job: String
+package struct RunLog: Sendable {
+    package let writer: LogWriter
+    package let run: String
+    package let job: String
     let redactor: Redactor
     /// The first line that could not be written, if any: a run must not look clean when its
     /// record is incomplete.

@@ -4,14 +4,14 @@ import Foundation
 /// Runs one validated job: takes the job's lock, writes the log, keeps at most `concurrency`
 /// tasks in flight (pulled lazily from the expansion), saves outputs, and stops cleanly on
 /// SIGINT/SIGTERM.
-public final class JobRunner: Sendable {
+package final class JobRunner: Sendable {
     /// Why a run could not start.
-    public enum StartError: Error, CustomStringConvertible {
+    package enum StartError: Error, CustomStringConvertible {
         /// Another run of the job holds its lock (``JobLock``): what is held, and by whom.
         case locked(URL, reason: String)
         case log(any Error)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .locked(let url, let reason):
                 "another run of this job holds its lock (\(url.relativePath): \(reason)); not starting"
@@ -21,7 +21,7 @@ public final class JobRunner: Sendable {
     }
 
     /// Where the tasks come from: the job's expansion, or a list (a replay).
-    public enum TaskSource: Sendable {
+    package enum TaskSource: Sendable {
         case job
         /// Requests rebuilt from logs alone (`replay` without `--job`); `replayOf` names the
         /// runs they came from.
@@ -36,10 +36,10 @@ public final class JobRunner: Sendable {
         }
     }
 
-    public let job: Job
-    public let options: RunOptions
-    public let total: Int
-    public let source: TaskSource
+    package let job: Job
+    package let options: RunOptions
+    package let total: Int
+    package let source: TaskSource
     let time: any TimeSource
     /// Set by SIGINT/SIGTERM: no task starts after it.
     let stopping = Locked(false)
@@ -49,7 +49,7 @@ public final class JobRunner: Sendable {
     let temporaries: StaleTemporaries
 
     /// - Parameter total: the task count from ``JobValidator``.
-    public init(
+    package init(
         job: Job, options: RunOptions, total: Int, source: TaskSource = .job,
         time: any TimeSource = SystemTimeSource()
     ) {
@@ -74,7 +74,7 @@ public final class JobRunner: Sendable {
         }
     }
 
-    public func run() async throws(StartError) -> RunSummary {
+    package func run() async throws(StartError) -> RunSummary {
         // One lock per job, on its output folder, whatever the log folder (``JobLock``). A
         // replay rebuilt from the log alone saves nothing and takes none.
         var lock: JobLock?

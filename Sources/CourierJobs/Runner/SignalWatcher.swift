@@ -18,7 +18,7 @@ import Foundation
 /// scheduling, finish or cancel what is in flight, and still write `run.end`.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
-    /// The handlers in place before, put back by ``stop()``: `JobRunner` is public and may run
+    /// The handlers in place before, put back by ``stop()``: `JobRunner` may run
     /// inside a program with handlers of its own.
     private var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
     /// The first signal, and how many have come.

@@ -1,11 +1,13 @@
 import Courier
 import Foundation
 
-/// Where a run takes its next task from.
-struct TaskSupply: Sendable {
-    /// Present for a job's own tasks: it is told when each ends.
-    let feed: TaskFeed?
-    let next: @Sendable () -> TaskFeed.Item
+extension JobRunner.TaskSource {
+    /// Where a run's slots take their next task from: the source, being read.
+    struct Cursor: Sendable {
+        /// Present for a job's own tasks: it is told when each ends.
+        let feed: TaskFeed?
+        let next: @Sendable () -> TaskFeed.Item
+    }
 }
 
 /// How a run keeps `concurrency` tasks in flight: one child task per slot, each taking its
@@ -18,7 +20,7 @@ struct TaskSupply: Sendable {
 extension JobRunner {
     /// What a run's slots share.
     struct TaskSlots: Sendable {
-        let supply: TaskSupply
+        let cursor: TaskSource.Cursor
         let shared: AnyHTTPClient
         let log: RunLog
         let progress: Progress
@@ -39,19 +41,19 @@ extension JobRunner {
         case run(ExpandedTask)
         /// Nothing can start until the feed's change count moves past the value.
         case wait(Int)
-        /// Nothing left to start: the supply is empty, or the run is stopping.
+        /// Nothing left to start: the source is spent, or the run is stopping.
         case end
     }
 
-    /// Takes items from the supply until one is a task to run. The others are settled on the
+    /// Takes items from the source until one is a task to run. The others are settled on the
     /// way: another shard's task, one an earlier run did, one that does not build (logged and
     /// counted as failed), one skipped because its input failed.
     func nextStep(_ slots: TaskSlots) -> NextStep {
-        let supply = slots.supply
+        let cursor = slots.cursor
         while !stopping.withLock({ $0 }), !Task.isCancelled {
-            let item = supply.next()
+            let item = cursor.next()
             // Fan-out children are tasks validation could not count.
-            if supply.feed != nil, slots.selection == nil, let spec = item.spec,
+            if cursor.feed != nil, slots.selection == nil, let spec = item.spec,
                 job.tasks[spec].captureSource != nil
             {
                 slots.progress.tasksFound(1)
@@ -63,18 +65,18 @@ extension JobRunner {
             } == true:
                 // Another shard's task.
                 slots.progress.taskInOtherShard()
-                supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .skipped(let skipped)
             where slots.shard.map { !$0.owns(taskID: skipped.id) } == true:
                 slots.progress.taskInOtherShard()
-                supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .task(let task)
             where !slots.done.isEmpty && !job.tasks[task.specIndex].hasCaptures
                 && slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
                 // Done by an earlier run. (A task with captures runs again: the values it
                 // hands on are not kept between runs.)
                 slots.progress.taskAlreadyDone()
-                supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .task(let task):
                 guard let selection = slots.selection else { return .run(task) }
                 if let selected = selection.admit(task) {
@@ -86,13 +88,13 @@ extension JobRunner {
                     slots.progress.tasksFound(1)
                     return .run(task)
                 }
-                supply.feed?.finished(task.specIndex, ok: true, id: task.id)
+                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
                 // changed underneath, or a captured value makes a bad URL).
                 if let selection = slots.selection {
                     guard selection.claims(id: id) else {
-                        supply.feed?.finished(spec, ok: false, id: id)
+                        cursor.feed?.finished(spec, ok: false, id: id)
                         continue
                     }
                     if selection.isFromPattern(id) { slots.progress.tasksFound(1) }
@@ -100,11 +102,11 @@ extension JobRunner {
                 try? slots.log.invalid(task: id, reason: "\(error)")
                 slots.reporter.report("\(error)")
                 slots.progress.taskFinished(ok: false, requests: 0)
-                supply.feed?.finished(spec, ok: false, id: id)
+                cursor.feed?.finished(spec, ok: false, id: id)
             case .skipped(let skipped):
                 if let selection = slots.selection {
                     guard selection.claims(id: skipped.id) else {
-                        supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                        cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
                         continue
                     }
                     if selection.isFromPattern(skipped.id) { slots.progress.tasksFound(1) }
@@ -112,7 +114,7 @@ extension JobRunner {
                 try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
                 slots.reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
                 slots.progress.taskFinished(ok: false, requests: 0)
-                supply.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .wait(let changes):
                 return .wait(changes)
             case .end:
@@ -134,9 +136,9 @@ extension JobRunner {
             }
             let ok = await execute(
                 task, shared: slots.shared, log: slots.log, progress: slots.progress,
-                reporter: slots.reporter, state: slots.state, feed: slots.supply.feed,
+                reporter: slots.reporter, state: slots.state, feed: slots.cursor.feed,
                 tokens: slots.tokens)
-            slots.supply.feed?.finished(task.specIndex, ok: ok, id: task.id)
+            slots.cursor.feed?.finished(task.specIndex, ok: ok, id: task.id)
             guard case .run(let next) = nextStep(slots) else { return }
             task = next
         }
@@ -149,15 +151,15 @@ extension JobRunner {
         executors: [any TaskExecutor]
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
-        let supply = makeSupply()
+        let cursor = makeCursor()
         var selection: ReplaySelection?
         if case .selection(let selected, _) = source { selection = selected }
-        defer { supply.feed?.close() }
+        defer { cursor.feed?.close() }
         let slots = TaskSlots(
-            supply: supply, shared: shared, log: log, progress: progress,
+            cursor: cursor, shared: shared, log: log, progress: progress,
             reporter: FailureReporter(console: console, clearsLine: showsProgress),
             state: state,
-            tokens: supply.feed.map {
+            tokens: cursor.feed.map {
                 renewableTokens(feed: $0, shared: shared, log: log, progress: progress)
             } ?? [:],
             done: options.resume?.done ?? [], selection: selection, shard: options.shard,
@@ -193,7 +195,7 @@ extension JobRunner {
             }
             fill()
             while true {
-                if let changes = waitingFor, !waiterRunning, let feed = supply.feed {
+                if let changes = waitingFor, !waiterRunning, let feed = cursor.feed {
                     guard running > 0 else {
                         // Cannot happen with a validated job (no cycles); never hang on it.
                         slots.reporter.report(
@@ -218,16 +220,16 @@ extension JobRunner {
 
     /// The tasks to run: the job's, through a ``TaskFeed`` (which knows about captures), or a
     /// replay's list.
-    private func makeSupply() -> TaskSupply {
+    private func makeCursor() -> TaskSource.Cursor {
         switch source {
         case .job, .selection:
             let feed = TaskFeed(
                 job: job, redactor: console.redactor,
                 memoryLimit: options.captureMemoryLimit)
-            return TaskSupply(feed: feed) { feed.next() }
+            return TaskSource.Cursor(feed: feed) { feed.next() }
         case .replay(let tasks, _):
             let list = Locked(tasks.makeIterator())
-            return TaskSupply(feed: nil) {
+            return TaskSource.Cursor(feed: nil) {
                 list.withLock { $0.next() }.map { .task($0) } ?? .end
             }
         }

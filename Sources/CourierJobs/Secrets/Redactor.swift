@@ -8,10 +8,10 @@ import Courier
 /// `\u00e9`), and one escape inside another (a JSON body logged as JSON text). Values shorter
 /// than ``minimumLength`` bytes are not searched for: a two-digit secret would erase every
 /// such number from a log; secret headers are redacted by name whatever their length.
-public struct Redactor: Sendable {
-    public static let placeholder = SecretHeaders.placeholder
+package struct Redactor: Sendable {
+    package static let placeholder = SecretHeaders.placeholder
     /// The shortest value searched for in free text.
-    public static let minimumLength = 4
+    package static let minimumLength = 4
 
     /// Byte patterns to find: each secret, and its form-encoded variant where it has spaces.
     private let known: [[UInt8]]
@@ -19,7 +19,7 @@ public struct Redactor: Sendable {
     /// copy of this redactor: the log's, the terminal's.
     private let learned: LearnedSecrets?
 
-    public init(secrets: Set<String>) {
+    package init(secrets: Set<String>) {
         known = Self.patterns(for: secrets)
         learned = nil
     }
@@ -31,13 +31,13 @@ public struct Redactor: Sendable {
 
     /// This redactor, able to ``learn(_:)`` secrets from now on (every copy made after this
     /// call learns them too).
-    public func learning() -> Redactor {
+    package func learning() -> Redactor {
         Redactor(known: known, learned: LearnedSecrets(known: known))
     }
 
     /// Adds a secret found while running; it is redacted from every line written after this.
     /// Ignored by a redactor not made with ``learning()``.
-    public func learn(_ secret: String) {
+    package func learn(_ secret: String) {
         learned?.add(Self.patterns(for: [secret]))
     }
 
@@ -57,10 +57,10 @@ public struct Redactor: Sendable {
     }
 
     /// Whether there is anything to redact at all.
-    public var isEmpty: Bool { patterns.isEmpty }
+    package var isEmpty: Bool { patterns.isEmpty }
 
     /// The text with every form of every secret replaced by `<redacted>`.
-    public func scrub(_ text: String) -> String {
+    package func scrub(_ text: String) -> String {
         guard !patterns.isEmpty else { return text }
         let bytes = Array(text.utf8)
         let ranges = matches(in: bytes, from: 0, to: bytes.count)
@@ -75,7 +75,7 @@ public struct Redactor: Sendable {
     /// the event, time, run, job and task, and `replayOf`'s run and task): a secret that happens to equal
     /// the year or the job's name once erased every timestamp, and `report` and `--resume`
     /// could read nothing. Secrets live in what requests and responses carry.
-    public func scrubJSON(_ bytes: [UInt8]) -> [UInt8] {
+    package func scrubJSON(_ bytes: [UInt8]) -> [UInt8] {
         guard !patterns.isEmpty else { return bytes }
         var ranges: [Range<Int>] = []
         var index = 0
@@ -110,7 +110,7 @@ public struct Redactor: Sendable {
     }
 
     /// Whether a header's value must never be written.
-    public func isSecretHeader(_ name: String, in request: HTTPRequest?) -> Bool {
+    package func isSecretHeader(_ name: String, in request: HTTPRequest?) -> Bool {
         request?.isSecretHeader(name) ?? SecretHeaders.isSecret(name)
     }
 
