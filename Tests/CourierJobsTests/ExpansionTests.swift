@@ -164,14 +164,15 @@ struct ExpansionTests {
         #expect(errors.description.contains(#"duplicate task id "x500""#))
     }
 
-    @Test func aMillionLineFileIsStreamedNotHeld() async throws {
+    @Test func aLineFileIsStreamedNotHeld() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-million-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         // The lines come through a named pipe, which holds 64 KiB: the writer can only stay a
         // little ahead of the reader. A reader that held the file whole could produce its first
-        // task only after all 1,000,000 lines (about 100 MB) were written.
+        // task only after all 200,000 lines (about 20 MB) were written. (A million lines took a
+        // minute of the unit tests' run and proved nothing more.)
         let pipe = folder.appendingPathComponent("ids.txt")
         #expect(mkfifo(pipe.path, 0o600) == 0)
         let url = folder.appendingPathComponent("job.json")
@@ -181,7 +182,7 @@ struct ExpansionTests {
         .write(to: url, atomically: true, encoding: .utf8)
         let job = try JobDecoder.load(url)
 
-        let written = PipeWriter.start(path: pipe.path, lines: 1_000_000)
+        let written = PipeWriter.start(path: pipe.path, lines: 200_000)
         let (count, writtenAtFirstTask, last) = try await OffPool.run {
             () throws -> (Int, Int, String) in
             var count = 0
@@ -191,12 +192,12 @@ struct ExpansionTests {
                 let task = try result.get()
                 count += 1
                 if count == 1 { writtenAtFirst = written.lines }
-                if count == 1_000_000 { last = task.id }
+                if count == 200_000 { last = task.id }
             }
             return (count, writtenAtFirst, last)
         }
-        #expect(count == 1_000_000)
-        #expect(last.hasPrefix("id-999999-"))
+        #expect(count == 200_000)
+        #expect(last.hasPrefix("id-199999-"))
         #expect(
             writtenAtFirstTask < 20_000,
             "the first task came after \(writtenAtFirstTask) lines were written")
