@@ -59,7 +59,7 @@ sanitize: deps
 # .build-fuzz/corpus; a finding stops the run and leaves the input in .build-fuzz/. Keep it as
 # Tests/Fuzz/TARGET/crash-WHAT once fixed: `make test` replays that folder.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := jobfile template logline headers
+FUZZ_TARGETS := jobfile template logline headers events
 fuzz: deps
 	$(SWIFT) build -c release --scratch-path .build-fuzz --product courier-fuzz \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld

@@ -6,6 +6,7 @@
 #if FUZZING
     import CFuzzDriver
 #endif
+import Courier
 @_spi(Fuzzing) import CourierCurl
 import CourierJobs
 import Foundation
@@ -27,6 +28,10 @@ let targets: [String: Callback] = [
     },
     "headers": { data, size in
         CurlFuzzing.headerLines(UnsafeRawBufferPointer(start: data, count: size))
+        return 0
+    },
+    "events": { data, size in
+        StreamFuzzing.events(Data(bytes: data ?? UnsafePointer(bitPattern: 1)!, count: size))
         return 0
     },
 ]

@@ -1,5 +1,6 @@
 @_spi(Fuzzing) @testable import CourierCurl
-@_spi(Fuzzing) import CourierJobs
+import Courier
+import CourierJobs
 import Foundation
 import Testing
 
@@ -20,7 +21,7 @@ struct FuzzCorpusTests {
 
     @Test(
         "each target has a corpus, and every input runs without a finding",
-        arguments: ["jobfile", "template", "logline", "headers"])
+        arguments: ["jobfile", "template", "logline", "headers", "events"])
     func replay(target: String) throws {
         let inputs = try Self.inputs(target)
         #expect(inputs.count >= 2, "a seed corpus for \(target)")
@@ -29,6 +30,7 @@ struct FuzzCorpusTests {
             case "jobfile": JobsFuzzing.jobFile(input)
             case "template": JobsFuzzing.template(input)
             case "logline": JobsFuzzing.logLine(input)
+            case "events": StreamFuzzing.events(input)
             default: input.withUnsafeBytes { CurlFuzzing.headerLines($0) }
             }
         }
