@@ -62,27 +62,46 @@ final class TaskFeed: Sendable {
     /// How many times a capture grew or a task finished: a waiter compares it.
     var changes: Int { state.withLock { $0.changes } }
 
-    /// Returns once ``changes`` has moved past `count`, `stop` says so, or a quarter of a
-    /// second has passed (the caller then looks again).
+    /// Returns once ``changes`` has moved past `count` (woken by the change itself, not by
+    /// polling), or a quarter of a second has passed: the caller then looks again, and checks
+    /// `stop` (a stopping run wakes no waiter of its own).
     func waitForChange(after count: Int, stop: @Sendable () -> Bool) async {
-        let deadline = ContinuousClock.now + .milliseconds(250)
-        while changes == count, !stop(), ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(2))
+        guard !stop() else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ticket = state.withLock { state -> UInt64? in
+                guard state.changes == count else { return nil }
+                state.nextWaiter &+= 1
+                state.waiters[state.nextWaiter] = continuation
+                return state.nextWaiter
+            }
+            guard let ticket else { return continuation.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(250)) {
+                [state] in
+                state.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
+            }
         }
     }
 
     /// The next thing to do.
     func next() -> Item {
-        state.withLock { $0.next() }
+        let (item, woken) = state.withLock { state in
+            let before = state.changes
+            let item = state.next()
+            return (item, state.changes == before ? [] : state.takeWaiters())
+        }
+        for waiter in woken { waiter.resume() }
+        return item
     }
 
     /// Records the values one response of a task gave; secret ones are redacted from here on.
     func capture(_ values: [String], for rule: CaptureRule) throws {
         if rule.secret { for value in values { redactor.learn(value) } }
-        try state.withLock { state in
+        let woken = try state.withLock { state in
             try state.append(values, to: rule.name)
             state.changes += 1
+            return state.takeWaiters()
         }
+        for waiter in woken { waiter.resume() }
     }
 
     /// The value tasks take for `{name}` now: the capture's, or the last renewal's
@@ -114,11 +133,13 @@ final class TaskFeed: Sendable {
     /// A task handed out by ``next()`` is over (run, already done, or skipped).
     func finished(_ spec: Int, ok: Bool, id: String) {
         guard hasDependents else { return }
-        state.withLock { state in
+        let woken = state.withLock { state in
             state.specs[spec].finished += 1
             if !ok, state.specs[spec].failedTask == nil { state.specs[spec].failedTask = id }
             state.changes += 1
+            return state.takeWaiters()
         }
+        for waiter in woken { waiter.resume() }
     }
 
     /// Frees the captured values' temporary files.
@@ -134,6 +155,16 @@ final class TaskFeed: Sendable {
         let job: Job
         let base: URLBuilder.Base?
         var changes = 0
+        /// The scheduler waiting for a change (``waitForChange(after:stop:)``), by ticket.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+
+        /// The waiters to wake, now that something changed (resumed outside the lock).
+        mutating func takeWaiters() -> [CheckedContinuation<Void, Never>] {
+            guard !waiters.isEmpty else { return [] }
+            defer { waiters = [:] }
+            return Array(waiters.values)
+        }
         var specs: [SpecState]
         /// Values by capture name.
         var captures: [String: CaptureValues] = [:]
