@@ -1,7 +1,9 @@
 import Foundation
 
-/// A value guarded by a lock, for the few places where callbacks from a foreign thread
-/// (URLSession's delegate queue, libcurl's loop) meet Swift tasks.
+/// A value guarded by a lock: state that synchronous code on any thread (libcurl's loop,
+/// URLSession's delegate queue, a Dispatch timer) and Swift tasks both touch, in critical
+/// sections short enough that an actor's hop would cost more than the lock. Never hold it
+/// across an `await`, and resume continuations after leaving it.
 package final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
