@@ -29,23 +29,33 @@ actor TokenRefresher {
     }
 
     /// The token to send now: the provider's, refreshed first when it is known to be stale.
+    ///
+    /// A token is refreshed ahead of its expiry once: a provider whose tokens live no longer
+    /// than the leeway gets its fresh token sent until it has really expired, not a refresh
+    /// before every request. Such refreshes are not the server's doing and do not count
+    /// against the ``RefreshWindow``.
     func current() async throws -> String {
         if let refreshing { return try await refreshing.task.value }
         let token = try await provider.currentAccessToken()
         if let lastRefreshed, replaced.contains(token.value) { return lastRefreshed }
-        guard token.isStale(at: time.date(), leeway: leeway) else { return token.value }
-        return try await refresh(rejected: token.value)
+        let now = time.date()
+        guard token.isStale(at: now, leeway: leeway) else { return token.value }
+        if token.value == lastRefreshed, !token.isStale(at: now, leeway: 0) {
+            return token.value
+        }
+        return try await refresh(rejected: token.value, counted: false)
     }
 
-    /// A token to replace `rejected`.
-    func refresh(rejected: String) async throws -> String {
+    /// A token to replace `rejected`; a refresh the server asked for (`counted`) counts
+    /// against the window.
+    func refresh(rejected: String, counted: Bool = true) async throws -> String {
         if let refreshing, refreshing.rejected == rejected {
             return try await refreshing.task.value
         }
         if let lastRefreshed, replaced.contains(rejected) {
             return lastRefreshed  // replaced already, by a refresh for an earlier rejection
         }
-        if let window {
+        if counted, let window {
             let (recent, allowed) = window.admit(after: refreshTimes, now: time.now())
             refreshTimes = recent
             guard allowed else { throw ExcessiveRefreshError(window: window) }

@@ -297,6 +297,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             !expectsBody || [204, 304].contains(response.statusCode)
             || (100..<200).contains(response.statusCode) || length == "0"
         guard coding != .identity, !bodyless else { return nil }
+        if case .unsupported = coding {
+            // Refused on curl as well: no advice to switch.
+            return
+                "the body's Content-Encoding \"\(coding.name)\" is not one Courier decodes and checks (gzip, deflate on CurlHTTPClient)"
+        }
         return
             "the body is compressed (\(coding.name)), and URLSession on Linux cannot check that a compressed body is whole; use CurlHTTPClient"
     }

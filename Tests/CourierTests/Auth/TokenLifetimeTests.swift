@@ -103,6 +103,58 @@ struct TokenLifetimeTests {
         #expect(tokens.state.withLock { $0.refreshes } == 1)
     }
 
+    /// Tokens that live `lifetime` seconds each, shorter than the client's leeway.
+    final class ShortLived: TokenProvider {
+        let time: ManualTimeSource
+        let lifetime: TimeInterval
+        let state = Locked((token: "s0", expires: Date.distantPast, refreshes: 0))
+
+        init(time: ManualTimeSource, lifetime: TimeInterval) {
+            self.time = time
+            self.lifetime = lifetime
+        }
+
+        func currentToken() async throws -> String { state.withLock { $0.token } }
+
+        func currentAccessToken() async throws -> AccessToken {
+            state.withLock { AccessToken($0.token, expiresAt: $0.expires) }
+        }
+
+        func refreshToken(rejected: String) async throws -> String {
+            let expires = time.date().addingTimeInterval(lifetime)
+            return state.withLock {
+                $0.refreshes += 1
+                $0.token = "s\($0.refreshes)"
+                $0.expires = expires
+                return $0.token
+            }
+        }
+    }
+
+    @Test("tokens shorter-lived than the leeway: refreshed once each, never counted as rejections")
+    func shortLivedTokens() async throws {
+        let time = ManualTimeSource()
+        let tokens = ShortLived(time: time, lifetime: 10)
+        let stub = StubHTTPClient()
+        stub.route("*") { HTTPResponse(status: 200, url: $0.url) }
+        let client = AuthenticatingHTTPClient(
+            wrapping: stub, provider: tokens,
+            refreshWindow: RefreshWindow(maxRefreshes: 3, interval: 60), expiryLeeway: 30,
+            time: time)
+        for _ in 0..<6 {
+            #expect(try await client.perform(HTTPRequest(url: Self.url)).status == 200)
+            try await time.sleep(for: .seconds(1))
+        }
+        #expect(
+            tokens.state.withLock { $0.refreshes } == 1, "one refresh, then used till it expired")
+        try await time.sleep(for: .seconds(5))  // s1 has expired
+        for _ in 0..<6 {
+            #expect(try await client.perform(HTTPRequest(url: Self.url)).status == 200)
+            try await time.sleep(for: .seconds(11))
+        }
+        #expect(tokens.state.withLock { $0.refreshes } == 7, "each expiry refreshed, none refused")
+    }
+
     @Test("a server that rejects every token: the refresh window ends the refreshing")
     func excessiveRefresh() async throws {
         let time = ManualTimeSource()
