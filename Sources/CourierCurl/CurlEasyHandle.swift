@@ -30,10 +30,10 @@ final class CurlEasyHandle {
         errorBuffer.deallocate()
     }
 
-    /// curl's own description of the last failure on this handle.
-    func errorText(for code: CURLcode) -> String {
-        let detail = String(cString: errorBuffer)
-        return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+    /// curl's own description of the last failure on this handle (`CURLOPT_ERRORBUFFER`),
+    /// when it wrote one; ``CurlOutcome`` falls back on `curl_easy_strerror`.
+    var errorDetail: String? {
+        errorBuffer[0] == 0 ? nil : String(cString: errorBuffer)
     }
 
     /// Configures the handle for one transfer.

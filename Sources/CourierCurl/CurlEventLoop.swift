@@ -5,10 +5,15 @@ import Foundation
 /// Owns one libcurl multi handle and the one thread that drives it.
 ///
 /// Only the loop thread calls libcurl. Other threads hand over work (new transfers,
-/// cancellations, shutdown) through `inbox` under a lock and wake the loop with
+/// cancellations, unpauses, shutdown) through `inbox` under a lock and wake the loop with
 /// `curl_multi_wakeup`, the one multi call that is safe from another thread (libcurl-thread).
-/// They wake it while still holding the lock, and the loop frees the multi handle under that
-/// lock too, so a wake-up can never reach a freed handle.
+/// They wake it only while holding the lock and only until the loop has marked itself
+/// `stopped`, which it does under that lock before it frees the multi handle, so a wake-up can
+/// never reach a freed handle.
+///
+/// Each transfer's ``CurlTransfer/state`` says where it is (queued, running, paused,
+/// finished) and its transitions say what to do; ``CurlOutcome`` turns a finished transfer
+/// into its caller's answer. `active` only finds a transfer by the easy handle curl names.
 ///
 /// The loop is also a `TaskExecutor`: the jobs of tasks that prefer it come through the same
 /// inbox and run on the loop thread between rounds of libcurl work, so a request made there
@@ -36,7 +41,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     /// strong reference back made a cycle that LeakSanitizer showed leaking every loop.
     private weak var loopThread: Thread?
 
-    // Loop-thread state.
+    // Loop-thread state: the transfers in the multi handle (running or paused), by easy handle.
     private var active: [UnsafeMutableRawPointer: (CurlTransfer, CurlEasyHandle)] = [:]
     private var idleHandles: [CurlEasyHandle] = []
 
@@ -61,7 +66,8 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         thread.start()
     }
 
-    /// Hands a transfer to the loop. Throws `.cancelled` when the loop has shut down.
+    /// Hands a transfer to the loop, queued; false when the loop is stopping, and then the
+    /// caller answers it.
     func submit(_ transfer: CurlTransfer) -> Bool {
         inbox.withLock { inbox -> Bool in
             guard !inbox.stopping else { return false }
@@ -98,7 +104,8 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     /// What the loop's thread records as its current loop (``CurlHTTPClient/currentLoop``).
     var identity: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
 
-    /// Asks the loop to drop a transfer and resume its caller with `.cancelled`.
+    /// Asks the loop to drop a transfer and resume its caller with `.cancelled`. The flag is
+    /// what stops one still queued; the inbox entry removes one already in the multi handle.
     func cancel(_ transfer: CurlTransfer) {
         inbox.withLock { inbox in
             transfer.cancelRequested = true
@@ -167,17 +174,17 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
                 )
             }
             for (transfer, cancelled) in submissions {
-                if cancelled || stopping {
-                    transfer.finish(.failure(cancelledError(transfer)))
-                } else {
-                    start(transfer)
+                switch transfer.state.admit(cancelled: cancelled || stopping) {
+                case .start: start(transfer)
+                case .refuse: transfer.finish(.failure(cancelledError(transfer)))
                 }
             }
             for transfer in cancellations { drop(transfer) }
-            // A transfer that finished or was dropped has no handle: nothing to unpause. curl
-            // may call the write callback from inside curl_easy_pause, on this thread.
+            // Only a paused transfer is unpaused (one that finished or was dropped meanwhile
+            // has no handle). curl may call the write callback from inside curl_easy_pause, on
+            // this thread, and pause it again.
             for transfer in unpauses {
-                if let raw = transfer.handle { curl_easy_pause(raw, CURLPAUSE_CONT) }
+                if let raw = transfer.state.resume() { curl_easy_pause(raw, CURLPAUSE_CONT) }
             }
             if stopping { break }
 
@@ -204,6 +211,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
 
     private func start(_ transfer: CurlTransfer) {
         guard let handle = idleHandles.popLast() ?? makeHandle() else {
+            transfer.state.notAdded()
             transfer.finish(
                 .failure(HTTPError(.network, "curl_easy_init failed", url: transfer.displayURL)))
             return
@@ -216,6 +224,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         handle.prepare(transfer, settings: settings)
         let code = curl_multi_add_handle(multi, handle.raw)
         guard code == CURLM_OK else {
+            transfer.state.notAdded()
             transfer.finish(
                 .failure(
                     HTTPError(
@@ -225,15 +234,16 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
             return
         }
         active[handle.raw] = (transfer, handle)
-        transfer.handle = handle.raw
+        transfer.state.added(handle.raw)
         counters.withLock { $0.activeTransfers = active.count }
     }
 
     private func drop(_ transfer: CurlTransfer) {
-        guard let raw = transfer.handle, let (_, handle) = active.removeValue(forKey: raw) else {
-            return  // not started yet (its flag stops it) or already finished
+        // Queued: its flag stops it when it is admitted. Finished: nothing left to stop.
+        guard let raw = transfer.state.cancel() else { return }
+        guard let (_, handle) = active.removeValue(forKey: raw) else {
+            return assertionFailure("a transfer in the multi handle is not active")
         }
-        transfer.handle = nil
         curl_multi_remove_handle(multi, raw)
         counters.withLock { $0.activeTransfers = active.count }
         recycle(handle)
@@ -246,81 +256,20 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let raw = message.pointee.easy_handle,
                 let (transfer, handle) = active.removeValue(forKey: raw)
             else { continue }
-            transfer.handle = nil
             let code = message.pointee.data.result
             curl_multi_remove_handle(multi, raw)
             counters.withLock {
                 $0.activeTransfers = active.count
                 $0.completedTransfers += 1
             }
-            transfer.finish(result(of: transfer, handle: handle, code: code))
+            let result = transfer.outcome(of: code, on: handle).result
+            let answered: Bool
+            if case .success = result { answered = true } else { answered = false }
+            if answered { transfer.reportFinalProgress(on: handle) }
+            transfer.state.curlFinished(answered: answered)
+            transfer.finish(result)
             recycle(handle)
         }
-    }
-
-    private func result(
-        of transfer: CurlTransfer, handle: CurlEasyHandle, code: CURLcode
-    ) -> Result<HTTPResponse, HTTPError> {
-        let url = transfer.displayURL
-        if let problem = transfer.headerBlockProblem {
-            return .failure(
-                HTTPError(.badResponse, problem, url: url, underlyingCode: Int(code.rawValue)))
-        }
-        if let refusal = transfer.refusal {
-            // Checked first: curl may have failed the transfer its own way for the same bytes
-            // (an overflowing Content-Length passes the size cap).
-            return .failure(
-                HTTPError(.network, refusal, url: url, underlyingCode: Int(code.rawValue)))
-        }
-        guard code == CURLE_OK else {
-            if let failed = transfer.sink?.error(url: url) ?? transfer.upload?.error(url: url) {
-                return .failure(failed)
-            }
-            if code == CURLE_ABORTED_BY_CALLBACK, transfer.sends > CurlTransfer.maximumSends {
-                return .failure(
-                    HTTPError(
-                        .network,
-                        "the connection closed without an answer, on two kept-alive connections in turn: not sent a third time",
-                        url: url, underlyingCode: Int(CURLE_GOT_NOTHING.rawValue)))
-            }
-            if transfer.overCap || code == CURLE_FILESIZE_EXCEEDED {
-                return .failure(
-                    HTTPError(
-                        .bodyTooLarge, "response body larger than \(transfer.maxBodyBytes) bytes",
-                        url: url, underlyingCode: Int(code.rawValue)))
-            }
-            let text =
-                code == CURLE_OUT_OF_MEMORY
-                ? HTTPError.oversizedHeadersMessage : handle.errorText(for: code)
-            return .failure(
-                HTTPError(
-                    CurlErrorMapping.kind(of: code), text, url: url,
-                    underlyingCode: Int(code.rawValue)))
-        }
-        if let problem = transfer.framingProblem {
-            return .failure(HTTPError(.network, problem, url: url))
-        }
-        var status = 0
-        _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)
-        if let progress = transfer.progress {
-            // curl's last progress call may come before the last bytes: end on the totals.
-            var received: curl_off_t = 0
-            var sent: curl_off_t = 0
-            _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_SIZE_DOWNLOAD_T, &received)
-            _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
-            var announced: curl_off_t = -1
-            _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced)
-            progress.update(
-                TransferProgress(
-                    sent: Int64(sent), totalToSend: transfer.bodyLength, received: Int64(received),
-                    totalToReceive: announced >= 0 ? Int64(announced) : nil))
-        }
-        return .success(
-            HTTPResponse(
-                status: status, headers: transfer.headers, body: transfer.takeBody(),
-                url: transfer.wire.url,
-                timings: handle.timings, requestHeaders: transfer.wire.headers,
-                savedBody: transfer.sink?.saved))
     }
 
     private func makeHandle() -> CurlEasyHandle? {
@@ -338,7 +287,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
     }
 
     private func cancelledError(_ transfer: CurlTransfer) -> HTTPError {
-        HTTPError(.cancelled, "the request was cancelled", url: transfer.displayURL)
+        CurlOutcome.error(.byCaller, url: transfer.displayURL)
     }
 
     private func tearDown() {
@@ -352,11 +301,15 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
         }
         // Tasks that preferred this loop go on elsewhere.
         runElsewhere(jobs)
-        for transfer in leftovers { transfer.finish(.failure(cancelledError(transfer))) }
+        for transfer in leftovers {
+            _ = transfer.state.admit(cancelled: true)
+            transfer.finish(.failure(cancelledError(transfer)))
+        }
         for (raw, (transfer, _)) in active {
+            _ = transfer.state.cancel()
             curl_multi_remove_handle(multi, raw)
             transfer.finish(
-                .failure(HTTPError(.cancelled, "the client shut down", url: transfer.displayURL)))
+                .failure(CurlOutcome.error(.byShutdown, url: transfer.displayURL)))
         }
         let dropped = active.count + idleHandles.count
         active.removeAll()

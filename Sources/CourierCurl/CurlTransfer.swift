@@ -5,7 +5,8 @@ import Foundation
 /// One request in flight: what was asked, what has arrived, and who waits for it.
 ///
 /// After submission only the event-loop thread touches it (curl calls the callbacks there);
-/// `cancelRequested` is the one field other threads write, under the loop's lock.
+/// `cancelRequested` is the one field other threads write, under the loop's lock. Where it is
+/// in its life is ``state``; how it ends is ``CurlOutcome``'s to decide.
 final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
     /// What goes on the wire: the URL without credentials and every header field.
@@ -27,8 +28,9 @@ final class CurlTransfer: @unchecked Sendable {
     var continuation: CheckedContinuation<HTTPResponse, any Error>?
     /// Set by the caller's cancellation handler, read by the loop (both under the loop's lock).
     var cancelRequested = false
-    /// The easy handle while the transfer is in the multi handle (loop thread only).
-    var handle: UnsafeMutableRawPointer?
+    /// Queued, running, paused or finished, with the easy handle while it is in the multi
+    /// handle (loop thread only).
+    var state = CurlTransferState.queued
     /// How many times curl has been about to send the request (loop thread only).
     private(set) var sends = 0
 
@@ -54,20 +56,14 @@ final class CurlTransfer: @unchecked Sendable {
     private var smallBody = Data()
     /// The body, when Content-Length announced a large one: a pooled buffer.
     private var pooled: (buffer: UnsafeMutableRawPointer, size: Int, count: Int)?
-    var overCap = false
+    private(set) var overCap = false
     /// Decodes a gzip or deflate body (set at the first body byte; ``ContentDecoder``).
     private(set) var decoder: ContentDecoder?
-    private var codingChecked = false
     /// Why the body was refused while it arrived (a corrupt stream, a coding not decoded),
     /// when the write callback stopped the transfer for that reason.
     private(set) var bodyProblem: String?
     /// Bytes of header lines received, status lines included (loop thread only).
     private(set) var headerBytes = 0
-    /// Why the header block was refused, when it passed ``ResponseHeaderLimit/maxBytes``.
-    var headerBlockProblem: String? {
-        headerBytes > ResponseHeaderLimit.maxBytes
-            ? ResponseHeaderLimit.message(bytes: headerBytes) : nil
-    }
     /// The final response's Content-Length, to size the body buffer once.
     var expectedLength: Int { head.expectedLength }
 
@@ -116,9 +112,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// What the write callback returns for `bytes`: their count when taken, curl's pause
     /// value when the streaming reader is behind, 0 to abort.
     func written(_ bytes: UnsafeRawBufferPointer) -> Int {
-        if !codingChecked {
+        if state.bodyArrived() {
             // The first body byte comes after the final response's last header field.
-            codingChecked = true
             let coding = ResponseFraming.coding(of: headers["Content-Encoding"])
             if coding != .identity {
                 decoder = ContentDecoder(coding)
@@ -158,7 +153,9 @@ final class CurlTransfer: @unchecked Sendable {
         if !channel.hasHead { channel.deliver(status: status, headers: headers) }
         switch channel.offer(bytes, canWait: true, resume: unpause) {
         case .taken: return bytes.count
-        case .full: return Int(CURL_WRITEFUNC_PAUSE)
+        case .full:
+            state.pause()
+            return Int(CURL_WRITEFUNC_PAUSE)
         case .readerGone: return 0
         }
     }
@@ -220,18 +217,45 @@ final class CurlTransfer: @unchecked Sendable {
             && status != 304 && !(100..<200).contains(status) && expectedLength > maxBodyBytes
     }
 
-    /// Why a transfer that curl finished without error is still not a whole response: its
-    /// header block or its compressed stream was cut short.
-    var framingProblem: String? {
-        if !head.isComplete { return ResponseFraming.cutHeadMessage }
-        if let decoder, !decoder.ended {
-            return ResponseFraming.cutStreamMessage(decoder.coding.name)
-        }
-        return nil
+    /// What ``CurlOutcome`` decides on, once curl finished the transfer with `code` on
+    /// `handle` (after `curl_multi_remove_handle`: curl keeps a handle's info until reset).
+    /// The file and the upload are asked for their errors only when curl failed: a failed
+    /// write or read is what made it fail, and a success takes no lock for them.
+    func outcome(of code: CURLcode, on handle: CurlEasyHandle) -> CurlOutcome {
+        let failed = code != CURLE_OK
+        var status = 0
+        _ = ccurl_easy_getinfo_long(handle.raw, CURLINFO_RESPONSE_CODE, &status)
+        let body: CurlOutcome.Body =
+            if let sink { .file(sink.saved) } else if channel != nil { .stream } else {
+                .memory(takeBody())
+            }
+        return CurlOutcome(
+            ending: .curl(code), url: displayURL, curlDetail: failed ? handle.errorDetail : nil,
+            head: head, status: status, headerBytes: headerBytes, bodyProblem: bodyProblem,
+            overCap: overCap, maxBodyBytes: maxBodyBytes,
+            fileError: failed
+                ? sink?.error(url: displayURL) ?? upload?.error(url: displayURL) : nil,
+            sends: sends,
+            unendedCoding: decoder.flatMap { $0.ended ? nil : $0.coding.name },
+            body: body, responseURL: wire.url, requestHeaders: wire.headers,
+            timings: handle.timings)
     }
 
-    /// Why the transfer was stopped for its framing or its body, when it was.
-    var refusal: String? { head.contentLengthProblem ?? bodyProblem }
+    /// Ends the progress reports on curl's totals for an answered transfer: curl's last
+    /// progress call may come before the last bytes.
+    func reportFinalProgress(on handle: CurlEasyHandle) {
+        guard let progress else { return }
+        var received: curl_off_t = 0
+        var sent: curl_off_t = 0
+        _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_SIZE_DOWNLOAD_T, &received)
+        _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_SIZE_UPLOAD_T, &sent)
+        var announced: curl_off_t = -1
+        _ = ccurl_easy_getinfo_off_t(handle.raw, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced)
+        progress.update(
+            TransferProgress(
+                sent: Int64(sent), totalToSend: bodyLength, received: Int64(received),
+                totalToReceive: announced >= 0 ? Int64(announced) : nil))
+    }
 }
 
 /// CURLOPT_WRITEFUNCTION: body bytes for the transfer in `context`.
