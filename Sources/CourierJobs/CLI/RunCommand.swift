@@ -263,9 +263,11 @@ enum RunCommand {
         }
         var inShard = 0
         for case .success(let task) in TaskExpander(job: job) {
-            guard fanOuts(upTo: task.specIndex) else { return }
-            shown = max(shown, task.specIndex + 1)
-            let capturing = job.tasks[task.specIndex].hasCaptures
+            // A job's expansion gives every task its spec.
+            guard let index = task.specIndex, let spec = task.spec(in: job) else { continue }
+            guard fanOuts(upTo: index) else { return }
+            shown = max(shown, index + 1)
+            let capturing = spec.hasCaptures
             if let shard = options.shard, !shard.runs(taskID: task.id, capturing: capturing) {
                 continue
             }
@@ -276,7 +278,7 @@ enum RunCommand {
             if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
             if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
-            line += notes(job.tasks[task.specIndex])
+            line += notes(spec)
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
             guard console.output(line.showingControlCharacters) else { return }
         }

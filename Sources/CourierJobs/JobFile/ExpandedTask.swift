@@ -18,8 +18,9 @@ package struct ExpandedTask: Sendable {
     package var retry: RetryPolicy
     /// The spec's JSON path (`tasks[3]`), for messages.
     package var specPath: String
-    /// The spec's place in the job's `tasks`.
-    package var specIndex = 0
+    /// Where the task comes from: its spec's place in the job's `tasks`, or `nil` for a
+    /// request rebuilt from a log alone (`replay` without `--job`), which has no spec.
+    package var specIndex: Int? = nil
     /// For a replay: the logged request this one re-sends.
     package var replayOf: ReplayOrigin? = nil
     /// For a paced replay: seconds after the run's start at which to send.
@@ -27,6 +28,12 @@ package struct ExpandedTask: Sendable {
     /// The variables the task's `auth` was rendered with, kept when its token can be renewed
     /// (``TaskSpec/refreshableToken``) so that the credentials can be rendered again.
     package var authBindings: [String: String]? = nil
+
+    /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
+    package func spec(in job: Job) -> TaskSpec? {
+        guard let specIndex, job.tasks.indices.contains(specIndex) else { return nil }
+        return job.tasks[specIndex]
+    }
 
     /// Whether `status` meets the task's expectation.
     package func accepts(_ status: Int) -> Bool {

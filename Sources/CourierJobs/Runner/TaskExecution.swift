@@ -198,7 +198,7 @@ extension JobRunner {
     private func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
         task.save != nil && task.paginate == nil && task.expectation.json.isEmpty
             && task.expectation.bodyContains.isEmpty
-            && !(capturing && !job.tasks[task.specIndex].captures.isEmpty)
+            && !(capturing && !(task.spec(in: job)?.captures.isEmpty ?? true))
     }
 
     /// A temporary file beside the task's save target for the transport to write the body
@@ -228,7 +228,7 @@ extension JobRunner {
     )
         -> String?
     {
-        let rules = job.tasks[task.specIndex].captures
+        let rules = task.spec(in: job)?.captures ?? []
         guard !rules.isEmpty else { return nil }
         let document: JSONNode? =
             rules.contains { if case .json = $0.source { true } else { false } }

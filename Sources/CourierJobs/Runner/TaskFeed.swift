@@ -131,8 +131,8 @@ final class TaskFeed: Sendable {
     }
 
     /// A task handed out by ``next()`` is over (run, already done, or skipped).
-    func finished(_ spec: Int, ok: Bool, id: String) {
-        guard hasDependents else { return }
+    func finished(_ spec: Int?, ok: Bool, id: String) {
+        guard hasDependents, let spec else { return }
         let woken = state.withLock { state in
             state.specs[spec].finished += 1
             if !ok, state.specs[spec].failedTask == nil { state.specs[spec].failedTask = id }

@@ -61,7 +61,7 @@ extension JobRunner {
             switch item {
             case .task(let task)
             where slots.shard.map {
-                !$0.runs(taskID: task.id, capturing: job.tasks[task.specIndex].hasCaptures)
+                !$0.runs(taskID: task.id, capturing: (task.spec(in: job)?.hasCaptures ?? false))
             } == true:
                 // Another shard's task.
                 slots.progress.taskInOtherShard()
@@ -71,7 +71,7 @@ extension JobRunner {
                 slots.progress.taskInOtherShard()
                 cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .task(let task)
-            where !slots.done.isEmpty && !job.tasks[task.specIndex].hasCaptures
+            where !slots.done.isEmpty && !(task.spec(in: job)?.hasCaptures ?? false)
                 && slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
                 // Done by an earlier run. (A task with captures runs again: the values it
                 // hands on are not kept between runs.)
@@ -83,7 +83,7 @@ extension JobRunner {
                     if selection.isFromPattern(task.id) { slots.progress.tasksFound(1) }
                     return .run(selected)
                 }
-                if job.tasks[task.specIndex].hasCaptures {
+                if (task.spec(in: job)?.hasCaptures ?? false) {
                     // Not selected, but what it captures may be what selected tasks need.
                     slots.progress.tasksFound(1)
                     return .run(task)

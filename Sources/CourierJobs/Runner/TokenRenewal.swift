@@ -28,8 +28,7 @@ extension JobRunner {
         tokens: [String: CapturedToken], willResend: @escaping @Sendable (String) -> Void
     ) -> AnyHTTPClient? {
         // A replay has no captures, and its tasks need not come from this job's specs.
-        guard !tokens.isEmpty, job.tasks.indices.contains(task.specIndex) else { return nil }
-        let spec = job.tasks[task.specIndex]
+        guard !tokens.isEmpty, let spec = task.spec(in: job) else { return nil }
         guard let name = spec.refreshableToken, let token = tokens[name], let auth = spec.auth,
             let bindings = task.authBindings, !task.accepts(401)
         else { return nil }
