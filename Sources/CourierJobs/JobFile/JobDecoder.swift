@@ -4,21 +4,6 @@ import Foundation
 /// Reads and validates a job file (version 1). Every problem is reported at once, each with the
 /// file, the JSON path and the line:column; nothing is sent until the file is clean.
 package enum JobDecoder {
-    static let topLevelKeys = [
-        "version", "name", "baseURL", "backend", "concurrency", "rateLimit", "timeout", "retry",
-        "cookies", "headers", "auth", "outputDir", "tasks", "$schema", "description",
-        "maxBodyBytes",
-    ]
-    static let taskKeys = [
-        "id", "method", "path", "url", "query", "headers", "json", "body", "bodyFile", "expect",
-        "save", "foreach", "retry", "timeout", "description", "paginate", "conditional",
-        "zip", "capture", "auth",
-    ]
-    static let retryKeys = [
-        "maxAttempts", "initialDelay", "multiplier", "maxDelay", "jitter", "onStatus",
-        "onNetworkError", "respectRetryAfter", "nonIdempotent", "onExpectation",
-    ]
-
     /// Loads the job at `url`, resolving `${env:…}` from `environment`.
     /// The largest job file read: a job that needs more is data, and belongs in a `lines` file.
     package static let maximumFileBytes = 16 << 20
@@ -109,7 +94,9 @@ package enum JobDecoder {
     private static func decodeJob(
         _ root: JSONNode, file: URL, data: Data, context: DecodingContext
     ) -> Job? {
-        guard var reader = NodeReader(root, path: "", context: context) else { return nil }
+        guard var reader = NodeReader(root, path: "", keys: JobKeys.job, context: context) else {
+            return nil
+        }
         _ = reader.take("$schema")
         _ = reader.take("description")
         if let version = reader.take("version") {
@@ -188,7 +175,7 @@ package enum JobDecoder {
         } else {
             context.error("tasks", "is required (an array of tasks)", at: root)
         }
-        reader.rejectUnknownKeys(known: topLevelKeys)
+        reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         if case .bearer(let token) = auth { context.addSecret(token) }
         if case .basic(let user, let password) = auth {
@@ -209,7 +196,10 @@ package enum JobDecoder {
     }
 
     static func decodeRateLimit(_ node: JSONNode, context: DecodingContext) -> RateLimitSettings? {
-        guard var reader = NodeReader(node, path: "rateLimit", context: context) else { return nil }
+        guard
+            var reader = NodeReader(
+                node, path: "rateLimit", keys: JobKeys.rateLimit, context: context)
+        else { return nil }
         let perSecond = reader.number(
             "perSecond", range: 0.001...1_000_000, what: "requests per second from 0.001 to 1000000"
         )
@@ -220,7 +210,7 @@ package enum JobDecoder {
             "burst", range: 1...1_000_000, what: "a whole number of at least 1")
         let scope = reader.choice("scope", of: RateLimitScope.self) ?? .job
         let shared = reader.bool("shared") ?? false
-        reader.rejectUnknownKeys(known: ["perSecond", "burst", "scope", "shared"])
+        reader.rejectUnknownKeys()
         guard let perSecond else { return nil }
         return RateLimitSettings(
             perSecond: perSecond, burst: burst ?? max(1, Int(perSecond.rounded(.up))), scope: scope,
@@ -230,7 +220,8 @@ package enum JobDecoder {
     static func decodeRetry(
         _ node: JSONNode, path: String, base: RetryPolicy, context: DecodingContext
     ) -> RetryPolicy {
-        guard var reader = NodeReader(node, path: path, context: context) else { return base }
+        guard var reader = NodeReader(node, path: path, keys: JobKeys.retry, context: context)
+        else { return base }
         var policy = base
         if let value = reader.integer(
             "maxAttempts", range: 1...100, what: "a whole number from 1 to 100")
@@ -259,7 +250,7 @@ package enum JobDecoder {
                 policy.retryableStatuses = set
             }
         }
-        reader.rejectUnknownKeys(known: retryKeys)
+        reader.rejectUnknownKeys()
         return policy
     }
 
@@ -305,42 +296,45 @@ package enum JobDecoder {
         }
     }
 
-    /// - Parameter template: a task's `auth`, whose strings are templates.
+    /// - Parameter keys: ``JobKeys/taskAuth`` for a task's `auth`, whose strings are templates.
     static func decodeAuth(
-        _ node: JSONNode, path: String = "auth", template: Bool = false,
+        _ node: JSONNode, path: String = "auth", keys: JobKeys.Auth = JobKeys.jobAuth,
         context: DecodingContext
     ) -> Authentication? {
-        guard var reader = NodeReader(node, path: path, context: context) else { return nil }
-        let forms = ["bearer", "basic", "header"]
+        guard var reader = NodeReader(node, path: path, keys: keys.forms, context: context)
+        else { return nil }
+        let forms = keys.forms.names
         let given = forms.filter { reader.take($0) != nil }
         guard given.count == 1 else {
             context.error(
                 path,
                 "expected exactly one of \"bearer\", \"basic\" or \"header\", found \(given.isEmpty ? "none" : given.joined(separator: " and "))",
                 at: node)
-            reader.rejectUnknownKeys(known: forms)
+            reader.rejectUnknownKeys()
             return nil
         }
-        defer { reader.rejectUnknownKeys(known: forms) }
+        defer { reader.rejectUnknownKeys() }
         switch given[0] {
         case "bearer":
-            return reader.string("bearer", template: template).map(Authentication.bearer)
+            return reader.string("bearer").map(Authentication.bearer)
         case "basic":
             guard let inner = reader.take("basic"),
-                var basic = NodeReader(inner, path: "\(path).basic", context: context)
+                var basic = NodeReader(
+                    inner, path: "\(path).basic", keys: keys.basic, context: context)
             else { return nil }
-            let user = basic.string("user", required: true, template: template)
-            let password = basic.string("password", required: true, template: template)
-            basic.rejectUnknownKeys(known: ["user", "password"])
+            let user = basic.string("user", required: true)
+            let password = basic.string("password", required: true)
+            basic.rejectUnknownKeys()
             guard let user, let password else { return nil }
             return .basic(user: user, password: password)
         default:
             guard let inner = reader.take("header"),
-                var header = NodeReader(inner, path: "\(path).header", context: context)
+                var header = NodeReader(
+                    inner, path: "\(path).header", keys: keys.header, context: context)
             else { return nil }
-            let name = header.string("name", required: true, env: false)
-            let value = header.string("value", required: true, template: template)
-            header.rejectUnknownKeys(known: ["name", "value"])
+            let name = header.string("name", required: true)
+            let value = header.string("value", required: true)
+            header.rejectUnknownKeys()
             guard let name, let value else { return nil }
             return .header(name: name, value: value)
         }

@@ -3,17 +3,21 @@ import Foundation
 
 /// Reads one JSON object of a job file strictly: typed getters that record an error (with the
 /// JSON path and position) instead of throwing, and a final check that no unknown key is left.
+/// Which keys it knows, and whether each resolves `${env:…}` as a template, come from its
+/// ``JobObjectKeys`` (``JobKeys``).
 struct NodeReader {
     let node: JSONNode
     let path: String
+    let keys: JobObjectKeys
     let context: DecodingContext
     private var members: [(key: String, node: JSONNode)] = []
     private var used = Set<String>()
 
     /// Returns nil (and records an error) when `node` is not an object.
-    init?(_ node: JSONNode, path: String, context: DecodingContext) {
+    init?(_ node: JSONNode, path: String, keys: JobObjectKeys, context: DecodingContext) {
         self.node = node
         self.path = path
+        self.keys = keys
         self.context = context
         guard case .object(let members) = node.value else {
             context.error(path, "expected an object, found \(node.value.typeName)", at: node)
@@ -25,6 +29,7 @@ struct NodeReader {
     func childPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     mutating func take(_ key: String) -> JSONNode? {
+        assert(keys.contains(key), "\"\(key)\" is not a key of \(keys.name) in JobKeys")
         used.insert(key)
         return members.first { $0.key == key }?.node
     }
@@ -34,11 +39,9 @@ struct NodeReader {
         context.error(childPath(key), message, at: node)
     }
 
-    /// - Parameter template: the string is a template: `{…}` in an environment value stays
-    ///   text (``Template/environmentBrace``).
-    mutating func string(
-        _ key: String, required: Bool = false, env: Bool = true, template: Bool = false
-    ) -> String? {
+    /// A string, with `${env:…}` resolved where the key allows it; in a templated key, `{…}` in
+    /// an environment value stays text (``Template/environmentBrace``).
+    mutating func string(_ key: String, required: Bool = false) -> String? {
         guard let value = take(key) else {
             if required { context.error(childPath(key), "is required (a string)", at: node) }
             return nil
@@ -47,8 +50,20 @@ struct NodeReader {
             fail(key, "expected a string, found \(value.value.typeName)", at: value)
             return nil
         }
-        return env
-            ? context.resolveEnvironment(text, path: childPath(key), at: value, template: template)
+        return resolved(text, key: keys[key], path: childPath(key), at: value)
+    }
+
+    /// Any JSON value, with `${env:…}` resolved in every string where the key allows it.
+    mutating func value(_ key: String) -> JSONNode? {
+        guard let value = take(key) else { return nil }
+        let spec = keys[key]
+        guard spec.env else { return value }
+        return context.resolveEnvironment(in: value, path: childPath(key), template: spec.templated)
+    }
+
+    private func resolved(_ text: String, key: JobKey, path: String, at node: JSONNode) -> String {
+        key.env
+            ? context.resolveEnvironment(text, path: path, at: node, template: key.templated)
             : text
     }
 
@@ -56,7 +71,7 @@ struct NodeReader {
     mutating func choice<Value: RawRepresentable & CaseIterable>(
         _ key: String, of type: Value.Type
     ) -> Value? where Value.RawValue == String {
-        guard let node = take(key), let text = string(key, env: false) else { return nil }
+        guard let node = take(key), let text = string(key) else { return nil }
         if let value = Value(rawValue: text) { return value }
         let allowed = Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
         fail(key, "expected \(allowed), found \"\(text)\"", at: node)
@@ -93,7 +108,7 @@ struct NodeReader {
     }
 
     /// An object of string values, in order.
-    mutating func stringMap(_ key: String, template: Bool = false) -> [(
+    mutating func stringMap(_ key: String) -> [(
         name: String, value: String
     )]? {
         guard let value = take(key) else { return nil }
@@ -111,17 +126,14 @@ struct NodeReader {
                 continue
             }
             result.append(
-                (
-                    member.key,
-                    context.resolveEnvironment(
-                        text, path: memberPath, at: member.node, template: template)
-                ))
+                (member.key, resolved(text, key: keys[key], path: memberPath, at: member.node)))
         }
         return result
     }
 
     /// Records an error for every key nobody took, suggesting the closest known one.
-    func rejectUnknownKeys(known: [String]) {
+    func rejectUnknownKeys() {
+        let known = keys.names
         for member in members where !used.contains(member.key) {
             var message = "unknown key \"\(member.key)\""
             if let suggestion = Self.closest(to: member.key, in: known) {
@@ -219,5 +231,31 @@ final class DecodingContext {
             rest = rest[rest.index(after: end)...]
         }
         return result + rest
+    }
+
+    /// `node` with `${env:…}` resolved in every string, at any depth (a task's `json`).
+    func resolveEnvironment(in node: JSONNode, path: String, template: Bool) -> JSONNode {
+        var copy = node
+        switch node.value {
+        case .string(let text):
+            copy.value = .string(resolveEnvironment(text, path: path, at: node, template: template))
+        case .array(let elements):
+            copy.value = .array(
+                elements.enumerated().map {
+                    resolveEnvironment(in: $1, path: "\(path)[\($0)]", template: template)
+                })
+        case .object(let members):
+            copy.value = .object(
+                members.map {
+                    (
+                        $0.key,
+                        resolveEnvironment(
+                            in: $0.node, path: "\(path).\($0.key)", template: template)
+                    )
+                })
+        default:
+            break
+        }
+        return copy
     }
 }

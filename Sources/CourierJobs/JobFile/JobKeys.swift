@@ -1,0 +1,258 @@
+/// One key of a job-file object: its JSON type, whether `{variables}` are substituted in it
+/// (templated) and whether `${env:…}` is resolved in it.
+///
+/// ``NodeReader`` reads a key as its entry says, so whether a value resolves `${env:…}` is
+/// decided here, once, not at each call.
+struct JobKey: Sendable {
+    /// The JSON types the decoder accepts; `any` for a value it does not check.
+    enum ValueType: Sendable, Equatable {
+        case string, number, integer, boolean, object, array
+        /// A string or an array of strings (`expect.bodyContains`).
+        case stringOrArray
+        case any
+    }
+
+    enum Trait: Sendable {
+        /// `{name}` is replaced by a variable or a capture when the task is expanded.
+        case templated
+        /// `${env:NAME}` is resolved when the file is read.
+        case env
+    }
+
+    let name: String
+    let type: ValueType
+    let templated: Bool
+    let env: Bool
+
+    init(_ name: String, _ type: ValueType, _ traits: Trait...) {
+        self.init(name, type, traits)
+    }
+
+    init(_ name: String, _ type: ValueType, _ traits: [Trait]) {
+        self.name = name
+        self.type = type
+        templated = traits.contains { if case .templated = $0 { true } else { false } }
+        env = traits.contains { if case .env = $0 { true } else { false } }
+    }
+}
+
+/// The keys of one object of a job file, in the order unknown-key messages list them.
+struct JobObjectKeys: Sendable {
+    /// How messages and tests name it: `task`, `task.paginate.next.cursor`…
+    let name: String
+    /// Where `jobs/schema.json` describes it (a JSON Pointer; `$ref`s and `oneOf`s are followed).
+    let schema: String
+    let keys: [JobKey]
+
+    var names: [String] { keys.map(\.name) }
+
+    func contains(_ key: String) -> Bool { keys.contains { $0.name == key } }
+
+    subscript(_ key: String) -> JobKey {
+        guard let found = keys.first(where: { $0.name == key }) else {
+            preconditionFailure("\"\(key)\" is not a key of \(name) in JobKeys")
+        }
+        return found
+    }
+}
+
+/// Every object the job-file decoder reads, with its keys: where each may appear, its type,
+/// whether it is templated and whether `${env:…}` is allowed. The decoder refuses keys that are
+/// not here; `JobSchemaAgreementTests` checks that `jobs/schema.json` says the same.
+enum JobKeys {
+    static let job = JobObjectKeys(
+        name: "job", schema: "",
+        keys: [
+            JobKey("version", .integer),
+            JobKey("name", .string, .env),
+            JobKey("baseURL", .string, .env),
+            JobKey("backend", .string),
+            JobKey("concurrency", .integer),
+            JobKey("rateLimit", .object),
+            JobKey("timeout", .number),
+            JobKey("retry", .object),
+            JobKey("cookies", .boolean),
+            JobKey("headers", .object, .env),
+            JobKey("auth", .object),
+            JobKey("outputDir", .string, .env),
+            JobKey("tasks", .array),
+            JobKey("$schema", .any),
+            JobKey("description", .any),
+            JobKey("maxBodyBytes", .integer),
+        ])
+
+    static let rateLimit = JobObjectKeys(
+        name: "rateLimit", schema: "/properties/rateLimit",
+        keys: [
+            JobKey("perSecond", .number),
+            JobKey("burst", .integer),
+            JobKey("scope", .string),
+            JobKey("shared", .boolean),
+        ])
+
+    /// The job's `retry` and a task's.
+    static let retry = JobObjectKeys(
+        name: "retry", schema: "/$defs/retry",
+        keys: [
+            JobKey("maxAttempts", .integer),
+            JobKey("initialDelay", .number),
+            JobKey("multiplier", .number),
+            JobKey("maxDelay", .number),
+            JobKey("jitter", .boolean),
+            JobKey("onStatus", .array),
+            JobKey("onNetworkError", .boolean),
+            JobKey("respectRetryAfter", .boolean),
+            JobKey("nonIdempotent", .boolean),
+            JobKey("onExpectation", .boolean),
+        ])
+
+    /// `auth` and the objects of its forms.
+    struct Auth: Sendable {
+        let forms: JobObjectKeys
+        let basic: JobObjectKeys
+        let header: JobObjectKeys
+
+        init(named name: String, schema: String, templated: Bool) {
+            forms = JobKeys.auth(named: name, schema: schema, templated: templated)
+            basic = JobKeys.authBasic(named: "\(name).basic", templated: templated)
+            header = JobKeys.authHeader(named: "\(name).header", templated: templated)
+        }
+    }
+
+    /// The job's `auth`: literal credentials.
+    static let jobAuth = Auth(named: "auth", schema: "/properties/auth", templated: false)
+    /// A task's `auth`: the same forms, as templates (captures, variables).
+    static let taskAuth = Auth(
+        named: "task.auth", schema: "/$defs/task/properties/auth", templated: true)
+
+    static let task = JobObjectKeys(
+        name: "task", schema: "/$defs/task",
+        keys: [
+            JobKey("id", .string, .templated),
+            JobKey("method", .string),
+            JobKey("path", .string, .templated, .env),
+            JobKey("url", .string, .templated, .env),
+            JobKey("query", .object, .templated, .env),
+            JobKey("headers", .object, .templated, .env),
+            JobKey("json", .any, .templated, .env),
+            JobKey("body", .string, .templated, .env),
+            JobKey("bodyFile", .string),
+            JobKey("expect", .object),
+            JobKey("save", .string, .templated),
+            JobKey("foreach", .object),
+            JobKey("retry", .object),
+            JobKey("timeout", .number),
+            JobKey("description", .any),
+            JobKey("paginate", .object),
+            JobKey("conditional", .boolean),
+            JobKey("zip", .boolean),
+            JobKey("capture", .object),
+            JobKey("auth", .object),
+        ])
+
+    static let expect = JobObjectKeys(
+        name: "task.expect", schema: "/$defs/task/properties/expect",
+        keys: [
+            JobKey("status", .array),
+            JobKey("json", .object),
+            JobKey("headers", .object, .env),
+            JobKey("bodyContains", .stringOrArray),
+            JobKey("maxMs", .number),
+        ])
+
+    /// One entry of `capture` (the object under a capture's name).
+    static let capture = JobObjectKeys(
+        name: "task.capture.*", schema: "/$defs/task/properties/capture/additionalProperties",
+        keys: [
+            JobKey("json", .string),
+            JobKey("header", .string),
+            JobKey("secret", .boolean),
+        ])
+
+    /// One variable of `foreach` given as an object (a list is an array).
+    static let foreachSource = JobObjectKeys(
+        name: "task.foreach.*", schema: "/$defs/foreachSource",
+        keys: [
+            JobKey("range", .array),
+            JobKey("lines", .string),
+            JobKey("capture", .string),
+        ])
+
+    static let paginate = JobObjectKeys(
+        name: "task.paginate", schema: "/$defs/task/properties/paginate",
+        keys: [
+            JobKey("next", .object),
+            JobKey("stopWhen", .object),
+            JobKey("maxPages", .integer),
+        ])
+
+    /// `paginate.next`: exactly one of these rules.
+    static let paginateNext = JobObjectKeys(
+        name: "task.paginate.next", schema: "/$defs/task/properties/paginate/properties/next",
+        keys: [
+            JobKey("linkHeader", .string),
+            JobKey("json", .string),
+            JobKey("cursor", .object),
+            JobKey("page", .object),
+            JobKey("offset", .object),
+        ])
+
+    static let paginateCursor = JobObjectKeys(
+        name: "task.paginate.next.cursor", schema: "\(paginateNext.schema)/properties/cursor",
+        keys: [JobKey("json", .string), JobKey("param", .string)])
+
+    static let paginatePage = JobObjectKeys(
+        name: "task.paginate.next.page", schema: "\(paginateNext.schema)/properties/page",
+        keys: [JobKey("param", .string), JobKey("start", .integer)])
+
+    static let paginateOffset = JobObjectKeys(
+        name: "task.paginate.next.offset", schema: "\(paginateNext.schema)/properties/offset",
+        keys: [JobKey("param", .string), JobKey("step", .integer)])
+
+    static let stopWhen = JobObjectKeys(
+        name: "task.paginate.stopWhen",
+        schema: "/$defs/task/properties/paginate/properties/stopWhen",
+        keys: [JobKey("empty", .string)])
+
+    /// Every object above, for the schema check.
+    static let all: [JobObjectKeys] = [
+        job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, task, taskAuth.forms,
+        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext,
+        paginateCursor, paginatePage, paginateOffset, stopWhen,
+    ]
+
+    /// A credential: always `${env:…}`, templated in a task's `auth`.
+    private static func credential(templated: Bool) -> [JobKey.Trait] {
+        templated ? [.templated, .env] : [.env]
+    }
+
+    private static func auth(named name: String, schema: String, templated: Bool)
+        -> JobObjectKeys
+    {
+        JobObjectKeys(
+            name: name, schema: schema,
+            keys: [
+                JobKey("bearer", .string, credential(templated: templated)),
+                JobKey("basic", .object),
+                JobKey("header", .object),
+            ])
+    }
+
+    private static func authBasic(named name: String, templated: Bool) -> JobObjectKeys {
+        JobObjectKeys(
+            name: name, schema: "/properties/auth/oneOf/1/properties/basic",
+            keys: [
+                JobKey("user", .string, credential(templated: templated)),
+                JobKey("password", .string, credential(templated: templated)),
+            ])
+    }
+
+    private static func authHeader(named name: String, templated: Bool) -> JobObjectKeys {
+        JobObjectKeys(
+            name: name, schema: "/properties/auth/oneOf/2/properties/header",
+            keys: [
+                JobKey("name", .string),
+                JobKey("value", .string, credential(templated: templated)),
+            ])
+    }
+}

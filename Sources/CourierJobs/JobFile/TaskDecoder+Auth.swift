@@ -1,0 +1,26 @@
+import Courier
+import Foundation
+
+/// A task's own `auth`: the job's forms, as templates, and the secrets it makes known.
+extension TaskDecoder {
+    mutating func readAuth() -> Authentication? {
+        let auth = reader.take("auth").flatMap {
+            JobDecoder.decodeAuth(
+                $0, path: "\(path).auth", keys: JobKeys.taskAuth, context: context)
+        }
+        for (key, text) in auth?.templates ?? [] where key != "name" {
+            checkVariables(text, key: "auth.\(key)", at: nil)
+            // A literal credential is a secret like the job's own; a template's values are
+            // secret when their captures are (every capture used in auth is made one).
+            if Template(text).variables.isEmpty { context.addSecret(text) }
+        }
+        if case .basic(let user, let password) = auth, Template(user).variables.isEmpty,
+            Template(password).variables.isEmpty
+        {
+            context.addSecret(
+                JobDecoder.basicCredential(
+                    Template.restoringBraces(user), Template.restoringBraces(password)))
+        }
+        return auth
+    }
+}

@@ -1,0 +1,139 @@
+import Courier
+import Foundation
+
+/// `paginate`: one `next` rule, `stopWhen.empty`, `maxPages`.
+extension TaskDecoder {
+    static let nextForms =
+        "one of {\"linkHeader\": \"next\"}, {\"json\": \"/next\"}, {\"cursor\": {\"json\": \"/cursor\", \"param\": \"cursor\"}}, {\"page\": {\"param\": \"page\", \"start\": 1}}, {\"offset\": {\"param\": \"offset\", \"step\": 100}}"
+
+    mutating func readPaginate() -> PaginationRule? {
+        let paginate = reader.take("paginate").flatMap {
+            Self.decodePaginate($0, path: "\(path).paginate", context: context)
+        }
+        paginated = paginate != nil
+        return paginate
+    }
+
+    /// What reading `next` gave: a rule, nothing (an error was recorded), or a `cursor`,
+    /// `page` or `offset` that is not an object, which ends the reading of `paginate` at once
+    /// (its other keys are then reported as unknown).
+    private enum NextRule {
+        case rule(PaginationRule.Next)
+        case invalid
+        case abandoned
+    }
+
+    static func decodePaginate(_ node: JSONNode, path: String, context: DecodingContext)
+        -> PaginationRule?
+    {
+        guard var reader = NodeReader(node, path: path, keys: JobKeys.paginate, context: context)
+        else { return nil }
+        defer { reader.rejectUnknownKeys() }
+        guard let nextNode = reader.take("next"), case .object(let members) = nextNode.value,
+            members.count == 1, let member = members.first
+        else {
+            context.error("\(path).next", "is required: \(nextForms)", at: node)
+            return nil
+        }
+        let next: PaginationRule.Next?
+        switch nextRule(member.key, member.node, path: "\(path).next", context: context) {
+        case .rule(let rule): next = rule
+        case .invalid: next = nil
+        case .abandoned: return nil
+        }
+        var stopWhenEmpty: String?
+        if let stopNode = reader.take("stopWhen") {
+            var stop = NodeReader(
+                stopNode, path: "\(path).stopWhen", keys: JobKeys.stopWhen, context: context)
+            stopWhenEmpty = pointer(
+                stop?.string("empty", required: true), at: "\(path).stopWhen.empty", stopNode,
+                context: context)
+            stop?.rejectUnknownKeys()
+        }
+        let maxPages =
+            reader.integer(
+                "maxPages", range: 1...1_000_000, what: "a whole number from 1 to 1000000") ?? 1000
+        guard let next else { return nil }
+        switch next {
+        case .page, .offset:
+            if stopWhenEmpty == nil {
+                context.error(
+                    "\(path).stopWhen",
+                    "is required for page numbers and offsets: {\"empty\": \"/items\"} says where the page's items are, and an empty page ends",
+                    at: node)
+            }
+        default: break
+        }
+        return PaginationRule(next: next, stopWhenEmpty: stopWhenEmpty, maxPages: maxPages)
+    }
+
+    /// `text` when it is a JSON Pointer; otherwise records an error at `place`.
+    private static func pointer(
+        _ text: String?, at place: String, _ node: JSONNode, context: DecodingContext
+    ) -> String? {
+        guard let text, JSONPointer.isValid(text) else {
+            context.error(place, "expected a JSON Pointer such as \"/next\"", at: node)
+            return nil
+        }
+        return text
+    }
+
+    /// The one member of `next`, `path` being `….paginate.next`.
+    private static func nextRule(
+        _ key: String, _ node: JSONNode, path: String, context: DecodingContext
+    ) -> NextRule {
+        switch key {
+        case "linkHeader":
+            if case .string(let relation) = node.value, !relation.isEmpty {
+                return .rule(.linkHeader(relation))
+            }
+            context.error(
+                "\(path).linkHeader", "expected a link relation such as \"next\"", at: node)
+        case "json":
+            if case .string(let text) = node.value {
+                return pointer(text, at: "\(path).json", node, context: context)
+                    .map { .rule(.jsonURL($0)) } ?? .invalid
+            }
+            context.error("\(path).json", "expected a JSON Pointer such as \"/next\"", at: node)
+        case "cursor", "page", "offset":
+            return parameterRule(key, node, path: path, context: context)
+        default:
+            context.error("\(path)", "unknown rule \"\(key)\": \(nextForms)", at: node)
+        }
+        return .invalid
+    }
+
+    /// `cursor`, `page` or `offset`: rules that set a query parameter.
+    private static func parameterRule(
+        _ key: String, _ node: JSONNode, path: String, context: DecodingContext
+    ) -> NextRule {
+        let keys = [
+            "cursor": JobKeys.paginateCursor, "page": JobKeys.paginatePage,
+            "offset": JobKeys.paginateOffset,
+        ][key]!
+        guard var inner = NodeReader(node, path: "\(path).\(key)", keys: keys, context: context)
+        else { return .abandoned }
+        defer { inner.rejectUnknownKeys() }
+        let parameter = inner.string("param", required: true) ?? key
+        switch key {
+        case "cursor":
+            let text = inner.string("json", required: true)
+            guard let found = pointer(text, at: "\(path).cursor.json", node, context: context)
+            else { return .invalid }
+            return .rule(.cursor(pointer: found, parameter: parameter))
+        case "page":
+            let start =
+                inner.integer("start", range: 0...1_000_000, what: "a whole number from 0") ?? 1
+            return .rule(.page(parameter: parameter, start: start))
+        default:
+            guard
+                let step = inner.integer(
+                    "step", range: 1...1_000_000, what: "a whole number from 1")
+            else {
+                context.error("\(path).offset.step", "is required (items per page)", at: node)
+                return .invalid
+            }
+            return .rule(.offset(parameter: parameter, step: step))
+        }
+    }
+}
