@@ -401,8 +401,10 @@ struct RunCommandTests {
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("lock")
         try space.writeJob(
-            tasks: #"{"id": "slow", "path": "/slow", "query": {"ms": "30000", "key": "\#(key)"}}"#,
-            extra: #""timeout": 60,"#)
+            // Two minutes: the run must still hold the lock after three other runs, which
+            // took over 30 s on a loaded machine (it is killed below).
+            tasks: #"{"id": "slow", "path": "/slow", "query": {"ms": "120000", "key": "\#(key)"}}"#,
+            extra: #""timeout": 180,"#)
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
