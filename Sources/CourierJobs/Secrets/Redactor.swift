@@ -1,7 +1,9 @@
 import Courier
 
-/// The one place that knows a run's secrets and removes them from the bytes that leave the
-/// process: log lines, stdout, stderr, dry-run plans and error messages.
+/// Removes a run's secrets from every byte that leaves the process: log lines, stdout,
+/// stderr, dry-run plans and error messages. (Which headers and bodies hold a secret is
+/// decided before sending: `SecretMarking` for a job's values, the library's `SecretHeaders`
+/// for header names; this type only finds and replaces.)
 ///
 /// A secret is found in every form it can take on the way out: as it is, percent-encoded in
 /// full or in part (`a%20b`, `a%2Fb`, `+` for a space), JSON-escaped (`\"`, `\\`, `\/`,
@@ -114,7 +116,6 @@ package struct Redactor: Sendable {
         request?.isSecretHeader(name) ?? SecretHeaders.isSecret(name)
     }
 
-    /// Header fields as log values: secret ones as `<redacted>`.
     // MARK: - Matching
 
     /// The ranges of `bytes[from..<to]` that hold a secret in any form.
