@@ -27,18 +27,6 @@ struct APITransferConformanceTests {
         var content: APIRequestBody? { .file(file, contentType: "application/octet-stream") }
     }
 
-    /// Hands out `stale` until asked to refresh, then the fixture's seed token.
-    final class SeedTokens: TokenProvider {
-        private let refreshed = Locked(false)
-        func currentToken() async throws -> String {
-            refreshed.withLock { $0 } ? "seed-token" : "stale"
-        }
-        func refreshToken(rejected: String) async throws -> String {
-            refreshed.withLock { $0 = true }
-            return "seed-token"
-        }
-    }
-
     static func client(_ transport: TransportKind, _ server: FixtureServer, auth: Authentication)
         -> DefaultAPIClient
     {

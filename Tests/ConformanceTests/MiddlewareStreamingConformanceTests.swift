@@ -117,20 +117,6 @@ struct MiddlewareStreamingConformanceTests {
         #expect(exhausted.downloaded.body.isEmpty, "\(exhausted.downloaded)")
     }
 
-    /// Hands out `stale` until asked to refresh, then the fixture's seed token.
-    final class SeedTokens: TokenProvider {
-        private let refreshed = Locked(false)
-
-        func currentToken() async throws -> String {
-            refreshed.withLock { $0 } ? "seed-token" : "stale"
-        }
-
-        func refreshToken(rejected: String) async throws -> String {
-            refreshed.withLock { $0 = true }
-            return "seed-token"
-        }
-    }
-
     @Test(
         "a rejected token: the 401's body never reaches the reader; the resend's does",
         arguments: TransportKind.allCases)
