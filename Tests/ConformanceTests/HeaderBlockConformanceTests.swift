@@ -41,7 +41,9 @@ struct HeaderBlockConformanceTests {
         let elapsed = started.duration(to: .now)
         #expect(error.kind == .badResponse, "\(path): \(error)")
         #expect(error.message.contains("header block is larger than 64 KiB"), "\(error)")
-        #expect(elapsed < .seconds(12), "\(path) returned after \(elapsed) for a 4 s deadline")
+        // Refused, not timed out (the kind says so); the bound only says it did not hang (a
+        // loaded machine once took 15 s over every case at once).
+        #expect(elapsed < .seconds(60), "\(path) returned after \(elapsed) for a 4 s deadline")
     }
 
     @Test("a header block under the bound is read", arguments: TransportKind.allCases)
