@@ -60,7 +60,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
             multi, CURLMOPT_MAXCONNECTS,
             max(settings.maxConnections, settings.maxConnectionsPerHost, 64))
         let thread = Thread { [self] in run() }
-        thread.name = "courier-curl"
+        thread.name = curlLoopThreadName
         thread.stackSize = 1 << 20
         loopThread = thread
         thread.start()
@@ -150,7 +150,7 @@ final class CurlEventLoop: TaskExecutor, @unchecked Sendable {
 
     private func run() {
         ccurl_set_current_loop(identity)
-        ccurl_name_thread("courier-curl")
+        ccurl_name_thread(curlLoopThreadName)
         var stillRunning: Int32 = 0
         var jobs: [UnownedJob] = []
         while true {

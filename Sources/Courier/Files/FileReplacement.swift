@@ -38,6 +38,9 @@ package struct FileReplacement: Sendable {
     ///   whose it is, so that the owner can tell its own leftovers from another writer's (the
     ///   job runner tags them with its job's lock; see `StaleTemporaries`). Letters and digits.
     package init(replacing target: URL, tag: String? = nil) throws(FileError) {
+        #if DEBUG
+            LoopThreadFileWork.note("create", target.path)
+        #endif
         self.target = target
         targetName = target.lastPathComponent
         let folderURL = target.deletingLastPathComponent()
@@ -73,6 +76,9 @@ package struct FileReplacement: Sendable {
 
     /// Writes `data` as the whole new version.
     package func write(_ data: Data) throws(FileError) {
+        #if DEBUG
+            LoopThreadFileWork.note("write", target.path)
+        #endif
         let descriptor = openat(
             folder.descriptor, temporaryName, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
@@ -87,6 +93,9 @@ package struct FileReplacement: Sendable {
     /// Makes the new version durable and puts it in the target's place. On failure the
     /// temporary file is removed and the target is as it was.
     package func commit() throws(FileError) {
+        #if DEBUG
+            LoopThreadFileWork.note("commit", target.path)
+        #endif
         let descriptor = openat(
             folder.descriptor, temporaryName, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
@@ -137,6 +146,9 @@ package struct FileReplacement: Sendable {
 
     /// Removes the new version, leaving the target as it was.
     package func discard() {
+        #if DEBUG
+            LoopThreadFileWork.note("discard", target.path)
+        #endif
         unlinkat(folder.descriptor, temporaryName, 0)
     }
 }

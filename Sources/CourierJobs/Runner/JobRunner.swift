@@ -47,6 +47,8 @@ package final class JobRunner: Sendable {
     let console: Console
     /// Temporaries a killed run left in the folders this run saves into.
     let temporaries: StaleTemporaries
+    /// Where saves sync and rename, off the curl loops that run the tasks (``FileWork``).
+    let files = FileWork()
 
     /// - Parameter total: the task count from ``JobValidator``.
     package init(

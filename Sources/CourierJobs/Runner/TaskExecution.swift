@@ -2,13 +2,19 @@ import Courier
 import Foundation
 
 /// One task run to its end: each page sent through the retry layer (and a token renewal when
-/// the task has one), judged against the task's expectations, logged, saved and paginated.
+/// the task has one), judged against the task's expectations, saved, logged and paginated.
 extension JobRunner {
     /// Runs one task, every page of it; whether it succeeded.
     ///
-    /// Only the send is awaited here: what comes before and after it is in synchronous
-    /// helpers, because every value an async function holds lives in the task's heap frame.
-    /// Written inline, this loop's frame was 18 KiB, allocated and freed for every task.
+    /// Only the send and the file work are awaited here: what comes before and after them is
+    /// in synchronous helpers, because every value an async function holds lives in the
+    /// task's heap frame. Written inline, this loop's frame was 18 KiB, allocated and freed
+    /// for every task.
+    ///
+    /// A page ends in this order: judged (captures taken), saved (its bytes on disk and
+    /// renamed into place), its conditional state recorded, its line logged, the task
+    /// reported finished. The save and the record run on the run's file-work threads
+    /// (``FileWork``), never on the curl loop that runs the task.
     func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?,
@@ -17,8 +23,14 @@ extension JobRunner {
         var cursor = firstPage(of: task, state: state)
         let streams = streamsSave(task, capturing: feed != nil)
         while true {
+            var streamed: FileReplacement?
+            if streams, let target = streamedTarget(for: task, page: cursor.logged) {
+                streamed = await files.run { [temporaries] in
+                    Self.temporary(beside: target, temporaries: temporaries)
+                }
+            }
             let send = preparePage(
-                cursor, of: task, shared: shared, log: log, tokens: tokens, streams: streams)
+                cursor, of: task, shared: shared, log: log, tokens: tokens, streamed: streamed)
             var failure: (any Error)?
             do {
                 if let renewing = send.renewing {
@@ -29,9 +41,12 @@ extension JobRunner {
             } catch {
                 failure = error
             }
+            var result = judgePage(
+                send, of: task, cursor: &cursor, failure: failure, state: state, feed: feed)
+            if result.files != nil { result = await completingFiles(result) }
             if let ok = finishPage(
-                send, of: task, cursor: &cursor, failure: failure, log: log, progress: progress,
-                reporter: reporter, state: state, feed: feed)
+                send, of: task, cursor: &cursor, result: result, log: log, progress: progress,
+                reporter: reporter)
             {
                 return ok
             }
@@ -74,7 +89,7 @@ extension JobRunner {
     @inline(never)
     private func preparePage(
         _ cursor: PageCursor, of task: ExpandedTask, shared: AnyHTTPClient, log: RunLog,
-        tokens: [String: CapturedToken], streams: Bool
+        tokens: [String: CapturedToken], streamed: FileReplacement?
     ) -> PageSend {
         // One page (or the task's only request), with its own retries.
         let pageNumber = cursor.logged
@@ -111,7 +126,6 @@ extension JobRunner {
                     replayOf: replayOf, page: pageNumber, renewedToken: name)
             }
         }
-        let streamed = streams ? streamedSave(for: task, page: pageNumber) : nil
         var request = cursor.request
         if let streamed { request.bodyDestination = .file(streamed.temporary) }
         return PageSend(
@@ -119,39 +133,49 @@ extension JobRunner {
             streamed: streamed)
     }
 
-    /// Judges, logs and (when ok) saves the page just sent; moves the cursor to the next page
-    /// and returns `nil` when there is one, or whether the task succeeded.
+    /// Judges the page just sent: whether it is ok, and the file work it still needs (its
+    /// save, the conditional state's record, a temporary to remove), which the caller has
+    /// done off the loop before ``finishPage``.
     @inline(never)
-    private func finishPage(
+    private func judgePage(
         _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, failure: (any Error)?,
-        log: RunLog, progress: Progress, reporter: FailureReporter, state: ConditionalState?,
-        feed: TaskFeed?
-    ) -> Bool? {
-        let streamed = send.streamed
+        state: ConditionalState?, feed: TaskFeed?
+    ) -> AttemptResult {
         guard let attempt = send.attempts.withLock({ $0.last }) else {
-            streamed?.discard()
-            return false
+            var result = AttemptResult()
+            if let streamed = send.streamed { result.files = PageFiles(streamed: streamed) }
+            return result
         }
-        let pageNumber = cursor.logged
         cursor.requests += attempt.number
 
         // Captures are taken in `evaluate` (secret ones learned by the redactor) before
         // the line that could show them is written, and before anything is saved.
         var result = evaluate(
-            attempt, of: task, page: pageNumber, captures: feed.map { feed in feed.capture },
-            streamed: streamed)
+            attempt, of: task, page: cursor.logged,
+            captures: feed.map { feed in feed.capture }, streamed: send.streamed)
         if let tokenProblem = failure as? AuthenticatingHTTPClient<AnyHTTPClient>.Failure,
             !result.ok, var failure = result.failure
         {
             failure.message += "; \(tokenProblem)"
             result.failure = failure
         }
-        if let streamed, result.savedTo == nil { streamed.discard() }
-        if result.ok, !result.notModified, task.conditional, let state, let save = task.save,
-            case .success(let response) = attempt.outcome
-        {
-            state.record(response, for: save)
+        // A 200 saved for a conditional task: its validators are recorded once it is saved.
+        if result.files?.save != nil, task.conditional, let state, let save = task.save {
+            result.files?.record = (state, save)
         }
+        return result
+    }
+
+    /// Logs the page just judged and saved; moves the cursor to the next page and returns
+    /// `nil` when there is one, or whether the task succeeded.
+    @inline(never)
+    private func finishPage(
+        _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, result: AttemptResult,
+        log: RunLog, progress: Progress, reporter: FailureReporter
+    ) -> Bool? {
+        guard let attempt = send.attempts.withLock({ $0.last }) else { return false }
+        var result = result
+        let pageNumber = cursor.logged
         var next: HTTPRequest?
         if result.ok, var paginator = cursor.paginator,
             case .success(let response) = attempt.outcome
@@ -201,20 +225,25 @@ extension JobRunner {
             && !(capturing && !(task.spec(in: job)?.captures.isEmpty ?? true))
     }
 
-    /// A temporary file beside the task's save target for the transport to write the body
-    /// into; `nil` when it cannot be made, and then the body comes to memory and the save
-    /// reports the problem as it always does.
-    private func streamedSave(for task: ExpandedTask, page: Int?) -> FileReplacement? {
+    /// Where the task's streamed save goes; `nil` when the path escapes the output folder
+    /// (the save then reports it, with the body in memory).
+    private func streamedTarget(for task: ExpandedTask, page: Int?) -> URL? {
         guard var path = task.save else { return nil }
         if let page { path = path.replacingOccurrences(of: "{page}", with: String(page)) }
-        guard let url = OutputPath.resolve(path, in: URL(fileURLWithPath: job.outputDir)) else {
-            return nil
-        }
+        return OutputPath.resolve(path, in: URL(fileURLWithPath: job.outputDir))
+    }
+
+    /// A temporary file beside `target` for the transport to write the body into (its folder
+    /// made and swept first); `nil` when it cannot be made, and then the body comes to memory
+    /// and the save reports the problem as it always does. Blocking: on a file-work thread.
+    private static func temporary(beside target: URL, temporaries: StaleTemporaries)
+        -> FileReplacement?
+    {
         do {
-            let folder = url.deletingLastPathComponent()
+            let folder = target.deletingLastPathComponent()
             try FileSystem.makeFolders(folder)
             temporaries.sweep(folder)
-            return try FileReplacement(replacing: url, tag: temporaries.tag)
+            return try FileReplacement(replacing: target, tag: temporaries.tag)
         } catch {
             return nil
         }
@@ -266,14 +295,54 @@ extension JobRunner {
         var savedTo: String?
         var notModified = false
         var failure: (kind: String, message: String)?
+        /// File work still to do before the attempt is logged (``completingFiles(_:)``).
+        var files: PageFiles?
     }
 
+    /// The blocking file work an attempt's end needs, done off the curl loops.
+    struct PageFiles {
+        /// The response to save, and its path under `outputDir` as logged: `ok` once saved.
+        var save: (response: HTTPResponse, path: String)?
+        /// The temporary the body streamed into: renamed by the save, else removed.
+        var streamed: FileReplacement?
+        /// Where to record the saved response's validators (a `conditional` task).
+        var record: (state: ConditionalState, save: String)?
+    }
+
+    /// Does an attempt's file work on a file-work thread: the save (bytes on disk, renamed),
+    /// then the conditional state's record (its journal line) once saved; or the streamed
+    /// temporary removed. Returns the attempt's result with the save's outcome.
+    func completingFiles(_ judged: AttemptResult) async -> AttemptResult {
+        await files.run { [self] in doFiles(judged) }
+    }
+
+    private func doFiles(_ judged: AttemptResult) -> AttemptResult {
+        var result = judged
+        guard let files = result.files else { return result }
+        result.files = nil
+        if let (response, path) = files.save {
+            do {
+                result.savedTo = try save(response, to: path, streamed: files.streamed)
+                result.ok = true
+            } catch {
+                result.failure = ("save", "cannot save to \(job.outputDir)/\(path): \(error)")
+            }
+            if result.ok, let (state, save) = files.record { state.record(response, for: save) }
+        }
+        if result.savedTo == nil { files.streamed?.discard() }
+        return result
+    }
+
+    /// Judges an attempt; a save it calls for is left in ``AttemptResult/files`` (not yet
+    /// `ok`), for ``completingFiles(_:)``.
+    ///
     /// - Parameter streamed: where the transport wrote the body, when it went to a file.
     func evaluate(
         _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?,
         captures: (([String], CaptureRule) throws -> Void)?, streamed: FileReplacement?
     ) -> AttemptResult {
         var result = AttemptResult()
+        if let streamed { result.files = PageFiles(streamed: streamed) }
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
             // The status is right: the rest of `expect`, the captures, then the save.
@@ -294,12 +363,7 @@ extension JobRunner {
                 result.ok = true
             } else if var save = task.save {
                 if let page { save = save.replacingOccurrences(of: "{page}", with: String(page)) }
-                do {
-                    result.savedTo = try self.save(response, to: save, streamed: streamed)
-                    result.ok = true
-                } catch {
-                    result.failure = ("save", "cannot save to \(job.outputDir)/\(save): \(error)")
-                }
+                result.files = PageFiles(save: (response, save), streamed: streamed)
             } else {
                 result.ok = true
             }
@@ -317,7 +381,7 @@ extension JobRunner {
     }
 
     /// Puts a saved output in place under `outputDir`: the streamed file renamed over it, or
-    /// the body in memory written; returns the path as logged.
+    /// the body in memory written; returns the path as logged. Blocking: on a file-work thread.
     private func save(
         _ response: HTTPResponse, to path: String, streamed: FileReplacement?
     ) throws -> String {

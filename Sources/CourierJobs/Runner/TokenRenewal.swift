@@ -99,6 +99,7 @@ extension JobRunner {
                 feed.renew(values, for: rule)
                 if rule.name == name, !values.isEmpty { renewed.withLock { $0 = true } }
             }, streamed: nil)
+        if result.files != nil { result = await completingFiles(result) }
         if result.ok, !renewed.withLock({ $0 }) {
             result.ok = false
             result.failure = ("capture", "the response held no value for \"\(name)\"")
