@@ -149,6 +149,14 @@ enum RunCommand {
         }
         do {
             var summary = try await JobRunner(job: job, options: options, total: total).run()
+            #if DEBUG
+                // Tests of the built binary read which file work ran on a curl loop thread.
+                if let path = ProcessInfo.processInfo.environment["COURIER_DEBUG_LOOP_FILE_WORK"] {
+                    let seen = LoopThreadFileWork.seen.withLock { $0 }
+                    try? Data(seen.map { $0 + "\n" }.joined().utf8).write(
+                        to: URL(fileURLWithPath: path))
+                }
+            #endif
             if options.resume != nil, !options.logToStandardOutput, !summary.logVanished {
                 summary.missing = missing(
                     in: options.logDirectory.appendingPathComponent(job.name))
