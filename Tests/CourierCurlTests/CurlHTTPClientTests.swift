@@ -210,9 +210,12 @@ struct CurlHTTPClientTests {
         let server = try TestServers.fixture()
         let client = CurlHTTPClient()
         _ = try await client.perform(HTTPRequest(url: server.url("/echo")))
-        let slow = Task { try await client.perform(HTTPRequest(url: server.url("/slow?ms=20000"))) }
-        // Until the loop has it (the request lasts 20 s: a loaded machine cannot miss it).
-        let deadline = ContinuousClock.now + .seconds(10)
+        let slow = Task {
+            try await client.perform(HTTPRequest(url: server.url("/slow?ms=60000"), timeout: 90))
+        }
+        // Until the loop has it (the request lasts a minute: a loaded machine cannot miss it;
+        // the whole suite running alongside once kept it from starting for 10 s).
+        let deadline = ContinuousClock.now + .seconds(40)
         while client.statistics.activeTransfers == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
