@@ -96,7 +96,7 @@ public final class URLSessionHTTPClient: HTTPClient {
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard !delegate.isShutDown else {
-            throw HTTPError(.cancelled, "the client was shut down", url: request.displayURL)
+            throw HTTPError(.cancelled, "the client has shut down", url: request.displayURL)
         }
         let wire = try WireRequest(request, acceptEncoding: Self.acceptEncoding)
         guard request.tls.isDefault else {

@@ -73,7 +73,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         transfers.withLock { $0[task.taskIdentifier] = transfer }
         // Registered after a shutdown drained the others: ended here (`end` runs once).
         if isShutDown {
-            end(task) { HTTPError(.cancelled, "the client was shut down", url: $0.url) }
+            end(task) { HTTPError(.cancelled, "the client shut down", url: $0.url) }
         }
     }
 
@@ -86,7 +86,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             else { continue }
             transfer.sink?.close()
             transfer.continuation.resume(
-                throwing: HTTPError(.cancelled, "the client was shut down", url: transfer.url))
+                throwing: HTTPError(.cancelled, "the client shut down", url: transfer.url))
             if let task = transfer.task { canceller.async { task.cancel() } }
         }
     }
