@@ -92,7 +92,11 @@ package struct FileReplacement: Sendable {
 
     /// Makes the new version durable and puts it in the target's place. On failure the
     /// temporary file is removed and the target is as it was.
-    package func commit() throws(FileError) {
+    ///
+    /// - Parameter syncingFolder: whether the rename is made durable here (the folder
+    ///   `fsync`ed). A caller that batches those syncs (one for many renames in a folder)
+    ///   passes `false` and must sync the folder before it reports the save done.
+    package func commit(syncingFolder: Bool = true) throws(FileError) {
         #if DEBUG
             LoopThreadFileWork.note("commit", target.path)
         #endif
@@ -141,7 +145,7 @@ package struct FileReplacement: Sendable {
             throw failure
         }
         // Makes the rename durable.
-        fsync(folder.descriptor)
+        if syncingFolder { fsync(folder.descriptor) }
     }
 
     /// Removes the new version, leaving the target as it was.

@@ -49,6 +49,8 @@ package final class JobRunner: Sendable {
     let temporaries: StaleTemporaries
     /// Where saves sync and rename, off the curl loops that run the tasks (``FileWork``).
     let files = FileWork()
+    /// The folder syncs that make saves' renames durable, shared by the saves of a folder.
+    let folderSyncs = FolderSyncs()
 
     /// - Parameter total: the task count from ``JobValidator``.
     package init(

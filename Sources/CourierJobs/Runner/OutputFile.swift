@@ -7,7 +7,11 @@ import Foundation
 /// Two saves to one path each rename a complete file, so the last to finish wins whole.
 enum OutputFile {
     /// - Parameter tag: the writer's tag for the temporary's name (``FileReplacement``).
-    static func write(_ data: Data, to url: URL, tag: String? = nil) throws(FileError) {
+    /// - Parameter syncingFolder: `false` when the caller syncs the folder itself, before it
+    ///   reports the save done (``FolderSyncs``).
+    static func write(
+        _ data: Data, to url: URL, tag: String? = nil, syncingFolder: Bool = true
+    ) throws(FileError) {
         try FileSystem.makeFolders(url.deletingLastPathComponent())
         let replacement = try FileReplacement(replacing: url, tag: tag)
         do {
@@ -16,6 +20,6 @@ enum OutputFile {
             replacement.discard()
             throw error
         }
-        try replacement.commit()
+        try replacement.commit(syncingFolder: syncingFolder)
     }
 }

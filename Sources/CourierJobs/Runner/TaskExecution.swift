@@ -297,6 +297,8 @@ extension JobRunner {
         var failure: (kind: String, message: String)?
         /// File work still to do before the attempt is logged (``completingFiles(_:)``).
         var files: PageFiles?
+        /// A conditional record waiting for its save's folder sync.
+        var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)?
     }
 
     /// The blocking file work an attempt's end needs, done off the curl loops.
@@ -309,28 +311,47 @@ extension JobRunner {
         var record: (state: ConditionalState, save: String)?
     }
 
-    /// Does an attempt's file work on a file-work thread: the save (bytes on disk, renamed),
-    /// then the conditional state's record (its journal line) once saved; or the streamed
-    /// temporary removed. Returns the attempt's result with the save's outcome.
+    /// Does an attempt's file work off the curl loops: the save (bytes on disk, renamed) on a
+    /// file-work thread, the rename made durable by a folder sync it may share with other
+    /// saves (``FolderSyncs``), then the conditional state's record (its journal line); or the
+    /// streamed temporary removed. Returns the attempt's result with the save's outcome.
     func completingFiles(_ judged: AttemptResult) async -> AttemptResult {
-        await files.run { [self] in doFiles(judged) }
+        let (saved, folder) = await files.run { [self] in doFiles(judged) }
+        guard let folder else { return saved }
+        await folderSyncs.sync(folder.path)
+        // Recorded only once the save is durable: validators for a file a crash could take
+        // back would make the next run keep the old file on a 304.
+        guard case .some((let state, let save, let response)) = saved.pendingRecord else {
+            return saved
+        }
+        var result = saved
+        result.pendingRecord = nil
+        await files.run { state.record(response, for: save) }
+        return result
     }
 
-    private func doFiles(_ judged: AttemptResult) -> AttemptResult {
+    /// The blocking part of ``completingFiles(_:)``: the save without its folder sync; returns
+    /// the result and the folder to sync, when something was renamed into it.
+    private func doFiles(_ judged: AttemptResult) -> (AttemptResult, URL?) {
         var result = judged
-        guard let files = result.files else { return result }
+        guard let files = result.files else { return (result, nil) }
         result.files = nil
+        var folder: URL?
         if let (response, path) = files.save {
             do {
-                result.savedTo = try save(response, to: path, streamed: files.streamed)
+                let (logged, renamedInto) = try save(response, to: path, streamed: files.streamed)
+                result.savedTo = logged
+                folder = renamedInto
                 result.ok = true
             } catch {
                 result.failure = ("save", "cannot save to \(job.outputDir)/\(path): \(error)")
             }
-            if result.ok, let (state, save) = files.record { state.record(response, for: save) }
+            if result.ok, let (state, save) = files.record {
+                result.pendingRecord = (state, save, response)
+            }
         }
         if result.savedTo == nil { files.streamed?.discard() }
-        return result
+        return (result, folder)
     }
 
     /// Judges an attempt; a save it calls for is left in ``AttemptResult/files`` (not yet
@@ -382,19 +403,25 @@ extension JobRunner {
 
     /// Puts a saved output in place under `outputDir`: the streamed file renamed over it, or
     /// the body in memory written; returns the path as logged. Blocking: on a file-work thread.
+    /// The folder's sync is left to the caller (``FolderSyncs``): returns the path as logged
+    /// and the folder the file was renamed into.
     private func save(
         _ response: HTTPResponse, to path: String, streamed: FileReplacement?
-    ) throws -> String {
+    ) throws -> (logged: String, folder: URL) {
+        let folder: URL
         if let streamed, response.savedBody != nil {
-            try streamed.commit()
+            try streamed.commit(syncingFolder: false)
+            folder = streamed.target.deletingLastPathComponent()
         } else {
-            let folder = URL(fileURLWithPath: job.outputDir)
-            guard let url = OutputPath.resolve(path, in: folder) else {
+            let output = URL(fileURLWithPath: job.outputDir)
+            guard let url = OutputPath.resolve(path, in: output) else {
                 throw OutputPathError(path: path)
             }
-            temporaries.sweep(url.deletingLastPathComponent())
-            try OutputFile.write(response.body, to: url, tag: temporaries.tag)
+            folder = url.deletingLastPathComponent()
+            temporaries.sweep(folder)
+            try OutputFile.write(
+                response.body, to: url, tag: temporaries.tag, syncingFolder: false)
         }
-        return (job.outputDir as NSString).appendingPathComponent(path)
+        return ((job.outputDir as NSString).appendingPathComponent(path), folder)
     }
 }
