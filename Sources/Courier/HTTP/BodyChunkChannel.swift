@@ -26,6 +26,8 @@ public final class BodyChunkChannel: Sendable, Hashable {
         var paused = false
         var resume: (@Sendable () -> Void)?
         var readerGone = false
+        /// An attempt's channel: what it made of its head (a reader's channel keeps none).
+        var verdict = Verdict.undecided
     }
 
     /// Where an attempt's channel sends what it keeps (``attempt(keeping:)``).
@@ -43,7 +45,6 @@ public final class BodyChunkChannel: Sendable, Hashable {
     package let bufferLimit: Int
     private let state = Locked(State())
     private let forward: Forward?
-    private let verdict = Locked(Verdict.undecided)
 
     package init(bufferLimit: Int = 1 << 20) {
         self.bufferLimit = bufferLimit
@@ -71,7 +72,7 @@ public final class BodyChunkChannel: Sendable, Hashable {
     /// and a middleware can no longer send the request again (the reader has its bytes).
     package var reachedReader: Bool {
         guard forward != nil else { return hasHead }
-        return verdict.withLock { $0 == .kept }
+        return state.withLock { $0.verdict == .kept }
     }
 
     public static func == (lhs: BodyChunkChannel, rhs: BodyChunkChannel) -> Bool { lhs === rhs }
@@ -87,7 +88,7 @@ public final class BodyChunkChannel: Sendable, Hashable {
 
     /// Whether the head has arrived (for an attempt's channel: whether it was decided).
     package var hasHead: Bool {
-        if forward != nil { return verdict.withLock { $0 != .undecided } }
+        if forward != nil { return state.withLock { $0.verdict != .undecided } }
         return state.withLock { $0.head != nil }
     }
 
@@ -96,9 +97,9 @@ public final class BodyChunkChannel: Sendable, Hashable {
     package func deliver(status: Int, headers: HTTPHeaders) -> Bool {
         if let forward {
             let keep = forward.keeps(status, headers)
-            let first = verdict.withLock { verdict -> Bool in
-                guard verdict == .undecided else { return false }
-                verdict = keep ? .kept : .discarded
+            let first = state.withLock { state -> Bool in
+                guard state.verdict == .undecided else { return false }
+                state.verdict = keep ? .kept : .discarded
                 return true
             }
             if first, keep { forward.parent.deliver(status: status, headers: headers) }
@@ -134,7 +135,7 @@ public final class BodyChunkChannel: Sendable, Hashable {
     {
         if let forward {
             // A discarded attempt's body is read to its end and dropped.
-            if verdict.withLock({ $0 == .discarded }) { return .taken }
+            if state.withLock({ $0.verdict == .discarded }) { return .taken }
             return forward.parent.offer(bytes, canWait: canWait, resume: resume)
         }
         var handOver: (CheckedContinuation<Data?, any Error>, Data)?
