@@ -47,10 +47,14 @@ HOSTILE_SUITES := EndlessBodyConformanceTests|HeaderBlockConformanceTests|Hostil
 # Every test (the hostile-size suites alone, after the rest), then the transport tests again
 # under the thread sanitizer (own build folder). The hostile-size suites check bounds, not
 # races: slowed by the sanitizer they held the process up for a minute, so they are not in it.
+# Each run goes through Tests/Harness/swift-test.sh, which keeps its output in .build/test-logs/
+# and ends a failed run with a short account (a crash's reason and frames, the tests failed and
+# the tests still running): a CI page shows only a run's last lines.
+TEST := SWIFT=$(SWIFT) Tests/Harness/swift-test.sh
 test: deps
-	$(SWIFT) test --skip "$(HOSTILE_SUITES)"
-	$(SWIFT) test --skip-build --filter "$(HOSTILE_SUITES)"
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests" \
+	$(TEST) plain --skip "$(HOSTILE_SUITES)"
+	$(TEST) hostile --skip-build --filter "$(HOSTILE_SUITES)"
+	$(TEST) tsan --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests" \
 	  --skip "$(HOSTILE_SUITES)"
 
 # The library, transport and runner tests under AddressSanitizer with leak checking (own build

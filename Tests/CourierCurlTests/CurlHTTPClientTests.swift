@@ -47,7 +47,8 @@ struct CurlHTTPClientTests {
         // libcurl resends a request whose kept-alive connection closed unanswered, up to five
         // times, each on another kept-alive connection: a server that drops this request
         // would see it six times and lose six connections for one attempt. Twelve kept-alive
-        // connections first, so every resend could find one.
+        // connections first, so every resend could find one (each held a second: on a loaded
+        // machine, 300 ms did not always overlap all twelve).
         let server = try TestServers.fixture()
         let client = CurlHTTPClient(configuration: .init(maxConnectionsPerHost: 12, eventLoops: 1))
         let warm = FixtureServer.uniqueKey("warm")
@@ -55,7 +56,7 @@ struct CurlHTTPClientTests {
             for _ in 0..<12 {
                 group.addTask {
                     _ = try await client.perform(
-                        HTTPRequest(url: server.url("/slow?ms=300&key=\(warm)")))
+                        HTTPRequest(url: server.url("/slow?ms=1000&key=\(warm)")))
                 }
             }
             try await group.waitForAll()

@@ -10,16 +10,17 @@ package let curlLoopThreadName = "courier-curl"
     /// that loop. Tests read it to prove a caller keeps such work off the loops; a release
     /// build records nothing and pays nothing.
     package enum LoopThreadFileWork {
-        /// `"action path"` per step seen on a loop thread, the latest 10,000 of the process
-        /// (the library's own `download` on curl writes from the loop, and a test process
-        /// does many: keeping the first ones only, a check made late saw nothing).
-        package static let seen = Locked<[String]>([])
+        /// `"action path"` per kind of step and file seen on a loop thread: a file's many
+        /// chunk writes are one entry, so that a check made late still finds its file while
+        /// other work (the library's own `download` on curl writes from the loop, a chunk at a
+        /// time) goes on beside it. Emptied at 100,000 files, which a test process never nears.
+        package static let seen = Locked<Set<String>>([])
 
         static func note(_ action: String, _ path: String) {
             guard isCurlLoopThread else { return }
             seen.withLock { seen in
-                if seen.count >= 10_000 { seen.removeFirst(seen.count - 9_999) }
-                seen.append("\(action) \(path)")
+                if seen.count >= 100_000 { seen.removeAll() }
+                seen.insert("\(action) \(path)")
             }
         }
 

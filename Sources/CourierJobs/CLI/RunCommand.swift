@@ -152,7 +152,7 @@ enum RunCommand {
             #if DEBUG
                 // Tests of the built binary read which file work ran on a curl loop thread.
                 if let path = ProcessInfo.processInfo.environment["COURIER_DEBUG_LOOP_FILE_WORK"] {
-                    let seen = LoopThreadFileWork.seen.withLock { $0 }
+                    let seen = LoopThreadFileWork.seen.withLock { $0 }.sorted()
                     try? Data(seen.map { $0 + "\n" }.joined().utf8).write(
                         to: URL(fileURLWithPath: path))
                 }
