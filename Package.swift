@@ -32,6 +32,8 @@ let package = Package(
         .target(name: "CFuzzDriver"),
         .executableTarget(
             name: "courier-fuzz", dependencies: ["CourierJobs", "CourierCurl", "CFuzzDriver"]),
+        // The reference `make bench` measures against: a bare libcurl multi loop, no Courier.
+        .executableTarget(name: "courier-rawloop", dependencies: ["CCurl"]),
         .target(
             name: "CourierTestSupport",
             dependencies: ["Courier", "CourierCurl"],

@@ -14,21 +14,16 @@ struct FullDiskTests {
         guard ProcessInfo.processInfo.environment["COURIER_TEST_NO_TMPFS"] == nil else {
             return false
         }
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=512k", "tmpfs", folder.path]
-        mount.standardError = FileHandle.nullDevice
-        guard (try? mount.run()) != nil else { return false }
-        mount.waitUntilExit()
-        return mount.terminationStatus == 0
+        guard
+            let mount = try? ChildProcess(
+                "/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", folder.path],
+                stderr: .null)
+        else { return false }
+        return mount.waitUntilExit() == 0
     }
 
     static func unmount(_ folder: URL) {
-        let umount = Process()
-        umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-        umount.arguments = [folder.path]
-        try? umount.run()
-        umount.waitUntilExit()
+        (try? ChildProcess("/bin/umount", [folder.path]))?.waitUntilExit()
     }
 
     @Test(

@@ -18,17 +18,11 @@ struct JobFilesTests {
     static func schemaVerdicts(_ files: [String]) throws -> [String: String] {
         let script = PackagePaths.fixtures.appendingPathComponent("check_schema.py").path
         for python in ["/usr/bin/python3", "/usr/bin/env"] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: python)
-            process.arguments =
+            let arguments =
                 (python.hasSuffix("env") ? ["python3"] : []) + [script, schema.path] + files
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { continue }
+            let process = try ChildProcess(python, arguments, stdout: .pipe, stderr: .null)
+            let data = process.output!.readDataToEndOfFile()
+            guard process.waitUntilExit() == 0 else { continue }
             var verdicts: [String: String] = [:]
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
                 let parts = line.split(separator: ":", maxSplits: 1)

@@ -308,17 +308,11 @@ struct RunCommandTests {
         // ignored, and an ignored signal stays ignored across exec).
         let command =
             "trap '' XFSZ; ulimit -f 1; exec '\(CourierBinary.url.path)' run job.json --log-dir '\(space.logs.path)' --no-progress"
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", command]
-        shell.currentDirectoryURL = space.folder
-        let errors = Pipe()
-        shell.standardError = errors
-        shell.standardOutput = FileHandle.nullDevice
-        try shell.run()
-        let stderr = try await OffPoolRead.all(errors)
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 1, "\(stderr)")
+        let shell = try ChildProcess(
+            "/bin/bash", ["-c", command], directory: space.folder, stdout: .null, stderr: .pipe)
+        let stderr = try await OffPoolRead.all(shell.errors!)
+        let status = await shell.exit(seconds: 120)
+        #expect(status == 1, "\(stderr)")
         #expect(stderr.contains("the log is incomplete"), "\(stderr)")
     }
 

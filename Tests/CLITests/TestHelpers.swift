@@ -37,10 +37,10 @@ enum URLEncoding {
 
 /// Reads a pipe to its end on a thread of its own, off the cooperative pool.
 enum OffPoolRead {
-    static func all(_ pipe: Pipe) async throws -> String {
+    static func all(_ handle: FileHandle) async throws -> String {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                let data = handle.readDataToEndOfFile()
                 continuation.resume(returning: String(decoding: data, as: UTF8.self))
             }
         }

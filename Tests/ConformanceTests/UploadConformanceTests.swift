@@ -43,13 +43,8 @@ struct UploadConformanceTests {
 
     /// `sha256sum` of a file: an implementation that is not ours.
     static func sha256(of url: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [url.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        let process = try ChildProcess("/usr/bin/sha256sum", [url.path], stdout: .pipe)
+        let output = process.output!.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: output.prefix(64), as: UTF8.self)
     }

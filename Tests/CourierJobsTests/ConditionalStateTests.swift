@@ -51,6 +51,30 @@ struct ConditionalStateTests {
         }
     }
 
+    /// The run's once-a-second flush ignores its errors; one that failed must leave the
+    /// changes to write, so that the final flush meets the error again and the run says it
+    /// (a planted `.courier` link was refused in silence when a flush came first).
+    @Test("a failed flush leaves its changes to write: the next flush fails the same way")
+    func failedFlushStaysDirty() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conditional-\(UUID().uuidString)")
+        let outside = folder.appendingPathComponent("outside")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        let output = folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: output.appendingPathComponent(".courier"), withDestinationURL: outside)
+        let state = ConditionalState(outputDir: output.path) { Issue.record("warned: \($0)") }
+        let url = URL(string: "http://127.0.0.1:1/x")!
+        state.record(HTTPResponse(status: 200, headers: ["ETag": "\"1\""], url: url), for: "a")
+        #expect(throws: FileError.self) { try state.flush() }
+        #expect(throws: FileError.self, "the second flush still has the entry to write") {
+            try state.flush()
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+    }
+
     /// A run killed after saving but before its once-a-second flush left the saved outputs'
     /// validators nowhere, and `--resume` skips those tasks as done: the next night fetched
     /// them whole. The journal keeps each entry from the moment it is recorded.

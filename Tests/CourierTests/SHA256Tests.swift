@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 import Courier
+import CourierTestSupport
 
 /// NIST FIPS 180-2 examples and the padding boundaries around one 64-byte block.
 @Suite("SHA256")
@@ -37,14 +38,8 @@ struct SHA256Tests {
                 "sha-\(UUID().uuidString)")
             try Data(bytes).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-            process.arguments = [file.path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let text = String(
-                decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let process = try ChildProcess("/usr/bin/sha256sum", [file.path], stdout: .pipe)
+            let text = String(decoding: process.output!.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             #expect(SHA256.hex(of: bytes) == String(text.prefix(64)), "length \(length)")
         }

@@ -47,66 +47,55 @@ public struct CourierBinary: Sendable {
         directory: URL?,
         inTerminal: Bool = false
     ) throws -> Running {
-        let process = Process()
+        let executablePath: String
+        let allArguments: [String]
         if inTerminal {
             // script(1) gives courier a pseudo-terminal, as an interactive user has.
             let command = ([url.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qec", command, "/dev/null"]
+            executablePath = "/usr/bin/script"
+            allArguments = ["-qec", command, "/dev/null"]
         } else {
-            process.executableURL = executable ?? url
-            process.arguments = arguments
+            executablePath = (executable ?? url).path
+            allArguments = arguments
         }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        if let directory { process.currentDirectoryURL = directory }
         let files = (0..<2).map { _ in
             FileManager.default.temporaryDirectory.appendingPathComponent(
                 "courier-out-\(UUID().uuidString)")
         }
-        for file in files { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        process.standardOutput = try FileHandle(forWritingTo: files[0])
-        process.standardError = try FileHandle(forWritingTo: files[1])
-        process.standardInput = FileHandle.nullDevice
-        let running = Running(process: process, stdout: files[0], stderr: files[1])
-        try process.run()
-        return running
+        let process = try ChildProcess(
+            executablePath, allArguments, environment: environment, directory: directory,
+            stdin: .null, stdout: .file(files[0]), stderr: .file(files[1]))
+        return Running(process: process, stdout: files[0], stderr: files[1])
     }
 
     /// A `courier` process that may still be running.
     public final class Running: @unchecked Sendable {
-        let process: Process
+        let process: ChildProcess
         let stdout: URL
         let stderr: URL
-        private let exited = DispatchSemaphore(value: 0)
 
-        init(process: Process, stdout: URL, stderr: URL) {
+        init(process: ChildProcess, stdout: URL, stderr: URL) {
             self.process = process
             self.stdout = stdout
             self.stderr = stderr
-            process.terminationHandler = { [exited] _ in exited.signal() }
         }
 
         /// Sends a signal, for example `SIGTERM`.
-        public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+        public func send(_ signal: Int32) { process.send(signal) }
 
         /// Waits up to `seconds` for the exit, off the cooperative pool; kills the process after.
         /// Returns the status (`nil` if it had to be killed), stdout and stderr.
         public func exit(seconds: Double = 120) async -> (Int32?, String, String) {
-            let finished = await withCheckedContinuation { continuation in
-                Thread.detachNewThread { [exited] in
-                    continuation.resume(
-                        returning: exited.wait(timeout: .now() + seconds) == .success)
-                }
-            }
-            if !finished {
-                process.terminate()
+            let status = await process.exit(seconds: seconds)
+            if status == nil {
+                process.send(SIGKILL)
                 process.waitUntilExit()
             }
             let output = (try? String(contentsOf: stdout, encoding: .utf8)) ?? ""
             let errors = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: stdout)
             try? FileManager.default.removeItem(at: stderr)
-            return (finished ? process.terminationStatus : nil, output, errors)
+            return (status, output, errors)
         }
 
         /// Waits up to `seconds`; returns the status and stdout and stderr together.

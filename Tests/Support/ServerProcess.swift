@@ -1,28 +1,26 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A test server child process that prints `READY <port>...` and exits when its standard input
 /// closes, so it dies with the test process however that ends.
 public final class ServerProcess: @unchecked Sendable {
     /// The ports the server printed, in order.
     public let ports: [Int]
-    private let process: Process
-    private let input: Pipe
+    private let process: ChildProcess
 
     /// Starts `script` (a file in `Tests/Fixtures`) with python3 and waits for its READY line.
     public init(script: String, arguments: [String] = []) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
-            ["python3", PackagePaths.fixtures.appendingPathComponent(script).path]
-            + arguments
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
+        let process = try ChildProcess(
+            "/usr/bin/env",
+            ["python3", PackagePaths.fixtures.appendingPathComponent(script).path] + arguments,
+            stdin: .pipe, stdout: .pipe)
+        let output = process.output!
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.availableData
             guard !chunk.isEmpty else {
                 throw ServerStartError(
                     script: script, output: String(decoding: line, as: UTF8.self))
@@ -31,17 +29,16 @@ public final class ServerProcess: @unchecked Sendable {
         }
         let words = String(decoding: line, as: UTF8.self).split(whereSeparator: \.isWhitespace)
         guard words.first == "READY" else {
-            process.terminate()
+            process.send(SIGTERM)
             throw ServerStartError(script: script, output: String(decoding: line, as: UTF8.self))
         }
         self.ports = words.dropFirst().compactMap { Int($0) }
         self.process = process
-        self.input = input
     }
 
     /// Stops the server now rather than at process exit.
     public func stop() {
-        try? input.fileHandleForWriting.close()
+        try? process.input?.close()
         process.waitUntilExit()
     }
 }

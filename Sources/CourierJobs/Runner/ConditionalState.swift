@@ -160,9 +160,17 @@ final class ConditionalState: Sendable {
             return state.dirty
         }
         guard dirty, !unreadable else { return }
-        try FileSystem.makeOwnFolder(url.deletingLastPathComponent())
-        let lock = try FileLockGuard(
-            url.deletingLastPathComponent().appendingPathComponent("state.lock"))
+        let lock: FileLockGuard
+        do {
+            try FileSystem.makeOwnFolder(url.deletingLastPathComponent())
+            lock = try FileLockGuard(
+                url.deletingLastPathComponent().appendingPathComponent("state.lock"))
+        } catch {
+            // Still to write: the once-a-second flush ignores its errors, and the last one
+            // must meet this again and say it (a lost dirty flag kept the run silent).
+            entries.withLock { $0.dirty = true }
+            throw error
+        }
         defer { withExtendedLifetime(lock) {} }
         // The pending changes and the journal files that hold them, taken together: an entry
         // recorded after this goes to the next journal file and the next write.
