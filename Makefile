@@ -94,6 +94,7 @@ fuzz: deps
 # Transport throughput against nginx on loopback, with wrk measured in the same run.
 bench: bench-deps
 	$(SWIFT) build -c release --product courier
+	$(SWIFT) build -c release --product courier-rawloop
 	bash -c 'set -o pipefail; Tests/Benchmarks/run.sh | tee .build/bench-latest.txt'
 	python3 Tests/Benchmarks/record.py .build/bench-latest.txt docs/benchmarks.md
 

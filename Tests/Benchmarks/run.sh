@@ -68,6 +68,107 @@ if r["errors"] or r["non2xx"]: sys.exit("%s: %d errors, %d non-2xx" % (r["backen
 field() { python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())[sys.argv[1]])' "$1"; }
 
 ROUNDS=${BENCH_ROUNDS:-3}
+RAWLOOP=.build/release/courier-rawloop
+echo "== side by side: small JSON, 64 in flight, against a bare libcurl loop, $ROUNDS rounds"
+# Every client of the issue's table takes its turn in each round, and each ratio is taken
+# within its round (the machine is shared); the medians are printed. CPU is each process's
+# own (wait4), per request: the raw loop and `courier bench` count their measured window,
+# the other processes their whole life (for `courier run`, start-up and expansion included).
+# `courier run` with saves writes each response to its own file on this disk, fsynced.
+SIDE_TASKS=${SIDE_TASKS:-100000}
+SAVE_TASKS=${SAVE_TASKS:-20000}
+python3 - "$COURIER" "$RAWLOOP" "$work" "$small" "$ROUNDS" "$SECONDS_WRK" "$SIDE_TASKS" "$SAVE_TASKS" <<'PY'
+import json, os, re, shutil, statistics, subprocess, sys, time
+courier, rawloop, work, small, rounds, wrk_seconds, tasks, saves = sys.argv[1:]
+rounds, tasks, saves = int(rounds), int(tasks), int(saves)
+base = small.rsplit("/", 1)[0]
+def job(name, count, save):
+    task = {"id": "t{n}", "path": "/small.json", "query": {"n": "{n}"},
+            "foreach": {"n": {"range": [1, count]}}}
+    if save:
+        task["save"] = "out/{n}.json"
+    path = f"{work}/{name}.json"
+    with open(path, "w") as out:
+        json.dump({"version": 1, "name": name, "baseURL": base, "concurrency": 64,
+                   "outputDir": f"{work}/saves", "tasks": [task]}, out)
+    return path
+plain_job, save_job = job("side-run", tasks, False), job("side-saves", saves, True)
+def timed(command, requests, stdout=subprocess.DEVNULL):
+    """Runs a command; (requests per second, CPU µs per request, peak RSS MiB, stdout)."""
+    start = time.time()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE if stdout is None else stdout)
+    out = child.stdout.read() if stdout is None else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.time() - start
+    if status != 0:
+        sys.exit(f"{command[0]} {command[1]} failed: status {status}")
+    cpu = (usage.ru_utime + usage.ru_stime) / requests * 1e6
+    return requests / seconds, cpu, usage.ru_maxrss / 1024, out
+def measured(command):
+    """A client that measures its own window (--json): its figures, RSS from wait4."""
+    _, _, rss, out = timed(command, 1, stdout=None)
+    figures = json.loads(out.decode().splitlines()[0])
+    if figures.get("errors") or figures.get("non2xx"):
+        sys.exit(f"{command[0]}: {figures.get('errors')} errors, {figures.get('non2xx')} non-2xx")
+    return figures["requestsPerSecond"], figures["cpuMicrosecondsPerRequest"], rss
+def wrk():
+    start = time.time()
+    child = subprocess.Popen(["wrk", "-t2", "-c64", f"-d{wrk_seconds}s", small],
+                             stdout=subprocess.PIPE, text=True)
+    out = child.stdout.read()
+    _, _, usage = os.wait4(child.pid, 0)
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    return rps, (usage.ru_utime + usage.ru_stime) / requests * 1e6, usage.ru_maxrss / 1024
+cli_n = 30000
+with open(f"{work}/side-curl.cfg", "w") as cfg:
+    for _ in range(cli_n):
+        cfg.write(f'url = "{small}"\noutput = "/dev/null"\n')
+clients = {
+    "raw libcurl loop": lambda: measured([rawloop, small, "-n", "50000", "-c", "64", "--warmup", "2000"]),
+    "wrk": wrk,
+    "courier bench (curl)": lambda: measured([courier, "bench", small, "--backend", "curl", "-n", "50000",
+                                              "-c", "64", "--warmup", "2000", "--rounds", "1", "--json"]),
+    "courier run": lambda: timed([courier, "run", plain_job, "--log-dir", f"{work}/sidelogs",
+                                  "--no-progress", "--quiet"], tasks)[:3],
+    "courier run, saving": lambda: timed([courier, "run", save_job, "--log-dir", f"{work}/sidelogs",
+                                          "--no-progress", "--quiet"], saves)[:3],
+    "curl --parallel": lambda: timed(["curl", "-s", "--no-progress-meter", "--parallel", "--parallel-max",
+                                      "64", "--config", f"{work}/side-curl.cfg"], cli_n)[:3],
+}
+results = {name: [] for name in clients}
+for _ in range(rounds):
+    shutil.rmtree(f"{work}/saves", ignore_errors=True)
+    for name, client in clients.items():
+        results[name].append(client())
+urls = measured([courier, "bench", small, "--backend", "urlsession", "-n", "5000", "-c", "64",
+                 "--warmup", "500", "--rounds", "1", "--json"])
+med = statistics.median
+raw = results["raw libcurl loop"]
+print(f"{'client (medians)':<24}{'req/s':>9}{'× raw':>8}{'CPU µs/req':>12}{'× raw':>8}{'peak RSS':>10}")
+def row(name, runs):
+    rps = med(r[0] for r in runs)
+    cpu = med(r[1] for r in runs)
+    rps_ratio = med(r[0] / q[0] for r, q in zip(runs, raw))
+    cpu_ratio = med(r[1] / q[1] for r, q in zip(runs, raw))
+    print(f"{name:<24}{rps:>9.0f}{rps_ratio:>8.2f}{cpu:>12.1f}{cpu_ratio:>8.2f}{max(r[2] for r in runs):>6.0f} MiB")
+    return rps_ratio, cpu_ratio
+ratios = {name: row(name, runs) for name, runs in results.items()}
+print(f"{'URLSession (one run)':<24}{urls[0]:>9.0f}{urls[0] / med(r[0] for r in raw):>8.2f}{urls[1]:>12.1f}"
+      f"{urls[1] / med(r[1] for r in raw):>8.2f}{urls[2]:>6.0f} MiB")
+print(f"(courier run: {tasks:,} tasks, logging on; saving: {saves:,} tasks, a file each; "
+      f"curl --parallel: {cli_n:,} transfers)")
+print()
+print("targets (issue 27), in this run:")
+def target(text, value, limit, above=False):
+    met = value >= limit if above else value <= limit
+    print(f"  {'met    ' if met else 'NOT MET'} {text}: {value:.2f} ({'≥' if above else '≤'} {limit})")
+target("courier run CPU per task × raw loop", ratios["courier run"][1], 1.5)
+target("courier run req/s × raw loop", ratios["courier run"][0], 0.85, above=True)
+target("courier bench CPU per request × raw loop", ratios["courier bench (curl)"][1], 1.2)
+target("courier bench req/s × raw loop", ratios["courier bench (curl)"][0], 0.95, above=True)
+PY
+echo
 echo "== small JSON, 64 in flight (nginx on 127.0.0.1:$port), $ROUNDS rounds"
 # The machine is shared: a figure taken minutes after its reference compares two machines.
 # So wrk, the transport and curl's own client take turns, round after round, and each ratio
@@ -167,6 +268,45 @@ print(f"CurlHTTPClient / URLSessionHTTPClient: {med('curl', 'rps') / urls['reque
       f"/ curl --parallel: {ratio('curl', 'cli'):.2f}x (median of the rounds' ratios)")
 PY
 cat "$work/small-summary.txt"
+
+echo "== saves: 6,000 tasks on the fixture server, with and without save, $ROUNDS rounds"
+# The issue's target: a fan-out with save takes at most 1.2 x the same job without it. Each
+# round runs the job saving (a 512-byte file per task on this disk, fsynced, renamed, its
+# folder synced) and then without saving; the ratio is taken within the round.
+fixture_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 Tests/Fixtures/fixture_server.py --port "$fixture_port" --no-stdin > "$work/fixture.out" 2>&1 &
+fixture=$!
+for _ in $(seq 100); do grep -q READY "$work/fixture.out" 2>/dev/null && break; sleep 0.1; done
+python3 - "$COURIER" "$work" "$fixture_port" "$ROUNDS" <<'PY'
+import json, shutil, statistics, subprocess, sys, time
+courier, work, port, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def job(name, save):
+    task = {"id": "b{n}", "path": "/bytes", "query": {"n": "512", "i": "{n}"},
+            "foreach": {"n": {"range": [1, 6000]}}}
+    if save:
+        task["save"] = "out/{n}.bin"
+    path = f"{work}/{name}.json"
+    with open(path, "w") as out:
+        json.dump({"version": 1, "name": name, "baseURL": f"http://127.0.0.1:{port}",
+                   "concurrency": 64, "outputDir": f"{work}/fanout-saves", "tasks": [task]}, out)
+    return path
+def run(path):
+    start = time.time()
+    subprocess.run([courier, "run", path, "--log-dir", f"{work}/savelogs", "--no-progress", "--quiet"],
+                   check=True)
+    return time.time() - start
+saving, plain = job("fanout-save", True), job("fanout-plain", False)
+rows = []
+for _ in range(rounds):
+    shutil.rmtree(f"{work}/fanout-saves", ignore_errors=True)
+    rows.append((run(saving), run(plain)))
+print(f"{'round':<7}{'save':>9}{'no save':>10}{'ratio':>8}")
+for n, (a, b) in enumerate(rows, 1):
+    print(f"{n:<7}{a:>8.2f}s{b:>9.2f}s{a / b:>8.2f}")
+ratio = statistics.median(a / b for a, b in rows)
+print(f"  {'met    ' if ratio <= 1.2 else 'NOT MET'} saving 6,000 outputs × the same job without: {ratio:.2f} (≤ 1.2)")
+PY
+kill "$fixture" 2>/dev/null || true
 
 echo
 echo "== 1 MiB responses, 8 in flight, $ROUNDS rounds"

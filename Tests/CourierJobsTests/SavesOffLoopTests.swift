@@ -21,8 +21,13 @@ struct SavesOffLoopTests {
         let done = Locked<Result<Void, FileError>?>(nil)
         let thread = Thread {
             // Named from inside, as the loops name themselves (a name set before `start` is
-            // not applied by swift-corelibs-foundation).
-            Thread.current.name = curlLoopThreadName
+            // not applied by swift-corelibs-foundation), and again until it reads back: the
+            // setter does nothing until `start` in the parent has stored the thread's handle,
+            // which on a loaded machine came after this line one run in four.
+            for _ in 0..<1000 where !LoopThreadFileWork.isCurlLoopThread {
+                Thread.current.name = curlLoopThreadName
+                if !LoopThreadFileWork.isCurlLoopThread { usleep(1000) }
+            }
             let result = Result { () throws(FileError) in
                 try OutputFile.write(Data("{}".utf8), to: target)
             }
