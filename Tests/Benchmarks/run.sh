@@ -358,6 +358,35 @@ print("URLSessionHTTPClient over TLS: not measured (it cannot skip certificate c
 PY
 
 echo
+echo "== courier run over TLS: HTTP/2 (\"http2\": true) against HTTP/1.1, 20,000 tasks, 64 in flight"
+# The job trusts the throwaway certificate through tls.caBundle (its name is localhost).
+python3 - "$COURIER" "$work" "$tls_port" "$ROUNDS" <<'PY'
+import json, os, statistics, subprocess, sys, time
+courier, work, port, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def job(name, http2):
+    path = f"{work}/{name}.json"
+    with open(path, "w") as out:
+        json.dump({"version": 1, "name": name, "baseURL": f"https://localhost:{port}", "concurrency": 64,
+                   "http2": http2, "tls": {"caBundle": f"{work}/cert.pem"},
+                   "tasks": [{"id": "t{n}", "path": "/small.json", "query": {"n": "{n}"},
+                              "foreach": {"n": {"range": [1, 20000]}}}]}, out)
+    return path
+def run(path):
+    start = time.time()
+    child = subprocess.Popen([courier, "run", path, "--log-dir", f"{work}/tlslogs", "--no-progress", "--quiet"])
+    _, status, usage = os.wait4(child.pid, 0)
+    if status != 0:
+        sys.exit(f"courier run {path} failed: status {status}")
+    return 20000 / (time.time() - start), (usage.ru_utime + usage.ru_stime) / 20000 * 1e6
+h1, h2 = job("tls-h1", False), job("tls-h2", True)
+rows = [(run(h1), run(h2)) for _ in range(rounds)]
+med = statistics.median
+print(f"{'courier run (medians)':<26}{'tasks/s':>10}{'CPU µs/task':>13}")
+print(f"{'HTTP/1.1, 64 connections':<26}{med(r[0][0] for r in rows):>10.0f}{med(r[0][1] for r in rows):>13.1f}")
+print(f"{'HTTP/2, one connection':<26}{med(r[1][0] for r in rows):>10.0f}{med(r[1][1] for r in rows):>13.1f}")
+print(f"HTTP/2 / HTTP/1.1 tasks/s: {med(r[1][0] / r[0][0] for r in rows):.2f} (median of the rounds' ratios)")
+PY
+echo
 echo "== courier run: 100,000 tasks, 64 in flight, logging on, curl"
 # The whole runner (expansion, retry layer, log line per attempt) against the transport alone
 # and wrk, in this run; then the same job under a per-host rate limit far above what it can

@@ -3,7 +3,8 @@
 
 Every path answers "<protocol> <connection number>" ($server_protocol $connection), so a test
 can see which HTTP version was spoken and how many connections carried its requests. Uses a
-throwaway self-signed certificate for localhost. Prints "READY <port>" and stops nginx when
+throwaway self-signed certificate for localhost. Prints "READY <port> <certificate file>" (a
+job trusts it as its caBundle) and stops nginx when
 standard input closes.
 """
 
@@ -54,7 +55,7 @@ for _ in range(100):
         if child.poll() is not None:
             sys.exit("nginx exited: " + open(folder + "/error.log").read())
         time.sleep(0.05)
-print("READY %d" % port, flush=True)
+print("READY %d %s/cert.pem" % (port, folder), flush=True)
 try:
     run_until_stdin_closes(child)
 finally:

@@ -9,6 +9,8 @@ import Foundation
 public final class ServerProcess: @unchecked Sendable {
     /// The ports the server printed, in order.
     public let ports: [Int]
+    /// Every word the server printed after READY (ports, and any file it names).
+    public let fields: [String]
     private let process: ChildProcess
 
     /// Starts `script` (a file in `Tests/Fixtures`) with python3 and waits for its READY line.
@@ -33,6 +35,7 @@ public final class ServerProcess: @unchecked Sendable {
             throw ServerStartError(script: script, output: String(decoding: line, as: UTF8.self))
         }
         self.ports = words.dropFirst().compactMap { Int($0) }
+        self.fields = words.dropFirst().map(String.init)
         self.process = process
     }
 

@@ -26,6 +26,11 @@ public enum TestServers {
         URL(string: "https://localhost:\(try nginxProcess.get().ports[0])")!
     }
 
+    /// The self-signed certificate the HTTP/2 nginx serves, to trust as a CA bundle.
+    public static func nginxHTTP2Certificate() throws -> URL {
+        URL(fileURLWithPath: try nginxProcess.get().fields[1])
+    }
+
     /// Courier's own fixture server (`Tests/Fixtures/fixture_server.py`).
     public static func fixture() throws -> FixtureServer {
         let process = try fixtureProcess.get()

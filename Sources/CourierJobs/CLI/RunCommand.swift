@@ -8,12 +8,12 @@ import Foundation
 #endif
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
-/// [--resume [LOG…]] [--dry-run] [--quiet] [--no-progress]`
+/// [--resume [LOG…]] [--http2] [--dry-run] [--quiet] [--no-progress]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
-                                    [--shard I/N] [--resume [LOG.jsonl...]] [--dry-run] [--quiet]
-                                    [--no-progress]
+                                    [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
+                                    [--quiet] [--no-progress]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
@@ -23,12 +23,24 @@ enum RunCommand {
           --resume       skip the tasks the job's history says are done: its latest run (every
                          shard's), and the resumes and replays since; or the LOGs given, and
                          the logs they resumed from. Works on the log of a killed run
+          --http2        offer HTTP/2 and multiplex each host's requests over one connection
+                         where the server agrees (over TLS; curl backend), as "http2": true
           --dry-run      print the expanded tasks and send nothing
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
         3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
         """
+
+    /// What the job asks of its transport that only curl does (`http2`, `tls`), for a
+    /// refusal when `--backend urlsession` overrides the job's backend.
+    static func transportRefusal(_ job: Job) -> String? {
+        if job.http2 { return "HTTP/2" }
+        if !job.tls.isDefault {
+            return "TLS options (\(job.tls.setOptionNames.joined(separator: ", ")))"
+        }
+        return nil
+    }
 
     static func run(_ arguments: [String]) async -> Int32 {
         var arguments = arguments
@@ -64,6 +76,7 @@ enum RunCommand {
                 parsed.backend = backend
             }
             parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
+            parsed.http2 = parser.flag("--http2")
             if let folder = try parser.option("--log-dir") {
                 if folder == "-" {
                     parsed.logToStandardOutput = true
@@ -97,13 +110,20 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
 
-        let job: Job
+        var job: Job
         let total: Int
         do {
             job = try JobDecoder.load(URL(fileURLWithPath: jobPath))
             total = try JobValidator.validate(job)
         } catch {
             for line in error.errors { Console.error("courier: \(line)") }
+            return CommandLineInterface.ExitCode.usage
+        }
+        if options.http2 { job.http2 = true }
+        if options.backend == .urlsession, let asked = transportRefusal(job) {
+            Console.error(
+                "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
+            )
             return CommandLineInterface.ExitCode.usage
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))

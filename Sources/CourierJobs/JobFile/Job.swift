@@ -19,6 +19,11 @@ package struct Job: Sendable {
     /// the attempt with `bodyTooLarge`. Bodies streamed to a `save` file have no cap.
     package var maxBodyBytes = Job.defaultMaxBodyBytes
     package static let defaultMaxBodyBytes = 256 << 20
+    /// Offer HTTP/2 and multiplex a host's requests over one connection (`"http2": true`,
+    /// curl only; HTTP/2 is negotiated over TLS, so plain `http://` stays HTTP/1.1).
+    package var http2 = false
+    /// Whom to trust and who we are on TLS connections (`"tls"`), for every request.
+    package var tls = TLSOptions()
     /// Folder that `save` paths are relative to (relative to the working directory).
     package var outputDir: String
     package var tasks: [TaskSpec]

@@ -153,6 +153,19 @@ package enum JobDecoder {
                 what: "a whole number of bytes from 1024 to 4294967296")
             ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        let http2 = reader.bool("http2") ?? false
+        if http2, backend == .urlsession, let node = reader.take("http2") {
+            reader.fail(
+                "http2",
+                "the urlsession backend cannot be told to use HTTP/2 (FoundationNetworking chooses by itself); use \"backend\": \"curl\"",
+                at: node)
+        }
+        let tls =
+            reader.take("tls").flatMap {
+                decodeTLS(
+                    $0, jobFolder: file.deletingLastPathComponent(), backend: backend,
+                    context: context)
+            } ?? TLSOptions()
         var tasks: [TaskSpec] = []
         if let tasksNode = reader.take("tasks") {
             if case .array(let elements) = tasksNode.value, !elements.isEmpty {
@@ -189,7 +202,8 @@ package enum JobDecoder {
         return Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
-            cookies: cookies, maxBodyBytes: maxBodyBytes, outputDir: outputDir, tasks: tasks,
+            cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2, tls: tls,
+            outputDir: outputDir, tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)

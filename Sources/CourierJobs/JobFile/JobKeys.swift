@@ -79,6 +79,20 @@ enum JobKeys {
             JobKey("$schema", .any),
             JobKey("description", .any),
             JobKey("maxBodyBytes", .integer),
+            JobKey("http2", .boolean),
+            JobKey("tls", .object),
+        ])
+
+    /// The job's `tls`: files relative to the job file, a passphrase that is a secret.
+    static let tls = JobObjectKeys(
+        name: "tls", schema: "/properties/tls",
+        keys: [
+            JobKey("caBundle", .string, .env),
+            JobKey("clientCertificate", .string, .env),
+            JobKey("clientKey", .string, .env),
+            JobKey("clientKeyPassphrase", .string, .env),
+            JobKey("pinnedPublicKeys", .array),
+            JobKey("minimumVersion", .string),
         ])
 
     static let rateLimit = JobObjectKeys(

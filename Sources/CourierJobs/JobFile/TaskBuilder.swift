@@ -81,6 +81,7 @@ enum TaskBuilder {
         var request = HTTPRequest(
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
         request.streamedBody = streamed
+        request.tls = job.tls
         // The task's own credentials (perhaps a captured token) replace the job's.
         (spec.auth?.rendered(bindings) ?? job.auth)?.apply(to: &request)
         SecretMarking.mark(&request, spec: spec, templates: templates, job: job)

@@ -104,6 +104,7 @@ struct ReplayBuilder {
         var request = HTTPRequest(
             url: url, method: HTTPMethod(method), headers: headers, body: body)
         request.secretHeaderNames.formUnion(secretNames)
+        if let job { request.tls = job.tls }
         if let jobTask {
             request.secretHeaderNames.formUnion(jobTask.request.secretHeaderNames)
             request.secretQueryNames.formUnion(jobTask.request.secretQueryNames)

@@ -23,7 +23,7 @@ enum HTTPStack {
     ) -> (client: AnyHTTPClient, executors: [any TaskExecutor]) {
         let transport = backend.makeClient(
             timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
-            maxConnectionsPerHost: concurrency)
+            maxConnectionsPerHost: concurrency, http2: job.http2)
         let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
         var client = AnyHTTPClient(transport)
         if let limit = job.rateLimit?.share(for: shard) {

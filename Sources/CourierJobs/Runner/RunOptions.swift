@@ -4,6 +4,8 @@ import Foundation
 package struct RunOptions: Sendable {
     /// Overrides the job's `backend`.
     package var backend: Backend?
+    /// `--http2`: as the job's `"http2": true`.
+    package var http2 = false
     /// Overrides the job's `concurrency`.
     package var concurrency: Int?
     /// Where logs go: `<logDirectory>/<job name>/<timestamp>-<run id>.jsonl`.
