@@ -34,10 +34,14 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# Puts the release build of courier in $(PREFIX)/bin (for cron).
-install: release
+# Puts a release build of courier in $(PREFIX)/bin (for cron), with the Swift standard library
+# and Foundation linked in (--static-swift-stdlib) and stripped: `courier validate` starts in
+# 1.26 x the time of `curl --version` against 2.05 x linked dynamically (docs/benchmarks.md),
+# at 62 MB instead of 10. Its own build folder, so the benchmark's build is left as it is.
+install: deps
+	$(SWIFT) build -c release --product courier --static-swift-stdlib --scratch-path .build-static
 	install -d $(PREFIX)/bin
-	install -m 755 .build/release/courier $(PREFIX)/bin/courier
+	install -m 755 -s .build-static/release/courier $(PREFIX)/bin/courier
 
 # The hostile-size suites (endless bodies, huge header blocks, the runs that meet them): a
 # flood keeps both cores busy after the caller has its error (FoundationNetworking drains it
@@ -95,6 +99,7 @@ fuzz: deps
 bench: bench-deps
 	$(SWIFT) build -c release --product courier
 	$(SWIFT) build -c release --product courier-rawloop
+	$(SWIFT) build -c release --product courier --static-swift-stdlib --scratch-path .build-static
 	bash -c 'set -o pipefail; Tests/Benchmarks/run.sh | tee .build/bench-latest.txt'
 	python3 Tests/Benchmarks/record.py .build/bench-latest.txt docs/benchmarks.md
 

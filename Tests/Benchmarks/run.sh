@@ -269,6 +269,31 @@ print(f"CurlHTTPClient / URLSessionHTTPClient: {med('curl', 'rps') / urls['reque
 PY
 cat "$work/small-summary.txt"
 
+echo "== cold start: courier validate of a small job against curl --version, 40 runs each"
+# The installed binary (make install) links the Swift standard library and Foundation in.
+python3 - "$COURIER" .build-static/release/courier "$work" <<'PY'
+import json, statistics, subprocess, sys, time
+dynamic, static, work = sys.argv[1:]
+job = f"{work}/cold.json"
+json.dump({"version": 1, "name": "cold", "baseURL": "http://127.0.0.1:1",
+           "tasks": [{"id": "a", "path": "/a"}]}, open(job, "w"))
+commands = {"curl --version": ["curl", "--version"],
+            "courier validate (make install)": [static, "validate", job],
+            "courier validate (dynamic)": [dynamic, "validate", job]}
+times = {name: [] for name in commands}
+for _ in range(40):
+    for name, command in commands.items():
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times[name].append(time.perf_counter() - start)
+base = statistics.median(times["curl --version"])
+for name, runs in times.items():
+    print(f"{name:<34}{statistics.median(runs) * 1000:>7.1f} ms{statistics.median(runs) / base:>7.2f} x")
+ratio = statistics.median(times["courier validate (make install)"]) / base
+print(f"  {'met    ' if ratio <= 1.3 else 'NOT MET'} cold start of courier validate × curl --version: {ratio:.2f} (≤ 1.3)")
+PY
+echo
+
 echo "== saves: 6,000 tasks on the fixture server, with and without save, $ROUNDS rounds"
 # The issue's target: a fan-out with save takes at most 1.2 x the same job without it. Each
 # round runs the job saving (a 512-byte file per task on this disk, fsynced, renamed, its
