@@ -83,7 +83,8 @@ package enum JobDecoder {
                     line: error.line, column: error.column)
             ])
         }
-        let context = DecodingContext(file: name, environment: environment)
+        let context = DecodingContext(
+            file: name, environment: environment, folder: file.deletingLastPathComponent())
         let job = decodeJob(root, file: file, data: data, context: context)
         if let job, context.errors.isEmpty { return job }
         // Messages quote values, and a value may have come from ${env:…}.

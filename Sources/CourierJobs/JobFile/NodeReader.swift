@@ -181,12 +181,15 @@ struct NodeReader {
 final class DecodingContext {
     let file: String
     let environment: [String: String]
+    /// The job file's folder: relative `${file:…}` paths start there.
+    let folder: URL
     private(set) var errors: [JobFileError] = []
     private(set) var secrets = Set<String>()
 
-    init(file: String, environment: [String: String]) {
+    init(file: String, environment: [String: String], folder: URL? = nil) {
         self.file = file
         self.environment = environment
+        self.folder = folder ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }
 
     func error(_ path: String, _ message: String, at node: JSONNode?) {
@@ -199,38 +202,101 @@ final class DecodingContext {
         if !value.isEmpty { secrets.insert(value) }
     }
 
-    /// Replaces every `${env:NAME}`; a missing variable is an error, a found value a secret.
-    /// `text` with each `${env:NAME}` replaced by the variable's value (a secret from then on).
-    /// In a template (`template`), the value's braces are marked so that they stay text: an
-    /// environment value is data, never a `{variable}` (``Template/environmentBrace``).
+    /// The references a value may hold, each replaced when the file is read:
+    /// - `${env:NAME}`: an environment variable, a secret from then on;
+    /// - `${file:PATH}`: a file's contents without one final line break (how Docker and
+    ///   Kubernetes mount secrets), a secret too; a relative path starts at the job file;
+    /// - `${env-public:NAME}`: an environment variable that is not a secret (a base URL, a
+    ///   tenant name), written in logs as it is.
+    static let referenceKinds = ["env", "file", "env-public"]
+
+    /// `text` with every reference replaced by its value (``referenceKinds``); a missing
+    /// variable or an unreadable file is an error. In a template (`template`), the value's
+    /// braces are marked so that they stay text: such a value is data, never a `{variable}`
+    /// (``Template/environmentBrace``).
     func resolveEnvironment(
         _ text: String, path: String, at node: JSONNode, template: Bool = false
     ) -> String {
-        guard text.contains("${env:") else { return text }
+        guard text.contains("${") else { return text }
         var result = ""
         var rest = Substring(text)
-        while let start = rest.range(of: "${env:") {
-            result += rest[..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
-                error(path, "unterminated ${env:…} reference", at: node)
-                return result + rest[start.lowerBound...]
+        while let start = Self.nextReference(in: rest) {
+            result += rest[..<start.range.lowerBound]
+            let kind = start.kind
+            guard let end = rest[start.range.upperBound...].firstIndex(of: "}") else {
+                error(path, "unterminated ${\(kind):…} reference", at: node)
+                return result + rest[start.range.lowerBound...]
             }
-            let name = String(rest[start.upperBound..<end])
-            if name.isEmpty || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
-                error(path, "invalid environment variable name \"\(name)\" in ${env:…}", at: node)
-            } else if let value = environment[name] {
-                addSecret(value)
+            let name = String(rest[start.range.upperBound..<end])
+            if let value = value(of: kind, name, path: path, at: node) {
+                if kind != "env-public" { addSecret(value) }
                 result +=
                     template
                     ? value.replacingOccurrences(of: "{", with: Template.environmentBrace) : value
-            } else {
-                error(
-                    path, "environment variable \(name) is not set (referenced as ${env:\(name)})",
-                    at: node)
             }
             rest = rest[rest.index(after: end)...]
         }
         return result + rest
+    }
+
+    /// The first `${env:`, `${file:` or `${env-public:` in `text`, and which.
+    private static func nextReference(in text: Substring) -> (
+        range: Range<Substring.Index>, kind: String
+    )? {
+        referenceKinds.compactMap { kind in
+            text.range(of: "${\(kind):").map { (range: $0, kind: kind) }
+        }.min { $0.range.lowerBound < $1.range.lowerBound }
+    }
+
+    /// The value a reference stands for; `nil` (with an error recorded) when there is none.
+    private func value(of kind: String, _ name: String, path: String, at node: JSONNode)
+        -> String?
+    {
+        if kind == "file" {
+            guard !name.isEmpty else {
+                error(path, "${file:…} needs a path", at: node)
+                return nil
+            }
+            let url =
+                name.hasPrefix("/")
+                ? URL(fileURLWithPath: name) : folder.appendingPathComponent(name)
+            if let problem = FileSystem.notRegularFile(url) {
+                error(path, "\(problem) (referenced as ${file:\(name)})", at: node)
+                return nil
+            }
+            // A secret is short: a runaway file (a log, an image) is refused, not read whole.
+            let bytes: [UInt8]
+            do {
+                bytes = try FileSystem.read(url, limit: 64 << 10)
+            } catch {
+                let reason =
+                    error.code == EFBIG
+                    ? "is larger than 64 KiB"
+                    : "cannot be read (\(String(cString: strerror(error.code))))"
+                self.error(path, "\(name) \(reason) (referenced as ${file:\(name)})", at: node)
+                return nil
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                error(path, "\(name) is not UTF-8 text (referenced as ${file:\(name)})", at: node)
+                return nil
+            }
+            // One final line break is the file's, not the secret's (`echo token > file`).
+            if text.hasSuffix("\r\n") { return String(text.dropLast(2)) }
+            if text.hasSuffix("\n") { return String(text.dropLast()) }
+            return text
+        }
+        guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            error(path, "invalid environment variable name \"\(name)\" in ${\(kind):…}", at: node)
+            return nil
+        }
+        guard let value = environment[name] else {
+            error(
+                path,
+                "environment variable \(name) is not set (referenced as ${\(kind):\(name)})",
+                at: node)
+            return nil
+        }
+        return value
     }
 
     /// `node` with `${env:…}` resolved in every string, at any depth (a task's `json`).
