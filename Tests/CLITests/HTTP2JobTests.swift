@@ -90,6 +90,19 @@ struct HTTP2JobTests {
         #expect(result.status == 2, "\(result.stdout) \(result.stderr)")
         #expect(result.stderr.contains("TLS options (caBundle)"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: other.logs.path), "nothing logged")
+        // A replay of that job's log with --backend urlsession: refused the same way.
+        let logged = try await other.run(backend: "curl")
+        #expect(logged.status == 0, "\(logged.stdout) \(logged.stderr)")
+        let log = try #require(
+            FileManager.default.enumerator(atPath: other.logs.path)?.allObjects
+                .compactMap { $0 as? String }.first { $0.hasSuffix(".jsonl") })
+        let replay = try await CourierBinary.run(
+            [
+                "replay", other.logs.appendingPathComponent(log).path, "--job", "job.json",
+                "--all", "--backend", "urlsession", "--log-dir", other.logs.path,
+            ], directory: other.folder)
+        #expect(replay.status == 2, "\(replay.stdout) \(replay.stderr)")
+        #expect(replay.stderr.contains("TLS options (caBundle)"), "\(replay.stderr)")
     }
 
     @Test("tls files must exist; pins must be sha256//")

@@ -62,6 +62,12 @@ enum ReplayCommand {
                 for line in error.errors { Console.error("courier: \(line)") }
                 return CommandLineInterface.ExitCode.usage
             }
+            if options.run.backend == .urlsession, let asked = job?.curlOnlySettings {
+                Console.error(
+                    "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
+                )
+                return CommandLineInterface.ExitCode.usage
+            }
         }
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))

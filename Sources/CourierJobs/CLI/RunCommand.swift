@@ -32,16 +32,6 @@ enum RunCommand {
         3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
         """
 
-    /// What the job asks of its transport that only curl does (`http2`, `tls`), for a
-    /// refusal when `--backend urlsession` overrides the job's backend.
-    static func transportRefusal(_ job: Job) -> String? {
-        if job.http2 { return "HTTP/2" }
-        if !job.tls.isDefault {
-            return "TLS options (\(job.tls.setOptionNames.joined(separator: ", ")))"
-        }
-        return nil
-    }
-
     static func run(_ arguments: [String]) async -> Int32 {
         var arguments = arguments
         // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
@@ -120,7 +110,7 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         if options.http2 { job.http2 = true }
-        if options.backend == .urlsession, let asked = transportRefusal(job) {
+        if options.backend == .urlsession, let asked = job.curlOnlySettings {
             Console.error(
                 "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
             )

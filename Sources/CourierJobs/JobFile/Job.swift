@@ -34,6 +34,17 @@ package struct Job: Sendable {
     package var secrets: Set<String>
 }
 
+extension Job {
+    /// What the job asks of its transport that only curl does (`http2`, `tls`), in words: a
+    /// run or replay whose `--backend urlsession` overrides the job's backend is refused
+    /// with it before anything is sent (the decoder refuses it in the job's own `backend`).
+    package var curlOnlySettings: String? {
+        if http2 { return "HTTP/2" }
+        if !tls.isDefault { return "TLS options (\(tls.setOptionNames.joined(separator: ", ")))" }
+        return nil
+    }
+}
+
 /// `rateLimit` of a job.
 package struct RateLimitSettings: Sendable, Hashable {
     package var perSecond: Double
