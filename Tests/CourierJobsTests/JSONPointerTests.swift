@@ -34,4 +34,24 @@ struct JSONPointerTests {
         #expect(values("/items/*/tags/5").isEmpty)
         #expect(values("").count == 1)
     }
+
+    @Test("a negative index counts from the end; RFC 6901's - never resolves")
+    func fromTheEnd() throws {
+        let document = try JSONParser.parse(
+            #"{"data": [{"id": 1}, {"id": 2}, {"id": 3}], "empty": [], "obj": {"-1": "key"}}"#)
+        func value(_ pointer: String) -> String? {
+            JSONPointer.resolve(pointer, in: document)?.compactText
+        }
+        #expect(value("/data/-1/id") == "3")
+        #expect(value("/data/-3/id") == "1")
+        #expect(value("/data/-4/id") == nil, "before the first")
+        #expect(value("/data/-0/id") == nil, "-0 is not an index")
+        #expect(value("/data/-/id") == nil, "the element after the last")
+        #expect(value("/empty/-1") == nil)
+        #expect(value("/obj/-1") == #""key""#, "on an object, an ordinary key")
+        #expect(JSONPointer.resolveAll("/data/-1/id", in: document).map(\.compactText) == ["3"])
+        #expect(JSONPointer.hasAfterLastToken("/data/-/id"))
+        #expect(!JSONPointer.hasAfterLastToken("/data/-1/id"))
+        #expect(!JSONPointer.hasAfterLastToken("/a-b"))
+    }
 }

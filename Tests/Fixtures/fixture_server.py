@@ -60,7 +60,10 @@ Routes (any method):
   /pages?style=S&total=T&size=Z[&loop=1][&host=URL]
                               T items in pages of Z, paginated by style: link (Link rel=next),
                               json ({"next": URL}), cursor ({"cursor": C} and ?cursor=C), page
-                              (?page=P, 1-based), offset (?offset=O); items are {"id": i}.
+                              (?page=P, 1-based), offset (?offset=O), header (Next-Page: URL),
+                              gitlab (?page=P and X-Next-Page: P+1, empty on the last page),
+                              after ({"data": [...]}, ?after=the last id seen); items are
+                              {"id": i}.
                               loop=1 repeats the last page's next link forever; host=URL makes
                               the next link absolute on that origin
   /etag?v=V[&key]              a body naming V, with ETag "V" and a fixed Last-Modified; 304
@@ -658,8 +661,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def pages(self, arg):
         style, total, size = arg("style", "page"), int(arg("total", "10")), int(arg("size", "3"))
-        if style == "page":
+        if style in ("page", "gitlab"):
             start = (int(arg("page", "1")) - 1) * size
+        elif style == "after":
+            start = int(arg("after")) + 1 if arg("after") else 0
         elif style == "offset":
             start = int(arg("offset", "0"))
         else:
@@ -672,9 +677,13 @@ class Handler(BaseHTTPRequestHandler):
         keep = "&".join("%s=%s" % (k, arg(k)) for k in ("style", "total", "size", "loop", "key", "host") if arg(k))
         origin = arg("host") or ""
         next_url = "%s/pages?%s&start=%d" % (origin, keep, after)
-        body = {"items": items}
+        body = {"data": items} if style == "after" else {"items": items}
         headers = []
-        if style == "link" and more:
+        if style == "header" and more:
+            headers.append(("Next-Page", next_url))
+        elif style == "gitlab":
+            headers.append(("X-Next-Page", str(int(arg("page", "1")) + 1) if more else ""))
+        elif style == "link" and more:
             headers.append(("Link", '<%s>; rel="next", </pages?%s&start=0>; rel="first"' % (next_url, keep)))
         elif style == "json":
             body["next"] = next_url if more else None

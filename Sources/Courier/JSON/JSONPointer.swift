@@ -5,7 +5,10 @@ package enum JSONPointer {
         pointer.isEmpty || pointer.hasPrefix("/")
     }
 
-    /// The value at `pointer`, `~1` and `~0` unescaped; array tokens are indexes.
+    /// The value at `pointer`, `~1` and `~0` unescaped; array tokens are indexes. Beyond RFC
+    /// 6901, a negative index counts from the end: `/data/-1/id` is the last element's `id`
+    /// (a cursor API's "after the last item"). RFC 6901's `-` names the element after the last
+    /// one, which never exists, so it resolves to nothing.
     package static func resolve(_ pointer: String, in document: JSONNode) -> JSONNode? {
         guard !pointer.isEmpty else { return document }
         var node = document
@@ -17,9 +20,7 @@ package enum JSONPointer {
                 guard let member = members.first(where: { $0.key == token }) else { return nil }
                 node = member.node
             case .array(let elements):
-                guard let index = Int(token), index >= 0, index < elements.count,
-                    token == String(index)
-                else { return nil }
+                guard let index = Self.index(token, count: elements.count) else { return nil }
                 node = elements[index]
             default:
                 return nil
@@ -52,9 +53,7 @@ package enum JSONPointer {
             case .array(let elements):
                 if token == "*" {
                     for element in elements { walk(element, index + 1) }
-                } else if let position = Int(token), position >= 0, position < elements.count,
-                    token == String(position)
-                {
+                } else if let position = Self.index(token, count: elements.count) {
                     walk(elements[position], index + 1)
                 }
             default:
@@ -63,5 +62,19 @@ package enum JSONPointer {
         }
         walk(document, 0)
         return found
+    }
+
+    /// The array position `token` names among `count` elements: `0`, `1`… from the start
+    /// (no leading zeros, as RFC 6901 says), `-1`, `-2`… from the end.
+    private static func index(_ token: some StringProtocol, count: Int) -> Int? {
+        guard let value = Int(token), String(value) == token else { return nil }
+        let position = value < 0 ? count + value : value
+        return position >= 0 && position < count ? position : nil
+    }
+
+    /// Whether `pointer` has RFC 6901's `-` token, which names the element after an array's
+    /// last: it never resolves, and a job that writes it means `-1`, the last element.
+    package static func hasAfterLastToken(_ pointer: String) -> Bool {
+        pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst().contains("-")
     }
 }

@@ -11,6 +11,13 @@ public struct PaginationRule: Sendable {
         case page(parameter: String, start: Int)
         /// Offsets in this query parameter, by `step` items.
         case offset(parameter: String, step: Int)
+        /// The next page's URL in this response header (absolute, or relative to the page's),
+        /// as in a `Next-Page: /items?page=3` field. A missing or empty field ends the pages.
+        case headerURL(String)
+        /// The value of this response header (a page number or a token, as GitLab's
+        /// `X-Next-Page: 3`) sent back as this query parameter. A missing or empty field ends
+        /// the pages.
+        case headerParameter(header: String, parameter: String)
     }
 
     public var next: Next
@@ -19,11 +26,26 @@ public struct PaginationRule: Sendable {
     public var stopWhenEmpty: String?
     /// The most pages fetched; reaching it ends the task normally.
     public var maxPages: Int
+    /// A JSON Pointer to the page's items, for the full-page check; `stopWhenEmpty`'s when
+    /// `nil`, and the whole body (an array) when neither is set.
+    public var items: String?
+    /// How many items a full page has. A full page with no next page looks like a sync that
+    /// stopped early: ``Paginator/missingNext`` says so.
+    public var pageSize: Int?
+    /// Whether a full page with no next page fails (``PaginationError``) rather than ending
+    /// the pages with ``Paginator/missingNext`` set.
+    public var requireNext: Bool
 
-    public init(next: Next, stopWhenEmpty: String? = nil, maxPages: Int = 1000) {
+    public init(
+        next: Next, stopWhenEmpty: String? = nil, maxPages: Int = 1000, items: String? = nil,
+        pageSize: Int? = nil, requireNext: Bool = false
+    ) {
         self.next = next
         self.stopWhenEmpty = stopWhenEmpty
         self.maxPages = maxPages
+        self.items = items
+        self.pageSize = pageSize
+        self.requireNext = requireNext
     }
 }
 

@@ -21,6 +21,11 @@ public struct Paginator: Sendable {
         seen.insert(first.url.absoluteString)
     }
 
+    /// Set when the pages ended on a page that looked full (``PaginationRule/pageSize`` items,
+    /// or items where ``PaginationRule/stopWhenEmpty`` says only an empty page ends) with no
+    /// next page: why the sync may have stopped early, in words, for a warning.
+    public private(set) var missingNext: String?
+
     /// The request for the page after `response` (the answer to `request`), or `nil` when the
     /// pages are done.
     public mutating func next(after response: HTTPResponse, to request: HTTPRequest)
@@ -36,43 +41,9 @@ public struct Paginator: Sendable {
                 !items.isEmpty
             else { return nil }
         }
-        var next: HTTPRequest
-        switch rule.next {
-        case .linkHeader(let relation):
-            guard
-                let url = LinkHeader.target(
-                    of: relation, in: response.headers.values(for: "Link"), base: request.url)
-            else { return nil }
-            next = following(url)
-        case .jsonURL(let pointer):
-            guard let document, let node = JSONPointer.resolve(pointer, in: document),
-                case .string(let text) = node.value, !text.isEmpty
-            else { return nil }
-            guard let url = URL(string: text, relativeTo: request.url)?.absoluteURL,
-                Origin.isHTTP(url)
-            else {
-                throw PaginationError(
-                    message: "the next page's URL \"\(text)\" is not an http(s) URL")
-            }
-            next = following(url)
-        case .cursor(let pointer, let parameter):
-            guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
-                return nil
-            }
-            let cursor: String
-            switch node.value {
-            case .string(let text) where !text.isEmpty: cursor = text
-            case .number: cursor = node.numberSource ?? ""
-            default: return nil
-            }
-            next = request
-            next.url = Self.setting(parameter, to: cursor, in: request.url)
-        case .page(let parameter, let start):
-            next = request
-            next.url = Self.setting(parameter, to: String(start + pages), in: request.url)
-        case .offset(let parameter, let step):
-            next = request
-            next.url = Self.setting(parameter, to: String(step * pages), in: request.url)
+        guard let next = try nextRequest(after: response, to: request, document: document) else {
+            try noteMissingNext(in: response, document: document)
+            return nil
         }
         guard seen.insert(next.url.absoluteString).inserted else {
             throw PaginationError(
@@ -81,6 +52,106 @@ public struct Paginator: Sendable {
             )
         }
         return next
+    }
+
+    /// What the rule finds in `response`: the next page's request, or `nil` when it finds none.
+    private func nextRequest(
+        after response: HTTPResponse, to request: HTTPRequest, document: JSONNode?
+    ) throws(PaginationError) -> HTTPRequest? {
+        var next = request
+        switch rule.next {
+        case .linkHeader(let relation):
+            guard
+                let url = LinkHeader.target(
+                    of: relation, in: response.headers.values(for: "Link"), base: request.url)
+            else { return nil }
+            return following(url)
+        case .jsonURL(let pointer):
+            guard let document, let node = JSONPointer.resolve(pointer, in: document),
+                case .string(let text) = node.value, !text.isEmpty
+            else { return nil }
+            return following(try Self.url(text, relativeTo: request.url))
+        case .headerURL(let name):
+            guard let text = Self.field(name, of: response) else { return nil }
+            return following(try Self.url(text, relativeTo: request.url))
+        case .headerParameter(let name, let parameter):
+            guard let value = Self.field(name, of: response) else { return nil }
+            next.url = Self.setting(parameter, to: value, in: request.url)
+        case .cursor(let pointer, let parameter):
+            guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
+                return nil
+            }
+            switch node.value {
+            case .string(let text) where !text.isEmpty:
+                next.url = Self.setting(parameter, to: text, in: request.url)
+            case .number:
+                next.url = Self.setting(parameter, to: node.numberSource ?? "", in: request.url)
+            default: return nil
+            }
+        case .page(let parameter, let start):
+            next.url = Self.setting(parameter, to: String(start + pages), in: request.url)
+        case .offset(let parameter, let step):
+            next.url = Self.setting(parameter, to: String(step * pages), in: request.url)
+        }
+        return next
+    }
+
+    /// Sets ``missingNext`` (or throws, with ``PaginationRule/requireNext``) when the page
+    /// that had no next page looked full.
+    private mutating func noteMissingNext(in response: HTTPResponse, document: JSONNode?)
+        throws(PaginationError)
+    {
+        let pointer = rule.items ?? rule.stopWhenEmpty ?? ""
+        guard let document,
+            case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value
+        else { return }
+        let full: String
+        if let size = rule.pageSize {
+            guard items.count >= size else { return }
+            full = "has \(items.count) items, a full page (pageSize \(size)),"
+        } else if rule.stopWhenEmpty != nil, !items.isEmpty {
+            full = "has \(items.count) items (stopWhen says an empty page ends the pages)"
+        } else {
+            return
+        }
+        let message = "page \(pages) \(full) but \(absence(in: response))"
+        if rule.requireNext { throw PaginationError(message: message + " (requireNext)") }
+        missingNext = message
+    }
+
+    /// Why the rule found no next page, in words, with a hint when the response has a field
+    /// of the name a `Link` relation was given (a header name given as a relation).
+    private func absence(in response: HTTPResponse) -> String {
+        switch rule.next {
+        case .linkHeader(let relation):
+            let hint =
+                response.headers.values(for: relation).isEmpty
+                ? ""
+                : ": the response has a \"\(relation)\" header field, which {\"header\": \"\(relation)\"} follows"
+            return "no Link header has rel=\"\(relation)\"\(hint)"
+        case .jsonURL(let pointer), .cursor(let pointer, _):
+            return "the body has no value at \(pointer)"
+        case .headerURL(let name), .headerParameter(let name, _):
+            return "the response has no \(name) header field"
+        case .page, .offset:
+            return "no next page was found"
+        }
+    }
+
+    /// The first value of response header `name`, trimmed, when it is not empty.
+    private static func field(_ name: String, of response: HTTPResponse) -> String? {
+        guard let value = response.headers.values(for: name).first?.trimmingCharacters(in: .whitespaces),
+            !value.isEmpty
+        else { return nil }
+        return value
+    }
+
+    /// `text` as an absolute http(s) URL, relative to `base`.
+    private static func url(_ text: String, relativeTo base: URL) throws(PaginationError) -> URL {
+        guard let url = URL(string: text, relativeTo: base)?.absoluteURL, Origin.isHTTP(url) else {
+            throw PaginationError(message: "the next page's URL \"\(text)\" is not an http(s) URL")
+        }
+        return url
     }
 
     /// The first page's request, sent to `url`; credentials only on the first page's origin.

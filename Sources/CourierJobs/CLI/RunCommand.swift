@@ -253,6 +253,9 @@ enum RunCommand {
         case .cursor(let pointer, let parameter): next = "?\(parameter)= the cursor at \(pointer)"
         case .page(let parameter, let start): next = "?\(parameter)=\(start), \(start + 1), …"
         case .offset(let parameter, let step): next = "?\(parameter)=0, \(step), …"
+        case .headerURL(let name): next = "the URL in the \(name) header"
+        case .headerParameter(let name, let parameter):
+            next = "?\(parameter)= the \(name) header's value"
         }
         let stop = rule.stopWhenEmpty.map { " until \($0) is empty" } ?? ""
         return "(pages by \(next)\(stop), at most \(rule.maxPages))"

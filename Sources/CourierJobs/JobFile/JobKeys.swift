@@ -198,6 +198,9 @@ enum JobKeys {
             JobKey("next", .object),
             JobKey("stopWhen", .object),
             JobKey("maxPages", .integer),
+            JobKey("items", .string),
+            JobKey("pageSize", .integer),
+            JobKey("requireNext", .boolean),
         ])
 
     /// `paginate.next`: exactly one of these rules.
@@ -209,6 +212,8 @@ enum JobKeys {
             JobKey("cursor", .object),
             JobKey("page", .object),
             JobKey("offset", .object),
+            JobKey("header", .string),
+            JobKey("headerParam", .object),
         ])
 
     static let paginateCursor = JobObjectKeys(
@@ -223,6 +228,11 @@ enum JobKeys {
         name: "task.paginate.next.offset", schema: "\(paginateNext.schema)/properties/offset",
         keys: [JobKey("param", .string), JobKey("step", .integer)])
 
+    static let paginateHeaderParam = JobObjectKeys(
+        name: "task.paginate.next.headerParam",
+        schema: "\(paginateNext.schema)/properties/headerParam",
+        keys: [JobKey("header", .string), JobKey("param", .string)])
+
     static let stopWhen = JobObjectKeys(
         name: "task.paginate.stopWhen",
         schema: "/$defs/task/properties/paginate/properties/stopWhen",
@@ -231,7 +241,7 @@ enum JobKeys {
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
         job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, task, taskAuth.forms,
-        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext,
+        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext, paginateHeaderParam,
         paginateCursor, paginatePage, paginateOffset, stopWhen,
     ]
 

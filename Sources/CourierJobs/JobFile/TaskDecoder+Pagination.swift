@@ -4,7 +4,7 @@ import Foundation
 /// `paginate`: one `next` rule, `stopWhen.empty`, `maxPages`.
 extension TaskDecoder {
     static let nextForms =
-        "one of {\"linkHeader\": \"next\"}, {\"json\": \"/next\"}, {\"cursor\": {\"json\": \"/cursor\", \"param\": \"cursor\"}}, {\"page\": {\"param\": \"page\", \"start\": 1}}, {\"offset\": {\"param\": \"offset\", \"step\": 100}}"
+        "one of {\"linkHeader\": \"next\"}, {\"json\": \"/next\"}, {\"header\": \"Next-Page\"}, {\"headerParam\": {\"header\": \"X-Next-Page\", \"param\": \"page\"}}, {\"cursor\": {\"json\": \"/cursor\", \"param\": \"cursor\"}}, {\"page\": {\"param\": \"page\", \"start\": 1}}, {\"offset\": {\"param\": \"offset\", \"step\": 100}}"
 
     mutating func readPaginate() -> PaginationRule? {
         let paginate = reader.take("paginate").flatMap {
@@ -53,6 +53,22 @@ extension TaskDecoder {
         let maxPages =
             reader.integer(
                 "maxPages", range: 1...1_000_000, what: "a whole number from 1 to 1000000") ?? 1000
+        let items = reader.take("items").flatMap { node -> String? in
+            guard case .string(let text) = node.value else {
+                context.error("\(path).items", "expected a JSON Pointer such as \"/items\"", at: node)
+                return nil
+            }
+            return pointer(text, at: "\(path).items", node, context: context)
+        }
+        let pageSize = reader.integer(
+            "pageSize", range: 1...1_000_000, what: "a whole number from 1 to 1000000")
+        let requireNext = reader.bool("requireNext") ?? false
+        if requireNext, pageSize == nil, stopWhenEmpty == nil {
+            context.error(
+                "\(path).requireNext",
+                "needs pageSize (how many items a full page has) or stopWhen.empty: without either, no page looks full",
+                at: node)
+        }
         guard let next else { return nil }
         switch next {
         case .page, .offset:
@@ -64,15 +80,26 @@ extension TaskDecoder {
             }
         default: break
         }
-        return PaginationRule(next: next, stopWhenEmpty: stopWhenEmpty, maxPages: maxPages)
+        return PaginationRule(
+            next: next, stopWhenEmpty: stopWhenEmpty, maxPages: maxPages, items: items,
+            pageSize: pageSize, requireNext: requireNext)
     }
 
-    /// `text` when it is a JSON Pointer; otherwise records an error at `place`.
-    private static func pointer(
+    /// `text` when it is a JSON Pointer; otherwise records an error at `place`. RFC 6901's
+    /// `-` token (the element after the last, which never exists) is refused: a cursor at
+    /// `/data/-/id` would end every sync after its first page.
+    static func pointer(
         _ text: String?, at place: String, _ node: JSONNode, context: DecodingContext
     ) -> String? {
         guard let text, JSONPointer.isValid(text) else {
             context.error(place, "expected a JSON Pointer such as \"/next\"", at: node)
+            return nil
+        }
+        guard !JSONPointer.hasAfterLastToken(text) else {
+            context.error(
+                place,
+                "\"\(text)\": the token - names the element after an array's last, which never exists; the last element is -1 (as in /data/-1/id)",
+                at: node)
             return nil
         }
         return text
@@ -95,7 +122,13 @@ extension TaskDecoder {
                     .map { .rule(.jsonURL($0)) } ?? .invalid
             }
             context.error("\(path).json", "expected a JSON Pointer such as \"/next\"", at: node)
-        case "cursor", "page", "offset":
+        case "header":
+            if case .string(let name) = node.value, WireRequest.isToken(name) {
+                return .rule(.headerURL(name))
+            }
+            context.error(
+                "\(path).header", "expected a header field name such as \"Next-Page\"", at: node)
+        case "cursor", "page", "offset", "headerParam":
             return parameterRule(key, node, path: path, context: context)
         default:
             context.error("\(path)", "unknown rule \"\(key)\": \(nextForms)", at: node)
@@ -109,7 +142,7 @@ extension TaskDecoder {
     ) -> NextRule {
         let keys = [
             "cursor": JobKeys.paginateCursor, "page": JobKeys.paginatePage,
-            "offset": JobKeys.paginateOffset,
+            "offset": JobKeys.paginateOffset, "headerParam": JobKeys.paginateHeaderParam,
         ][key]!
         guard var inner = NodeReader(node, path: "\(path).\(key)", keys: keys, context: context)
         else { return .abandoned }
@@ -121,6 +154,16 @@ extension TaskDecoder {
             guard let found = pointer(text, at: "\(path).cursor.json", node, context: context)
             else { return .invalid }
             return .rule(.cursor(pointer: found, parameter: parameter))
+        case "headerParam":
+            guard let name = inner.string("header", required: true),
+                WireRequest.isToken(name)
+            else {
+                context.error(
+                    "\(path).headerParam.header",
+                    "expected a header field name such as \"X-Next-Page\"", at: node)
+                return .invalid
+            }
+            return .rule(.headerParameter(header: name, parameter: parameter))
         case "page":
             let start =
                 inner.integer("start", range: 0...1_000_000, what: "a whole number from 0") ?? 1

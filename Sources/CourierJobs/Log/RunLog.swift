@@ -108,7 +108,7 @@ package struct RunLog: Sendable {
         task: String, attempt: RetryAttempt, outcome: LogOutcome,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
-        renewedToken: String? = nil, renewal: Bool = false
+        renewedToken: String? = nil, renewal: Bool = false, warning: String? = nil
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -191,6 +191,7 @@ package struct RunLog: Sendable {
         // the login request sent again to renew it.
         if let renewedToken { line.string("renewedToken", renewedToken) }
         if renewal { line.value("renewal", .bool(true)) }
+        if let warning { line.string("warning", warning) }
         if let replayOf {
             line.value(
                 "replayOf",

@@ -177,12 +177,14 @@ extension JobRunner {
         var result = result
         let pageNumber = cursor.logged
         var next: HTTPRequest?
+        var warning: String?
         if result.ok, var paginator = cursor.paginator,
             case .success(let response) = attempt.outcome
         {
             do {
                 next = try paginator.next(after: response, to: cursor.request)
                 cursor.paginator = paginator
+                warning = next == nil ? paginator.missingNext : nil
             } catch {
                 result.ok = false
                 result.failure = ("pagination", error.message)
@@ -192,7 +194,11 @@ extension JobRunner {
         try? log.request(
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
-            replayOf: task.replayOf, notModified: result.notModified, page: pageNumber)
+            replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
+            warning: warning)
+        if let warning {
+            reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
+        }
         guard result.ok, let next else {
             progress.taskFinished(
                 ok: result.ok, requests: cursor.requests, notModified: result.notModified)
