@@ -99,3 +99,20 @@ struct ShardTests {
         }
     }
 }
+
+@Suite("template escapes")
+struct TemplateEscapeTests {
+    @Test("{{ writes {, the }} that closes it writes }, a lone }} stays")
+    func escapes() {
+        let bindings = ["name": "N", "id": "7"]
+        #expect(Template("{{name}}").render(bindings) == "{name}")
+        #expect(Template("{{name}}").variables.isEmpty)
+        #expect(Template("{{{id}}}").render(bindings) == "{7}")
+        #expect(Template("query { user(id: {id}) {{name}} }").render(bindings) == "query { user(id: 7) {name} }")
+        #expect(Template(#"{"a": {"b": "{id}"}}"#).render(bindings) == #"{"a": {"b": "7"}}"#)
+        #expect(Template("}}{id}").render(bindings) == "}}7")
+        #expect(Template("{{").render(bindings) == "{")
+        #expect(Template("{{+id}}").render(bindings) == "{+id}")
+        #expect(Template("{id}").isOneVariable && !Template("{id}x").isOneVariable)
+    }
+}

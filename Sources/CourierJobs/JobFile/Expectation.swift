@@ -18,8 +18,57 @@ package struct Expectation: Sendable {
     package var bodyContains: [String] = []
     /// The most the exchange may take, in milliseconds.
     package var maxMs: Double?
+    /// Whether an expected value names a task's `{variable}`: the task builder then renders a
+    /// copy per task.
+    package var isTemplated = false
+    /// The `expect.json` pointers whose expected value was one whole `{variable}`: the value
+    /// then also matches a number, `true`, `false` or `null` of the same text, since a
+    /// variable is text and `"/id": "{id}"` is how a job says "the id I asked for".
+    package var wholeVariables: Set<String> = []
 
     package init() {}
+
+    /// Every text that may hold `{variables}`: header patterns, `bodyContains` and the strings
+    /// inside expected JSON values.
+    package var templateTexts: [String] {
+        var texts = headers.map(\.pattern) + bodyContains
+        func strings(_ node: JSONNode) {
+            switch node.value {
+            case .string(let text): texts.append(text)
+            case .array(let elements): elements.forEach(strings)
+            case .object(let members): members.forEach { strings($0.node) }
+            default: break
+            }
+        }
+        json.forEach { strings($0.value) }
+        return texts
+    }
+
+    /// This expectation with the task's variables put in its values.
+    func rendered(_ bindings: [String: String]) -> Expectation {
+        var copy = self
+        func render(_ node: JSONNode) -> JSONNode {
+            var node = node
+            switch node.value {
+            case .string(let text): node.value = .string(Template(text).render(bindings))
+            case .array(let elements): node.value = .array(elements.map(render))
+            case .object(let members):
+                node.value = .object(members.map { ($0.key, render($0.node)) })
+            default: break
+            }
+            return node
+        }
+        copy.json = json.map { pair in
+            if case .string(let text) = pair.value.value, Template(text).isOneVariable {
+                copy.wholeVariables.insert(pair.pointer)
+            }
+            return (pair.pointer, render(pair.value))
+        }
+        copy.headers = headers.map { ($0.name, Template($0.pattern).render(bindings)) }
+        copy.bodyContains = bodyContains.map { Template($0).render(bindings) }
+        copy.isTemplated = false
+        return copy
+    }
 
     package var isEmpty: Bool {
         json.isEmpty && headers.isEmpty && bodyContains.isEmpty && maxMs == nil
@@ -62,12 +111,25 @@ package struct Expectation: Sendable {
                 return
                     "expected \(Self.show(pointer)) to be \(Self.text(expected, scrub)), found nothing there"
             }
-            if found.value != expected.value {
+            if found.value != expected.value
+                && !(wholeVariables.contains(pointer) && Self.sameText(found, expected))
+            {
                 return
                     "expected \(Self.show(pointer)) to be \(Self.text(expected, scrub)), found \(Self.text(found, scrub))"
             }
         }
         return nil
+    }
+
+    /// Whether `found`, a number, boolean or null, is written as `expected`'s text.
+    private static func sameText(_ found: JSONNode, _ expected: JSONNode) -> Bool {
+        guard case .string(let text) = expected.value else { return false }
+        switch found.value {
+        case .number(let number): return Double(text) == number
+        case .bool(let flag): return text == String(flag)
+        case .null: return text == "null"
+        default: return false
+        }
     }
 
     private static func show(_ pointer: String) -> String { pointer.isEmpty ? "the body" : pointer }

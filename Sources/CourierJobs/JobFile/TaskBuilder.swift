@@ -90,7 +90,9 @@ enum TaskBuilder {
         return .success(
             ExpandedTask(
                 id: id, request: request, expectStatus: spec.expectStatus,
-                expectation: spec.expectation, paginate: spec.paginate,
+                expectation: spec.expectation.isTemplated
+                    ? spec.expectation.rendered(bindings) : spec.expectation,
+                paginate: spec.paginate,
                 conditional: spec.conditional, save: save,
                 retry: spec.retry,
                 specPath: spec.path, specIndex: index))
@@ -261,9 +263,8 @@ enum JSONBody {
         case .null: .null
         case .bool(let flag): .bool(flag)
         case .number: .raw(node.numberSource ?? "0")
-        case .string(let text):
-            .string(
-                bindings.isEmpty ? Template.restoringBraces(text) : Template(text).render(bindings))
+        // Rendered with no bindings too: `{{…}}` escapes are written as single braces.
+        case .string(let text): .string(Template(text).render(bindings))
         case .array(let elements): .array(elements.map { value(of: $0, bindings: bindings) })
         case .object(let members):
             .object(members.map { ($0.key, value(of: $0.node, bindings: bindings)) })

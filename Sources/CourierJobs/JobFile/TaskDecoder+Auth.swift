@@ -12,14 +12,14 @@ extension TaskDecoder {
             checkVariables(text, key: "auth.\(key)", at: nil)
             // A literal credential is a secret like the job's own; a template's values are
             // secret when their captures are (every capture used in auth is made one).
-            if Template(text).variables.isEmpty { context.addSecret(text) }
+            if Template(text).variables.isEmpty { context.addSecret(Template(text).render([:])) }
         }
         if case .basic(let user, let password) = auth, Template(user).variables.isEmpty,
             Template(password).variables.isEmpty
         {
             context.addSecret(
                 JobDecoder.basicCredential(
-                    Template.restoringBraces(user), Template.restoringBraces(password)))
+                    Template(user).render([:]), Template(password).render([:])))
         }
         return auth
     }

@@ -12,8 +12,15 @@ extension TaskDecoder {
         if let statuses = expect.take("status") {
             status = JobDecoder.statusSet(statuses, path: "\(path).expect.status", context: context)
         }
-        let expectation = Self.decodeExpectation(&expect, path: "\(path).expect", context: context)
+        var expectation = Self.decodeExpectation(
+            &expect, path: "\(path).expect", context: context)
         expect.rejectUnknownKeys()
+        // The task's `{variables}` in expected values: checked as every template is, and
+        // rendered per task (``Expectation/rendered(_:)``) only when there are some.
+        for text in expectation.templateTexts {
+            checkVariables(text, key: "expect", at: expectNode)
+            if !Template(text).variables.isEmpty { expectation.isTemplated = true }
+        }
         return (status, expectation)
     }
 

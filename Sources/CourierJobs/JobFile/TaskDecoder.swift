@@ -52,7 +52,7 @@ struct TaskDecoder {
         let auth = readAuth()
         JobDecoder.addLiteralCredentials(
             headers.filter { Template($0.value).variables.isEmpty }.map {
-                ($0.name, Template.restoringBraces($0.value))
+                ($0.name, Template($0.value).render([:]))
             }, context: context)
         let retry =
             reader.take("retry").map {

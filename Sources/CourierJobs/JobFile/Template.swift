@@ -3,7 +3,8 @@ import Courier
 /// A string with `{variable}` references to `foreach` variables.
 ///
 /// A reference is `{` + an identifier (letters, digits, `_`, not starting with a digit) + `}`;
-/// any other brace is literal text. `{+variable}` is a raw reference (RFC 6570's reserved
+/// `{{` is a literal `{` and the `}}` that closes it a literal `}`; any other brace is literal
+/// text. `{+variable}` is a raw reference (RFC 6570's reserved
 /// expansion): in a `path`, its value is not encoded as one segment (``renderPath(_:)``).
 struct Template: Sendable, Hashable {
     enum Part: Sendable, Hashable {
@@ -32,7 +33,30 @@ struct Template: Sendable, Hashable {
         var parts: [Part] = []
         var literalStart = 0
         var index = 0
+        // `{{` writes `{`, and the `}}` that closes it writes `}`: `{{name}}` is the text
+        // `{name}` (a GraphQL selection, say). A `}}` with no `{{` open is text as it is, so
+        // JSON text in a `body` (`{"a": {"b": 1}}`) reads as before; `{{` is never valid JSON.
+        var openEscapes = 0
+        func escape(_ brace: String) {
+            if literalStart < index {
+                parts.append(.text(String(decoding: bytes[literalStart..<index], as: UTF8.self)))
+            }
+            parts.append(.text(brace))
+            index += 2
+            literalStart = index
+        }
         while index < bytes.count {
+            let next = index + 1 < bytes.count ? bytes[index + 1] : 0
+            if bytes[index] == UInt8(ascii: "{"), next == UInt8(ascii: "{") {
+                escape("{")
+                openEscapes += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}"), next == UInt8(ascii: "}"), openEscapes > 0 {
+                escape("}")
+                openEscapes -= 1
+                continue
+            }
             if bytes[index] == UInt8(ascii: "{"),
                 let close = bytes[(index + 1)...].firstIndex(of: UInt8(ascii: "}"))
             {
@@ -57,7 +81,16 @@ struct Template: Sendable, Hashable {
         if literalStart < bytes.count {
             parts.append(.text(String(decoding: bytes[literalStart...], as: UTF8.self)))
         }
-        self.parts = parts.map {
+        // Adjacent texts (around an escape) as one part.
+        var merged: [Part] = []
+        for part in parts {
+            if case .text(let text) = part, case .text(let before)? = merged.last {
+                merged[merged.count - 1] = .text(before + text)
+            } else {
+                merged.append(part)
+            }
+        }
+        self.parts = merged.map {
             if case .text(let text) = $0 { .text(Self.restoringBraces(text)) } else { $0 }
         }
     }
@@ -81,6 +114,11 @@ struct Template: Sendable, Hashable {
 
     private static func isLetter(_ byte: UInt8) -> Bool {
         (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+    }
+
+    /// Whether the template is one `{variable}` and nothing else.
+    var isOneVariable: Bool {
+        if parts.count == 1, case .variable = parts[0] { true } else { false }
     }
 
     /// The variables referenced, in order.
