@@ -131,4 +131,58 @@ struct ConditionalTests {
         #expect(result.status == 2)
         #expect(result.stderr.contains("tasks[0].conditional: needs \"save\""), "\(result.stderr)")
     }
+
+    /// `conditional` with `paginate`: the first page's validators are kept and sent; its 304
+    /// ends the task with every saved page as it was, and later pages never get the first
+    /// page's conditions.
+    @Test(
+        "with paginate, the first page's 304 ends the task; pages 2+ are asked plainly",
+        arguments: RunCommandTests.backends)
+    func paginated(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("cond-pages-\(backend)")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "7", "size": "3", "etag": "1", "key": "\#(key)"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "conditional": true, "save": "pages/{page}.json"}
+                """#)
+        #expect(try await space.run(backend: backend).status == 0)
+        let first = try await ServerHits.of(key, on: space.server).requests
+        #expect(first.count == 3)
+        #expect(first.allSatisfy { $0.header("If-None-Match") == nil })
+        let saved = try (1...3).map {
+            try Data(contentsOf: space.folder.appendingPathComponent("out/pages/\($0).json"))
+        }
+        let second = try await space.run(backend: backend)
+        #expect(second.status == 0, "\(second.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 4, "one request: the first page, not modified")
+        #expect(hits.last?.header("If-None-Match") == #""p0-7""#)
+        let line = try #require(try space.attempts("list").last)
+        #expect(line["notModified"] as? Bool == true && line["outcome"] as? String == "ok")
+        #expect(
+            try (1...3).map {
+                try Data(contentsOf: space.folder.appendingPathComponent("out/pages/\($0).json"))
+            } == saved)
+        #expect(!second.stderr.contains("note:"), "the pages had validators")
+    }
+
+    @Test("a server that sends no validators gets one note per task")
+    func noValidatorsNote() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "plain-{n}", "path": "/echo", "query": {"n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}, "conditional": true, "save": "plain/{n}.json"}"#
+        )
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let notes = result.stderr.split(separator: "\n").filter { $0.contains("note:") }
+        #expect(notes.count == 1, "\(result.stderr)")
+        #expect(
+            notes.first?.hasSuffix(
+                "(tasks[0]) is conditional, but the server sent neither ETag nor Last-Modified: the next run cannot ask whether it changed, and fetches it whole"
+            ) == true, "\(result.stderr)")
+    }
 }

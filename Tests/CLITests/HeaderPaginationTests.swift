@@ -48,7 +48,8 @@ struct HeaderPaginationTests {
     /// The report: `{"linkHeader": "Next-Page"}` validated, fetched page 1 and ended
     /// with exit 0. The full page now warns, in the log and on standard error, and says which
     /// rule reads the field the server sent; `requireNext` fails the task.
-    @Test("a full page with no next page warns, and fails with requireNext", arguments: [false, true])
+    @Test(
+        "a full page with no next page warns, and fails with requireNext", arguments: [false, true])
     func fullPageGuard(require: Bool) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
@@ -73,7 +74,8 @@ struct HeaderPaginationTests {
             #expect(result.status == 0, "\(result.stderr)")
             #expect(line["outcome"] as? String == "ok")
             #expect(line["warning"] as? String == expected)
-            #expect(result.stderr.contains("warning: task list may have stopped early: " + expected))
+            #expect(
+                result.stderr.contains("warning: task list may have stopped early: " + expected))
         }
         LogContract.check(try space.logLines())
     }

@@ -8,7 +8,9 @@ struct TemplatedExpectationTests {
     /// Each task expects its own values back: the query it sent, an id that the server
     /// returns as a number (a whole `"{v}"` matches 2 as well as "2"), a header and a body
     /// text; the GraphQL-like body's `{{name}}` goes on the wire as `{name}`.
-    @Test("each task checks its own values; {{name}} is sent as {name}", arguments: RunCommandTests.backends)
+    @Test(
+        "each task checks its own values; {{name}} is sent as {name}",
+        arguments: RunCommandTests.backends)
     func perTask(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }

@@ -108,7 +108,9 @@ struct TemplateEscapeTests {
         #expect(Template("{{name}}").render(bindings) == "{name}")
         #expect(Template("{{name}}").variables.isEmpty)
         #expect(Template("{{{id}}}").render(bindings) == "{7}")
-        #expect(Template("query { user(id: {id}) {{name}} }").render(bindings) == "query { user(id: 7) {name} }")
+        #expect(
+            Template("query { user(id: {id}) {{name}} }").render(bindings)
+                == "query { user(id: 7) {name} }")
         #expect(Template(#"{"a": {"b": "{id}"}}"#).render(bindings) == #"{"a": {"b": "7"}}"#)
         #expect(Template("}}{id}").render(bindings) == "}}7")
         #expect(Template("{{").render(bindings) == "{")

@@ -64,8 +64,13 @@ Routes (any method):
                               gitlab (?page=P and X-Next-Page: P+1, empty on the last page),
                               after ({"data": [...]}, ?after=the last id seen); items are
                               {"id": i}.
-                              loop=1 repeats the last page's next link forever; host=URL makes
+                              loop=1 repeats the last page's next link forever; etag=1 sends an
+                              ETag per page and a 304 for its If-None-Match; host=URL makes
                               the next link absolute on that origin
+  /store/put?key=K             (POST) upserts a JSON list of records ({"id", "updated_at", …})
+  /store/items?key=K[&since=S][&size=Z][&page=P][&fail_page=P][&hang_page=P]
+                              the records updated after S, in updated_at order, Z a page (Link
+                              rel=next); fail_page answers 500, hang_page sleeps 30 s first
   /etag?v=V[&key]              a body naming V, with ETag "V" and a fixed Last-Modified; 304
                               when If-None-Match is "V" or If-Modified-Since is that date
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
@@ -130,6 +135,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from fixture_support import make_certificate
+
+# /store: records per test key, {id: record}; a record has "id" and "updated_at".
+STORE = {}
+STORE_LOCK = threading.Lock()
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
 # The /cut/ routes' body: JSON text that compresses to a few KiB, so a cut stream decodes to
@@ -518,6 +527,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply_json(200, {"version": arg("v", "1")}, headers)
         elif route == "/pages":
             self.pages(arg)
+        elif route in ("/store/put", "/store/items"):
+            self.store(route, arg, body)
         elif route == "/toggle/on":
             with state_lock:
                 toggles.add(arg("name"))
@@ -659,6 +670,32 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply_json(200, {"id": ident, "v": 1}, [("ETag", etag)])
         self.reply_json(404, {"error": "no route " + route})
 
+    def store(self, route, arg, body):
+        """An incremental-sync API: PUT records in (JSON list, upserted by id), list those
+        updated after ?since= in updated_at order, pages of ?size= by ?page= with Link next."""
+        key = arg("key") or ""
+        if route == "/store/put":
+            with STORE_LOCK:
+                records = STORE.setdefault(key, {})
+                for record in json.loads(body or b"[]"):
+                    records[record["id"]] = record
+            return self.reply_json(200, {"stored": len(STORE[key])})
+        page, size = int(arg("page", "1")), int(arg("size", "2"))
+        if arg("fail_page") and int(arg("fail_page")) == page:
+            return self.reply_json(500, {"error": "page %d is broken" % page})
+        if arg("hang_page") and int(arg("hang_page")) == page:
+            time.sleep(30)
+        since = arg("since") or ""
+        with STORE_LOCK:
+            found = sorted((r for r in STORE.get(key, {}).values() if r["updated_at"] > since),
+                           key=lambda r: (r["updated_at"], r["id"]))
+        items = found[(page - 1) * size: page * size]
+        headers = []
+        if page * size < len(found):
+            query = "&".join("%s=%s" % (k, v) for k, v in parse_qs(urlsplit(self.path).query, keep_blank_values=True).items() for v in v if k != "page")
+            headers.append(("Link", '</store/items?%s&page=%d>; rel="next"' % (query, page + 1)))
+        self.reply_json(200, {"items": items, "total": len(found)}, headers)
+
     def pages(self, arg):
         style, total, size = arg("style", "page"), int(arg("total", "10")), int(arg("size", "3"))
         if style in ("page", "gitlab"):
@@ -674,7 +711,7 @@ class Handler(BaseHTTPRequestHandler):
         if arg("loop") == "1":
             after = start  # the next link points at this same page again
         more = after < total or arg("loop") == "1"
-        keep = "&".join("%s=%s" % (k, arg(k)) for k in ("style", "total", "size", "loop", "key", "host") if arg(k))
+        keep = "&".join("%s=%s" % (k, arg(k)) for k in ("style", "total", "size", "loop", "key", "host", "etag") if arg(k))
         origin = arg("host") or ""
         next_url = "%s/pages?%s&start=%d" % (origin, keep, after)
         body = {"data": items} if style == "after" else {"items": items}
@@ -689,6 +726,11 @@ class Handler(BaseHTTPRequestHandler):
             body["next"] = next_url if more else None
         elif style == "cursor":
             body["cursor"] = str(after) if more else None
+        if arg("etag") == "1":  # validators per page; 304 when If-None-Match is this page's
+            tag = '"p%d-%d"' % (start, total)
+            headers.append(("ETag", tag))
+            if self.headers.get("If-None-Match") == tag:
+                return self.reply(304, b"", headers)
         self.reply_json(200, body, headers)
 
     def seed_users(self, route, arg):

@@ -18,6 +18,18 @@ public struct ProbeClient: Sendable {
         try JSONDecoder().decode(type, from: try await fetch(url))
     }
 
+    /// POSTs `body` (JSON) and returns the response's body: how a test changes a fixture
+    /// server's data between runs.
+    @discardableResult
+    public func post(_ url: URL, json body: Data) async throws -> Data {
+        var request = URLRequest(url: url, timeoutInterval: 5)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (data, _) = try await Self.session.data(for: request)
+        return data
+    }
+
     private func fetch(_ url: URL) async throws -> Data {
         var request = URLRequest(url: url, timeoutInterval: 5)
         request.httpMethod = "GET"

@@ -140,7 +140,9 @@ public struct Paginator: Sendable {
 
     /// The first value of response header `name`, trimmed, when it is not empty.
     private static func field(_ name: String, of response: HTTPResponse) -> String? {
-        guard let value = response.headers.values(for: name).first?.trimmingCharacters(in: .whitespaces),
+        guard
+            let value = response.headers.values(for: name).first?.trimmingCharacters(
+                in: .whitespaces),
             !value.isEmpty
         else { return nil }
         return value

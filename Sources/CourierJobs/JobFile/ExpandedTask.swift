@@ -11,6 +11,8 @@ package struct ExpandedTask: Sendable {
     package var expectation = Expectation()
     /// How the task's pages follow one another; `nil` for a single request.
     package var paginate: PaginationRule? = nil
+    /// Where the task's cursor for the next run comes from (`since`).
+    package var since: SinceRule? = nil
     /// Ask for the saved output only if it changed; a 304 is then a success.
     package var conditional = false
     /// Relative to the job's `outputDir`.

@@ -27,6 +27,9 @@ package struct Job: Sendable {
     /// Folder that `save` paths are relative to (relative to the working directory).
     package var outputDir: String
     package var tasks: [TaskSpec]
+    /// The `since` tasks' kept cursors (``SinceState``), by task id, as the run found them:
+    /// what `{since}` renders from. Empty until a run loads them.
+    package var sinceCursors: [String: String] = [:]
     /// The job file as read, with its SHA-256, for the log.
     package var file: URL
     package var sha256: String
@@ -90,6 +93,8 @@ package struct TaskSpec: Sendable {
     package var expectation = Expectation()
     /// How the task's pages follow one another; `nil` for a single request.
     package var paginate: PaginationRule? = nil
+    /// A cursor kept between runs and offered as `{since}`; `nil` for most tasks.
+    package var since: SinceRule? = nil
     /// Ask for the saved output only if it changed (`If-None-Match`/`If-Modified-Since`).
     package var conditional = false
     package var save: String?

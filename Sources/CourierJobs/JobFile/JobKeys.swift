@@ -158,6 +158,7 @@ enum JobKeys {
             JobKey("timeout", .number),
             JobKey("description", .any),
             JobKey("paginate", .object),
+            JobKey("since", .object),
             JobKey("conditional", .boolean),
             JobKey("zip", .boolean),
             JobKey("capture", .object),
@@ -233,6 +234,15 @@ enum JobKeys {
         schema: "\(paginateNext.schema)/properties/headerParam",
         keys: [JobKey("header", .string), JobKey("param", .string)])
 
+    static let since = JobObjectKeys(
+        name: "task.since", schema: "/$defs/task/properties/since",
+        keys: [
+            JobKey("max", .string),
+            JobKey("header", .string),
+            JobKey("start", .string, .env),
+            JobKey("lookback", .number),
+        ])
+
     static let stopWhen = JobObjectKeys(
         name: "task.paginate.stopWhen",
         schema: "/$defs/task/properties/paginate/properties/stopWhen",
@@ -241,7 +251,8 @@ enum JobKeys {
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
         job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, task, taskAuth.forms,
-        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext, paginateHeaderParam,
+        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext,
+        paginateHeaderParam, since,
         paginateCursor, paginatePage, paginateOffset, stopWhen,
     ]
 

@@ -17,6 +17,7 @@ enum TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
+        let bindings = withSince(bindings, spec: spec, id: id, job: job)
         let query = templates.query.map {
             URLQueryItem(name: $0.name, value: $0.value.render(bindings))
         }
@@ -92,7 +93,7 @@ enum TaskBuilder {
                 id: id, request: request, expectStatus: spec.expectStatus,
                 expectation: spec.expectation.isTemplated
                     ? spec.expectation.rendered(bindings) : spec.expectation,
-                paginate: spec.paginate,
+                paginate: spec.paginate, since: spec.since,
                 conditional: spec.conditional, save: save,
                 retry: spec.retry,
                 specPath: spec.path, specIndex: index))
@@ -100,6 +101,16 @@ enum TaskBuilder {
 }
 
 extension TaskBuilder {
+    /// `bindings` with `{since}`: the task's kept cursor less its lookback, or its start.
+    static func withSince(
+        _ bindings: [String: String], spec: TaskSpec, id: String, job: Job
+    ) -> [String: String] {
+        guard let since = spec.since else { return bindings }
+        var bindings = bindings
+        bindings["since"] = since.offered(job.sinceCursors[id])
+        return bindings
+    }
+
     /// What validation needs of one expansion, without building the request: the id, and an
     /// error if the task could not be sent as written. A path joined to the base URL is always
     /// a valid URL (every byte that could break it is percent-encoded), so only absolute URLs
@@ -122,6 +133,7 @@ extension TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
+        let bindings = withSince(bindings, spec: spec, id: id, job: job)
         if let problem = oversized(templates, bindings: bindings, id: id, target: spec.target) {
             return error(problem.key, problem.message)
         }

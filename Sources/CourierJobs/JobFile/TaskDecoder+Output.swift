@@ -24,9 +24,6 @@ extension TaskDecoder {
                 "conditional",
                 "needs \"save\": the validators belong to a saved output", at: conditionalNode)
         }
-        if conditional, paginated, let conditionalNode {
-            reader.fail("conditional", "cannot be combined with paginate", at: conditionalNode)
-        }
         return conditional
     }
 }

@@ -55,7 +55,8 @@ extension TaskDecoder {
                 "maxPages", range: 1...1_000_000, what: "a whole number from 1 to 1000000") ?? 1000
         let items = reader.take("items").flatMap { node -> String? in
             guard case .string(let text) = node.value else {
-                context.error("\(path).items", "expected a JSON Pointer such as \"/items\"", at: node)
+                context.error(
+                    "\(path).items", "expected a JSON Pointer such as \"/items\"", at: node)
                 return nil
             }
             return pointer(text, at: "\(path).items", node, context: context)

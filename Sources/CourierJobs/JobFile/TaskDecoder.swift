@@ -39,7 +39,9 @@ struct TaskDecoder {
         _ = reader.take("description")
         let (foreach, zip) = readForeach()
         let paginate = readPaginate()
+        let since = readSince()
         let id = readID()
+        checkSinceID(id, rule: since)
         let method = readMethod()
         let target = readTarget()
         let query = readQuery()
@@ -70,6 +72,7 @@ struct TaskDecoder {
             zip: zip, retry: retry, timeout: timeout, path: path)
         spec.captures = captures
         spec.auth = auth
+        spec.since = since
         spec.unresolved = unresolved
         spec.compiled = CompiledTemplates(spec)
         return spec

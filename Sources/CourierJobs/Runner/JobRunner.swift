@@ -51,13 +51,16 @@ package final class JobRunner: Sendable {
     let files = FileWork()
     /// The folder syncs that make saves' renames durable, shared by the saves of a folder.
     let folderSyncs = FolderSyncs()
+    /// The `since` tasks' cursors, when the job has such tasks.
+    let since: SinceState?
+    /// The specs (by index) whose conditional saves came without validators, noted once.
+    let validatorNotes = Locked<Set<Int>>([])
 
     /// - Parameter total: the task count from ``JobValidator``.
     package init(
         job: Job, options: RunOptions, total: Int, source: TaskSource = .job,
         time: any TimeSource = SystemTimeSource()
     ) {
-        self.job = job
         self.options = options
         self.total = total
         self.source = source
@@ -76,6 +79,14 @@ package final class JobRunner: Sendable {
         ) { path in
             console.error("courier: removed \(path), left by an interrupted run")
         }
+        // The kept cursors are read before the lock is taken: a run that finds the lock held
+        // stops before it renders a task.
+        since =
+            job.tasks.contains { $0.since != nil }
+            ? SinceState(outputDir: job.outputDir, tag: temporaries.tag) : nil
+        var job = job
+        job.sinceCursors = since?.kept ?? [:]
+        self.job = job
     }
 
     package func run() async throws(StartError) -> RunSummary {
@@ -161,6 +172,9 @@ package final class JobRunner: Sendable {
             ) {
                 console.error("courier: \($0)")
             } : nil
+        if let problem = since?.problem {
+            console.error("courier: \(job.name): warning: \(problem)")
+        }
         let flusher = state.map { state in
             Task {
                 while !Task.isCancelled {
@@ -199,6 +213,11 @@ package final class JobRunner: Sendable {
             try state?.flush()
         } catch {
             console.error("courier: cannot keep the conditional state: \(error)")
+        }
+        do {
+            try since?.flush()
+        } catch {
+            console.error("courier: cannot keep the since cursors: \(error)")
         }
         ticker?.cancel()
         if showsProgress { console.overwriteLine() }

@@ -58,6 +58,8 @@ extension JobRunner {
         var paginator: Paginator?
         var request: HTTPRequest
         var page = 1
+        /// The greatest `since` value seen on the pages so far.
+        var sinceValue: String?
         /// Requests sent for the task so far, every attempt counted.
         var requests = 0
 
@@ -78,7 +80,8 @@ extension JobRunner {
     @inline(never)
     private func firstPage(of task: ExpandedTask, state: ConditionalState?) -> PageCursor {
         var request = task.request
-        if task.conditional, let state, let save = task.save {
+        if task.conditional, let state, var save = task.save {
+            if task.paginate != nil { save = save.replacingOccurrences(of: "{page}", with: "1") }
             Self.askIfChanged(&request, state: state, save: save, outputDir: job.outputDir)
         }
         return PageCursor(
@@ -160,8 +163,12 @@ extension JobRunner {
             result.failure = failure
         }
         // A 200 saved for a conditional task: its validators are recorded once it is saved.
-        if result.files?.save != nil, task.conditional, let state, let save = task.save {
-            result.files?.record = (state, save)
+        // Of a paginated task, the first page's (the next run asks for it first).
+        if let saved = result.files?.save, task.conditional, let state, cursor.page == 1 {
+            result.files?.record = (state, saved.path)
+            if HTTPValidators(saved.response.headers).isEmpty {
+                noteMissingValidators(of: task)
+            }
         }
         return result
     }
@@ -178,17 +185,25 @@ extension JobRunner {
         let pageNumber = cursor.logged
         var next: HTTPRequest?
         var warning: String?
-        if result.ok, var paginator = cursor.paginator,
+        // A 304 (the first page of a conditional task) ends the pages: the saved ones stand.
+        if result.ok, !result.notModified, var paginator = cursor.paginator,
             case .success(let response) = attempt.outcome
         {
             do {
                 next = try paginator.next(after: response, to: cursor.request)
+                // The first page's validators are not the next page's.
+                if task.conditional { next = next.map { Self.unconditional($0, as: task.request) } }
                 cursor.paginator = paginator
                 warning = next == nil ? paginator.missingNext : nil
             } catch {
                 result.ok = false
                 result.failure = ("pagination", error.message)
             }
+        }
+        if result.ok, let rule = task.since, case .success(let response) = attempt.outcome,
+            response.status != 304
+        {
+            cursor.sinceValue = Self.sinceValue(rule, in: response, after: cursor.sinceValue)
         }
         let outcome: LogOutcome = !result.ok ? .failed : next == nil ? .ok : .page
         try? log.request(
@@ -200,6 +215,8 @@ extension JobRunner {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
         guard result.ok, let next else {
+            // Every page was fine: the cursor may move (at the run's next write of it).
+            if result.ok, let value = cursor.sinceValue { since?.record(value, for: task.id) }
             progress.taskFinished(
                 ok: result.ok, requests: cursor.requests, notModified: result.notModified)
             if !result.ok, let failure = result.failure {
@@ -215,6 +232,48 @@ extension JobRunner {
         return nil
     }
 
+    /// `request` without the conditions the first page was asked with (those the task did not
+    /// set itself).
+    static func unconditional(_ request: HTTPRequest, as original: HTTPRequest) -> HTTPRequest {
+        var request = request
+        for name in ["If-None-Match", "If-Modified-Since"] where !original.headers.contains(name) {
+            request.headers.remove(name)
+        }
+        return request
+    }
+
+    /// One note per task of the job that a `conditional` save came with neither `ETag` nor
+    /// `Last-Modified`: the next run cannot ask whether it changed and fetches it whole.
+    func noteMissingValidators(of task: ExpandedTask) {
+        let first = validatorNotes.withLock { $0.insert(task.specIndex ?? -1).inserted }
+        guard first else { return }
+        console.error(
+            "courier: note: task \(task.id) (\(task.specPath)) is conditional, but the server sent neither ETag nor Last-Modified: the next run cannot ask whether it changed, and fetches it whole"
+        )
+    }
+
+    /// The task's `since` value after `response`: the greatest of `previous` and the page's
+    /// values at the pointer, or the header field's value.
+    static func sinceValue(_ rule: SinceRule, in response: HTTPResponse, after previous: String?)
+        -> String?
+    {
+        switch rule.source {
+        case .header(let name):
+            return response.headers[name].flatMap { $0.isEmpty ? nil : $0 } ?? previous
+        case .max(let pointer):
+            guard let document = try? JSONParser.parse([UInt8](response.body)) else {
+                return previous
+            }
+            var greatest = previous
+            for node in JSONPointer.resolveAll(pointer, in: document) {
+                guard let value = SinceRule.value(of: node) else { continue }
+                if let current = greatest, !SinceRule.isLater(value, than: current) { continue }
+                greatest = value
+            }
+            return greatest
+        }
+    }
+
     /// The final attempt of one page, and how far its attempts are renumbered: after a
     /// rejected token was renewed, the retry layer counts from 1 again, and the log goes on.
     private struct PageAttempts {
@@ -227,6 +286,7 @@ extension JobRunner {
     /// pagination all parse it, so those bodies stay in memory, up to the transport's cap).
     private func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
         task.save != nil && task.paginate == nil && task.expectation.json.isEmpty
+            && task.since == nil
             && task.expectation.bodyContains.isEmpty
             && !(capturing && !(task.spec(in: job)?.captures.isEmpty ?? true))
     }

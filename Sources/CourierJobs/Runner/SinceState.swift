@@ -1,0 +1,110 @@
+import Courier
+import Foundation
+
+/// The cursors of a job's `since` tasks, kept in `outputDir/.courier/since` between runs: task
+/// id → the greatest value its last complete fetch saw.
+///
+/// A task's cursor moves only when the task ended `ok`, every page of it, and only at a write
+/// of the file (at the end of the run, a signal's included): a task that failed part-way, or a
+/// run killed before its end, leaves the cursor where it was, so the next run fetches that
+/// window again rather than skipping what was never saved. The file is JSON, replaced
+/// atomically (``OutputFile``) under `.courier/since.lock`, merged with what it holds then, so
+/// shards each add their own tasks' cursors. A file that cannot be read is never written over.
+final class SinceState: Sendable {
+    let url: URL
+    /// The cursors as this run found them: what its tasks are offered.
+    let kept: [String: String]
+    private let pending = Locked<[String: String]>([:])
+    private let unreadable: String?
+    private let tag: String?
+
+    /// Where the cursors of the job whose outputs are in `outputDir` are kept.
+    static func location(outputDir: String) -> URL {
+        URL(fileURLWithPath: outputDir).appendingPathComponent(".courier/since")
+    }
+
+    init(outputDir: String, tag: String?) {
+        url = Self.location(outputDir: outputDir)
+        self.tag = tag
+        switch Self.load(url) {
+        case .success(let cursors):
+            kept = cursors
+            unreadable = nil
+        case .failure(let problem):
+            kept = [:]
+            unreadable = problem.reason
+        }
+    }
+
+    /// Why the file cannot be used, for a warning at the run's start; `nil` when it can.
+    var problem: String? {
+        unreadable.map {
+            "\(url.relativePath): \($0); every since task starts from its start value, and the file is left as it is"
+        }
+    }
+
+    /// Keeps `value` as task `id`'s cursor at the next write.
+    func record(_ value: String, for id: String) {
+        pending.withLock { $0[id] = value }
+    }
+
+    /// Writes the recorded cursors into the file (merged with what it holds now).
+    func flush() throws {
+        let changes = pending.withLock { changes in
+            defer { changes = [:] }
+            return changes
+        }
+        guard !changes.isEmpty, unreadable == nil else { return }
+        do {
+            let folder = url.deletingLastPathComponent()
+            try FileSystem.makeOwnFolder(folder)
+            let lock = try FileLockGuard(folder.appendingPathComponent("since.lock"))
+            defer { withExtendedLifetime(lock) {} }
+            guard case .success(var cursors) = Self.load(url) else { return }
+            for (id, value) in changes { cursors[id] = value }
+            let value = JSONWriter.Value.object([
+                ("version", .int(1)),
+                (
+                    "cursors",
+                    .object(cursors.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
+                ),
+            ])
+            try OutputFile.write(Data(JSONWriter.bytes(value)), to: url, tag: tag)
+        } catch {
+            pending.withLock { pending in
+                for (id, value) in changes where pending[id] == nil { pending[id] = value }
+            }
+            throw error
+        }
+    }
+
+    /// Why the file cannot be read.
+    struct Unreadable: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// The file's cursors: none when it does not exist; why not when it cannot be read.
+    static func load(_ url: URL) -> Result<[String: String], Unreadable> {
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) {
+                return .failure(Unreadable(isFolder.boolValue ? "is a folder" : "cannot be read"))
+            }
+            return .success([:])
+        }
+        guard let document = try? JSONParser.parse([UInt8](data)),
+            case .object(let members) = document.value,
+            let cursors = members.first(where: { $0.key == "cursors" }),
+            case .object(let entries) = cursors.node.value
+        else { return .failure(Unreadable("not a cursor file courier wrote")) }
+        var found: [String: String] = [:]
+        for entry in entries {
+            guard case .string(let value) = entry.node.value else {
+                return .failure(Unreadable("not a cursor file courier wrote"))
+            }
+            found[entry.key] = value
+        }
+        return .success(found)
+    }
+}

@@ -1,0 +1,199 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `since`: a cursor kept between runs (issue 28, item 2), against the fixture's `/store`, an
+/// API that lists the records updated after `?since=`, in pages.
+@Suite("since-cursors kept between runs")
+struct SinceCursorTests {
+    /// A record of the store, as JSON text.
+    static func record(_ id: Int, _ updated: String, name: String) -> String {
+        #"{"id": \#(id), "updated_at": "2026-01-01T00:00:\#(updated)Z", "name": "\#(name)"}"#
+    }
+
+    static func put(_ records: [String], key: String, on space: JobWorkspace) async throws {
+        let url = space.server.baseURL.appendingPathComponent("store/put")
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "key", value: key)]
+        try await ProbeClient().post(
+            components.url!, json: Data("[\(records.joined(separator: ","))]".utf8))
+    }
+
+    static func writeJob(
+        _ space: JobWorkspace, key: String, extraQuery: String = "", lookback: Int = 0
+    )
+        throws
+    {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}", "size": "2"\#(extraQuery)},
+                 "paginate": {"next": {"linkHeader": "next"}},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z", "lookback": \#(lookback)},
+                 "save": "changes/{page}.json"}
+                """#)
+    }
+
+    /// The `since` each request of the newest run sent, and the ids the run received.
+    static func newestRun(_ space: JobWorkspace) throws -> (since: [String], ids: [Int]) {
+        let lines = try space.logLines()
+        let run = lines.last { $0["event"] as? String == "run.start" }?["run"] as? String
+        let requests = lines.filter {
+            $0["run"] as? String == run && $0["task"] as? String == "sync"
+        }
+        let since = requests.compactMap { line -> String? in
+            guard let url = URLComponents(string: line["url"] as? String ?? "") else { return nil }
+            return url.queryItems?.first { $0.name == "since" }?.value
+        }
+        var ids: [Int] = []
+        for line in requests where line["outcome"] as? String != "failed" {
+            guard let saved = line["savedTo"] as? String else { continue }
+            let file = space.folder.appendingPathComponent(saved)
+            let body =
+                try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+            ids += (body?["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
+        }
+        return (since, ids)
+    }
+
+    static func cursorFile(_ space: JobWorkspace) -> String? {
+        try? String(
+            contentsOf: space.folder.appendingPathComponent("out/.courier/since"), encoding: .utf8)
+    }
+
+    @Test(
+        "three runs: all, then what was added or changed, then a deletion's tombstone",
+        arguments: RunCommandTests.backends)
+    func threeRuns(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-\(backend)")
+        try await Self.put(
+            (1...5).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        try Self.writeJob(space, key: key)
+
+        var result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        var run = try Self.newestRun(space)
+        #expect(run.since == Array(repeating: "1970-01-01T00:00:00Z", count: 3))
+        #expect(run.ids == [1, 2, 3, 4, 5])
+        #expect(
+            Self.cursorFile(space)
+                == #"{"version":1,"cursors":{"sync":"2026-01-01T00:00:05Z"}}"#)
+
+        // Two added, one changed.
+        try await Self.put(
+            [
+                Self.record(6, "06", name: "r6"), Self.record(2, "07", name: "r2 changed"),
+                Self.record(7, "08", name: "r7"),
+            ], key: key, on: space)
+        result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        run = try Self.newestRun(space)
+        #expect(run.since == ["2026-01-01T00:00:05Z", "2026-01-01T00:00:05Z"])
+        #expect(run.ids == [6, 2, 7])
+        #expect(Self.cursorFile(space)?.contains("2026-01-01T00:00:08Z") == true)
+
+        // A deletion, as the API reports it: a tombstone with a new updated_at.
+        try await Self.put(
+            [#"{"id": 3, "updated_at": "2026-01-01T00:00:09Z", "deleted": true}"#], key: key,
+            on: space)
+        result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        run = try Self.newestRun(space)
+        #expect(run.since == ["2026-01-01T00:00:08Z"])
+        #expect(run.ids == [3])
+
+        // Nothing new: the cursor stays.
+        result = try await space.run(backend: backend)
+        run = try Self.newestRun(space)
+        #expect(run.since == ["2026-01-01T00:00:09Z"] && run.ids.isEmpty)
+        #expect(Self.cursorFile(space)?.contains("2026-01-01T00:00:09Z") == true)
+    }
+
+    @Test("a task that fails on page 2 leaves the cursor; the next run asks from it again")
+    func failedPageKeepsCursor() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-fail")
+        try await Self.put(
+            (1...3).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        try Self.writeJob(space, key: key)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let before = Self.cursorFile(space)
+        try await Self.put(
+            (4...7).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        try Self.writeJob(space, key: key, extraQuery: #", "fail_page": "2""#)
+        let failed = try await space.run(backend: "curl")
+        #expect(failed.status == 1, "\(failed.stderr)")
+        #expect(Self.cursorFile(space) == before, "page 1 was saved, page 2 was not")
+        try Self.writeJob(space, key: key)
+        #expect(try await space.run(backend: "urlsession").status == 0)
+        let run = try Self.newestRun(space)
+        #expect(run.since.first == "2026-01-01T00:00:03Z")
+        #expect(run.ids == [4, 5, 6, 7])
+    }
+
+    @Test("kill -9 on page 2 leaves the cursor; --resume and the next run fetch the window")
+    func killedRunKeepsCursor() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-kill")
+        try await Self.put(
+            (1...2).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        try Self.writeJob(space, key: key)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let before = Self.cursorFile(space)
+        try await Self.put(
+            (3...6).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        try Self.writeJob(space, key: key, extraQuery: #", "hang_page": "2""#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 4, key: key, server: space.server, delay: 0.5)
+        _ = await running.wait(seconds: 20)
+        #expect(Self.cursorFile(space) == before)
+        try Self.writeJob(space, key: key)
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let run = try Self.newestRun(space)
+        #expect(run.since.first == "2026-01-01T00:00:02Z", "the killed run moved nothing")
+        #expect(run.ids == [3, 4, 5, 6])
+        #expect(Self.cursorFile(space)?.contains("2026-01-01T00:00:06Z") == true)
+    }
+
+    @Test("lookback asks from before the cursor; {since} in the id is refused")
+    func lookback() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-lookback")
+        try await Self.put([Self.record(1, "30", name: "r1")], key: key, on: space)
+        try Self.writeJob(space, key: key, lookback: 20)
+        #expect(try await space.run(backend: "curl").status == 0)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let run = try Self.newestRun(space)
+        #expect(run.since == ["2026-01-01T00:00:10Z"])
+        #expect(run.ids == [1], "the lookback window is fetched again")
+
+        try space.writeJob(
+            tasks:
+                #"{"id": "s-{since}", "path": "/store/items", "since": {"max": "/items/*/updated_at", "start": "0"}}"#
+        )
+        let refused = try await CourierBinary.run(
+            ["validate", "job.json"], directory: space.folder)
+        #expect(refused.status == 2)
+        #expect(
+            refused.stderr.contains(
+                "tasks[0].id: cannot use {since}: the task's cursor is kept under its id"),
+            "\(refused.stderr)")
+    }
+}

@@ -1,0 +1,30 @@
+import Courier
+import Foundation
+import Testing
+
+@testable import CourierJobs
+
+@Suite("since rule")
+struct SinceRuleTests {
+    @Test("the offered value: start, the kept cursor, less the lookback in its own terms")
+    func offered() {
+        var rule = SinceRule(source: .max("/items/*/t"), start: "S", lookback: 0)
+        #expect(rule.offered(nil) == "S")
+        #expect(rule.offered("2026-01-01T00:00:10Z") == "2026-01-01T00:00:10Z")
+        rule.lookback = 3600
+        #expect(rule.offered("2026-01-01T00:30:00Z") == "2025-12-31T23:30:00Z")
+        #expect(rule.offered("2026-01-01T02:30:00+02:00") == "2025-12-31T23:30:00Z", "in UTC")
+        #expect(rule.offered("2026-01-01T01:00:00.250Z") == "2026-01-01T00:00:00.250Z")
+        #expect(rule.offered("10000") == "6400", "a whole number stays whole")
+        #expect(rule.offered("opaque-token") == "opaque-token", "a token has no lookback")
+    }
+
+    @Test("later: numbers as numbers, timestamps as instants, else text")
+    func later() {
+        #expect(SinceRule.isLater("10", than: "9"))
+        #expect(!SinceRule.isLater("9.5", than: "10"))
+        #expect(SinceRule.isLater("2026-01-01T01:00:00+00:00", than: "2026-01-01T02:59:00+02:00"))
+        #expect(!SinceRule.isLater("2026-01-01T00:00:00Z", than: "2026-01-01T00:00:00.500Z"))
+        #expect(SinceRule.isLater("b", than: "a"))
+    }
+}
