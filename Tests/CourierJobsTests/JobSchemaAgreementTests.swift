@@ -77,6 +77,7 @@ struct JobSchemaAgreementTests {
         case .object: ["object"]
         case .array: ["array"]
         case .stringOrArray: ["string", "array"]
+        case .booleanOrString: ["boolean", "string"]
         case .any: nil
         }
     }

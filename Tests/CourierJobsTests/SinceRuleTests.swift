@@ -28,3 +28,17 @@ struct SinceRuleTests {
         #expect(SinceRule.isLater("b", than: "a"))
     }
 }
+
+@Suite("saved files a save template matches")
+struct SavedFilesTests {
+    @Test("a variable is one or more characters of one segment; hidden files are left out")
+    func matching() {
+        func parts(_ text: String) -> [Template.Part] { Template(text).parts }
+        #expect(SavedFiles.matches("42.json", parts("{id}.json")))
+        #expect(!SavedFiles.matches(".json", parts("{id}.json")), "a value is never empty")
+        #expect(!SavedFiles.matches(".42.json.ABCDEF01.tmp", parts("{id}.json")))
+        #expect(SavedFiles.matches("a-b-c.json", parts("{x}-{y}.json")))
+        #expect(!SavedFiles.matches("42.json.bak", parts("{id}.json")))
+        #expect(SavedFiles.matches(".hidden-1", parts(".hidden-{n}")))
+    }
+}

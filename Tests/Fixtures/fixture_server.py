@@ -67,7 +67,8 @@ Routes (any method):
                               loop=1 repeats the last page's next link forever; etag=1 sends an
                               ETag per page and a 304 for its If-None-Match; host=URL makes
                               the next link absolute on that origin
-  /store/put?key=K             (POST) upserts a JSON list of records ({"id", "updated_at", …})
+  /store/put?key=K             (POST) upserts a JSON list of records ({"id", "updated_at", …});
+                              {"id": I, "_remove": true} removes record I
   /store/items?key=K[&since=S][&size=Z][&page=P][&fail_page=P][&hang_page=P]
                               the records updated after S, in updated_at order, Z a page (Link
                               rel=next); fail_page answers 500, hang_page sleeps 30 s first
@@ -678,7 +679,10 @@ class Handler(BaseHTTPRequestHandler):
             with STORE_LOCK:
                 records = STORE.setdefault(key, {})
                 for record in json.loads(body or b"[]"):
-                    records[record["id"]] = record
+                    if record.get("_remove"):  # gone upstream, without a tombstone
+                        records.pop(record["id"], None)
+                    else:
+                        records[record["id"]] = record
             return self.reply_json(200, {"stored": len(STORE[key])})
         page, size = int(arg("page", "1")), int(arg("size", "2"))
         if arg("fail_page") and int(arg("fail_page")) == page:

@@ -95,6 +95,8 @@ package struct TaskSpec: Sendable {
     package var paginate: PaginationRule? = nil
     /// A cursor kept between runs and offered as `{since}`; `nil` for most tasks.
     package var since: SinceRule? = nil
+    /// What to do with saved files whose item the parent no longer lists (`prune`).
+    package var prune: PruneMode? = nil
     /// Ask for the saved output only if it changed (`If-None-Match`/`If-Modified-Since`).
     package var conditional = false
     package var save: String?
@@ -139,6 +141,11 @@ package struct TaskSpec: Sendable {
 }
 
 /// Where the values of one `foreach` variable come from.
+/// `prune`: list the saved files of items gone upstream, or move them aside too.
+package enum PruneMode: String, Sendable {
+    case list, move
+}
+
 package enum ForeachSource: Sendable {
     case list([String])
     /// Inclusive bounds.

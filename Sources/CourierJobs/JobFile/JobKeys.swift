@@ -9,6 +9,8 @@ struct JobKey: Sendable {
         case string, number, integer, boolean, object, array
         /// A string or an array of strings (`expect.bodyContains`).
         case stringOrArray
+        /// `true`/`false` or a word (`prune`).
+        case booleanOrString
         case any
     }
 
@@ -159,6 +161,7 @@ enum JobKeys {
             JobKey("description", .any),
             JobKey("paginate", .object),
             JobKey("since", .object),
+            JobKey("prune", .booleanOrString),
             JobKey("conditional", .boolean),
             JobKey("zip", .boolean),
             JobKey("capture", .object),

@@ -26,4 +26,32 @@ extension TaskDecoder {
         }
         return conditional
     }
+
+    /// `prune`: `true` or `"list"`, or `"move"`, on a task that fans out over a capture and
+    /// saves each child's output in a file of its own.
+    mutating func readPrune(save: String?, fansOut: Bool) -> PruneMode? {
+        guard let pruneNode = reader.take("prune") else { return nil }
+        let mode: PruneMode?
+        switch pruneNode.value {
+        case .bool(true), .string("list"): mode = .list
+        case .string("move"): mode = .move
+        case .bool(false): mode = nil
+        default:
+            reader.fail(
+                "prune", "expected true, \"list\" or \"move\", found \(pruneNode.value.typeName)",
+                at: pruneNode)
+            return nil
+        }
+        guard mode != nil else { return nil }
+        if !fansOut {
+            reader.fail(
+                "prune",
+                "needs a task that fans out over a capture (\"foreach\": {\"id\": {\"capture\": \"ids\"}}): its parent's listing says which items still exist",
+                at: pruneNode)
+        } else if save == nil || paginated {
+            reader.fail(
+                "prune", "needs \"save\" (one file per item) and no \"paginate\"", at: pruneNode)
+        }
+        return mode
+    }
 }

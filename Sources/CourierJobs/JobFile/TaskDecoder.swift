@@ -49,6 +49,9 @@ struct TaskDecoder {
         let body = readBody(method: method)
         let (expectStatus, expectation) = readExpect()
         let save = readSave()
+        let prune = readPrune(
+            save: save,
+            fansOut: foreach.contains { if case .capture = $0.source { true } else { false } })
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
         let auth = readAuth()
@@ -73,6 +76,7 @@ struct TaskDecoder {
         spec.captures = captures
         spec.auth = auth
         spec.since = since
+        spec.prune = prune
         spec.unresolved = unresolved
         spec.compiled = CompiledTemplates(spec)
         return spec

@@ -53,6 +53,8 @@ package final class JobRunner: Sendable {
     let folderSyncs = FolderSyncs()
     /// The `since` tasks' cursors, when the job has such tasks.
     let since: SinceState?
+    /// The `prune` tasks' children seen, when the job has such tasks.
+    let pruning: Pruning?
     /// The specs (by index) whose conditional saves came without validators, noted once.
     let validatorNotes = Locked<Set<Int>>([])
 
@@ -84,6 +86,7 @@ package final class JobRunner: Sendable {
         since =
             job.tasks.contains { $0.since != nil }
             ? SinceState(outputDir: job.outputDir, tag: temporaries.tag) : nil
+        pruning = Pruning(job: job)
         var job = job
         job.sinceCursors = since?.kept ?? [:]
         self.job = job
@@ -225,6 +228,17 @@ package final class JobRunner: Sendable {
 
         let counts = progress.snapshot
         let total = counts.total
+        // Only a run that saw the whole listing and every child decides what is gone.
+        if let pruning, case .job = source, options.resume == nil, options.shard == nil,
+            signals.signal == nil, !vanished.withLock({ $0 }),
+            counts.failed == 0, counts.done == total
+        {
+            pruning.prune(job: job, run: runID, console: console)
+        } else if pruning != nil {
+            console.error(
+                "courier: prune: skipped: only a whole run of the job with every task ok decides which items are gone"
+            )
+        }
         // Tasks an interrupted run never started are neither ok nor failed.
         let notRun = signals.signal == nil ? total - counts.done : 0
         var summary = RunSummary(

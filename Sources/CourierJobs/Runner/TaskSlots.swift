@@ -139,6 +139,7 @@ extension JobRunner {
                 reporter: slots.reporter, state: slots.state, feed: slots.cursor.feed,
                 tokens: slots.tokens)
             slots.cursor.feed?.finished(task.specIndex, ok: ok, id: task.id)
+            pruning?.ran(task)
             guard case .run(let next) = nextStep(slots) else { return }
             task = next
         }
