@@ -5,7 +5,7 @@ APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release install test sanitize fuzz soak demo bench lint clean
+.PHONY: all deps bench-deps build release install test test-deps sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -55,7 +55,17 @@ HOSTILE_SUITES := EndlessBodyConformanceTests|HeaderBlockConformanceTests|Hostil
 # and ends a failed run with a short account (a crash's reason and frames, the tests failed and
 # the tests still running): a CI page shows only a run's last lines.
 TEST := SWIFT=$(SWIFT) Tests/Harness/swift-test.sh
-test: deps
+# Test servers from PyPI, in a virtual environment under .build (never committed): Datasette,
+# a real third-party API server for the sync tests (pinned, so that CI runs what was tested).
+PYVENV := .build/pyvenv
+PY_TEST_PACKAGES := datasette==0.65.1
+
+test-deps: deps
+	@[ -x $(PYVENV)/bin/datasette ] || { \
+	  echo "make: installing $(PY_TEST_PACKAGES) into $(PYVENV)"; \
+	  python3 -m venv $(PYVENV) && $(PYVENV)/bin/pip install -q $(PY_TEST_PACKAGES); }
+
+test: deps test-deps
 	$(TEST) plain --skip "$(HOSTILE_SUITES)"
 	$(TEST) hostile --skip-build --filter "$(HOSTILE_SUITES)"
 	$(TEST) tsan --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests" \

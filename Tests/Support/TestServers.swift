@@ -7,6 +7,16 @@ public enum TestServers {
     private static let floodProcess = Result { try ServerProcess(script: "fixture_server.py") }
     private static let httpbinProcess = Result { try ServerProcess(script: "httpbin_server.py") }
     private static let nginxProcess = Result { try ServerProcess(script: "nginx_h2_server.py") }
+    private static let datasetteProcess = Result {
+        try ServerProcess(script: "datasette_server.py")
+    }
+
+    /// Datasette (PyPI) over a SQLite database of its own: its base URL, and the database's
+    /// path, which `Tests/Fixtures/datasette_store.py` changes between runs.
+    public static func datasette() throws -> (base: URL, database: String) {
+        let process = try datasetteProcess.get()
+        return (URL(string: "http://127.0.0.1:\(process.ports[0])")!, process.fields[1])
+    }
     private static let tlsFolder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "courier-pki-\(UUID().uuidString)")
     private static let tlsProcess = Result {

@@ -70,6 +70,17 @@ enum CaptureLinker {
             tasks[index].refreshableToken = refreshableToken(
                 of: tasks[index], in: tasks, producer: producer)
         }
+        // `prune` reads its parent's listing as every item that exists: an incremental one
+        // (`since`) lists only what changed, and everything else would look gone.
+        for spec in tasks where spec.prune != nil {
+            guard let source = spec.captureSource, let parent = producer[source.capture],
+                tasks[parent].since != nil
+            else { continue }
+            context.error(
+                "\(spec.path).prune",
+                "cannot follow \(tasks[parent].path), an incremental listing (since): it lists only what changed, so every other item would look gone; prune under a task that lists every item",
+                at: nil)
+        }
         if let cycle = firstCycle(in: tasks, producer: producer) {
             let steps = cycle.map { step in
                 "\(tasks[step.task].path) uses \"\(step.capture)\" of \(tasks[producer[step.capture]!].path)"

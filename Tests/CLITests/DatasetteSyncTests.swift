@@ -1,0 +1,146 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// Incremental syncs against Datasette (PyPI), an API server nobody here wrote: its own
+/// filters (`updated_at__gt`), keyset pagination (`Link: rel="next"` with `_next`) and row
+/// endpoints, the data changed between runs in its SQLite file as an upstream system would.
+@Suite("sync against Datasette")
+struct DatasetteSyncTests {
+    /// A workspace with a job against Datasette's table `table`.
+    struct Sync {
+        let space: JobWorkspace
+        let base: URL
+        let database: String
+        let table: String
+
+        init(_ name: String) throws {
+            (base, database) = try TestServers.datasette()
+            table = "t_" + name + "_" + String(UUID().uuidString.prefix(8)).lowercased()
+            space = try JobWorkspace()
+        }
+
+        func change(_ command: String, _ arguments: [String]) async throws {
+            let script = PackagePaths.fixtures.appendingPathComponent("datasette_store.py").path
+            let child = try ChildProcess(
+                "/usr/bin/env", ["python3", script, database, table, command] + arguments,
+                stdout: .null, stderr: .pipe)
+            let errors = try await OffPoolRead.all(child.errors!)
+            #expect(await child.exit(seconds: 30) == 0, "\(errors)")
+        }
+
+        func put(_ records: [(Int, Int, String)], deleted: Bool = false) async throws {
+            let json = records.map {
+                #"{"id": \#($0.0), "updated_at": "2026-01-01T00:00:\#(String(format: "%02d", $0.1))Z", "name": "\#($0.2)", "deleted": \#(deleted ? 1 : 0)}"#
+            }
+            try await change("put", ["[" + json.joined(separator: ",") + "]"])
+        }
+
+        /// The job: the changed rows since the cursor, two a page, each then fetched alone.
+        func writeJob(folder: String = "out", prune: Bool = false) throws {
+            let listing =
+                prune
+                ? #"{"_shape": "array", "_size": "2"}"#
+                : #"{"_shape": "array", "_size": "2", "_sort": "updated_at", "updated_at__gt": "{since}"}"#
+            let since =
+                prune
+                ? ""
+                : #""since": {"max": "/*/updated_at", "start": "1970-01-01T00:00:00Z"},"#
+            let text = #"""
+                {"version": 1, "name": "ds", "baseURL": "\#(base.absoluteString)", "outputDir": "\#(folder)", "tasks": [
+                 {"id": "changes", "path": "/store/\#(table).json", "query": \#(listing),
+                  "paginate": {"next": {"linkHeader": "next"}, "items": "", "pageSize": 2}, \#(since)
+                  "capture": {"ids": {"json": "/*/id"}}, "save": "changes/{page}.json"},
+                 {"id": "row-{id}", "path": "/store/\#(table)/{id}.json", "query": {"_shape": "array"},
+                  "foreach": {"id": {"capture": "ids"}}, "save": "rows/{id}.json"\#(prune ? #", "prune": "move""# : "")}
+                ]}
+                """#
+            try text.write(
+                to: space.folder.appendingPathComponent("job.json"), atomically: true,
+                encoding: .utf8)
+        }
+
+        func run(_ backend: String) async throws -> CourierBinary.Result {
+            try await space.run(backend: backend)
+        }
+
+        /// The `updated_at__gt` each listing request of the newest run sent.
+        func sinceSent() throws -> [String] {
+            let lines = try space.logLines(job: "ds")
+            let run = lines.last { $0["event"] as? String == "run.start" }?["run"] as? String
+            return lines.filter {
+                $0["run"] as? String == run && $0["task"] as? String == "changes"
+            }
+            .compactMap { line in
+                URLComponents(string: line["url"] as? String ?? "")?.queryItems?
+                    .first { $0.name == "updated_at__gt" }?.value
+            }
+        }
+
+        /// Every saved row file under `folder`, name → bytes.
+        func rows(in folder: String = "out") throws -> [String: Data] {
+            let url = space.folder.appendingPathComponent("\(folder)/rows")
+            var rows: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                rows[name] = try Data(contentsOf: url.appendingPathComponent(name))
+            }
+            return rows
+        }
+    }
+
+    @Test(
+        "nightly increments end as a clean full run does, byte for byte",
+        arguments: RunCommandTests.backends)
+    func increments(backend: String) async throws {
+        let sync = try Sync("inc")
+        defer { sync.space.remove() }
+        try await sync.put((1...5).map { ($0, $0, "r\($0)") })
+        try sync.writeJob()
+        var result = try await sync.run(backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("warning"), "\(result.stderr)")
+        #expect(try sync.sinceSent() == Array(repeating: "1970-01-01T00:00:00Z", count: 3))
+        #expect(try sync.rows().count == 5)
+
+        // Two added, one changed, one deleted upstream as Datasette users do it: a flag.
+        try await sync.put([(6, 6, "r6"), (2, 7, "r2 changed"), (7, 8, "r7")])
+        try await sync.put([(4, 9, "r4")], deleted: true)
+        result = try await sync.run(backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try sync.sinceSent() == Array(repeating: "2026-01-01T00:00:05Z", count: 2))
+        let hits = try sync.space.logLines(job: "ds").filter {
+            ($0["task"] as? String)?.hasPrefix("row-") == true
+        }
+        #expect(hits.count == 5 + 4, "only the changed rows were fetched again")
+
+        // Nothing changed: one request.
+        result = try await sync.run(backend)
+        #expect(try sync.sinceSent() == ["2026-01-01T00:00:09Z"])
+
+        // A clean full run now, into its own folder: the same rows, byte for byte.
+        try sync.writeJob(folder: "clean")
+        result = try await sync.run(backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let clean = try sync.rows(in: "clean")
+        #expect(clean.count == 7)
+        #expect(try sync.rows() == clean)
+        #expect(
+            String(decoding: clean["4.json"] ?? Data(), as: UTF8.self).contains(#""deleted": 1"#))
+    }
+
+    @Test("a row deleted upstream: its file is moved aside by prune after a full listing")
+    func pruneDeleted() async throws {
+        let sync = try Sync("prune")
+        defer { sync.space.remove() }
+        try await sync.put((1...5).map { ($0, $0, "r\($0)") })
+        try sync.writeJob(prune: true)
+        #expect(try await sync.run("curl").status == 0)
+        try await sync.change("delete", ["3"])
+        let result = try await sync.run("urlsession")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try sync.rows().keys.sorted() == ["1.json", "2.json", "4.json", "5.json"])
+        #expect(
+            result.stderr.contains("courier: prune: out/rows/3.json -> .courier/pruned/"),
+            "\(result.stderr)")
+    }
+}
