@@ -67,7 +67,9 @@ struct JobFilesTests {
             "unknown-method", "lowercase-method", "path-and-url", "no-target",
             "save-escapes-output-dir",
             "save-absolute", "two-bodies", "expect-status-out-of-range", "timeout-zero",
-            "header-name-invalid",
+            "header-name-invalid", "auth-oauth2-literal-secret",
+            "auth-oauth2-refresh-without-token",
+            "auth-oauth2-unknown-grant", "task-auth-oauth2-key-typo",
         ]
         let folder = PackagePaths.root.appendingPathComponent("Tests/CLITests/BadJobs")
         let paths = cases.map { folder.appendingPathComponent("\($0)/job.json").path }

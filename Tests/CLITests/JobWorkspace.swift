@@ -94,6 +94,9 @@ enum LogContract {
         "bytesReceived", "timings", "outcome",
     ]
     static let skipped = ["event", "ts", "run", "job", "task", "outcome", "error"]
+    static let token = [
+        "event", "ts", "run", "job", "url", "grant", "attempt", "timings", "outcome",
+    ]
     static let runEnd = [
         "event", "ts", "run", "job", "durationMs", "tasks", "requests", "exitCode", "interrupted",
     ]
@@ -108,6 +111,9 @@ enum LogContract {
             case "run.start": fields = runStart
             case "request": fields = request
             case "run.end": fields = runEnd
+            case "token":
+                fields = token
+                #expect(["ok", "retry", "failed"].contains(line["outcome"] as? String ?? ""))
             case "task.skipped":
                 fields = skipped
                 #expect(line["outcome"] as? String == "skipped")

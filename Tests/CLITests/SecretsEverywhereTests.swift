@@ -48,11 +48,9 @@ struct SecretsEverywhereTests {
                 """#,
             extra: #""retry": {"maxAttempts": 1},"#)
         let environment = CaptureTests.environment.merging(["API_KEY": apiKey]) { $1 }
-        // Where each byte came from, so that a leak names its place. (Saved outputs are the
-        // server's bytes, kept exactly: so no task here saves a body that echoes a secret.)
-        var outputs: [(String, String)] = []
+        // Saved outputs are the server's bytes, kept exactly: so no task here saves a body
+        // that echoes a secret.
         let run = try await space.run(backend: backend, environment: environment)
-        outputs.append(("run", run.stdout + run.stderr))
         #expect(run.status == 1, "denied and broken fail: \(run.stderr)")
         // The secrets did reach the server: the test would prove nothing otherwise.
         let hits = try await ServerHits.of(key, on: space.server).requests
@@ -65,37 +63,8 @@ struct SecretsEverywhereTests {
                     == "Basic " + Data("alice:\(userPassword)".utf8).base64EncodedString()
             })
 
-        let log = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).first { $0.hasSuffix(".jsonl") })
-        let logPath = space.logs.appendingPathComponent("e2e/\(log)").path
-        let commands: [[String]] = [
-            ["report", logPath],
-            ["report", "--json", logPath],
-            ["report", logPath, "--html", "report.html", "--junit", "junit.xml"],
-            ["replay", logPath, "--dry-run"],
-            ["replay", logPath, "--dry-run", "--format", "curl"],
-            ["replay", logPath, "--job", "job.json", "--dry-run", "--format", "curl"],
-            ["run", "job.json", "--dry-run"],
-            ["validate", "job.json"],
-        ]
-        for command in commands {
-            let result = try await CourierBinary.run(
-                command, environment: environment, directory: space.folder)
-            #expect(result.status != -1, "\(command) finished")
-            outputs.append((command.joined(separator: " "), result.stdout + result.stderr))
-        }
-        var places = outputs.map { ($0.0, Data($0.1.utf8)) }
-        let files = FileManager.default.enumerator(
-            at: space.folder, includingPropertiesForKeys: nil)
-        while let url = files?.nextObject() as? URL {
-            if url.lastPathComponent != "job.json",
-                let data = FileManager.default.contents(atPath: url.path)
-            {
-                places.append((url.lastPathComponent, data))
-            }
-        }
+        let places = try await Self.everyPlace(
+            space, run: run, environment: environment)
         #expect(
             FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("report.html").path))
@@ -103,12 +72,125 @@ struct SecretsEverywhereTests {
             apiKey, userPassword, token, "hunter22",
             Data("alice:\(userPassword)".utf8).base64EncodedString(),
         ]
+        Self.expectNoLeak(of: secrets, in: places, backend: backend)
+    }
+
+    /// Every place a secret could leak to once `run` is done, named so that a leak says where:
+    /// what it printed and what every
+    /// command that reads its log (reports, replay plans and curl scripts, a dry run, validate,
+    /// and `extra`) prints, and every file in the workspace but `inputs`.
+    static func everyPlace(
+        _ space: JobWorkspace, run: CourierBinary.Result, environment: [String: String],
+        extra: (_ log: String) -> [[String]] = { _ in [] },
+        inputs: Set<String> = ["job.json"]
+    ) async throws -> [(String, Data)] {
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let commands: [[String]] =
+            [
+                ["report", log],
+                ["report", "--json", log],
+                ["report", log, "--html", "report.html", "--junit", "junit.xml"],
+                ["replay", log, "--dry-run"],
+                ["replay", log, "--dry-run", "--format", "curl"],
+                ["replay", log, "--job", "job.json", "--dry-run"],
+                ["replay", log, "--job", "job.json", "--dry-run", "--format", "curl"],
+                ["run", "job.json", "--dry-run"],
+                ["validate", "job.json"],
+            ] + extra(log)
+        var places = [("run", Data((run.stdout + run.stderr).utf8))]
+        for command in commands {
+            let result = try await CourierBinary.run(
+                command, environment: environment, directory: space.folder)
+            #expect(result.status != -1, "\(command) finished")
+            places.append(
+                (command.joined(separator: " "), Data((result.stdout + result.stderr).utf8)))
+        }
+        let files = FileManager.default.enumerator(
+            at: space.folder, includingPropertiesForKeys: nil)
+        while let url = files?.nextObject() as? URL {
+            if !inputs.contains(url.lastPathComponent),
+                let data = FileManager.default.contents(atPath: url.path)
+            {
+                places.append((url.lastPathComponent, data))
+            }
+        }
+        return places
+    }
+
+    /// Records an issue for every form of every secret found in a place.
+    static func expectNoLeak(of secrets: [String], in places: [(String, Data)], backend: String) {
         for secret in secrets {
-            for form in Self.forms(of: secret) {
+            for form in forms(of: secret) {
                 for (place, data) in places where data.range(of: Data(form.utf8)) != nil {
                     Issue.record("\(backend): \"\(form)\" leaked in \(place)")
                 }
             }
         }
+    }
+
+    @Test(
+        "OAuth2: no access token, refresh token or client secret in any byte, on either backend",
+        arguments: ["curl", "urlsession"])
+    func oauth2(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("everywhere-oauth")
+        let secretFile = space.folder.appendingPathComponent("refresh-token")
+        try "rt-\(key)-1-s3cr3t".write(to: secretFile, atomically: true, encoding: .utf8)
+        let echo = #""path": "/echo-auth", "query": {"key": "\#(key)"}"#
+        // A refresh-token grant that rotates, a first token revoked after 2 uses (so that
+        // tokens are renewed mid-run), a server that echoes the token in a header and a body,
+        // an expectation whose message would quote it, and a task that fails.
+        try space.writeJob(
+            tasks: OAuth2JobTests.items(key: key, count: 6, query: #", "revoke_after": "2""#)
+                + #"""
+                ,
+                {"id": "echo", \#(echo)},
+                {"id": "echo-expect", \#(echo), "expect": {"json": {"/authorization": "none"}}},
+                {"id": "denied", "path": "/oauth/api/denied", "query": {"key": "\#(key)", "toggle": "\#(key)-never"}}
+                """#,
+            extra: #""retry": {"maxAttempts": 1}, "concurrency": 3, "#
+                + OAuth2JobTests.auth(
+                    key: key, server: space.server, tokenQuery: "&rotate=1",
+                    grant:
+                        #""grant": "refresh_token", "refreshToken": "${file:refresh-token}", "clientSecret": "${env:CLIENT_SECRET}""#
+                ))
+        let environment = OAuth2JobTests.environment
+        let run = try await space.run(backend: backend, environment: environment)
+        #expect(run.status == 1, "echo-expect and denied fail: \(run.stderr)")
+        #expect(run.stdout.contains("9 tasks, 7 ok, 2 failed"), "\(run.stdout)")
+        // The tokens did reach the server, and were echoed: the test would prove nothing else.
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(
+            hits.contains { $0.path.hasPrefix("/echo-auth") && $0.header("Authorization") != nil })
+
+        // A replay sends the failed tasks again, with a token of its own. The secret's own
+        // file is an input, as the job file is.
+        let places = try await Self.everyPlace(
+            space, run: run, environment: environment,
+            extra: { log in
+                [
+                    [
+                        "replay", log, "--job", "job.json", "--log-dir", space.logs.path,
+                        "--no-progress",
+                    ]
+                ]
+            }, inputs: ["job.json", "refresh-token"])
+        // Every token the endpoint issued and every refresh token it handed out, the first one
+        // included. The replay asks too, with the file's refresh token, which the rotation
+        // spent (rotated tokens are not written back): it is refused, and says so.
+        let issued = try await OAuth2JobTests.tokenRequests(key, space).count
+        #expect(issued >= 3, "the run's first token, its renewal and the replay's request")
+        let replayed = places.first { $0.0.hasSuffix("--no-progress") }.map {
+            String(decoding: $0.1, as: UTF8.self)
+        }
+        #expect(replayed?.contains("answered 400: invalid_grant") == true, "\(replayed ?? "")")
+        let tokens =
+            (1...issued).map { "at-\(key)-\($0)-s3cr3t" }
+            + (1...issued + 1).map { "rt-\(key)-\($0)-s3cr3t" }
+        let basic = Data("courier-test:cl-s3cr3t%3A%2F%2B%20%C3%A9".utf8).base64EncodedString()
+        Self.expectNoLeak(
+            of: tokens + [OAuth2JobTests.clientSecret, "cl-s3cr3t", basic], in: places,
+            backend: backend)
     }
 }

@@ -64,6 +64,10 @@ struct LogRoundTripTests {
             failure: (kind: "expectation", message: "no /id"))
         try log.skipped(task: "t-skipped", reason: "input task login failed")
         try log.invalid(task: "t-invalid", reason: "bad URL")
+        try log.token(
+            url: URL(string: "https://auth.example/token")!, grant: "client_credentials",
+            attempt: Self.attempt(2, status: 200), outcome: .ok)
+        try log.invalid(task: "t-token", kind: "token", reason: "cannot get an access token")
         try log.runEnd(
             duration: 1.5, total: 8, ok: 3, failed: 4, requests: 7, exitCode: 1,
             interrupted: false)
@@ -75,7 +79,7 @@ struct LogRoundTripTests {
             lines.map(\.event) == [
                 LogEvent.runStart, LogEvent.request, LogEvent.request, LogEvent.request,
                 LogEvent.request, LogEvent.request, LogEvent.request, LogEvent.skipped,
-                LogEvent.failed, LogEvent.runEnd,
+                LogEvent.failed, LogEvent.token, LogEvent.failed, LogEvent.runEnd,
             ])
         #expect(lines.allSatisfy { $0.run == "r1" && $0.job == "j" })
         let start = lines[0]
@@ -87,7 +91,7 @@ struct LogRoundTripTests {
         let written: [(String, LogOutcome)] = [
             ("t-retry", .retry), ("t-ok", .ok), ("t-page", .page), ("t-304", .ok),
             ("t-failed", .failed), ("t-expect", .failed), ("t-skipped", .skipped),
-            ("t-invalid", .failed),
+            ("t-invalid", .failed), ("t-token", .failed),
         ]
         for (task, outcome) in written {
             #expect(byTask[task]?.outcome == outcome.rawValue, "\(task)")
@@ -111,6 +115,11 @@ struct LogRoundTripTests {
         #expect(byTask["t-expect"]?.errorKind == "expectation")
         #expect(byTask["t-skipped"]?.errorKind == "skipped")
         #expect(byTask["t-invalid"]?.errorKind == "invalidTask")
+        #expect(byTask["t-token"]?.errorKind == "token")
+        // A token request is read as written, and is no task's.
+        let token = try #require(lines.first { $0.event == LogEvent.token })
+        #expect(token.task == nil && token.url == "https://auth.example/token")
+        #expect(token.status == 200 && token.outcome == "ok" && token.attempt == 2)
 
         // The shared history: ok and not-modified are done; the rest are not, a retry as the
         // last word of the run (killed) included.
@@ -121,8 +130,10 @@ struct LogRoundTripTests {
         #expect(
             Set(history.finals.keys)
                 == Set(
-                    ["t-retry", "t-page", "t-failed", "t-expect", "t-skipped", "t-invalid"].map(
-                        key)))
+                    [
+                        "t-retry", "t-page", "t-failed", "t-expect", "t-skipped", "t-invalid",
+                        "t-token",
+                    ].map(key)))
         #expect(history.runs == ["r1"])
     }
 

@@ -21,6 +21,38 @@ struct RunLogTests {
         }
     }
 
+    @Test func aTokenLineHoldsNoHeaderNorBody() throws {
+        let request = HTTPRequest(
+            url: URL(string: "https://auth.example/token?tenant=s3cret")!, method: .post,
+            headers: ["Authorization": "Basic Y2xpZW50OnMzY3JldA=="],
+            body: Data("grant_type=client_credentials&client_secret=s3cret".utf8))
+        let response = HTTPResponse(
+            status: 400, headers: ["Content-Type": "application/json"],
+            body: Data(#"{"error": "invalid_client"}"#.utf8), url: request.url,
+            timings: HTTPTimings(total: 0.002))
+        let attempt = RetryAttempt(
+            request: request, number: 1, outcome: .success(response), retryDelay: nil,
+            duration: 0.002, started: Date(timeIntervalSince1970: 0))
+        let lines = try withLog {
+            try $0.token(
+                url: request.displayURL, grant: "client_credentials", attempt: attempt,
+                outcome: .failed, failure: ("token", "token endpoint answered 400: invalid_client"))
+        }
+        let line = try #require(lines.first)
+        #expect(line["event"] as? String == "token")
+        #expect(line["url"] as? String == "https://auth.example/token?tenant=<redacted>")
+        #expect(line["grant"] as? String == "client_credentials")
+        #expect(line["attempt"] as? Int == 1 && line["status"] as? Int == 400)
+        #expect(line["outcome"] as? String == "failed")
+        let error = try #require(line["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "token")
+        #expect((error["message"] as? String)?.contains("invalid_client") == true)
+        #expect((line["timings"] as? [String: Any])?["totalMs"] as? Double == 2)
+        for field in ["requestHeaders", "responseHeaders", "requestBody", "task"] {
+            #expect(line[field] == nil, "\(field)")
+        }
+    }
+
     @Test func successfulRedirectedAttempt() throws {
         var request = HTTPRequest(
             url: URL(string: "http://u:pw@h.example/a?k=s3cret")!, method: .post,

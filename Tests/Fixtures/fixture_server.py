@@ -102,6 +102,21 @@ Routes (any method):
                               as /sse after the first line; bad=L makes line L invalid JSON
   /echo-auth                  echoes the request's Authorization back: in X-Echo-Authorization
                               and as {"authorization": value} (a hostile, echoing server)
+  /oauth/token?key=K[&expires_in=S&rotate=1&delay_ms=D&fail=F&fail_until=NAME]
+                              an OAuth2 token endpoint (RFC 6749) for the client
+                              OAUTH_CLIENT_ID / OAUTH_CLIENT_SECRET, by HTTP Basic (id and secret
+                              form-encoded, then base64) or in the form body; grants
+                              client_credentials and refresh_token (the first good refresh token
+                              of K is rt-K-1-s3cr3t; rotate=1 issues a new one with each use and
+                              refuses the old). Tokens are at-K-N-s3cr3t, N counting from 1, good
+                              for expires_in seconds (3600). fail=invalid_client (400),
+                              500 (text), nonjson (200 HTML), noaccess (200 without
+                              access_token), redirect (307 to the same URL without fail);
+                              fail_until=NAME: 503 until /toggle/on?name=NAME
+    /oauth/api/<any>?key=K[&revoke_after=N&delay_ms=D&toggle=NAME]
+                              a protected route: 200 {"token": N} for a live bearer token of K,
+                              else 401; revoke_after=N: K's first token is refused after N
+                              uses; toggle=NAME: 503 (after the token check) until switched on
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
     /recovery/level?key&level=L&delay_ms=D
                               sets K's outage level (0 none, 1 a quarter of the items fail,
@@ -133,7 +148,7 @@ import threading
 import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 from fixture_support import make_certificate
 
@@ -160,6 +175,10 @@ in_flight = {}  # key -> (current, max)
 toggles = set()  # names switched on by /toggle/on
 recovery = {}  # key -> (outage level, delay in ms) for /recovery/...
 sessions = {}  # key -> [login count, uses of the first token] for /sync/...&expire_after=N
+oauth = {}  # key -> token endpoint state for /oauth/... (see Handler.oauth_token)
+OAUTH_CLIENT_ID = "courier-test"
+# A secret with characters that RFC 6749's form encoding must escape in the Basic credential.
+OAUTH_CLIENT_SECRET = "cl-s3cr3t:/+ \u00e9"
 
 
 def record(key, handler, body):
@@ -555,6 +574,10 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, (arg("v") or "null").encode())
         elif route.startswith("/recovery/"):
             self.recovery_api(route, arg, body)
+        elif route == "/oauth/token":
+            self.oauth_token(arg, body)
+        elif route.startswith("/oauth/api/"):
+            self.oauth_api(route, arg)
         elif route == "/typed":
             # The bytes given in hex under the Content-Type given: charsets, content types.
             self.reply(200, bytes.fromhex(arg("hex", "")), [],
@@ -616,6 +639,100 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply_json(200, {"id": ident, "login": "user" + ident, "active": True},
                                    [("ETag", etag)])
         self.reply_json(404, {"error": "no route " + route})
+
+    def oauth_error(self, status, code, description):
+        self.reply_json(status, {"error": code, "error_description": description})
+
+    def oauth_token(self, arg, body):
+        """An OAuth2 token endpoint: client authentication, two grants, failures on demand."""
+        key = arg("key") or ""
+        if arg("delay_ms"):
+            time.sleep(int(arg("delay_ms")) / 1000)
+        fail = arg("fail")
+        if arg("fail_until"):
+            with state_lock:
+                if arg("fail_until") not in toggles:
+                    fail = "503"
+        if fail == "invalid_client":
+            return self.oauth_error(400, "invalid_client", "Client authentication failed")
+        if fail == "500":
+            return self.reply(500, b"internal error", (), "text/plain")
+        if fail == "503":
+            return self.reply(503, b"try later", (), "text/plain")
+        if fail == "redirect":
+            return self.reply(307, b"", [("Location", self.path.replace("fail=redirect", ""))])
+        if fail == "nonjson":
+            return self.reply(200, b"<html><body>Sign in</body></html>", (), "text/html")
+        if fail == "noaccess":
+            return self.reply_json(200, {"token_type": "bearer", "expires_in": 60})
+        if self.command != "POST" or not self.headers.get("Content-Type", "").startswith(
+                "application/x-www-form-urlencoded"):
+            return self.oauth_error(400, "invalid_request", "POST a form")
+        form = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+        field = lambda name: form.get(name, [None])[0]
+        header = self.headers.get("Authorization", "")
+        client_id, secret = field("client_id"), field("client_secret")
+        if header.startswith("Basic "):
+            if secret is not None:
+                return self.oauth_error(400, "invalid_request", "two ways of client authentication")
+            decoded = base64.b64decode(header[6:]).decode("utf-8", "replace")
+            name, _, password = decoded.partition(":")
+            client_id, secret = unquote_plus(name), unquote_plus(password)
+        elif header:
+            return self.oauth_error(400, "invalid_request", "unexpected Authorization")
+        if client_id != OAUTH_CLIENT_ID or (secret is not None and secret != OAUTH_CLIENT_SECRET):
+            return self.oauth_error(401, "invalid_client", "Client authentication failed")
+        grant = field("grant_type")
+        with state_lock:
+            session = oauth.setdefault(key, {"issued": 0, "tokens": {}, "first_uses": 0,
+                                             "refresh": "rt-%s-1-s3cr3t" % key, "refreshes": 1})
+            if grant == "client_credentials":
+                if secret is None:
+                    return self.oauth_error(401, "invalid_client", "a confidential client only")
+            elif grant == "refresh_token":
+                if field("refresh_token") != session["refresh"]:
+                    return self.oauth_error(400, "invalid_grant", "unknown or used refresh token")
+                if arg("rotate"):
+                    session["refreshes"] += 1
+                    session["refresh"] = "rt-%s-%d-s3cr3t" % (key, session["refreshes"])
+            else:
+                return self.oauth_error(400, "unsupported_grant_type", str(grant))
+            session["issued"] += 1
+            number = session["issued"]
+            token = "at-%s-%d-s3cr3t" % (key, number)
+            lifetime = float(arg("expires_in", "3600"))
+            session["tokens"][token] = (number, time.time(), lifetime)
+            answer = {"access_token": token, "token_type": "Bearer", "expires_in": lifetime}
+            if field("scope") is not None:
+                answer["scope"] = field("scope")
+            if grant == "refresh_token" and arg("rotate"):
+                answer["refresh_token"] = session["refresh"]
+        self.reply_json(200, answer)
+
+    def oauth_api(self, route, arg):
+        """A protected route: a live bearer token from /oauth/token of the same key."""
+        key = arg("key") or ""
+        if arg("delay_ms"):
+            time.sleep(int(arg("delay_ms")) / 1000)
+        header = self.headers.get("Authorization", "")
+        with state_lock:
+            session = oauth.get(key)
+            entry = None
+            if session and header.startswith("Bearer "):
+                entry = session["tokens"].get(header[len("Bearer "):])
+            good = entry is not None and time.time() < entry[1] + entry[2]
+            if good and arg("revoke_after") and entry[0] == 1:
+                session["first_uses"] += 1
+                good = session["first_uses"] <= int(arg("revoke_after"))
+        if not good:
+            return self.reply_json(401, {"error": "invalid_token"},
+                                   [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+        if arg("toggle"):
+            with state_lock:
+                on = arg("toggle") in toggles
+            if not on:
+                return self.reply_json(503, {"on": False})
+        self.reply_json(200, {"ok": True, "path": route, "token": entry[0]})
 
     def good_login(self, body):
         """Whether this is a POST of {"password": "hunter22"}, the fixture APIs' one login."""

@@ -287,10 +287,20 @@ enum ReplayCommand {
         _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console
     ) {
         if curl {
+            // An OAuth2 task's token is asked for when it is sent: the script asks for one.
+            let tokens = CurlCommand.AccessToken.variables(for: tasks.compactMap(\.oauth2))
+            var tasks = tasks
+            for index in tasks.indices {
+                guard let token = tokens.first(where: { $0.client == tasks[index].oauth2 })
+                else { continue }
+                tasks[index].request.headers.replaceOrAdd(
+                    "Authorization", "Bearer \(token.placeholder)")
+            }
             let formatter = CurlCommand(
                 secrets: secrets, environment: ProcessInfo.processInfo.environment,
-                requests: tasks.map(\.request))
+                requests: tasks.map(\.request), accessTokens: tokens)
             for note in formatter.notes { console.output(note) }
+            for line in formatter.tokenCommands { console.output(line) }
             for task in tasks {
                 let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
                 console.output("# \(task.id)\(origin)")

@@ -30,6 +30,9 @@ package struct ExpandedTask: Sendable {
     /// The variables the task's `auth` was rendered with, kept when its token can be renewed
     /// (``TaskSpec/refreshableToken``) so that the credentials can be rendered again.
     package var authBindings: [String: String]? = nil
+    /// The OAuth2 client whose access token the task sends, asked for when it is sent
+    /// (``TaskSpec/oauth2(in:)``).
+    package var oauth2: OAuth2Configuration? = nil
 
     /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
     package func spec(in job: Job) -> TaskSpec? {

@@ -13,6 +13,8 @@ package struct Job: Sendable {
     package var retry: RetryPolicy
     package var headers: [(name: String, value: String)]
     package var auth: Authentication?
+    /// Tokens from an OAuth2 token endpoint (`auth.oauth2`), instead of `auth`.
+    package var oauth2: OAuth2Configuration? = nil
     /// Keep cookies across the run's requests (`"cookies": true`); the jar lives for one run.
     package var cookies: Bool
     /// The largest response body a task holds in memory (`"maxBodyBytes"`); a larger one fails
@@ -113,6 +115,8 @@ package struct TaskSpec: Sendable {
     /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces
     /// the job's.
     package var auth: Authentication? = nil
+    /// The task's own `auth.oauth2`, instead of `auth`: it replaces the job's credentials too.
+    package var oauth2: OAuth2Configuration? = nil
     /// Captures used as `{name}`: the task waits until their tasks are done and each has one
     /// value.
     package var inputs: Set<String> = []
@@ -138,6 +142,12 @@ package struct TaskSpec: Sendable {
 
     /// Whether the task waits for other tasks' captures.
     package var isDependent: Bool { !inputs.isEmpty || captureSource != nil }
+
+    /// The OAuth2 client whose tokens the task sends: its own `auth.oauth2`, or the job's when
+    /// the task has no `auth` of its own.
+    package func oauth2(in job: Job) -> OAuth2Configuration? {
+        oauth2 ?? (auth == nil ? job.oauth2 : nil)
+    }
 }
 
 /// Where the values of one `foreach` variable come from.

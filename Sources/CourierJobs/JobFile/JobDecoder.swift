@@ -146,7 +146,8 @@ package enum JobDecoder {
             } ?? RetryPolicy()
         let headers = reader.stringMap("headers") ?? []
         validateHeaderNames(headers, path: "headers", at: root, context: context)
-        let auth = reader.take("auth").flatMap { decodeAuth($0, context: context) }
+        let authForm = reader.take("auth").flatMap { decodeAuth($0, context: context) }
+        let auth = authForm?.credentials
         let cookies = reader.bool("cookies") ?? false
         let maxBodyBytes =
             reader.integer(
@@ -203,7 +204,8 @@ package enum JobDecoder {
         return Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
-            cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2, tls: tls,
+            oauth2: authForm?.oauth2, cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2,
+            tls: tls,
             outputDir: outputDir, tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),
@@ -315,7 +317,7 @@ package enum JobDecoder {
     static func decodeAuth(
         _ node: JSONNode, path: String = "auth", keys: JobKeys.Auth = JobKeys.jobAuth,
         context: DecodingContext
-    ) -> Authentication? {
+    ) -> AuthForm? {
         guard var reader = NodeReader(node, path: path, keys: keys.forms, context: context)
         else { return nil }
         let forms = keys.forms.names
@@ -323,7 +325,7 @@ package enum JobDecoder {
         guard given.count == 1 else {
             context.error(
                 path,
-                "expected exactly one of \"bearer\", \"basic\" or \"header\", found \(given.isEmpty ? "none" : given.joined(separator: " and "))",
+                "expected exactly one of \"bearer\", \"basic\", \"header\" or \"oauth2\", found \(given.isEmpty ? "none" : given.joined(separator: " and "))",
                 at: node)
             reader.rejectUnknownKeys()
             return nil
@@ -331,7 +333,7 @@ package enum JobDecoder {
         defer { reader.rejectUnknownKeys() }
         switch given[0] {
         case "bearer":
-            return reader.string("bearer").map(Authentication.bearer)
+            return reader.string("bearer").map { .credentials(.bearer($0)) }
         case "basic":
             guard let inner = reader.take("basic"),
                 var basic = NodeReader(
@@ -341,7 +343,11 @@ package enum JobDecoder {
             let password = basic.string("password", required: true)
             basic.rejectUnknownKeys()
             guard let user, let password else { return nil }
-            return .basic(user: user, password: password)
+            return .credentials(.basic(user: user, password: password))
+        case "oauth2":
+            return reader.take("oauth2").flatMap {
+                decodeOAuth2($0, path: "\(path).oauth2", keys: keys.oauth2, context: context)
+            }.map(AuthForm.oauth2)
         default:
             guard let inner = reader.take("header"),
                 var header = NodeReader(
@@ -351,7 +357,7 @@ package enum JobDecoder {
             let value = header.string("value", required: true)
             header.rejectUnknownKeys()
             guard let name, let value else { return nil }
-            return .header(name: name, value: value)
+            return .credentials(.header(name: name, value: value))
         }
     }
 

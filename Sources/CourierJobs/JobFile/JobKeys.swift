@@ -127,11 +127,13 @@ enum JobKeys {
         let forms: JobObjectKeys
         let basic: JobObjectKeys
         let header: JobObjectKeys
+        let oauth2: JobObjectKeys
 
         init(named name: String, schema: String, templated: Bool) {
             forms = JobKeys.auth(named: name, schema: schema, templated: templated)
             basic = JobKeys.authBasic(named: "\(name).basic", templated: templated)
             header = JobKeys.authHeader(named: "\(name).header", templated: templated)
+            oauth2 = JobKeys.authOAuth2(named: "\(name).oauth2")
         }
     }
 
@@ -253,10 +255,10 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, task, taskAuth.forms,
-        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext,
-        paginateHeaderParam, since,
-        paginateCursor, paginatePage, paginateOffset, stopWhen,
+        job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, jobAuth.oauth2, task,
+        taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, expect, capture,
+        foreachSource, paginate, paginateNext, paginateHeaderParam, since, paginateCursor,
+        paginatePage, paginateOffset, stopWhen,
     ]
 
     /// A credential: always `${env:…}`, templated in a task's `auth`.
@@ -273,6 +275,7 @@ enum JobKeys {
                 JobKey("bearer", .string, credential(templated: templated)),
                 JobKey("basic", .object),
                 JobKey("header", .object),
+                JobKey("oauth2", .object),
             ])
     }
 
@@ -282,6 +285,23 @@ enum JobKeys {
             keys: [
                 JobKey("user", .string, credential(templated: templated)),
                 JobKey("password", .string, credential(templated: templated)),
+            ])
+    }
+
+    /// `auth.oauth2`, the same in a task's `auth`: no templates (a token endpoint and its client
+    /// are the job's configuration, not data); the secret and the refresh token must be
+    /// `${env:…}` or `${file:…}` references (``JobDecoder/decodeOAuth2``).
+    private static func authOAuth2(named name: String) -> JobObjectKeys {
+        JobObjectKeys(
+            name: name, schema: "/properties/auth/oneOf/3/properties/oauth2",
+            keys: [
+                JobKey("tokenURL", .string, .env),
+                JobKey("grant", .string),
+                JobKey("clientId", .string, .env),
+                JobKey("clientSecret", .string, .env),
+                JobKey("refreshToken", .string, .env),
+                JobKey("scope", .string, .env),
+                JobKey("clientAuth", .string),
             ])
     }
 

@@ -83,20 +83,26 @@ enum TaskBuilder {
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
         request.streamedBody = streamed
         request.tls = job.tls
-        // The task's own credentials (perhaps a captured token) replace the job's.
-        (spec.auth?.rendered(bindings) ?? job.auth)?.apply(to: &request)
+        // The task's own credentials (perhaps a captured token, or OAuth2) replace the job's.
+        // OAuth2 tokens are asked for when the task is sent, not now (``OAuth2Sessions``).
+        if spec.auth != nil || spec.oauth2 != nil {
+            spec.auth?.rendered(bindings).apply(to: &request)
+        } else {
+            job.auth?.apply(to: &request)
+        }
         SecretMarking.mark(&request, spec: spec, templates: templates, job: job)
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the
         // transport checks again before anything is sent.
-        return .success(
-            ExpandedTask(
-                id: id, request: request, expectStatus: spec.expectStatus,
-                expectation: spec.expectation.isTemplated
-                    ? spec.expectation.rendered(bindings) : spec.expectation,
-                paginate: spec.paginate, since: spec.since,
-                conditional: spec.conditional, save: save,
-                retry: spec.retry,
-                specPath: spec.path, specIndex: index))
+        var task = ExpandedTask(
+            id: id, request: request, expectStatus: spec.expectStatus,
+            expectation: spec.expectation.isTemplated
+                ? spec.expectation.rendered(bindings) : spec.expectation,
+            paginate: spec.paginate, since: spec.since,
+            conditional: spec.conditional, save: save,
+            retry: spec.retry,
+            specPath: spec.path, specIndex: index)
+        task.oauth2 = spec.oauth2(in: job)
+        return .success(task)
     }
 }
 

@@ -3,11 +3,13 @@ import Foundation
 
 /// A task's own `auth`: the job's forms, as templates, and the secrets it makes known.
 extension TaskDecoder {
-    mutating func readAuth() -> Authentication? {
-        let auth = reader.take("auth").flatMap {
+    mutating func readAuth() -> AuthForm? {
+        let form = reader.take("auth").flatMap {
             JobDecoder.decodeAuth(
                 $0, path: "\(path).auth", keys: JobKeys.taskAuth, context: context)
         }
+        // `oauth2` holds no templates: its secrets are references, known already.
+        let auth = form?.credentials
         for (key, text) in auth?.templates ?? [] where key != "name" {
             checkVariables(text, key: "auth.\(key)", at: nil)
             // A literal credential is a secret like the job's own; a template's values are
@@ -21,6 +23,6 @@ extension TaskDecoder {
                 JobDecoder.basicCredential(
                     Template(user).render([:]), Template(password).render([:])))
         }
-        return auth
+        return form
     }
 }

@@ -74,7 +74,8 @@ struct TaskDecoder {
             paginate: paginate, conditional: conditional, save: save, foreach: foreach,
             zip: zip, retry: retry, timeout: timeout, path: path)
         spec.captures = captures
-        spec.auth = auth
+        spec.auth = auth?.credentials
+        spec.oauth2 = auth?.oauth2
         spec.since = since
         spec.prune = prune
         spec.unresolved = unresolved

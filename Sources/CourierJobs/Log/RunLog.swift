@@ -84,14 +84,17 @@ package struct RunLog: Sendable {
         ])
     }
 
-    /// A task that could not be built (a captured value that makes no valid URL): nothing
-    /// was sent, and the task failed. Every task `run.end` counts has a final line.
-    func invalid(task: String, reason: String, replayOf: ReplayOrigin? = nil) throws {
+    /// A task that could not be built (a captured value that makes no valid URL), or could
+    /// not be sent (`kind` `token`: no OAuth2 access token could be had): nothing was sent for
+    /// it, and the task failed. Every task `run.end` counts has a final line.
+    func invalid(
+        task: String, kind: String = "invalidTask", reason: String, replayOf: ReplayOrigin? = nil
+    ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.failed)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
             ("outcome", .string(LogOutcome.failed.rawValue)),
-            ("error", .object([("kind", .string("invalidTask")), ("message", .string(reason))])),
+            ("error", .object([("kind", .string(kind)), ("message", .string(reason))])),
         ]
         if let replayOf {
             fields.append(
@@ -101,6 +104,31 @@ package struct RunLog: Sendable {
                 ))
         }
         try write(fields)
+    }
+
+    /// One attempt of an OAuth2 token request: where it went, the grant, the status and
+    /// timings, and why it failed. Never its headers or bodies: they are the client's secret
+    /// and the tokens.
+    func token(
+        url: URL, grant: String, attempt: RetryAttempt, outcome: LogOutcome,
+        failure: (kind: String, message: String)? = nil
+    ) throws {
+        var line = JSONLineBuilder()
+        line.string("event", LogEvent.token)
+        line.timestamp("ts", attempt.started)
+        line.string("run", run)
+        line.string("job", job)
+        line.string("url", url.absoluteString)
+        line.string("grant", grant)
+        line.int("attempt", attempt.number)
+        var timings = HTTPTimings(total: attempt.duration)
+        if case .success(let response) = attempt.outcome {
+            line.int("status", response.status)
+            timings = response.timings
+            if timings.total == 0 { timings.total = attempt.duration }
+        }
+        line.attemptEnd(attempt, timings: timings, outcome: outcome, failure: failure)
+        try write(line: line.finishLine())
     }
 
     /// One attempt of one task.
@@ -166,25 +194,7 @@ package struct RunLog: Sendable {
         }
         line.int("bytesSent", request.body?.count ?? streamedBytes ?? 0)
         line.int("bytesReceived", received)
-        line.beginObject("timings")
-        line.milliseconds("dnsMs", timings.dns)
-        line.milliseconds("connectMs", timings.connect)
-        line.milliseconds("tlsMs", timings.tls)
-        line.milliseconds("firstByteMs", timings.firstByte)
-        line.milliseconds("totalMs", timings.total)
-        line.endObject()
-        if case .failure(let error) = attempt.outcome {
-            line.beginObject("error")
-            line.string("kind", error.kind.rawValue)
-            line.string("message", error.message)
-            line.endObject()
-        } else if let failure {
-            line.value(
-                "error",
-                .object([("kind", .string(failure.kind)), ("message", .string(failure.message))]))
-        }
-        line.string("outcome", outcome.rawValue)
-        if let delay = attempt.retryDelay { line.milliseconds("retryInMs", delay) }
+        line.attemptEnd(attempt, timings: timings, outcome: outcome, failure: failure)
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }
         // A rejected token (this attempt's 401) that was renewed before the next attempt, and
@@ -248,5 +258,34 @@ package struct RunLog: Sendable {
             firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
             throw error
         }
+    }
+}
+
+extension JSONLineBuilder {
+    /// The end of an attempt's line, the same in `request` and `token` lines: its `timings`, its
+    /// `error` (the transport's, or why its answer failed), `outcome` and `retryInMs`.
+    mutating func attemptEnd(
+        _ attempt: RetryAttempt, timings: HTTPTimings, outcome: LogOutcome,
+        failure: (kind: String, message: String)?
+    ) {
+        beginObject("timings")
+        milliseconds("dnsMs", timings.dns)
+        milliseconds("connectMs", timings.connect)
+        milliseconds("tlsMs", timings.tls)
+        milliseconds("firstByteMs", timings.firstByte)
+        milliseconds("totalMs", timings.total)
+        endObject()
+        if case .failure(let error) = attempt.outcome {
+            beginObject("error")
+            string("kind", error.kind.rawValue)
+            string("message", error.message)
+            endObject()
+        } else if let failure {
+            value(
+                "error",
+                .object([("kind", .string(failure.kind)), ("message", .string(failure.message))]))
+        }
+        string("outcome", outcome.rawValue)
+        if let delay = attempt.retryDelay { milliseconds("retryInMs", delay) }
     }
 }

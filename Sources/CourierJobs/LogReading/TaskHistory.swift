@@ -109,6 +109,8 @@ enum LogEvent {
     /// A task that could not be built (a captured value that makes no valid URL, say): no
     /// request was sent, and the task is failed.
     static let failed = "task.failed"
+    /// One attempt of an OAuth2 token request (`auth.oauth2`); no task's outcome.
+    static let token = "token"
 
     /// Whether a line of this event can be a task's final word.
     static func decidesOutcome(_ event: String) -> Bool {

@@ -15,6 +15,30 @@ struct CurlCommand {
     private let references: SecretReferences
     /// Lines to print before the commands: what to export, and the helper functions if needed.
     private(set) var notes: [String] = []
+    /// Lines that set each OAuth2 client's access token from its token endpoint, to print after
+    /// the notes and before the commands (``AccessToken``).
+    private(set) var tokenCommands: [String] = []
+
+    /// An OAuth2 client's access token in the commands: the requests carry `placeholder` as
+    /// their bearer token, written as `${name}`, and the script sets `name` first with a token
+    /// request of its own (the client's secret and refresh token as references too). A replay
+    /// asks for a fresh token, as a run does; no token is ever printed.
+    struct AccessToken {
+        let name: String
+        let placeholder: String
+        let client: OAuth2Configuration
+
+        /// One variable per client, `COURIER_OAUTH2_TOKEN`, `COURIER_OAUTH2_TOKEN_2`…
+        static func variables(for clients: [OAuth2Configuration]) -> [AccessToken] {
+            let unique = Array(Set(clients)).sorted { $0.description < $1.description }
+            return unique.enumerated().map { index, client in
+                AccessToken(
+                    name: "COURIER_OAUTH2_TOKEN" + (index == 0 ? "" : "_\(index + 1)"),
+                    placeholder: "courier-oauth2-token-\(index)-\(UUID().uuidString)",
+                    client: client)
+            }
+        }
+    }
 
     /// What a rendered command relies on.
     private struct Usage {
@@ -26,15 +50,36 @@ struct CurlCommand {
     ///   - secrets: the job's secrets and the `--header` values.
     ///   - requests: the requests to be printed: their secret headers, Basic passwords and secret
     ///     query values are secrets too, and ``notes`` covers exactly what they use.
-    init(secrets: Set<String>, environment: [String: String], requests: [HTTPRequest] = []) {
+    ///   - accessTokens: the OAuth2 access tokens the requests carry as placeholders.
+    init(
+        secrets: Set<String>, environment: [String: String], requests: [HTTPRequest] = [],
+        accessTokens: [AccessToken] = []
+    ) {
         var references = SecretReferences(environment: environment)
+        for token in accessTokens {
+            references.add(
+                token.placeholder, named: token.name,
+                meaning:
+                    "set below from \(HTTPError.withoutCredentials(token.client.tokenURL).absoluteString)"
+            )
+        }
         for secret in secrets.sorted() {
             references.add(secret, meaning: "a secret of the job or a --header value")
         }
-        for request in requests { Self.addCredentials(of: request, to: &references) }
+        let tokenRequests = accessTokens.map { $0.client.tokenRequest() }
+        for request in requests + tokenRequests {
+            Self.addCredentials(of: request, to: &references)
+        }
         self.references = references
         var usage = Usage()
         for request in requests { _ = render(request, &usage) }
+        for (token, request) in zip(accessTokens, tokenRequests) {
+            // The response's access_token, read without a JSON tool.
+            tokenCommands.append(
+                #"\#(token.name)=$(\#(render(request, &usage)) | sed -n 's/.*"access_token" *: *"\([^"]*\)".*/\1/p')"#
+            )
+        }
+        usage.names.subtract(accessTokens.map(\.name))
         notes = references.notes(using: usage.names)
         if usage.helpers { notes += SecretReferences.helperDefinitions }
     }

@@ -33,10 +33,16 @@ struct ReplayBuilder {
                 "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs"
             )
         }
-        guard let method = line.method, let loggedURL = line.url else {
-            return refuse("the log line has no method or URL")
-        }
         let jobTask = jobTasks[id]
+        guard let method = line.method, let loggedURL = line.url else {
+            // A task that sent nothing (`task.failed`: it could not be built, or no token
+            // could be had for it) is the job's task as the job builds it now.
+            guard var task = jobTask, line.event == LogEvent.failed else {
+                return refuse("the log line has no method or URL")
+            }
+            task.replayOf = ReplayOrigin(run: line.run, task: id)
+            return .success(task)
+        }
         let jobWire = jobTask.flatMap { try? WireRequest($0.request) }
 
         // The URL: the job's when it redacts to the logged one (it may hold a secret).
@@ -62,6 +68,9 @@ struct ReplayBuilder {
             guard value.contains(Self.placeholder) else {
                 headers.add(name, value)
                 continue
+            }
+            if jobTask?.oauth2 != nil, name.lowercased() == "authorization" {
+                continue  // a fresh access token is asked for when the request is sent
             }
             // Redacted whole by name (Authorization, Cookie, …) or in part (a secret inside).
             guard let jobValue = jobWire?.headers[name],
@@ -117,6 +126,7 @@ struct ReplayBuilder {
             save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
             specPath: jobTask?.specPath ?? "log",
             replayOf: ReplayOrigin(run: line.run, task: id))
+        task.oauth2 = jobTask?.oauth2
         // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
         // logged may well get 304 again: that is its success, as in the run.
         task.conditional =

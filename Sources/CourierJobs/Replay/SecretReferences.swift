@@ -54,6 +54,15 @@ struct SecretReferences {
         entries.insert(entry, at: index)
     }
 
+    /// Adds a value the commands refer to by a name of courier's (an access token the script
+    /// sets itself).
+    mutating func add(_ secret: String, named name: String, meaning: String) {
+        let bytes = Array(secret.utf8)
+        guard !bytes.isEmpty, !entries.contains(where: { $0.value == bytes }) else { return }
+        let index = entries.firstIndex { $0.value.count < bytes.count } ?? entries.count
+        entries.insert(Entry(value: bytes, name: name, meaning: meaning), at: index)
+    }
+
     /// Whether `text` holds a known secret in any form.
     func covers(_ text: String) -> Bool {
         let bytes = Array(text.utf8)

@@ -15,12 +15,14 @@ enum HTTPStack {
     /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
     ///   connections the transport keeps to one host: no task waits for a connection, and no
     ///   connection is opened only to be closed.
-    /// - Returns: the client, and the executors to run the tasks on: the curl transport's event
-    ///   loops (``CurlHTTPClient/taskExecutors``); none with URLSession.
+    /// - Returns: the client; the same without its redirect layer, for OAuth2 token requests
+    ///   (they carry the client's secret, and a token endpoint that redirects is an error,
+    ///   ``OAuth2Sessions``); and the executors to run the tasks on: the curl transport's event
+    ///   loops (``CurlHTTPClient/taskExecutors``), none with URLSession.
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
         shard: Shard? = nil
-    ) -> (client: AnyHTTPClient, executors: [any TaskExecutor]) {
+    ) -> (client: AnyHTTPClient, unredirected: AnyHTTPClient, executors: [any TaskExecutor]) {
         let transport = backend.makeClient(
             timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
             maxConnectionsPerHost: concurrency, http2: job.http2)
@@ -35,7 +37,7 @@ enum HTTPStack {
         if job.cookies {
             client = AnyHTTPClient(CookieStoringHTTPClient(wrapping: client, time: time))
         }
-        return (AnyHTTPClient(RedirectingHTTPClient(wrapping: client)), executors)
+        return (AnyHTTPClient(RedirectingHTTPClient(wrapping: client)), client, executors)
     }
 
     /// The per-task retry layer. Statuses the task expects are successes, never retried.

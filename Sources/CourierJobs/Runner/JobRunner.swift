@@ -68,9 +68,11 @@ package final class JobRunner: Sendable {
         self.source = source
         self.time = time
         let redactor = Redactor(secrets: job.secrets)
-        // Secret captures (a login token) are learned as they arrive.
-        let capturesSecrets = job.tasks.contains { $0.captures.contains(where: \.secret) }
-        let console = Console(redactor: capturesSecrets ? redactor.learning() : redactor)
+        // Secret captures (a login token) and OAuth2 tokens are learned as they arrive.
+        let learnsSecrets =
+            job.oauth2 != nil
+            || job.tasks.contains { $0.captures.contains(where: \.secret) || $0.oauth2 != nil }
+        let console = Console(redactor: learnsSecrets ? redactor.learning() : redactor)
         self.console = console
         // Tagged with what the job's lock is on (``JobLock``); a run of the whole job holds it
         // alone and removes the job's leftovers at once.
@@ -162,9 +164,11 @@ package final class JobRunner: Sendable {
         }
 
         let progress = Progress(total: total)
-        let (shared, executors) = HTTPStack.shared(
+        let (shared, unredirected, executors) = HTTPStack.shared(
             for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
             time: time, shard: options.shard)
+        let oauth2 = OAuth2Sessions(
+            job: job, client: unredirected, log: log, redactor: console.redactor, time: time)
         // Validators of saved outputs for `conditional` tasks, written once a second and at
         // the end (each write is atomic, so the file is whole after any crash).
         let state =
@@ -191,7 +195,8 @@ package final class JobRunner: Sendable {
         // crossing threads (``TaskSlots``, docs/benchmarks.md).
         let scheduled = Task(executorPreference: executors.first) {
             await self.schedule(
-                shared: shared, log: log, progress: progress, state: state, executors: executors)
+                shared: shared, log: log, progress: progress, state: state, oauth2: oauth2,
+                executors: executors)
         }
         work.withLock { $0 = scheduled }
         let ticker = showsProgress ? startTicker(progress) : nil

@@ -18,7 +18,7 @@ extension JobRunner {
     func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?,
-        tokens: [String: CapturedToken] = [:]
+        tokens: [String: CapturedToken] = [:], oauth2: OAuth2Sessions? = nil
     ) async -> Bool {
         var cursor = firstPage(of: task, state: state)
         let streams = streamsSave(task, capturing: feed != nil)
@@ -30,7 +30,8 @@ extension JobRunner {
                 }
             }
             let send = preparePage(
-                cursor, of: task, shared: shared, log: log, tokens: tokens, streamed: streamed)
+                cursor, of: task, shared: shared, log: log, tokens: tokens, oauth2: oauth2,
+                streamed: streamed)
             var failure: (any Error)?
             do {
                 if let renewing = send.renewing {
@@ -71,7 +72,8 @@ extension JobRunner {
     private struct PageSend {
         let request: HTTPRequest
         let retrying: RetryingHTTPClient<AnyHTTPClient>
-        /// The retry layer under a token renewal, when the task's token can be renewed.
+        /// The retry layer under a token renewal, when the task's token can be renewed (a
+        /// captured login token, or an OAuth2 client's).
         let renewing: AnyHTTPClient?
         let attempts: Locked<PageAttempts>
         let streamed: FileReplacement?
@@ -92,7 +94,7 @@ extension JobRunner {
     @inline(never)
     private func preparePage(
         _ cursor: PageCursor, of task: ExpandedTask, shared: AnyHTTPClient, log: RunLog,
-        tokens: [String: CapturedToken], streamed: FileReplacement?
+        tokens: [String: CapturedToken], oauth2: OAuth2Sessions?, streamed: FileReplacement?
     ) -> PageSend {
         // One page (or the task's only request), with its own retries.
         let pageNumber = cursor.logged
@@ -115,7 +117,7 @@ extension JobRunner {
                     page: pageNumber)
             }
         }
-        let renewing = renewing(retrying, for: task, tokens: tokens) { name in
+        let willResend: @Sendable (String) -> Void = { name in
             // The token was rejected and renewed: the rejected attempt is a retry.
             let rejected = attempts.withLock { state -> RetryAttempt? in
                 defer { state.last = nil }
@@ -129,6 +131,9 @@ extension JobRunner {
                     replayOf: replayOf, page: pageNumber, renewedToken: name)
             }
         }
+        let renewing =
+            renewing(retrying, for: task, tokens: tokens, willResend: willResend)
+            ?? authorizing(retrying, for: task, sessions: oauth2, willResend: willResend)
         var request = cursor.request
         if let streamed { request.bodyDestination = .file(streamed.temporary) }
         return PageSend(
@@ -147,6 +152,15 @@ extension JobRunner {
         guard let attempt = send.attempts.withLock({ $0.last }) else {
             var result = AttemptResult()
             if let streamed = send.streamed { result.files = PageFiles(streamed: streamed) }
+            // No request was sent: no token could be had for it (an OAuth2 token endpoint
+            // that refused, failed or answered no token).
+            if let problem = failure as? AuthenticatingHTTPClient<AnyHTTPClient>.Failure {
+                // A run that stops cancels the token request its tasks waited for.
+                let cancelled =
+                    problem.underlying is CancellationError
+                    || (problem.underlying as? HTTPError)?.kind == .cancelled
+                result.failure = (cancelled ? "cancelled" : "token", "\(problem)")
+            }
             return result
         }
         cursor.requests += attempt.number
@@ -180,7 +194,18 @@ extension JobRunner {
         _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, result: AttemptResult,
         log: RunLog, progress: Progress, reporter: FailureReporter
     ) -> Bool? {
-        guard let attempt = send.attempts.withLock({ $0.last }) else { return false }
+        guard let attempt = send.attempts.withLock({ $0.last }) else {
+            if let failure = result.failure {
+                // Nothing was sent for this page, and the task ends here with its own line.
+                try? log.invalid(
+                    task: task.id, kind: failure.kind, reason: failure.message,
+                    replayOf: task.replayOf)
+                progress.taskFinished(ok: false, requests: cursor.requests)
+                let onPage = cursor.logged.map { " on page \($0)" } ?? ""
+                reporter.report("task \(task.id) failed\(onPage): \(failure.message)")
+            }
+            return false
+        }
         var result = result
         let pageNumber = cursor.logged
         var next: HTTPRequest?

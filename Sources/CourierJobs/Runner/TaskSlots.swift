@@ -27,6 +27,8 @@ extension JobRunner {
         let reporter: FailureReporter
         let state: ConditionalState?
         let tokens: [String: CapturedToken]
+        /// The run's OAuth2 clients and their tokens.
+        let oauth2: OAuth2Sessions
         /// `--resume`: the keys of the tasks an earlier run did.
         let done: Set<UInt64>
         /// A replay with `--job`: the tasks it runs.
@@ -137,7 +139,7 @@ extension JobRunner {
             let ok = await execute(
                 task, shared: slots.shared, log: slots.log, progress: slots.progress,
                 reporter: slots.reporter, state: slots.state, feed: slots.cursor.feed,
-                tokens: slots.tokens)
+                tokens: slots.tokens, oauth2: slots.oauth2)
             slots.cursor.feed?.finished(task.specIndex, ok: ok, id: task.id)
             pruning?.ran(task)
             guard case .run(let next) = nextStep(slots) else { return }
@@ -149,7 +151,7 @@ extension JobRunner {
     /// values that running tasks have not handed on yet.
     func schedule(
         shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?,
-        executors: [any TaskExecutor]
+        oauth2: OAuth2Sessions, executors: [any TaskExecutor]
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let cursor = makeCursor()
@@ -161,9 +163,11 @@ extension JobRunner {
             reporter: FailureReporter(console: console, clearsLine: showsProgress),
             state: state,
             tokens: cursor.feed.map {
-                renewableTokens(feed: $0, shared: shared, log: log, progress: progress)
+                renewableTokens(
+                    feed: $0, shared: shared, log: log, progress: progress, oauth2: oauth2)
             } ?? [:],
-            done: options.resume?.done ?? [], selection: selection, shard: options.shard,
+            oauth2: oauth2, done: options.resume?.done ?? [], selection: selection,
+            shard: options.shard,
             startedAt: time.now())
         var nextExecutor = 0
         await withTaskGroup(of: Bool.self) { group in

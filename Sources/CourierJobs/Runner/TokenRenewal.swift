@@ -6,13 +6,17 @@ import Foundation
 /// ``CapturedToken``, which sends the login task again.
 extension JobRunner {
     /// One ``CapturedToken`` for each capture that some task's `auth` can renew.
+    /// - Parameter oauth2: the run's OAuth2 clients, for a login task that sends one's token.
     func renewableTokens(
-        feed: TaskFeed, shared: AnyHTTPClient, log: RunLog, progress: Progress
+        feed: TaskFeed, shared: AnyHTTPClient, log: RunLog, progress: Progress,
+        oauth2: OAuth2Sessions? = nil
     ) -> [String: CapturedToken] {
         var tokens: [String: CapturedToken] = [:]
         for name in Set(job.tasks.compactMap(\.refreshableToken)) {
             tokens[name] = CapturedToken(name: name, feed: feed) { [self] in
-                try await renew(name, feed: feed, shared: shared, log: log, progress: progress)
+                try await renew(
+                    name, feed: feed, shared: shared, log: log, progress: progress,
+                    oauth2: oauth2)
             }
         }
         return tokens
@@ -72,7 +76,8 @@ extension JobRunner {
     /// Sends the task that captures `name` again, with its retries, logs it as a renewal, and
     /// returns the value it captured.
     private func renew(
-        _ name: String, feed: TaskFeed, shared: AnyHTTPClient, log: RunLog, progress: Progress
+        _ name: String, feed: TaskFeed, shared: AnyHTTPClient, log: RunLog, progress: Progress,
+        oauth2: OAuth2Sessions?
     ) async throws -> String {
         guard let task = feed.producerTask(of: name) else {
             throw CapturedToken.Unavailable(
@@ -86,7 +91,11 @@ extension JobRunner {
                 last.withLock { $0 = attempt }
             }
         }
-        _ = try? await client.perform(task.request)
+        // A login that sends an OAuth2 client's token gets it as the login's first run did.
+        let sender =
+            authorizing(client, for: task, sessions: oauth2, willResend: { _ in })
+            ?? AnyHTTPClient(client)
+        _ = try? await sender.perform(task.request)
         guard let attempt = last.withLock({ $0 }) else {
             throw CapturedToken.Unavailable(
                 description: "the run stopped before \(task.id) was sent again")
