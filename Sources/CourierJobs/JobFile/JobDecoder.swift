@@ -154,6 +154,7 @@ package enum JobDecoder {
                 what: "a whole number of bytes from 1024 to 4294967296")
             ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        let hostThrottle = reader.bool("hostThrottle") ?? true
         let http2 = reader.bool("http2") ?? false
         if http2, backend == .urlsession, let node = reader.take("http2") {
             reader.fail(
@@ -204,7 +205,7 @@ package enum JobDecoder {
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2, tls: tls,
-            outputDir: outputDir, tasks: tasks,
+            hostThrottle: hostThrottle, outputDir: outputDir, tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)

@@ -104,11 +104,13 @@ package struct RunLog: Sendable {
     }
 
     /// One attempt of one task.
+    /// - Parameter throttled: seconds the attempt waited for its host before it was sent
+    ///   (`throttledMs`, written when not zero).
     func request(
         task: String, attempt: RetryAttempt, outcome: LogOutcome,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
-        renewedToken: String? = nil, renewal: Bool = false
+        renewedToken: String? = nil, renewal: Bool = false, throttled: TimeInterval = 0
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -173,6 +175,7 @@ package struct RunLog: Sendable {
         line.milliseconds("firstByteMs", timings.firstByte)
         line.milliseconds("totalMs", timings.total)
         line.endObject()
+        if throttled > 0 { line.milliseconds("throttledMs", throttled) }
         if case .failure(let error) = attempt.outcome {
             line.beginObject("error")
             line.string("kind", error.kind.rawValue)

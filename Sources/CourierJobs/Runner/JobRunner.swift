@@ -51,6 +51,9 @@ package final class JobRunner: Sendable {
     let files = FileWork()
     /// The folder syncs that make saves' renames durable, shared by the saves of a folder.
     let folderSyncs = FolderSyncs()
+    /// What each host asked for (a `Retry-After` pause, a quota, a rate after 429s), shared
+    /// by every task of the run; `nil` with `"hostThrottle": false`.
+    let hosts: HostThrottles?
 
     /// - Parameter total: the task count from ``JobValidator``.
     package init(
@@ -62,6 +65,7 @@ package final class JobRunner: Sendable {
         self.total = total
         self.source = source
         self.time = time
+        hosts = HTTPStack.hostThrottles(for: job, time: time, shard: options.shard)
         let redactor = Redactor(secrets: job.secrets)
         // Secret captures (a login token) are learned as they arrive.
         let capturesSecrets = job.tasks.contains { $0.captures.contains(where: \.secret) }
@@ -304,5 +308,14 @@ extension Result {
     var isFailure: Bool {
         if case .failure = self { return true }
         return false
+    }
+}
+
+extension RetryAttempt {
+    /// The requests this attempt and those before it sent: all of them, but for a last one
+    /// its host's gate refused (`.throttled`, never sent and never retried).
+    var requestsSent: Int {
+        if case .failure(let error) = outcome, error.kind == .throttled { return number - 1 }
+        return number
     }
 }
