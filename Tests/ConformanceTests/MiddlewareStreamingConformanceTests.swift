@@ -189,6 +189,32 @@ struct MiddlewareStreamingConformanceTests {
     }
 
     @Test(
+        "host throttle: a 429's Retry-After holds a stream and a download to that host, which then get their answers",
+        arguments: TransportKind.allCases)
+    func hostThrottle(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let client = HostThrottlingHTTPClient(
+            wrapping: AnyHTTPClient(transport.makeClient()),
+            hosts: HostThrottles(settings: HostThrottle.Settings(ceiling: 20)), maxDelay: 10)
+        let key = FixtureServer.uniqueKey("mw")
+        let refused = try await Self.performed(
+            client, HTTPRequest(url: server.url("/retry-after?key=\(key)&times=1&seconds=1")))
+        #expect(refused.status == 429)
+        let streamed = try await Self.streamed(
+            client, HTTPRequest(url: server.url("/json?v=%5B1%5D&key=\(key)")))
+        #expect(streamed.status == 200 && streamed.body == Data("[1]".utf8), "\(streamed)")
+        let downloaded = try await Self.downloaded(
+            client, HTTPRequest(url: server.url("/json?v=%5B2%5D&key=\(key)")))
+        #expect(downloaded.status == 200 && downloaded.body == Data("[2]".utf8), "\(downloaded)")
+        // Measured at the server: the stream came only once the second had passed.
+        let arrivals = try await ServerHits.of(key, on: server).requests.map(\.time)
+        #expect(arrivals.count == 3)
+        if arrivals.count == 3 {
+            #expect(arrivals[1] - arrivals[0] >= 0.9, "\(arrivals.map { $0 - arrivals[0] })")
+        }
+    }
+
+    @Test(
         "the whole stack at once: cache, token, retry, redirect, cookies",
         arguments: TransportKind.allCases)
     func wholeStack(transport: TransportKind) async throws {

@@ -48,7 +48,7 @@ struct LogRoundTripTests {
         try log.request(task: "t-retry", attempt: Self.attempt(1, status: 503), outcome: .retry)
         try log.request(
             task: "t-ok", attempt: Self.attempt(2, status: 200, body: Data("hé".utf8)),
-            outcome: .ok, savedTo: "out/ok.json", replayOf: origin)
+            outcome: .ok, savedTo: "out/ok.json", replayOf: origin, throttled: 1.25)
         try log.request(
             task: "t-page", attempt: Self.attempt(1, status: 200, body: Data([0xFF, 0x00])),
             outcome: .page, page: 1)
@@ -105,6 +105,8 @@ struct LogRoundTripTests {
         #expect(ok.time == 1_700_000_000.123)
         #expect(ok.totalMs == 5 && ok.dnsMs == 1 && ok.connectMs == 2 && ok.tlsMs == 3)
         #expect(ok.firstByteMs == 4)
+        #expect(ok.throttledMs == 1250, "the wait for its host")
+        #expect(byTask["t-retry"]?.throttledMs == nil, "no wait, no field")
         #expect(ok.requestHeaders.contains { $0 == ("Authorization", "<redacted>") })
         #expect(ok.requestHeaders.contains { $0 == ("X-Plain", "v") })
         #expect(byTask["t-page"]?.requestBody == .base64(Data([0xFF, 0x00])))

@@ -30,7 +30,18 @@ Routes (any method):
   /flaky?key&fail=N&status=S  status S (503) for the first N requests of key, then 200
   /retry-after?key&times=N&seconds=S|date=1
                               429 with Retry-After for the first N requests of key, then 200
-  /slow?ms=N[&key]            answers after N ms; tracks requests in flight per key
+  /slow?ms=N[&key&after=K]    answers after N ms (with after: N ms after /host-pause sent K's
+                              429, 5 s at most); tracks requests in flight per key
+  /host-pause?key&first=N&seconds=S
+                              the first request of key waits until N requests of key have
+                              come (5 s at most), then gets 429 with Retry-After S; requests 2..N
+                              are answered 200 0.5 s after that 429; later ones 200 at once.
+                              GET /paused?key=K says when the 429 went ({"at": time, 0 if not})
+  /quota?key&limit=L&remaining=R&window=W
+                              a quota of R requests per window of W seconds (from the key's
+                              first request), announced as RateLimit-Limit L, RateLimit-Remaining
+                              and RateLimit-Reset (whole seconds, rounded up); a request over it
+                              gets 429 with Retry-After
   /concurrency?key=K          {"max": most in flight at once, "current": in flight now}
   /drop                       closes the connection without answering
   /stale                      answers the first request on a connection; closes it unanswered
@@ -168,7 +179,7 @@ SEED_USERS = [{"id": str(n), "name": name, "email": name.lower() + "@example.com
                "created_at": 1700000000 + n, "updated_at": 1700000100 + n}
               for n, name in enumerate(["Ada", "Swift", "Grace", "Swiftie", "Linus"], start=1)]
 
-BOOKKEEPING = ("/hits", "/concurrency")  # routes that read the records without adding to them
+BOOKKEEPING = ("/hits", "/concurrency", "/paused")  # read the records without adding to them
 state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
@@ -179,6 +190,8 @@ oauth = {}  # key -> token endpoint state for /oauth/... (see Handler.oauth_toke
 OAUTH_CLIENT_ID = "courier-test"
 # A secret with characters that RFC 6749's form encoding must escape in the Basic credential.
 OAUTH_CLIENT_SECRET = "cl-s3cr3t:/+ \u00e9"
+paused = {}  # key -> when /host-pause sent its 429
+quotas = {}  # key -> [window start, requests in the window] for /quota
 
 
 def record(key, handler, body):
@@ -407,10 +420,19 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "/slow":
             self.track(key, +1)
             try:
+                if arg("after"):
+                    self.wait_until(lambda: arg("after") in paused)
                 time.sleep(int(arg("ms", "1000")) / 1000)
             finally:
                 self.track(key, -1)
             self.reply_json(200, {"slept": int(arg("ms", "1000"))})
+        elif route == "/host-pause":
+            self.host_pause(key, count, arg)
+        elif route == "/paused":
+            with state_lock:
+                self.reply_json(200, {"at": paused.get(key, 0)})
+        elif route == "/quota":
+            self.quota(key, arg)
         elif route == "/concurrency":
             with state_lock:
                 current, most = in_flight.get(key, (0, 0))
@@ -958,6 +980,49 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
+
+    def host_pause(self, key, count, arg):
+        """A 429 that comes while other requests of the key are under way (see the list)."""
+        first = int(arg("first", "2"))
+        if count == 1:
+            self.wait_until(lambda: len(hits.get(key, [])) >= first)
+            with state_lock:
+                paused[key] = time.time()
+            self.reply_json(429, {"attempt": count}, [("Retry-After", arg("seconds", "2"))])
+        elif count <= first:
+            self.wait_until(lambda: key in paused)
+            time.sleep(0.5)
+            self.reply_json(200, {"attempt": count})
+        else:
+            self.reply_json(200, {"attempt": count})
+
+    def wait_until(self, ready, seconds=5):
+        """Waits until ready() (called under the state lock) is true, `seconds` at most."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            with state_lock:
+                if ready():
+                    return
+            time.sleep(0.005)
+
+    def quota(self, key, arg):
+        limit, allowed = int(arg("limit", "10")), int(arg("remaining", "5"))
+        window = float(arg("window", "3"))
+        now = time.time()
+        with state_lock:
+            start, used = quotas.get(key, (now, 0))
+            if now >= start + window:
+                start, used = now, 0
+            used += 1
+            quotas[key] = (start, used)
+        reset = str(max(1, int(-(-(start + window - now) // 1))))
+        left = allowed - used
+        headers = [("RateLimit-Limit", str(limit)), ("RateLimit-Remaining", str(max(0, left))),
+                   ("RateLimit-Reset", reset)]
+        if left < 0:
+            self.reply_json(429, {"over": -left}, headers + [("Retry-After", reset)])
+        else:
+            self.reply_json(200, {"left": left}, headers)
 
     def track(self, key, delta):
         with state_lock:

@@ -34,6 +34,10 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The transport cannot do what the request asks (a TLS option URLSession on Linux
         /// lacks); nothing was sent.
         public static let unsupported = Kind(rawValue: "unsupported")
+        /// A host's gate (``HostThrottlingHTTPClient``) would have held the request longer
+        /// than it may wait: the host asked for a longer pause, its quota is spent until a
+        /// later reset, or its pace after 429s puts the request too far back. Nothing was sent.
+        public static let throttled = Kind(rawValue: "throttled")
         /// The calling task was cancelled or the client shut down.
         public static let cancelled = Kind(rawValue: "cancelled")
         /// Any other network failure: reset, closed early, truncated body, protocol error.

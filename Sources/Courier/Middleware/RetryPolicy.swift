@@ -68,10 +68,11 @@ public struct RetryPolicy: Sendable, Hashable {
     /// downloading again) and what the transport supports stay what they were, and a
     /// cancellation is the caller's decision.
     /// (`.dns` is here because libcurl reports a name that does not exist and a resolver that
-    /// failed for now alike.)
+    /// failed for now alike.) A `.throttled` request was refused because its host's gate would
+    /// hold it longer than `maxDelay`: like a `Retry-After` beyond `maxDelay`, the task ends.
     public static let permanentFailures: Set<HTTPError.Kind> = [
         .cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge, .tooManyRedirects,
-        .file, .unsupported,
+        .file, .unsupported, .throttled,
     ]
 
     /// What to do after an attempt: wait and try again, or stop, with why when the reason is

@@ -26,6 +26,10 @@ package struct Job: Sendable {
     package var http2 = false
     /// Whom to trust and who we are on TLS connections (`"tls"`), for every request.
     package var tls = TLSOptions()
+    /// Keep to what each host asks (`"hostThrottle"`, on by default): a `Retry-After` pauses
+    /// every request to its host, `RateLimit-*` quotas are spread until their reset, and 429s
+    /// halve the host's rate (``HostThrottlingHTTPClient``).
+    package var hostThrottle = true
     /// Folder that `save` paths are relative to (relative to the working directory).
     package var outputDir: String
     package var tasks: [TaskSpec]

@@ -155,6 +155,7 @@ package enum JobDecoder {
                 what: "a whole number of bytes from 1024 to 4294967296")
             ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        let hostThrottle = reader.bool("hostThrottle") ?? true
         let http2 = reader.bool("http2") ?? false
         if http2, backend == .urlsession, let node = reader.take("http2") {
             reader.fail(
@@ -205,7 +206,7 @@ package enum JobDecoder {
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             oauth2: authForm?.oauth2, cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2,
-            tls: tls,
+            tls: tls, hostThrottle: hostThrottle,
             outputDir: outputDir, tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),

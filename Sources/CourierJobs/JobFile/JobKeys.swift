@@ -83,6 +83,7 @@ enum JobKeys {
             JobKey("maxBodyBytes", .integer),
             JobKey("http2", .boolean),
             JobKey("tls", .object),
+            JobKey("hostThrottle", .boolean),
         ])
 
     /// The job's `tls`: files relative to the job file, a passphrase that is a secret.

@@ -132,11 +132,14 @@ package struct RunLog: Sendable {
     }
 
     /// One attempt of one task.
+    /// - Parameter throttled: seconds the attempt waited for its host before it was sent
+    ///   (`throttledMs`, written when not zero).
     func request(
         task: String, attempt: RetryAttempt, outcome: LogOutcome,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
-        renewedToken: String? = nil, renewal: Bool = false, warning: String? = nil
+        renewedToken: String? = nil, renewal: Bool = false, warning: String? = nil,
+        throttled: TimeInterval = 0
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -194,7 +197,8 @@ package struct RunLog: Sendable {
         }
         line.int("bytesSent", request.body?.count ?? streamedBytes ?? 0)
         line.int("bytesReceived", received)
-        line.attemptEnd(attempt, timings: timings, outcome: outcome, failure: failure)
+        line.attemptEnd(
+            attempt, timings: timings, outcome: outcome, failure: failure, throttled: throttled)
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }
         // A rejected token (this attempt's 401) that was renewed before the next attempt, and
@@ -266,7 +270,7 @@ extension JSONLineBuilder {
     /// `error` (the transport's, or why its answer failed), `outcome` and `retryInMs`.
     mutating func attemptEnd(
         _ attempt: RetryAttempt, timings: HTTPTimings, outcome: LogOutcome,
-        failure: (kind: String, message: String)?
+        failure: (kind: String, message: String)?, throttled: TimeInterval = 0
     ) {
         beginObject("timings")
         milliseconds("dnsMs", timings.dns)
@@ -275,6 +279,8 @@ extension JSONLineBuilder {
         milliseconds("firstByteMs", timings.firstByte)
         milliseconds("totalMs", timings.total)
         endObject()
+        // The wait at the host's gate (``HostThrottles``), only when there was one.
+        if throttled > 0 { milliseconds("throttledMs", throttled) }
         if case .failure(let error) = attempt.outcome {
             beginObject("error")
             string("kind", error.kind.rawValue)

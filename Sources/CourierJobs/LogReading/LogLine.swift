@@ -31,6 +31,8 @@ struct LogLine: Sendable {
     var connectMs: Double?
     var tlsMs: Double?
     var firstByteMs: Double?
+    /// Milliseconds the attempt waited for its host before it was sent (`throttledMs`).
+    var throttledMs: Double?
     /// A 304: the saved output was left as it was.
     var notModified = false
     /// `run.start`: the runs this one replays or resumes.
@@ -70,7 +72,7 @@ struct LogLine: Sendable {
     struct Fields {
         var event, ts, run, job, task, method, url, outcome, backend: String?
         var attempt, status: Int?
-        var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes: Double?
+        var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
         var errorKind, errorMessage: String?
@@ -118,6 +120,7 @@ struct LogLine: Sendable {
         connectMs = fields.connectMs
         tlsMs = fields.tlsMs
         firstByteMs = fields.firstByteMs
+        throttledMs = fields.throttledMs
         notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom

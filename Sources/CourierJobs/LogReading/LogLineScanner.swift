@@ -79,6 +79,7 @@ struct LogLineScanner {
                 return scanner.skipValue()
             }
         }
+        if key.is("throttledMs") { return number(into: &fields.throttledMs) }
         if key.is("notModified") { return bool(into: &fields.notModified) }
         if key.is("renewal") { return bool(into: &fields.renewal) }
         if key.is("tasks") { return tasks(into: &fields.runFields) }

@@ -32,6 +32,13 @@ enum ReportJSON {
             ("requests", .int(report.requests)),
             ("retries", .int(report.retries)),
             (
+                "throttled",
+                .object([
+                    ("requests", .int(report.throttledRequests)),
+                    ("totalMs", .double(report.throttledMs)),
+                ])
+            ),
+            (
                 "attemptsPerTask",
                 .object(
                     tasks.attemptsPerTask.sorted { $0.key < $1.key }.map {

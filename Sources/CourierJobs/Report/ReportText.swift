@@ -27,6 +27,11 @@ enum ReportText {
             "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
                 + (runs > 1 ? "; these and the figures below count every attempt of every run" : "")
         )
+        if report.throttledRequests > 0 {
+            lines.append(
+                "throttled \(report.throttledRequests) request\(report.throttledRequests == 1 ? "" : "s") waited \(format(report.throttledMs / 1000)) s in all for their hosts (Retry-After, rate-limit quotas, pace after 429s)"
+            )
+        }
         if !report.statuses.isEmpty {
             let parts = report.statuses.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
             lines.append("statuses  " + parts.joined(separator: ", "))

@@ -24,6 +24,9 @@ struct RunReport {
     private(set) var retries = 0
     private(set) var statuses: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
+    /// Attempts that waited for their host (`throttledMs`), and how long in all.
+    private(set) var throttledRequests = 0
+    private(set) var throttledMs = 0.0
     private(set) var total = LatencyHistogram()
     /// DNS, connect, TLS and first byte, in ``phaseNames`` order.
     private var phaseHistograms = [LatencyHistogram](repeating: LatencyHistogram(), count: 4)
@@ -101,6 +104,10 @@ struct RunReport {
         if line.outcome == "retry" { retries += 1 }
         if let status = line.status { statuses[status, default: 0] += 1 }
         if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
+        if let waited = line.throttledMs, waited > 0 {
+            throttledRequests += 1
+            throttledMs += waited
+        }
         let milliseconds = line.totalMs ?? 0
         total.record(milliseconds: milliseconds)
         if let value = line.dnsMs { phaseHistograms[0].record(milliseconds: value) }

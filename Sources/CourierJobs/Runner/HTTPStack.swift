@@ -4,10 +4,14 @@ import Foundation
 
 /// Composes the job's middleware over its transport, in one place:
 ///
-///     retry (per task) → redirects → cookies (when the job asks) → rate limit → transport
+///     retry (per task) → host throttle (per task, one state per run) → redirects
+///         → cookies (when the job asks) → rate limit → transport
 ///
 /// Retry is outermost so that each attempt is one log line whose URL is where the redirects
-/// ended. Redirects sit above the rate limit so that every hop waits for a token: the limit
+/// ended. The host throttle is under it so that every attempt, a retry too, waits for its
+/// host's pause, quota or pace; it is made per task, over the run's one ``HostThrottles``,
+/// because its bound is the task's `maxDelay` and its wait goes on the task's log line.
+/// Redirects sit above the rate limit so that every hop waits for a token: the limit
 /// counts what the servers see. Cookies sit below redirects so that a redirect's `Set-Cookie`
 /// is stored and each hop gets its own origin's cookies. The transport never follows redirects
 /// itself.
@@ -40,21 +44,57 @@ enum HTTPStack {
         return (AnyHTTPClient(RedirectingHTTPClient(wrapping: client)), client, executors)
     }
 
-    /// The per-task retry layer. Statuses the task expects are successes, never retried.
+    /// The run's per-host state, unless the job turns it off (`"hostThrottle": false`). A
+    /// configured rate limit is the most any host's rate climbs back to after 429s.
+    static func hostThrottles(for job: Job, time: any TimeSource, shard: Shard?) -> HostThrottles? {
+        guard job.hostThrottle else { return nil }
+        return HostThrottles(
+            settings: HostThrottle.Settings(ceiling: job.rateLimit?.share(for: shard).perSecond),
+            time: time)
+    }
+
+    /// The per-task retry layer, over the host throttle when the run has one. Statuses the task
+    /// expects are successes, never retried.
+    ///
+    /// The observer gets each attempt with the seconds it waited for its host (`throttledMs`),
+    /// and its `duration` without them: a task's `maxMs` judges the request, not the queue.
     static func retrying(
-        _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource,
-        observer: @escaping @Sendable (RetryAttempt) -> Void
+        _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource, hosts: HostThrottles?,
+        observer: @escaping @Sendable (_ attempt: RetryAttempt, _ throttled: TimeInterval) -> Void
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
         if let expected = task.expectStatus { policy.retryableStatuses.subtract(expected) }
+        var client = shared
+        // What the attempt under way has waited for its host so far.
+        var waited: Locked<TimeInterval>?
+        if let hosts {
+            let waiting = Locked<TimeInterval>(0)
+            waited = waiting
+            // A wait longer than the task's maxDelay ends the task, as a Retry-After does.
+            client = AnyHTTPClient(
+                HostThrottlingHTTPClient(
+                    wrapping: shared, hosts: hosts, maxDelay: policy.maxDelay
+                ) { seconds in waiting.withLock { $0 += seconds } })
+        }
         var check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)?
         if !task.expectation.isEmpty {
-            check = { response, seconds in
-                !task.accepts(response.status)
-                    || task.expectation.failure(for: response, durationMs: seconds * 1000) == nil
+            check = { [waited] response, seconds in
+                let sent = max(0, seconds - (waited?.withLock { $0 } ?? 0))
+                return !task.accepts(response.status)
+                    || task.expectation.failure(for: response, durationMs: sent * 1000) == nil
             }
         }
         return RetryingHTTPClient(
-            wrapping: shared, policy: policy, time: time, check: check, observer: observer)
+            wrapping: client, policy: policy, time: time, check: check
+        ) { [waited] attempt in
+            guard let waited else { return observer(attempt, 0) }
+            let throttled = waited.withLock { value in
+                defer { value = 0 }
+                return value
+            }
+            var attempt = attempt
+            attempt.duration = max(0, attempt.duration - throttled)
+            observer(attempt, throttled)
+        }
     }
 }

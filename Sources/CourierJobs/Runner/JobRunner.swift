@@ -57,6 +57,9 @@ package final class JobRunner: Sendable {
     let pruning: Pruning?
     /// The specs (by index) whose conditional saves came without validators, noted once.
     let validatorNotes = Locked<Set<Int>>([])
+    /// What each host asked for (a `Retry-After` pause, a quota, a rate after 429s), shared
+    /// by every task of the run; `nil` with `"hostThrottle": false`.
+    let hosts: HostThrottles?
 
     /// - Parameter total: the task count from ``JobValidator``.
     package init(
@@ -67,6 +70,7 @@ package final class JobRunner: Sendable {
         self.total = total
         self.source = source
         self.time = time
+        hosts = HTTPStack.hostThrottles(for: job, time: time, shard: options.shard)
         let redactor = Redactor(secrets: job.secrets)
         // Secret captures (a login token) and OAuth2 tokens are learned as they arrive.
         let learnsSecrets =
@@ -342,5 +346,14 @@ extension Result {
     var isFailure: Bool {
         if case .failure = self { return true }
         return false
+    }
+}
+
+extension RetryAttempt {
+    /// The requests this attempt and those before it sent: all of them, but for a last one
+    /// its host's gate refused (`.throttled`, never sent and never retried).
+    var requestsSent: Int {
+        if case .failure(let error) = outcome, error.kind == .throttled { return number - 1 }
+        return number
     }
 }

@@ -103,32 +103,38 @@ extension JobRunner {
         // not copy the whole task (request and expectations included) on every page.
         let taskID = task.id
         let replayOf = task.replayOf
-        let retrying = HTTPStack.retrying(shared, task: task, time: time) { attempt in
-            // One lock per attempt: numbered on after a renewal, and kept when final.
+        let retrying = HTTPStack.retrying(shared, task: task, time: time, hosts: hosts) {
+            attempt, throttled in
+            // One lock per attempt: numbered on after a renewal, and kept when final, with
+            // the time it waited for its host.
             let attempt = attempts.withLock { state -> RetryAttempt in
                 var attempt = attempt
                 attempt.number += state.renumbering
-                if attempt.retryDelay == nil { state.last = attempt }
+                if attempt.retryDelay == nil {
+                    (state.last, state.throttled) = (attempt, throttled)
+                }
                 return attempt
             }
             if attempt.retryDelay != nil {
                 try? log.request(
                     task: taskID, attempt: attempt, outcome: .retry, replayOf: replayOf,
-                    page: pageNumber)
+                    page: pageNumber, throttled: throttled)
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
             // The token was rejected and renewed: the rejected attempt is a retry.
-            let rejected = attempts.withLock { state -> RetryAttempt? in
-                defer { state.last = nil }
+            let (rejected, throttled) = attempts.withLock {
+                state -> (RetryAttempt?, TimeInterval) in
+                defer { (state.last, state.throttled) = (nil, 0) }
                 if let last = state.last { state.renumbering = last.number }
-                return state.last
+                return (state.last, state.throttled)
             }
             if var rejected {
                 rejected.retryDelay = 0
                 try? log.request(
                     task: taskID, attempt: rejected, outcome: .retry,
-                    replayOf: replayOf, page: pageNumber, renewedToken: name)
+                    replayOf: replayOf, page: pageNumber, renewedToken: name,
+                    throttled: throttled)
             }
         }
         let renewing =
@@ -163,7 +169,7 @@ extension JobRunner {
             }
             return result
         }
-        cursor.requests += attempt.number
+        cursor.requests += attempt.requestsSent
 
         // Captures are taken in `evaluate` (secret ones learned by the redactor) before
         // the line that could show them is written, and before anything is saved.
@@ -194,7 +200,11 @@ extension JobRunner {
         _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, result: AttemptResult,
         log: RunLog, progress: Progress, reporter: FailureReporter
     ) -> Bool? {
-        guard let attempt = send.attempts.withLock({ $0.last }) else {
+        guard
+            let (attempt, throttled) = send.attempts.withLock({ state in
+                state.last.map { ($0, state.throttled) }
+            })
+        else {
             if let failure = result.failure {
                 // Nothing was sent for this page, and the task ends here with its own line.
                 try? log.invalid(
@@ -235,7 +245,7 @@ extension JobRunner {
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
             replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
-            warning: warning)
+            warning: warning, throttled: throttled)
         if let warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
@@ -304,6 +314,8 @@ extension JobRunner {
     private struct PageAttempts {
         var last: RetryAttempt?
         var renumbering = 0
+        /// Seconds the final attempt waited for its host.
+        var throttled: TimeInterval = 0
     }
 
     /// Whether the task's saved body goes straight to disk as it arrives, so that memory stays

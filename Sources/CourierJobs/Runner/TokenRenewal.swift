@@ -83,12 +83,16 @@ extension JobRunner {
             throw CapturedToken.Unavailable(
                 description: "the task that captures \"\(name)\" cannot be built again")
         }
-        let last = Locked<RetryAttempt?>(nil)
-        let client = HTTPStack.retrying(shared, task: task, time: time) { attempt in
+        // The final attempt, and the seconds it waited for its host.
+        let last = Locked<(attempt: RetryAttempt?, throttled: TimeInterval)>((nil, 0))
+        let client = HTTPStack.retrying(shared, task: task, time: time, hosts: hosts) {
+            attempt, throttled in
             if attempt.retryDelay != nil {
-                try? log.request(task: task.id, attempt: attempt, outcome: .retry, renewal: true)
+                try? log.request(
+                    task: task.id, attempt: attempt, outcome: .retry, renewal: true,
+                    throttled: throttled)
             } else {
-                last.withLock { $0 = attempt }
+                last.withLock { $0 = (attempt, throttled) }
             }
         }
         // A login that sends an OAuth2 client's token gets it as the login's first run did.
@@ -96,11 +100,12 @@ extension JobRunner {
             authorizing(client, for: task, sessions: oauth2, willResend: { _ in })
             ?? AnyHTTPClient(client)
         _ = try? await sender.perform(task.request)
-        guard let attempt = last.withLock({ $0 }) else {
+        let (final, throttled) = last.withLock { ($0.attempt, $0.throttled) }
+        guard let attempt = final else {
             throw CapturedToken.Unavailable(
                 description: "the run stopped before \(task.id) was sent again")
         }
-        progress.requestsSent(attempt.number)
+        progress.requestsSent(attempt.requestsSent)
         let renewed = Locked(false)
         var result = evaluate(
             attempt, of: task, page: nil,
@@ -116,7 +121,7 @@ extension JobRunner {
         try? log.request(
             task: task.id, attempt: attempt, outcome: result.ok ? .ok : .failed,
             savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
-            renewal: true)
+            renewal: true, throttled: throttled)
         guard result.ok, let value = feed.currentValue(of: name) else {
             let reason = result.failure?.message ?? "it failed"
             throw CapturedToken.Unavailable(

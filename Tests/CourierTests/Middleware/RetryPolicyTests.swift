@@ -146,7 +146,7 @@ final class AttemptLog: @unchecked Sendable {
     @Test(arguments: [
         HTTPError.Kind.cancelled, .invalidURL, .invalidRequest, .tls, .dns, .bodyTooLarge, .file,
         .unsupported,
-        .tooManyRedirects,
+        .tooManyRedirects, .throttled,
     ])
     func permanentFailuresAreNeverRetried(kind: HTTPError.Kind) {
         let policy = RetryPolicy(maxAttempts: 5)

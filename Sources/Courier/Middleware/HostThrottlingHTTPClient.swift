@@ -1,0 +1,166 @@
+import Foundation
+
+/// Keeps every request to a host within what the host asked for: a `Retry-After` on a 429 or
+/// 503 pauses all requests to that origin (scheme, host and port), an announced quota
+/// (`RateLimit-*`, `X-RateLimit-*`) is spread until its reset, and repeated 429s halve the
+/// host's rate, which recovers slowly (``HostThrottle`` decides; this client waits).
+///
+/// ```swift
+/// let hosts = HostThrottles()  // one per run, shared by every client made over it
+/// let polite = HostThrottlingHTTPClient(wrapping: transport, hosts: hosts, maxDelay: 30)
+/// ```
+/// A request that would wait longer than `maxDelay` seconds is not sent: it fails with
+/// `.throttled`, saying why. Put it under ``RetryingHTTPClient`` so that every attempt waits
+/// for its host. A redirected request waits for its first host; the final response teaches
+/// the host that sent it.
+public struct HostThrottlingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
+    public let wrapped: Wrapped
+    /// The per-host state, shared with every other client made over it.
+    public let hosts: HostThrottles
+    /// The longest a request waits for its host, in seconds; `nil` for no bound.
+    public let maxDelay: TimeInterval?
+    private let onWait: (@Sendable (TimeInterval) -> Void)?
+
+    /// - Parameter onWait: told the seconds each request waited for its host, when it did.
+    public init(
+        wrapping wrapped: Wrapped, hosts: HostThrottles, maxDelay: TimeInterval? = nil,
+        onWait: (@Sendable (TimeInterval) -> Void)? = nil
+    ) {
+        self.wrapped = wrapped
+        self.hosts = hosts
+        self.maxDelay = maxDelay
+        self.onWait = onWait
+    }
+
+    public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let origin = Origin(request.url) else { return try await wrapped.perform(request) }
+        let wait = try admit(request, origin: origin)
+        if wait > .zero { try await waitForHost(wait, request: request, origin: origin) }
+        let sentAt = hosts.time.now()
+        let response: HTTPResponse
+        do {
+            response = try await wrapped.perform(request)
+        } catch {
+            hosts.finish(origin, response: nil, sentAt: sentAt)
+            throw error
+        }
+        hosts.finish(origin, response: response, sentAt: sentAt)
+        return response
+    }
+
+    /// The wait the host's gate gives the request, or the refusal.
+    @inline(never)
+    private func admit(_ request: HTTPRequest, origin: Origin) throws(HTTPError) -> Duration {
+        switch hosts.admit(origin, maxWait: maxDelay.map { .seconds($0) }) {
+        case .send(let wait, _):
+            return wait
+        case .refuse(let wait, let hold):
+            throw HTTPError(
+                .throttled, Self.refusal(origin, wait: wait, hold: hold, maxDelay: maxDelay ?? 0),
+                url: request.displayURL)
+        }
+    }
+
+    private func waitForHost(_ wait: Duration, request: HTTPRequest, origin: Origin) async throws {
+        let time = hosts.time
+        let start = time.now()
+        do {
+            try await time.sleep(for: wait)
+        } catch {
+            hosts.finish(origin, response: nil, sentAt: nil)
+            onWait?(start.duration(to: time.now()).seconds)
+            throw HTTPError(
+                .cancelled, "cancelled while waiting for the host", url: request.displayURL)
+        }
+        onWait?(start.duration(to: time.now()).seconds)
+    }
+
+    /// Why a request was not sent, in the words of ``RetryPolicy``'s `Retry-After` refusal.
+    static func refusal(
+        _ origin: Origin, wait: Duration, hold: HostThrottle.Hold, maxDelay: TimeInterval
+    ) -> String {
+        let seconds = Self.seconds(wait.seconds)
+        let limit = "more than maxDelay \(Self.seconds(maxDelay)) s; not sent"
+        switch hold {
+        case .retryAfter:
+            return "\(origin) asked for a pause (Retry-After) of \(seconds) s more, \(limit)"
+        case .quota:
+            return "\(origin)'s rate-limit quota is spent until its reset in \(seconds) s, \(limit)"
+        case .pace:
+            return
+                "\(origin)'s pace (after 429s, or a low rate-limit quota) would hold the request \(seconds) s, \(limit)"
+        }
+    }
+
+    private static func seconds(_ value: TimeInterval) -> String {
+        if value == value.rounded(), value < 1e15 { return String(Int(value)) }
+        return value >= 10 ? String(Int(value.rounded(.up))) : String(format: "%.1f", value)
+    }
+}
+
+/// The per-host state of ``HostThrottlingHTTPClient``: one ``HostThrottle`` per origin, for
+/// every client made over it (a job run makes one and shares it by all its tasks).
+public final class HostThrottles: Sendable {
+    /// The clock every host's waits are measured and slept on.
+    public let time: any TimeSource
+    /// Where each host's throttle starts.
+    public let settings: HostThrottle.Settings
+    private let state = Locked(State())
+
+    private struct State {
+        var hosts: [Origin: HostThrottle] = [:]
+        var finishedSinceSweep = 0
+    }
+
+    /// Hosts that hold nothing back are dropped every this many requests, so that a run over
+    /// many hosts keeps only the ones with something to remember.
+    static let sweepInterval = 4096
+
+    public init(
+        settings: HostThrottle.Settings = HostThrottle.Settings(),
+        time: any TimeSource = SystemTimeSource()
+    ) {
+        self.settings = settings
+        self.time = time
+    }
+
+    /// The throttle of `origin` as it is now, if it has one.
+    public func throttle(for origin: Origin) -> HostThrottle? {
+        state.withLock { $0.hosts[origin] }
+    }
+
+    /// Admits a request to `origin` (``HostThrottle/admit(at:maxWait:)``); one that is sent
+    /// must be finished with ``finish(_:response:sentAt:)``.
+    public func admit(_ origin: Origin, maxWait: Duration?) -> HostThrottle.Admission {
+        let now = time.now()
+        let settings = self.settings
+        return state.withLock { state in
+            state.hosts[origin, default: HostThrottle(settings: settings)].admit(
+                at: now, maxWait: maxWait)
+        }
+    }
+
+    /// The request admitted to `origin` is over: with its response, which teaches the host
+    /// that sent it (the last hop's, after redirects), or without one (it failed, or was never
+    /// sent: `sentAt` is then `nil`).
+    public func finish(_ origin: Origin, response: HTTPResponse?, sentAt: ContinuousClock.Instant?)
+    {
+        let now = time.now()
+        let date = time.date()
+        state.withLock { state in
+            state.hosts[origin]?.finished()
+            if let response, let sentAt {
+                let answered =
+                    response.redirectCount > 0 ? Origin(response.url) ?? origin : origin
+                state.hosts[answered, default: HostThrottle(settings: settings)].observe(
+                    status: response.status, headers: response.headers, sentAt: sentAt, at: now,
+                    date: date)
+            }
+            state.finishedSinceSweep += 1
+            if state.finishedSinceSweep >= Self.sweepInterval {
+                state.finishedSinceSweep = 0
+                state.hosts = state.hosts.filter { !$0.value.isIdle(at: now) }
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A host's `Retry-After` and rate-limit quota hold back every task's requests to that host,
+/// measured where it counts: at the fixture server, which records when each request arrived.
+@Suite("host politeness")
+struct HostPolitenessTests {
+    /// Three tasks to host A, the first of which gets a 429 with `Retry-After: 2` while the
+    /// other two are under way, and one to host B (another host and port); those three are
+    /// answered 0.5 s after the 429, so that no slot is free before the run has read it. Then
+    /// two more tasks to host A, which start during the pause, and more to host B.
+    static func writePauseJob(
+        _ space: JobWorkspace, pauseKey: String, otherKey: String, extra: String = ""
+    ) throws {
+        let server = space.server
+        let other = server.otherHostURL("/slow").absoluteString
+        try space.writeJob(
+            tasks: #"""
+                {"id": "a{n}", "path": "/host-pause", "query": {"key": "\#(pauseKey)", "first": "3", "seconds": "2", "n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}, "save": "a/{n}.json"},
+                {"id": "b1", "url": "\#(other)", "query": {"key": "\#(otherKey)", "ms": "500", "after": "\#(pauseKey)"}},
+                {"id": "a{n}", "path": "/host-pause", "query": {"key": "\#(pauseKey)", "n": "{n}"}, "foreach": {"n": {"range": [4, 5]}}, "save": "a/{n}.json"},
+                {"id": "b{n}", "url": "\#(other)", "query": {"key": "\#(otherKey)", "ms": "150", "n": "{n}"}, "foreach": {"n": {"range": [2, 8]}}}
+                """#,
+            extra:
+                #""concurrency": 4, "retry": {"maxAttempts": 3, "initialDelay": 0.05}, \#(extra)"#
+        )
+    }
+
+    /// When the server sent its 429 (its own clock, as the arrival times are).
+    static func pausedAt(_ key: String, on server: FixtureServer) throws -> Double {
+        let at = BlockingFetch.json(server.url("/paused?key=\(key)"))?["at"] as? Double ?? 0
+        try #require(at > 0, "the fixture server never sent its 429")
+        return at
+    }
+
+    @Test(
+        "a Retry-After pauses every task's requests to that host, and only that host",
+        arguments: RunCommandTests.backends)
+    func retryAfterPausesTheHost(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let pauseKey = FixtureServer.uniqueKey("pause")
+        let otherKey = FixtureServer.uniqueKey("other")
+        try Self.writePauseJob(space, pauseKey: pauseKey, otherKey: otherKey)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+
+        let paused = try Self.pausedAt(pauseKey, on: space.server)
+        let hostA = try await ServerHits.of(pauseKey, on: space.server).requests.map(\.time)
+            .sorted()
+        // a1, a2, a3 before the 429; a4, a5 and the retry of the one that got it, after.
+        #expect(hostA.count == 6, "\(hostA)")
+        #expect(hostA.prefix(3).allSatisfy { $0 <= paused })
+        let duringPause = hostA.dropFirst(3).filter { $0 < paused + 1.5 }
+        #expect(
+            duringPause.isEmpty,
+            "requests reached host A \(duringPause.map { $0 - paused }) s into its 2 s pause")
+        // Host B was not paused: its tasks went on meanwhile.
+        let hostB = try await ServerHits.of(otherKey, on: space.server).requests.map(\.time)
+        #expect(hostB.count == 8)
+        #expect(
+            hostB.filter { $0 > paused && $0 < paused + 1.5 }.count >= 2,
+            "host B's arrivals relative to the pause: \(hostB.map { $0 - paused })")
+
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        let requests = lines.filter { $0["event"] as? String == "request" }
+        for task in ["a4", "a5"] {
+            let waited = try space.attempts(task).first?["throttledMs"] as? Double
+            #expect((waited ?? 0) > 0, "\(task) waited for its host: \(String(describing: waited))")
+        }
+        for line in requests where (line["task"] as? String ?? "").hasPrefix("b") {
+            #expect(line["throttledMs"] == nil, "host B was never held: \(line)")
+        }
+        // Whichever of a1…a3 came first got the 429 and was retried after it.
+        let firstThree = try ["a1", "a2", "a3"].map {
+            try space.attempts($0).map { $0["status"] as? Int ?? 0 }
+        }
+        #expect(firstThree.sorted { $0.count > $1.count } == [[429, 200], [200], [200]])
+
+        // The report adds up the waits of every attempt.
+        let logged = requests.compactMap { $0["throttledMs"] as? Double }
+        let report = try await CourierBinary.run(
+            ["report", "--json", space.logs.appendingPathComponent("e2e").path])
+        #expect(report.status == 0, "\(report.stderr)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let job = try #require((root["jobs"] as? [[String: Any]])?.first)
+        let throttled = try #require(job["throttled"] as? [String: Any])
+        #expect(throttled["requests"] as? Int == logged.count)
+        let total = try #require(throttled["totalMs"] as? Double)
+        #expect(abs(total - logged.reduce(0, +)) < 0.01, "\(total) vs \(logged)")
+        let text = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("e2e").path])
+        #expect(
+            text.stdout.contains(
+                "throttled \(logged.count) request\(logged.count == 1 ? "" : "s") waited"),
+            "\(text.stdout)")
+    }
+
+    @Test("with \"hostThrottle\": false the other tasks keep sending during the pause")
+    func switchedOff() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let pauseKey = FixtureServer.uniqueKey("nopause")
+        let otherKey = FixtureServer.uniqueKey("noother")
+        try Self.writePauseJob(
+            space, pauseKey: pauseKey, otherKey: otherKey, extra: #""hostThrottle": false,"#)
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let paused = try Self.pausedAt(pauseKey, on: space.server)
+        let hostA = try await ServerHits.of(pauseKey, on: space.server).requests.map(\.time)
+        // a4 and a5 go as soon as a slot is free, well inside the pause.
+        #expect(
+            hostA.filter { $0 > paused && $0 < paused + 1.5 }.count >= 1,
+            "\(hostA.map { $0 - paused })")
+        #expect(try space.logLines().allSatisfy { $0["throttledMs"] == nil })
+    }
+
+    @Test(
+        "a low RateLimit quota spreads the requests until its reset, so none is refused",
+        arguments: RunCommandTests.backends)
+    func quotaSpreadsRequests(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("quota")
+        // 5 requests of 50 left in a 3 s window: low, so spread; the 6th must wait for the
+        // window's end (the server answers a request over the quota with 429).
+        try space.writeJob(
+            tasks:
+                #"{"id": "q{n}", "path": "/quota", "query": {"key": "\#(key)", "limit": "50", "remaining": "5", "window": "3", "n": "{n}"}, "foreach": {"n": {"range": [1, 8]}}, "save": "q/{n}.json"}"#,
+            extra: #""concurrency": 2, "retry": {"maxAttempts": 1},"#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "no request went over the quota: \(result.stderr)")
+        let arrivals = try await ServerHits.of(key, on: space.server).requests.map(\.time)
+            .sorted()
+        #expect(arrivals.count == 8)
+        if arrivals.count == 8 {
+            let offsets = arrivals.map { $0 - arrivals[0] }
+            // The first answer says 4 left with 3 s to go (one more under way): about a second
+            // apart from the third request on; without the quota all 8 would come at once.
+            #expect(offsets[3] >= 0.7, "\(offsets)")
+            #expect(offsets[5] >= 2.5, "the 6th waited for the reset: \(offsets)")
+        }
+        let waited = try space.logLines().compactMap { $0["throttledMs"] as? Double }
+        #expect(!waited.isEmpty && waited.allSatisfy { $0 > 0 })
+    }
+
+    @Test(
+        "a pause longer than maxDelay fails the host's other tasks unsent, saying why",
+        arguments: RunCommandTests.backends)
+    func pauseBeyondMaxDelay(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("long")
+        let others = FixtureServer.uniqueKey("unsent")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "first", "path": "/retry-after", "query": {"key": "\#(key)", "seconds": "3600"}},
+                {"id": "next{n}", "path": "/echo", "query": {"key": "\#(others)", "n": "{n}"}, "foreach": {"n": {"range": [1, 2]}}}
+                """#,
+            extra: #""concurrency": 1, "retry": {"maxAttempts": 3, "maxDelay": 30},"#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 1)
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+        #expect(try await ServerHits.of(others, on: space.server).count == 0, "nothing more sent")
+        for task in ["next1", "next2"] {
+            let attempts = try space.attempts(task)
+            #expect(attempts.count == 1, "not retried: \(attempts)")
+            let error = attempts.first?["error"] as? [String: String]
+            #expect(error?["kind"] == "throttled")
+            #expect(
+                error?["message"]?.contains("asked for a pause (Retry-After) of") == true
+                    && error?["message"]?.hasSuffix("more than maxDelay 30 s; not sent") == true,
+                "\(String(describing: error))")
+        }
+        #expect(result.stderr.contains("task next1 failed after 1 attempt: "), "\(result.stderr)")
+        let end = try #require(try space.logLines().last)
+        #expect(end["requests"] as? Int == 1, "the refused ones were never sent: \(end)")
+    }
+}
