@@ -5,7 +5,7 @@ APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release install test test-deps sanitize fuzz soak demo bench lint clean
+.PHONY: docs all deps bench-deps build release install test test-deps sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -126,6 +126,21 @@ soak: bench-deps
 # Runs jobs/demo.json against the fixture server on 127.0.0.1:18765 and prints the log path.
 demo: build
 	@Tests/Fixtures/demo.sh
+
+# The DocC documentation of the Courier and CourierCurl modules, built with the toolchain's
+# docc (no plugin dependency): symbol graphs from a build, then one archive per module under
+# .build/docs. Open them with `docc preview` or host them as static files.
+docs: deps
+	$(SWIFT) build --target CourierCurl -Xswiftc -emit-symbol-graph \
+	  -Xswiftc -emit-symbol-graph-dir -Xswiftc .build/symbol-graphs
+	@for module in Courier CourierCurl; do \
+	  mkdir -p .build/docs; \
+	  docc convert Sources/$$module/$$module.docc --fallback-display-name $$module \
+	    --fallback-bundle-identifier org.courier.$$module \
+	    --additional-symbol-graph-dir .build/symbol-graphs \
+	    --output-path .build/docs/$$module.doccarchive || exit 1; \
+	done
+	@echo "make: documentation in .build/docs"
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
