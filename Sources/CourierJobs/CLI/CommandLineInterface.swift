@@ -28,7 +28,7 @@ package enum CommandLineInterface {
                                [--resume [LOG]] [--dry-run] [--quiet] [--no-progress]
           courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
                                       [--format plan|curl] [--pace asap|logged] (see --help)
-          courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
+          courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
           courier validate JOB.json...
           courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
                                      [--rounds R] [--rate R] [--json] (see --help)

@@ -1,9 +1,9 @@
 import Foundation
 
-/// `courier report LOG... [--json] [--junit FILE] [--html FILE]`
+/// `courier report LOG... [--json] [--junit FILE] [--html FILE] [--otlp FILE]`
 enum ReportCommand {
     static let usage = """
-        Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
+        Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
         Summarises runs from their logs (- is stdin; a folder is every .jsonl under it), per
         job and merged over every file given (shards, replays, resumed runs): each run (a
         run killed before its end is shown as killed), tasks by final outcome (once each),
@@ -12,6 +12,8 @@ enum ReportCommand {
           --json         the report as JSON on stdout (schema: docs/report.md)
           --junit FILE   JUnit XML, one test case per task, for CI dashboards
           --html FILE    one self-contained HTML page with charts
+          --otlp FILE    OpenTelemetry traces as OTLP/JSON: a trace per run, a span per
+                         request attempt (the mapping: docs/report.md)
         Exit codes: 0 reported, 2 bad usage or no log line could be read.
         """
 
@@ -20,6 +22,7 @@ enum ReportCommand {
         let json: Bool
         let junit: String?
         let html: String?
+        let otlp: String?
         let logs: [String]
         do throws(UsageError) {
             if parser.flag("--help") {
@@ -29,6 +32,7 @@ enum ReportCommand {
             json = parser.flag("--json")
             junit = try parser.option("--junit")
             html = try parser.option("--html")
+            otlp = try parser.option("--otlp")
             logs = parser.positionals()
             try parser.finish()
             guard !logs.isEmpty else {
@@ -41,6 +45,7 @@ enum ReportCommand {
 
         var reports: [String: RunReport] = [:]
         var order: [String] = []
+        var traces = otlp.map { _ in OTLPTraces() }
         for entry in LogReader(
             paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") })
         {
@@ -50,6 +55,7 @@ enum ReportCommand {
                 order.append(name)
             }
             reports[name]!.add(entry.line, file: entry.file)
+            traces?.add(entry.line)
         }
         let all = order.compactMap { name -> RunReport? in
             reports[name]?.finish()
@@ -67,6 +73,10 @@ enum ReportCommand {
             if let html {
                 try OutputFile.write(
                     Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
+            }
+            if let otlp, let traces {
+                try OutputFile.write(
+                    Data(JSONWriter.bytes(traces.value())), to: URL(fileURLWithPath: otlp))
             }
         } catch {
             Console.error("courier report: \(error)")
