@@ -20,7 +20,7 @@ struct HARTests {
                 {"id": "post", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
                  "json": {"name": "é \"q\" {{name}} {", "n": [1, 2.5, -0.125], "ok": true, "none": null}},
                 {"id": "text", "method": "PUT", "path": "/echo", "query": {"key": "\#(key)"},
-                 "headers": {"Content-Type": "text/plain"}, "body": "{\"a\": {\"b\": \"{{x}}\"}} }"},
+                 "headers": {"Content-Type": "text/plain"}, "body": "{\"a\": {\"b\": \"{{x}}\"}} {{{{y}}}} }"},
                 {"id": "form", "method": "PATCH", "path": "/echo", "query": {"key": "\#(key)", "page": "2"},
                  "headers": {"Content-Type": "application/x-www-form-urlencoded"}, "body": "a=1&b=two+words"},
                 {"id": "gone", "method": "DELETE", "path": "/echo", "query": {"key": "\#(key)"}}
@@ -109,7 +109,7 @@ struct HARTests {
         // The requests are what the job asked for, not merely alike.
         #expect(original.map(\.method).sorted() == ["DELETE", "GET", "PATCH", "POST", "PUT"])
         let text = try #require(original.first { $0.method == "PUT" })
-        #expect(text.body == #"{"a": {"b": "{x}"}} }"#)
+        #expect(text.body == #"{"a": {"b": "{x}"}} {{y}} }"#)
         let post = try #require(original.first { $0.method == "POST" })
         #expect(post.body.contains(#""é \"q\" {name} {""#), "\(post.body)")
         let get = try #require(original.first { $0.method == "GET" })
