@@ -127,6 +127,47 @@ struct OTLPExportTests {
         #expect(try Data(contentsOf: again) == bytes)
     }
 
+    @Test("--otlp-endpoint POSTs the same traces as JSON; a base URL gets /v1/traces")
+    func postsToAnEndpoint() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "otlp-post-\(UUID().uuidString)"
+        let log = try await Self.recordedRun(space, key: key)
+        let file = space.folder.appendingPathComponent("traces.json")
+        let posted = try await CourierBinary.run(
+            [
+                "report", "--otlp", file.path, "--otlp-endpoint",
+                space.server.url("/echo?key=\(key)-collector").absoluteString, log,
+            ])
+        #expect(posted.status == 0, "\(posted.stderr)")
+        let hits = try await ServerHits.of("\(key)-collector", on: space.server)
+        #expect(hits.count == 1)
+        let request = try #require(hits.requests.first)
+        #expect(request.method == "POST")
+        #expect(request.header("Content-Type") == "application/json")
+        #expect(request.body == (try String(contentsOf: file, encoding: .utf8)))
+        #expect(!request.body.contains(Self.token))
+
+        // A base URL: OTLP's path is added. The fixture has no such route: its 404 is exit 1,
+        // after the report, with the endpoint's answer and without the URL's password.
+        var base = URLComponents(url: space.server.baseURL, resolvingAgainstBaseURL: false)!
+        base.user = "collector"
+        base.password = "pw-\(UUID().uuidString)"
+        base.path = "/"
+        base.query = "key=\(key)-base"
+        let refused = try await CourierBinary.run(
+            ["report", "--otlp-endpoint", base.url!.absoluteString, log])
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("e2e"), "the report is printed first")
+        #expect(refused.stderr.contains("answered 404"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains(base.password!), "\(refused.stderr)")
+        let baseHits = try await ServerHits.of("\(key)-base", on: space.server)
+        #expect(baseHits.requests.map(\.path) == ["/v1/traces?key=\(key)-base"])
+
+        let bad = try await CourierBinary.run(["report", "--otlp-endpoint", "ftp://h/", log])
+        #expect(bad.status == 2)
+    }
+
     @Test("a file that is not a log is a clear error and exit 2")
     func notALog() async throws {
         let folder = try ReportTests.folder()

@@ -29,6 +29,7 @@ package enum CommandLineInterface {
           courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
                                       [--format plan|curl] [--pace asap|logged] (see --help)
           courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
+                                      [--otlp-endpoint URL]
           courier export --har LOG.jsonl... [-o FILE]       (run logs as a HAR 1.2 archive)
           courier import --har FILE.har [-o JOB.json]       (a job file from a recorded HAR)
           courier validate JOB.json...
@@ -64,7 +65,7 @@ package enum CommandLineInterface {
         case "validate":
             return ValidateCommand.run(Array(arguments.dropFirst()))
         case "report":
-            return ReportCommand.run(Array(arguments.dropFirst()))
+            return await ReportCommand.run(Array(arguments.dropFirst()))
         case "replay":
             return await ReplayCommand.run(Array(arguments.dropFirst()))
         case "export":
