@@ -27,6 +27,8 @@ struct HARImport {
     private(set) var warnings: [String] = []
 
     private var secretValues: [String: String] = [:]  // "header\nvalue" -> variable name
+    /// The `${env:…}` references written for secrets.
+    private var references = 0
 
     /// Header fields a client sets itself or that belong to one connection (RFC 9110 7.6.1),
     /// left out. `Accept-Encoding` is the transport's to choose: it decodes only what it asked
@@ -64,8 +66,11 @@ struct HARImport {
                 let url = URLComponents(string: urlText), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https", url.host?.isEmpty == false
             else {
+                let url = entry.member("request")?.member("url")?.string ?? ""
                 throw Failure(
-                    message: "log.entries[\(index)].request: no http or https url")
+                    message: url.contains("redacted")
+                        ? "log.entries[\(index)].request.url: its origin was a secret, redacted in the log (\(url)); give the job a baseURL by hand"
+                        : "log.entries[\(index)].request: no http or https url")
             }
             let method = request.member("method")?.string?.uppercased() ?? "GET"
             requests.append((method, url, request, index))
@@ -93,6 +98,12 @@ struct HARImport {
         ]
         if let sharedOrigin { job.append(("baseURL", .string(sharedOrigin))) }
         jobText = Self.render(job, tasks: tasks)
+        // A recorded `${…}` would be read as a reference: there is no escape for it.
+        if jobText.components(separatedBy: "${").count - 1 > references {
+            warnings.append(
+                "a recorded value holds ${…}, which the job file reads as a reference; edit it by hand"
+            )
+        }
     }
 
     // MARK: - A task
@@ -228,6 +239,7 @@ struct HARImport {
     /// An `${env:NAME}` reference for a secret value, one variable per distinct value of a name.
     private mutating func secret(kind: String, name: String, value: String) -> String {
         let key = "\(kind)\n\(name.lowercased())\n\(value)"
+        references += 1
         if let variable = secretValues[key] { return "${env:\(variable)}" }
         let base = String(
             name.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
