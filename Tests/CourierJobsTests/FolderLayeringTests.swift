@@ -20,7 +20,7 @@ struct FolderLayeringTests {
             "CourierJobs",
             [
                 "Support", "JSON", "Secrets", "JobFile", "LogReading", "Log", "Replay", "Runner",
-                "Report", "Bench", "CLI",
+                "Report", "Export", "Bench", "CLI",
             ]
         ),
     ]

@@ -137,6 +137,18 @@ struct LogRoundTripTests {
                         "t-token",
                     ].map(key)))
         #expect(history.runs == ["r1"])
+
+        // The fields the exports read (`report --otlp`, `export --har`): sizes, the page, and
+        // the response headers, kept only when asked for.
+        #expect(ok.bytesSent == 3 && ok.bytesReceived == 2)
+        #expect(byTask["t-page"]?.page == 1 && ok.page == nil)
+        #expect(byTask["t-failed"]?.bytesReceived == 0)
+        #expect(ok.responseHeaders.isEmpty, "report does not keep them")
+        let detailed = LogReader(paths: [file.path], warn: { _ in }, responseHeaders: true)
+            .map(\.line).filter { $0.task == "t-ok" }
+        #expect(
+            detailed.first?.responseHeaders.contains { $0 == ("Content-Type", "application/json") }
+                == true)
     }
 
     @Test("a replay from the log alone decides nothing; a later run's word wins; templates settle")

@@ -28,7 +28,10 @@ package enum CommandLineInterface {
                                [--resume [LOG]] [--dry-run] [--quiet] [--no-progress]
           courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
                                       [--format plan|curl] [--pace asap|logged] (see --help)
-          courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
+          courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
+                                      [--otlp-endpoint URL]
+          courier export --har LOG.jsonl... [-o FILE]       (run logs as a HAR 1.2 archive)
+          courier import --har FILE.har [-o JOB.json]       (a job file from a recorded HAR)
           courier validate JOB.json...
           courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
                                      [--rounds R] [--rate R] [--json] (see --help)
@@ -62,9 +65,13 @@ package enum CommandLineInterface {
         case "validate":
             return ValidateCommand.run(Array(arguments.dropFirst()))
         case "report":
-            return ReportCommand.run(Array(arguments.dropFirst()))
+            return await ReportCommand.run(Array(arguments.dropFirst()))
         case "replay":
             return await ReplayCommand.run(Array(arguments.dropFirst()))
+        case "export":
+            return ExportCommand.run(Array(arguments.dropFirst()))
+        case "import":
+            return ImportCommand.run(Array(arguments.dropFirst()))
         case "bench":
             return await BenchCommand.run(Array(arguments.dropFirst()))
         default:

@@ -1,9 +1,10 @@
 import Foundation
 
-/// `courier report LOG... [--json] [--junit FILE] [--html FILE]`
+/// `courier report LOG... [--json] [--junit FILE] [--html FILE] [--otlp FILE] [--otlp-endpoint URL]`
 enum ReportCommand {
     static let usage = """
-        Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE]
+        Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
+                              [--otlp-endpoint URL]
         Summarises runs from their logs (- is stdin; a folder is every .jsonl under it), per
         job and merged over every file given (shards, replays, resumed runs): each run (a
         run killed before its end is shown as killed), tasks by final outcome (once each),
@@ -12,14 +13,22 @@ enum ReportCommand {
           --json         the report as JSON on stdout (schema: docs/report.md)
           --junit FILE   JUnit XML, one test case per task, for CI dashboards
           --html FILE    one self-contained HTML page with charts
-        Exit codes: 0 reported, 2 bad usage or no log line could be read.
+          --otlp FILE    OpenTelemetry traces as OTLP/JSON: a trace per run, a span per
+                         request attempt (the mapping: docs/report.md)
+          --otlp-endpoint URL
+                         POST the same traces to an OTLP/HTTP receiver (a base URL gets
+                         /v1/traces: http://collector:4318)
+        Exit codes: 0 reported, 1 the endpoint did not take the traces, 2 bad usage or no
+        log line could be read.
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ arguments: [String]) async -> Int32 {
         var parser = ArgumentParser(arguments, command: "report")
         let json: Bool
         let junit: String?
         let html: String?
+        let otlp: String?
+        let endpoint: URL?
         let logs: [String]
         do throws(UsageError) {
             if parser.flag("--help") {
@@ -29,6 +38,15 @@ enum ReportCommand {
             json = parser.flag("--json")
             junit = try parser.option("--junit")
             html = try parser.option("--html")
+            otlp = try parser.option("--otlp")
+            if let text = try parser.option("--otlp-endpoint") {
+                guard let url = OTLPUpload.tracesURL(text) else {
+                    throw UsageError("report: --otlp-endpoint takes an http or https URL")
+                }
+                endpoint = url
+            } else {
+                endpoint = nil
+            }
             logs = parser.positionals()
             try parser.finish()
             guard !logs.isEmpty else {
@@ -41,6 +59,7 @@ enum ReportCommand {
 
         var reports: [String: RunReport] = [:]
         var order: [String] = []
+        var traces = otlp != nil || endpoint != nil ? OTLPTraces() : nil
         for entry in LogReader(
             paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") })
         {
@@ -50,6 +69,7 @@ enum ReportCommand {
                 order.append(name)
             }
             reports[name]!.add(entry.line, file: entry.file)
+            traces?.add(entry.line)
         }
         let all = order.compactMap { name -> RunReport? in
             reports[name]?.finish()
@@ -68,6 +88,10 @@ enum ReportCommand {
                 try OutputFile.write(
                     Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
             }
+            if let otlp, let traces {
+                try OutputFile.write(
+                    Data(JSONWriter.bytes(traces.value())), to: URL(fileURLWithPath: otlp))
+            }
         } catch {
             Console.error("courier report: \(error)")
             return CommandLineInterface.ExitCode.usage
@@ -76,6 +100,14 @@ enum ReportCommand {
             Console.output(JSONWriter.string(ReportJSON.value(all)))
         } else {
             Console.output(all.map(ReportText.render).joined(separator: "\n\n"))
+        }
+        if let endpoint, let traces {
+            do throws(OTLPUpload.Failure) {
+                try await OTLPUpload.send(JSONWriter.bytes(traces.value()), to: endpoint)
+            } catch {
+                Console.error("courier report: \(error.message)")
+                return CommandLineInterface.ExitCode.taskFailed
+            }
         }
         return CommandLineInterface.ExitCode.success
     }

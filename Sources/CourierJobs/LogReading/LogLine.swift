@@ -23,6 +23,17 @@ struct LogLine: Sendable {
     var requestHeaders: [(name: String, value: String)] = []
     var requestBody: Body?
     var status: Int?
+    /// `responseHeaders`, only when the reader was asked for them (``LogReader``): `report`
+    /// never reads them, and keeping them cost every line an allocation.
+    var responseHeaders: [(name: String, value: String)] = []
+    /// `bytesSent`, `bytesReceived`: the request's and the response's body sizes.
+    var bytesSent: Int?
+    var bytesReceived: Int?
+    /// `page` of a paginated task, from 1.
+    var page: Int?
+    /// `finalURL` and `redirects`, when redirects were followed.
+    var finalURL: String?
+    var redirects: Int?
     var errorKind: String?
     var errorMessage: String?
     var outcome: String?
@@ -71,7 +82,11 @@ struct LogLine: Sendable {
     /// The raw values a scanner found, before checks.
     struct Fields {
         var event, ts, run, job, task, method, url, outcome, backend: String?
-        var attempt, status: Int?
+        var attempt, status, bytesSent, bytesReceived, page, redirects: Int?
+        var finalURL: String?
+        /// Whether to keep `responseHeaders` (most consumers never read them).
+        var keepResponseHeaders = false
+        var responseHeaders: [(name: String, value: String)] = []
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
@@ -86,8 +101,10 @@ struct LogLine: Sendable {
 
     /// A log line from its JSON text; `nil` when it is not JSON or not a log line (no `event`,
     /// `run` or valid `ts`).
-    init?(bytes: ArraySlice<UInt8>) {
-        guard let line = LogLineScanner.parse(bytes) else { return nil }
+    init?(bytes: ArraySlice<UInt8>, responseHeaders: Bool = false) {
+        guard let line = LogLineScanner.parse(bytes, responseHeaders: responseHeaders) else {
+            return nil
+        }
         self = line
     }
 
@@ -112,6 +129,12 @@ struct LogLine: Sendable {
             requestBody = .omitted(bytes: Int(count), sha256: fields.bodySHA256 ?? "")
         }
         status = fields.status
+        responseHeaders = fields.responseHeaders
+        bytesSent = fields.bytesSent
+        bytesReceived = fields.bytesReceived
+        page = fields.page
+        finalURL = fields.finalURL
+        redirects = fields.redirects
         errorKind = fields.errorKind
         errorMessage = fields.errorMessage
         outcome = fields.outcome

@@ -17,10 +17,11 @@ struct LogLineScanner {
     }
 
     /// The line, or `nil` when it is not JSON or not a log line.
-    static func parse(_ line: ArraySlice<UInt8>) -> LogLine? {
+    static func parse(_ line: ArraySlice<UInt8>, responseHeaders: Bool = false) -> LogLine? {
         line.withUnsafeBufferPointer { buffer in
             var scanner = LogLineScanner(buffer)
             var fields = LogLine.Fields()
+            fields.keepResponseHeaders = responseHeaders
             guard scanner.object({ scanner, key in scanner.field(key, into: &fields) }) else {
                 return nil
             }
@@ -53,6 +54,18 @@ struct LogLineScanner {
                 return true
             }
         }
+        if key.is("responseHeaders"), fields.keepResponseHeaders {
+            return object { scanner, name in
+                guard let value = scanner.string() else { return scanner.skipValue() }
+                fields.responseHeaders.append((name.text, value))
+                return true
+            }
+        }
+        if key.is("bytesSent") { return number(into: &fields.bytesSent) }
+        if key.is("bytesReceived") { return number(into: &fields.bytesReceived) }
+        if key.is("page") { return number(into: &fields.page) }
+        if key.is("finalURL") { return string(into: &fields.finalURL) }
+        if key.is("redirects") { return number(into: &fields.redirects) }
         if key.is("requestBody") {
             return object { scanner, name in
                 if name.is("text") { return scanner.string(into: &fields.bodyText) }

@@ -23,8 +23,12 @@ struct LogReader: Sequence {
 
     let paths: [String]
     let warn: (String) -> Void
+    /// Whether lines keep their `responseHeaders` (the exports read them; `report` does not).
+    var responseHeaders = false
 
-    func makeIterator() -> Iterator { Iterator(paths: paths, warn: warn) }
+    func makeIterator() -> Iterator {
+        Iterator(paths: paths, warn: warn, responseHeaders: responseHeaders)
+    }
 
     struct Iterator: IteratorProtocol {
         private var paths: ArraySlice<String>
@@ -38,10 +42,12 @@ struct LogReader: Sequence {
         private var offset = 0
         private var atEnd = true
         private var chunk = [UInt8](repeating: 0, count: 256 << 10)
+        private let responseHeaders: Bool
 
-        init(paths: [String], warn: @escaping (String) -> Void) {
+        init(paths: [String], warn: @escaping (String) -> Void, responseHeaders: Bool = false) {
             self.paths = paths[...]
             self.warn = warn
+            self.responseHeaders = responseHeaders
         }
 
         mutating func next() -> Entry? {
@@ -55,7 +61,7 @@ struct LogReader: Sequence {
                 }
                 number += 1
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-                if let line = LogLine(bytes: bytes) {
+                if let line = LogLine(bytes: bytes, responseHeaders: responseHeaders) {
                     return Entry(file: file, number: number, line: line)
                 }
                 warn(

@@ -1,0 +1,340 @@
+import Courier
+import Foundation
+
+/// A job file from a recorded HAR (`courier import --har`): one task per entry, its method,
+/// URL (a shared origin becomes the job's `baseURL`), query, headers and body, with every
+/// secret-looking value replaced by an `${env:NAME}` reference the user fills in.
+///
+/// What is copied is text the job file's templates would otherwise read (`{name}`), so braces
+/// are escaped (``Template``'s `{{` and `}}`) and the job sends the recorded bytes.
+struct HARImport {
+    /// Why a HAR could not be read.
+    struct Failure: Error {
+        var message: String
+    }
+
+    /// An environment variable the job reads, and what it stands for.
+    struct Variable: Equatable {
+        var name: String
+        var source: String
+    }
+
+    /// The job file's text.
+    private(set) var jobText = ""
+    /// The variables to set before running it, in first use order.
+    private(set) var variables: [Variable] = []
+    /// What could not be carried over (said on stderr).
+    private(set) var warnings: [String] = []
+
+    private var secretValues: [String: String] = [:]  // "header\nvalue" -> variable name
+    /// The `${env:…}` references written for secrets.
+    private var references = 0
+
+    /// Header fields a client sets itself or that belong to one connection (RFC 9110 7.6.1),
+    /// left out. `Accept-Encoding` is the transport's to choose: it decodes only what it asked
+    /// for.
+    static let droppedHeaders: Set<String> = [
+        "host", "content-length", "connection", "keep-alive", "proxy-connection", "te",
+        "trailer", "transfer-encoding", "upgrade", "accept-encoding",
+    ]
+
+    /// Whether a header's or query parameter's value is a secret: the names the log redacts,
+    /// and any name with token, secret, key, password or auth in it.
+    static func isSecret(name: String) -> Bool {
+        let lower = name.lowercased()
+        if SecretHeaders.isSecret(name) || lower == "cookie" { return true }
+        return ["token", "secret", "key", "password", "passwd", "auth", "session", "signature"]
+            .contains { lower.contains($0) }
+    }
+
+    init(har bytes: [UInt8], name: String) throws(Failure) {
+        let root: JSONNode
+        do {
+            root = try JSONParser.parse(bytes)
+        } catch {
+            throw Failure(
+                message:
+                    "not JSON (line \(error.line), column \(error.column): \(error.message)); a HAR file is one JSON object"
+            )
+        }
+        guard let log = root.member("log"), case .array(let entries)? = log.member("entries")?.value
+        else { throw Failure(message: "not a HAR file: no log.entries array") }
+        var requests: [(method: String, url: URLComponents, node: JSONNode, index: Int)] = []
+        for (index, entry) in entries.enumerated() {
+            guard let request = entry.member("request"),
+                case .string(let urlText)? = request.member("url")?.value,
+                let url = URLComponents(string: urlText), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https", url.host?.isEmpty == false
+            else {
+                let url = entry.member("request")?.member("url")?.string ?? ""
+                throw Failure(
+                    message: url.contains("redacted")
+                        ? "log.entries[\(index)].request.url: its origin was a secret, redacted in the log (\(url)); give the job a baseURL by hand"
+                        : "log.entries[\(index)].request: no http or https url")
+            }
+            let method = request.member("method")?.string?.uppercased() ?? "GET"
+            requests.append((method, url, request, index))
+        }
+        guard !requests.isEmpty else { throw Failure(message: "the HAR has no entries") }
+        let origins = Set(requests.map { Self.origin($0.url) })
+        let sharedOrigin = origins.count == 1 ? origins.first : nil
+
+        var ids: Set<String> = []
+        var tasks: [JSONWriter.Value] = []
+        for (method, url, request, index) in requests {
+            var id = "request-\(index + 1)"
+            if let task = entries[index].member("_courier")?.member("task")?.string {
+                id = task
+            }
+            if ids.contains(id) { id += "-\(index + 1)" }
+            ids.insert(id)
+            tasks.append(
+                task(
+                    id: id, method: method, url: url, request: request, index: index,
+                    origin: sharedOrigin))
+        }
+        var job: [(String, JSONWriter.Value)] = [
+            ("version", .int(1)), ("name", .string(name)),
+        ]
+        if let sharedOrigin { job.append(("baseURL", .string(sharedOrigin))) }
+        jobText = Self.render(job, tasks: tasks)
+        // A recorded `${…}` would be read as a reference: there is no escape for it.
+        if jobText.components(separatedBy: "${").count - 1 > references {
+            warnings.append(
+                "a recorded value holds ${…}, which the job file reads as a reference; edit it by hand"
+            )
+        }
+    }
+
+    // MARK: - A task
+
+    private mutating func task(
+        id: String, method: String, url: URLComponents, request: JSONNode, index: Int,
+        origin: String?
+    ) -> JSONWriter.Value {
+        var fields: [(String, JSONWriter.Value)] = [
+            ("id", .string(Self.escaped(id))), ("method", .string(method)),
+        ]
+        // The path as it was written (its percent-encoding kept); the query apart when its
+        // names are unique, since `query` is an object.
+        var path = url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath
+        var query: [(String, JSONWriter.Value)] = []
+        if let items = url.percentEncodedQueryItems, !items.isEmpty {
+            let names = items.map(\.name)
+            if Set(names).count == names.count {
+                for item in items {
+                    let name = Self.decoded(item.name)
+                    query.append(
+                        (
+                            name,
+                            .string(queryValue(name: name, value: Self.decoded(item.value ?? "")))
+                        ))
+                }
+            } else {
+                path += "?" + (url.percentEncodedQuery ?? "")
+                warnings.append(
+                    "log.entries[\(index)]: a query name repeats; the query is kept in the URL as it was"
+                )
+            }
+        }
+        if let origin {
+            fields.append(("path", .string(Self.escaped(path))))
+        } else {
+            fields.append(("url", .string(Self.escaped(Self.origin(url) + path))))
+        }
+        if !query.isEmpty { fields.append(("query", .object(query))) }
+
+        var headers: [(String, JSONWriter.Value)] = []
+        var seen: Set<String> = []
+        var contentType: String?
+        if case .array(let list)? = request.member("headers")?.value {
+            for header in list {
+                guard let name = header.member("name")?.string,
+                    let value = header.member("value")?.string
+                else { continue }
+                let lower = name.lowercased()
+                // HTTP/2 pseudo-headers (`:authority`) are the request line, already copied.
+                if lower.hasPrefix(":") || Self.droppedHeaders.contains(lower) { continue }
+                if lower == "content-type" { contentType = value }
+                guard seen.insert(lower).inserted else {
+                    warnings.append(
+                        "log.entries[\(index)]: header \(name) repeats; the first value is kept")
+                    continue
+                }
+                headers.append(
+                    (
+                        name,
+                        .string(
+                            Self.isSecret(name: name)
+                                ? secret(kind: "header", name: name, value: value)
+                                : Self.escaped(value))
+                    ))
+            }
+        }
+        if !headers.isEmpty { fields.append(("headers", .object(headers))) }
+        if let body = body(request.member("postData"), contentType: contentType, index: index) {
+            fields.append(body)
+        }
+        return .object(fields)
+    }
+
+    /// Query parameters whose values are credentials. Narrower than for headers: `key`,
+    /// `page_token` or `session` name plain data in many APIs' queries.
+    static let secretQueryNames: Set<String> = [
+        "access_token", "token", "id_token", "refresh_token", "api_key", "apikey", "password",
+        "secret", "client_secret", "sig", "signature",
+    ]
+
+    private mutating func queryValue(name: String, value: String) -> String {
+        // `redacted` is what the log writes for a query key marked secret.
+        let normalized = name.lowercased().replacingOccurrences(of: "-", with: "_")
+        if Self.secretQueryNames.contains(normalized) || value == "<redacted>"
+            || value == "redacted"
+        {
+            return secret(kind: "query parameter", name: name, value: value)
+        }
+        return Self.escaped(value)
+    }
+
+    /// `body` for text, `json` for a JSON body the job file can hold as JSON.
+    private mutating func body(_ postData: JSONNode?, contentType: String?, index: Int)
+        -> (String, JSONWriter.Value)?
+    {
+        guard let postData else { return nil }
+        var text = postData.member("text")?.string
+        if (postData.member("_encoding") ?? postData.member("encoding"))?.string == "base64" {
+            guard let encoded = text, let data = Data(base64Encoded: encoded),
+                let decoded = String(data: data, encoding: .utf8)
+            else {
+                warnings.append(
+                    "log.entries[\(index)]: a binary body cannot be written in a job file; left out (give it as bodyFile)"
+                )
+                return nil
+            }
+            text = decoded
+        }
+        if text == nil || text == "", case .array(let params)? = postData.member("params")?.value,
+            !params.isEmpty
+        {
+            // A form given only as parameters.
+            text = params.compactMap { param -> String? in
+                guard let name = param.member("name")?.string else { return nil }
+                let value = param.member("value")?.string ?? ""
+                return Self.formEncoded(name) + "=" + Self.formEncoded(value)
+            }.joined(separator: "&")
+        }
+        guard let text, !text.isEmpty else { return nil }
+        if text.contains("<redacted>") {
+            warnings.append(
+                "log.entries[\(index)]: the body holds a redacted value (<redacted>); edit the job to supply it"
+            )
+        }
+        let mime = (postData.member("mimeType")?.string ?? contentType ?? "").lowercased()
+        if mime.contains("json"), let node = try? JSONParser.parse(text) {
+            return ("json", Self.templateSafe(node))
+        }
+        return ("body", .string(Self.escaped(text)))
+    }
+
+    /// An `${env:NAME}` reference for a secret value, one variable per distinct value of a name.
+    private mutating func secret(kind: String, name: String, value: String) -> String {
+        let key = "\(kind)\n\(name.lowercased())\n\(value)"
+        references += 1
+        if let variable = secretValues[key] { return "${env:\(variable)}" }
+        let base = String(
+            name.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
+        ).trimmingCharacters(in: CharacterSet(charactersIn: "_"))
+        var variable = (kind == "header" ? "" : "QUERY_") + (base.isEmpty ? "SECRET" : base)
+        if variable.first?.isNumber == true { variable = "_" + variable }
+        var candidate = variable
+        var number = 2
+        while variables.contains(where: { $0.name == candidate }) {
+            candidate = "\(variable)_\(number)"
+            number += 1
+        }
+        secretValues[key] = candidate
+        let recorded = value.contains("redacted") ? "redacted in the recording" : "as recorded"
+        variables.append(Variable(name: candidate, source: "the \(name) \(kind), \(recorded)"))
+        return "${env:\(candidate)}"
+    }
+
+    // MARK: - Text
+
+    static func origin(_ url: URLComponents) -> String {
+        let scheme = url.scheme?.lowercased() ?? "http"
+        var host = url.percentEncodedHost ?? ""
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        let port = url.port.map { ":\($0)" } ?? ""
+        return "\(scheme)://\(host)\(port)"
+    }
+
+    private static func decoded(_ text: String) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    private static func formEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._*")
+        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text)
+            .replacingOccurrences(of: "%20", with: "+")
+    }
+
+    /// `text` so that a job file's template sends it as it is: each `{` doubled, and each `}`
+    /// that closes a doubled one doubled too (``Template``: a `}}` with none open is text).
+    static func escaped(_ text: String) -> String {
+        guard text.contains("{") || text.contains("}") else { return text }
+        var output = ""
+        var open = 0
+        for character in text {
+            switch character {
+            case "{":
+                output += "{{"
+                open += 1
+            case "}" where open > 0:
+                output += "}}"
+                open -= 1
+            default:
+                output.append(character)
+            }
+        }
+        return output
+    }
+
+    /// A JSON body with its strings escaped (every string in `json` is a template) and its
+    /// numbers as written.
+    private static func templateSafe(_ node: JSONNode) -> JSONWriter.Value {
+        switch node.value {
+        case .null: .null
+        case .bool(let flag): .bool(flag)
+        case .number(let number): node.numberSource.map(JSONWriter.Value.raw) ?? .double(number)
+        case .string(let text): .string(escaped(text))
+        case .array(let elements): .array(elements.map(templateSafe))
+        case .object(let members): .object(members.map { ($0.key, templateSafe($0.node)) })
+        }
+    }
+
+    /// The job file: its keys one per line, each task on a line of its own.
+    private static func render(_ job: [(String, JSONWriter.Value)], tasks: [JSONWriter.Value])
+        -> String
+    {
+        var lines = job.map {
+            "  " + JSONWriter.string(.string($0.0)) + ": " + JSONWriter.string($0.1)
+        }
+        let taskLines = tasks.map { "    " + JSONWriter.string($0) }
+        lines.append("  \"tasks\": [\n" + taskLines.joined(separator: ",\n") + "\n  ]")
+        return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
+    }
+}
+
+extension JSONNode {
+    /// The value of an object's member, if this is an object that has it.
+    fileprivate func member(_ name: String) -> JSONNode? {
+        guard case .object(let members) = value else { return nil }
+        return members.first { $0.key == name }?.node
+    }
+
+    fileprivate var string: String? {
+        if case .string(let text) = value { text } else { nil }
+    }
+}

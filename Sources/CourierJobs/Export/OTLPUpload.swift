@@ -1,0 +1,46 @@
+import Courier
+import CourierCurl
+import Foundation
+
+/// Sends an OTLP/JSON export to a collector's OTLP/HTTP receiver (`report --otlp-endpoint`),
+/// with the curl transport: one POST, `Content-Type: application/json`.
+enum OTLPUpload {
+    /// Why the export was not taken: the endpoint's answer or the transport's error, with the
+    /// URL's credentials removed.
+    struct Failure: Error {
+        var message: String
+    }
+
+    /// The URL to post to: a base URL (no path, or `/`) gets OTLP's `/v1/traces`, as
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` does; any other path is taken as the traces endpoint
+    /// itself (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
+    static func tracesURL(_ text: String) -> URL? {
+        guard var components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            components.host?.isEmpty == false
+        else { return nil }
+        if components.percentEncodedPath.isEmpty || components.percentEncodedPath == "/" {
+            components.percentEncodedPath = "/v1/traces"
+        }
+        return components.url
+    }
+
+    static func send(_ body: [UInt8], to url: URL) async throws(Failure) {
+        let client = CurlHTTPClient(configuration: .init(timeout: 30))
+        defer { client.shutdown() }
+        let shown = HTTPError.withoutCredentials(url).absoluteString
+        let response: HTTPResponse
+        do {
+            response = try await client.perform(
+                HTTPRequest(
+                    url: url, method: .post, headers: ["Content-Type": "application/json"],
+                    body: Data(body)))
+        } catch {
+            throw Failure(message: "cannot send the traces to \(shown): \(error)")
+        }
+        guard (200..<300).contains(response.status) else {
+            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+            throw Failure(message: "\(shown) answered \(response.status): \(text)")
+        }
+    }
+}
