@@ -67,7 +67,8 @@ struct JobFilesTests {
             "unknown-method", "lowercase-method", "path-and-url", "no-target",
             "save-escapes-output-dir",
             "save-absolute", "two-bodies", "expect-status-out-of-range", "timeout-zero",
-            "header-name-invalid",
+            "header-name-invalid", "records-merge-without-key", "records-escapes-output-dir",
+            "records-bad-pointer", "records-key-outside-merge",
         ]
         let folder = PackagePaths.root.appendingPathComponent("Tests/CLITests/BadJobs")
         let paths = cases.map { folder.appendingPathComponent("\($0)/job.json").path }

@@ -19,7 +19,8 @@ struct FolderLayeringTests {
         (
             "CourierJobs",
             [
-                "Support", "JSON", "Secrets", "JobFile", "LogReading", "Log", "Replay", "Runner",
+                "Support", "JSON", "Secrets", "JobFile", "Records", "LogReading", "Log", "Replay",
+                "Runner",
                 "Report", "Bench", "CLI",
             ]
         ),

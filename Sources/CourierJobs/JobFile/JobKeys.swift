@@ -162,6 +162,18 @@ enum JobKeys {
             JobKey("zip", .boolean),
             JobKey("capture", .object),
             JobKey("auth", .object),
+            JobKey("records", .object),
+        ])
+
+    /// A task's `records`: where its responses' items go, and how they meet the file's.
+    static let records = JobObjectKeys(
+        name: "task.records", schema: "/$defs/task/properties/records",
+        keys: [
+            JobKey("from", .string),
+            JobKey("to", .string, .templated),
+            JobKey("write", .string),
+            JobKey("key", .string),
+            JobKey("deleted", .string),
         ])
 
     static let expect = JobObjectKeys(
@@ -241,7 +253,8 @@ enum JobKeys {
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
         job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, task, taskAuth.forms,
-        taskAuth.basic, taskAuth.header, expect, capture, foreachSource, paginate, paginateNext, paginateHeaderParam,
+        taskAuth.basic, taskAuth.header, records, expect, capture, foreachSource, paginate,
+        paginateNext, paginateHeaderParam,
         paginateCursor, paginatePage, paginateOffset, stopWhen,
     ]
 
