@@ -306,6 +306,13 @@ struct GitHubSyncExampleTests {
         let before =
             try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
             as? Date
+        // Every user's detail, one record a line, merged by id (a string: sorted by its bytes).
+        let recordsFile = folder.appendingPathComponent("out/github-sync/records/users.jsonl")
+        let records = try String(contentsOf: recordsFile, encoding: .utf8)
+        let expectedRecords = (1...120).map { String($0) }.sorted().map {
+            #"{"id":"\#($0)","login":"user\#($0)","active":true}"# + "\n"
+        }.joined()
+        #expect(records == expectedRecords)
 
         let second = try await run()
         #expect(second.status == 0, "\(second.stderr)")
@@ -313,6 +320,8 @@ struct GitHubSyncExampleTests {
             try FileManager.default.attributesOfItem(atPath: detail.path)[.modificationDate]
             as? Date
         #expect(before == after, "a 304 leaves the saved file alone")
+        // A 304 takes its records again from the saved copy: the file has the same bytes.
+        #expect(try String(contentsOf: recordsFile, encoding: .utf8) == expectedRecords)
         let report = try await CourierBinary.run(
             ["report", "--json"]
                 + (try FileManager.default.contentsOfDirectory(

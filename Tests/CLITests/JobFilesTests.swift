@@ -70,6 +70,8 @@ struct JobFilesTests {
             "header-name-invalid", "auth-oauth2-literal-secret",
             "auth-oauth2-refresh-without-token",
             "auth-oauth2-unknown-grant", "task-auth-oauth2-key-typo",
+            "header-name-invalid", "records-merge-without-key", "records-escapes-output-dir",
+            "records-bad-pointer", "records-key-outside-merge",
         ]
         let folder = PackagePaths.root.appendingPathComponent("Tests/CLITests/BadJobs")
         let paths = cases.map { folder.appendingPathComponent("\($0)/job.json").path }

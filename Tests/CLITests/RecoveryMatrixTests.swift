@@ -133,15 +133,17 @@ struct RecoveryMatrixTests {
         return finals
     }
 
-    /// Waits until a log in the job's folder whose name ends with `suffix` holds `count`
-    /// request lines (30 s at most).
+    /// Waits until a log in the job's folder whose name ends with `suffix`, and is not one of
+    /// `earlier` (the logs of runs before the one awaited), holds `count` request lines (30 s
+    /// at most).
     static func waitForRequests(
-        _ count: Int, in space: JobWorkspace, suffix: String = ".jsonl"
+        _ count: Int, in space: JobWorkspace, suffix: String = ".jsonl",
+        besides earlier: Set<String> = []
     ) async throws {
         let folder = space.logs.appendingPathComponent("e2e")
         for _ in 0..<600 {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-            for name in names where name.hasSuffix(suffix) {
+            for name in names where name.hasSuffix(suffix) && !earlier.contains(name) {
                 let text =
                     (try? String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
                     ?? ""

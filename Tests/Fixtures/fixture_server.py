@@ -128,6 +128,19 @@ Routes (any method):
                               a protected route: 200 {"token": N} for a live bearer token of K,
                               else 401; revoke_after=N: K's first token is refused after N
                               uses; toggle=NAME: 503 (after the token check) until switched on
+  /records/...?key=K          record sets a test changes between runs (records tests):
+    /records/set?key            POST {"items": [...], "fail": false, "delay_ms": 0}: K's records
+                                (each a JSON object with an "id"), and whether its routes answer
+                                503; each set is a new version
+    /records/list?key&size=Z&page=P
+                                K's records in pages of Z (default 3), {"items": [...]} with Link
+                                rel=next; ETag "vN" (the set's version), 304 on If-None-Match
+    /records/ids?key            {"ids": [every record's id]}
+    /records/item?key&id=I      the record whose id (as text) is I, or 404
+    /records/gen?count=N&size=Z&page=P&v=V&deleted_every=D
+                                generated records {"id": i, "name": "user-i", "v": V} for i in
+                                1..N (every Dth with "deleted": true when D > 0), pages of Z
+                                (default 10,000) with Link rel=next; built as text, quickly
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
     /recovery/level?key&level=L&delay_ms=D
                               sets K's outage level (0 none, 1 a quarter of the items fail,
@@ -192,6 +205,7 @@ OAUTH_CLIENT_ID = "courier-test"
 OAUTH_CLIENT_SECRET = "cl-s3cr3t:/+ \u00e9"
 paused = {}  # key -> when /host-pause sent its 429
 quotas = {}  # key -> [window start, requests in the window] for /quota
+record_sets = {}  # key -> {"items": [...], "fail": bool, "delay_ms": int, "version": int}
 
 
 def record(key, handler, body):
@@ -600,6 +614,8 @@ class Handler(BaseHTTPRequestHandler):
             self.oauth_token(arg, body)
         elif route.startswith("/oauth/api/"):
             self.oauth_api(route, arg)
+        elif route.startswith("/records/"):
+            self.records_api(route, arg, body)
         elif route == "/typed":
             # The bytes given in hex under the Content-Type given: charsets, content types.
             self.reply(200, bytes.fromhex(arg("hex", "")), [],
@@ -838,6 +854,55 @@ class Handler(BaseHTTPRequestHandler):
             query = "&".join("%s=%s" % (k, v) for k, v in parse_qs(urlsplit(self.path).query, keep_blank_values=True).items() for v in v if k != "page")
             headers.append(("Link", '</store/items?%s&page=%d>; rel="next"' % (query, page + 1)))
         self.reply_json(200, {"items": items, "total": len(found)}, headers)
+    def records_api(self, route, arg, body):
+        key = arg("key") or ""
+        if route == "/records/gen":
+            count, size, page = int(arg("count", "10")), int(arg("size", "10000")), int(arg("page", "1"))
+            v, every = int(arg("v", "1")), int(arg("deleted_every", "0"))
+            first, last = (page - 1) * size + 1, min(count, page * size)
+            rows = []
+            for i in range(first, last + 1):
+                if every and i % every == 0:
+                    rows.append('{"id":%d,"deleted":true}' % i)
+                else:
+                    rows.append('{"id":%d,"name":"user-%d","v":%d}' % (i, i, v))
+            headers = []
+            if last < count:
+                keep = "count=%d&size=%d&v=%d&deleted_every=%d" % (count, size, v, every)
+                headers.append(("Link", '</records/gen?%s&page=%d>; rel="next"' % (keep, page + 1)))
+            return self.reply(200, ('{"items":[' + ",".join(rows) + "]}").encode(), headers)
+        if route == "/records/set":
+            value = json.loads(body or b"{}")
+            with state_lock:
+                version = record_sets.get(key, {}).get("version", 0) + 1
+                record_sets[key] = {"items": value.get("items", []), "fail": bool(value.get("fail")),
+                                    "delay_ms": int(value.get("delay_ms", 0)), "version": version}
+            return self.reply_json(200, {"version": version})
+        with state_lock:
+            current = record_sets.get(key, {"items": [], "fail": False, "delay_ms": 0, "version": 0})
+        if current["delay_ms"]:
+            time.sleep(current["delay_ms"] / 1000)
+        if current["fail"]:
+            return self.reply_json(503, {"error": "the record set %s is out" % key})
+        items = current["items"]
+        etag = '"v%d"' % current["version"]
+        if route == "/records/list":
+            size, page = int(arg("size", "3")), int(arg("page", "1"))
+            if self.headers.get("If-None-Match") == etag:
+                return self.reply(304, b"", [("ETag", etag)])
+            chunk = items[(page - 1) * size:page * size]
+            headers = [("ETag", etag)]
+            if page * size < len(items):
+                headers.append(("Link", '</records/list?key=%s&size=%d&page=%d>; rel="next"' % (key, size, page + 1)))
+            return self.reply_json(200, {"items": chunk, "page": page}, headers)
+        if route == "/records/ids":
+            return self.reply_json(200, {"ids": [item.get("id") for item in items]})
+        if route == "/records/item":
+            for item in items:
+                if str(item.get("id")) == arg("id"):
+                    return self.reply_json(200, item)
+            return self.reply_json(404, {"error": "no record %s" % arg("id")})
+        self.reply_json(404, {"error": "no route " + route})
 
     def pages(self, arg):
         style, total, size = arg("style", "page"), int(arg("total", "10")), int(arg("size", "3"))

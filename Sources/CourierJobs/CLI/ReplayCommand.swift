@@ -98,6 +98,10 @@ enum ReplayCommand {
         }
 
         if let job, !options.dryRun {
+            var options = options
+            // A replay's records files take the parts its logs' runs left for the tasks they
+            // did, besides its own (``RecordsCommit``).
+            options.run.history = RunHistory(runs: history.runs, done: history.done)
             return await replayFromJob(
                 job, selected: selected, runs: history.runs, options: options, console: console)
         }

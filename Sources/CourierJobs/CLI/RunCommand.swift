@@ -92,6 +92,11 @@ enum RunCommand {
             {
                 parsed.captureMemoryLimit = limit
             }
+            if let text = ProcessInfo.processInfo.environment["COURIER_RECORDS_RUN_BYTES"],
+                let limit = Int(text), limit > 0
+            {
+                parsed.recordsRunBytes = limit
+            }
             jobPath = try parser.positional("JOB.json")
             try parser.finish()
             options = parsed
@@ -110,6 +115,12 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         if options.http2 { job.http2 = true }
+        if let shard = options.shard, let spec = job.tasks.first(where: { $0.records != nil }) {
+            Console.error(
+                "courier: \(job.file.relativePath): \(spec.path).records: a sharded run (shard \(shard)) cannot write records: a records file changes only once every task that writes it is done, and one shard cannot know that of the others; run the job without --shard (or JOB_COMPLETION_INDEX); nothing was sent"
+            )
+            return CommandLineInterface.ExitCode.usage
+        }
         if options.backend == .urlsession, let asked = job.curlOnlySettings {
             Console.error(
                 "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
@@ -144,10 +155,12 @@ enum RunCommand {
                     )
                 } else {
                     let folded = TaskHistory.read(history.logs, warn: warn)
-                    options.resume = ResumeState(done: folded.done, logs: history.logs)
+                    options.resume = ResumeState(
+                        done: folded.done, logs: history.logs, runs: folded.runs)
                 }
             }
         }
+        options.history = options.resume.map { RunHistory(runs: $0.runs, done: $0.done) }
         if dryRun {
             printPlan(job, total: total, options: options, console: console)
             return CommandLineInterface.ExitCode.success
@@ -299,6 +312,10 @@ enum RunCommand {
             if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
             if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+            if let records = task.records {
+                line +=
+                    "\t=> records \(records.rule.write.rawValue) into \(job.outputDir)/\(records.path)"
+            }
             line += notes(spec)
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
             guard console.output(line.showingControlCharacters) else { return }

@@ -5,6 +5,8 @@ struct CompiledTemplates: Sendable {
     var query: [(name: String, value: Template)]
     var headers: [(name: String, value: Template)]
     var save: Template?
+    /// `records.to`.
+    var recordsTo: Template?
     /// A `body` text; `json` bodies render their strings as they walk the tree.
     var body: Template?
 
@@ -16,6 +18,7 @@ struct CompiledTemplates: Sendable {
         query = spec.query.map { ($0.name, Template($0.value)) }
         headers = spec.headers.map { ($0.name, Template($0.value)) }
         save = spec.save.map(Template.init)
+        recordsTo = spec.records.map { Template($0.to) }
         if case .text(let text) = spec.body { body = Template(text) } else { body = nil }
     }
 }

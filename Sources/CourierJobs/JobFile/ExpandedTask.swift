@@ -17,6 +17,9 @@ package struct ExpandedTask: Sendable {
     package var conditional = false
     /// Relative to the job's `outputDir`.
     package var save: String?
+    /// Where the task's records go (`records`), its file rendered; `nil` without, and for a
+    /// task that runs only for its captures (done by an earlier run).
+    package var records: RecordsTarget? = nil
     package var retry: RetryPolicy
     /// The spec's JSON path (`tasks[3]`), for messages.
     package var specPath: String

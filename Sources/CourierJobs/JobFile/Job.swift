@@ -106,6 +106,8 @@ package struct TaskSpec: Sendable {
     /// Ask for the saved output only if it changed (`If-None-Match`/`If-Modified-Since`).
     package var conditional = false
     package var save: String?
+    /// `records`: the items of each response, written as JSON lines into a file.
+    package var records: RecordsRule? = nil
     package var foreach: [(name: String, source: ForeachSource)]
     /// `"zip": true`: the variables advance together (the i-th value of each), instead of
     /// every combination.

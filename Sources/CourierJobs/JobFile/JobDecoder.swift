@@ -193,6 +193,7 @@ package enum JobDecoder {
         }
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
+        RecordsRule.checkShared(tasks, context: context)
         if case .bearer(let token) = auth { context.addSecret(token) }
         if case .basic(let user, let password) = auth {
             context.addSecret(password)

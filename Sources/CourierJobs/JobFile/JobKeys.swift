@@ -169,6 +169,18 @@ enum JobKeys {
             JobKey("zip", .boolean),
             JobKey("capture", .object),
             JobKey("auth", .object),
+            JobKey("records", .object),
+        ])
+
+    /// A task's `records`: where its responses' items go, and how they meet the file's.
+    static let records = JobObjectKeys(
+        name: "task.records", schema: "/$defs/task/properties/records",
+        keys: [
+            JobKey("from", .string),
+            JobKey("to", .string, .templated),
+            JobKey("write", .string),
+            JobKey("key", .string),
+            JobKey("deleted", .string),
         ])
 
     static let expect = JobObjectKeys(
@@ -257,7 +269,7 @@ enum JobKeys {
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
         job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, jobAuth.oauth2, task,
-        taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, expect, capture,
+        taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect, capture,
         foreachSource, paginate, paginateNext, paginateHeaderParam, since, paginateCursor,
         paginatePage, paginateOffset, stopWhen,
     ]

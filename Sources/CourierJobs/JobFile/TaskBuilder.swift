@@ -79,6 +79,14 @@ enum TaskBuilder {
         case .success(let path): save = path
         case .failure(let problem): return error(problem.key, problem.message)
         }
+        let records: RecordsTarget?
+        switch recordsPath(templates.recordsTo, bindings: bindings, id: id) {
+        case .success(let path):
+            records = path.flatMap { path in
+                spec.records.map { RecordsTarget(rule: $0, path: path) }
+            }
+        case .failure(let problem): return error(problem.key, problem.message)
+        }
         var request = HTTPRequest(
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
         request.streamedBody = streamed
@@ -98,7 +106,7 @@ enum TaskBuilder {
             expectation: spec.expectation.isTemplated
                 ? spec.expectation.rendered(bindings) : spec.expectation,
             paginate: spec.paginate, since: spec.since,
-            conditional: spec.conditional, save: save,
+            conditional: spec.conditional, save: save, records: records,
             retry: spec.retry,
             specPath: spec.path, specIndex: index)
         task.oauth2 = spec.oauth2(in: job)
@@ -179,6 +187,11 @@ extension TaskBuilder {
         if case .failure(let problem) = savePath(templates.save, bindings: bindings, id: id) {
             return error(problem.key, problem.message)
         }
+        if case .failure(let problem) = recordsPath(
+            templates.recordsTo, bindings: bindings, id: id)
+        {
+            return error(problem.key, problem.message)
+        }
         return .success(id)
     }
 
@@ -225,12 +238,14 @@ extension TaskBuilder {
                 )
             }
         }
-        if let count = templates.save?.renderedByteCount(bindings), count > maximumSavePathBytes {
-            return Problem(
-                key: "save",
-                message:
-                    "is \(count) bytes after expansion; at most \(maximumSavePathBytes) (task \(shownID))"
-            )
+        for (key, template) in [("save", templates.save), ("records.to", templates.recordsTo)] {
+            if let count = template?.renderedByteCount(bindings), count > maximumSavePathBytes {
+                return Problem(
+                    key: key,
+                    message:
+                        "is \(count) bytes after expansion; at most \(maximumSavePathBytes) (task \(shownID))"
+                )
+            }
         }
         return nil
     }
@@ -265,12 +280,32 @@ extension TaskBuilder {
     static func savePath(_ template: Template?, bindings: [String: String], id: String)
         -> Result<String?, Problem>
     {
+        renderedPath(template, key: "save", bindings: bindings, id: id, problem: OutputPath.problem)
+    }
+
+    /// A rendered path under `outputDir`, if `problem` finds none in it.
+    private static func renderedPath(
+        _ template: Template?, key: String, bindings: [String: String], id: String,
+        problem: (String) -> String?
+    ) -> Result<String?, Problem> {
         guard let template else { return .success(nil) }
         let rendered = template.render(bindings)
-        if let problem = OutputPath.problem(with: rendered) {
-            return .failure(Problem(key: "save", message: "\(problem) (task \(id))"))
+        if let problem = problem(rendered) {
+            return .failure(Problem(key: key, message: "\(problem) (task \(id))"))
         }
         return .success(rendered)
+    }
+}
+
+extension TaskBuilder {
+    /// The rendered `records.to` path, canonical (``RecordsRule/canonical(_:)``; `nil` without
+    /// one), if it stays inside the output folder and out of `.courier`.
+    static func recordsPath(_ template: Template?, bindings: [String: String], id: String)
+        -> Result<String?, Problem>
+    {
+        renderedPath(
+            template, key: "records.to", bindings: bindings, id: id, problem: RecordsRule.problem
+        ).map { $0.map(RecordsRule.canonical) }
     }
 }
 

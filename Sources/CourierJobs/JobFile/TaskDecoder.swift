@@ -3,7 +3,7 @@ import Foundation
 
 /// Reads one entry of `tasks` strictly. Each concern reads its keys in its own file
 /// (`TaskDecoder+Foreach`, `+Request`, `+Body`, `+Expectations`, `+Output`, `+Captures`,
-/// `+Auth`, `+Pagination`); which keys exist and how each is read is ``JobKeys/task``.
+/// `+Auth`, `+Pagination`, `+Records`); which keys exist and how each is read is ``JobKeys/task``.
 ///
 /// Keys are read in a fixed order, and errors are reported in the order they are found, so
 /// the order of the calls in ``decode()`` is part of what the user sees.
@@ -54,6 +54,7 @@ struct TaskDecoder {
             fansOut: foreach.contains { if case .capture = $0.source { true } else { false } })
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
+        let records = readRecords(conditional: conditional)
         let auth = readAuth()
         JobDecoder.addLiteralCredentials(
             headers.filter { Template($0.value).variables.isEmpty }.map {
@@ -74,6 +75,7 @@ struct TaskDecoder {
             paginate: paginate, conditional: conditional, save: save, foreach: foreach,
             zip: zip, retry: retry, timeout: timeout, path: path)
         spec.captures = captures
+        spec.records = records
         spec.auth = auth?.credentials
         spec.oauth2 = auth?.oauth2
         spec.since = since

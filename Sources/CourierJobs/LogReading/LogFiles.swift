@@ -51,6 +51,6 @@ enum LogFiles {
             }
         }
         let history = TaskHistory.read(logs, warn: warn)
-        return ResumeState(done: history.done, logs: LogFiles.ordered(logs))
+        return ResumeState(done: history.done, logs: LogFiles.ordered(logs), runs: history.runs)
     }
 }

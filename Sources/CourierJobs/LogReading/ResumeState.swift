@@ -4,4 +4,19 @@ package struct ResumeState: Sendable {
     package var done: Set<UInt64>
     /// The log files read, oldest first (the new log's `resumedFrom`).
     package var logs: [String]
+    /// The ids of the runs those logs hold, in the order they started.
+    package var runs: [String] = []
+}
+
+/// The earlier runs a run completes (`--resume`, `replay --job`): their ids, in the order they
+/// started, and the tasks they did. A run's `records` use the parts those runs left for the
+/// tasks they did (``RecordsCommit``).
+package struct RunHistory: Sendable {
+    package var runs: [String]
+    package var done: Set<UInt64>
+
+    package init(runs: [String], done: Set<UInt64>) {
+        self.runs = runs
+        self.done = done
+    }
 }

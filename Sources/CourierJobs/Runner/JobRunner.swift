@@ -60,6 +60,10 @@ package final class JobRunner: Sendable {
     /// What each host asked for (a `Retry-After` pause, a quota, a rate after 429s), shared
     /// by every task of the run; `nil` with `"hostThrottle": false`.
     let hosts: HostThrottles?
+    /// Where tasks keep their records until the run puts them in their files (``RecordsPart``).
+    let recordsStore: RecordsStore
+    /// The run's records files and whether each may change (`nil`: the job writes none).
+    let recordsLedger: RecordsLedger?
 
     /// - Parameter total: the task count from ``JobValidator``.
     package init(
@@ -78,6 +82,8 @@ package final class JobRunner: Sendable {
             || job.tasks.contains { $0.captures.contains(where: \.secret) || $0.oauth2 != nil }
         let console = Console(redactor: learnsSecrets ? redactor.learning() : redactor)
         self.console = console
+        recordsStore = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
+        recordsLedger = RecordsLedger.needed(for: job) ? RecordsLedger(job: job) : nil
         // Tagged with what the job's lock is on (``JobLock``); a run of the whole job holds it
         // alone and removes the job's leftovers at once.
         temporaries = StaleTemporaries(
@@ -233,6 +239,16 @@ package final class JobRunner: Sendable {
         }
         ticker?.cancel()
         if showsProgress { console.overwriteLine() }
+        var recordsFailed = 0
+        if let ledger = recordsLedger, source.savesOutputs {
+            if let signal = signals.signal {
+                ledger.interrupted(
+                    "the run was interrupted (signal \(signal)) before every task ran")
+            } else if vanished.withLock({ $0 }) {
+                ledger.interrupted("the run stopped when its log was deleted")
+            }
+            recordsFailed = await commitRecords(ledger, run: runID)
+        }
         signals.stop()
 
         let counts = progress.snapshot
@@ -256,6 +272,7 @@ package final class JobRunner: Sendable {
             notModified: counts.notModified,
             duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
             logURL: logURL, logFailure: log.failure)
+        summary.recordsFailed = recordsFailed
         if vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(logURL.relativePath) was deleted (or its folder) during the run; the run stopped"
@@ -271,6 +288,34 @@ package final class JobRunner: Sendable {
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
         summary.logFailure = summary.logFailure ?? log.failure
         return summary
+    }
+
+    /// Puts the run's records into their files (``RecordsCommit``) and says what it could not;
+    /// returns how many files failed (the run then exits 1).
+    private func commitRecords(_ ledger: RecordsLedger, run: String) async -> Int {
+        let commit = RecordsCommit(
+            store: recordsStore, run: run, history: options.history, temporaries: temporaries,
+            limits: RecordsMerge.Limits(runBytes: options.recordsRunBytes)
+        ) { [console] note in console.error("courier: \(note)") }
+        let outcome = await files.run { commit.commit(ledger) }
+        // Since-cursors: `outcome.committed` names, per records file, the tasks whose records
+        // it now holds. A task's cursor may advance only once its records are there, so this
+        // list, and nothing earlier in the run, is where to advance them.
+        _ = outcome.committed
+        let limit = 10
+        for (index, held) in outcome.held.enumerated() where index < limit {
+            console.error(
+                "courier: \(job.outputDir)/\(held); the file is left as it was, and its records wait in \(recordsStore.root.relativePath) for `courier run --resume`"
+            )
+        }
+        if outcome.held.count > limit {
+            console.error(
+                "courier: \(outcome.held.count - limit) more records files left as they were")
+        }
+        for failure in outcome.failures {
+            console.error("courier: records \(job.outputDir)/\(failure)".showingControlCharacters)
+        }
+        return outcome.failures.count
     }
 
     /// Looks once a second whether the log file is still where the run writes it; calls

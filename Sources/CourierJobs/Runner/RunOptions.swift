@@ -18,6 +18,12 @@ package struct RunOptions: Sendable {
     package var gracePeriod: TimeInterval
     /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
     package var resume: ResumeState?
+    /// The earlier runs this one completes (`--resume`, `replay --job`), whose records parts
+    /// it may use.
+    package var history: RunHistory?
+    /// Bytes of records a merge sorts in memory before spilling a sorted run to disk
+    /// (`COURIER_RECORDS_RUN_BYTES` sets it; tests make it small to prove the spilling).
+    package var recordsRunBytes = 32 << 20
     /// `--shard I/N`: run only this shard's tasks (``Shard``).
     package var shard: Shard?
     /// `--log-dir -`: JSON lines go to standard output (for a cluster's log pipeline) instead
@@ -60,10 +66,13 @@ package struct RunSummary: Sendable {
     package var logVanished = false
     /// After a resume or a replay: the job's tasks its history does not count as done.
     package var missing: Int?
+    /// Records files that could not be written though their tasks succeeded.
+    package var recordsFailed = 0
 
-    /// 0 all ok, 1 some task failed or the log is incomplete, 130/143 interrupted.
+    /// 0 all ok, 1 some task failed, a records file could not be written or the log is
+    /// incomplete, 130/143 interrupted.
     package var exitCode: Int32 {
         if let signal = interruptedBy { return 128 + signal }
-        return failed > 0 || logFailure != nil ? 1 : 0
+        return failed > 0 || recordsFailed > 0 || logFailure != nil ? 1 : 0
     }
 }

@@ -11,10 +11,11 @@ extension JobRunner {
     /// task's heap frame. Written inline, this loop's frame was 18 KiB, allocated and freed
     /// for every task.
     ///
-    /// A page ends in this order: judged (captures taken), saved (its bytes on disk and
-    /// renamed into place), its conditional state recorded, its line logged, the task
-    /// reported finished. The save and the record run on the run's file-work threads
-    /// (``FileWork``), never on the curl loop that runs the task.
+    /// A page ends in this order: judged (captures taken, records found), saved (its bytes on
+    /// disk and renamed into place), its conditional state recorded, its records added to the
+    /// task's part, the part put in place after the last page, its line logged, the task
+    /// reported finished. The file work runs on the run's file-work threads (``FileWork``),
+    /// never on the curl loop that runs the task.
     func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?,
@@ -22,6 +23,9 @@ extension JobRunner {
     ) async -> Bool {
         var cursor = firstPage(of: task, state: state)
         let streams = streamsSave(task, capturing: feed != nil)
+        let part = task.records.map {
+            RecordsPart(target: $0, task: task.id, run: log.run, store: recordsStore)
+        }
         while true {
             var streamed: FileReplacement?
             if streams, let target = streamedTarget(for: task, page: cursor.logged) {
@@ -43,12 +47,16 @@ extension JobRunner {
                 failure = error
             }
             var result = judgePage(
-                send, of: task, cursor: &cursor, failure: failure, state: state, feed: feed)
+                send, of: task, cursor: &cursor, failure: failure, state: state, feed: feed,
+                part: part)
             if result.files != nil { result = await completingFiles(result) }
+            let step = nextPage(send, of: task, cursor: &cursor, result: &result)
+            if let part, result.ok, step.next == nil { result = await committing(part, result) }
             if let ok = finishPage(
-                send, of: task, cursor: &cursor, result: result, log: log, progress: progress,
-                reporter: reporter)
+                send, of: task, cursor: &cursor, result: result, step: step, log: log,
+                progress: progress, reporter: reporter)
             {
+                if !ok, let part { await files.run { part.discard() } }
                 return ok
             }
         }
@@ -153,7 +161,7 @@ extension JobRunner {
     @inline(never)
     private func judgePage(
         _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, failure: (any Error)?,
-        state: ConditionalState?, feed: TaskFeed?
+        state: ConditionalState?, feed: TaskFeed?, part: RecordsPart?
     ) -> AttemptResult {
         guard let attempt = send.attempts.withLock({ $0.last }) else {
             var result = AttemptResult()
@@ -175,7 +183,7 @@ extension JobRunner {
         // the line that could show them is written, and before anything is saved.
         var result = evaluate(
             attempt, of: task, page: cursor.logged,
-            captures: feed.map { feed in feed.capture }, streamed: send.streamed)
+            captures: feed.map { feed in feed.capture }, streamed: send.streamed, part: part)
         if let tokenProblem = failure as? AuthenticatingHTTPClient<AnyHTTPClient>.Failure,
             !result.ok, var failure = result.failure
         {
@@ -193,12 +201,67 @@ extension JobRunner {
         return result
     }
 
+    /// Whether a page follows the one just judged and saved, and what to warn about when none
+    /// does though the page looked full; a pagination error fails `result`.
+    private struct PageStep {
+        var next: HTTPRequest?
+        var warning: String?
+    }
+
+    @inline(never)
+    private func nextPage(
+        _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor,
+        result: inout AttemptResult
+    ) -> PageStep
+    {
+        var step = PageStep()
+        guard result.ok, case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
+        else { return step }
+        if let rule = task.since, response.status != 304 {
+            cursor.sinceValue = Self.sinceValue(rule, in: response, after: cursor.sinceValue)
+        }
+        // A 304 (the first page of a conditional task) ends the pages: the saved ones stand.
+        guard !result.notModified, var paginator = cursor.paginator else { return step }
+        do {
+            step.next = try paginator.next(after: response, to: cursor.request)
+            // The first page's validators are not the next page's.
+            if task.conditional {
+                step.next = step.next.map { Self.unconditional($0, as: task.request) }
+            }
+            cursor.paginator = paginator
+            step.warning = step.next == nil ? paginator.missingNext : nil
+        } catch {
+            result.ok = false
+            result.failure = ("pagination", error.message)
+        }
+        return step
+    }
+
+    /// Puts the task's records part in place after its last page, before its `ok` line: the
+    /// part's bytes and rename on a file-work thread, its folder's sync shared with others.
+    private func committing(_ part: RecordsPart, _ judged: AttemptResult) async -> AttemptResult {
+        var result = judged
+        do {
+            let folder = try await files.run { [temporaries] () throws(FileError) -> URL in
+                try part.commit(temporaries: temporaries)
+            }
+            await folderSyncs.sync(folder.path)
+        } catch {
+            result.ok = false
+            result.failure = (
+                "records",
+                "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
+            )
+        }
+        return result
+    }
+
     /// Logs the page just judged and saved; moves the cursor to the next page and returns
     /// `nil` when there is one, or whether the task succeeded.
     @inline(never)
     private func finishPage(
         _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, result: AttemptResult,
-        log: RunLog, progress: Progress, reporter: FailureReporter
+        step: PageStep, log: RunLog, progress: Progress, reporter: FailureReporter
     ) -> Bool? {
         guard
             let (attempt, throttled) = send.attempts.withLock({ state in
@@ -216,30 +279,9 @@ extension JobRunner {
             }
             return false
         }
-        var result = result
         let pageNumber = cursor.logged
-        var next: HTTPRequest?
-        var warning: String?
-        // A 304 (the first page of a conditional task) ends the pages: the saved ones stand.
-        if result.ok, !result.notModified, var paginator = cursor.paginator,
-            case .success(let response) = attempt.outcome
-        {
-            do {
-                next = try paginator.next(after: response, to: cursor.request)
-                // The first page's validators are not the next page's.
-                if task.conditional { next = next.map { Self.unconditional($0, as: task.request) } }
-                cursor.paginator = paginator
-                warning = next == nil ? paginator.missingNext : nil
-            } catch {
-                result.ok = false
-                result.failure = ("pagination", error.message)
-            }
-        }
-        if result.ok, let rule = task.since, case .success(let response) = attempt.outcome,
-            response.status != 304
-        {
-            cursor.sinceValue = Self.sinceValue(rule, in: response, after: cursor.sinceValue)
-        }
+        let next = step.next
+        let warning = step.warning
         let outcome: LogOutcome = !result.ok ? .failed : next == nil ? .ok : .page
         try? log.request(
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
@@ -322,8 +364,8 @@ extension JobRunner {
     /// flat however large it is: when nothing reads the body (captures, body expectations and
     /// pagination all parse it, so those bodies stay in memory, up to the transport's cap).
     private func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
-        task.save != nil && task.paginate == nil && task.expectation.json.isEmpty
-            && task.since == nil
+        task.save != nil && task.paginate == nil && task.records == nil && task.since == nil
+            && task.expectation.json.isEmpty
             && task.expectation.bodyContains.isEmpty
             && !(capturing && !(task.spec(in: job)?.captures.isEmpty ?? true))
     }
@@ -353,9 +395,9 @@ extension JobRunner {
     }
 
     /// Hands the response's captured values to `store` (the feed); why not, when they cannot
-    /// be taken.
+    /// be taken. `parsed`: the body as JSON, when the caller parsed it already.
     private func takeCaptures(
-        of task: ExpandedTask, from response: HTTPResponse,
+        of task: ExpandedTask, from response: HTTPResponse, parsed: JSONNode?,
         into store: ([String], CaptureRule) throws -> Void
     )
         -> String?
@@ -364,7 +406,7 @@ extension JobRunner {
         guard !rules.isEmpty else { return nil }
         let document: JSONNode? =
             rules.contains { if case .json = $0.source { true } else { false } }
-            ? try? JSONParser.parse([UInt8](response.body)) : nil
+            ? parsed ?? (try? JSONParser.parse([UInt8](response.body))) : nil
         for rule in rules {
             switch rule.values(in: response, document: document) {
             case .success(let values):
@@ -412,6 +454,11 @@ extension JobRunner {
         var streamed: FileReplacement?
         /// Where to record the saved response's validators (a `conditional` task).
         var record: (state: ConditionalState, save: String)?
+        /// The task's records part, and what to add to it: the page's part lines, or those of
+        /// the saved copy a 304 confirmed (a `conditional` merge, under `outputDir`).
+        var part: RecordsPart?
+        var records: [UInt8]?
+        var recordsFromSave: String?
     }
 
     /// Does an attempt's file work off the curl loops: the save (bytes on disk, renamed) on a
@@ -454,22 +501,66 @@ extension JobRunner {
             }
         }
         if result.savedTo == nil { files.streamed?.discard() }
+        if result.ok, let part = files.part {
+            do {
+                if let lines = files.records {
+                    try part.append(lines, temporaries: temporaries)
+                } else if let save = files.recordsFromSave {
+                    try part.append(
+                        try savedRecords(save, rule: part.target.rule), temporaries: temporaries)
+                }
+            } catch {
+                result.ok = false
+                result.pendingRecord = nil
+                result.failure = (
+                    "records",
+                    "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
+                )
+            }
+        }
         return (result, folder)
+    }
+
+    /// The part lines of the saved copy that a 304 confirmed: a `conditional` merge takes the
+    /// records again from what it saved, since the run that fetched them may have failed
+    /// elsewhere and left its records out of the file. Blocking: on a file-work thread.
+    private func savedRecords(_ save: String, rule: RecordsRule) throws -> [UInt8] {
+        guard let url = OutputPath.resolve(save, in: URL(fileURLWithPath: job.outputDir)) else {
+            throw OutputPathError(path: save)
+        }
+        let bytes = try FileSystem.read(url, limit: job.maxBodyBytes)
+        let document: JSONNode
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw RecordsProblem(message: "the saved \(save) is not JSON (\(error.message))")
+        }
+        var lines: [UInt8] = []
+        _ = try rule.partLines(of: document, into: &lines)
+        return lines
     }
 
     /// Judges an attempt; a save it calls for is left in ``AttemptResult/files`` (not yet
     /// `ok`), for ``completingFiles(_:)``.
     ///
     /// - Parameter streamed: where the transport wrote the body, when it went to a file.
+    /// - Parameter part: the task's records part, when it writes records (not for a renewal).
     func evaluate(
         _ attempt: RetryAttempt, of task: ExpandedTask, page: Int?,
-        captures: (([String], CaptureRule) throws -> Void)?, streamed: FileReplacement?
+        captures: (([String], CaptureRule) throws -> Void)?, streamed: FileReplacement?,
+        part: RecordsPart? = nil
     ) -> AttemptResult {
         var result = AttemptResult()
         if let streamed { result.files = PageFiles(streamed: streamed) }
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
-            // The status is right: the rest of `expect`, the captures, then the save.
+            // The status is right: the rest of `expect`, the captures, the records, then the
+            // save.
+            var records: Result<[UInt8], RecordsProblem>?
+            var document: JSONNode?
+            if let part, response.status != 304 {
+                (records, document) = Self.records(of: response, rule: part.target.rule)
+            }
             if let reason = task.expectation.failure(
                 for: response, durationMs: attempt.duration * 1000,
                 scrub: console.redactor.scrub)
@@ -478,18 +569,31 @@ extension JobRunner {
                 if let stop = attempt.stopReason { message += "; \(stop)" }
                 result.failure = ("expectation", message)
             } else if let captures,
-                let problem = takeCaptures(of: task, from: response, into: captures)
+                let problem = takeCaptures(
+                    of: task, from: response, parsed: document, into: captures)
             {
                 result.failure = ("capture", problem)
+            } else if case .failure(let problem)? = records {
+                result.failure = ("records", problem.message)
             } else if response.status == 304 {
-                // Not Modified has no body: the saved output stays as it is.
+                // Not Modified has no body: the saved output stays as it is. A conditional
+                // merge takes its records again from the saved copy.
                 result.notModified = true
                 result.ok = true
+                if let part, task.conditional, let save = task.save {
+                    result.files = PageFiles(streamed: streamed, part: part, recordsFromSave: save)
+                }
             } else if var save = task.save {
                 if let page { save = save.replacingOccurrences(of: "{page}", with: String(page)) }
-                result.files = PageFiles(save: (response, save), streamed: streamed)
+                result.files = PageFiles(
+                    save: (response, save), streamed: streamed, part: part,
+                    records: try? records?.get())
             } else {
                 result.ok = true
+                if let part {
+                    result.files = PageFiles(
+                        streamed: streamed, part: part, records: try? records?.get())
+                }
             }
         case .success(let response):
             let expected =
@@ -502,6 +606,32 @@ extension JobRunner {
             result.failure = (error.kind.rawValue, error.message)
         }
         return result
+    }
+
+    /// The part lines of the records in a response's body (``RecordsRule``), and the body as
+    /// JSON for the captures to reuse.
+    private static func records(of response: HTTPResponse, rule: RecordsRule)
+        -> (Result<[UInt8], RecordsProblem>, JSONNode?)
+    {
+        let document: JSONNode
+        do {
+            document = try JSONParser.parse([UInt8](response.body))
+        } catch {
+            return (
+                .failure(
+                    RecordsProblem(
+                        message:
+                            "the body is not JSON (\(error.message) at line \(error.line), column \(error.column)), so it has no records at \(rule.from)"
+                    )), nil
+            )
+        }
+        var lines: [UInt8] = []
+        do {
+            _ = try rule.partLines(of: document, into: &lines)
+        } catch {
+            return (.failure(error), document)
+        }
+        return (.success(lines), document)
     }
 
     /// Puts a saved output in place under `outputDir`: the streamed file renamed over it, or

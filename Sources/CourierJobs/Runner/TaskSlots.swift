@@ -78,9 +78,20 @@ extension JobRunner {
                 // Done by an earlier run. (A task with captures runs again: the values it
                 // hands on are not kept between runs.)
                 slots.progress.taskAlreadyDone()
+                settledRecords(of: task, done: true)
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-            case .task(let task):
-                guard let selection = slots.selection else { return .run(task) }
+            case .task(var task):
+                guard let selection = slots.selection else {
+                    if task.records != nil, !slots.done.isEmpty,
+                        slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id))
+                    {
+                        // Done by an earlier run, and run again for its captures only: its
+                        // records are the ones that run kept.
+                        settledRecords(of: task, done: true)
+                        task.records = nil
+                    }
+                    return .run(task)
+                }
                 if let selected = selection.admit(task) {
                     if selection.isFromPattern(task.id) { slots.progress.tasksFound(1) }
                     return .run(selected)
@@ -88,12 +99,16 @@ extension JobRunner {
                 if (task.spec(in: job)?.hasCaptures ?? false) {
                     // Not selected, but what it captures may be what selected tasks need.
                     slots.progress.tasksFound(1)
+                    settledRecords(of: task, done: nil)
+                    task.records = nil
                     return .run(task)
                 }
+                settledRecords(of: task, done: nil)
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
                 // changed underneath, or a captured value makes a bad URL).
+                recordsLedger?.unknown(spec: spec, task: id)
                 if let selection = slots.selection {
                     guard selection.claims(id: id) else {
                         cursor.feed?.finished(spec, ok: false, id: id)
@@ -106,6 +121,7 @@ extension JobRunner {
                 slots.progress.taskFinished(ok: false, requests: 0)
                 cursor.feed?.finished(spec, ok: false, id: id)
             case .skipped(let skipped):
+                recordsLedger?.unknown(spec: skipped.spec, task: skipped.id)
                 if let selection = slots.selection {
                     guard selection.claims(id: skipped.id) else {
                         cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
@@ -126,6 +142,19 @@ extension JobRunner {
         return .end
     }
 
+    /// Tells the ledger of a records task this run does not send for its records: done by the
+    /// history (`done`), or, for a replay that did not select it (`nil`), done if the logs it
+    /// replays say so.
+    private func settledRecords(of task: ExpandedTask, done: Bool?) {
+        guard let ledger = recordsLedger, let records = task.records else { return }
+        let key = FNV1a.taskKey(job: job.name, task: task.id)
+        if done ?? (options.history?.done.contains(key) ?? false) {
+            ledger.done(records, key: key)
+        } else {
+            ledger.notRun(records, task: task.id)
+        }
+    }
+
     /// One slot: runs `first`, then the tasks it takes itself, until there is none to run now
     /// (the scheduler then decides whether to wait for captures).
     func occupy(first: ExpandedTask, slots: TaskSlots) async {
@@ -140,6 +169,7 @@ extension JobRunner {
                 task, shared: slots.shared, log: slots.log, progress: slots.progress,
                 reporter: slots.reporter, state: slots.state, feed: slots.cursor.feed,
                 tokens: slots.tokens, oauth2: slots.oauth2)
+            if let records = task.records { recordsLedger?.ended(records, task: task.id, ok: ok) }
             slots.cursor.feed?.finished(task.specIndex, ok: ok, id: task.id)
             pruning?.ran(task)
             guard case .run(let next) = nextStep(slots) else { return }

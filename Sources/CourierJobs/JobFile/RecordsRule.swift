@@ -1,0 +1,90 @@
+import Courier
+import Foundation
+
+/// A task's `records`: the items of each response written as JSON lines into a file under
+/// `outputDir`, by a disposition (`docs/job-file.md`, "records").
+///
+/// ```json
+/// "records": {"from": "/items/*", "to": "records/users.jsonl", "write": "merge",
+///             "key": "/id", "deleted": "/deleted"}
+/// ```
+package struct RecordsRule: Sendable, Equatable {
+    /// How a run's records meet the file's.
+    package enum Write: String, Sendable, CaseIterable {
+        /// After the file's lines.
+        case append
+        /// In place of the file's lines.
+        case replace
+        /// By `key`: a later record replaces an earlier one of the same key; a tombstone
+        /// (`deleted`) removes it. The file is kept sorted by key.
+        case merge
+    }
+
+    /// A JSON Pointer to the records of each response; `*` takes every array element.
+    package var from: String
+    /// The file under `outputDir`, a template (`{variables}` and captures).
+    package var to: String
+    package var write: Write
+    /// `merge` only: the pointer, inside each record, to its primary key.
+    package var key: String?
+    /// `merge` only: the pointer, inside each record, to its tombstone field.
+    package var deleted: String?
+
+    /// What the lines of a task's part depend on: a part written under other settings (the
+    /// job changed since) is not used.
+    package var settings: String {
+        [write.rawValue, key ?? "", deleted ?? ""].joined(separator: " ")
+    }
+
+    /// Why `path` (rendered) may not be a records file, or `nil`: the rules of `save`
+    /// (``OutputPath``), and not inside `.courier`, which is courier's own.
+    static func problem(with path: String) -> String? {
+        if let problem = OutputPath.problem(with: path) { return problem }
+        if canonical(path).split(separator: "/").first == ".courier" {
+            return "may not be inside .courier, which is courier's own folder: \"\(path)\""
+        }
+        return nil
+    }
+
+    /// `path` with empty and `.` components dropped (`records//./a.jsonl` is
+    /// `records/a.jsonl`): the one name of a file, which tasks sharing it agree on.
+    static func canonical(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+            .joined(separator: "/")
+    }
+
+    /// The tasks whose `to` has no `{variables}` and names one file must agree on how it is
+    /// written; tasks whose file depends on values are checked as they run.
+    static func checkShared(_ tasks: [TaskSpec], context: DecodingContext) {
+        var first: [String: TaskSpec] = [:]
+        for spec in tasks {
+            guard let rule = spec.records, Template(rule.to).variables.isEmpty else { continue }
+            let path = canonical(Template(rule.to).render([:]))
+            guard let earlier = first[path] else {
+                first[path] = spec
+                continue
+            }
+            if let other = earlier.records, other.settings != rule.settings {
+                context.error(
+                    "\(spec.path).records",
+                    "writes \(path) as \(earlier.path) does, with other settings (\(rule.describedSettings), there \(other.describedSettings)); tasks sharing a records file must agree on write, key and deleted",
+                    at: nil)
+            }
+        }
+    }
+
+    /// The settings, in words, for messages.
+    var describedSettings: String {
+        var text = "write \(write.rawValue)"
+        if let key { text += ", key \(key)" }
+        if let deleted { text += ", deleted \(deleted)" }
+        return text
+    }
+}
+
+/// Where one expanded task writes its records: the rule, and the file (rendered, canonical,
+/// relative to `outputDir`).
+package struct RecordsTarget: Sendable {
+    package var rule: RecordsRule
+    package var path: String
+}

@@ -1,0 +1,96 @@
+import Courier
+import Foundation
+
+/// `records`: the items of each response, written as JSON lines into a file under `outputDir`.
+extension TaskDecoder {
+    static let writeForms = "\"append\", \"replace\" or \"merge\""
+
+    mutating func readRecords(conditional: Bool) -> RecordsRule? {
+        guard let node = reader.take("records") else { return nil }
+        let path = "\(self.path).records"
+        guard var inner = NodeReader(node, path: path, keys: JobKeys.records, context: context)
+        else { return nil }
+        defer { inner.rejectUnknownKeys() }
+        let from = Self.recordsPointer(&inner, "from", path: path, required: true, star: true)
+        let toNode = inner.take("to")
+        let to = inner.string("to", required: true)
+        if let to, let toNode {
+            checkVariables(to, key: "records.to", at: toNode)
+            if let problem = RecordsRule.problem(with: to) {
+                context.error("\(path).to", problem, at: toNode)
+            }
+        }
+        let writeNode = inner.take("write")
+        let write = inner.choice("write", of: RecordsRule.Write.self)
+        if writeNode == nil {
+            context.error("\(path).write", "is required: \(Self.writeForms)", at: node)
+        }
+        let key = Self.recordsPointer(&inner, "key", path: path, required: false, star: false)
+        let deleted = Self.recordsPointer(
+            &inner, "deleted", path: path, required: false, star: false)
+        switch write {
+        case .merge:
+            if key == nil, inner.take("key") == nil {
+                context.error(
+                    "\(path).key",
+                    "is required with \"write\": \"merge\": a JSON Pointer to each record's primary key, such as \"/id\"",
+                    at: node)
+            }
+        case .append, .replace:
+            for (name, value) in [("key", key), ("deleted", deleted)] where value != nil {
+                context.error(
+                    "\(path).\(name)",
+                    "applies to \"write\": \"merge\" only (records are matched by key there)",
+                    at: inner.take(name) ?? node)
+            }
+        case nil:
+            break
+        }
+        if conditional, let write, write != .merge {
+            context.error(
+                "\(path).write",
+                "\"\(write.rawValue)\" cannot be combined with conditional: a 304 has no records, and \(write == .replace ? "replace would drop that task's records from the file" : "append could never add the records of a body whose run failed elsewhere"); use \"merge\"",
+                at: writeNode ?? node)
+        }
+        guard let from, let to, let write else { return nil }
+        return RecordsRule(from: from, to: to, write: write, key: key, deleted: deleted)
+    }
+
+    /// A pointer key of `records`; `star`: whether `*` (every element) may appear.
+    private static func recordsPointer(
+        _ reader: inout NodeReader, _ key: String, path: String, required: Bool, star: Bool
+    ) -> String? {
+        guard let node = reader.take(key) else {
+            if required {
+                reader.context.error(
+                    "\(path).\(key)", "is required: a JSON Pointer such as \"/items/*\"",
+                    at: reader.node)
+            }
+            return nil
+        }
+        guard case .string(let text) = node.value else {
+            reader.context.error(
+                "\(path).\(key)",
+                "expected a JSON Pointer such as \(star ? "\"/items/*\"" : "\"/id\""), found \(node.value.typeName)",
+                at: node)
+            return nil
+        }
+        guard JSONPointer.isValid(text) else {
+            reader.context.error(
+                "\(path).\(key)",
+                "expected a JSON Pointer such as \(star ? "\"/items/*\"" : "\"/id\""), found \"\(text)\"",
+                at: node)
+            return nil
+        }
+        guard let pointer = pointer(text, at: "\(path).\(key)", node, context: reader.context)
+        else { return nil }
+        if !star, pointer.split(separator: "/", omittingEmptySubsequences: false).contains("*") {
+            reader.context.error(
+                "\(path).\(key)",
+                "\"\(text)\": names one value inside each record; * (every element) belongs in from",
+                at: node)
+            return nil
+        }
+        return pointer
+    }
+}
