@@ -32,7 +32,7 @@ package enum CommandLineInterface {
           courier validate JOB.json...
           courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
                                      [--rounds R] [--rate R] [--json] (see --help)
-          courier --help | --version
+          courier help [COMMAND] | --help | --version
 
         Exit codes: 0 all tasks met expectations, 1 some task failed, 2 usage or configuration
         error (nothing was sent), 3 another run of the job holds its lock, 130/143 interrupted.
@@ -51,9 +51,11 @@ package enum CommandLineInterface {
             return ExitCode.usage
         }
         switch verb {
-        case "--help", "-h", "help":
+        case "--help", "-h":
             Console.output(usage)
             return ExitCode.success
+        case "help":
+            return CommandHelp.run(Array(arguments.dropFirst()))
         case "--version":
             Console.output("courier \(CourierVersion.current)")
             return ExitCode.success
