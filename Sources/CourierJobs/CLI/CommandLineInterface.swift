@@ -57,7 +57,7 @@ package enum CommandLineInterface {
         case "help":
             return CommandHelp.run(Array(arguments.dropFirst()))
         case "--version":
-            Console.output("courier \(CourierVersion.current)")
+            Console.output(VersionText.lines.joined(separator: "\n"))
             return ExitCode.success
         case "run":
             return await RunCommand.run(Array(arguments.dropFirst()))
