@@ -8,12 +8,12 @@ import Foundation
 #endif
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
-/// [--resume [LOG…]] [--http2] [--dry-run] [--quiet] [--no-progress]`
+/// [--resume [LOG…]] [--http2] [--dry-run] [--quiet] [--no-progress] [--json]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
-                                    [--quiet] [--no-progress]
+                                    [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
@@ -28,6 +28,12 @@ enum RunCommand {
           --dry-run      print the expanded tasks and send nothing
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
+          --json         print the summary as one JSON object on stdout (on stderr with
+                         --log-dir -), even with --quiet: {"job", "shard", "tasks": {"total",
+                         "ok", "failed", "notModified", "alreadyDone", "notRun"}, "requests",
+                         "durationMs", "exitCode", "interrupted", "stoppedBy" (null, "SIGINT",
+                         "SIGTERM"), "log" (null with --log-dir -), "logIncomplete" (null or
+                         why), "missing" (after --resume: tasks the history lacks, else null)}
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
         3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
         """
@@ -53,6 +59,7 @@ enum RunCommand {
         var options: RunOptions
         let jobPath: String
         let dryRun: Bool
+        let json: Bool
         do throws(UsageError) {
             if parser.flag("--help") {
                 Console.output(usage)
@@ -87,6 +94,7 @@ enum RunCommand {
             dryRun = parser.flag("--dry-run")
             parsed.quiet = parser.flag("--quiet")
             parsed.progress = !parser.flag("--no-progress")
+            json = parser.flag("--json")
             if let text = ProcessInfo.processInfo.environment["COURIER_CAPTURE_MEMORY"],
                 let limit = Int(text), limit > 0
             {
@@ -171,7 +179,17 @@ enum RunCommand {
                 summary.missing = missing(
                     in: options.logDirectory.appendingPathComponent(job.name))
             }
-            if !options.quiet || summary.exitCode != 0 {
+            if json {
+                let text = JSONWriter.string(
+                    RunSummaryJSON.value(
+                        summary, job: job, shard: options.shard,
+                        logOnStdout: options.logToStandardOutput))
+                if options.logToStandardOutput {
+                    console.error(text)
+                } else {
+                    console.output(text)
+                }
+            } else if !options.quiet || summary.exitCode != 0 {
                 // With the log on stdout, stdout holds nothing but JSON lines.
                 if options.logToStandardOutput {
                     console.error(describe(summary, job: job, shard: options.shard))
@@ -215,9 +233,7 @@ enum RunCommand {
         text +=
             ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
-        if let signal = summary.interruptedBy {
-            text += ", interrupted by \(signal == 2 ? "SIGINT" : "SIGTERM")"
-        }
+        if let reason = summary.stopReason { text += ", interrupted by \(reason)" }
         if let missing = summary.missing {
             text +=
                 missing == 0
@@ -336,47 +352,5 @@ enum RunCommand {
         case .path(let path): Template.restoringBraces(path)
         case .url(let url): Template.restoringBraces(url)
         }
-    }
-}
-
-/// `courier validate JOB.json...`
-enum ValidateCommand {
-    static let usage = """
-        Usage: courier validate JOB.json...
-        Checks each job file (keys, types, templates, environment variables, foreach sources,
-        save paths, unique task ids) without sending anything. Exit 0 when all are valid, 2 if not.
-        """
-
-    static func run(_ arguments: [String]) -> Int32 {
-        if arguments.contains("--help") {
-            Console.output(usage)
-            return CommandLineInterface.ExitCode.success
-        }
-        let files = arguments.filter { !$0.hasPrefix("-") }
-        if let unknown = arguments.first(where: { $0.hasPrefix("-") }) {
-            Console.error(
-                "courier validate: unknown option '\(unknown)'; see 'courier validate --help'")
-            return CommandLineInterface.ExitCode.usage
-        }
-        guard !files.isEmpty else {
-            Console.error("courier validate: missing JOB.json; see 'courier validate --help'")
-            return CommandLineInterface.ExitCode.usage
-        }
-        var valid = true
-        for file in files {
-            do {
-                let job = try JobDecoder.load(URL(fileURLWithPath: file))
-                let total = try JobValidator.validate(job)
-                let fanOuts = job.tasks.filter { $0.captureSource != nil }.count
-                let more =
-                    fanOuts == 0
-                    ? "" : ", and \(fanOuts) fanning out over captured values as the run goes"
-                Console.output("\(file): ok (\(total) task\(total == 1 ? "" : "s")\(more))")
-            } catch {
-                valid = false
-                for line in error.errors { Console.error("courier: \(line)") }
-            }
-        }
-        return valid ? CommandLineInterface.ExitCode.success : CommandLineInterface.ExitCode.usage
     }
 }
