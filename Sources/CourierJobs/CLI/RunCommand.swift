@@ -15,7 +15,9 @@ enum RunCommand {
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
                                     [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
-        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
+        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). JOB.json - reads the job
+        from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
+        current directory, as outputDir always is.
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
           --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
                          and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
@@ -111,7 +113,7 @@ enum RunCommand {
         var job: Job
         let total: Int
         do {
-            job = try JobDecoder.load(URL(fileURLWithPath: jobPath))
+            job = try JobDecoder.load(argument: jobPath)
             total = try JobValidator.validate(job)
         } catch {
             for line in error.errors { Console.error("courier: \(line)") }
@@ -238,7 +240,7 @@ enum RunCommand {
             text +=
                 missing == 0
                 ? "; the job's history: every task done"
-                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file.relativePath) --resume` runs them)"
+                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file == JobDecoder.standardInput ? "-" : job.file.relativePath) --resume` runs them)"
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
         return text + "; log: \(summary.logURL.relativePath)"

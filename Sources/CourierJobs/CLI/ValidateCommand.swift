@@ -5,7 +5,8 @@ enum ValidateCommand {
     static let usage = """
         Usage: courier validate JOB.json... [--json]
         Checks each job file (keys, types, templates, environment variables, foreach sources,
-        save paths, unique task ids) without sending anything. Exit 0 when all are valid, 2 if not.
+        save paths, unique task ids) without sending anything; - reads one from stdin (its
+        relative paths taken from the current directory). Exit 0 when all are valid, 2 if not.
           --json         one JSON object on stdout instead of the lines: {"ok": true|false,
                          "tasks": N (the valid files' tasks), "files": [{"file", "ok",
                          "tasks"}], "errors": [{"file", "path", "message", "line", "column"}]}
@@ -34,6 +35,9 @@ enum ValidateCommand {
             guard !files.isEmpty else {
                 throw UsageError("validate: missing JOB.json; see 'courier validate --help'")
             }
+            guard files.filter({ $0 == "-" }).count <= 1 else {
+                throw UsageError("validate: - (stdin) can be read once")
+            }
         } catch {
             Console.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
@@ -58,9 +62,10 @@ enum ValidateCommand {
             ? CommandLineInterface.ExitCode.success : CommandLineInterface.ExitCode.usage
     }
 
-    static func check(_ file: String) -> Outcome {
+    static func check(_ argument: String) -> Outcome {
+        let file = argument == "-" ? JobDecoder.standardInput.relativePath : argument
         do {
-            let job = try JobDecoder.load(URL(fileURLWithPath: file))
+            let job = try JobDecoder.load(argument: argument)
             let total = try JobValidator.validate(job)
             let fanOuts = job.tasks.filter { $0.captureSource != nil }.count
             return Outcome(file: file, tasks: total, fanOuts: fanOuts, errors: [])

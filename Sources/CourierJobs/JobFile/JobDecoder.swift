@@ -11,10 +11,33 @@ package enum JobDecoder {
     package static func load(
         _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(JobFileErrors) -> Job {
+        try load(from: url, as: url, environment: environment)
+    }
+
+    /// How a job read from standard input is named in messages and the log's `jobFile`.
+    /// Its relative paths (`lines`, `bodyFile`, `tls` files) are taken from the working
+    /// directory, where this name stands.
+    package static let standardInput = URL(fileURLWithPath: "<stdin>")
+
+    /// Loads the job a command line names: `-` is standard input (``standardInput``).
+    package static func load(
+        argument: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(JobFileErrors) -> Job {
+        guard argument == "-" else {
+            return try load(URL(fileURLWithPath: argument), environment: environment)
+        }
+        return try load(
+            from: URL(fileURLWithPath: "/dev/stdin"), as: standardInput, environment: environment)
+    }
+
+    /// Reads `source` and decodes it as the job file `file`.
+    private static func load(
+        from source: URL, as url: URL, environment: [String: String]
+    ) throws(JobFileErrors) -> Job {
         let name = url.relativePath
         let data: Data
         do {
-            data = Data(try FileSystem.read(url, limit: maximumFileBytes))
+            data = Data(try FileSystem.read(source, limit: maximumFileBytes))
         } catch  where error.code == EFBIG {
             throw JobFileErrors(errors: [
                 JobFileError(
