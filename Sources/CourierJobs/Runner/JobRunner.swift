@@ -291,7 +291,7 @@ package final class JobRunner: Sendable {
     }
 
     var showsProgress: Bool {
-        options.progress && !options.quiet && Progress.stderrIsTerminal
+        options.progress && !options.quiet && Progress.canDraw
     }
 
     private func startTicker(_ progress: Progress) -> Task<Void, Never> {
