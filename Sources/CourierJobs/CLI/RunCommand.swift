@@ -8,12 +8,13 @@ import Foundation
 #endif
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
-/// [--resume [LOG…]] [--http2] [--dry-run] [--quiet] [--no-progress] [--json]`
+/// [--resume [LOG…]] [--http2] [--dry-run] [--deadline DURATION] [--quiet] [--no-progress]
+/// [--json]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
-                                    [--quiet] [--no-progress] [--json]
+                                    [--deadline DURATION] [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). JOB.json - reads the job
         from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
@@ -28,13 +29,16 @@ enum RunCommand {
           --http2        offer HTTP/2 and multiplex each host's requests over one connection
                          where the server agrees (over TLS; curl backend), as "http2": true
           --dry-run      print the expanded tasks and send nothing
+          --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
+                         bare) as SIGTERM does: no new task starts, those in flight have 5 s,
+                         exit 143; overrides the job's "deadline" (seconds)
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
           --json         print the summary as one JSON object on stdout (on stderr with
                          --log-dir -), even with --quiet: {"job", "shard", "tasks": {"total",
                          "ok", "failed", "notModified", "alreadyDone", "notRun"}, "requests",
                          "durationMs", "exitCode", "interrupted", "stoppedBy" (null, "SIGINT",
-                         "SIGTERM"), "log" (null with --log-dir -), "logIncomplete" (null or
+                         "SIGTERM", "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
                          why), "missing" (after --resume: tasks the history lacks, else null)}
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
         3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
@@ -76,6 +80,7 @@ enum RunCommand {
             }
             parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
             parsed.http2 = parser.flag("--http2")
+            parsed.deadline = try parser.duration("--deadline")
             if let folder = try parser.option("--log-dir") {
                 if folder == "-" {
                     parsed.logToStandardOutput = true
@@ -235,7 +240,11 @@ enum RunCommand {
         text +=
             ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
-        if let reason = summary.stopReason { text += ", interrupted by \(reason)" }
+        if let seconds = summary.deadlineReached {
+            text += ", stopped at its deadline (\(Progress.duration(seconds)))"
+        } else if let reason = summary.stopReason {
+            text += ", interrupted by \(reason)"
+        }
         if let missing = summary.missing {
             text +=
                 missing == 0

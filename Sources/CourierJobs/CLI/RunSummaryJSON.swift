@@ -28,10 +28,3 @@ enum RunSummaryJSON {
         ])
     }
 }
-
-extension RunSummary {
-    /// Why the run stopped before its end: `SIGINT` or `SIGTERM`; `nil` if it ran to the end.
-    var stopReason: String? {
-        interruptedBy.map { $0 == 2 ? "SIGINT" : "SIGTERM" }
-    }
-}

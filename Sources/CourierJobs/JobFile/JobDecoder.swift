@@ -162,6 +162,8 @@ package enum JobDecoder {
             ?? 8
         let timeout =
             reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0") ?? 30
+        let deadline = reader.number(
+            "deadline", range: 0.001...31_536_000, what: "seconds greater than 0 (at most a year)")
         let rateLimit = reader.take("rateLimit").flatMap { decodeRateLimit($0, context: context) }
         let retry =
             reader.take("retry").map {
@@ -229,7 +231,7 @@ package enum JobDecoder {
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             oauth2: authForm?.oauth2, cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2,
-            tls: tls, hostThrottle: hostThrottle,
+            tls: tls, hostThrottle: hostThrottle, deadline: deadline,
             outputDir: outputDir, tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),
