@@ -5,7 +5,7 @@ APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release install test test-deps sanitize fuzz soak demo bench lint clean
+.PHONY: all deps bench-deps build release install man test test-deps sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -55,8 +55,17 @@ release: deps $(COMMIT_OBJECT)
 install: deps $(COMMIT_OBJECT)
 	$(SWIFT) build -c release --product courier --static-swift-stdlib --scratch-path .build-static \
 	  $(COMMIT_FLAGS)
-	install -d $(PREFIX)/bin
+	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1
 	install -m 755 -s .build-static/release/courier $(PREFIX)/bin/courier
+	@mkdir -p .build/man
+	.build-static/release/courier man > .build/man/courier.1
+	install -m 644 .build/man/courier.1 $(PREFIX)/share/man/man1/courier.1
+
+# The manual page, from the same text as --help (`courier man`), into .build/man (never
+# committed): man -l .build/man/courier.1
+man: build
+	@mkdir -p .build/man
+	.build/debug/courier man > .build/man/courier.1
 
 # The hostile-size suites (endless bodies, huge header blocks, the runs that meet them): a
 # flood keeps both cores busy after the caller has its error (FoundationNetworking drains it

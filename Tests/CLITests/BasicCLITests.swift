@@ -39,7 +39,7 @@ struct BasicCLITests {
 
     @Test(
         "courier help CMD prints what courier CMD --help does",
-        arguments: ["run", "validate", "replay", "report", "bench", "help"])
+        arguments: ["run", "validate", "replay", "report", "bench", "help", "completions", "man"])
     func helpCommandPrintsTheCommandsHelp(command: String) async throws {
         let help = try await CourierBinary.run(["help", command])
         let flag = try await CourierBinary.run([command, "--help"])

@@ -16,7 +16,7 @@ enum RunCommand {
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
                                     [--deadline DURATION] [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
-        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). JOB.json - reads the job
+        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
         from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
         current directory, as outputDir always is.
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
