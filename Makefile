@@ -1,22 +1,32 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3-jsonschema python3-yaml openssl nginx-light \
-  chromium python3-pil
-BENCH_PACKAGES := wrk
+# Each target installs only what it needs (the README lists them): building needs libcurl's
+# headers and pkg-config, nothing else; the test servers and tools come with `make test`.
+BUILD_PACKAGES := libcurl4-openssl-dev pkg-config
+# `make demo`: the fixture server (Python's standard library; openssl for its TLS port).
+DEMO_PACKAGES := python3 openssl
+# `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the checkers of
+# schemas, manifests and report screenshots, the shells whose completion scripts are checked,
+# and python3-venv for the PyPI packages below.
+TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
+  python3-jsonschema python3-yaml chromium python3-pil zsh fish
+# `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
+BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps bench-deps build release install man test test-deps sanitize fuzz soak demo bench lint clean
+.PHONY: all deps demo-deps bench-deps build release install man test test-deps sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
 all: build
 
-# Installs the Debian packages that are missing (libcurl headers, httpbin and gunicorn for the
-# test servers). Skipped where there is no dpkg (macOS): install libcurl there yourself.
+# Installs the Debian packages that are missing: the build's (BUILD_PACKAGES) and any the
+# calling target adds (EXTRA_PACKAGES). Skipped where there is no dpkg (macOS): install
+# libcurl there yourself.
 deps:
 	@command -v dpkg-query >/dev/null || exit 0; \
 	missing=""; \
-	for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
+	for p in $(BUILD_PACKAGES) $(EXTRA_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -24,6 +34,9 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+
+demo-deps:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(DEMO_PACKAGES)"
 
 bench-deps:
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
@@ -84,12 +97,13 @@ TEST := SWIFT=$(SWIFT) Tests/Harness/swift-test.sh
 PYVENV := .build/pyvenv
 PY_TEST_PACKAGES := datasette==0.65.1
 
-test-deps: deps
+test-deps:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
 	@[ -x $(PYVENV)/bin/datasette ] || { \
 	  echo "make: installing $(PY_TEST_PACKAGES) into $(PYVENV)"; \
 	  python3 -m venv $(PYVENV) && $(PYVENV)/bin/pip install -q $(PY_TEST_PACKAGES); }
 
-test: deps test-deps
+test: test-deps
 	$(TEST) plain --skip "$(HOSTILE_SUITES)"
 	$(TEST) hostile --skip-build --filter "$(HOSTILE_SUITES)"
 	$(TEST) tsan --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests" \
@@ -99,7 +113,7 @@ test: deps test-deps
 # folder; slow: about 5 minutes of tests after the build). Leaks in libcurl, FoundationNetworking
 # and Foundation's Process are suppressed (Tests/Sanitizers/lsan.supp says why); any other
 # leak fails the run.
-sanitize: deps
+sanitize: test-deps
 	COURIER_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp:print_suppressions=0 \
 	  $(SWIFT) test --sanitize=address \
@@ -148,7 +162,7 @@ soak: bench-deps
 	  exit $$status'
 
 # Runs jobs/demo.json against the fixture server on 127.0.0.1:18765 and prints the log path.
-demo: build
+demo: build demo-deps
 	@Tests/Fixtures/demo.sh
 
 lint:
