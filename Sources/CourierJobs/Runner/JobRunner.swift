@@ -200,11 +200,17 @@ package final class JobRunner: Sendable {
                 executors: executors)
         }
         work.withLock { $0 = scheduled }
+        let clearsLine = showsProgress
         let deadline = (options.deadline ?? job.deadline).map { [console, job, options] seconds in
             stop.watch(deadline: seconds) {
-                console.error(
+                let text =
                     "courier: \(job.name): the deadline (\(Progress.duration(seconds))) was reached: no new task starts; the tasks in flight have \(Progress.duration(options.gracePeriod)) to finish"
-                )
+                // Over a progress line, clear it first, as failure messages do.
+                if clearsLine {
+                    console.overwriteLine(text, newline: true)
+                } else {
+                    console.error(text)
+                }
             }
         }
         let ticker = showsProgress ? startTicker(progress) : nil
