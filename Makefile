@@ -1,22 +1,32 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3-jsonschema python3-yaml openssl nginx-light \
-  chromium python3-pil
-BENCH_PACKAGES := wrk
+# Each target installs only what it needs (the README lists them): building needs libcurl's
+# headers and pkg-config, nothing else; the test servers and tools come with `make test`.
+BUILD_PACKAGES := libcurl4-openssl-dev pkg-config
+# `make demo`: the fixture server (Python's standard library; openssl for its TLS port).
+DEMO_PACKAGES := python3 openssl
+# `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the checkers of
+# schemas, manifests and report screenshots, the shells whose completion scripts are checked,
+# and python3-venv for the PyPI packages below.
+TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
+  python3-jsonschema python3-yaml chromium python3-pil zsh fish
+# `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
+BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: docs all deps bench-deps build release install test test-deps sanitize fuzz soak demo bench lint clean
+.PHONY: all deps demo-deps bench-deps build release install man docs test test-deps sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
 all: build
 
-# Installs the Debian packages that are missing (libcurl headers, httpbin and gunicorn for the
-# test servers). Skipped where there is no dpkg (macOS): install libcurl there yourself.
+# Installs the Debian packages that are missing: the build's (BUILD_PACKAGES) and any the
+# calling target adds (EXTRA_PACKAGES). Skipped where there is no dpkg (macOS): install
+# libcurl there yourself.
 deps:
 	@command -v dpkg-query >/dev/null || exit 0; \
 	missing=""; \
-	for p in $(APT_PACKAGES) $(EXTRA_PACKAGES); do \
+	for p in $(BUILD_PACKAGES) $(EXTRA_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -25,23 +35,50 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+demo-deps:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(DEMO_PACKAGES)"
+
 bench-deps:
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 
-build: deps
-	$(SWIFT) build
+# The commit courier is built from, for `courier --version`: one small object that defines it,
+# linked in with -Xlinker. Its name has the commit in it, so a new commit relinks and nothing
+# recompiles; nothing generated is committed. A plain `swift build` links none ("unknown").
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+GIT_COMMIT := $(GIT_COMMIT)$(if $(GIT_COMMIT),$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty))
+COMMIT_OBJECT := $(if $(GIT_COMMIT),$(CURDIR)/.build/git/commit-$(GIT_COMMIT).o)
+COMMIT_FLAGS := $(if $(COMMIT_OBJECT),-Xlinker $(COMMIT_OBJECT))
+BUILD_CC := $(shell command -v clang || command -v cc)
 
-release: deps
-	$(SWIFT) build -c release
+$(COMMIT_OBJECT):
+	@mkdir -p $(@D)
+	printf 'const char *courier_build_commit(void) { return "%s"; }\n' '$(GIT_COMMIT)' \
+	  | $(BUILD_CC) -x c -c -fPIC -o $@ -
+
+build: deps $(COMMIT_OBJECT)
+	$(SWIFT) build $(COMMIT_FLAGS)
+
+release: deps $(COMMIT_OBJECT)
+	$(SWIFT) build -c release $(COMMIT_FLAGS)
 
 # Puts a release build of courier in $(PREFIX)/bin (for cron), with the Swift standard library
 # and Foundation linked in (--static-swift-stdlib) and stripped: `courier validate` starts in
 # 1.26 x the time of `curl --version` against 2.05 x linked dynamically (docs/benchmarks.md),
 # at 62 MB instead of 10. Its own build folder, so the benchmark's build is left as it is.
-install: deps
-	$(SWIFT) build -c release --product courier --static-swift-stdlib --scratch-path .build-static
-	install -d $(PREFIX)/bin
+install: deps $(COMMIT_OBJECT)
+	$(SWIFT) build -c release --product courier --static-swift-stdlib --scratch-path .build-static \
+	  $(COMMIT_FLAGS)
+	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1
 	install -m 755 -s .build-static/release/courier $(PREFIX)/bin/courier
+	@mkdir -p .build/man
+	.build-static/release/courier man > .build/man/courier.1
+	install -m 644 .build/man/courier.1 $(PREFIX)/share/man/man1/courier.1
+
+# The manual page, from the same text as --help (`courier man`), into .build/man (never
+# committed): man -l .build/man/courier.1
+man: build
+	@mkdir -p .build/man
+	.build/debug/courier man > .build/man/courier.1
 
 # The hostile-size suites (endless bodies, huge header blocks, the runs that meet them): a
 # flood keeps both cores busy after the caller has its error (FoundationNetworking drains it
@@ -60,12 +97,13 @@ TEST := SWIFT=$(SWIFT) Tests/Harness/swift-test.sh
 PYVENV := .build/pyvenv
 PY_TEST_PACKAGES := datasette==0.65.1
 
-test-deps: deps
+test-deps:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
 	@[ -x $(PYVENV)/bin/datasette ] || { \
 	  echo "make: installing $(PY_TEST_PACKAGES) into $(PYVENV)"; \
 	  python3 -m venv $(PYVENV) && $(PYVENV)/bin/pip install -q $(PY_TEST_PACKAGES); }
 
-test: deps test-deps
+test: test-deps
 	$(TEST) plain --skip "$(HOSTILE_SUITES)"
 	$(TEST) hostile --skip-build --filter "$(HOSTILE_SUITES)"
 	$(TEST) tsan --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests" \
@@ -75,7 +113,7 @@ test: deps test-deps
 # folder; slow: about 5 minutes of tests after the build). Leaks in libcurl, FoundationNetworking
 # and Foundation's Process are suppressed (Tests/Sanitizers/lsan.supp says why); any other
 # leak fails the run.
-sanitize: deps
+sanitize: test-deps
 	COURIER_SANITIZED=1 ASAN_OPTIONS=detect_leaks=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan.supp:print_suppressions=0 \
 	  $(SWIFT) test --sanitize=address \
@@ -124,7 +162,7 @@ soak: bench-deps
 	  exit $$status'
 
 # Runs jobs/demo.json against the fixture server on 127.0.0.1:18765 and prints the log path.
-demo: build
+demo: build demo-deps
 	@Tests/Fixtures/demo.sh
 
 # The DocC documentation of the Courier and CourierCurl modules, built with the toolchain's

@@ -26,7 +26,9 @@ let package = Package(
         .target(name: "CourierCurl", dependencies: ["Courier", "CCurl"]),
         // Test doubles for users' own tests: a stub transport, a mock API client, a clock.
         .target(name: "CourierTesting", dependencies: ["Courier"]),
-        .target(name: "CourierJobs", dependencies: ["Courier", "CourierCurl"]),
+        // The git commit `make` builds from, for `courier --version` (CBuildInfo.h says how).
+        .target(name: "CBuildInfo"),
+        .target(name: "CourierJobs", dependencies: ["Courier", "CourierCurl", "CBuildInfo"]),
         .executableTarget(name: "courier", dependencies: ["CourierJobs"]),
         // Fuzz targets (`make fuzz`); built plainly, it replays a corpus.
         .target(name: "CFuzzDriver"),

@@ -247,7 +247,8 @@ struct RunCommandTests {
                 #"{"id": "p{n}", "path": "/slow", "query": {"ms": "300"}, "foreach": {"n": {"range": [1, 6]}}}"#,
             extra: #""concurrency": 2,"#)
         let terminal = try CourierBinary.launch(
-            ["run", "job.json", "--log-dir", space.logs.path], directory: space.folder,
+            ["run", "job.json", "--log-dir", space.logs.path],
+            environment: TerminalControlTests.drawing, directory: space.folder,
             inTerminal: true)
         let (status, output) = await terminal.wait(seconds: 60)
         #expect(status == 0, "\(output)")
@@ -289,7 +290,8 @@ struct RunCommandTests {
                 #"{"id": "f{n}", "path": "/status/500", "foreach": {"n": {"range": [1, 3]}}}"#,
             extra: #""retry": {"maxAttempts": 1},"#)
         let terminal = try CourierBinary.launch(
-            ["run", "job.json", "--log-dir", space.logs.path], directory: space.folder,
+            ["run", "job.json", "--log-dir", space.logs.path],
+            environment: TerminalControlTests.drawing, directory: space.folder,
             inTerminal: true)
         let (status, output) = await terminal.wait(seconds: 60)
         #expect(status == 1, "\(output)")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small parser for `courier`'s arguments: options take their value from the next argument,
 /// flags stand alone, everything else is positional. Unknown options are usage errors.
 struct ArgumentParser {
@@ -49,6 +51,42 @@ struct ArgumentParser {
             )
         }
         return number
+    }
+
+    /// Removes a duration option (`90s`, `30m`, `2h`, `1h30m`, `1.5h`; a bare number is
+    /// seconds), in seconds, if present.
+    mutating func duration(_ name: String) throws(UsageError) -> TimeInterval? {
+        guard let text = try option(name) else { return nil }
+        guard let seconds = Self.seconds(text), seconds > 0, seconds <= 31_536_000 else {
+            throw UsageError(
+                "\(command): \(name) expects a duration such as 90s, 30m, 2h or 1h30m (at most a year), got '\(text)'"
+            )
+        }
+        return seconds
+    }
+
+    /// The seconds a duration names: numbers each followed by `h`, `m` or `s` (`ms` for
+    /// milliseconds), or one bare number of seconds; `nil` for anything else.
+    static func seconds(_ text: String) -> TimeInterval? {
+        if let bare = Double(text), bare.isFinite { return bare }
+        var total = 0.0
+        var rest = Substring(text)
+        guard !rest.isEmpty else { return nil }
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            rest = rest.dropFirst(number.count)
+            let unit = rest.prefix { $0.isLetter }
+            rest = rest.dropFirst(unit.count)
+            guard let value = Double(number) else { return nil }
+            switch unit {
+            case "h": total += value * 3600
+            case "m": total += value * 60
+            case "s": total += value
+            case "ms": total += value / 1000
+            default: return nil
+            }
+        }
+        return total
     }
 
     /// Removes the next positional argument.

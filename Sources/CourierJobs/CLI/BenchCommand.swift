@@ -77,7 +77,7 @@ enum BenchCommand {
         let plan = BenchmarkRunner.Plan(
             requests: requests, count: count, duration: options.duration,
             concurrency: options.concurrency, rate: options.rate)
-        let showsProgress = Progress.stderrIsTerminal && !options.json
+        let showsProgress = Progress.canDraw && !options.json
         var clients: [Backend: any HTTPClient] = [:]
         var results: [Backend: [BenchmarkRunner.Result]] = [:]
         let schedule = BenchSchedule.order(backends: options.backends, rounds: options.rounds)

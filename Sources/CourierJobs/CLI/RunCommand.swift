@@ -8,14 +8,17 @@ import Foundation
 #endif
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
-/// [--resume [LOG…]] [--http2] [--dry-run] [--quiet] [--no-progress]`
+/// [--resume [LOG…]] [--http2] [--dry-run] [--deadline DURATION] [--quiet] [--no-progress]
+/// [--json]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
-                                    [--quiet] [--no-progress]
+                                    [--deadline DURATION] [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
-        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs).
+        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
+        from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
+        current directory, as outputDir always is.
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
           --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
                          and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
@@ -26,8 +29,17 @@ enum RunCommand {
           --http2        offer HTTP/2 and multiplex each host's requests over one connection
                          where the server agrees (over TLS; curl backend), as "http2": true
           --dry-run      print the expanded tasks and send nothing
+          --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
+                         bare) as SIGTERM does: no new task starts, those in flight have 5 s,
+                         exit 143; overrides the job's "deadline" (seconds)
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
+          --json         print the summary as one JSON object on stdout (on stderr with
+                         --log-dir -), even with --quiet: {"job", "shard", "tasks": {"total",
+                         "ok", "failed", "notModified", "alreadyDone", "notRun"}, "requests",
+                         "durationMs", "exitCode", "interrupted", "stoppedBy" (null, "SIGINT",
+                         "SIGTERM", "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
+                         why), "missing" (after --resume: tasks the history lacks, else null)}
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
         3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
         """
@@ -53,6 +65,7 @@ enum RunCommand {
         var options: RunOptions
         let jobPath: String
         let dryRun: Bool
+        let json: Bool
         do throws(UsageError) {
             if parser.flag("--help") {
                 Console.output(usage)
@@ -67,6 +80,7 @@ enum RunCommand {
             }
             parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
             parsed.http2 = parser.flag("--http2")
+            parsed.deadline = try parser.duration("--deadline")
             if let folder = try parser.option("--log-dir") {
                 if folder == "-" {
                     parsed.logToStandardOutput = true
@@ -87,6 +101,7 @@ enum RunCommand {
             dryRun = parser.flag("--dry-run")
             parsed.quiet = parser.flag("--quiet")
             parsed.progress = !parser.flag("--no-progress")
+            json = parser.flag("--json")
             if let text = ProcessInfo.processInfo.environment["COURIER_CAPTURE_MEMORY"],
                 let limit = Int(text), limit > 0
             {
@@ -108,7 +123,7 @@ enum RunCommand {
         var job: Job
         let total: Int
         do {
-            job = try JobDecoder.load(URL(fileURLWithPath: jobPath))
+            job = try JobDecoder.load(argument: jobPath)
             total = try JobValidator.validate(job)
         } catch {
             for line in error.errors { Console.error("courier: \(line)") }
@@ -184,7 +199,17 @@ enum RunCommand {
                 summary.missing = missing(
                     in: options.logDirectory.appendingPathComponent(job.name))
             }
-            if !options.quiet || summary.exitCode != 0 {
+            if json {
+                let text = JSONWriter.string(
+                    RunSummaryJSON.value(
+                        summary, job: job, shard: options.shard,
+                        logOnStdout: options.logToStandardOutput))
+                if options.logToStandardOutput {
+                    console.error(text)
+                } else {
+                    console.output(text)
+                }
+            } else if !options.quiet || summary.exitCode != 0 {
                 // With the log on stdout, stdout holds nothing but JSON lines.
                 if options.logToStandardOutput {
                     console.error(describe(summary, job: job, shard: options.shard))
@@ -228,14 +253,16 @@ enum RunCommand {
         text +=
             ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
-        if let signal = summary.interruptedBy {
-            text += ", interrupted by \(signal == 2 ? "SIGINT" : "SIGTERM")"
+        if let seconds = summary.deadlineReached {
+            text += ", stopped at its deadline (\(Progress.duration(seconds)))"
+        } else if let reason = summary.stopReason {
+            text += ", interrupted by \(reason)"
         }
         if let missing = summary.missing {
             text +=
                 missing == 0
                 ? "; the job's history: every task done"
-                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file.relativePath) --resume` runs them)"
+                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file == JobDecoder.standardInput ? "-" : job.file.relativePath) --resume` runs them)"
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
         return text + "; log: \(summary.logURL.relativePath)"
@@ -353,47 +380,5 @@ enum RunCommand {
         case .path(let path): Template.restoringBraces(path)
         case .url(let url): Template.restoringBraces(url)
         }
-    }
-}
-
-/// `courier validate JOB.json...`
-enum ValidateCommand {
-    static let usage = """
-        Usage: courier validate JOB.json...
-        Checks each job file (keys, types, templates, environment variables, foreach sources,
-        save paths, unique task ids) without sending anything. Exit 0 when all are valid, 2 if not.
-        """
-
-    static func run(_ arguments: [String]) -> Int32 {
-        if arguments.contains("--help") {
-            Console.output(usage)
-            return CommandLineInterface.ExitCode.success
-        }
-        let files = arguments.filter { !$0.hasPrefix("-") }
-        if let unknown = arguments.first(where: { $0.hasPrefix("-") }) {
-            Console.error(
-                "courier validate: unknown option '\(unknown)'; see 'courier validate --help'")
-            return CommandLineInterface.ExitCode.usage
-        }
-        guard !files.isEmpty else {
-            Console.error("courier validate: missing JOB.json; see 'courier validate --help'")
-            return CommandLineInterface.ExitCode.usage
-        }
-        var valid = true
-        for file in files {
-            do {
-                let job = try JobDecoder.load(URL(fileURLWithPath: file))
-                let total = try JobValidator.validate(job)
-                let fanOuts = job.tasks.filter { $0.captureSource != nil }.count
-                let more =
-                    fanOuts == 0
-                    ? "" : ", and \(fanOuts) fanning out over captured values as the run goes"
-                Console.output("\(file): ok (\(total) task\(total == 1 ? "" : "s")\(more))")
-            } catch {
-                valid = false
-                for line in error.errors { Console.error("courier: \(line)") }
-            }
-        }
-        return valid ? CommandLineInterface.ExitCode.success : CommandLineInterface.ExitCode.usage
     }
 }

@@ -30,6 +30,9 @@ package struct Job: Sendable {
     /// every request to its host, `RateLimit-*` quotas are spread until their reset, and 429s
     /// halve the host's rate (``HostThrottlingHTTPClient``).
     package var hostThrottle = true
+    /// Seconds after which the whole run stops as on SIGTERM (`"deadline"`; `--deadline`
+    /// overrides it): no new task starts, those in flight have the grace period.
+    package var deadline: TimeInterval? = nil
     /// Folder that `save` paths are relative to (relative to the working directory).
     package var outputDir: String
     package var tasks: [TaskSpec]

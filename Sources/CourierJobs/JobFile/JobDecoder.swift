@@ -11,10 +11,33 @@ package enum JobDecoder {
     package static func load(
         _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(JobFileErrors) -> Job {
+        try load(from: url, as: url, environment: environment)
+    }
+
+    /// How a job read from standard input is named in messages and the log's `jobFile`.
+    /// Its relative paths (`lines`, `bodyFile`, `tls` files) are taken from the working
+    /// directory, where this name stands.
+    package static let standardInput = URL(fileURLWithPath: "<stdin>")
+
+    /// Loads the job a command line names: `-` is standard input (``standardInput``).
+    package static func load(
+        argument: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(JobFileErrors) -> Job {
+        guard argument == "-" else {
+            return try load(URL(fileURLWithPath: argument), environment: environment)
+        }
+        return try load(
+            from: URL(fileURLWithPath: "/dev/stdin"), as: standardInput, environment: environment)
+    }
+
+    /// Reads `source` and decodes it as the job file `file`.
+    private static func load(
+        from source: URL, as url: URL, environment: [String: String]
+    ) throws(JobFileErrors) -> Job {
         let name = url.relativePath
         let data: Data
         do {
-            data = Data(try FileSystem.read(url, limit: maximumFileBytes))
+            data = Data(try FileSystem.read(source, limit: maximumFileBytes))
         } catch  where error.code == EFBIG {
             throw JobFileErrors(errors: [
                 JobFileError(
@@ -139,6 +162,8 @@ package enum JobDecoder {
             ?? 8
         let timeout =
             reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0") ?? 30
+        let deadline = reader.number(
+            "deadline", range: 0.001...31_536_000, what: "seconds greater than 0 (at most a year)")
         let rateLimit = reader.take("rateLimit").flatMap { decodeRateLimit($0, context: context) }
         let retry =
             reader.take("retry").map {
@@ -207,7 +232,7 @@ package enum JobDecoder {
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             oauth2: authForm?.oauth2, cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2,
-            tls: tls, hostThrottle: hostThrottle,
+            tls: tls, hostThrottle: hostThrottle, deadline: deadline,
             outputDir: outputDir, tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),

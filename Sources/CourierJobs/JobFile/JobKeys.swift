@@ -84,6 +84,7 @@ enum JobKeys {
             JobKey("http2", .boolean),
             JobKey("tls", .object),
             JobKey("hostThrottle", .boolean),
+            JobKey("deadline", .number),
         ])
 
     /// The job's `tls`: files relative to the job file, a passphrase that is a secret.

@@ -29,9 +29,28 @@ struct Console: Sendable {
     }
 
     /// Clears the progress line (carriage return, erase to end of line), then writes `text`
-    /// (escaped as every line is) on it: the one control sequence courier itself sends.
+    /// (escaped as every line is) on it: the one control sequence courier itself sends, and
+    /// only where ``drawsOnStandardError`` allows (elsewhere the text is written as it is).
     func overwriteLine(_ text: String = "", newline: Bool = false) {
-        _ = write(newline ? text + "\n" : text, to: STDERR_FILENO, after: Self.clearLine)
+        let line = newline ? text + "\n" : text
+        guard Self.drawsOnStandardError else {
+            if !line.isEmpty { _ = write(line, to: STDERR_FILENO) }
+            return
+        }
+        _ = write(line, to: STDERR_FILENO, after: Self.clearLine)
+    }
+
+    /// Whether courier may draw on standard error (the progress line): on a terminal that
+    /// can (not `TERM=dumb`), unless `NO_COLOR` asks for plain text (no-color.org: set to
+    /// anything but empty). Courier sends no colour; a progress line it does not draw is not
+    /// shown at all.
+    static let drawsOnStandardError = allowsDrawing(
+        isTerminal: isatty(STDERR_FILENO) == 1,
+        noColor: getenv("NO_COLOR").map { String(cString: $0) },
+        term: getenv("TERM").map { String(cString: $0) })
+
+    static func allowsDrawing(isTerminal: Bool, noColor: String?, term: String?) -> Bool {
+        isTerminal && (noColor ?? "").isEmpty && term != "dumb"
     }
 
     private static let clearLine: [UInt8] = Array("\r\u{1B}[K".utf8)

@@ -52,7 +52,7 @@ package struct RunLog: Sendable {
 
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
-        interrupted: Bool, alreadyDone: Int? = nil
+        interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil
     ) throws {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
@@ -65,6 +65,7 @@ package struct RunLog: Sendable {
             ("requests", .int(requests)), ("exitCode", .int(Int(exitCode))),
             ("interrupted", .bool(interrupted)),
         ]
+        if let stoppedBy { fields.append(("stoppedBy", .string(stoppedBy))) }
         // Lines were lost (a full disk that had room again for this one): the file says so.
         if let failure {
             fields.append(("incomplete", .object([("reason", .string(failure))])))

@@ -41,7 +41,7 @@ package final class JobRunner: Sendable {
     package let total: Int
     package let source: TaskSource
     let time: any TimeSource
-    /// Set by SIGINT/SIGTERM: no task starts after it.
+    /// Set by SIGINT/SIGTERM or the deadline (``RunStop``): no task starts after it.
     let stopping = Locked(false)
     /// Every line to the terminal goes through the job's redactor.
     let console: Console
@@ -134,14 +134,11 @@ package final class JobRunner: Sendable {
         // the run ends it cleanly, with `run.end`. After the grace period, what is still in
         // flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
+        let stop = RunStop(stopping: stopping, gracePeriod: options.gracePeriod, time: time) {
+            work.withLock { $0 }?.cancel()
+        }
         let signals = SignalWatcher(
-            onSignal: { [stopping, options] _ in
-                stopping.withLock { $0 = true }
-                Task {
-                    try? await Task.sleep(for: .seconds(options.gracePeriod))
-                    work.withLock { $0 }?.cancel()
-                }
-            },
+            onSignal: { stop.stop(.signal($0)) },
             // A second signal does not wait for the grace period.
             onRepeat: { _ in work.withLock { $0 }?.cancel() })
         let backend = options.backend ?? job.backend
@@ -209,6 +206,19 @@ package final class JobRunner: Sendable {
                 executors: executors)
         }
         work.withLock { $0 = scheduled }
+        let clearsLine = showsProgress
+        let deadline = (options.deadline ?? job.deadline).map { [console, job, options] seconds in
+            stop.watch(deadline: seconds) {
+                let text =
+                    "courier: \(job.name): the deadline (\(Progress.duration(seconds))) was reached: no new task starts; the tasks in flight have \(Progress.duration(options.gracePeriod)) to finish"
+                // Over a progress line, clear it first, as failure messages do.
+                if clearsLine {
+                    console.overwriteLine(text, newline: true)
+                } else {
+                    console.error(text)
+                }
+            }
+        }
         let ticker = showsProgress ? startTicker(progress) : nil
         let vanished = Locked(false)
         let watchdog = watchLog(log.writer) { [stopping] in
@@ -218,7 +228,8 @@ package final class JobRunner: Sendable {
             work.withLock { $0 }?.cancel()
         }
         await scheduled.value
-        if case .selection(let selection, _) = source, signals.signal == nil,
+        deadline?.cancel()
+        if case .selection(let selection, _) = source, stop.cause == nil,
             !vanished.withLock({ $0 })
         {
             // Selected tasks the job no longer builds never ran: the replay refuses them
@@ -232,11 +243,6 @@ package final class JobRunner: Sendable {
         } catch {
             console.error("courier: cannot keep the conditional state: \(error)")
         }
-        do {
-            try since?.flush()
-        } catch {
-            console.error("courier: cannot keep the since cursors: \(error)")
-        }
         ticker?.cancel()
         if showsProgress { console.overwriteLine() }
         var recordsFailed = 0
@@ -249,13 +255,19 @@ package final class JobRunner: Sendable {
             }
             recordsFailed = await commitRecords(ledger, run: runID)
         }
+        // After the records: a records task's cursor moves only once its records are in the file.
+        do {
+            try since?.flush()
+        } catch {
+            console.error("courier: cannot keep the since cursors: \(error)")
+        }
         signals.stop()
 
         let counts = progress.snapshot
         let total = counts.total
         // Only a run that saw the whole listing and every child decides what is gone.
         if let pruning, case .job = source, options.resume == nil, options.shard == nil,
-            signals.signal == nil, !vanished.withLock({ $0 }),
+            stop.cause == nil, !vanished.withLock({ $0 }),
             counts.failed == 0, counts.done == total
         {
             pruning.prune(job: job, run: runID, console: console)
@@ -265,14 +277,15 @@ package final class JobRunner: Sendable {
             )
         }
         // Tasks an interrupted run never started are neither ok nor failed.
-        let notRun = signals.signal == nil ? total - counts.done : 0
+        let notRun = stop.cause == nil ? total - counts.done : 0
         var summary = RunSummary(
             total: total, ok: counts.ok, failed: counts.failed + notRun,
             alreadyDone: counts.alreadyDone, requests: counts.requests,
             notModified: counts.notModified,
-            duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
+            duration: Date().timeIntervalSince(started), interruptedBy: stop.cause?.exitSignal,
             logURL: logURL, logFailure: log.failure)
         summary.recordsFailed = recordsFailed
+        if case .deadline(let seconds) = stop.cause { summary.deadlineReached = seconds }
         if vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(logURL.relativePath) was deleted (or its folder) during the run; the run stopped"
@@ -284,7 +297,7 @@ package final class JobRunner: Sendable {
         try? log.runEnd(
             duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
             requests: summary.requests, exitCode: summary.exitCode,
-            interrupted: summary.interruptedBy != nil,
+            interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
         summary.logFailure = summary.logFailure ?? log.failure
         return summary
@@ -301,7 +314,7 @@ package final class JobRunner: Sendable {
         // Since-cursors: `outcome.committed` names, per records file, the tasks whose records
         // it now holds. A task's cursor may advance only once its records are there, so this
         // list, and nothing earlier in the run, is where to advance them.
-        _ = outcome.committed
+        for file in outcome.committed { since?.release(file.tasks) }
         let limit = 10
         for (index, held) in outcome.held.enumerated() where index < limit {
             console.error(
@@ -336,7 +349,7 @@ package final class JobRunner: Sendable {
     }
 
     var showsProgress: Bool {
-        options.progress && !options.quiet && Progress.stderrIsTerminal
+        options.progress && !options.quiet && Progress.canDraw
     }
 
     private func startTicker(_ progress: Progress) -> Task<Void, Never> {

@@ -89,6 +89,7 @@ final class Progress: @unchecked Sendable {
             : whole >= 60 ? "\(whole / 60)m\(whole % 60)s" : "\(whole)s"
     }
 
-    /// Whether standard error is a terminal.
-    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+    /// Whether the line may be drawn: standard error is a terminal that can, and `NO_COLOR`
+    /// does not ask for plain text (``Console/drawsOnStandardError``).
+    static var canDraw: Bool { Console.drawsOnStandardError }
 }

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// How `courier run` was asked to run a job.
 package struct RunOptions: Sendable {
     /// Overrides the job's `backend`.
@@ -14,6 +20,9 @@ package struct RunOptions: Sendable {
     package var quiet: Bool
     /// Show a live progress line on stderr (only when it is a terminal).
     package var progress: Bool
+    /// `--deadline`: the seconds after which the run stops as on SIGTERM; overrides the
+    /// job's `deadline`.
+    package var deadline: TimeInterval?
     /// How long in-flight requests may run after SIGINT/SIGTERM before they are cancelled.
     package var gracePeriod: TimeInterval
     /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
@@ -58,7 +67,10 @@ package struct RunSummary: Sendable {
     /// 304s: tasks ok whose saved output was left as it was.
     package var notModified = 0
     package var duration: TimeInterval
+    /// The signal that stopped the run, SIGTERM's for its deadline.
     package var interruptedBy: Int32?
+    /// The deadline (seconds) that stopped the run, when it was one.
+    package var deadlineReached: TimeInterval?
     package var logURL: URL
     /// Why some log line could not be written, if one could not.
     package var logFailure: String?
@@ -68,6 +80,13 @@ package struct RunSummary: Sendable {
     package var missing: Int?
     /// Records files that could not be written though their tasks succeeded.
     package var recordsFailed = 0
+
+    /// Why the run stopped before its end: `SIGINT`, `SIGTERM` or `deadline`; `nil` if it
+    /// ran to the end.
+    package var stopReason: String? {
+        if deadlineReached != nil { return "deadline" }
+        return interruptedBy.map { $0 == SIGINT ? "SIGINT" : "SIGTERM" }
+    }
 
     /// 0 all ok, 1 some task failed, a records file could not be written or the log is
     /// incomplete, 130/143 interrupted.

@@ -43,9 +43,26 @@ final class SinceState: Sendable {
         }
     }
 
+    /// Cursors of tasks whose records are not in their file yet (``release(_:)``).
+    private let held = Locked<[String: String]>([:])
+
     /// Keeps `value` as task `id`'s cursor at the next write.
     func record(_ value: String, for id: String) {
         pending.withLock { $0[id] = value }
+    }
+
+    /// Holds `value` for task `id`, whose `records` are put in their file only at the run's
+    /// end: the cursor may not move past records that never reached the file.
+    func hold(_ value: String, for id: String) {
+        held.withLock { $0[id] = value }
+    }
+
+    /// Moves the held cursors of `ids`, whose records are now in their file, to the next write.
+    func release(_ ids: [String]) {
+        let values = held.withLock { held in ids.compactMap { id in held[id].map { (id, $0) } } }
+        pending.withLock { pending in
+            for (id, value) in values { pending[id] = value }
+        }
     }
 
     /// Writes the recorded cursors into the file (merged with what it holds now).

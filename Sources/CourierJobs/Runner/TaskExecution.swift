@@ -293,7 +293,13 @@ extension JobRunner {
         }
         guard result.ok, let next else {
             // Every page was fine: the cursor may move (at the run's next write of it).
-            if result.ok, let value = cursor.sinceValue { since?.record(value, for: task.id) }
+            if result.ok, let value = cursor.sinceValue {
+                if task.records != nil {
+                    since?.hold(value, for: task.id)
+                } else {
+                    since?.record(value, for: task.id)
+                }
+            }
             progress.taskFinished(
                 ok: result.ok, requests: cursor.requests, notModified: result.notModified)
             if !result.ok, let failure = result.failure {

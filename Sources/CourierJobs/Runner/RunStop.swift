@@ -1,0 +1,83 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Why and how a run stops before its end: the first SIGINT or SIGTERM, or the run's deadline
+/// (`--deadline`, the job's `"deadline"`), which ends it as SIGTERM does. No task starts after
+/// it; what is in flight has the grace period, then is cancelled. A second stop (a second
+/// Ctrl-C, a signal after the deadline) cancels at once.
+final class RunStop: Sendable {
+    /// What stopped the run.
+    enum Cause: Sendable, Equatable {
+        case signal(Int32)
+        /// The deadline, in seconds from the start, was reached.
+        case deadline(TimeInterval)
+
+        /// The signal whose exit status the run takes (128 + it): the deadline's is SIGTERM's.
+        var exitSignal: Int32 {
+            switch self {
+            case .signal(let number): number
+            case .deadline: SIGTERM
+            }
+        }
+    }
+
+    /// Set once stopping starts: the task slots read it before each task.
+    let stopping: Locked<Bool>
+    private let first = Locked<Cause?>(nil)
+    private let gracePeriod: TimeInterval
+    private let time: any TimeSource
+    private let cancel: @Sendable () -> Void
+
+    /// - Parameter cancel: cancels what is in flight.
+    init(
+        stopping: Locked<Bool>, gracePeriod: TimeInterval, time: any TimeSource,
+        cancel: @escaping @Sendable () -> Void
+    ) {
+        self.stopping = stopping
+        self.gracePeriod = gracePeriod
+        self.time = time
+        self.cancel = cancel
+    }
+
+    /// The first cause, once the run is stopping.
+    var cause: Cause? { first.withLock { $0 } }
+
+    /// Stops scheduling, and cancels what is in flight after the grace period (at once when
+    /// the run was already stopping).
+    func stop(_ cause: Cause) {
+        let isFirst = first.withLock { value -> Bool in
+            guard value == nil else { return false }
+            value = cause
+            return true
+        }
+        stopping.withLock { $0 = true }
+        guard isFirst else { return cancel() }
+        Task { [time, gracePeriod, cancel] in
+            try? await time.sleep(for: .seconds(gracePeriod))
+            cancel()
+        }
+    }
+
+    /// Stops the run with ``Cause/deadline(_:)`` `seconds` from now, after calling
+    /// `reached`; cancel the task returned when the run ends first.
+    func watch(deadline seconds: TimeInterval, reached: @escaping @Sendable () -> Void)
+        -> Task<Void, Never>
+    {
+        Task { [time] in
+            do {
+                try await time.sleep(for: .seconds(seconds))
+            } catch {
+                return
+            }
+            guard cause == nil else { return }
+            reached()
+            stop(.deadline(seconds))
+        }
+    }
+}

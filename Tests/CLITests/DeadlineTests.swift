@@ -1,0 +1,92 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A whole-run deadline (`--deadline`, the job's `"deadline"`) stops the run as SIGTERM does:
+/// no new task starts, those in flight finish within the grace period, `run.end` says
+/// `interrupted` and why, and the exit status is SIGTERM's (143).
+@Suite("run deadline")
+struct DeadlineTests {
+    /// 40 one-second tasks, two at a time: at least 20 s of work, stopped after 2 s.
+    static let slowTasks =
+        #"{"id": "s{n}", "path": "/slow", "query": {"ms": "1000"}, "foreach": {"n": {"range": [1, 40]}}}"#
+
+    static func checkStoppedByDeadline(
+        _ result: CourierBinary.Result, space: JobWorkspace
+    ) throws {
+        #expect(result.status == 143, "as a SIGTERM'd run: \(result.stderr)")
+        #expect(result.stderr.contains("the deadline (2s) was reached"), "\(result.stderr)")
+        let lines = try space.logLines()
+        LogContract.check(lines)
+        let end = try #require(lines.last)
+        #expect(end["interrupted"] as? Bool == true)
+        #expect(end["stoppedBy"] as? String == "deadline")
+        #expect(end["exitCode"] as? Int == 143)
+        let requests = lines.filter { $0["event"] as? String == "request" }
+        #expect(requests.count >= 1 && requests.count < 40, "scheduling stopped")
+        #expect(
+            requests.allSatisfy { $0["outcome"] as? String == "ok" },
+            "the tasks in flight finished within the grace period")
+    }
+
+    @Test func theDeadlineOptionStopsTheRunAsSIGTERMDoes() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: Self.slowTasks, extra: #""concurrency": 2,"#)
+        let started = Date()
+        let result = try await space.run(["--deadline", "2s"], backend: "curl")
+        // Generous: the 2 s deadline and the 5 s grace period, on a loaded machine; the 40
+        // tasks alone would take 20 s.
+        #expect(Date().timeIntervalSince(started) < 18, "it stopped at the deadline")
+        try Self.checkStoppedByDeadline(result, space: space)
+        #expect(result.stdout.contains("stopped at its deadline (2s)"), "\(result.stdout)")
+    }
+
+    @Test func theJobsDeadlineKeyDoesTheSameAndJSONSaysSo() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: Self.slowTasks, extra: #""concurrency": 2, "deadline": 2,"#)
+        let result = try await space.run(["--json"], backend: "curl")
+        try Self.checkStoppedByDeadline(result, space: space)
+        let summary = try #require(
+            (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
+            "\(result.stdout)")
+        #expect(summary["stoppedBy"] as? String == "deadline")
+        #expect(summary["interrupted"] as? Bool == true)
+        #expect(summary["exitCode"] as? Int == 143)
+        #expect(((summary["tasks"] as? [String: Int])?["notRun"] ?? 0) > 0)
+    }
+
+    @Test func aDeadlineNotReachedChangesNothing() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "one", "path": "/status/200"}"#, extra: #""deadline": 600,"#)
+        let result = try await space.run(["--deadline", "1h30m"], backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let end = try #require(try space.logLines().last)
+        #expect(end["interrupted"] as? Bool == false)
+        #expect(end["stoppedBy"] == nil)
+    }
+
+    @Test(arguments: ["0", "-5s", "2x", "soon", "1h-"])
+    func aBadDurationIsAUsageError(text: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "one", "path": "/status/200"}"#)
+        let result = try await space.run(["--deadline=\(text)"], backend: "curl")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--deadline expects a duration"), "\(result.stderr)")
+    }
+
+    @Test func aBadDeadlineKeyIsRefused() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "one", "path": "/status/200"}"#, extra: #""deadline": 0,"#)
+        let result = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(result.status == 2)
+        #expect(
+            result.stderr.contains("deadline: expected seconds greater than 0"), "\(result.stderr)")
+    }
+}

@@ -1,0 +1,31 @@
+import Testing
+
+@testable import CourierJobs
+
+/// The small decisions behind the command line's conventions, without a binary.
+@Suite("CLI conventions")
+struct CLIConventionTests {
+    @Test(
+        "durations: units h, m, s, ms, combined; a bare number is seconds",
+        arguments: [
+            ("90s", 90.0), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("1.5h", 5400),
+            ("250ms", 0.25), ("45", 45), ("2m30s", 150),
+        ])
+    func duration(text: String, seconds: Double) {
+        #expect(ArgumentParser.seconds(text) == seconds)
+    }
+
+    @Test(arguments: ["", "h", "10x", "1h-", "5 s", "1..5s", "-"])
+    func notADuration(text: String) {
+        #expect(ArgumentParser.seconds(text) == nil)
+    }
+
+    @Test func drawingNeedsATerminalThatCanAndNoNO_COLOR() {
+        #expect(Console.allowsDrawing(isTerminal: true, noColor: nil, term: "xterm"))
+        #expect(Console.allowsDrawing(isTerminal: true, noColor: "", term: nil))
+        #expect(!Console.allowsDrawing(isTerminal: false, noColor: nil, term: "xterm"))
+        #expect(!Console.allowsDrawing(isTerminal: true, noColor: "1", term: "xterm"))
+        #expect(!Console.allowsDrawing(isTerminal: true, noColor: "false", term: "xterm"))
+        #expect(!Console.allowsDrawing(isTerminal: true, noColor: nil, term: "dumb"))
+    }
+}
