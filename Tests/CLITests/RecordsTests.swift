@@ -292,7 +292,7 @@ struct RecordsTests {
         #expect(try await space.run(backend: "curl").status == 0)
         let first = Self.recordFiles(space)
 
-        try Self.set(key, Self.items(2, count: 12), delayMs: 150, on: space.server)
+        try Self.set(key, Self.items(2, count: 12), delayMs: 500, on: space.server)
         let earlier = Self.logNames(space)
         let running = try RecoveryMatrixTests.launch(["run", "job.json"], space, backend: "curl")
         try await RecoveryMatrixTests.waitForRequests(4, in: space, besides: earlier)
