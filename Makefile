@@ -83,7 +83,7 @@ man: build
 # The hostile-size suites (endless bodies, huge header blocks, the runs that meet them): a
 # flood keeps both cores busy after the caller has its error (FoundationNetworking drains it
 # until its own cancel lands), which starved tests running beside them into their time bounds.
-HOSTILE_SUITES := EndlessBodyConformanceTests|HeaderBlockConformanceTests|HostileServerRunTests
+HOSTILE_SUITES := EndlessBodyConformanceTests|HeaderBlockConformanceTests|HostileServerRunTests|RecordsTests
 
 # Every test (the hostile-size suites alone, after the rest), then the transport tests again
 # under the thread sanitizer (own build folder). The hostile-size suites check bounds, not

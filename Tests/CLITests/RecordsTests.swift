@@ -247,7 +247,7 @@ struct RecordsTests {
         #expect(first == Self.recordFiles(clean))
 
         // The second version: killed mid-way, then resumed; the clean one runs whole.
-        try Self.set(key, Self.items(2), delayMs: 40, on: space.server)
+        try Self.set(key, Self.items(2), delayMs: 300, on: space.server)
         let earlier = Self.logNames(space)
         let running = try RecoveryMatrixTests.launch(["run", "job.json"], space, backend: backend)
         try await RecoveryMatrixTests.waitForRequests(14, in: space, besides: earlier)
