@@ -14,9 +14,12 @@ struct DatasetteSyncTests {
         let database: String
         let table: String
 
-        init(_ name: String) throws {
+        /// - Parameter table: the table's own name (the shipped example's `items`), else one
+        ///   of the test's own.
+        init(_ name: String, table: String? = nil) throws {
             (base, database) = try TestServers.datasette()
-            table = "t_" + name + "_" + String(UUID().uuidString.prefix(8)).lowercased()
+            self.table =
+                table ?? "t_" + name + "_" + String(UUID().uuidString.prefix(8)).lowercased()
             space = try JobWorkspace()
         }
 
@@ -142,5 +145,64 @@ struct DatasetteSyncTests {
         #expect(
             result.stderr.contains("courier: prune: out/rows/3.json -> .courier/pruned/"),
             "\(result.stderr)")
+    }
+
+    /// The shipped `jobs/incremental-sync.example.json`, as it is, on Datasette: `since`,
+    /// header pagination (two pages of 100), and records merged by id with tombstones; after a
+    /// night of changes, the records file is byte for byte a clean full run's.
+    @Test("the shipped example: increments and tombstones end as a clean run's records file")
+    func shippedExample() async throws {
+        let sync = try Sync("example", table: "items")
+        defer { sync.space.remove() }
+        func rows(_ ids: ClosedRange<Int>, minute: Int, deleted: Bool = false) -> String {
+            let json = ids.map {
+                #"{"id": \#($0), "updated_at": "2026-01-01T\#(String(format: "%02d:%02d", minute, $0 % 60)):00Z", "name": "item \#($0) at \#(minute)", "deleted": \#(deleted ? 1 : 0)}"#
+            }
+            return "[" + json.joined(separator: ",") + "]"
+        }
+        try await sync.change("put", [rows(1...150, minute: 1)])
+        let example = PackagePaths.root.appendingPathComponent("jobs/incremental-sync.example.json")
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        for space in [sync.space, clean] {
+            try FileManager.default.copyItem(
+                at: example, to: space.folder.appendingPathComponent("job.json"))
+        }
+        let environment = ["ITEMS_API": sync.base.absoluteString]
+        func run(_ space: JobWorkspace, _ backend: String) async throws -> CourierBinary.Result {
+            try await CourierBinary.run(
+                [
+                    "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                    "--no-progress",
+                ],
+                environment: environment, directory: space.folder)
+        }
+        var result = try await run(sync.space, "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("warning"), "\(result.stderr)")
+        let records = sync.space.folder.appendingPathComponent("out/items-sync/records/items.jsonl")
+        #expect(
+            try String(contentsOf: records, encoding: .utf8).split(separator: "\n").count == 150)
+
+        // A night: three rows changed, two added, two deleted (tombstones).
+        try await sync.change("put", [rows(10...12, minute: 2)])
+        try await sync.change("put", [rows(151...152, minute: 2)])
+        try await sync.change("put", [rows(20...21, minute: 2, deleted: true)])
+        result = try await run(sync.space, "urlsession")
+        #expect(result.status == 0, "\(result.stderr)")
+        let changes = try sync.space.logLines(job: "items-sync").filter {
+            $0["task"] as? String == "changes"
+                && ($0["url"] as? String)?.contains("updated_at__gt=2026-01-01T01%3A58%3A00Z")
+                    == true
+        }
+        #expect(changes.count == 1, "one page of changes, asked from the cursor less a minute")
+        let merged = try Data(contentsOf: records)
+        #expect(String(decoding: merged, as: UTF8.self).split(separator: "\n").count == 150)
+
+        result = try await run(clean, "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let whole = try Data(
+            contentsOf: clean.folder.appendingPathComponent("out/items-sync/records/items.jsonl"))
+        #expect(merged == whole, "the increments end as a clean full run")
     }
 }

@@ -196,4 +196,47 @@ struct SinceCursorTests {
                 "tasks[0].id: cannot use {since}: the task's cursor is kept under its id"),
             "\(refused.stderr)")
     }
+
+    /// `since` with `records`: a task's cursor moves only once its records are in their file. A
+    /// second task writing the same file fails, so the file is left as it was, and the cursor
+    /// of the task that ended ok must stay too, or the next run would skip records that never
+    /// reached the file.
+    @Test(
+        "with records, the cursor waits for the records file", arguments: RunCommandTests.backends)
+    func cursorWaitsForRecords(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-records-\(backend)")
+        try await Self.put(
+            (1...3).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        func job(otherPath: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}", "size": "2"},
+                     "paginate": {"next": {"linkHeader": "next"}},
+                     "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                     "records": {"from": "/items/*", "to": "items.jsonl", "write": "merge", "key": "/id"}},
+                    {"id": "other", "path": "\#(otherPath)", "query": {"key": "\#(key)-other"},
+                     "records": {"from": "/items/*", "to": "items.jsonl", "write": "merge", "key": "/id"}}
+                    """#)
+        }
+        try job(otherPath: "/status/500")
+        let failed = try await space.run(backend: backend)
+        #expect(failed.status == 1, "\(failed.stderr)")
+        #expect(try space.attempts("sync").last?["outcome"] as? String == "ok")
+        #expect(
+            Self.cursorFile(space) == nil, "sync ended ok, but its records never reached the file")
+        let records = space.folder.appendingPathComponent("out/items.jsonl")
+        #expect(!FileManager.default.fileExists(atPath: records.path))
+
+        try job(otherPath: "/store/items")
+        let fixed = try await space.run(backend: backend)
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        #expect(try Self.newestRun(space).since.first == "1970-01-01T00:00:00Z")
+        #expect(
+            Self.cursorFile(space) == #"{"version":1,"cursors":{"sync":"2026-01-01T00:00:03Z"}}"#)
+        let lines = try String(contentsOf: records, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+    }
 }

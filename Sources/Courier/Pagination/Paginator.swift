@@ -32,9 +32,17 @@ public struct Paginator: Sendable {
         throws(PaginationError)
         -> HTTPRequest?
     {
+        try next(
+            after: response, to: request, document: try? JSONParser.parse([UInt8](response.body)))
+    }
+
+    /// ``next(after:to:)`` for a caller that parsed the body already (`document`, `nil` when it
+    /// is not JSON): the job runner parses a page once for its records, captures and cursor.
+    package mutating func next(
+        after response: HTTPResponse, to request: HTTPRequest, document: JSONNode?
+    ) throws(PaginationError) -> HTTPRequest? {
         pages += 1
         guard pages < rule.maxPages else { return nil }
-        let document = try? JSONParser.parse([UInt8](response.body))
         if let pointer = rule.stopWhenEmpty {
             guard let document,
                 case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value,

@@ -212,18 +212,19 @@ extension JobRunner {
     private func nextPage(
         _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor,
         result: inout AttemptResult
-    ) -> PageStep
-    {
+    ) -> PageStep {
         var step = PageStep()
         guard result.ok, case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
         else { return step }
         if let rule = task.since, response.status != 304 {
-            cursor.sinceValue = Self.sinceValue(rule, in: response, after: cursor.sinceValue)
+            cursor.sinceValue = Self.sinceValue(
+                rule, in: response, document: result.document, after: cursor.sinceValue)
         }
         // A 304 (the first page of a conditional task) ends the pages: the saved ones stand.
         guard !result.notModified, var paginator = cursor.paginator else { return step }
         do {
-            step.next = try paginator.next(after: response, to: cursor.request)
+            step.next = try paginator.next(
+                after: response, to: cursor.request, document: result.document)
             // The first page's validators are not the next page's.
             if task.conditional {
                 step.next = step.next.map { Self.unconditional($0, as: task.request) }
@@ -335,18 +336,17 @@ extension JobRunner {
         )
     }
 
-    /// The task's `since` value after `response`: the greatest of `previous` and the page's
-    /// values at the pointer, or the header field's value.
-    static func sinceValue(_ rule: SinceRule, in response: HTTPResponse, after previous: String?)
-        -> String?
-    {
+    /// The task's `since` value after `response` (`document`: its body as JSON): the greatest
+    /// of `previous` and the page's values at the pointer, or the header field's value.
+    static func sinceValue(
+        _ rule: SinceRule, in response: HTTPResponse, document: JSONNode?,
+        after previous: String?
+    ) -> String? {
         switch rule.source {
         case .header(let name):
             return response.headers[name].flatMap { $0.isEmpty ? nil : $0 } ?? previous
         case .max(let pointer):
-            guard let document = try? JSONParser.parse([UInt8](response.body)) else {
-                return previous
-            }
+            guard let document else { return previous }
             var greatest = previous
             for node in JSONPointer.resolveAll(pointer, in: document) {
                 guard let value = SinceRule.value(of: node) else { continue }
@@ -450,6 +450,9 @@ extension JobRunner {
         var files: PageFiles?
         /// A conditional record waiting for its save's folder sync.
         var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)?
+        /// The body as JSON, parsed once for the records, captures, cursor and next page that
+        /// need it (`nil` when none does, or it is not JSON).
+        var document: JSONNode?
     }
 
     /// The blocking file work an attempt's end needs, done off the curl loops.
@@ -566,7 +569,10 @@ extension JobRunner {
             var document: JSONNode?
             if let part, response.status != 304 {
                 (records, document) = Self.records(of: response, rule: part.target.rule)
+            } else if response.status != 304, task.paginate != nil || task.since != nil {
+                document = try? JSONParser.parse([UInt8](response.body))
             }
+            result.document = document
             if let reason = task.expectation.failure(
                 for: response, durationMs: attempt.duration * 1000,
                 scrub: console.redactor.scrub)
