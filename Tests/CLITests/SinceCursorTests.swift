@@ -239,4 +239,45 @@ struct SinceCursorTests {
         let lines = try String(contentsOf: records, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 3)
     }
+
+    @Test("a since pointer that matches nothing on pages with items warns, and keeps no cursor")
+    func misspeltPointer() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-typo")
+        try await Self.put([Self.record(1, "01", name: "r1")], key: key, on: space)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
+                 "since": {"max": "/items/*/updatedAt", "start": "1970-01-01T00:00:00Z"}}
+                """#)
+        let result = try await space.run(backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let note =
+            "since: no value at /items/*/updatedAt on a page with items, so the cursor does not move and the next run asks from the same point again"
+        #expect(result.stderr.contains("courier: warning: task sync: " + note), "\(result.stderr)")
+        #expect(try space.attempts("sync").last?["warning"] as? String == note)
+        #expect(Self.cursorFile(space) == nil)
+    }
+
+    /// An API that writes its timestamps with an offset and compares them as text (as the
+    /// fixture and SQLite-backed servers do) gets the cursor back in its own form, lookback
+    /// and all: in UTC, `…T10:11:53Z` sorted after `…T05:13:01-05:00` and skipped the change.
+    @Test("a cursor with an offset is asked for in that offset")
+    func offsetCursor() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-offset")
+        func row(_ id: Int, _ time: String) -> String {
+            #"{"id": \#(id), "updated_at": "2026-11-26T\#(time)-05:00", "name": "r\#(id)"}"#
+        }
+        try await Self.put([row(1, "05:10:00"), row(2, "05:12:53")], key: key, on: space)
+        try Self.writeJob(space, key: key, lookback: 60)
+        #expect(try await space.run(backend: "curl").status == 0)
+        try await Self.put([row(3, "05:13:01")], key: key, on: space)
+        #expect(try await space.run(backend: "urlsession").status == 0)
+        let run = try Self.newestRun(space)
+        #expect(run.since == ["2026-11-26T05:11:53-05:00"])
+        #expect(run.ids == [2, 3])
+    }
 }

@@ -22,14 +22,61 @@ package struct SinceRule: Sendable {
     package func offered(_ kept: String?) -> String {
         guard let kept else { return start }
         guard lookback > 0 else { return kept }
-        if let instant = Self.instant(kept) {
-            return Self.format(instant.date - lookback, fractional: instant.fractional)
-        }
+        if let earlier = Self.timestamp(kept, less: lookback) { return earlier }
         if let whole = Int(kept), lookback == lookback.rounded() {
             return String(whole - Int(lookback))
         }
         if let number = Double(kept) { return String(number - lookback) }
         return kept
+    }
+
+    /// An RFC 3339 timestamp `seconds` earlier, written as `text` was: the same offset (`Z`
+    /// or `-05:00`) and as many fraction digits (cut, so the instant only moves earlier). An
+    /// API that compares its timestamps as text (Datasette, SQLite) would otherwise get a
+    /// cursor in another form and skip records: `…T10:11:53Z` sorts after `…T05:13:01-05:00`.
+    static func timestamp(_ text: String, less seconds: Double) -> String? {
+        guard let instant = instant(text) else { return nil }
+        let zulu = text.hasSuffix("Z") || text.hasSuffix("z")
+        let suffix = zulu ? String(text.suffix(1)) : String(text.suffix(6))
+        var offset = 0
+        if !zulu {
+            let sign = suffix.hasPrefix("-") ? -1 : 1
+            let parts = suffix.dropFirst().split(separator: ":").compactMap { Int($0) }
+            guard parts.count == 2 else { return nil }
+            offset = sign * (parts[0] * 3600 + parts[1] * 60)
+        }
+        let body = text.dropLast(suffix.count)
+        let fraction = body.split(separator: ".", maxSplits: 1).dropFirst().first.map(String.init)
+        guard let zone = TimeZone(secondsFromGMT: offset) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let date = instant.date - seconds
+        let fields = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second], from: date)
+        guard let year = fields.year, let month = fields.month, let day = fields.day,
+            let hour = fields.hour, let minute = fields.minute, let second = fields.second
+        else { return nil }
+        // The date-time separator as written (`T`, `t` or a space).
+        let separator = text[text.index(text.startIndex, offsetBy: 10)]
+        var result =
+            String(format: "%04d-%02d-%02d", year, month, day) + String(separator)
+            + String(format: "%02d:%02d:%02d", hour, minute, second)
+        if let fraction {
+            // A whole lookback leaves the fraction as it was written, digit for digit (a
+            // `Double` keeps no microseconds of a date in this century).
+            if seconds == seconds.rounded() {
+                result += "." + fraction
+            } else {
+                let whole = date.timeIntervalSince1970.rounded(.down)
+                let shown = min(fraction.count, 6)
+                let scaled = Int(
+                    ((date.timeIntervalSince1970 - whole) * pow(10, Double(shown))).rounded(.down))
+                result +=
+                    "." + String(format: "%0\(shown)d", scaled)
+                    + String(repeating: "0", count: fraction.count - shown)
+            }
+        }
+        return result + suffix
     }
 
     /// Whether `value` is later than `other`: as numbers when both are, as instants when both
@@ -59,10 +106,4 @@ package struct SinceRule: Sendable {
         return formatter.date(from: text).map { ($0, false) }
     }
 
-    private static func format(_ date: Date, fractional: Bool) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions =
-            fractional ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
-        return formatter.string(from: date)
-    }
 }

@@ -69,6 +69,9 @@ extension JobRunner {
         var page = 1
         /// The greatest `since` value seen on the pages so far.
         var sinceValue: String?
+        /// The `since.max` pointer, once a page had items but no value at it (a misspelt
+        /// member name).
+        var sinceMissed: String?
         /// Requests sent for the task so far, every attempt counted.
         var requests = 0
 
@@ -206,6 +209,8 @@ extension JobRunner {
     private struct PageStep {
         var next: HTTPRequest?
         var warning: String?
+        /// A `since` task that ended without a cursor though its pages had items.
+        var sinceNote: String?
     }
 
     @inline(never)
@@ -219,9 +224,14 @@ extension JobRunner {
         if let rule = task.since, response.status != 304 {
             cursor.sinceValue = Self.sinceValue(
                 rule, in: response, document: result.document, after: cursor.sinceValue)
+            if case .max(let pointer) = rule.source, Self.misses(pointer, in: result.document) {
+                cursor.sinceMissed = pointer
+            }
         }
         // A 304 (the first page of a conditional task) ends the pages: the saved ones stand.
-        guard !result.notModified, var paginator = cursor.paginator else { return step }
+        guard !result.notModified, var paginator = cursor.paginator else {
+            return noted(step, cursor: cursor, ok: result.ok)
+        }
         do {
             step.next = try paginator.next(
                 after: response, to: cursor.request, document: result.document)
@@ -235,7 +245,7 @@ extension JobRunner {
             result.ok = false
             result.failure = ("pagination", error.message)
         }
-        return step
+        return noted(step, cursor: cursor, ok: result.ok)
     }
 
     /// Puts the task's records part in place after its last page, before its `ok` line: the
@@ -282,16 +292,17 @@ extension JobRunner {
         }
         let pageNumber = cursor.logged
         let next = step.next
-        let warning = step.warning
+        let warning = [step.warning, step.sinceNote].compactMap { $0 }.joined(separator: "; ")
         let outcome: LogOutcome = !result.ok ? .failed : next == nil ? .ok : .page
         try? log.request(
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
             replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
-            warning: warning, throttled: throttled)
-        if let warning {
+            warning: warning.isEmpty ? nil : warning, throttled: throttled)
+        if let warning = step.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
+        if let note = step.sinceNote { reporter.report("warning: task \(task.id): \(note)") }
         guard result.ok, let next else {
             // Every page was fine: the cursor may move (at the run's next write of it).
             if result.ok, let value = cursor.sinceValue {
@@ -355,6 +366,27 @@ extension JobRunner {
             }
             return greatest
         }
+    }
+
+    /// `step` with a note when the task ends here with no cursor though its pages had items:
+    /// every run would otherwise quietly fetch everything from `start` again.
+    private func noted(_ step: PageStep, cursor: PageCursor, ok: Bool) -> PageStep {
+        guard step.next == nil, ok, let pointer = cursor.sinceMissed, cursor.sinceValue == nil
+        else { return step }
+        var step = step
+        step.sinceNote =
+            "since: no value at \(pointer) on a page with items, so the cursor does not move and the next run asks from the same point again"
+        return step
+    }
+
+    /// Whether `document` has items where `pointer` (with `*`) looks, but no cursor value at it.
+    static func misses(_ pointer: String, in document: JSONNode?) -> Bool {
+        guard let document, let star = pointer.range(of: "/*") else { return false }
+        let values = JSONPointer.resolveAll(pointer, in: document).compactMap(SinceRule.value)
+        guard values.isEmpty else { return false }
+        let items = JSONPointer.resolve(String(pointer[..<star.lowerBound]), in: document)
+        if case .array(let elements)? = items?.value { return !elements.isEmpty }
+        return false
     }
 
     /// The final attempt of one page, and how far its attempts are renumbered: after a
