@@ -1,7 +1,7 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
 APT_PACKAGES := libcurl4-openssl-dev pkg-config python3-httpbin gunicorn python3-jsonschema python3-yaml openssl nginx-light \
-  chromium python3-pil
+  chromium python3-pil python3-prometheus-client
 BENCH_PACKAGES := wrk
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -19,8 +19,8 @@ struct FolderLayeringTests {
         (
             "CourierJobs",
             [
-                "Support", "JSON", "Secrets", "JobFile", "LogReading", "Log", "Replay", "Runner",
-                "Report", "Bench", "CLI",
+                "Support", "JSON", "Secrets", "JobFile", "LogReading", "Metrics", "Log", "Replay",
+                "Runner", "Report", "Bench", "CLI",
             ]
         ),
     ]

@@ -26,6 +26,8 @@ package struct Job: Sendable {
     package var http2 = false
     /// Whom to trust and who we are on TLS connections (`"tls"`), for every request.
     package var tls = TLSOptions()
+    /// Where the run pings when it starts and ends (`notify`, or `courier run --ping-url`).
+    package var notify: NotifySettings? = nil
     /// Folder that `save` paths are relative to (relative to the working directory).
     package var outputDir: String
     package var tasks: [TaskSpec]

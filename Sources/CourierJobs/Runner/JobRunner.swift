@@ -135,6 +135,9 @@ package final class JobRunner: Sendable {
             // A second signal does not wait for the grace period.
             onRepeat: { _ in work.withLock { $0 }?.cancel() })
         let backend = options.backend ?? job.backend
+        // Only `courier run` reports to the outside (a replay repairs a night, it is not one).
+        let reports: Bool = if case .job = source { true } else { false }
+        let metrics = reports ? options.metrics.map(startMetrics) : nil
         let log: RunLog
         do {
             let writer =
@@ -142,7 +145,7 @@ package final class JobRunner: Sendable {
                 ? LogWriter(standardOutput: ()) : try LogWriter(url: logURL)
             log = RunLog(
                 writer: writer, run: runID, job: job.name,
-                redactor: console.redactor)
+                redactor: console.redactor, figures: metrics?.figures)
             var replayOf: [String] = []
             var replayFrom: String?
             var fanOut = job.tasks.contains { $0.captureSource != nil }
@@ -164,6 +167,10 @@ package final class JobRunner: Sendable {
         }
 
         let progress = Progress(total: total)
+        let pings = reports ? startPings(backend: backend, run: runID, log: log) : nil
+        let metricsTicker = metrics.map {
+            tickMetrics($0, progress: progress, started: started)
+        }
         let (shared, unredirected, executors) = HTTPStack.shared(
             for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
             time: time, shard: options.shard)
@@ -228,14 +235,17 @@ package final class JobRunner: Sendable {
             console.error("courier: cannot keep the since cursors: \(error)")
         }
         ticker?.cancel()
+        metricsTicker?.cancel()
         if showsProgress { console.overwriteLine() }
-        signals.stop()
+        // The watcher stays until the end's ping is sent: a signal now changes nothing, and
+        // the ping has its own bound.
+        let signal = signals.signal
 
         let counts = progress.snapshot
         let total = counts.total
         // Only a run that saw the whole listing and every child decides what is gone.
         if let pruning, case .job = source, options.resume == nil, options.shard == nil,
-            signals.signal == nil, !vanished.withLock({ $0 }),
+            signal == nil, !vanished.withLock({ $0 }),
             counts.failed == 0, counts.done == total
         {
             pruning.prune(job: job, run: runID, console: console)
@@ -245,12 +255,12 @@ package final class JobRunner: Sendable {
             )
         }
         // Tasks an interrupted run never started are neither ok nor failed.
-        let notRun = signals.signal == nil ? total - counts.done : 0
+        let notRun = signal == nil ? total - counts.done : 0
         var summary = RunSummary(
             total: total, ok: counts.ok, failed: counts.failed + notRun,
             alreadyDone: counts.alreadyDone, requests: counts.requests,
             notModified: counts.notModified,
-            duration: Date().timeIntervalSince(started), interruptedBy: signals.signal,
+            duration: Date().timeIntervalSince(started), interruptedBy: signal,
             logURL: logURL, logFailure: log.failure)
         if vanished.withLock({ $0 }) {
             summary.logFailure =
@@ -260,12 +270,19 @@ package final class JobRunner: Sendable {
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")
         }
+        // Before run.end, so that the ping's line is in the log; bounded by notify.timeout.
+        await pings?.ended(
+            exitCode: summary.exitCode,
+            body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
+            log: log)
+        signals.stop()
         try? log.runEnd(
             duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
             requests: summary.requests, exitCode: summary.exitCode,
             interrupted: summary.interruptedBy != nil,
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
         summary.logFailure = summary.logFailure ?? log.failure
+        if let metrics { finishMetrics(metrics, summary: summary, started: started) }
         return summary
     }
 
