@@ -97,6 +97,7 @@ enum LogContract {
     static let token = [
         "event", "ts", "run", "job", "url", "grant", "attempt", "timings", "outcome",
     ]
+    static let ping = ["event", "ts", "run", "job", "ping", "attempts", "durationMs", "outcome"]
     static let runEnd = [
         "event", "ts", "run", "job", "durationMs", "tasks", "requests", "exitCode", "interrupted",
     ]
@@ -114,6 +115,10 @@ enum LogContract {
             case "token":
                 fields = token
                 #expect(["ok", "retry", "failed"].contains(line["outcome"] as? String ?? ""))
+            case "ping":
+                fields = ping
+                #expect(["ok", "failed"].contains(line["outcome"] as? String ?? ""))
+                #expect(line["url"] == nil && line["task"] == nil, "a ping line names no URL")
             case "task.skipped":
                 fields = skipped
                 #expect(line["outcome"] as? String == "skipped")

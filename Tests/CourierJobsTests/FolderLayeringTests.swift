@@ -19,8 +19,8 @@ struct FolderLayeringTests {
         (
             "CourierJobs",
             [
-                "Support", "JSON", "Secrets", "JobFile", "Records", "LogReading", "Log", "Replay",
-                "Runner", "Report", "Export", "Bench", "CLI",
+                "Support", "JSON", "Secrets", "JobFile", "Records", "LogReading", "Metrics", "Log",
+                "Replay", "Runner", "Report", "Export", "Bench", "CLI",
             ]
         ),
     ]

@@ -68,6 +68,11 @@ struct LogRoundTripTests {
             url: URL(string: "https://auth.example/token")!, grant: "client_credentials",
             attempt: Self.attempt(2, status: 200), outcome: .ok)
         try log.invalid(task: "t-token", kind: "token", reason: "cannot get an access token")
+        var ping = PingResult(event: .failure, exitCode: 1, started: Date())
+        ping.attempts = 3
+        ping.status = 503
+        ping.failure = ("status", "answered 503, not 2xx")
+        try log.ping(ping)
         try log.runEnd(
             duration: 1.5, total: 8, ok: 3, failed: 4, requests: 7, exitCode: 1,
             interrupted: false)
@@ -79,7 +84,7 @@ struct LogRoundTripTests {
             lines.map(\.event) == [
                 LogEvent.runStart, LogEvent.request, LogEvent.request, LogEvent.request,
                 LogEvent.request, LogEvent.request, LogEvent.request, LogEvent.skipped,
-                LogEvent.failed, LogEvent.token, LogEvent.failed, LogEvent.runEnd,
+                LogEvent.failed, LogEvent.token, LogEvent.failed, LogEvent.ping, LogEvent.runEnd,
             ])
         #expect(lines.allSatisfy { $0.run == "r1" && $0.job == "j" })
         let start = lines[0]
@@ -122,6 +127,14 @@ struct LogRoundTripTests {
         let token = try #require(lines.first { $0.event == LogEvent.token })
         #expect(token.task == nil && token.url == "https://auth.example/token")
         #expect(token.status == 200 && token.outcome == "ok" && token.attempt == 2)
+        // A ping is read as written, and is no task's: no reader counts it as one.
+        let pingLine = try #require(lines.first { $0.event == LogEvent.ping })
+        #expect(pingLine.task == nil && pingLine.url == nil && pingLine.status == 503)
+        #expect(pingLine.outcome == "failed" && pingLine.errorKind == "status")
+        var report = RunReport(job: "j")
+        for line in lines { report.add(line) }
+        report.finish()
+        #expect(report.requests == 6, "the six request lines, not the ping")
 
         // The shared history: ok and not-modified are done; the rest are not, a retry as the
         // last word of the run (killed) included.

@@ -93,6 +93,11 @@ Routes (any method):
                               newest is good, and the first is refused after N requests;
                               &logins=M refuses logins after the Mth, &reject_all=1 every token
   /json?v=JSON                the given JSON text as the body (application/json)
+  /ping/<any>?key=K[&status=S&hang=SECONDS&hang_on=SEGMENT]
+                              a dead man's switch (healthchecks.io's shape: <check>/start,
+                              <check>/<exit code>): "OK" as text/plain with status S (200);
+                              hang sleeps SECONDS (at most 60) before answering, on every ping
+                              or only on those whose last path segment is SEGMENT
   /malformed/<how>            a malformed reply, raw: status-short (HTTP/1.1 20 OK),
                               status-long (a 22-digit code), status-letters (2OO), no-reason
                               (HTTP/1.1 200, which is well-formed), http09 (a body, no status
@@ -606,6 +611,11 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "/echo-auth":
             value = self.headers.get("Authorization", "")
             self.reply_json(200, {"authorization": value}, [("X-Echo-Authorization", value)])
+        elif route.startswith("/ping/"):
+            hang = min(float(arg("hang", "0")), 60)
+            if hang > 0 and arg("hang_on") in (None, route.rsplit("/", 1)[-1]):
+                time.sleep(hang)
+            self.reply(int(arg("status", "200")), b"OK", [], "text/plain; charset=utf-8")
         elif route == "/json":
             self.reply(200, (arg("v") or "null").encode())
         elif route.startswith("/recovery/"):

@@ -96,7 +96,9 @@ package struct FileReplacement: Sendable {
     /// - Parameter syncingFolder: whether the rename is made durable here (the folder
     ///   `fsync`ed). A caller that batches those syncs (one for many renames in a folder)
     ///   passes `false` and must sync the folder before it reports the save done.
-    package func commit(syncingFolder: Bool = true) throws(FileError) {
+    /// - Parameter mode: the new version's permission bits, whatever the umask and the old
+    ///   version's; `nil` keeps an existing file's bits (a new one gets `0644` less the umask).
+    package func commit(syncingFolder: Bool = true, mode: mode_t? = nil) throws(FileError) {
         #if DEBUG
             LoopThreadFileWork.note("commit", target.path)
         #endif
@@ -112,7 +114,9 @@ package struct FileReplacement: Sendable {
             failure = FileError(path: temporaryPath.path, action: "sync", code: errno)
         }
         var existing = stat()
-        if failure == nil,
+        if failure == nil, let mode {
+            _ = fchmod(descriptor, mode)
+        } else if failure == nil,
             fstatat(folder.descriptor, targetName, &existing, AT_SYMLINK_NOFOLLOW) == 0,
             existing.st_mode & S_IFMT == S_IFREG
         {

@@ -8,13 +8,15 @@ import Foundation
 #endif
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
-/// [--resume [LOG…]] [--http2] [--dry-run] [--deadline DURATION] [--quiet] [--no-progress]
-/// [--json]`
+/// [--resume [LOG…]] [--http2] [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
+/// [--dry-run] [--deadline DURATION] [--quiet] [--no-progress] [--json]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
-                                    [--shard I/N] [--resume [LOG.jsonl...]] [--http2] [--dry-run]
-                                    [--deadline DURATION] [--quiet] [--no-progress] [--json]
+                                    [--shard I/N] [--resume [LOG.jsonl...]] [--http2]
+                                    [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
+                                    [--dry-run] [--deadline DURATION] [--quiet] [--no-progress]
+                                    [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
         from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
@@ -28,6 +30,15 @@ enum RunCommand {
                          the logs they resumed from. Works on the log of a killed run
           --http2        offer HTTP/2 and multiplex each host's requests over one connection
                          where the server agrees (over TLS; curl backend), as "http2": true
+          --ping-url URL a healthchecks.io check: POST URL/start at the start and URL/<exit
+                         code> at the end, the summary line as the body (replaces the job's
+                         "notify"); 10 s at most per ping, never changing the exit code. The
+                         URL is a secret, never written; a command line is visible to other
+                         users, so prefer "notify": {"ping": "${env:NAME}"} in the job
+          --metrics-file FILE
+                         write the run's figures in Prometheus text format to FILE (for
+                         node_exporter's textfile collector), replaced atomically every
+                         --metrics-interval seconds (15) and at the end
           --dry-run      print the expanded tasks and send nothing
           --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
                          bare) as SIGTERM does: no new task starts, those in flight have 5 s,
@@ -46,6 +57,12 @@ enum RunCommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         var arguments = arguments
+        // The ping URL is a secret from the start: no message, a usage error's included,
+        // may show it.
+        let pingSecrets = pingURLArguments(arguments).reduce(into: Set<String>()) {
+            $0.formUnion(NotifySettings(ping: $1).secrets)
+        }
+        let usageConsole = Console(redactor: Redactor(secrets: pingSecrets))
         // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
         var resumeLogs: [String] = []
         var resume = false
@@ -66,6 +83,7 @@ enum RunCommand {
         let jobPath: String
         let dryRun: Bool
         let json: Bool
+        var pingURL: String?
         do throws(UsageError) {
             if parser.flag("--help") {
                 Console.output(usage)
@@ -98,6 +116,15 @@ enum RunCommand {
             } else {
                 parsed.shard = try shardFromEnvironment(ProcessInfo.processInfo.environment)
             }
+            if let text = try parser.option("--ping-url") {
+                guard NotifySettings.httpURL(text) != nil else {
+                    throw UsageError(
+                        "run: --ping-url expects an absolute http or https URL (not shown: a ping URL is a secret)"
+                    )
+                }
+                pingURL = text
+            }
+            parsed.metrics = try metricsSettings(&parser)
             dryRun = parser.flag("--dry-run")
             parsed.quiet = parser.flag("--quiet")
             parsed.progress = !parser.flag("--no-progress")
@@ -116,7 +143,7 @@ enum RunCommand {
             try parser.finish()
             options = parsed
         } catch {
-            Console.error("courier \(error.message)")
+            usageConsole.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
         }
 
@@ -126,10 +153,26 @@ enum RunCommand {
             job = try JobDecoder.load(argument: jobPath)
             total = try JobValidator.validate(job)
         } catch {
-            for line in error.errors { Console.error("courier: \(line)") }
+            for line in error.errors { usageConsole.error("courier: \(line)") }
+            if let pingURL {
+                // Nothing ran: the check hears of it now rather than when the pings stop.
+                let count = error.errors.count
+                await pingRefusal(
+                    NotifySettings(ping: pingURL), job: jobPath, backend: options.backend ?? .curl,
+                    console: usageConsole,
+                    reason:
+                        "not a valid job (\(count) problem\(count == 1 ? "" : "s"), the first: \(error.errors.first.map { "\($0)" } ?? "?"))"
+                )
+            }
             return CommandLineInterface.ExitCode.usage
         }
+        if let pingURL {
+            // Replaces the job's own notify; a secret like every ping URL.
+            job.notify = NotifySettings(ping: pingURL)
+            job.secrets.formUnion(pingSecrets)
+        }
         if options.http2 { job.http2 = true }
+        let console = Console(redactor: Redactor(secrets: job.secrets))
         if let shard = options.shard, let spec = job.tasks.first(where: { $0.records != nil }) {
             Console.error(
                 "courier: \(job.file.relativePath): \(spec.path).records: a sharded run (shard \(shard)) cannot write records: a records file changes only once every task that writes it is done, and one shard cannot know that of the others; run the job without --shard (or JOB_COMPLETION_INDEX); nothing was sent"
@@ -137,12 +180,12 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         if options.backend == .urlsession, let asked = job.curlOnlySettings {
-            Console.error(
-                "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
-            )
+            let reason =
+                "--backend urlsession: the job asks for \(asked), which the urlsession backend cannot do"
+            console.error("courier: \(reason); nothing was sent")
+            await pingRefusal(job, backend: .curl, console: console, reason: reason)
             return CommandLineInterface.ExitCode.usage
         }
-        let console = Console(redactor: Redactor(secrets: job.secrets))
         warnAboutShortSecrets(job, console: console)
         if (options.backend ?? job.backend) == .urlsession, isatty(STDERR_FILENO) == 1 {
             // On a terminal only: cron mails whatever a job prints on stderr, every night.
@@ -154,6 +197,9 @@ enum RunCommand {
             let logs = resumeLogs.map { URL(fileURLWithPath: $0) }
             for log in logs where !FileManager.default.fileExists(atPath: log.path) {
                 console.error("courier: --resume: \(log.relativePath): no such log")
+                await pingRefusal(
+                    job, backend: options.backend, console: console,
+                    reason: "--resume: \(log.relativePath): no such log")
                 return CommandLineInterface.ExitCode.usage
             }
             let warn: (String) -> Void = { console.error("courier: \($0)") }
@@ -183,7 +229,20 @@ enum RunCommand {
         // Before the lock and the log: a refusal sends nothing and writes nothing.
         if let refusal = ConditionalState.refusal(for: job) {
             console.error("courier: \(job.name): \(refusal)")
+            await pingRefusal(job, backend: options.backend, console: console, reason: refusal)
             return CommandLineInterface.ExitCode.usage
+        }
+        if job.notify != nil {
+            let summaryOptions = options
+            let summaryJob = job
+            options.summaryLine = { summary in
+                var summary = summary
+                if summaryOptions.resume != nil, !summaryOptions.logToStandardOutput {
+                    summary.missing = missing(
+                        in: summaryOptions.logDirectory.appendingPathComponent(summaryJob.name))
+                }
+                return describe(summary, job: summaryJob, shard: summaryOptions.shard)
+            }
         }
         do {
             var summary = try await JobRunner(job: job, options: options, total: total).run()
@@ -220,9 +279,68 @@ enum RunCommand {
             return summary.exitCode
         } catch {
             console.error("courier: \(job.name): \(error)")
+            // The run that holds the lock reports for the job: this one pings nothing.
             if case .locked = error { return CommandLineInterface.ExitCode.locked }
+            await pingRefusal(
+                job, backend: options.backend, console: console, reason: "\(error)")
             return CommandLineInterface.ExitCode.usage
         }
+    }
+
+    /// Every `--ping-url` value among the arguments, before they are parsed.
+    static func pingURLArguments(_ arguments: [String]) -> [String] {
+        var values: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            if argument.hasPrefix("--ping-url=") {
+                values.append(String(argument.dropFirst("--ping-url=".count)))
+            } else if argument == "--ping-url", index + 1 < arguments.count {
+                values.append(arguments[index + 1])
+            }
+        }
+        return values
+    }
+
+    /// `--metrics-file FILE` and `--metrics-interval SECONDS`; the file's folder must exist.
+    static func metricsSettings(_ parser: inout ArgumentParser) throws(UsageError)
+        -> MetricsSettings?
+    {
+        let interval = try parser.optionalInteger("--metrics-interval", range: 1...86_400)
+        guard let path = try parser.option("--metrics-file") else {
+            if interval != nil { throw UsageError("run: --metrics-interval needs --metrics-file") }
+            return nil
+        }
+        let file = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        let folder = file.deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder),
+            isFolder.boolValue
+        else {
+            throw UsageError("run: --metrics-file: the folder \(folder) does not exist")
+        }
+        guard !path.hasSuffix("/"), file.lastPathComponent != "." else {
+            throw UsageError("run: --metrics-file expects a file name, got '\(path)'")
+        }
+        return MetricsSettings(
+            file: file, interval: TimeInterval(interval ?? Int(MetricsSettings.defaultInterval)))
+    }
+
+    /// A run refused before it started (exit 2): the job's failure ping says so at once.
+    static func pingRefusal(_ job: Job, backend: Backend?, console: Console, reason: String) async {
+        guard let notify = job.notify else { return }
+        await pingRefusal(
+            notify, job: job.name, backend: backend ?? job.backend, tls: job.tls, console: console,
+            reason: reason)
+    }
+
+    static func pingRefusal(
+        _ notify: NotifySettings, job: String, backend: Backend, tls: TLSOptions = TLSOptions(),
+        console: Console, reason: String
+    ) async {
+        let pings = RunPings(
+            settings: notify, job: job, backend: backend, tls: tls, console: console)
+        await pings.ended(
+            exitCode: CommandLineInterface.ExitCode.usage,
+            body: "courier: \(job): \(reason); nothing was sent", log: nil)
     }
 
     /// The shard Kubernetes gives an Indexed Job's pod: `JOB_COMPLETION_INDEX` of

@@ -33,6 +33,8 @@ package struct Job: Sendable {
     /// Seconds after which the whole run stops as on SIGTERM (`"deadline"`; `--deadline`
     /// overrides it): no new task starts, those in flight have the grace period.
     package var deadline: TimeInterval? = nil
+    /// Where the run pings when it starts and ends (`notify`, or `courier run --ping-url`).
+    package var notify: NotifySettings? = nil
     /// Folder that `save` paths are relative to (relative to the working directory).
     package var outputDir: String
     package var tasks: [TaskSpec]

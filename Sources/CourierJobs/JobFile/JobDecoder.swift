@@ -194,6 +194,7 @@ package enum JobDecoder {
                     $0, jobFolder: file.deletingLastPathComponent(), backend: backend,
                     context: context)
             } ?? TLSOptions()
+        let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
         var tasks: [TaskSpec] = []
         if let tasksNode = reader.take("tasks") {
             if case .array(let elements) = tasksNode.value, !elements.isEmpty {
@@ -228,7 +229,7 @@ package enum JobDecoder {
         Self.addLiteralCredentials(headers, context: context)
         if case .header(_, let value) = auth { context.addSecret(value) }
         if case .query(_, let value) = auth { context.addSecret(value) }
-        return Job(
+        var job = Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             oauth2: authForm?.oauth2, cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2,
@@ -237,6 +238,8 @@ package enum JobDecoder {
             file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
+        job.notify = notify
+        return job
     }
 
     static func decodeRateLimit(_ node: JSONNode, context: DecodingContext) -> RateLimitSettings? {

@@ -85,6 +85,19 @@ enum JobKeys {
             JobKey("tls", .object),
             JobKey("hostThrottle", .boolean),
             JobKey("deadline", .number),
+            JobKey("notify", .object),
+        ])
+
+    /// The job's `notify`: ping URLs (secrets, from `${env:…}` or `${file:…}` as a rule) and
+    /// how long a ping may take.
+    static let notify = JobObjectKeys(
+        name: "notify", schema: "/properties/notify",
+        keys: [
+            JobKey("ping", .string, .env),
+            JobKey("start", .string, .env),
+            JobKey("success", .string, .env),
+            JobKey("failure", .string, .env),
+            JobKey("timeout", .number),
         ])
 
     /// The job's `tls`: files relative to the job file, a passphrase that is a secret.
@@ -269,8 +282,9 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, jobAuth.oauth2, task,
-        taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect, capture,
+        job, notify, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, jobAuth.oauth2,
+        task, taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect,
+        capture,
         foreachSource, paginate, paginateNext, paginateHeaderParam, since, paginateCursor,
         paginatePage, paginateOffset, stopWhen,
     ]

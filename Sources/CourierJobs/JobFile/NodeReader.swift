@@ -210,6 +210,10 @@ final class DecodingContext {
     ///   tenant name), written in logs as it is.
     static let referenceKinds = ["env", "file", "env-public"]
 
+    /// A `${file:…}` path that starts here is relative to `$CREDENTIALS_DIRECTORY`, where
+    /// systemd's `LoadCredential=` puts a unit's secrets.
+    static let credentialsPrefix = "$CREDENTIALS_DIRECTORY/"
+
     /// `text` with every reference replaced by its value (``referenceKinds``); a missing
     /// variable or an unreadable file is an error. In a template (`template`), the value's
     /// braces are marked so that they stay text: such a value is data, never a `{variable}`
@@ -257,9 +261,26 @@ final class DecodingContext {
                 error(path, "${file:…} needs a path", at: node)
                 return nil
             }
-            let url =
-                name.hasPrefix("/")
-                ? URL(fileURLWithPath: name) : folder.appendingPathComponent(name)
+            let url: URL
+            if name.hasPrefix(Self.credentialsPrefix) {
+                // systemd's LoadCredential= puts each credential in a folder of the unit's own
+                // and names it in this variable; the folder differs from unit to unit.
+                guard let credentials = environment["CREDENTIALS_DIRECTORY"],
+                    credentials.hasPrefix("/")
+                else {
+                    error(
+                        path,
+                        "CREDENTIALS_DIRECTORY is not set (systemd sets it for a unit with LoadCredential=; referenced as ${file:\(name)})",
+                        at: node)
+                    return nil
+                }
+                url = URL(fileURLWithPath: credentials).appendingPathComponent(
+                    String(name.dropFirst(Self.credentialsPrefix.count)))
+            } else {
+                url =
+                    name.hasPrefix("/")
+                    ? URL(fileURLWithPath: name) : folder.appendingPathComponent(name)
+            }
             if let problem = FileSystem.notRegularFile(url) {
                 error(path, "\(problem) (referenced as ${file:\(name)})", at: node)
                 return nil

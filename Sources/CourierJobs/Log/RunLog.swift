@@ -7,17 +7,23 @@ package struct RunLog: Sendable {
     package let run: String
     package let job: String
     let redactor: Redactor
+    /// Where each `request` line's figures are added up for the metrics file, if there is one.
+    let figures: RequestFigures?
     /// The first line that could not be written, if any: a run must not look clean when its
     /// record is incomplete.
     private let firstFailure = Locked<String?>(nil)
     /// Request bodies up to this size are logged; larger ones by size and hash.
     static let bodyLimit = 1 << 20
 
-    init(writer: LogWriter, run: String, job: String, redactor: Redactor) {
+    init(
+        writer: LogWriter, run: String, job: String, redactor: Redactor,
+        figures: RequestFigures? = nil
+    ) {
         self.writer = writer
         self.run = run
         self.job = job
         self.redactor = redactor
+        self.figures = figures
     }
 
     /// - Parameters:
@@ -132,6 +138,29 @@ package struct RunLog: Sendable {
         try write(line: line.finishLine())
     }
 
+    /// A ping that said the run started or how it ended (`notify`, ``RunPings``): which, how
+    /// many attempts it took, the last status, and why it failed. Never its URL: a ping URL
+    /// is a secret.
+    func ping(_ result: PingResult) throws {
+        var line = JSONLineBuilder()
+        line.string("event", LogEvent.ping)
+        line.timestamp("ts", result.started)
+        line.string("run", run)
+        line.string("job", job)
+        line.string("ping", result.event.rawValue)
+        if let exitCode = result.exitCode { line.int("exitCode", Int(exitCode)) }
+        line.int("attempts", result.attempts)
+        if let status = result.status { line.int("status", status) }
+        line.milliseconds("durationMs", result.duration)
+        if let failure = result.failure {
+            line.value(
+                "error",
+                .object([("kind", .string(failure.kind)), ("message", .string(failure.message))]))
+        }
+        line.string("outcome", (result.failure == nil ? LogOutcome.ok : .failed).rawValue)
+        try write(line: line.finishLine())
+    }
+
     /// One attempt of one task.
     /// - Parameter throttled: seconds the attempt waited for its host before it was sent
     ///   (`throttledMs`, written when not zero).
@@ -196,10 +225,18 @@ package struct RunLog: Sendable {
         case .failure:
             break
         }
-        line.int("bytesSent", request.body?.count ?? streamedBytes ?? 0)
+        let sentBytes = request.body?.count ?? streamedBytes ?? 0
+        line.int("bytesSent", sentBytes)
         line.int("bytesReceived", received)
         line.attemptEnd(
             attempt, timings: timings, outcome: outcome, failure: failure, throttled: throttled)
+        if let figures {
+            var status: Int?
+            if case .success(let response) = attempt.outcome { status = response.status }
+            figures.record(
+                status: status, retried: outcome == .retry, bytesSent: sentBytes,
+                bytesReceived: received, totalMs: timings.total * 1000)
+        }
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }
         // A rejected token (this attempt's 401) that was renewed before the next attempt, and

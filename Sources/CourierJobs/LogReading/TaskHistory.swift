@@ -111,6 +111,8 @@ enum LogEvent {
     static let failed = "task.failed"
     /// One attempt of an OAuth2 token request (`auth.oauth2`); no task's outcome.
     static let token = "token"
+    /// A dead man's switch ping (`notify`): the run's start or end, no task's outcome.
+    static let ping = "ping"
 
     /// Whether a line of this event can be a task's final word.
     static func decidesOutcome(_ event: String) -> Bool {

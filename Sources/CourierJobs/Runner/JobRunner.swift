@@ -142,6 +142,9 @@ package final class JobRunner: Sendable {
             // A second signal does not wait for the grace period.
             onRepeat: { _ in work.withLock { $0 }?.cancel() })
         let backend = options.backend ?? job.backend
+        // Only `courier run` reports to the outside (a replay repairs a night, it is not one).
+        let reports: Bool = if case .job = source { true } else { false }
+        let metrics = reports ? options.metrics.map(startMetrics) : nil
         let log: RunLog
         do {
             let writer =
@@ -149,7 +152,7 @@ package final class JobRunner: Sendable {
                 ? LogWriter(standardOutput: ()) : try LogWriter(url: logURL)
             log = RunLog(
                 writer: writer, run: runID, job: job.name,
-                redactor: console.redactor)
+                redactor: console.redactor, figures: metrics?.figures)
             var replayOf: [String] = []
             var replayFrom: String?
             var fanOut = job.tasks.contains { $0.captureSource != nil }
@@ -171,6 +174,10 @@ package final class JobRunner: Sendable {
         }
 
         let progress = Progress(total: total)
+        let pings = reports ? startPings(backend: backend, run: runID, log: log) : nil
+        let metricsTicker = metrics.map {
+            tickMetrics($0, progress: progress, started: started)
+        }
         let (shared, unredirected, executors) = HTTPStack.shared(
             for: job, backend: backend, concurrency: options.concurrency ?? job.concurrency,
             time: time, shard: options.shard)
@@ -261,7 +268,9 @@ package final class JobRunner: Sendable {
         } catch {
             console.error("courier: cannot keep the since cursors: \(error)")
         }
-        signals.stop()
+        metricsTicker?.cancel()
+        // The signal watcher stays until the end's ping is sent: a signal now changes
+        // nothing, and the ping has its own bound.
 
         let counts = progress.snapshot
         let total = counts.total
@@ -294,12 +303,19 @@ package final class JobRunner: Sendable {
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")
         }
+        // Before run.end, so that the ping's line is in the log; bounded by notify.timeout.
+        await pings?.ended(
+            exitCode: summary.exitCode,
+            body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
+            log: log)
+        signals.stop()
         try? log.runEnd(
             duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
             requests: summary.requests, exitCode: summary.exitCode,
             interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
         summary.logFailure = summary.logFailure ?? log.failure
+        if let metrics { finishMetrics(metrics, summary: summary, started: started) }
         return summary
     }
 

@@ -41,6 +41,12 @@ package struct RunOptions: Sendable {
     /// Captured values kept in memory per capture before the rest go to a temporary file
     /// (`COURIER_CAPTURE_MEMORY` sets it; tests make it small to prove the file path).
     package var captureMemoryLimit = 100_000
+    /// `--metrics-file` and `--metrics-interval`: a Prometheus text file of the run's figures,
+    /// replaced while it runs and at its end (``MetricsFile``). Only `courier run` writes one.
+    package var metrics: MetricsSettings?
+    /// The run's one-line summary, as `courier run` prints it: the body of the end's ping
+    /// (`notify`). Without it, a shorter line of the same counts.
+    package var summaryLine: (@Sendable (RunSummary) -> String)?
 
     package init(
         backend: Backend? = nil, concurrency: Int? = nil,
