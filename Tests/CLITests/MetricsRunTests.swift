@@ -196,16 +196,17 @@ struct MetricsRunTests {
                 #"{"id": "s{n}", "path": "/slow", "query": {"ms": "400"}, "foreach": {"n": {"range": [1, 8]}}}"#,
             extra: #""concurrency": 1,"#)
         let file = space.folder.appendingPathComponent("m.prom")
+        // On a thread of its own, started before the run: the cooperative pool may be held by
+        // other tests for longer than the run takes, and a reader that waited its turn there
+        // would miss the versions written meanwhile.
+        let reader = FileReader(file)
         let running = try CourierBinary.launch(
             [
                 "run", "job.json", "--log-dir", space.logs.path, "--no-progress",
                 "--metrics-file", file.path, "--metrics-interval", "1",
             ], directory: space.folder)
-        // On a thread of its own: the cooperative pool may be busy with other tests, and a
-        // reader that waits its turn there would miss the versions written meanwhile.
-        let reads = Task { await Self.readWhileRunning(file) }
         let (status, _, stderr) = await running.exit(seconds: 60)
-        let (inodes, whole, runningSeen, failures) = await reads.value
+        let (inodes, whole, runningSeen, failures) = await reader.result()
         #expect(status == 0, "\(stderr)")
         #expect(failures.isEmpty, "\(failures.prefix(3))")
         #expect(runningSeen, "a version written while the run went on was read")
@@ -221,39 +222,59 @@ struct MetricsRunTests {
     /// Reads `file` every 10 ms until a version says the run ended (60 s and 6,000 reads at
     /// most): the inodes seen, how many versions read whole, whether one said the run was
     /// going on, and what did not read.
-    static func readWhileRunning(_ file: URL) async -> (
-        inodes: Set<UInt64>, whole: Int, runningSeen: Bool, failures: [String]
-    ) {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                var inodes = Set<UInt64>()
-                var whole = 0
-                var runningSeen = false
-                var failures: [String] = []
-                let deadline = Date().addingTimeInterval(60)
-                for _ in 0..<6_000 where Date() < deadline {
-                    var info = stat()
-                    if stat(file.path, &info) == 0,
-                        let text = try? String(contentsOf: file, encoding: .utf8)
-                    {
-                        inodes.insert(UInt64(info.st_ino))
-                        do {
-                            let parsed = try PrometheusExposition.parse(text)
-                            whole += 1
-                            let state = parsed["courier_run_running"]?.value()
-                            if state == 1 { runningSeen = true }
-                            if parsed["courier_run_request_duration_seconds"] == nil {
-                                failures.append("a version without its histogram")
-                            }
-                            if state == 0 { break }
-                        } catch {
-                            failures.append("\(error): \(text)")
-                        }
-                    }
-                    usleep(10_000)
-                }
-                continuation.resume(returning: (inodes, whole, runningSeen, failures))
+    /// Reads the metrics file every 10 ms on a thread of its own, from its creation, until a
+    /// version says the run has ended (or 60 s): the inodes seen, how many versions parsed
+    /// whole, whether one said the run was still going, and what did not parse.
+    final class FileReader: Sendable {
+        typealias Outcome = (inodes: Set<UInt64>, whole: Int, runningSeen: Bool, failures: [String])
+        private let outcome = LockedBox<Outcome?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ file: URL) {
+            Thread.detachNewThread { [outcome, done] in
+                outcome.set(Self.read(file))
+                done.signal()
             }
+        }
+
+        /// Waits, off the pool, for the reading to end.
+        func result() async -> Outcome {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { [outcome, done] in
+                    done.wait()
+                    continuation.resume(returning: outcome.get()!)
+                }
+            }
+        }
+
+        private static func read(_ file: URL) -> Outcome {
+            var inodes = Set<UInt64>()
+            var whole = 0
+            var runningSeen = false
+            var failures: [String] = []
+            let deadline = Date().addingTimeInterval(60)
+            for _ in 0..<6_000 where Date() < deadline {
+                var info = stat()
+                if stat(file.path, &info) == 0,
+                    let text = try? String(contentsOf: file, encoding: .utf8)
+                {
+                    inodes.insert(UInt64(info.st_ino))
+                    do {
+                        let parsed = try PrometheusExposition.parse(text)
+                        whole += 1
+                        let state = parsed["courier_run_running"]?.value()
+                        if state == 1 { runningSeen = true }
+                        if parsed["courier_run_request_duration_seconds"] == nil {
+                            failures.append("a version without its histogram")
+                        }
+                        if state == 0 { break }
+                    } catch {
+                        failures.append("\(error): \(text)")
+                    }
+                }
+                usleep(10_000)
+            }
+            return (inodes, whole, runningSeen, failures)
         }
     }
 
