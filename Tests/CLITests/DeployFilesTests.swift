@@ -266,19 +266,23 @@ struct DeployFilesTests {
 
     @Test("a cron run that finds the last one still going mails one line and exits 3")
     func cronOverlap() async throws {
+        // The first run's one request stays open until the test lets it end: the second
+        // starts while the first holds the lock however slow the machine is.
+        let gate = "cron-overlap-\(UUID().uuidString)"
         let install = try Installation(
-            tasks: #"{"id": "slow", "path": "/slow", "query": {"ms": "4000"}}"#)
+            tasks: #"{"id": "held", "path": "/gate", "query": {"name": "\#(gate)"}}"#)
         defer { install.remove() }
         let check = PingRunTests.Check("cron-overlap", on: install.space.server)
         try install.secrets(token: "token-\(UUID().uuidString)", ping: check.url())
         let command = try #require(Self.cronEntries().first).command
         let first = try install.shell(command)
         // The first holds the lock once its ping has gone out.
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(30)
         while try await check.paths().isEmpty, Date() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
         let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 30)
+        _ = await ProbeClient().get(install.space.server.url("/toggle/on?name=\(gate)"))
         #expect(status == 3, "\(stderr)")
         #expect(stdout.isEmpty)
         #expect(stderr.split(separator: "\n").count == 1, "one line to mail: \(stderr)")
