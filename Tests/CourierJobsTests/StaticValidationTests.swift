@@ -22,6 +22,31 @@ struct StaticValidationTests {
         #expect(try JobValidator.validate(job) == 1_000_000_000)
     }
 
+    @Test func fingerprintsThatMeetAreToldApartByTheIdsThemselves() throws {
+        // Every id given the same fingerprint: unique ids still pass, and a real duplicate is
+        // still reported once, at the task that repeats it, with the id as written.
+        let unique = try job(
+            #"{"id": "x{n}", "path": "/x", "foreach": {"n": {"range": [1, 50]}}}, {"id": "y", "path": "/y"}"#
+        )
+        #expect(try JobValidator.validate(unique, limit: 1000, fingerprint: { _ in 7 }) == 51)
+        let repeated = try job(
+            #"{"id": "x{n}", "path": "/x", "foreach": {"n": {"range": [1, 50]}}}, {"id": "x25", "path": "/y"}"#
+        )
+        let errors = try #require(throws: JobFileErrors.self) {
+            try JobValidator.validate(repeated, limit: 1000, fingerprint: { _ in 7 })
+        }
+        #expect(errors.errors.map(\.path) == ["tasks[1].id"])
+        #expect(errors.description.contains(#"duplicate task id "x25""#))
+        // Many duplicates stop at twenty errors, as before.
+        let many = try job(
+            #"{"id": "x{n}", "path": "/x", "foreach": {"n": {"range": [1, 50]}}}, {"id": "x{n}", "path": "/y", "foreach": {"n": {"range": [1, 50]}}}"#
+        )
+        let stopped = try #require(throws: JobFileErrors.self) { try JobValidator.validate(many) }
+        #expect(stopped.errors.count == 21)
+        #expect(stopped.errors.last?.message == "stopping after 20 errors")
+        #expect(JobValidator.fingerprint("x1") != JobValidator.fingerprint("x2"))
+    }
+
     @Test func productOfSeparatedRanges() throws {
         let job = try job(
             #"{"id": "p{a}_{b}", "path": "/x", "foreach": {"a": {"range": [1, 2000]}, "b": {"range": [-1000, 999]}}}"#

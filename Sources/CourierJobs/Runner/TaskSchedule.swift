@@ -31,7 +31,7 @@ struct TaskSchedule {
     var producer: [String: Int] = [:]
     /// Keys of the ids each fan-out spec has handed out: a value captured twice (`a, a,
     /// b`) is one child, never the same request sent twice under one id.
-    var fannedOut: [Int: Set<UInt64>] = [:]
+    var fannedOut: [Int: CompactKeySet] = [:]
     /// Specs that wait for captures (none in most jobs: then a task costs no scan).
     let dependents: [Int]
     /// Specs that wait for nothing, in file order, and the one being expanded.
@@ -255,10 +255,9 @@ struct TaskSchedule {
         let spec = job.tasks[index]
         if spec.captureSource != nil {
             let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
-            guard
-                fannedOut[index, default: []].insert(FNV1a.taskKey(job: job.name, task: id))
-                    .inserted
-            else { return nil }
+            let keys = fannedOut[index] ?? CompactKeySet()
+            fannedOut[index] = keys
+            guard keys.insert(FNV1a.taskKey(job: job.name, task: id)) else { return nil }
         }
         specs[index].emitted += 1
         switch TaskBuilder.build(spec, index: index, bindings: bindings, job: job, base: base)
