@@ -306,8 +306,25 @@ struct DeployFilesTests {
             joined.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
         let command = line.dropFirst("ExecStart=".count)
             .replacingOccurrences(of: "%i", with: "nightly")
-        let (status, _, stderr) = try await install.shell(
+        // Without COURIER_OPTIONS (the unit's default, empty) no metrics file is asked for;
+        // with the README's drop-in, one is written.
+        let plain = try await install.shell(
             command, environment: ["CREDENTIALS_DIRECTORY": install.credentials.path]
+        ).exit(seconds: 60)
+        #expect(plain.0 == 0, "\(plain.2)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: install.metrics.path).isEmpty)
+        let readme = try Self.text("README.md")
+        let dropIn = try #require(
+            readme.split(separator: "\n").first { $0.contains("Environment=\"COURIER_OPTIONS=") })
+        let options = try #require(
+            dropIn.split(separator: "\"").dropFirst().first?.dropFirst("COURIER_OPTIONS=".count))
+        let (status, _, stderr) = try await install.shell(
+            command,
+            environment: [
+                "CREDENTIALS_DIRECTORY": install.credentials.path,
+                "COURIER_OPTIONS": install.localized(
+                    options.replacingOccurrences(of: "%i", with: "nightly")),
+            ]
         ).exit(seconds: 60)
         #expect(status == 0, "\(stderr)")
         #expect(
@@ -316,6 +333,6 @@ struct DeployFilesTests {
         #expect(
             FileManager.default.fileExists(
                 atPath: install.metrics.appendingPathComponent("courier-nightly.prom").path))
-        #expect(try await check.paths() == ["/start", "/0"])
+        #expect(try await check.paths() == ["/start", "/0", "/start", "/0"])
     }
 }

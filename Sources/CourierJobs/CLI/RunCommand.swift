@@ -371,6 +371,9 @@ enum RunCommand {
         text +=
             ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
+        // An interrupted run's tasks that never started are neither ok nor failed.
+        let notRun = summary.total - summary.ok - summary.failed
+        if summary.interruptedBy != nil, notRun > 0 { text += ", \(notRun) not run" }
         if let seconds = summary.deadlineReached {
             text += ", stopped at its deadline (\(Progress.duration(seconds)))"
         } else if let reason = summary.stopReason {

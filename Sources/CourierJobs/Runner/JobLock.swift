@@ -50,8 +50,8 @@ final class JobLock {
             throw .held(
                 outputDir,
                 reason: shard == nil
-                    ? "another run of this job (or a shard of it) writes to \(outputDir.relativePath)"
-                    : "a run of the whole job writes to \(outputDir.relativePath); a shard does not run beside it"
+                    ? "a run of the whole job or of one of its shards is going on"
+                    : "a run of the whole job is going on; a shard does not run beside it"
             )
         }
         guard let shard else { return }

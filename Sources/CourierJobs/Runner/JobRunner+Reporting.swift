@@ -72,7 +72,7 @@ extension JobRunner {
         let shard = options.shard.map { " (shard \($0))" } ?? ""
         let logPart = options.logToStandardOutput ? "" : "; log: \(log.writer.url.relativePath)"
         pings.started(
-            body: "courier: \(job.name)\(shard): run \(run) started, \(total) tasks\(logPart)",
+            body: "courier: \(job.name)\(shard): run \(run) started, \(total) task\(total == 1 ? "" : "s")\(logPart)",
             log: log)
         return pings
     }

@@ -14,7 +14,7 @@ package final class JobRunner: Sendable {
         package var description: String {
             switch self {
             case .locked(let url, let reason):
-                "another run of this job holds its lock (\(url.relativePath): \(reason)); not starting"
+                "another run of this job holds its lock on \(url.relativePath) (\(reason)); not starting"
             case .log(let error): "\(error)"
             }
         }

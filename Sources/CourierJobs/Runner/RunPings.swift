@@ -97,8 +97,18 @@ final class RunPings: Sendable {
         if finished == nil {
             // The bound, or the run's end (for the start ping), cut it short.
             if Task.isCancelled, event == .start {
-                result.failure = ("cancelled", "the run ended before the ping was answered")
-                result.superseded = true
+                // Cut short while an attempt was simply under way: no warning, the end's ping
+                // follows. Cut short between attempts that had failed: that failure is the
+                // news (a check that refuses connections), so it is kept and warned of.
+                if let earlier = result.failure {
+                    result.failure = (
+                        earlier.kind,
+                        earlier.message + "; the run ended before another attempt was answered"
+                    )
+                } else {
+                    result.failure = ("cancelled", "the run ended before the ping was answered")
+                    result.superseded = true
+                }
             } else {
                 let before = result.failure.map { "; before that, \($0.kind): \($0.message)" }
                 result.failure = (
