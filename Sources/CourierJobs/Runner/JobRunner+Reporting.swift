@@ -71,9 +71,9 @@ extension JobRunner {
             console: console)
         let shard = options.shard.map { " (shard \($0))" } ?? ""
         let logPart = options.logToStandardOutput ? "" : "; log: \(log.writer.url.relativePath)"
+        let tasks = "\(total) task\(total == 1 ? "" : "s")"
         pings.started(
-            body: "courier: \(job.name)\(shard): run \(run) started, \(total) task\(total == 1 ? "" : "s")\(logPart)",
-            log: log)
+            body: "courier: \(job.name)\(shard): run \(run) started, \(tasks)\(logPart)", log: log)
         return pings
     }
 
