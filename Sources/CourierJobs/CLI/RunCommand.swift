@@ -21,7 +21,7 @@ enum RunCommand {
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
         from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
         current directory, as outputDir always is.
-          --log-dir -    write the JSON lines to stdout (the summary goes to stderr); no lock
+          --log-dir -    write the JSON lines to stdout (the summary goes to stderr)
           --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
                          and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
                          JOB_COMPLETIONS when both are set (a Kubernetes Indexed Job)
