@@ -270,7 +270,7 @@ struct DeployFilesTests {
         // starts while the first holds the lock however slow the machine is.
         let gate = "cron-overlap-\(UUID().uuidString)"
         let install = try Installation(
-            tasks: #"{"id": "held", "path": "/gate", "query": {"name": "\#(gate)"}}"#)
+            tasks: #"{"id": "held", "path": "/gate", "query": {"name": "\#(gate)", "max": "120"}}"#)
         defer { install.remove() }
         let check = PingRunTests.Check("cron-overlap", on: install.space.server)
         try install.secrets(token: "token-\(UUID().uuidString)", ping: check.url())

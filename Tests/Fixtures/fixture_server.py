@@ -21,8 +21,8 @@ Routes (any method):
                               N at most 1,000,000
   /endless-chunked            a chunk every 50 ms for up to 60 s
   /endless-fast               64 KiB chunks as fast as they are taken, for up to 60 s
-  /gate?name=N                a chunked body: "first" at once, "last" once /toggle/on?name=N
-                              was called (10 s at most)
+  /gate?name=N[&max=S]        a chunked body: "first" at once, "last" once /toggle/on?name=N
+                              was called (after max seconds, 10 by default, 300 at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
                               and the request headers
   /status/<code>              that status
@@ -268,15 +268,16 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and status not in (204, 304):
             self.wfile.write(body)
 
-    def gate(self, name):
-        """Head and a first chunk at once; the last chunk once /toggle/on?name= was called."""
+    def gate(self, name, seconds=10):
+        """Head and a first chunk at once; the last chunk once /toggle/on?name= was called
+        (or after `seconds`, at most 300)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.write(b"5\r\nfirst\r\n")
         self.wfile.flush()
-        deadline = time.time() + 10
+        deadline = time.time() + min(seconds, 300)
         while time.time() < deadline:
             with state_lock:
                 if name in toggles:
@@ -392,7 +393,8 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/digest":
             return self.digest()
         if url.path == "/gate":
-            return self.gate(parse_qs(url.query).get("name", [""])[0])
+            query = parse_qs(url.query)
+            return self.gate(query.get("name", [""])[0], float(query.get("max", ["10"])[0]))
         if url.path == "/sse":
             if arg("key"):
                 record(arg("key"), self, b"")
