@@ -175,7 +175,9 @@ struct ReportTests {
         if png.count == 4 {
             #expect(png[0] == 1000 && png[1] == 1300)
             #expect(png[2] > 2000, "blue chart marks: \(png[2]) pixels")
-            #expect(png[3] > 100, "red marks for failures: \(png[3]) pixels")
+            // Ten failures: how many red pixels they make depends on where they fall in time
+            // (a loaded test run bunches them: 80 seen); none at all would be the defect.
+            #expect(png[3] > 20, "red marks for failures: \(png[3]) pixels")
         }
     }
 }
