@@ -79,6 +79,9 @@ extension JobRunner {
 
     /// The end's ping body when the caller gave no summary line.
     static func shortSummary(_ summary: RunSummary, job: String) -> String {
-        "courier: \(job): \(summary.total) tasks, \(summary.ok) ok, \(summary.failed) failed, \(summary.requests) requests; exit code \(summary.exitCode)"
+        let tasks = "\(summary.total) task\(summary.total == 1 ? "" : "s")"
+        let requests = "\(summary.requests) request\(summary.requests == 1 ? "" : "s")"
+        return
+            "courier: \(job): \(tasks), \(summary.ok) ok, \(summary.failed) failed, \(requests); exit code \(summary.exitCode)"
     }
 }
