@@ -43,6 +43,37 @@ struct CurlHTTPClientTests {
         #expect(client.statistics.liveHandles == 1, "one handle served every request")
     }
 
+    @Test func aPlainGetAfterAnyOtherRequestCarriesNothingOfIt() async throws {
+        // A plain GET after a plain GET of the same settings skips the handle's reset: every
+        // other shape before it (a method, a body, a HEAD, a deadline, TLS checks off) must
+        // still leave the handle as a GET of its own would find it.
+        let server = try TestServers.fixture()
+        let client = CurlHTTPClient(configuration: .init(maxIdleHandles: 1, eventLoops: 1))
+        let get = HTTPRequest(url: server.url("/echo?n=1"))
+        let others: [(String, HTTPRequest)] = [
+            ("POST", HTTPRequest(url: server.url("/echo"), method: .post, body: Data("x=1".utf8))),
+            ("HEAD", HTTPRequest(url: server.url("/echo"), method: .head)),
+            ("DELETE", HTTPRequest(url: server.url("/echo"), method: .delete)),
+            ("PUT", HTTPRequest(url: server.url("/echo"), method: .put, body: Data("{}".utf8))),
+            ("short deadline", HTTPRequest(url: server.url("/echo"), timeout: 0.5)),
+            ("TLS checks off", HTTPRequest(url: server.url("/echo"), validatesTLS: false)),
+        ]
+        for (label, other) in others {
+            _ = try await client.perform(get)
+            _ = try await client.perform(get)
+            _ = try await client.perform(other)
+            let echo = try Echo(try await client.perform(get))
+            #expect(echo.method == "GET", "after \(label)")
+            #expect(echo.query == "n=1", "after \(label)")
+            #expect(echo.bodyLength == 0 && echo.values(for: "Content-Length").isEmpty, "\(label)")
+            #expect(echo.values(for: "Expect").isEmpty, "after \(label)")
+            // The deadline is the GET's own again: a 0.5 s one would cut this 1 s answer.
+            let slow = try await client.perform(HTTPRequest(url: server.url("/slow?ms=1000")))
+            #expect(slow.status == 200, "after \(label)")
+        }
+        #expect(client.statistics.liveHandles == 1, "one handle served every request")
+    }
+
     @Test func aRequestDroppedOnKeptAliveConnectionsIsSentTwiceAtMost() async throws {
         // libcurl resends a request whose kept-alive connection closed unanswered, up to five
         // times, each on another kept-alive connection: a server that drops this request

@@ -17,6 +17,13 @@ package enum ResponseFraming {
     /// digits fitting in 63 bits, or a list of equal such values (RFC 9110 §8.6). libcurl reads
     /// an overflowing length to the close and calls that a whole body.
     package static func contentLengthProblem(_ value: some StringProtocol) -> String? {
+        // Nearly every response has one plain value: up to 18 digits always fit in 63 bits.
+        // Checked on the bytes first, since the list parsing below cost a tenth of a small
+        // request's time on the curl loop.
+        let utf8 = value.utf8
+        if !utf8.isEmpty, utf8.count <= 18, utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return nil
+        }
         let members = value.split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingBlanks
         }
