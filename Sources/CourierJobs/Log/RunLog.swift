@@ -76,7 +76,7 @@ package struct RunLog: Sendable {
         if let failure {
             fields.append(("incomplete", .object([("reason", .string(failure))])))
         }
-        try write(fields)
+        try write(fields, now: true)
         writer.sync()
     }
 
@@ -249,7 +249,9 @@ package struct RunLog: Sendable {
                 "replayOf",
                 .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))
         }
-        try write(line: line.finishLine())
+        // A request that may not be sent twice has its line on file before the task goes on:
+        // `--resume` sends again every task whose line is missing.
+        try write(line: line.finishLine(), now: !request.isRepeatable)
     }
 
     /// The bytes of a streamed body: its data parts and its files' sizes now.
@@ -282,20 +284,25 @@ package struct RunLog: Sendable {
         return .object([("base64", .string(body.base64EncodedString()))])
     }
 
-    /// Why a line could not be written, if one could not.
-    var failure: String? { firstFailure.withLock { $0 } }
+    /// Why a line could not be written, if one could not (a batch the writer wrote later
+    /// included).
+    var failure: String? { firstFailure.withLock { $0 } ?? writer.failure }
 
-    private func write(_ fields: [(String, JSONWriter.Value)]) throws {
+    /// Writes every line the writer still holds (``LogWriter``'s batching): before anything
+    /// that must not be on disk ahead of the lines it follows (records files, state).
+    func flush() { writer.flush() }
+
+    private func write(_ fields: [(String, JSONWriter.Value)], now: Bool = false) throws {
         var line = JSONWriter.bytes(.object(fields))
         line.append(0x0A)
-        try write(line: line)
+        try write(line: line, now: now)
     }
 
-    /// Writes a whole line, its newline included.
-    private func write(line: [UInt8]) throws {
+    /// Writes a whole line, its newline included; with `now`, before returning.
+    private func write(line: [UInt8], now: Bool = false) throws {
         do {
             // Redaction happens here, on the finished line, so no field can skip it.
-            try writer.write(endedLine: redactor.scrubJSON(line))
+            try writer.write(endedLine: redactor.scrubJSON(line), now: now)
         } catch {
             firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
             throw error

@@ -149,7 +149,8 @@ package final class JobRunner: Sendable {
         do {
             let writer =
                 options.logToStandardOutput
-                ? LogWriter(standardOutput: ()) : try LogWriter(url: logURL)
+                ? LogWriter(standardOutput: (), batching: true)
+                : try LogWriter(url: logURL, batching: true)
             log = RunLog(
                 writer: writer, run: runID, job: job.name,
                 redactor: console.redactor, figures: metrics?.figures)
@@ -200,6 +201,8 @@ package final class JobRunner: Sendable {
             Task {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
+                    // The state never on disk ahead of the lines of the responses it holds.
+                    log.flush()
                     try? state.flush()
                 }
             }
@@ -235,6 +238,8 @@ package final class JobRunner: Sendable {
             work.withLock { $0 }?.cancel()
         }
         await scheduled.value
+        // Every task's line on file before the state, records and cursors that follow them.
+        log.flush()
         deadline?.cancel()
         if case .selection(let selection, _) = source, stop.cause == nil,
             !vanished.withLock({ $0 })
