@@ -10,8 +10,10 @@ import Foundation
 /// reset and sets only what differs: the URL, the header list and the callbacks' transfer.
 final class CurlEasyHandle {
     /// Everything a plain GET's options depend on besides its URL, headers and transfer. A
-    /// plain GET has no body, upload or progress callback, and may be sent twice, so none of
-    /// the options those set (method, body, fresh connection, progress) is on the handle.
+    /// plain GET has no body, upload or progress callback, is not streamed (a stream pauses
+    /// the transfer, and a reset is what surely clears a pause left by a cancelled one), and
+    /// may be sent twice, so none of the options those set (method, body, fresh connection,
+    /// progress) is on the handle.
     struct PlainGetSettings: Equatable {
         var timeoutMilliseconds: Int
         var connectTimeoutMilliseconds: Int
@@ -23,7 +25,7 @@ final class CurlEasyHandle {
         init?(_ transfer: CurlTransfer, settings: CurlHTTPClient.Configuration) {
             let request = transfer.request
             guard request.method == .get, request.body == nil, transfer.upload == nil,
-                transfer.progress == nil, request.isRepeatable
+                transfer.progress == nil, transfer.channel == nil, request.isRepeatable
             else { return nil }
             timeoutMilliseconds = Int((request.timeout ?? settings.timeout) * 1000)
             connectTimeoutMilliseconds = Int(settings.connectTimeout * 1000)
