@@ -137,7 +137,7 @@ struct HARImport {
                 )
             }
         }
-        if let origin {
+        if origin != nil {
             fields.append(("path", .string(Self.escaped(path))))
         } else {
             fields.append(("url", .string(Self.escaped(Self.origin(url) + path))))
