@@ -9,9 +9,6 @@ package struct RunLog: Sendable {
     let redactor: Redactor
     /// Where each `request` line's figures are added up for the metrics file, if there is one.
     let figures: RequestFigures?
-    /// The first line that could not be written, if any: a run must not look clean when its
-    /// record is incomplete.
-    private let firstFailure = Locked<String?>(nil)
     /// Request bodies up to this size are logged; larger ones by size and hash.
     static let bodyLimit = 1 << 20
 
@@ -73,6 +70,8 @@ package struct RunLog: Sendable {
         ]
         if let stoppedBy { fields.append(("stoppedBy", .string(stoppedBy))) }
         // Lines were lost (a full disk that had room again for this one): the file says so.
+        // The lines still waiting go out first, so that a failure among them is named here.
+        writer.flush()
         if let failure {
             fields.append(("incomplete", .object([("reason", .string(failure))])))
         }
@@ -284,9 +283,9 @@ package struct RunLog: Sendable {
         return .object([("base64", .string(body.base64EncodedString()))])
     }
 
-    /// Why a line could not be written, if one could not (a batch the writer wrote later
-    /// included).
-    var failure: String? { firstFailure.withLock { $0 } ?? writer.failure }
+    /// Why a line could not be written, if one could not: a run must not look clean when its
+    /// record is incomplete. The writer keeps it, for the lines it wrote later too.
+    var failure: String? { writer.failure }
 
     /// Writes every line the writer still holds (``LogWriter``'s batching): before anything
     /// that must not be on disk ahead of the lines it follows (records files, state).
@@ -300,13 +299,8 @@ package struct RunLog: Sendable {
 
     /// Writes a whole line, its newline included; with `now`, before returning.
     private func write(line: [UInt8], now: Bool = false) throws {
-        do {
-            // Redaction happens here, on the finished line, so no field can skip it.
-            try writer.write(endedLine: redactor.scrubJSON(line), now: now)
-        } catch {
-            firstFailure.withLock { if $0 == nil { $0 = "\(error)" } }
-            throw error
-        }
+        // Redaction happens here, on the finished line, so no field can skip it.
+        try writer.write(endedLine: redactor.scrubJSON(line), now: now)
     }
 }
 
