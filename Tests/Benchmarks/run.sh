@@ -490,6 +490,32 @@ print(f"run: {time.time() - start:.1f} s, peak RSS {resource.getrusage(resource.
 PY
 
 echo
+echo "== memory per task in flight: 20,000 tasks at 1 and at 256 in flight, peak RSS, $ROUNDS rounds"
+python3 - "$COURIER" "$work" "$port" "$ROUNDS" <<'PY'
+import json, os, subprocess, sys
+courier, work, port, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def peak(concurrency):
+    job = f"{work}/inflight-{concurrency}.json"
+    with open(job, "w") as f:
+        json.dump({"version": 1, "name": f"bench-inflight-{concurrency}",
+                   "baseURL": f"http://127.0.0.1:{port}", "concurrency": concurrency,
+                   "tasks": [{"id": "m{n}", "path": "/small.json", "query": {"n": "{n}"},
+                              "foreach": {"n": {"range": [1, 20000]}}}]}, f)
+    process = subprocess.Popen([courier, "run", job, "--log-dir", f"{work}/inflight-logs",
+                                "--no-progress", "--quiet"])
+    _, status, usage = os.wait4(process.pid, 0)
+    assert status == 0, status
+    return usage.ru_maxrss  # KiB
+rows = [(peak(1), peak(256)) for _ in range(rounds)]
+per = sorted((high - low) / 255 for low, high in rows)[len(rows) // 2]
+print(f"{'round':<8}{'1 in flight':>14}{'256 in flight':>16}{'KiB per task':>15}")
+for index, (low, high) in enumerate(rows, 1):
+    print(f"{index:<8}{low / 1024:>10.1f} MiB{high / 1024:>12.1f} MiB{(high - low) / 255:>15.1f}")
+verdict = "met" if per <= 24 else "NOT MET"
+print(f"  {verdict} memory per task in flight: {per:.1f} KiB (≤ 24)")
+PY
+
+echo
 echo "== a range of 10^9: validation, and the dry run's first line"
 cat > "$work/huge.json" <<JOB
 {"version": 1, "name": "bench-huge", "baseURL": "http://127.0.0.1:$port",

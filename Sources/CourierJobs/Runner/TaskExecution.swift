@@ -9,61 +9,95 @@ extension JobRunner {
     /// Only the send and the file work are awaited here: what comes before and after them is
     /// in synchronous helpers, because every value an async function holds lives in the
     /// task's heap frame. Written inline, this loop's frame was 18 KiB, allocated and freed
-    /// for every task.
+    /// for every task; with the page's state in classes and each await in a helper of its own
+    /// it is 1.5 KiB (measured from the binary's async function pointers, docs/benchmarks.md).
     ///
     /// A page ends in this order: judged (captures taken, records found), saved (its bytes on
     /// disk and renamed into place), its conditional state recorded, its records added to the
     /// task's part, the part put in place after the last page, its line logged, the task
     /// reported finished. The file work runs on the run's file-work threads (``FileWork``),
     /// never on the curl loop that runs the task.
+    @inline(never)
     func execute(
         _ task: ExpandedTask, shared: AnyHTTPClient, log: RunLog, progress: Progress,
         reporter: FailureReporter, state: ConditionalState?, feed: TaskFeed?,
         tokens: [String: CapturedToken] = [:], oauth2: OAuth2Sessions? = nil
     ) async -> Bool {
-        var cursor = firstPage(of: task, state: state)
+        let cursor = firstPage(of: task, state: state)
         let streams = streamsSave(task, capturing: feed != nil)
-        let part = task.records.map {
-            RecordsPart(target: $0, task: task.id, run: log.run, store: recordsStore)
-        }
+        let part = recordsPart(of: task, log: log)
         while true {
-            var streamed: FileReplacement?
-            if streams, let target = streamedTarget(for: task, page: cursor.logged) {
-                streamed = await files.run { [temporaries] in
-                    Self.temporary(beside: target, temporaries: temporaries)
-                }
-            }
+            let streamed = streams ? await streamedTemporary(for: task, page: cursor.logged) : nil
             let send = preparePage(
                 cursor, of: task, shared: shared, log: log, tokens: tokens, oauth2: oauth2,
                 streamed: streamed)
-            var failure: (any Error)?
-            do {
-                if let renewing = send.renewing {
-                    _ = try await renewing.perform(send.request)
-                } else {
-                    _ = try await send.retrying.perform(send.request)
-                }
-            } catch {
-                failure = error
-            }
+            let failure = await sent(send)
             var result = judgePage(
-                send, of: task, cursor: &cursor, failure: failure, state: state, feed: feed,
+                send, of: task, cursor: cursor, failure: failure, state: state, feed: feed,
                 part: part)
-            if result.files != nil { result = await completingFiles(result) }
-            let step = nextPage(send, of: task, cursor: &cursor, result: &result)
-            if let part, result.ok, step.next == nil { result = await committing(part, result) }
+            if result.hasFiles { result = await completingFiles(result) }
+            let step = nextPage(send, of: task, cursor: cursor, result: &result)
+            if let part, result.ok, step.isLast { result = await committing(part, result) }
             if let ok = finishPage(
-                send, of: task, cursor: &cursor, result: result, step: step, log: log,
+                send, of: task, cursor: cursor, result: result, step: step, log: log,
                 progress: progress, reporter: reporter)
             {
-                if !ok, let part { await files.run { part.discard() } }
+                if !ok, let part { await discard(part) }
                 return ok
             }
         }
     }
 
+    /// The part file a records task's pages add to; `nil` for a task without `records`.
+    @inline(never)
+    private func recordsPart(of task: ExpandedTask, log: RunLog) -> RecordsPart? {
+        task.records.map {
+            RecordsPart(target: $0, task: task.id, run: log.run, store: recordsStore)
+        }
+    }
+
+    // The helpers below are async functions of their own, not inlined: what an inlined
+    // helper holds across its await (a response, a continuation's result) would take room in
+    // ``execute``'s frame for the whole of every task.
+
+    /// Sends the page (its retries, its token renewal); the error it ended with, if any. The
+    /// response is in the attempts the page's observer kept.
+    @inline(never)
+    private func sent(_ send: PageSend) async -> (any Error)? {
+        do {
+            if let renewing = send.renewing {
+                _ = try await renewing.perform(send.request)
+            } else {
+                _ = try await send.retrying.perform(send.request)
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The temporary a streamed save's body goes into, made on a file-work thread; `nil`
+    /// when the save's path escapes the output folder or the file cannot be made.
+    @inline(never)
+    private func streamedTemporary(for task: ExpandedTask, page: Int?) async -> FileReplacement? {
+        guard let target = streamedTarget(for: task, page: page) else { return nil }
+        return await files.run { [temporaries] in
+            Self.temporary(beside: target, temporaries: temporaries)
+        }
+    }
+
+    /// Removes a failed task's records part, on a file-work thread.
+    @inline(never)
+    private func discard(_ part: RecordsPart) async {
+        await files.run { part.discard() }
+    }
+
     /// Where a task is in its pages.
-    private struct PageCursor {
+    ///
+    /// A class, like ``PageSend`` and ``AttemptResult``'s fields: what ``execute`` holds across
+    /// its awaits lives in the task's async frame, and as values these made that frame 13 KiB
+    /// per task in flight (each copy and return value a slot of its own).
+    private final class PageCursor {
         var paginator: Paginator?
         var request: HTTPRequest
         var page = 1
@@ -77,10 +111,15 @@ extension JobRunner {
 
         /// The page number as logged: `nil` for a task that does not paginate.
         var logged: Int? { paginator == nil ? nil : page }
+
+        init(paginator: Paginator?, request: HTTPRequest) {
+            self.paginator = paginator
+            self.request = request
+        }
     }
 
     /// One page's request and the clients that send it, made before it is sent.
-    private struct PageSend {
+    private final class PageSend {
         let request: HTTPRequest
         let retrying: RetryingHTTPClient<AnyHTTPClient>
         /// The retry layer under a token renewal, when the task's token can be renewed (a
@@ -88,6 +127,17 @@ extension JobRunner {
         let renewing: AnyHTTPClient?
         let attempts: Locked<PageAttempts>
         let streamed: FileReplacement?
+
+        init(
+            request: HTTPRequest, retrying: RetryingHTTPClient<AnyHTTPClient>,
+            renewing: AnyHTTPClient?, attempts: Locked<PageAttempts>, streamed: FileReplacement?
+        ) {
+            self.request = request
+            self.retrying = retrying
+            self.renewing = renewing
+            self.attempts = attempts
+            self.streamed = streamed
+        }
     }
 
     @inline(never)
@@ -163,7 +213,7 @@ extension JobRunner {
     /// done off the loop before ``finishPage``.
     @inline(never)
     private func judgePage(
-        _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, failure: (any Error)?,
+        _ send: PageSend, of task: ExpandedTask, cursor: PageCursor, failure: (any Error)?,
         state: ConditionalState?, feed: TaskFeed?, part: RecordsPart?
     ) -> AttemptResult {
         guard let attempt = send.attempts.withLock({ $0.last }) else {
@@ -206,19 +256,25 @@ extension JobRunner {
 
     /// Whether a page follows the one just judged and saved, and what to warn about when none
     /// does though the page looked full; a pagination error fails `result`.
-    private struct PageStep {
+    private final class PageStep {
         var next: HTTPRequest?
         var warning: String?
         /// A `since` task that ended without a cursor though its pages had items.
         var sinceNote: String?
+
+        /// Whether no page follows. (Matched, not compared: `next == nil` took `HTTPRequest`'s
+        /// `==`, with two copies of the request.)
+        var isLast: Bool {
+            if case .none = next { true } else { false }
+        }
     }
 
     @inline(never)
     private func nextPage(
-        _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor,
+        _ send: PageSend, of task: ExpandedTask, cursor: PageCursor,
         result: inout AttemptResult
     ) -> PageStep {
-        var step = PageStep()
+        let step = PageStep()
         guard result.ok, case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
         else { return step }
         if let rule = task.since, response.status != 304 {
@@ -240,7 +296,7 @@ extension JobRunner {
                 step.next = step.next.map { Self.unconditional($0, as: task.request) }
             }
             cursor.paginator = paginator
-            step.warning = step.next == nil ? paginator.missingNext : nil
+            step.warning = step.isLast ? paginator.missingNext : nil
         } catch {
             result.ok = false
             result.failure = ("pagination", error.message)
@@ -250,6 +306,7 @@ extension JobRunner {
 
     /// Puts the task's records part in place after its last page, before its `ok` line: the
     /// part's bytes and rename on a file-work thread, its folder's sync shared with others.
+    @inline(never)
     private func committing(_ part: RecordsPart, _ judged: AttemptResult) async -> AttemptResult {
         var result = judged
         do {
@@ -271,7 +328,7 @@ extension JobRunner {
     /// `nil` when there is one, or whether the task succeeded.
     @inline(never)
     private func finishPage(
-        _ send: PageSend, of task: ExpandedTask, cursor: inout PageCursor, result: AttemptResult,
+        _ send: PageSend, of task: ExpandedTask, cursor: PageCursor, result: AttemptResult,
         step: PageStep, log: RunLog, progress: Progress, reporter: FailureReporter
     ) -> Bool? {
         guard
@@ -293,7 +350,7 @@ extension JobRunner {
         let pageNumber = cursor.logged
         let next = step.next
         let warning = [step.warning, step.sinceNote].compactMap { $0 }.joined(separator: "; ")
-        let outcome: LogOutcome = !result.ok ? .failed : next == nil ? .ok : .page
+        let outcome: LogOutcome = !result.ok ? .failed : step.isLast ? .ok : .page
         try? log.request(
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
@@ -371,9 +428,8 @@ extension JobRunner {
     /// `step` with a note when the task ends here with no cursor though its pages had items:
     /// every run would otherwise quietly fetch everything from `start` again.
     private func noted(_ step: PageStep, cursor: PageCursor, ok: Bool) -> PageStep {
-        guard step.next == nil, ok, let pointer = cursor.sinceMissed, cursor.sinceValue == nil
+        guard step.isLast, ok, let pointer = cursor.sinceMissed, cursor.sinceValue == nil
         else { return step }
-        var step = step
         step.sinceNote =
             "since: no value at \(pointer) on a page with items, so the cursor does not move and the next run asks from the same point again"
         return step
@@ -401,6 +457,7 @@ extension JobRunner {
     /// Whether the task's saved body goes straight to disk as it arrives, so that memory stays
     /// flat however large it is: when nothing reads the body (captures, body expectations and
     /// pagination all parse it, so those bodies stay in memory, up to the transport's cap).
+    @inline(never)
     private func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
         task.save != nil && task.paginate == nil && task.records == nil && task.since == nil
             && task.expectation.json.isEmpty
@@ -473,18 +530,85 @@ extension JobRunner {
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.
-    struct AttemptResult {
-        var ok = false
-        var savedTo: String?
-        var notModified = false
-        var failure: (kind: String, message: String)?
+    ///
+    /// Its fields are in one box, copied only when a shared copy changes: ``execute`` holds
+    /// results across its awaits, and each copy of the fields (two responses among them) took
+    /// a slot of its own in the task's async frame.
+    struct AttemptResult: Sendable {
+        // Safe: a box is changed only through a result that holds its one reference
+        // (``unique()``), and only read once shared.
+        private final class Box: @unchecked Sendable {
+            var ok: Bool = false
+            var savedTo: String? = nil
+            var notModified: Bool = false
+            var failure: (kind: String, message: String)? = nil
+            var files: PageFiles? = nil
+            var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)? =
+                nil
+            var document: JSONNode? = nil
+
+            func copy() -> Box {
+                let copy = Box()
+                copy.ok = ok
+                copy.savedTo = savedTo
+                copy.notModified = notModified
+                copy.failure = failure
+                copy.files = files
+                copy.pendingRecord = pendingRecord
+                copy.document = document
+                return copy
+            }
+        }
+
+        private var box = Box()
+
+        /// Whether file work waits (``files``), read without copying it out.
+        var hasFiles: Bool { box.files != nil }
+
+        /// The box, copied first if another result shares it.
+        private mutating func unique() -> Box {
+            if !isKnownUniquelyReferenced(&box) { box = box.copy() }
+            return box
+        }
+
+        var ok: Bool {
+            get { box.ok }
+            set { unique().ok = newValue }
+        }
+
+        var savedTo: String? {
+            get { box.savedTo }
+            set { unique().savedTo = newValue }
+        }
+
+        var notModified: Bool {
+            get { box.notModified }
+            set { unique().notModified = newValue }
+        }
+
+        var failure: (kind: String, message: String)? {
+            get { box.failure }
+            set { unique().failure = newValue }
+        }
+
         /// File work still to do before the attempt is logged (``completingFiles(_:)``).
-        var files: PageFiles?
+        var files: PageFiles? {
+            get { box.files }
+            set { unique().files = newValue }
+        }
+
         /// A conditional record waiting for its save's folder sync.
-        var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)?
+        var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)? {
+            get { box.pendingRecord }
+            set { unique().pendingRecord = newValue }
+        }
+
         /// The body as JSON, parsed once for the records, captures, cursor and next page that
         /// need it (`nil` when none does, or it is not JSON).
-        var document: JSONNode?
+        var document: JSONNode? {
+            get { box.document }
+            set { unique().document = newValue }
+        }
     }
 
     /// The blocking file work an attempt's end needs, done off the curl loops.
@@ -506,6 +630,7 @@ extension JobRunner {
     /// file-work thread, the rename made durable by a folder sync it may share with other
     /// saves (``FolderSyncs``), then the conditional state's record (its journal line); or the
     /// streamed temporary removed. Returns the attempt's result with the save's outcome.
+    @inline(never)
     func completingFiles(_ judged: AttemptResult) async -> AttemptResult {
         let (saved, folder) = await files.run { [self] in doFiles(judged) }
         guard let folder else { return saved }

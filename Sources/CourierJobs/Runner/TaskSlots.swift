@@ -49,7 +49,9 @@ extension JobRunner {
 
     /// Takes items from the source until one is a task to run. The others are settled on the
     /// way: another shard's task, one an earlier run did, one that does not build (logged and
-    /// counted as failed), one skipped because its input failed.
+    /// counted as failed), one skipped because its input failed. Not inlined into ``occupy``,
+    /// whose async frame would keep room for its temporaries for the whole of every task.
+    @inline(never)
     func nextStep(_ slots: TaskSlots) -> NextStep {
         let cursor = slots.cursor
         while !stopping.withLock({ $0 }), !Task.isCancelled {
@@ -156,7 +158,10 @@ extension JobRunner {
     }
 
     /// One slot: runs `first`, then the tasks it takes itself, until there is none to run now
-    /// (the scheduler then decides whether to wait for captures).
+    /// (the scheduler then decides whether to wait for captures). Its frame is allocated per
+    /// slot and lives as long as the slot: it stays small (736 bytes) by keeping ``execute``
+    /// and ``nextStep`` out of it.
+    @inline(never)
     func occupy(first: ExpandedTask, slots: TaskSlots) async {
         var task = first
         while true {
