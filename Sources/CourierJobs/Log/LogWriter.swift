@@ -28,13 +28,13 @@ package final class LogWriter: @unchecked Sendable {
     private let batching: Bool
     /// Held while the file is written, and taken before `lock` when both are: batches reach the
     /// file in the order they were taken.
-    private let fileLock = NSLock()
+    private let fileLock = AdaptiveMutex()
     /// The file's size after the last whole line (files only; under `fileLock`).
     private var size: off_t = 0
     /// The batch being written (under `fileLock`), kept to reuse its storage.
     private var writing: [UInt8] = []
     /// Guards `waiting` and `firstFailure`.
-    private let lock = NSLock()
+    private let lock = AdaptiveMutex()
     /// Lines not yet written, in order (under `lock`).
     private var waiting: [UInt8] = []
     private var firstFailure: String?
