@@ -108,8 +108,25 @@ public final class HostThrottles: Sendable {
     private let state = Locked(State())
 
     private struct State {
-        var hosts: [Origin: HostThrottle] = [:]
+        /// Boxed: a `HostThrottle` is large, and changing one in place through the
+        /// dictionary's subscript allocated the accessor's frame on the heap, twice a request.
+        var hosts: [Origin: Entry] = [:]
         var finishedSinceSweep = 0
+
+        /// The throttle of `origin`, made with `settings` if it has none yet.
+        mutating func entry(_ origin: Origin, settings: HostThrottle.Settings) -> Entry {
+            if let entry = hosts[origin] { return entry }
+            let entry = Entry(HostThrottle(settings: settings))
+            hosts[origin] = entry
+            return entry
+        }
+    }
+
+    /// One origin's throttle, changed in place under the lock.
+    private final class Entry {
+        var throttle: HostThrottle
+
+        init(_ throttle: HostThrottle) { self.throttle = throttle }
     }
 
     /// Hosts that hold nothing back are dropped every this many requests, so that a run over
@@ -126,7 +143,7 @@ public final class HostThrottles: Sendable {
 
     /// The throttle of `origin` as it is now, if it has one.
     public func throttle(for origin: Origin) -> HostThrottle? {
-        state.withLock { $0.hosts[origin] }
+        state.withLock { $0.hosts[origin]?.throttle }
     }
 
     /// Admits a request to `origin` (``HostThrottle/admit(at:maxWait:)``); one that is sent
@@ -135,8 +152,7 @@ public final class HostThrottles: Sendable {
         let now = time.now()
         let settings = self.settings
         return state.withLock { state in
-            state.hosts[origin, default: HostThrottle(settings: settings)].admit(
-                at: now, maxWait: maxWait)
+            state.entry(origin, settings: settings).throttle.admit(at: now, maxWait: maxWait)
         }
     }
 
@@ -148,18 +164,18 @@ public final class HostThrottles: Sendable {
         let now = time.now()
         let date = time.date()
         state.withLock { state in
-            state.hosts[origin]?.finished()
+            state.hosts[origin]?.throttle.finished()
             if let response, let sentAt {
                 let answered =
                     response.redirectCount > 0 ? Origin(response.url) ?? origin : origin
-                state.hosts[answered, default: HostThrottle(settings: settings)].observe(
+                state.entry(answered, settings: settings).throttle.observe(
                     status: response.status, headers: response.headers, sentAt: sentAt, at: now,
                     date: date)
             }
             state.finishedSinceSweep += 1
             if state.finishedSinceSweep >= Self.sweepInterval {
                 state.finishedSinceSweep = 0
-                state.hosts = state.hosts.filter { !$0.value.isIdle(at: now) }
+                state.hosts = state.hosts.filter { !$0.value.throttle.isIdle(at: now) }
             }
         }
     }
