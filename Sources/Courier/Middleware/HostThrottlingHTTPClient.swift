@@ -109,7 +109,8 @@ public final class HostThrottles: Sendable {
 
     private struct State {
         /// Boxed: a `HostThrottle` is large, and changing one in place through the
-        /// dictionary's subscript allocated the accessor's frame on the heap, twice a request.
+        /// dictionary's subscript allocated the accessor's frame on the heap, three times a
+        /// request. An entry is only touched under the lock.
         var hosts: [Origin: Entry] = [:]
         var finishedSinceSweep = 0
 

@@ -88,7 +88,7 @@ package struct ExpandedTask: Sendable {
 
     private var box: Box
 
-    package init(
+    init(
         id: String,
         request: HTTPRequest,
         expectStatus: Set<Int>?,
