@@ -21,21 +21,9 @@ extension JSONWriter {
             }
         case .string(let text): writeString(text, to: &output)
         case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                write(element, to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
+            writeArray(elements, to: &output) { write($0, to: &$1) }
         case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            for (index, member) in members.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(member.key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                write(member.node, to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
+            writeObject(members, to: &output, key: \.key) { write($0.node, to: &$1) }
         }
     }
 }

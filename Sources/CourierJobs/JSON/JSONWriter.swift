@@ -33,6 +33,40 @@ package enum JSONWriter {
         return output
     }
 
+    /// Appends `[`, each element written by `write` with commas between, and `]`: the one
+    /// array form for ``Value`` and ``JSONNode`` alike.
+    static func writeArray<Elements: Sequence>(
+        _ elements: Elements, to output: inout [UInt8],
+        _ write: (Elements.Element, inout [UInt8]) -> Void
+    ) {
+        output.append(UInt8(ascii: "["))
+        var first = true
+        for element in elements {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            write(element, &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    /// Appends `{`, each member as its escaped `key` and its value written by `value`, with
+    /// commas between, and `}`.
+    static func writeObject<Members: Sequence>(
+        _ members: Members, to output: inout [UInt8], key: (Members.Element) -> String,
+        _ value: (Members.Element, inout [UInt8]) -> Void
+    ) {
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        for member in members {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            writeString(key(member), to: &output)
+            output.append(UInt8(ascii: ":"))
+            value(member, &output)
+        }
+        output.append(UInt8(ascii: "}"))
+    }
+
     /// Appends the JSON text of `value` to `output`.
     static func write(_ value: Value, to output: inout [UInt8]) {
         switch value {
@@ -43,21 +77,9 @@ package enum JSONWriter {
         case .string(let text): writeString(text, to: &output)
         case .raw(let text): output.append(contentsOf: text.utf8)
         case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                write(element, to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
+            writeArray(elements, to: &output) { write($0, to: &$1) }
         case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            for (index, member) in members.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(member.0, to: &output)
-                output.append(UInt8(ascii: ":"))
-                write(member.1, to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
+            writeObject(members, to: &output, key: \.0) { write($0.1, to: &$1) }
         }
     }
 

@@ -102,13 +102,14 @@ enum TaskBuilder {
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the
         // transport checks again before anything is sent.
         var task = ExpandedTask(
-            id: id, request: request, expectStatus: spec.expectStatus,
-            expectation: spec.expectation.isTemplated
-                ? spec.expectation.rendered(bindings) : spec.expectation,
-            paginate: spec.paginate, since: spec.since,
-            conditional: spec.conditional, save: save, records: records,
-            retry: spec.retry,
-            specPath: spec.path, specIndex: index)
+            .init(
+                id: id, request: request, expectStatus: spec.expectStatus,
+                expectation: spec.expectation.isTemplated
+                    ? spec.expectation.rendered(bindings) : spec.expectation,
+                paginate: spec.paginate, since: spec.since,
+                conditional: spec.conditional, save: save, records: records,
+                retry: spec.retry,
+                specPath: spec.path, specIndex: index))
         task.oauth2 = spec.oauth2(in: job)
         return .success(task)
     }

@@ -122,10 +122,11 @@ struct ReplayBuilder {
             request.timeout = job.timeout
         }
         var task = ExpandedTask(
-            id: id, request: request, expectStatus: jobTask?.expectStatus,
-            save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
-            specPath: jobTask?.specPath ?? "log",
-            replayOf: ReplayOrigin(run: line.run, task: id))
+            .init(
+                id: id, request: request, expectStatus: jobTask?.expectStatus,
+                save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
+                specPath: jobTask?.specPath ?? "log",
+                replayOf: ReplayOrigin(run: line.run, task: id)))
         task.oauth2 = jobTask?.oauth2
         // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
         // logged may well get 304 again: that is its success, as in the run.

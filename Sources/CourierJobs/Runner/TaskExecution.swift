@@ -531,83 +531,46 @@ extension JobRunner {
 
     /// What one final attempt means for its task: ok or why not, and what was saved.
     ///
-    /// Its fields are in one box, copied only when a shared copy changes: ``execute`` holds
-    /// results across its awaits, and each copy of the fields (two responses among them) took
-    /// a slot of its own in the task's async frame.
+    /// Its ``Fields`` are in one box, copied only when a shared copy changes: ``execute``
+    /// holds results across its awaits, and each copy of the fields (two responses among them)
+    /// took a slot of its own in the task's async frame. Fields read and change as its own.
+    @dynamicMemberLookup
     struct AttemptResult: Sendable {
-        // Safe: a box is changed only through a result that holds its one reference
-        // (``unique()``), and only read once shared.
-        private final class Box: @unchecked Sendable {
-            var ok: Bool = false
-            var savedTo: String? = nil
-            var notModified: Bool = false
-            var failure: (kind: String, message: String)? = nil
-            var files: PageFiles? = nil
-            var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)? =
-                nil
-            var document: JSONNode? = nil
+        struct Fields: Sendable {
+            var ok = false
+            var savedTo: String?
+            var notModified = false
+            var failure: (kind: String, message: String)?
+            /// File work still to do before the attempt is logged (``completingFiles(_:)``).
+            var files: PageFiles?
+            /// A conditional record waiting for its save's folder sync.
+            var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)?
+            /// The body as JSON, parsed once for the records, captures, cursor and next page
+            /// that need it (`nil` when none does, or it is not JSON).
+            var document: JSONNode?
+        }
 
-            func copy() -> Box {
-                let copy = Box()
-                copy.ok = ok
-                copy.savedTo = savedTo
-                copy.notModified = notModified
-                copy.failure = failure
-                copy.files = files
-                copy.pendingRecord = pendingRecord
-                copy.document = document
-                return copy
-            }
+        // Safe: a box is changed only through a result that holds its one reference, and
+        // only read once shared.
+        private final class Box: @unchecked Sendable {
+            var fields = Fields()
         }
 
         private var box = Box()
 
-        /// Whether file work waits (``files``), read without copying it out.
-        var hasFiles: Bool { box.files != nil }
+        /// Whether file work waits (``Fields/files``), read without copying it out.
+        var hasFiles: Bool { box.fields.files != nil }
 
-        /// The box, copied first if another result shares it.
-        private mutating func unique() -> Box {
-            if !isKnownUniquelyReferenced(&box) { box = box.copy() }
-            return box
-        }
-
-        var ok: Bool {
-            get { box.ok }
-            set { unique().ok = newValue }
-        }
-
-        var savedTo: String? {
-            get { box.savedTo }
-            set { unique().savedTo = newValue }
-        }
-
-        var notModified: Bool {
-            get { box.notModified }
-            set { unique().notModified = newValue }
-        }
-
-        var failure: (kind: String, message: String)? {
-            get { box.failure }
-            set { unique().failure = newValue }
-        }
-
-        /// File work still to do before the attempt is logged (``completingFiles(_:)``).
-        var files: PageFiles? {
-            get { box.files }
-            set { unique().files = newValue }
-        }
-
-        /// A conditional record waiting for its save's folder sync.
-        var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)? {
-            get { box.pendingRecord }
-            set { unique().pendingRecord = newValue }
-        }
-
-        /// The body as JSON, parsed once for the records, captures, cursor and next page that
-        /// need it (`nil` when none does, or it is not JSON).
-        var document: JSONNode? {
-            get { box.document }
-            set { unique().document = newValue }
+        subscript<Value>(dynamicMember path: WritableKeyPath<Fields, Value>) -> Value {
+            get { box.fields[keyPath: path] }
+            set {
+                if !isKnownUniquelyReferenced(&box) {
+                    let copy = Box()
+                    copy.fields = box.fields
+                    box = copy
+                }
+                box.fields[keyPath: path] = newValue
+            }
         }
     }
 
