@@ -16,7 +16,7 @@ TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-li
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps demo-deps bench-deps build release install man docs test test-deps sanitize fuzz soak demo bench lint clean
+.PHONY: all deps demo-deps bench-deps build release install man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -110,6 +110,13 @@ test: test-deps
 	$(TEST) hostile --skip-build --filter "$(HOSTILE_SUITES)"
 	$(TEST) tsan --sanitize=thread --scratch-path .build-tsan --filter "CourierCurlTests|ConformanceTests" \
 	  --skip "$(HOSTILE_SUITES)"
+
+# `make test` on a busy machine: stress-ng keeps every core busy (LOAD_WORKERS, one a core)
+# while the suite runs at nice TEST_NICE (2). The builds come first, without the load.
+# Tests/Harness/loaded.sh says more; docs/contributing.md says how to write tests that hold.
+test-loaded: test-deps
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="stress-ng"
+	SWIFT=$(SWIFT) MAKE=$(MAKE) Tests/Harness/loaded.sh
 
 # The library, transport and runner tests under AddressSanitizer with leak checking (own build
 # folder; slow: about 5 minutes of tests after the build). Leaks in libcurl, FoundationNetworking
