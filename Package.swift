@@ -56,7 +56,8 @@ let package = Package(
             exclude: ["MyService/README.md"]
         ),
         .testTarget(
-            name: "CLITests", dependencies: ["courier", "CourierTestSupport"], exclude: ["BadJobs"]),
+            name: "CLITests", dependencies: ["courier", "CourierJobs", "CourierTestSupport"],
+            exclude: ["BadJobs"]),
     ],
     swiftLanguageModes: [.v6]
 )

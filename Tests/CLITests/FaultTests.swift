@@ -85,10 +85,10 @@ struct FaultTests {
                 {"id": "bad-utf8", "path": "/bad-utf8", "save": "bad.bin"}
                 """#,
             extra: #""timeout": 3, "retry": {"maxAttempts": 1}, "concurrency": 16,"#)
-        let started = Date()
+        // Each fault ended on its own deadline: the kinds below say so (the slow, dripping and
+        // endless ones would otherwise end as responses, the TLS stall never).
         let result = try await space.run(backend: backend)
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(Date().timeIntervalSince(started) < 60, "every fault ended on its own deadline")
         let lines = try space.logLines()
         LogContract.check(lines)
         var seen: [String: String?] = [:]

@@ -2,18 +2,13 @@ import CourierTestSupport
 import Foundation
 import Testing
 
-/// A disk that fills up mid-run: a small tmpfs where the tests may mount one (root with
-/// CAP_SYS_ADMIN, as in CI's container), else a file size limit (`ulimit -f`), which fails
-/// writes the same way.
+/// A disk that fills up mid-run, both ways: a small tmpfs where the tests may mount one (root
+/// with CAP_SYS_ADMIN, as in CI's container; skipped with its reason elsewhere), and a file
+/// size limit (`ulimit -f`), which fails writes the same way, everywhere.
 @Suite("a full disk")
 struct FullDiskTests {
     /// Mounts a 512 KiB tmpfs on `folder`; false when it cannot be mounted here.
-    /// (`COURIER_TEST_NO_TMPFS=1` takes the file-size-limit path, to test it where mounting
-    /// works.)
     static func mountSmallDisk(at folder: URL) -> Bool {
-        guard ProcessInfo.processInfo.environment["COURIER_TEST_NO_TMPFS"] == nil else {
-            return false
-        }
         guard
             let mount = try? ChildProcess(
                 "/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", folder.path],
@@ -22,20 +17,52 @@ struct FullDiskTests {
         return mount.waitUntilExit() == 0
     }
 
+    /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN), tried once on a scratch
+    /// folder; the tmpfs case is reported as skipped, with this reason, where it cannot.
+    static let canMount: Bool = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-mount-probe-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) != nil
+        else { return false }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        guard mountSmallDisk(at: folder) else { return false }
+        unmount(folder)
+        return true
+    }()
+
+    /// How the disk fills: a small tmpfs (ENOSPC) or a file size limit (`ulimit -f`, EFBIG).
+    enum Disk: String, CaseIterable, CustomTestStringConvertible {
+        case tmpfs, fileSizeLimit
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "on a small tmpfs",
+        .enabled(if: canMount, "cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)"),
+        arguments: ["curl", "urlsession"])
+    func fillsUpATmpfs(backend: String) async throws {
+        try await fillsUp(backend: backend, disk: .tmpfs)
+    }
+
+    @Test("under a file size limit", arguments: ["curl", "urlsession"])
+    func fillsUpUnderAFileSizeLimit(backend: String) async throws {
+        try await fillsUp(backend: backend, disk: .fileSizeLimit)
+    }
+
     static func unmount(_ folder: URL) {
         (try? ChildProcess("/bin/umount", [folder.path]))?.waitUntilExit()
     }
 
-    @Test(
-        "outputs and the log on a disk that fills: saved files whole, no temporary left, every log line complete, the run says the log is incomplete and exits 1",
-        arguments: ["curl", "urlsession"])
-    func fillsUp(backend: String) async throws {
+    /// Outputs and the log on a disk that fills: saved files whole, no temporary left, every
+    /// log line complete, the run says the log is incomplete and exits 1.
+    func fillsUp(backend: String, disk kind: Disk) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         // The job's outputDir ("out") is the small disk, and the log goes there too.
         let disk = space.folder.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
-        let mounted = Self.mountSmallDisk(at: disk)
+        let mounted = kind == .tmpfs
+        if mounted { try #require(Self.mountSmallDisk(at: disk), "the tmpfs was mounted") }
         defer { if mounted { Self.unmount(disk) } }
         // 200 bodies of 100,000 bytes: five fit on the tmpfs; under the file size limit
         // (64 KiB a file) none does. Either way the log's ~700-byte lines outgrow the room.

@@ -156,6 +156,32 @@ struct RecoveryMatrixTests {
         Issue.record("the run never logged \(count) requests")
     }
 
+    /// Checks that a kill landed mid-run: the process died of SIGKILL, and the log of the
+    /// killed run (the newest whose name ends with `suffix` in `folder`) has some request
+    /// lines, fewer than `total`, and no `run.end`. A run that ended before its kill would make
+    /// the recovery after it prove nothing.
+    static func expectKilledMidRun(
+        status: Int32?, folder: URL, suffix: String = ".jsonl", total: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(status == SIGKILL, "ended by SIGKILL, not \(String(describing: status))",
+            sourceLocation: sourceLocation)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasSuffix(suffix) }.sorted()
+        guard let newest = names.last,
+            let text = try? String(
+                contentsOf: folder.appendingPathComponent(newest), encoding: .utf8)
+        else {
+            Issue.record("no log of the killed run in \(folder.path)", sourceLocation: sourceLocation)
+            return
+        }
+        let requests = text.components(separatedBy: #""event":"request""#).count - 1
+        #expect(!text.contains(#""event":"run.end""#), "the killed run ended on its own first",
+            sourceLocation: sourceLocation)
+        #expect(requests > 0 && requests < total, "killed after \(requests) of \(total) requests",
+            sourceLocation: sourceLocation)
+    }
+
     @Test(
         "each recovery path over every kind of task ends as a clean run, byte for byte",
         arguments: Path.allCases, RunCommandTests.backends)
@@ -184,7 +210,10 @@ struct RecoveryMatrixTests {
             let running = try Self.launch(["run", "job.json"], space, backend: backend)
             try await Self.waitForRequests(12, in: space)
             running.send(SIGKILL)
-            _ = await running.wait(seconds: 20)
+            let (status, _) = await running.wait(seconds: 20)
+            Self.expectKilledMidRun(
+                status: status, folder: space.logs.appendingPathComponent("e2e"),
+                total: outputCount)
             Self.level(0, key: key, server: server)
             repair = ["run", "job.json", "--resume"]
         case .outageThenReplay:
@@ -226,6 +255,11 @@ struct RecoveryMatrixTests {
             for (index, shard) in shards.enumerated() {
                 let (status, output) = await shard.wait(seconds: 60)
                 if index != 2 { #expect(status == 0, "shard \(index): \(output)") }
+                if index == 2 {
+                    Self.expectKilledMidRun(
+                        status: status, folder: space.logs.appendingPathComponent("e2e"),
+                        suffix: "shard-2-of-4.jsonl", total: outputCount)
+                }
             }
             Self.level(0, key: key, server: server)
             repair = ["run", "job.json", "--resume"]

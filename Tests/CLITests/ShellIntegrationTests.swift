@@ -1,3 +1,4 @@
+@testable import CourierJobs
 import CourierTestSupport
 import Foundation
 import Testing
@@ -76,9 +77,7 @@ struct ShellIntegrationTests {
             try Data().write(to: folder.appendingPathComponent(file))
         }
         let commands = try await Self.bashCompletes(["courier", ""], in: folder, script: script)
-        for command in [
-            "run", "validate", "replay", "report", "bench", "help", "completions", "man",
-        ] {
+        for command in CommandHelp.commands.map(\.name) {
             #expect(commands.contains(command), "\(commands)")
         }
         let options = try await Self.bashCompletes(
@@ -124,9 +123,7 @@ struct ShellIntegrationTests {
             .replacingOccurrences(of: "\u{2212}", with: "-")
         let renderedLines = Set(
             text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
-        for command in [
-            "run", "validate", "replay", "report", "bench", "help", "completions", "man",
-        ] {
+        for command in CommandHelp.commands.map(\.name) {
             let help = try await CourierBinary.run([command, "--help"])
             for line in help.stdout.split(separator: "\n") {
                 let wanted = line.trimmingCharacters(in: .whitespaces)

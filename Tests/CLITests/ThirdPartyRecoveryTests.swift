@@ -21,7 +21,7 @@ struct ThirdPartyRecoveryTests {
               {"id": "slides", "path": "/anything/list?t=one%20two!&t=three/four", "capture": {"titles": {"json": "/args/t/*"}}},
               {"id": "slide-{t}", "path": "/anything/slides/{t}", "foreach": {"t": {"capture": "titles"}}, "save": "slides/{t}.json"},
               {"id": "a{n}", "path": "/anything/items/{n}", "query": {"n": "{n}"}, "foreach": {"n": {"range": [1, 16]}}, "save": "items/{n}.json"},
-              {"id": "slow{n}", "path": "/delay/1", "foreach": {"n": {"range": [1, 4]}}}
+              {"id": "slow{n}", "path": "/delay/2", "foreach": {"n": {"range": [1, 4]}}}
              ]}
             """#
         try text.write(
@@ -73,7 +73,9 @@ struct ThirdPartyRecoveryTests {
             }
             running.send(SIGKILL)
         }
-        _ = await running.wait(seconds: 30)
+        let (status, _) = await running.wait(seconds: 30)
+        // 1 + 2 + 16 + 4 requests; the four slow ones hold the run for 4 s after the rest.
+        RecoveryMatrixTests.expectKilledMidRun(status: status, folder: folder, total: 23)
         let resumed = try await Self.run(
             ["run", "job.json", "--resume"], in: space, backend: backend)
         #expect(resumed.status == 0, "\(resumed.stdout) \(resumed.stderr)")

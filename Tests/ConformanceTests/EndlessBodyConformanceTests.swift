@@ -27,21 +27,20 @@ struct EndlessBodyConformanceTests {
         var request = HTTPRequest(url: server.url("/endless-fast"), timeout: 2)
         request.bodyDestination = .file(file)
         let client = transport.makeClient()
-        let started = ContinuousClock.now
+        // The body goes on for 60 s: a timeout, not a response, proves the deadline ended it.
         let error = try await #require(throws: HTTPError.self) {
             try await client.perform(request)
         }
-        let elapsed = started.duration(to: .now)
         // Once the caller has its error, the file must not grow: sampled twice, a second
-        // apart. (Sampled at fixed times instead, a loaded machine fired the deadline late
-        // and the file was rightly still growing.)
+        // apart (a window to see growth in, not a synchronisation: nothing may be written in
+        // it, however slow the machine). Sampled at fixed times instead, a loaded machine
+        // fired the deadline late and the file was rightly still growing.
         let first = Self.fileSize(file)
         try await Task.sleep(for: .seconds(1))
         let second = Self.fileSize(file)
         #expect(error.kind == .timeout, "\(error)")
         #expect(first > 0, "the body was being written")
         #expect(first == second, "the file grew after the deadline: \(first) then \(second) bytes")
-        #expect(elapsed < .seconds(20), "returned after \(elapsed) for a 2 s deadline")
     }
 
     @Test(
@@ -50,12 +49,11 @@ struct EndlessBodyConformanceTests {
     func endlessBodyInMemory(transport: TransportKind) async throws {
         let server = try TestServers.floodFixture()
         let client = transport.makeClient(maxResponseBytes: 4 << 20)
-        let started = ContinuousClock.now
+        // The kind says the cap ended it, not the deadline (50 s, a hang guard).
         let error = try await #require(throws: HTTPError.self) {
-            try await client.perform(HTTPRequest(url: server.url("/endless-fast"), timeout: 20))
+            try await client.perform(HTTPRequest(url: server.url("/endless-fast"), timeout: 50))
         }
         #expect(error.kind == .bodyTooLarge, "\(error)")
-        #expect(started.duration(to: .now) < .seconds(15), "the cap ended it, not the deadline")
         let next = try await client.perform(HTTPRequest(url: server.url("/bytes?n=1000")))
         #expect(next.body.count == 1000)
     }
@@ -68,7 +66,10 @@ struct EndlessBodyConformanceTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-endless-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        var request = HTTPRequest(url: server.url("/endless-fast"), timeout: 60)
+        // A flood of ten minutes and a deadline beyond it: a caller that waited for the
+        // transport to drain the body (FoundationNetworking went on for 5 to 74 s after its
+        // cancel) or for the deadline would run into the suite's time limit, a hang guard.
+        var request = HTTPRequest(url: server.url("/endless-fast?seconds=600"), timeout: 900)
         request.bodyDestination = .file(file)
         let client = transport.makeClient()
         let transfer = Task { try await client.perform(request) }
@@ -76,11 +77,9 @@ struct EndlessBodyConformanceTests {
         for _ in 0..<100 where Self.fileSize(file) <= 0 {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let cancelled = ContinuousClock.now
         transfer.cancel()
         let error = try await #require(throws: HTTPError.self) { try await transfer.value }
         #expect(error.kind == .cancelled, "\(error)")
-        #expect(cancelled.duration(to: .now) < .seconds(10), "returned long after the cancel")
         let size = Self.fileSize(file)
         try await Task.sleep(for: .seconds(1))
         #expect(Self.fileSize(file) == size, "the file grew after the cancel")
@@ -97,7 +96,8 @@ extension EndlessBodyConformanceTests {
     func stalledReader(transport: TransportKind) async throws {
         let server = try TestServers.floodFixture()
         let client = transport.makeClient()
-        let started = ContinuousClock.now
+        // Without the deadline, curl's paused transfer would wait for ever (the suite's time
+        // limit ends it) and URLSession's body would end with the flood, with no error.
         let response = try await client.stream(
             HTTPRequest(url: server.url("/endless-fast"), timeout: 2), bufferLimit: 1 << 20)
         try await Task.sleep(for: .seconds(4))
@@ -107,6 +107,5 @@ extension EndlessBodyConformanceTests {
             for _ in 0..<100_000 { guard try await iterator.next() != nil else { break } }
         }
         #expect(error.kind == .timeout, "\(error)")
-        #expect(started.duration(to: .now) < .seconds(20))
     }
 }

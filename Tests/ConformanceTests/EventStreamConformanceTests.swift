@@ -6,7 +6,9 @@ import Testing
 /// Server-sent events and JSON lines on both transports against the fixture's `/sse` and
 /// `/ndjson`: events as they arrive, reconnection with `Last-Event-ID`, a 204 that stops it,
 /// refusals with context, cancellation, and the same through `DefaultAPIClient`.
-@Suite("Event streams", .timeLimit(.minutes(1)))
+/// The suite's time limit is a hang guard (a case takes under a second on a quiet machine, and
+/// 32 s was seen under load): a delay or gate a test relies on never being used lasts longer.
+@Suite("Event streams", .timeLimit(.minutes(3)))
 struct EventStreamConformanceTests {
     struct Tick: Decodable, Equatable {
         let n: Int
@@ -38,11 +40,9 @@ struct EventStreamConformanceTests {
         let events = transport.makeClient().events(
             HTTPRequest(url: server.url("/sse?n=3&retry=50&gate=\(gate)&key=\(key)")))
         var iterator = events.makeAsyncIterator()
-        let started = ContinuousClock.now
+        // The server holds the rest until the gate opens (300 s at most, beyond the suite's
+        // time limit): an event that arrives before the test opens it came before the end.
         let first = try #require(try await iterator.next())
-        // The server holds the rest for 30 s unless the gate opens: the first event came alone
-        // (the bound is the gate's, not a speed: a loaded machine took 7 s).
-        #expect(ContinuousClock.now - started < .seconds(25))
         #expect(first.event == "tick")
         #expect(first.id == "1")
         #expect(try first.decode(Tick.self) == Tick(n: 1, text: "café 1"))
@@ -64,13 +64,12 @@ struct EventStreamConformanceTests {
         // retry: 50 ms from the stream, instead of the 30 s default asked for here.
         let events = transport.makeClient().events(
             HTTPRequest(url: server.url("/sse?n=4&per=2&retry=50&key=\(key)\(cut)")),
-            reconnect: .upTo(3, delay: .seconds(30)))
-        let started = ContinuousClock.now
+            reconnect: .upTo(3, delay: .seconds(3600)))
+        // The stream's 50 ms retry is used: the hour asked for here would run into the suite's
+        // time limit (a hang guard, not a speed: no bound on how long the test takes).
         let collected = try await Self.collect(events)
         #expect(collected.map(\.id) == ["1", "2", "3", "4"])
         #expect(!collected.contains { $0.data.contains("never dispatched") })
-        // The stream's 50 ms retry was used, not the 30 s default (a loaded machine took 12 s).
-        #expect(ContinuousClock.now - started < .seconds(25))
         let hits = try await ServerHits.of(key, on: server)
         #expect(hits.requests.map { $0.header("Last-Event-ID") } == [nil, "2", "4"])
     }
@@ -131,11 +130,12 @@ struct EventStreamConformanceTests {
     func cancellation(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
         let client = transport.makeClient()
-        // One event a connection and no retry: after the first event the sequence waits 60 s.
+        // One event a connection and no retry: after the first event the sequence waits an
+        // hour, far beyond the suite's time limit, unless the cancellation ends the wait.
         let waiting = client.events(
-            HTTPRequest(url: server.url("/sse?n=5&per=1")), reconnect: .upTo(3, delay: .seconds(60))
-        )
-        // Events every 200 ms for 20 s.
+            HTTPRequest(url: server.url("/sse?n=5&per=1")),
+            reconnect: .upTo(3, delay: .seconds(3600)))
+        // Events every 200 ms for 20 s: a reader the cancellation did not stop reads all 100.
         let endless = client.events(HTTPRequest(url: server.url("/sse?n=100&interval_ms=200")))
         for events in [waiting, endless] {
             let first = AsyncStream<Void>.makeStream()
@@ -149,10 +149,8 @@ struct EventStreamConformanceTests {
                 return count
             }
             for await _ in first.stream { break }
-            let cancelled = ContinuousClock.now
             reader.cancel()
             let result = await reader.result
-            #expect(ContinuousClock.now - cancelled < .seconds(5))
             if case .success(let count) = result { #expect(count < 100) }
         }
         #expect(try await client.perform(HTTPRequest(url: server.url("/echo"))).status == 200)
@@ -165,10 +163,9 @@ struct EventStreamConformanceTests {
         let lines = transport.makeClient().lines(
             of: Item.self, HTTPRequest(url: server.url("/ndjson?n=3&gate=\(gate)")))
         var iterator = lines.makeAsyncIterator()
-        let started = ContinuousClock.now
+        // The server holds the rest until the gate opens (300 s at most): a line that arrives
+        // before the test opens it came before the end.
         #expect(try await iterator.next() == Item(id: 1, name: "item é 1"))
-        // The server holds the rest for 30 s unless the gate opens.
-        #expect(ContinuousClock.now - started < .seconds(25))
         _ = try await ProbeClient().get(server.url("/toggle/on?name=\(gate)"))
         var rest: [Item] = []
         while rest.count < 10, let item = try await iterator.next() { rest.append(item) }

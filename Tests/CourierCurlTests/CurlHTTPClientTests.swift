@@ -243,11 +243,12 @@ struct CurlHTTPClientTests {
         let client = CurlHTTPClient()
         _ = try await client.perform(HTTPRequest(url: server.url("/echo")))
         let slow = Task {
-            try await client.perform(HTTPRequest(url: server.url("/slow?ms=60000"), timeout: 90))
+            try await client.perform(HTTPRequest(url: server.url("/slow?ms=600000"), timeout: 900))
         }
-        // Until the loop has it (the request lasts a minute: a loaded machine cannot miss it;
-        // the whole suite running alongside once kept it from starting for 10 s).
-        let deadline = ContinuousClock.now + .seconds(40)
+        // Until the loop has it (the request lasts ten minutes: a loaded machine cannot miss
+        // it; the whole suite running alongside once kept it from starting for 10 s). A hang
+        // guard of 120 s.
+        let deadline = ContinuousClock.now + .seconds(120)
         while client.statistics.activeTransfers == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -270,30 +271,40 @@ struct CurlHTTPClientTests {
             let client = CurlHTTPClient()
             let answered = Answered()
             // Unstructured tasks, so that a caller left waiting fails the test instead of
-            // hanging it.
+            // hanging it. Every ending is counted, with what it was: an error of another kind
+            // is a finding of its own, not a caller left waiting.
             for _ in 0..<100 {
                 Task {
                     do {
                         _ = try await client.perform(HTTPRequest(url: server.url("/slow?ms=50")))
-                    } catch let error as HTTPError where error.kind == .cancelled {}
-                    answered.increment()
+                        answered.record("response")
+                    } catch let error as HTTPError {
+                        answered.record(error.kind == .cancelled ? "cancelled" : "\(error)")
+                    }
                 }
             }
             client.shutdown()
-            let deadline = ContinuousClock.now + .seconds(30)
+            // A hang guard, not a speed: the 100 end within a second on a quiet machine, and a
+            // loaded one once kept the last task from starting for 25 s.
+            let deadline = ContinuousClock.now + .seconds(120)
             while answered.count < 100, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(answered.count == 100, "every request ended, with a response or .cancelled")
+            let endings = answered.endings
+            #expect(answered.count == 100, "every request ended: \(endings)")
+            #expect(
+                endings.keys.allSatisfy { ["response", "cancelled"].contains($0) },
+                "each with a response or .cancelled: \(endings)")
             #expect(client.statistics.liveHandles == 0)
         }
     }
 
     final class Answered: @unchecked Sendable {
         private let lock = NSLock()
-        private var value = 0
-        var count: Int { lock.withLock { value } }
-        func increment() { lock.withLock { value += 1 } }
+        private var value: [String: Int] = [:]
+        var count: Int { lock.withLock { value.values.reduce(0, +) } }
+        var endings: [String: Int] { lock.withLock { value } }
+        func record(_ ending: String) { lock.withLock { value[ending, default: 0] += 1 } }
     }
 
     @Test func handlesAreReusedNotMultiplied() async throws {

@@ -105,6 +105,32 @@ struct MetricsFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["c.prom"])
     }
 
+    @Test("a tick that comes after the run's last write changes nothing")
+    func aLateTickCannotReplaceTheFinalFigures() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let settings = MetricsSettings(file: folder.appendingPathComponent("c.prom"))
+        let metrics = JobRunner.RunMetrics(
+            file: MetricsFile(settings: settings, job: "j", shard: nil))
+        func exitCode() throws -> Double? {
+            try PrometheusExposition.parse(String(contentsOf: settings.file, encoding: .utf8))[
+                "courier_last_exit_code"]?.value()
+        }
+        #expect(metrics.write(final: false) { Self.snapshot(exitCode: nil) } == nil)
+        #expect(metrics.write(final: true) { Self.snapshot(exitCode: 1) } == nil)
+        #expect(try exitCode() == 1)
+        // A loaded machine ran a tick, its figures taken before the end, after the last write:
+        // the file said the run was still going, with no request. It is dropped now.
+        var asked = false
+        #expect(
+            metrics.write(final: false) {
+                asked = true
+                return Self.snapshot(exitCode: nil)
+            } == nil)
+        #expect(!asked, "no figures are taken after the last write")
+        #expect(try exitCode() == 1)
+    }
+
     @Test("the last success moves only with exit code 0; failed runs and running ones keep it")
     func lastSuccessCarriesOver() throws {
         let folder = try Self.folder()

@@ -20,7 +20,8 @@ Routes (any method):
                               about 160 KiB), many (N fields "X-A: b", 100,000, about 800 KiB);
                               N at most 1,000,000
   /endless-chunked            a chunk every 50 ms for up to 60 s
-  /endless-fast               64 KiB chunks as fast as they are taken, for up to 60 s
+  /endless-fast[?seconds=S]   64 KiB chunks as fast as they are taken, for up to S s (60; 600
+                              at most)
   /gate?name=N[&max=S]        a chunked body: "first" at once, "last" once /toggle/on?name=N
                               was called (after max seconds, 10 by default, 300 at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
@@ -109,7 +110,7 @@ Routes (any method):
                               then events id 1..N (event "tick", JSON data over two data
                               lines, odd ids with CRLF endings) after the Last-Event-ID the
                               request sent; gate: the rest only once /toggle/on?name=NAME was
-                              called (10 s at most); per=P: P events a connection, then the end
+                              called (300 s at most: longer than any test waits); per=P: P events a connection, then the end
                               (cut=1: an unfinished event and a close without the last chunk);
                               204 when nothing is left after Last-Event-ID with per
   /ndjson?n=N[&gate=NAME&bad=L]
@@ -321,7 +322,7 @@ class Handler(BaseHTTPRequestHandler):
             self.chunk(event[:cut])
             self.chunk(event[cut:])
             if i == start + 1 and arg("gate"):
-                self.wait_for(arg("gate"), 30)
+                self.wait_for(arg("gate"), 300)
             elif arg("interval_ms"):
                 time.sleep(int(arg("interval_ms")) / 1000)
         if per and arg("cut"):
@@ -350,7 +351,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.chunk(b"\n")
                 line_number += 1
             if i == 1 and arg("gate"):
-                self.wait_for(arg("gate"), 30)
+                self.wait_for(arg("gate"), 300)
         self.wfile.write(b"0\r\n\r\n")
 
     def digest(self):
@@ -546,12 +547,12 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             self.close_connection = True
         elif route == "/endless-fast":
-            # 64 KiB chunks as fast as the client takes them, for at most 60 s: a cap and a
-            # deadline must end it from outside the transfer.
+            # 64 KiB chunks as fast as the client takes them, for at most 60 s (seconds=S, up
+            # to 600): a cap and a deadline must end it from outside the transfer.
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            deadline = time.time() + 60
+            deadline = time.time() + min(float(arg("seconds", "60")), 600)
             chunk = b"%x\r\n" % len(PATTERN) + PATTERN + b"\r\n"
             try:
                 while time.time() < deadline:

@@ -84,8 +84,10 @@ public struct CourierBinary: Sendable {
         public func send(_ signal: Int32) { process.send(signal) }
 
         /// Waits up to `seconds` for the exit, off the cooperative pool; kills the process after.
-        /// Returns the status (`nil` if it had to be killed), stdout and stderr.
-        public func exit(seconds: Double = 120) async -> (Int32?, String, String) {
+        /// Returns the status (`nil` if it had to be killed), stdout and stderr. The default is
+        /// a hang guard, never a speed: the longest run of the suite takes some 20 s on a quiet
+        /// machine.
+        public func exit(seconds: Double = 300) async -> (Int32?, String, String) {
             let status = await process.exit(seconds: seconds)
             if status == nil {
                 process.send(SIGKILL)
@@ -96,6 +98,23 @@ public struct CourierBinary: Sendable {
             try? FileManager.default.removeItem(at: stdout)
             try? FileManager.default.removeItem(at: stderr)
             return (status, output, errors)
+        }
+
+        /// Waits until the process has written `text` to stderr: looks every 20 ms, for at
+        /// most `seconds` (a hang guard), and throws if it never comes.
+        public func waitForStandardError(containing text: String, seconds: Double) async throws {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while ContinuousClock.now < deadline {
+                let written = (try? String(contentsOf: stderr, encoding: .utf8)) ?? ""
+                if written.contains(text) { return }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            throw WaitError(description: "stderr never said \"\(text)\" in \(seconds) s")
+        }
+
+        /// A wait that ran out.
+        public struct WaitError: Error, CustomStringConvertible {
+            public let description: String
         }
 
         /// Waits up to `seconds`; returns the status and stdout and stderr together.

@@ -14,9 +14,9 @@ public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertib
         switch self {
         case .urlSession:
             URLSessionHTTPClient(
-                configuration: .init(timeout: 30, maxResponseBytes: maxResponseBytes))
+                configuration: .init(timeout: 120, maxResponseBytes: maxResponseBytes))
         case .curl:
-            CurlHTTPClient(configuration: .init(timeout: 30, maxResponseBytes: maxResponseBytes))
+            CurlHTTPClient(configuration: .init(timeout: 120, maxResponseBytes: maxResponseBytes))
         }
     }
 

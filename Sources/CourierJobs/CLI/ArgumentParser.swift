@@ -55,11 +55,15 @@ struct ArgumentParser {
 
     /// Removes a duration option (`90s`, `30m`, `2h`, `1h30m`, `1.5h`; a bare number is
     /// seconds), in seconds, if present.
-    mutating func duration(_ name: String) throws(UsageError) -> TimeInterval? {
+    mutating func duration(_ name: String, allowZero: Bool = false) throws(UsageError)
+        -> TimeInterval?
+    {
         guard let text = try option(name) else { return nil }
-        guard let seconds = Self.seconds(text), seconds > 0, seconds <= 31_536_000 else {
+        guard let seconds = Self.seconds(text), seconds > 0 || (allowZero && seconds == 0),
+            seconds <= 31_536_000
+        else {
             throw UsageError(
-                "\(command): \(name) expects a duration such as 90s, 30m, 2h or 1h30m (at most a year), got '\(text)'"
+                "\(command): \(name) expects a duration such as \(allowZero ? "0s, " : "")90s, 30m, 2h or 1h30m (at most a year), got '\(text)'"
             )
         }
         return seconds

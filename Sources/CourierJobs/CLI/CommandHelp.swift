@@ -1,14 +1,20 @@
 import Foundation
 
-/// Every command's help text, in one table: `courier help CMD` and `courier CMD --help` print
-/// it, and the completion scripts and the man page are made from it, so none of them can tell
-/// a different story.
+/// Every command, in one table: `courier` dispatches through it, the overview lists its
+/// synopses, `courier help CMD` and `courier CMD --help` print its help, and the completion
+/// scripts and the man page are made from it, so none of them can tell a different story or
+/// leave a command out.
 enum CommandHelp {
-    /// One command: its name, a line for the man page, and its `--help` text.
+    /// One command: its name, a line for the man page, its line in the overview, its `--help`
+    /// text, and what runs it.
     struct Entry: Sendable {
         let name: String
         let summary: String
+        /// Its synopsis in `courier --help`, without the leading indent (one or more lines).
+        let overview: String
         let usage: String
+        /// Runs the command with the arguments after its name and returns the exit status.
+        let run: @Sendable ([String]) async -> Int32
 
         /// The synopsis: the `Usage:` line and the lines that go on with it.
         var synopsis: [Substring] {
@@ -101,20 +107,66 @@ enum CommandHelp {
 
     /// The commands, in the order the overview lists them.
     static let commands: [Entry] = [
-        Entry(name: "run", summary: "run the tasks of a job file", usage: RunCommand.usage),
+        Entry(
+            name: "run", summary: "run the tasks of a job file",
+            overview: """
+                courier run JOB.json|- [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
+                                       [--resume [LOG]] [--deadline DURATION] [--dry-run] [--json]
+                                       [--quiet] [--no-progress] (see --help)
+                """,
+            usage: RunCommand.usage, run: { await RunCommand.run($0) }),
+        Entry(
+            name: "replay", summary: "send the tasks of a run again",
+            overview: """
+                courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
+                                            [--format plan|curl] [--pace asap|logged] (see --help)
+                """,
+            usage: ReplayCommand.usage, run: { await ReplayCommand.run($0) }),
+        Entry(
+            name: "report", summary: "summarise runs from their logs",
+            overview: """
+                courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
+                                            [--otlp-endpoint URL]
+                """,
+            usage: ReportCommand.usage, run: { await ReportCommand.run($0) }),
+        Entry(
+            name: "export", summary: "write run logs as a HAR 1.2 archive",
+            overview:
+                "courier export --har LOG.jsonl... [-o FILE]       (run logs as a HAR 1.2 archive)",
+            usage: ExportCommand.usage, run: { ExportCommand.run($0) }),
+        Entry(
+            name: "import", summary: "make a job file from a recorded HAR archive",
+            overview:
+                "courier import --har FILE.har [-o JOB.json]       (a job file from a recorded HAR)",
+            usage: ImportCommand.usage, run: { ImportCommand.run($0) }),
         Entry(
             name: "validate", summary: "check job files without sending anything",
-            usage: ValidateCommand.usage),
-        Entry(name: "replay", summary: "send the tasks of a run again", usage: ReplayCommand.usage),
+            overview: "courier validate JOB.json...|- [--json]",
+            usage: ValidateCommand.usage, run: { ValidateCommand.run($0) }),
         Entry(
-            name: "report", summary: "summarise runs from their logs", usage: ReportCommand.usage),
-        Entry(name: "bench", summary: "measure the transports", usage: BenchCommand.usage),
-        Entry(name: "help", summary: "print the help of a command", usage: helpUsage),
+            name: "bench", summary: "measure the transports",
+            overview: """
+                courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
+                                           [--rounds R] [--rate R] [--json] (see --help)
+                """,
+            usage: BenchCommand.usage, run: { await BenchCommand.run($0) }),
         Entry(
             name: "completions", summary: "print a shell completion script",
-            usage: Completions.usage),
-        Entry(name: "man", summary: "print the manual page", usage: ManPage.usage),
+            overview: "courier completions bash|zsh|fish",
+            usage: Completions.usage, run: { Completions.run($0) }),
+        Entry(
+            name: "man", summary: "print the manual page", overview: "courier man",
+            usage: ManPage.usage, run: { ManPage.run($0) }),
+        Entry(
+            name: "help", summary: "print the help of a command",
+            overview: "courier help [COMMAND] | --help | --version",
+            usage: helpUsage, run: { CommandHelp.run($0) }),
     ]
+
+    /// The overview's commands, one synopsis each (`courier help COMMAND` has the rest).
+    static var synopsis: String {
+        commands.map(\.overview).joined(separator: "\n")
+    }
 
     static let helpUsage = """
         Usage: courier help [COMMAND]

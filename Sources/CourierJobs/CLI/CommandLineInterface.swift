@@ -23,25 +23,6 @@ package enum CommandLineInterface {
     /// What courier is, in a line: the overview's first and the man page's NAME.
     static let tagline = "run declarative HTTP jobs and call APIs reliably"
 
-    /// The overview's commands, one synopsis each (`courier help COMMAND` has the rest).
-    static let synopsis = """
-        courier run JOB.json|- [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
-                               [--resume [LOG]] [--deadline DURATION] [--dry-run] [--json]
-                               [--quiet] [--no-progress] (see --help)
-        courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429] [--dry-run]
-                                    [--format plan|curl] [--pace asap|logged] (see --help)
-        courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
-                                    [--otlp-endpoint URL]
-        courier export --har LOG.jsonl... [-o FILE]       (run logs as a HAR 1.2 archive)
-        courier import --har FILE.har [-o JOB.json]       (a job file from a recorded HAR)
-        courier validate JOB.json...|- [--json]
-        courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
-                                   [--rounds R] [--rate R] [--json] (see --help)
-        courier completions bash|zsh|fish
-        courier man
-        courier help [COMMAND] | --help | --version
-        """
-
     static let exitCodes = """
         Exit codes: 0 all tasks met expectations, 1 some task failed, 2 usage or configuration
         error (nothing was sent), 3 another run of the job holds its lock, 130/143 interrupted
@@ -50,7 +31,7 @@ package enum CommandLineInterface {
 
     package static let usage =
         "courier: \(tagline)\n\nUsage:\n"
-        + synopsis.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+        + CommandHelp.synopsis.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
         + "\n\n\(exitCodes)"
 
     /// Runs the command line (without the program name) and returns the exit status.
@@ -69,30 +50,13 @@ package enum CommandLineInterface {
         case "--help", "-h":
             Console.output(usage)
             return ExitCode.success
-        case "help":
-            return CommandHelp.run(Array(arguments.dropFirst()))
         case "--version":
             Console.output(VersionText.lines.joined(separator: "\n"))
             return ExitCode.success
-        case "run":
-            return await RunCommand.run(Array(arguments.dropFirst()))
-        case "validate":
-            return ValidateCommand.run(Array(arguments.dropFirst()))
-        case "report":
-            return await ReportCommand.run(Array(arguments.dropFirst()))
-        case "replay":
-            return await ReplayCommand.run(Array(arguments.dropFirst()))
-        case "export":
-            return ExportCommand.run(Array(arguments.dropFirst()))
-        case "import":
-            return ImportCommand.run(Array(arguments.dropFirst()))
-        case "bench":
-            return await BenchCommand.run(Array(arguments.dropFirst()))
-        case "completions":
-            return Completions.run(Array(arguments.dropFirst()))
-        case "man":
-            return ManPage.run(Array(arguments.dropFirst()))
-        default:
+        case let name:
+            if let entry = CommandHelp.entry(name) {
+                return await entry.run(Array(arguments.dropFirst()))
+            }
             Console.error("courier: unknown command '\(verb)'; see 'courier --help'")
             return ExitCode.usage
         }

@@ -29,7 +29,7 @@ enum ManPage {
             "courier \\- " + escaped(CommandLineInterface.tagline),
             ".SH SYNOPSIS",
         ]
-        lines += verbatim(CommandLineInterface.synopsis)
+        lines += verbatim(CommandHelp.synopsis)
         lines += [
             ".SH DESCRIPTION",
             escaped(

@@ -9,14 +9,14 @@ import Foundation
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
 /// [--resume [LOG…]] [--http2] [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
-/// [--dry-run] [--deadline DURATION] [--quiet] [--no-progress] [--json]`
+/// [--dry-run] [--deadline DURATION] [--grace DURATION] [--quiet] [--no-progress] [--json]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2]
                                     [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
-                                    [--dry-run] [--deadline DURATION] [--quiet] [--no-progress]
-                                    [--json]
+                                    [--dry-run] [--deadline DURATION] [--grace DURATION]
+                                    [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
         from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
@@ -41,8 +41,11 @@ enum RunCommand {
                          --metrics-interval seconds (15) and at the end
           --dry-run      print the expanded tasks and send nothing
           --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
-                         bare) as SIGTERM does: no new task starts, those in flight have 5 s,
-                         exit 143; overrides the job's "deadline" (seconds)
+                         bare) as SIGTERM does: no new task starts, those in flight have the
+                         grace period, exit 143; overrides the job's "deadline" (seconds)
+          --grace        how long requests in flight may go on after SIGTERM, SIGINT or the
+                         deadline before they are cancelled (DURATION, 5s by default; 0s
+                         cancels at once); a second signal cancels at once whatever it says
           --quiet        print nothing when every task succeeds (failures still go to stderr)
           --no-progress  no live progress line on stderr
           --json         print the summary as one JSON object on stdout (on stderr with
@@ -99,6 +102,9 @@ enum RunCommand {
             parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
             parsed.http2 = parser.flag("--http2")
             parsed.deadline = try parser.duration("--deadline")
+            if let grace = try parser.duration("--grace", allowZero: true) {
+                parsed.gracePeriod = grace
+            }
             if let folder = try parser.option("--log-dir") {
                 if folder == "-" {
                     parsed.logToStandardOutput = true

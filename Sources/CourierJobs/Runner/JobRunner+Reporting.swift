@@ -11,6 +11,27 @@ extension JobRunner {
         let figures = RequestFigures()
         /// Set once a write failed and said so: one warning per run.
         let warned = Locked(false)
+        /// Set by the last write, under the lock every write holds: a tick whose figures were
+        /// taken before the end cannot land after it (a loaded machine once renamed a tick's
+        /// file of zeros over the final one).
+        let finished = Locked(false)
+
+        /// Takes the figures and writes them, unless the final figures are written already;
+        /// `final` makes this write the last. Figures and file are taken and written under one
+        /// lock, so the file ends with the final figures whatever a tick was doing. Returns
+        /// the write's failure.
+        func write(final: Bool, _ snapshot: () -> MetricsSnapshot) -> FileError? {
+            finished.withLock { finished -> FileError? in
+                guard !finished else { return nil }
+                if final { finished = true }
+                do {
+                    try file.write(snapshot())
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
     }
 
     /// Reads the metrics file as the run finds it (the values it carries over), once the
@@ -24,13 +45,13 @@ extension JobRunner {
     {
         Task {
             while !Task.isCancelled {
-                let counts = progress.snapshot
-                write(
-                    metrics,
-                    MetricsSnapshot(
+                write(metrics, final: false) {
+                    let counts = progress.snapshot
+                    return MetricsSnapshot(
                         started: started, duration: Date().timeIntervalSince(started),
                         tasksOK: counts.ok, tasksFailed: counts.failed, tasksPlanned: counts.total,
-                        requests: metrics.figures.snapshot))
+                        requests: metrics.figures.snapshot)
+                }
                 try? await Task.sleep(for: .seconds(metrics.file.settings.interval))
             }
         }
@@ -38,19 +59,18 @@ extension JobRunner {
 
     /// The last write: the run's counts as `run.end` has them, and its exit code.
     func finishMetrics(_ metrics: RunMetrics, summary: RunSummary, started: Date) {
-        write(
-            metrics,
+        write(metrics, final: true) {
             MetricsSnapshot(
                 started: started, duration: summary.duration, tasksOK: summary.ok,
                 tasksFailed: summary.failed, tasksPlanned: summary.total,
                 requests: metrics.figures.snapshot, exitCode: summary.exitCode,
-                ended: started.addingTimeInterval(summary.duration)))
+                ended: started.addingTimeInterval(summary.duration))
+        }
     }
 
-    private func write(_ metrics: RunMetrics, _ snapshot: MetricsSnapshot) {
-        do {
-            try metrics.file.write(snapshot)
-        } catch {
+    /// Writes the figures (``RunMetrics/write(final:_:)``); a failure is one warning a run.
+    private func write(_ metrics: RunMetrics, final: Bool, _ snapshot: () -> MetricsSnapshot) {
+        if let error = metrics.write(final: final, snapshot) {
             let first = metrics.warned.withLock { warned -> Bool in
                 defer { warned = true }
                 return !warned

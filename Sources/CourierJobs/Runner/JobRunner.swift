@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Runs one validated job: takes the job's lock, writes the log, keeps at most `concurrency`
 /// tasks in flight (pulled lazily from the expansion), saves outputs, and stops cleanly on
 /// SIGINT/SIGTERM.
@@ -137,8 +143,20 @@ package final class JobRunner: Sendable {
         let stop = RunStop(stopping: stopping, gracePeriod: options.gracePeriod, time: time) {
             work.withLock { $0 }?.cancel()
         }
+        let clearsLine = showsProgress
         let signals = SignalWatcher(
-            onSignal: { stop.stop(.signal($0)) },
+            onSignal: { [console, job, options] signal in
+                // Said at once (a Ctrl-C with nothing to show looks ignored), and a test knows
+                // the first signal was taken before it sends the second.
+                let text =
+                    "courier: \(job.name): \(signal == SIGINT ? "SIGINT" : "SIGTERM"): no new task starts; the tasks in flight have \(Progress.duration(options.gracePeriod)) to finish (a second signal cancels them now)"
+                if clearsLine {
+                    console.overwriteLine(text, newline: true)
+                } else {
+                    console.error(text)
+                }
+                stop.stop(.signal(signal))
+            },
             // A second signal does not wait for the grace period.
             onRepeat: { _ in work.withLock { $0 }?.cancel() })
         let backend = options.backend ?? job.backend
@@ -216,7 +234,6 @@ package final class JobRunner: Sendable {
                 executors: executors)
         }
         work.withLock { $0 = scheduled }
-        let clearsLine = showsProgress
         let deadline = (options.deadline ?? job.deadline).map { [console, job, options] seconds in
             stop.watch(deadline: seconds) {
                 let text =
