@@ -276,12 +276,12 @@ struct DeployFilesTests {
         try install.secrets(token: "token-\(UUID().uuidString)", ping: check.url())
         let command = try #require(Self.cronEntries().first).command
         let first = try install.shell(command)
-        // The first holds the lock once its ping has gone out.
-        let deadline = Date().addingTimeInterval(30)
+        // The first holds the lock once its ping has gone out (a hang guard of 120 s).
+        let deadline = Date().addingTimeInterval(120)
         while try await check.paths().isEmpty, Date() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 30)
+        let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 120)
         _ = await ProbeClient().get(install.space.server.url("/toggle/on?name=\(gate)"))
         #expect(status == 3, "\(stderr)")
         #expect(stdout.isEmpty)

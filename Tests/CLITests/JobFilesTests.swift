@@ -15,14 +15,13 @@ struct JobFilesTests {
     }
 
     /// Runs the schema check with a python3 that has jsonschema.
-    static func schemaVerdicts(_ files: [String]) throws -> [String: String] {
+    static func schemaVerdicts(_ files: [String]) async throws -> [String: String] {
         let script = PackagePaths.fixtures.appendingPathComponent("check_schema.py").path
         for python in ["/usr/bin/python3", "/usr/bin/env"] {
             let arguments =
                 (python.hasSuffix("env") ? ["python3"] : []) + [script, schema.path] + files
-            let process = try ChildProcess(python, arguments, stdout: .pipe, stderr: .null)
-            let data = process.output!.readDataToEndOfFile()
-            guard process.waitUntilExit() == 0 else { continue }
+            let (status, data) = try await ChildProcess.output(python, arguments)
+            guard status == 0 else { continue }
             var verdicts: [String: String] = [:]
             for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
                 let parts = line.split(separator: ":", maxSplits: 1)
@@ -51,15 +50,15 @@ struct JobFilesTests {
         #expect(result.status == 0, "\(result.stderr)")
     }
 
-    @Test func schemaAcceptsEveryJob() throws {
+    @Test func schemaAcceptsEveryJob() async throws {
         let paths = Self.jobFiles.map { Self.jobs.appendingPathComponent($0).path }
-        let verdicts = try Self.schemaVerdicts(paths)
+        let verdicts = try await Self.schemaVerdicts(paths)
         for path in paths {
             #expect(verdicts[path] == "ok", "\(path): \(verdicts[path] ?? "no verdict")")
         }
     }
 
-    @Test func schemaRefusesWhatTheParserRefuses() throws {
+    @Test func schemaRefusesWhatTheParserRefuses() async throws {
         let cases = [
             "unknown-top-level-key", "wrong-version", "missing-name", "concurrency-zero",
             "concurrency-as-string", "unknown-backend", "rate-limit-scope", "retry-key-typo",
@@ -75,7 +74,7 @@ struct JobFilesTests {
         ]
         let folder = PackagePaths.root.appendingPathComponent("Tests/CLITests/BadJobs")
         let paths = cases.map { folder.appendingPathComponent("\($0)/job.json").path }
-        let verdicts = try Self.schemaVerdicts(paths)
+        let verdicts = try await Self.schemaVerdicts(paths)
         for path in paths {
             #expect(verdicts[path]?.hasPrefix("invalid") == true, "the schema accepted \(path)")
         }

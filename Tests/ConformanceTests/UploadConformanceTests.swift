@@ -42,10 +42,8 @@ struct UploadConformanceTests {
     }
 
     /// `sha256sum` of a file: an implementation that is not ours.
-    static func sha256(of url: URL) throws -> String {
-        let process = try ChildProcess("/usr/bin/sha256sum", [url.path], stdout: .pipe)
-        let output = process.output!.readDataToEndOfFile()
-        process.waitUntilExit()
+    static func sha256(of url: URL) async throws -> String {
+        let (_, output) = try await ChildProcess.output("/usr/bin/sha256sum", [url.path])
         return String(decoding: output.prefix(64), as: UTF8.self)
     }
 
@@ -57,7 +55,7 @@ struct UploadConformanceTests {
         let file = folder.appendingPathComponent("upload.bin")
         let size = 48 << 20
         try Self.patternFile(file, size: size)
-        let expected = try Self.sha256(of: file)
+        let expected = try await Self.sha256(of: file)
         var seen: [TransportKind: Digest] = [:]
         for transport in TransportKind.allCases {
             var request = HTTPRequest(

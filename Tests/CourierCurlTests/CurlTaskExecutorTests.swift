@@ -59,7 +59,8 @@ struct CurlTaskExecutorTests {
             try? await Task.sleep(for: .milliseconds(50))
             steps.add("resumed")
         }
-        let deadline = ContinuousClock.now + .seconds(10)
+        // A hang guard: the three steps take milliseconds on a quiet machine.
+        let deadline = ContinuousClock.now + .seconds(120)
         while steps.all.count < 3, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -29,7 +29,7 @@ struct SHA256Tests {
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
-    @Test func blockBoundaries() throws {
+    @Test func blockBoundaries() async throws {
         // Lengths around where the padding spills into a second block, checked against
         // sha256sum(1) on the same bytes.
         for length in [55, 56, 63, 64, 65, 119, 120] {
@@ -38,9 +38,8 @@ struct SHA256Tests {
                 "sha-\(UUID().uuidString)")
             try Data(bytes).write(to: file)
             defer { try? FileManager.default.removeItem(at: file) }
-            let process = try ChildProcess("/usr/bin/sha256sum", [file.path], stdout: .pipe)
-            let text = String(decoding: process.output!.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            let (_, output) = try await ChildProcess.output("/usr/bin/sha256sum", [file.path])
+            let text = String(decoding: output, as: UTF8.self)
             #expect(SHA256.hex(of: bytes) == String(text.prefix(64)), "length \(length)")
         }
     }

@@ -24,7 +24,7 @@ extension JobRunner {
             finished.withLock { finished -> FileError? in
                 guard !finished else { return nil }
                 if final { finished = true }
-                do {
+                do throws(FileError) {
                     try file.write(snapshot())
                     return nil
                 } catch {
