@@ -37,7 +37,7 @@ struct RecordsScaleTests {
 
     @Test(
         "a million records merge into a million-line file in bounded memory",
-        .timeLimit(.minutes(3)))
+        .timeLimit(.minutes(10)))
     func millionRecordMerge() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }

@@ -112,7 +112,7 @@ struct SignalTests {
             running, with: SIGINT, afterArrivals: 1, key: key, server: space.server)
         // The impatient second Ctrl-C, once the first has been taken: the run says so on
         // stderr. (A second signal before the first was handled would be the first.)
-        try await running.waitForStandardError(containing: "interrupted by SIGINT", seconds: 120)
+        try await running.waitForStandardError(containing: "SIGINT: no new task starts", seconds: 120)
         running.send(SIGINT)
         let (status, output) = await running.wait(seconds: 120)
         #expect(status == 130, "\(output)")

@@ -29,20 +29,24 @@ struct StreamedSaveTests {
 
     @Test(
         "a 1 GiB body is saved whole with peak RSS far below its size",
-        .timeLimit(.minutes(3)), arguments: RunCommandTests.backends)
+        .timeLimit(.minutes(10)), arguments: RunCommandTests.backends)
     func oneGiB(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let size = 1 << 30
         try space.writeJob(
             tasks:
-                #"{"id": "big", "path": "/bytes", "query": {"n": "\#(size)"}, "save": "big.bin"}"#
+                #"{"id": "big", "path": "/bytes", "query": {"n": "\#(size)"}, "save": "big.bin", "timeout": 600, "retry": {"maxAttempts": 1}}"#
         )
+        // One attempt with a deadline far beyond the transfer: a loaded machine once took
+        // longer than the default 30 s, and the log's first line was then a timed-out try.
         let run = try await Self.runMeasuringRSS(space, backend: backend)
         #expect(run.status == 0, "\(run.stderr)")
-        // Measured: curl 33 MiB; URLSession 60-270 MiB, because FoundationNetworking queues
-        // chunks for its delegate without back-pressure (docs/transports.md).
-        let limitMiB = backend == "curl" ? 100 : 512
+        // Measured (2026-11-27, quiet and with both cores busy): curl 33-35 MiB, URLSession
+        // 62-75 MiB, since FoundationNetworking queues chunks for its delegate without
+        // back-pressure (docs/transports.md). Printed, so that a run's log shows the figure.
+        print("peak RSS of a 1 GiB save on \(backend): \(run.peakKiB >> 10) MiB")
+        let limitMiB = backend == "curl" ? 64 : 160
         #expect(run.peakKiB > 0 && run.peakKiB < limitMiB << 10, "peak RSS \(run.peakKiB) KiB")
         let file = space.folder.appendingPathComponent("out/big.bin")
         let handle = try FileHandle(forReadingFrom: file)
