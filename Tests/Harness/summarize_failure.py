@@ -20,17 +20,23 @@ def main():
     lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
     running = {}  # name -> order started; removed when it ends
     failed = []
+    # A Swift Testing name is a quoted display name (which may itself say "failed") or a
+    # function name; a parameterised test's cases ("Test case passing …") end with their test.
+    name = r'("(?:[^"\\]|\\.)*"|\S+)'
     for index, line in enumerate(lines):
-        started = re.search(r"◇ Test (.+?) started\.$", line) or re.search(
+        if "◇ Test case passing" in line:
+            continue
+        started = re.search(r"◇ Test " + name + r" started\.$", line) or re.search(
             r"Test Case '(.+?)' started", line)
         if started and started.group(1) != "run":
             running[started.group(1)] = index
             continue
-        ended = re.search(r"[✔✘] Test (.+?) (?:passed|failed)", line) or re.search(
+        ended = re.search(r"^[✔✘] Test " + name + r" ", line) or re.search(
             r"Test Case '(.+?)' (?:passed|failed|skipped)", line)
         if ended:
             running.pop(ended.group(1), None)
-            if "failed" in line and ended.group(1) not in failed:
+            verdict_failed = "✘" in line[:3] or re.search(r"Test Case '.+?' failed", line)
+            if verdict_failed and ended.group(1) not in failed and ended.group(1) != "run":
                 failed.append(ended.group(1))
     reasons = [cut(l) for l in lines if re.search(r"Fatal error|Program crashed|Precondition failed|"
                                                   r"Assertion failed|Simultaneous accesses", l)]
