@@ -25,6 +25,30 @@ struct BadJobFileTests {
         }
     }
 
+    /// Outside systemd a `${file:$CREDENTIALS_DIRECTORY/…}` reference cannot be read: one
+    /// error each, and no third one judging the unread placeholder as a URL.
+    @Test("a credential outside systemd: one error per reference, nothing more")
+    func credentialsOutsideSystemd() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-creds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try #"""
+            {"version": 1, "name": "nightly", "baseURL": "https://api.example.com",
+             "auth": {"bearer": "${file:$CREDENTIALS_DIRECTORY/api-token}"},
+             "notify": {"ping": "${file:$CREDENTIALS_DIRECTORY/hc-ping-url}"},
+             "tasks": [{"id": "a", "path": "/a"}]}
+            """#.write(
+                to: folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
+        let result = try await CourierBinary.run(
+            ["-u", "CREDENTIALS_DIRECTORY", CourierBinary.url.path, "validate", "job.json"],
+            executable: URL(fileURLWithPath: "/usr/bin/env"), directory: folder)
+        #expect(result.status == 2)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "\(result.stderr)")
+        #expect(lines.allSatisfy { $0.contains("CREDENTIALS_DIRECTORY is not set") })
+    }
+
     @Test func thereAreAtLeastTwentyCases() {
         #expect(Self.cases.count >= 20)
     }

@@ -34,7 +34,8 @@ struct DeadlineTests {
         defer { space.remove() }
         try space.writeJob(tasks: Self.slowTasks, extra: #""concurrency": 2,"#)
         let started = Date()
-        let result = try await space.run(["--deadline", "2s"], backend: "curl")
+        // An hour's grace: the tasks in flight finish however slow the machine is.
+        let result = try await space.run(["--deadline", "2s", "--grace", "1h"], backend: "curl")
         // No time bound (a loaded machine stretches any): the log says why it stopped.
         _ = started
         try Self.checkStoppedByDeadline(result, space: space)
@@ -56,6 +57,37 @@ struct DeadlineTests {
         #expect(summary["interrupted"] as? Bool == true)
         #expect(summary["exitCode"] as? Int == 143)
         #expect(((summary["tasks"] as? [String: Int])?["notRun"] ?? 0) > 0)
+    }
+
+    @Test("a deadline that cut nothing: every task had started and ended in the grace period, exit 0")
+    func aDeadlineThatCutNothing() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("uncut")
+        let gate = FixtureServer.uniqueKey("gate")
+        // Both tasks are in flight, held by the gate, when the deadline comes; they end once
+        // the test opens the gate, well inside an hour's grace.
+        try space.writeJob(
+            tasks:
+                #"{"id": "g{n}", "path": "/gate", "query": {"name": "\#(gate)", "max": "300", "key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 2]}}, "timeout": 600}"#,
+            extra: #""concurrency": 2,"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--deadline",
+                "20s", "--grace", "1h",
+            ], directory: space.folder)
+        for _ in 0..<2_400 where try await ServerHits.of(key, on: space.server).count < 2 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await ServerHits.of(key, on: space.server).count == 2, "both in flight")
+        try await running.waitForStandardError(
+            containing: "the deadline (20s) was reached", seconds: 300)
+        _ = try await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)"))
+        let (status, output) = await running.wait(seconds: 300)
+        #expect(status == 0, "nothing was cut: \(output)")
+        let end = try #require(try space.logLines().last)
+        #expect(end["interrupted"] as? Bool == false)
+        #expect(end["exitCode"] as? Int == 0)
     }
 
     @Test func aDeadlineNotReachedChangesNothing() async throws {

@@ -67,6 +67,39 @@ struct MachineOutputTests {
         #expect((summary["tasks"] as? [String: Int])?["ok"] == 1)
     }
 
+    /// `courier run … --json | jq` must always read a value: a refusal prints its reasons as
+    /// one object (it printed nothing before).
+    @Test("a refused run prints its reasons as JSON: a bad job (2), a held lock (3)")
+    func runJSONOfARefusal() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200", "retry": {"maxAttempts": 0}}"#)
+        let bad = try await space.run(["--json"], backend: "curl")
+        #expect(bad.status == 2)
+        let refusal = try #require(
+            try JSONSerialization.jsonObject(with: Data(bad.stdout.utf8)) as? [String: Any],
+            "\(bad.stdout)")
+        #expect(refusal["exitCode"] as? Int == 2 && refusal["refused"] as? String == "usage")
+        #expect(refusal["jobFile"] as? String == "job.json")
+        let errors = try #require(refusal["errors"] as? [String])
+        #expect(errors.contains { $0.contains("maxAttempts") }, "\(errors)")
+
+        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200"}"#)
+        let out = space.folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let holder = try FileLockHolder(path: out.path, folder: true)
+        defer { holder.release() }
+        let locked = try await space.run(["--json"], backend: "curl")
+        #expect(locked.status == 3)
+        let lockRefusal = try #require(
+            try JSONSerialization.jsonObject(with: Data(locked.stdout.utf8)) as? [String: Any],
+            "\(locked.stdout)")
+        #expect(lockRefusal["exitCode"] as? Int == 3 && lockRefusal["refused"] as? String == "locked")
+        #expect(
+            (lockRefusal["errors"] as? [String])?.contains { $0.contains("holds its lock") } == true,
+            "\(lockRefusal)")
+    }
+
     @Test func validateJSONListsOkTasksAndErrors() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }

@@ -296,8 +296,8 @@ struct RunCommandTests {
             inTerminal: true)
         let (status, output) = await terminal.wait(seconds: 60)
         #expect(status == 1, "\(output)")
-        let failures = output.components(separatedBy: "courier: task f").count - 1
-        let cleared = output.components(separatedBy: "\r\u{1B}[Kcourier: task f").count - 1
+        let failures = output.components(separatedBy: "courier: e2e: task f").count - 1
+        let cleared = output.components(separatedBy: "\r\u{1B}[Kcourier: e2e: task f").count - 1
         #expect(failures == 3 && cleared == 3, "\(output.debugDescription)")
     }
 

@@ -48,7 +48,8 @@ struct LogRoundTripTests {
         try log.request(task: "t-retry", attempt: Self.attempt(1, status: 503), outcome: .retry)
         try log.request(
             task: "t-ok", attempt: Self.attempt(2, status: 200, body: Data("hé".utf8)),
-            outcome: .ok, savedTo: "out/ok.json", replayOf: origin, throttled: 1.25)
+            outcome: .ok, savedTo: "out/ok.json", replayOf: origin,
+            waits: AttemptWaits(host: 1.25, rateLimit: 0.5))
         try log.request(
             task: "t-page", attempt: Self.attempt(1, status: 200, body: Data([0xFF, 0x00])),
             outcome: .page, page: 1)
@@ -111,7 +112,9 @@ struct LogRoundTripTests {
         #expect(ok.totalMs == 5 && ok.dnsMs == 1 && ok.connectMs == 2 && ok.tlsMs == 3)
         #expect(ok.firstByteMs == 4)
         #expect(ok.throttledMs == 1250, "the wait for its host")
+        #expect(ok.blockedMs == 1750, "the wait for its host and the rate limit")
         #expect(byTask["t-retry"]?.throttledMs == nil, "no wait, no field")
+        #expect(byTask["t-retry"]?.blockedMs == nil, "no wait, no field")
         #expect(ok.requestHeaders.contains { $0 == ("Authorization", "<redacted>") })
         #expect(ok.requestHeaders.contains { $0 == ("X-Plain", "v") })
         #expect(byTask["t-page"]?.requestBody == .base64(Data([0xFF, 0x00])))

@@ -22,7 +22,7 @@ Routes (any method):
   /endless-chunked            a chunk every 50 ms for up to 60 s
   /endless-fast[?seconds=S]   64 KiB chunks as fast as they are taken, for up to S s (60; 600
                               at most)
-  /gate?name=N[&max=S]        a chunked body: "first" at once, "last" once /toggle/on?name=N
+  /gate?name=N[&max=S&key=K]  a chunked body: "first" at once, "last" once /toggle/on?name=N
                               was called (after max seconds, 10 by default, 300 at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
                               and the request headers
@@ -394,6 +394,8 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/digest":
             return self.digest()
         if url.path == "/gate":
+            if arg("key"):
+                record(arg("key"), self, b"")
             query = parse_qs(url.query)
             return self.gate(query.get("name", [""])[0], float(query.get("max", ["10"])[0]))
         if url.path == "/sse":

@@ -31,9 +31,18 @@ public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
                 throw HTTPError(
                     .cancelled, "cancelled while waiting for the rate limit", url: request.url)
             }
+            RateLimitWaits.current?.withLock { $0 += wait.seconds }
         }
         return try await wrapped.perform(request)
     }
+}
+
+/// Where a caller above a shared ``RateLimitingHTTPClient`` learns how long its own request
+/// waited for a token: `courier run` logs a request's time as when it was handed to the
+/// transport, and the wait as a field of its own.
+package enum RateLimitWaits {
+    /// Seconds waited, added to by each rate limit the request passes while this is bound.
+    @TaskLocal package static var current: Locked<TimeInterval>?
 }
 
 /// What shares a rate-limit bucket.

@@ -53,12 +53,45 @@ enum RunCommand {
                          "ok", "failed", "notModified", "alreadyDone", "notRun"}, "requests",
                          "durationMs", "exitCode", "interrupted", "stoppedBy" (null, "SIGINT",
                          "SIGTERM", "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
-                         why), "missing" (after --resume: tasks the history lacks, else null)}
+                         why), "missing" (after --resume: tasks the history lacks, else null)};
+                         a refusal (exit 2 or 3) prints {"jobFile", "exitCode", "refused"
+                         ("usage" or "locked"), "errors" (the lines stderr has)} instead
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
         3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
+        guard arguments.contains("--json") else { return await runCommand(arguments) }
+        // A refusal prints no summary: with --json, its reasons come as one JSON object on
+        // stdout (stderr has them as lines too), so that `courier run … --json | jq` always
+        // has a value to read.
+        let lines = Locked<[String]>([])
+        let status = await Console.$errorLines.withValue(lines) { await runCommand(arguments) }
+        if status == CommandLineInterface.ExitCode.usage
+            || status == CommandLineInterface.ExitCode.locked
+        {
+            let errors = lines.withLock { $0 }.map { line -> JSONWriter.Value in
+                .string(line.hasPrefix("courier: ") ? String(line.dropFirst(9)) : line)
+            }
+            let jobFile = arguments.first { !$0.hasPrefix("-") && $0.hasSuffix(".json") || $0 == "-" }
+            let refusal: JSONWriter.Value = .object([
+                ("jobFile", jobFile.map { .string($0) } ?? .null),
+                ("exitCode", .int(Int(status))),
+                ("refused", .string(status == CommandLineInterface.ExitCode.locked ? "locked" : "usage")),
+                ("errors", .array(errors)),
+            ])
+            let logOnStdout = arguments.contains("-") && arguments.contains("--log-dir")
+            if logOnStdout {
+                Console.error(JSONWriter.string(refusal))
+            } else {
+                Console.output(JSONWriter.string(refusal))
+            }
+        }
+        return status
+    }
+
+    /// `courier run` itself; ``run(_:)`` adds the JSON object of a refusal.
+    private static func runCommand(_ arguments: [String]) async -> Int32 {
         var arguments = arguments
         // The ping URL is a secret from the start: no message, a usage error's included,
         // may show it.
@@ -123,7 +156,7 @@ enum RunCommand {
                 parsed.shard = try shardFromEnvironment(ProcessInfo.processInfo.environment)
             }
             if let text = try parser.option("--ping-url") {
-                guard NotifySettings.httpURL(text) != nil else {
+                guard Origin.httpURL(text) != nil else {
                     throw UsageError(
                         "run: --ping-url expects an absolute http or https URL (not shown: a ping URL is a secret)"
                     )

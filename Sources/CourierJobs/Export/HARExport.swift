@@ -70,7 +70,9 @@ struct HARExport {
         let timings = Timings(line)
         var fields: [(String, JSONWriter.Value)] = [
             ("pageref", .string(line.run)),
-            ("startedDateTime", .string(ReportTime.rfc3339(line.time))),
+            // HAR's entry starts with its `blocked` time; the log's `ts` is when the request
+            // went to the transport, after its wait (an older line without `blockedMs`: before).
+            ("startedDateTime", .string(ReportTime.rfc3339(line.time - (line.blockedMs ?? 0) / 1000))),
             ("time", .double(timings.total)),
             ("request", request(line)),
             ("response", response(line)),
@@ -194,7 +196,8 @@ struct HARExport {
     /// HAR's phases from the log's `timings`, whose values are each measured from the start of
     /// the exchange (docs/log-format.md): `dns` to the end of name resolution, `connect` (TLS
     /// included, as HAR counts it) and `ssl` as the differences, `wait` to the first byte,
-    /// `receive` the rest; `blocked` is the wait at the host's gate. -1 where the transport did
+    /// `receive` the rest; `blocked` is the wait before the request was sent (the rate limit and
+    /// the host's gate; the host's alone in an older log). -1 where the transport did
     /// not measure (URLSession measures only the total, which then is `wait`).
     private struct Timings {
         var blocked = -1.0
@@ -207,7 +210,7 @@ struct HARExport {
 
         init(_ line: LogLine) {
             let totalMs = max(line.totalMs ?? 0, 0)
-            if let throttled = line.throttledMs { blocked = throttled }
+            if let waited = line.blockedMs ?? line.throttledMs { blocked = waited }
             var reached = 0.0
             if let value = line.dnsMs {
                 dns = value

@@ -154,7 +154,7 @@ struct OTLPTraces {
         if let ok = run.ok { values.append(("courier.tasks.ok", .int(ok))) }
         if let failed = run.failed { values.append(("courier.tasks.failed", .int(failed))) }
         if let code = run.exitCode { values.append(("courier.exit_code", .int(code))) }
-        if run.interrupted { values.append(("courier.interrupted", .bool(true))) }
+        values.append(("courier.interrupted", .bool(run.interrupted)))
         return values
     }
 
@@ -163,7 +163,10 @@ struct OTLPTraces {
     private static func attemptSpan(_ line: LogLine, index: Int)
         -> (value: JSONWriter.Value, end: Double)
     {
-        let end = line.time + ((line.throttledMs ?? 0) + (line.totalMs ?? 0)) / 1000
+        // A line with `blockedMs` was stamped when it went to the transport; an older one,
+        // before its wait at the host's gate, which its span then includes.
+        let waited = line.blockedMs == nil ? (line.throttledMs ?? 0) : 0
+        let end = line.time + (waited + (line.totalMs ?? 0)) / 1000
         let method = line.method ?? "HTTP"
         var values: [(String, JSONWriter.Value)] = [("http.request.method", .string(method))]
         if let url = line.url {
@@ -197,6 +200,9 @@ struct OTLPTraces {
         if let attempt = line.attempt { values.append(("courier.attempt", .int(attempt))) }
         if let throttled = line.throttledMs {
             values.append(("courier.throttled_ms", .double(throttled)))
+        }
+        if let blocked = line.blockedMs {
+            values.append(("courier.blocked_ms", .double(blocked)))
         }
         var fields: [(String, JSONWriter.Value)] = [
             ("traceId", .string(traceID(run: line.run))),

@@ -11,11 +11,15 @@ extension JobDecoder {
         defer { reader.rejectUnknownKeys() }
         var settings = NotifySettings()
         func url(_ key: String) -> String? {
+            let errorsBefore = context.errors.count
             guard let text = reader.string(key) else { return nil }
+            // A reference that could not be read (`${file:$CREDENTIALS_DIRECTORY/…}` outside
+            // systemd) has said so: its placeholder is no URL to judge.
+            guard context.errors.count == errorsBefore else { return nil }
             context.addSecret(text)
             let probe = text.replacingOccurrences(
                 of: NotifySettings.exitCodePlaceholder, with: "0")
-            guard NotifySettings.httpURL(probe) != nil else {
+            guard Origin.httpURL(probe) != nil else {
                 reader.fail(
                     key,
                     "expected an absolute http or https URL (not shown: a ping URL is a secret)",

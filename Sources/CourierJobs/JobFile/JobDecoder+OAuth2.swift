@@ -105,7 +105,7 @@ extension JobDecoder {
     /// unless it is on this machine (RFC 6749 §3.2: the request carries the client's secret).
     private static func tokenEndpoint(_ text: String, reader: inout NodeReader) -> URL? {
         let node = reader.take("tokenURL")!
-        guard let url = httpURL(text) else {
+        guard let url = Origin.httpURL(text) else {
             reader.fail("tokenURL", "expected an absolute https URL, found \"\(text)\"", at: node)
             return nil
         }
@@ -115,7 +115,7 @@ extension JobDecoder {
                 "may not hold credentials; give them as clientId and clientSecret", at: node)
             return nil
         }
-        if url.scheme?.lowercased() == "http", !isLoopback(url.host ?? "") {
+        if url.scheme?.lowercased() == "http", Origin(url)?.isLoopback != true {
             reader.fail(
                 "tokenURL",
                 "expected an https URL: the token request carries the client's secret (http only to a loopback address), found \"\(text)\"",
@@ -123,11 +123,6 @@ extension JobDecoder {
             return nil
         }
         return url
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// A secret of the client (`clientSecret`, `refreshToken`): it must be one whole

@@ -142,7 +142,7 @@ package enum JobDecoder {
         }
         var baseURL: URL?
         if let text = reader.string("baseURL") {
-            baseURL = httpURL(text)
+            baseURL = Origin.httpURL(text)
             // URL credentials are secrets like ${env:…}: sent as Basic auth, never written.
             if let components = baseURL.flatMap({
                 URLComponents(url: $0, resolvingAgainstBaseURL: false)
@@ -402,11 +402,6 @@ package enum JobDecoder {
             context.error(
                 "\(path).\(header.name)", "header values may not contain line breaks", at: node)
         }
-    }
-
-    static func httpURL(_ text: String) -> URL? {
-        guard let url = URL(string: text), Origin.isHTTP(url) else { return nil }
-        return url
     }
 }
 

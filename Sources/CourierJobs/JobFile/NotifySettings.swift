@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// Where a run says that it started and how it ended (`notify` in a job file, `--ping-url`):
@@ -61,10 +62,10 @@ package struct NotifySettings: Sendable, Hashable {
             case .failure: failure
             }
         if let explicit {
-            return Self.httpURL(
+            return Origin.httpURL(
                 explicit.replacingOccurrences(of: Self.exitCodePlaceholder, with: "\(exitCode)"))
         }
-        guard let ping, let base = Self.httpURL(ping) else { return nil }
+        guard let ping, let base = Origin.httpURL(ping) else { return nil }
         return Self.appending(event == .start ? "start" : "\(exitCode)", to: base)
     }
 
@@ -80,13 +81,6 @@ package struct NotifySettings: Sendable, Hashable {
         return components.url
     }
 
-    /// An absolute http(s) URL with a host, or `nil`.
-    package static func httpURL(_ text: String) -> URL? {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
-        else { return nil }
-        return url
-    }
 
     /// Every value of these settings that must never be written: each URL as given, and the
     /// parts of it that carry the check's key (its path and query, and a long path segment

@@ -262,7 +262,7 @@ extension TaskBuilder {
         -> Result<URL, Problem>
     {
         let text = template.render(bindings)
-        guard let url = JobDecoder.httpURL(text) else {
+        guard let url = Origin.httpURL(text) else {
             return .failure(
                 Problem(
                     key: "url",

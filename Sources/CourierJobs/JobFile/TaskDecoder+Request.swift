@@ -42,7 +42,7 @@ extension TaskDecoder {
             return .path(value)
         case (nil, let value?):
             checkVariables(value, key: "url", at: urlNode)
-            if Template(value).variables.isEmpty, JobDecoder.httpURL(value) == nil {
+            if Template(value).variables.isEmpty, Origin.httpURL(value) == nil {
                 reader.fail(
                     "url", "expected an absolute http or https URL, found \"\(value)\"",
                     at: urlNode!)

@@ -26,7 +26,13 @@ struct Console: Sendable {
 
     func error(_ text: String, newline: Bool = true) {
         _ = write(newline ? text + "\n" : text, to: STDERR_FILENO)
+        Self.errorLines?.withLock { $0.append(redactor.scrub(text)) }
     }
+
+    /// Where the error lines of a command are kept as well, when it binds one: `courier run
+    /// --json` refused (exit 2 or 3) prints them as JSON, so that `… --json | jq` never reads
+    /// empty input. Task-local: only the command's own task (and those it starts) records.
+    @TaskLocal static var errorLines: Locked<[String]>?
 
     /// Clears the progress line (carriage return, erase to end of line), then writes `text`
     /// (escaped as every line is) on it: the one control sequence courier itself sends, and

@@ -161,14 +161,15 @@ package struct RunLog: Sendable {
     }
 
     /// One attempt of one task.
-    /// - Parameter throttled: seconds the attempt waited for its host before it was sent
-    ///   (`throttledMs`, written when not zero).
+    /// - Parameter waits: what the attempt waited before it was handed to the transport: its
+    ///   `ts` is the attempt's start plus all of it (when the request went out), `blockedMs`
+    ///   the whole wait and `throttledMs` its host's part, each written when not zero.
     func request(
         task: String, attempt: RetryAttempt, outcome: LogOutcome,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
         renewedToken: String? = nil, renewal: Bool = false, warning: String? = nil,
-        throttled: TimeInterval = 0
+        waits: AttemptWaits = AttemptWaits()
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -179,7 +180,7 @@ package struct RunLog: Sendable {
         }
         var line = JSONLineBuilder()
         line.string("event", LogEvent.request)
-        line.timestamp("ts", attempt.started)
+        line.timestamp("ts", attempt.started.addingTimeInterval(waits.total))
         line.string("run", run)
         line.string("job", job)
         line.string("task", task)
@@ -228,7 +229,7 @@ package struct RunLog: Sendable {
         line.int("bytesSent", sentBytes)
         line.int("bytesReceived", received)
         line.attemptEnd(
-            attempt, timings: timings, outcome: outcome, failure: failure, throttled: throttled)
+            attempt, timings: timings, outcome: outcome, failure: failure, waits: waits)
         if let figures {
             var status: Int?
             if case .success(let response) = attempt.outcome { status = response.status }
@@ -309,7 +310,7 @@ extension JSONLineBuilder {
     /// `error` (the transport's, or why its answer failed), `outcome` and `retryInMs`.
     mutating func attemptEnd(
         _ attempt: RetryAttempt, timings: HTTPTimings, outcome: LogOutcome,
-        failure: (kind: String, message: String)?, throttled: TimeInterval = 0
+        failure: (kind: String, message: String)?, waits: AttemptWaits = AttemptWaits()
     ) {
         beginObject("timings")
         milliseconds("dnsMs", timings.dns)
@@ -318,8 +319,10 @@ extension JSONLineBuilder {
         milliseconds("firstByteMs", timings.firstByte)
         milliseconds("totalMs", timings.total)
         endObject()
-        // The wait at the host's gate (``HostThrottles``), only when there was one.
-        if throttled > 0 { milliseconds("throttledMs", throttled) }
+        // What the attempt waited before it was sent (the rate limit and the host's gate),
+        // and the host's part (``HostThrottles``), each only when there was one.
+        if waits.total > 0 { milliseconds("blockedMs", waits.total) }
+        if waits.host > 0 { milliseconds("throttledMs", waits.host) }
         if case .failure(let error) = attempt.outcome {
             beginObject("error")
             string("kind", error.kind.rawValue)

@@ -44,6 +44,10 @@ struct LogLine: Sendable {
     var firstByteMs: Double?
     /// Milliseconds the attempt waited for its host before it was sent (`throttledMs`).
     var throttledMs: Double?
+    /// Milliseconds the attempt waited before it was sent, its host and the rate limit both
+    /// (`blockedMs`). A line that has it was stamped (`ts`) when it went to the transport; an
+    /// older line without it, before its wait at the host's gate.
+    var blockedMs: Double?
     /// A 304: the saved output was left as it was.
     var notModified = false
     /// `run.start`: the runs this one replays or resumes.
@@ -88,6 +92,7 @@ struct LogLine: Sendable {
         var keepResponseHeaders = false
         var responseHeaders: [(name: String, value: String)] = []
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
+        var blockedMs: Double?
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
         var errorKind, errorMessage: String?
@@ -144,6 +149,7 @@ struct LogLine: Sendable {
         tlsMs = fields.tlsMs
         firstByteMs = fields.firstByteMs
         throttledMs = fields.throttledMs
+        blockedMs = fields.blockedMs
         notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom

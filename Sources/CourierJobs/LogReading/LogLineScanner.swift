@@ -93,6 +93,7 @@ struct LogLineScanner {
             }
         }
         if key.is("throttledMs") { return number(into: &fields.throttledMs) }
+        if key.is("blockedMs") { return number(into: &fields.blockedMs) }
         if key.is("notModified") { return bool(into: &fields.notModified) }
         if key.is("renewal") { return bool(into: &fields.renewal) }
         if key.is("tasks") { return tasks(into: &fields.runFields) }

@@ -39,6 +39,13 @@ enum ReportJSON {
                 ])
             ),
             (
+                "blocked",
+                .object([
+                    ("requests", .int(report.blockedRequests)),
+                    ("totalMs", .double(report.blockedMs)),
+                ])
+            ),
+            (
                 "attemptsPerTask",
                 .object(
                     tasks.attemptsPerTask.sorted { $0.key < $1.key }.map {

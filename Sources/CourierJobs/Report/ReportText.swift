@@ -27,6 +27,11 @@ enum ReportText {
             "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
                 + (runs > 1 ? "; these and the figures below count every attempt of every run" : "")
         )
+        if report.blockedRequests > 0 {
+            lines.append(
+                "waited    \(report.blockedRequests) request\(report.blockedRequests == 1 ? "" : "s") waited \(format(report.blockedMs / 1000)) s in all before they were sent (rate limit and hosts' pauses; not in their times)"
+            )
+        }
         if report.throttledRequests > 0 {
             lines.append(
                 "throttled \(report.throttledRequests) request\(report.throttledRequests == 1 ? "" : "s") waited \(format(report.throttledMs / 1000)) s in all for their hosts (Retry-After, rate-limit quotas, pace after 429s)"

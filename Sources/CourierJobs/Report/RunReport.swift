@@ -27,6 +27,10 @@ struct RunReport {
     /// Attempts that waited for their host (`throttledMs`), and how long in all.
     private(set) var throttledRequests = 0
     private(set) var throttledMs = 0.0
+    /// Attempts that waited before they were sent, at the rate limit or their host's gate
+    /// (`blockedMs`), and how long in all.
+    private(set) var blockedRequests = 0
+    private(set) var blockedMs = 0.0
     private(set) var total = LatencyHistogram()
     /// DNS, connect, TLS and first byte, in ``phaseNames`` order.
     private var phaseHistograms = [LatencyHistogram](repeating: LatencyHistogram(), count: 4)
@@ -107,6 +111,10 @@ struct RunReport {
         if let waited = line.throttledMs, waited > 0 {
             throttledRequests += 1
             throttledMs += waited
+        }
+        if let waited = line.blockedMs ?? line.throttledMs, waited > 0 {
+            blockedRequests += 1
+            blockedMs += waited
         }
         let milliseconds = line.totalMs ?? 0
         total.record(milliseconds: milliseconds)

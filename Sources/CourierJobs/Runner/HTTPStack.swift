@@ -56,30 +56,34 @@ enum HTTPStack {
     /// The per-task retry layer, over the host throttle when the run has one. Statuses the task
     /// expects are successes, never retried.
     ///
-    /// The observer gets each attempt with the seconds it waited for its host (`throttledMs`),
-    /// and its `duration` without them: a task's `maxMs` judges the request, not the queue.
+    /// The observer gets each attempt with what it waited before it was handed to the
+    /// transport (``AttemptWaits``: its host's gate and the job's rate limit), and its
+    /// `duration` without them: a task's `maxMs` judges the request, not the queue.
     static func retrying(
         _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource, hosts: HostThrottles?,
-        observer: @escaping @Sendable (_ attempt: RetryAttempt, _ throttled: TimeInterval) -> Void
+        rateLimited: Bool = false,
+        observer: @escaping @Sendable (_ attempt: RetryAttempt, _ waits: AttemptWaits) -> Void
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
         if let expected = task.expectStatus { policy.retryableStatuses.subtract(expected) }
         var client = shared
-        // What the attempt under way has waited for its host so far.
-        var waited: Locked<TimeInterval>?
-        if let hosts {
-            let waiting = Locked<TimeInterval>(0)
-            waited = waiting
+        // What the attempt under way has waited so far: at the rate limit (shared, below the
+        // redirects: it reports through a task-local) and at its host's gate.
+        let waited = hosts != nil || rateLimited ? Locked(AttemptWaits()) : nil
+        if let waited, rateLimited {
+            client = AnyHTTPClient(RateLimitWaitRecorder(wrapping: client, waits: waited))
+        }
+        if let hosts, let waited {
             // A wait longer than the task's maxDelay ends the task, as a Retry-After does.
             client = AnyHTTPClient(
                 HostThrottlingHTTPClient(
-                    wrapping: shared, hosts: hosts, maxDelay: policy.maxDelay
-                ) { seconds in waiting.withLock { $0 += seconds } })
+                    wrapping: client, hosts: hosts, maxDelay: policy.maxDelay
+                ) { seconds in waited.withLock { $0.host += seconds } })
         }
         var check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)?
         if !task.expectation.isEmpty {
             check = { [waited] response, seconds in
-                let sent = max(0, seconds - (waited?.withLock { $0 } ?? 0))
+                let sent = max(0, seconds - (waited?.withLock { $0.total } ?? 0))
                 return !task.accepts(response.status)
                     || task.expectation.failure(for: response, durationMs: sent * 1000) == nil
             }
@@ -87,14 +91,47 @@ enum HTTPStack {
         return RetryingHTTPClient(
             wrapping: client, policy: policy, time: time, check: check
         ) { [waited] attempt in
-            guard let waited else { return observer(attempt, 0) }
-            let throttled = waited.withLock { value in
-                defer { value = 0 }
+            guard let waited else { return observer(attempt, AttemptWaits()) }
+            let waits = waited.withLock { value in
+                defer { value = AttemptWaits() }
                 return value
             }
             var attempt = attempt
-            attempt.duration = max(0, attempt.duration - throttled)
-            observer(attempt, throttled)
+            attempt.duration = max(0, attempt.duration - waits.total)
+            observer(attempt, waits)
+        }
+    }
+}
+
+/// What one attempt waited before it was handed to the transport: its host's gate
+/// (``HostThrottles``: a 429's pause, a quota, the pace after it) and the job's `rateLimit`.
+/// The log's `ts` is the attempt's start plus ``total``: when the request went to the
+/// transport; `blockedMs` is the total, `throttledMs` the host's part.
+struct AttemptWaits: Sendable, Equatable {
+    var host: TimeInterval = 0
+    var rateLimit: TimeInterval = 0
+    var total: TimeInterval { host + rateLimit }
+}
+
+/// Binds ``RateLimitWaits`` around each request, so that the shared rate limit below adds
+/// this task's wait to its attempt.
+private struct RateLimitWaitRecorder: HTTPClient {
+    let wrapped: AnyHTTPClient
+    let waits: Locked<AttemptWaits>
+
+    init(wrapping wrapped: AnyHTTPClient, waits: Locked<AttemptWaits>) {
+        self.wrapped = wrapped
+        self.waits = waits
+    }
+
+    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let waited = Locked<TimeInterval>(0)
+        defer {
+            let seconds = waited.withLock { $0 }
+            if seconds > 0 { waits.withLock { $0.rateLimit += seconds } }
+        }
+        return try await RateLimitWaits.$current.withValue(waited) {
+            try await wrapped.perform(request)
         }
     }
 }

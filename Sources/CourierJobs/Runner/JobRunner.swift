@@ -307,16 +307,20 @@ package final class JobRunner: Sendable {
                 "courier: prune: skipped: only a whole run of the job with every task ok decides which items are gone"
             )
         }
+        // A deadline that cut nothing (every task had started and ended within the grace
+        // period) does not make the run an interrupted one: cron and healthchecks see 0 or 1.
+        var cause = stop.cause
+        if case .deadline = cause, counts.done == total, !stop.cutInFlight { cause = nil }
         // Tasks an interrupted run never started are neither ok nor failed.
-        let notRun = stop.cause == nil ? total - counts.done : 0
+        let notRun = cause == nil ? total - counts.done : 0
         var summary = RunSummary(
             total: total, ok: counts.ok, failed: counts.failed + notRun,
             alreadyDone: counts.alreadyDone, requests: counts.requests,
             notModified: counts.notModified,
-            duration: Date().timeIntervalSince(started), interruptedBy: stop.cause?.exitSignal,
+            duration: Date().timeIntervalSince(started), interruptedBy: cause?.exitSignal,
             logURL: logURL, logFailure: log.failure)
         summary.recordsFailed = recordsFailed
-        if case .deadline(let seconds) = stop.cause { summary.deadlineReached = seconds }
+        if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
         if vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(logURL.relativePath) was deleted (or its folder) during the run; the run stopped"
@@ -407,17 +411,20 @@ struct OutputPathError: Error, CustomStringConvertible {
 }
 
 /// Prints the first task failures to stderr, `--quiet` or not, so that cron mails them (all of
-/// them are in the log).
+/// them are in the log). Each line names the job: several jobs' cron mail often goes to one
+/// address.
 final class FailureReporter: Sendable {
     private let console: Console
+    private let job: String
     private let printed = Locked(0)
     /// Set when a progress line is on the terminal: each message first clears it, so that
     /// it is not printed over the line's tail (the next tick draws the line again).
     private let clearsLine: Bool
     static let limit = 10
 
-    init(console: Console, clearsLine: Bool = false) {
+    init(console: Console, job: String, clearsLine: Bool = false) {
         self.console = console
+        self.job = job
         self.clearsLine = clearsLine
     }
 
@@ -428,9 +435,9 @@ final class FailureReporter: Sendable {
         }
         let text: String
         if count <= Self.limit {
-            text = "courier: " + message.showingControlCharacters
+            text = "courier: \(job.showingControlCharacters): " + message.showingControlCharacters
         } else if count == Self.limit + 1 {
-            text = "courier: more failures; see the log"
+            text = "courier: \(job.showingControlCharacters): more failures; see the log"
         } else {
             return
         }

@@ -30,6 +30,8 @@ final class RunStop: Sendable {
     /// Set once stopping starts: the task slots read it before each task.
     let stopping: Locked<Bool>
     private let first = Locked<Cause?>(nil)
+    /// Set once what was in flight was cancelled (the grace period ran out, or a second stop).
+    private let cancelled = Locked(false)
     private let gracePeriod: TimeInterval
     private let time: any TimeSource
     private let cancel: @Sendable () -> Void
@@ -57,11 +59,21 @@ final class RunStop: Sendable {
             return true
         }
         stopping.withLock { $0 = true }
-        guard isFirst else { return cancel() }
-        Task { [time, gracePeriod, cancel] in
+        guard isFirst else { return cancelInFlight() }
+        Task { [time, gracePeriod] in
             try? await time.sleep(for: .seconds(gracePeriod))
-            cancel()
+            self.cancelInFlight()
         }
+    }
+
+    /// Whether the stop cancelled what was in flight. A deadline that came when every task
+    /// had started, and all of them ended within the grace period, cut nothing: such a run
+    /// ends as one that met no deadline (its exit code is 0 or 1, not 143).
+    var cutInFlight: Bool { cancelled.withLock { $0 } }
+
+    private func cancelInFlight() {
+        cancelled.withLock { $0 = true }
+        cancel()
     }
 
     /// Stops the run with ``Cause/deadline(_:)`` `seconds` from now, after calling

@@ -164,38 +164,38 @@ extension JobRunner {
         // not copy the whole task (request and expectations included) on every page.
         let taskID = task.id
         let replayOf = task.replayOf
-        let retrying = HTTPStack.retrying(shared, task: task, time: time, hosts: hosts) {
-            attempt, throttled in
+        let retrying = HTTPStack.retrying(
+            shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil
+        ) { attempt, waits in
             // One lock per attempt: numbered on after a renewal, and kept when final, with
-            // the time it waited for its host.
+            // what it waited before it was sent.
             let attempt = attempts.withLock { state -> RetryAttempt in
                 var attempt = attempt
                 attempt.number += state.renumbering
                 if attempt.retryDelay == nil {
-                    (state.last, state.throttled) = (attempt, throttled)
+                    (state.last, state.waits) = (attempt, waits)
                 }
                 return attempt
             }
             if attempt.retryDelay != nil {
                 try? log.request(
                     task: taskID, attempt: attempt, outcome: .retry, replayOf: replayOf,
-                    page: pageNumber, throttled: throttled)
+                    page: pageNumber, waits: waits)
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
             // The token was rejected and renewed: the rejected attempt is a retry.
-            let (rejected, throttled) = attempts.withLock {
-                state -> (RetryAttempt?, TimeInterval) in
-                defer { (state.last, state.throttled) = (nil, 0) }
+            let (rejected, waits) = attempts.withLock {
+                state -> (RetryAttempt?, AttemptWaits) in
+                defer { (state.last, state.waits) = (nil, AttemptWaits()) }
                 if let last = state.last { state.renumbering = last.number }
-                return (state.last, state.throttled)
+                return (state.last, state.waits)
             }
             if var rejected {
                 rejected.retryDelay = 0
                 try? log.request(
                     task: taskID, attempt: rejected, outcome: .retry,
-                    replayOf: replayOf, page: pageNumber, renewedToken: name,
-                    throttled: throttled)
+                    replayOf: replayOf, page: pageNumber, renewedToken: name, waits: waits)
             }
         }
         let renewing =
@@ -332,8 +332,8 @@ extension JobRunner {
         step: PageStep, log: RunLog, progress: Progress, reporter: FailureReporter
     ) -> Bool? {
         guard
-            let (attempt, throttled) = send.attempts.withLock({ state in
-                state.last.map { ($0, state.throttled) }
+            let (attempt, waits) = send.attempts.withLock({ state in
+                state.last.map { ($0, state.waits) }
             })
         else {
             if let failure = result.failure {
@@ -355,7 +355,7 @@ extension JobRunner {
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
             replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
-            warning: warning.isEmpty ? nil : warning, throttled: throttled)
+            warning: warning.isEmpty ? nil : warning, waits: waits)
         if let warning = step.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
@@ -450,8 +450,8 @@ extension JobRunner {
     private struct PageAttempts {
         var last: RetryAttempt?
         var renumbering = 0
-        /// Seconds the final attempt waited for its host.
-        var throttled: TimeInterval = 0
+        /// What the final attempt waited before it was sent.
+        var waits = AttemptWaits()
     }
 
     /// Whether the task's saved body goes straight to disk as it arrives, so that memory stays

@@ -195,7 +195,7 @@ extension JobRunner {
         defer { cursor.feed?.close() }
         let slots = TaskSlots(
             cursor: cursor, shared: shared, log: log, progress: progress,
-            reporter: FailureReporter(console: console, clearsLine: showsProgress),
+            reporter: FailureReporter(console: console, job: job.name, clearsLine: showsProgress),
             state: state,
             tokens: cursor.feed.map {
                 renewableTokens(

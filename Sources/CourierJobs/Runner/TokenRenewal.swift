@@ -83,16 +83,17 @@ extension JobRunner {
             throw CapturedToken.Unavailable(
                 description: "the task that captures \"\(name)\" cannot be built again")
         }
-        // The final attempt, and the seconds it waited for its host.
-        let last = Locked<(attempt: RetryAttempt?, throttled: TimeInterval)>((nil, 0))
-        let client = HTTPStack.retrying(shared, task: task, time: time, hosts: hosts) {
-            attempt, throttled in
+        // The final attempt, and what it waited before it was sent.
+        let last = Locked<(attempt: RetryAttempt?, waits: AttemptWaits)>((nil, AttemptWaits()))
+        let client = HTTPStack.retrying(
+            shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil
+        ) { attempt, waits in
             if attempt.retryDelay != nil {
                 try? log.request(
                     task: task.id, attempt: attempt, outcome: .retry, renewal: true,
-                    throttled: throttled)
+                    waits: waits)
             } else {
-                last.withLock { $0 = (attempt, throttled) }
+                last.withLock { $0 = (attempt, waits) }
             }
         }
         // A login that sends an OAuth2 client's token gets it as the login's first run did.
@@ -100,7 +101,7 @@ extension JobRunner {
             authorizing(client, for: task, sessions: oauth2, willResend: { _ in })
             ?? AnyHTTPClient(client)
         _ = try? await sender.perform(task.request)
-        let (final, throttled) = last.withLock { ($0.attempt, $0.throttled) }
+        let (final, waits) = last.withLock { ($0.attempt, $0.waits) }
         guard let attempt = final else {
             throw CapturedToken.Unavailable(
                 description: "the run stopped before \(task.id) was sent again")
@@ -121,7 +122,7 @@ extension JobRunner {
         try? log.request(
             task: task.id, attempt: attempt, outcome: result.ok ? .ok : .failed,
             savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
-            renewal: true, throttled: throttled)
+            renewal: true, waits: waits)
         guard result.ok, let value = feed.currentValue(of: name) else {
             let reason = result.failure?.message ?? "it failed"
             throw CapturedToken.Unavailable(
