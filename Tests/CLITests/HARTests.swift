@@ -117,6 +117,149 @@ struct HARTests {
         #expect(get.headers.contains("authorization: Bearer \(Self.token)"))
     }
 
+    /// What a request was, apart from where it went: its method, path, body and headers but
+    /// `Host`.
+    struct Sent: Hashable, Comparable {
+        var method, path, body: String
+        var headers: [String]
+
+        init(_ entry: ServerHits.Entry) {
+            method = entry.method
+            path = entry.path
+            body = entry.body
+            headers = entry.headers.filter { $0[0].lowercased() != "host" }
+                .map { "\($0[0].lowercased()): \($0[1])" }.sorted()
+        }
+
+        static func < (lhs: Sent, rhs: Sent) -> Bool {
+            (lhs.method, lhs.path, lhs.body) < (rhs.method, rhs.path, rhs.body)
+        }
+    }
+
+    @Test("import --base-url sends a recording to another server, numbers and bodies as recorded")
+    func importToAnotherBaseURL() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let server = space.server
+        let key = "har-base-\(UUID().uuidString)"
+        let recordedOrigin = server.baseURL.absoluteString
+        // A third origin: the second port under the first host name.
+        let elsewhere = "http://127.0.0.1:\(server.otherPort)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "get", "path": "/echo", "query": {"key": "\#(key)", "q": "a b/ü"},
+                 "headers": {"X-Trace": "t1", "Referer": "\#(recordedOrigin)/start"}},
+                {"id": "post", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
+                 "json": {"price": 1.50, "big": 123456789012345678901234567890, "tiny": 1E-7,
+                          "zero": -0.0, "list": [10, 2.500], "link": "\#(recordedOrigin)/echo"}},
+                {"id": "text", "method": "PUT", "path": "/echo", "query": {"key": "\#(key)"},
+                 "headers": {"Content-Type": "text/plain"}, "body": "see \#(recordedOrigin)/x 007.10"},
+                {"id": "kept", "url": "\#(elsewhere)/echo?key=\#(key)"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 0, "\(first.stderr)")
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let har = space.folder.appendingPathComponent("recorded.har")
+        let export = try await CourierBinary.run(["export", "--har", log, "-o", har.path])
+        #expect(export.status == 0, "\(export.stderr)")
+
+        // Imported onto the second origin.
+        let newBase = "http://localhost:\(server.otherPort)"
+        let job = space.folder.appendingPathComponent("moved.json")
+        let imported = try await CourierBinary.run([
+            "import", "--har", har.path, "-o", job.path, "--name", "moved", "--base-url", newBase,
+        ])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("2 origins"), "\(imported.stderr)")
+        let jobText = try String(contentsOf: job, encoding: .utf8)
+        let jobObject = try #require(
+            try JSONSerialization.jsonObject(with: Data(jobText.utf8)) as? [String: Any])
+        #expect(jobObject["baseURL"] as? String == newBase)
+        let tasks = try #require(jobObject["tasks"] as? [[String: Any]])
+        #expect(tasks.count == 4)
+        for task in tasks {
+            if task["id"] as? String == "kept" {
+                #expect(task["url"] as? String == "\(elsewhere)/echo", "\(task)")
+            } else {
+                #expect(task["path"] as? String == "/echo", "\(task)")
+                #expect(task["url"] == nil, "\(task)")
+            }
+        }
+        // The numbers as written, and the recorded origin where a header or body names it.
+        for written in [
+            "1.50", "123456789012345678901234567890", "1E-7", "-0.0", "2.500",
+            "\(recordedOrigin)/echo", "see \(recordedOrigin)/x 007.10", "\(recordedOrigin)/start",
+        ] {
+            #expect(jobText.contains(written), "\(written) in \(jobText)")
+        }
+
+        let second = try await CourierBinary.run(
+            ["run", job.path, "--log-dir", space.logs.path, "--backend", "curl", "--no-progress"],
+            directory: space.folder)
+        #expect(second.status == 0, "\(second.stderr)")
+        let hits = try await ServerHits.of(key, on: server)
+        #expect(hits.count == 8)
+        let recorded = Array(hits.requests.prefix(4))
+        let replayed = Array(hits.requests.dropFirst(4))
+        let hosts = { (entries: [ServerHits.Entry]) in
+            entries.compactMap { $0.header("Host") }.sorted()
+        }
+        #expect(
+            hosts(recorded)
+                == (["127.0.0.1:\(server.otherPort)"]
+                + Array(repeating: "127.0.0.1:\(server.port)", count: 3)).sorted())
+        // Where the recording went to its base, the job goes to the new one; the rest stays.
+        #expect(
+            hosts(replayed).sorted()
+                == (["127.0.0.1:\(server.otherPort)"]
+                + Array(repeating: "localhost:\(server.otherPort)", count: 3)).sorted())
+        // And sends the same bytes.
+        #expect(recorded.map(Sent.init).sorted() == replayed.map(Sent.init).sorted())
+        let post = try #require(replayed.first { $0.method == "POST" })
+        let recordedPost = try #require(recorded.first { $0.method == "POST" })
+        #expect(post.body == recordedPost.body)
+        #expect(post.body.contains("1.50") && post.body.contains("2.500"), "\(post.body)")
+    }
+
+    @Test("import --base-url that is not an absolute http(s) URL is a clear error and exit 2")
+    func importWithABadBaseURL() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let har = folder.appendingPathComponent("one.har")
+        try
+            #"{"log": {"entries": [{"request": {"method": "GET", "url": "http://127.0.0.1:1/a"}}]}}"#
+            .write(to: har, atomically: true, encoding: .utf8)
+        let job = folder.appendingPathComponent("job.json")
+        for (value, message) in [
+            ("ftp://example.com", "absolute http or https URL"),
+            ("/relative/path", "absolute http or https URL"),
+            ("example.com:8080", "absolute http or https URL"),
+            ("http://", "absolute http or https URL"),
+            ("http://{host}", "absolute http or https URL"),
+            ("http://user:pw@example.com", "no user or password"),
+            ("http://example.com/v1?x=1", "no query"),
+        ] {
+            let result = try await CourierBinary.run([
+                "import", "--har", har.path, "-o", job.path, "--base-url", value,
+            ])
+            #expect(result.status == 2, "\(value)")
+            #expect(
+                result.stderr.contains("--base-url") && result.stderr.contains(message),
+                "\(value): \(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: job.path), "\(value)")
+        }
+        let missing = try await CourierBinary.run(["import", "--har", har.path, "--base-url"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("--base-url needs a value"), "\(missing.stderr)")
+        // A path is a prefix the recorded paths are joined to.
+        let prefixed = try await CourierBinary.run([
+            "import", "--har", har.path, "--base-url", "https://staging.example.com/api/v2",
+        ])
+        #expect(prefixed.status == 0, "\(prefixed.stderr)")
+        #expect(prefixed.stdout.contains(#""baseURL": "https://staging.example.com/api/v2""#))
+        #expect(prefixed.stdout.contains(#""path":"/a""#), "\(prefixed.stdout)")
+    }
+
     @Test("a HAR that is not JSON, or not a HAR, is a clear error and exit 2")
     func badHAR() async throws {
         let folder = try ReportTests.folder()

@@ -38,6 +38,7 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         self.kind = kind
         self.message = message
         self.request = request.map { ($0.method, HTTPError.withoutCredentials($0.url)) }
+        self.response = response
     }
 
     /// An error about `request`, showing its URL without credentials or secret query values.
@@ -45,7 +46,6 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         _ kind: Kind, _ message: String, request: HTTPRequest, response: HTTPResponse? = nil
     ) {
         self.init(kind, message, request: (request.method, request.displayURL), response: response)
-        self.response = response
     }
 
     /// The response status, when there was a response.

@@ -5,10 +5,17 @@ import Foundation
 ///
 /// Rules: at most `maxHops` redirects; a request seen before (same method and URL) is a loop;
 /// only http and https; 301/302 turn POST into GET and 303 turns anything but HEAD into GET,
-/// dropping the body; 307/308 keep method and body; on any change of scheme, host or port the
-/// credentials (`Authorization`, `Proxy-Authorization`, `Cookie` and every header marked secret)
-/// are dropped and stay dropped for the rest of the chain, and a body marked secret
-/// (``HTTPRequest/bodyIsSecret``) that a 307/308 would carry there is refused.
+/// dropping the body; 307/308 keep method and body; on any change of scheme, host or port from
+/// one request sent to the next the credentials (`Authorization`, `Proxy-Authorization`,
+/// `Cookie` and every header marked secret) are dropped and stay dropped for the rest of the
+/// chain, and a body marked secret (``HTTPRequest/bodyIsSecret``) that a 307/308 would carry
+/// there is refused.
+///
+/// A hop is a ``proposal(after:)`` and its ``take(_:proposed:)``; between them a caller (a
+/// ``RedirectingHTTPClient/Handler``) may change the request. The rules then judge the
+/// request as changed, since it is the one sent: its URL is the one the next relative
+/// `Location` resolves against, the one loops are told by, and the one whose origin decides
+/// the credentials.
 public struct RedirectState: Sendable {
     public let maxHops: Int
     /// The request the next hop is based on.
@@ -29,11 +36,25 @@ public struct RedirectState: Sendable {
         response.isRedirect ? response.headers["Location"] : nil
     }
 
-    /// Returns the request for the next hop, or `nil` when `response` is not a redirect to follow.
+    /// Returns the request for the next hop, or `nil` when `response` is not a redirect to follow:
+    /// ``proposal(after:)`` taken as it is (``take(_:proposed:)``).
     ///
-    /// Throws ``HTTPError`` with `.tooManyRedirects` for a loop or too many hops and
-    /// `.invalidURL` for a `Location` that is unusable or not http/https.
+    /// Throws ``HTTPError`` with `.tooManyRedirects` for a loop or too many hops,
+    /// `.invalidURL` for a `Location` that is unusable or not http/https, and `.invalidRequest`
+    /// for a secret body a 307/308 would carry to another origin.
     public mutating func next(after response: HTTPResponse) throws -> HTTPRequest? {
+        guard let proposed = try proposal(after: response) else { return nil }
+        return try take(proposed, proposed: proposed)
+    }
+
+    /// The request the rules make of `response` for the next hop, without taking it, or `nil`
+    /// when `response` is not a redirect to follow: the `Location` resolved against
+    /// ``current``'s URL, the method rewritten, and the credentials dropped when it is on
+    /// another origin. Send it, or a request made from it, through ``take(_:proposed:)``.
+    ///
+    /// Throws ``HTTPError`` with `.tooManyRedirects` past `maxHops` and `.invalidURL` for a
+    /// `Location` that is unusable or not http/https.
+    public func proposal(after response: HTTPResponse) throws -> HTTPRequest? {
         guard let location = Self.location(of: response) else { return nil }
         guard let target = URL(string: location, relativeTo: current.url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), target.host != nil
@@ -64,10 +85,56 @@ public struct RedirectState: Sendable {
             for name in next.headers.names where next.isSecretHeader(name) {
                 next.headers.remove(name)
             }
+        }
+        return next
+    }
+
+    /// Takes the hop with `request`, the ``proposal(after:)`` `proposed` or a request made from
+    /// it (a ``RedirectingHTTPClient/Handler``'s), and returns the request to send, which
+    /// becomes ``current``: the next `Location` resolves against its URL and the next hop's
+    /// rules judge it.
+    ///
+    /// The rules judge the request as it will be sent, against ``current`` (the request that
+    /// got the redirect): its URL must be http or https; on another origin, the credentials
+    /// ``current`` carries are dropped from it whatever changed them back (a credential of its
+    /// own, a value ``current`` does not carry, is sent as it is) and a secret body is refused;
+    /// on ``current``'s origin, the credentials the proposal dropped for another origin go on,
+    /// unless `request` sets its own. A request (method and URL) sent before in the chain is
+    /// a loop.
+    ///
+    /// Throws ``HTTPError`` with `.tooManyRedirects` for a loop, `.invalidURL` for a URL that
+    /// is not http/https and `.invalidRequest` for a secret body bound for another origin.
+    public mutating func take(_ request: HTTPRequest, proposed: HTTPRequest) throws
+        -> HTTPRequest
+    {
+        var next = request
+        guard let scheme = next.url.scheme?.lowercased(), next.url.host != nil else {
+            throw HTTPError(
+                .invalidURL, "redirect to an unusable URL", url: next.displayURL)
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw HTTPError(
+                .invalidURL, "redirect to unsupported scheme '\(scheme)'", url: current.displayURL)
+        }
+        if Self.sameOrigin(current.url, next.url) {
+            for name in current.headers.names
+            where current.isSecretHeader(name) && !proposed.headers.contains(name)
+                && !next.headers.contains(name)
+            {
+                for value in current.headers.values(for: name) { next.headers.add(name, value) }
+                if current.secretHeaderNames.contains(name) { next.secretHeaderNames.insert(name) }
+            }
+        } else {
+            for name in current.headers.names
+            where (current.isSecretHeader(name) || next.isSecretHeader(name))
+                && next.headers.values(for: name) == current.headers.values(for: name)
+            {
+                next.headers.remove(name)
+            }
             if next.bodyIsSecret, next.body != nil || next.streamedBody != nil {
                 throw HTTPError(
                     .invalidRequest,
-                    "a \(response.status) redirect to \(HTTPError.withoutCredentials(target).absoluteString) would send the request's secret body to another origin; not followed",
+                    "a redirect to \(HTTPError.withoutCredentials(next.url).absoluteString) would send the request's secret body to another origin; not followed",
                     url: current.displayURL)
             }
         }

@@ -16,6 +16,15 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     /// Decides one hop: given the redirect response and the request ``RedirectState`` would
     /// send next (credentials already dropped for another origin), returns the request to
     /// send (that one, or a changed one) or `nil` to stop and return the redirect itself.
+    ///
+    /// The request returned is the one the chain goes on from, judged by the same rules as
+    /// if the redirect had named it (``RedirectState/take(_:proposed:)``): the next relative
+    /// `Location` resolves against its URL, a method and URL sent before is a loop (so one
+    /// that leaves a loop is followed), and its origin decides the credentials. On another
+    /// origin than the redirected request's, that request's credentials are dropped, even
+    /// when the handler moved a same-origin hop there or put them back (one the handler sets
+    /// itself, another value, is sent as set), and a secret body is refused; back on the
+    /// redirected request's origin, the credentials dropped for the proposed one go on.
     /// For a streamed request (``HTTPClient/stream(_:bufferLimit:)``) the handler is asked when
     /// the redirect's head arrives, and the response it sees has no body.
     public typealias Handler =
@@ -68,41 +77,41 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
 
     /// Every hop with the handler's say. A streamed hop is decided on its head, when the
     /// handler is asked (once) whether the redirect is followed, so that a redirect the
-    /// handler stops at reaches the reader whole and one it follows never does.
+    /// handler stops at reaches the reader whole and one it follows never does. What the
+    /// handler returns is taken into the state (``RedirectState/take(_:proposed:)``), which
+    /// judges it and gives the request sent: the next hop starts from it.
     private func performAskingHandler(_ request: HTTPRequest) async throws -> HTTPResponse {
         var state = RedirectState(request: request, maxHops: maxHops)
-        var sending = request
         var firstHeaders: HTTPHeaders?
         while true {
             let decided = Locked<HTTPRequest??>(nil)
             let probe = state
             let handler = self.handler
-            let (attempt, _) = sending.attempt { status, headers in
+            let (attempt, _) = state.current.attempt { status, headers in
                 let head = HTTPResponse(status: status, headers: headers, url: probe.current.url)
                 var trial = probe
                 do {
-                    guard let proposed = try trial.next(after: head) else { return true }
+                    guard let proposed = try trial.proposal(after: head) else { return true }
                     let next = handler?(head, proposed)
                     decided.withLock { $0 = .some(next) }
-                    return next == nil
+                    guard let next else { return true }
+                    _ = try trial.take(next, proposed: proposed)
+                    return false
                 } catch {
                     return false  // the hop fails below with this error, as unstreamed
                 }
             }
             var response = try await wrapped.perform(attempt)
             if firstHeaders == nil { firstHeaders = response.requestHeaders }
-            guard let proposed = try state.next(after: response) else {
+            guard let proposed = try state.proposal(after: response),
+                let next = decided.withLock({ $0 }) ?? handler?(response, proposed)
+            else {
+                // Not a redirect, or one the handler stops at: the answer.
                 response.redirectCount = state.hops
                 response.requestHeaders = firstHeaders ?? response.requestHeaders
                 return response
             }
-            let next = decided.withLock { $0 } ?? handler?(response, proposed)
-            guard let next else {
-                response.redirectCount = state.hops - 1
-                response.requestHeaders = firstHeaders ?? response.requestHeaders
-                return response
-            }
-            sending = next
+            _ = try state.take(next, proposed: proposed)
         }
     }
 }

@@ -136,8 +136,10 @@ enum CommandHelp {
             usage: ExportCommand.usage, run: { ExportCommand.run($0) }),
         Entry(
             name: "import", summary: "make a job file from a recorded HAR archive",
-            overview:
-                "courier import --har FILE.har [-o JOB.json]       (a job file from a recorded HAR)",
+            overview: """
+                courier import --har FILE.har [-o JOB.json] [--base-url URL]
+                                                                  (a job file from a recorded HAR)
+                """,
             usage: ImportCommand.usage, run: { ImportCommand.run($0) }),
         Entry(
             name: "validate", summary: "check job files without sending anything",

@@ -62,24 +62,31 @@ enum ExportCommand {
     }
 }
 
-/// `courier import --har FILE [-o JOB.json] [--name NAME]`
+/// `courier import --har FILE [-o JOB.json] [--name NAME] [--base-url URL]`
 enum ImportCommand {
     static let usage = """
-        Usage: courier import --har FILE.har [-o JOB.json] [--name NAME]
+        Usage: courier import --har FILE.har [-o JOB.json] [--name NAME] [--base-url URL]
         Writes a job file from a recorded HAR: a task per entry (method, URL, query, headers,
         body). Secret-looking headers and query parameters (Authorization, Cookie, API keys,
         names with token, secret, key, password or auth in them) become ${env:NAME}
         references; the variables to set are listed on stderr. Connection and Host headers,
         Content-Length and Accept-Encoding are left to the transport.
-          -o FILE       write the job to FILE (default: standard output)
-          --name NAME   the job's name (default: the HAR file's name)
-        Exit codes: 0 written, 2 bad usage or a file that is not a HAR.
+          -o FILE          write the job to FILE (default: standard output)
+          --name NAME      the job's name (default: the HAR file's name)
+          --base-url URL   send the recording to another server: URL (http or https, a path
+                           allowed, no query) is the job's baseURL, and every request to the
+                           recorded origin (the one most requests went to) becomes a path
+                           joined to it; the others keep their URLs. Headers and bodies are
+                           copied as recorded.
+        Exit codes: 0 written, 2 bad usage (a --base-url that is not such a URL) or a file
+        that is not a HAR.
         """
 
     static func run(_ arguments: [String]) -> Int32 {
         var parser = ArgumentParser(arguments, command: "import")
         let output: String?
         let name: String?
+        let baseURL: String?
         let file: String
         do throws(UsageError) {
             if parser.flag("--help") {
@@ -93,9 +100,13 @@ enum ImportCommand {
             let long = try parser.option("--output")
             output = try parser.option("-o") ?? long
             name = try parser.option("--name")
+            baseURL = try parser.option("--base-url")
             try parser.finish()
             if let name, name.isEmpty || !name.allSatisfy(Self.isNameCharacter) {
                 throw UsageError("import: --name takes letters, digits, '.', '_' and '-'")
+            }
+            if let baseURL, let problem = HARImport.baseURLProblem(baseURL) {
+                throw UsageError("import: --base-url \(problem), found '\(baseURL)'")
             }
         } catch {
             Console.error("courier \(error.message)")
@@ -107,7 +118,8 @@ enum ImportCommand {
         }
         let imported: HARImport
         do throws(HARImport.Failure) {
-            imported = try HARImport(har: Array(data), name: name ?? defaultName(file: file))
+            imported = try HARImport(
+                har: Array(data), name: name ?? defaultName(file: file), baseURL: baseURL)
         } catch {
             Console.error("courier import: \(file): \(error.message)")
             return CommandLineInterface.ExitCode.usage

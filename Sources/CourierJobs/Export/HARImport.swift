@@ -5,6 +5,10 @@ import Foundation
 /// URL (a shared origin becomes the job's `baseURL`), query, headers and body, with every
 /// secret-looking value replaced by an `${env:NAME}` reference the user fills in.
 ///
+/// Given a base URL (`--base-url`), the job's `baseURL` is that one and every entry on the
+/// recorded base (the shared origin, or the one most entries have) becomes a `path` joined to
+/// it; the rest keep their URLs. Only URLs change: headers and bodies are copied as recorded.
+///
 /// What is copied is text the job file's templates would otherwise read (`{name}`), so braces
 /// are escaped (``Template``'s `{{` and `}}`) and the job sends the recorded bytes.
 struct HARImport {
@@ -47,7 +51,9 @@ struct HARImport {
             .contains { lower.contains($0) }
     }
 
-    init(har bytes: [UInt8], name: String) throws(Failure) {
+    /// - Parameter baseURL: the job's `baseURL` instead of the recorded one, already checked
+    ///   (``baseURLProblem(_:)``).
+    init(har bytes: [UInt8], name: String, baseURL: String? = nil) throws(Failure) {
         let root: JSONNode
         do {
             root = try JSONParser.parse(bytes)
@@ -76,8 +82,17 @@ struct HARImport {
             requests.append((method, url, request, index))
         }
         guard !requests.isEmpty else { throw Failure(message: "the HAR has no entries") }
-        let origins = Set(requests.map { Self.origin($0.url) })
-        let sharedOrigin = origins.count == 1 ? origins.first : nil
+        let origins = requests.map { Self.origin($0.url) }
+        let distinct = Set(origins)
+        // The origin whose entries become paths under the job's baseURL.
+        var recordedBase = distinct.count == 1 ? origins.first : nil
+        if let baseURL, recordedBase == nil {
+            recordedBase = Self.mostFrequent(origins)
+            let moved = origins.filter { $0 == recordedBase }.count
+            warnings.append(
+                "the recording has requests to \(distinct.count) origins: the \(moved) to \(recordedBase ?? "") (the most) now go to \(baseURL); the \(origins.count - moved) others keep their URLs"
+            )
+        }
 
         var ids: Set<String> = []
         var tasks: [JSONWriter.Value] = []
@@ -91,12 +106,12 @@ struct HARImport {
             tasks.append(
                 task(
                     id: id, method: method, url: url, request: request, index: index,
-                    origin: sharedOrigin))
+                    relative: Self.origin(url) == recordedBase))
         }
         var job: [(String, JSONWriter.Value)] = [
             ("version", .int(1)), ("name", .string(name)),
         ]
-        if let sharedOrigin { job.append(("baseURL", .string(sharedOrigin))) }
+        if let base = baseURL ?? recordedBase { job.append(("baseURL", .string(base))) }
         jobText = Self.render(job, tasks: tasks)
         // A recorded `${…}` would be read as a reference: there is no escape for it.
         if jobText.components(separatedBy: "${").count - 1 > references {
@@ -110,7 +125,7 @@ struct HARImport {
 
     private mutating func task(
         id: String, method: String, url: URLComponents, request: JSONNode, index: Int,
-        origin: String?
+        relative: Bool
     ) -> JSONWriter.Value {
         var fields: [(String, JSONWriter.Value)] = [
             ("id", .string(Self.escaped(id))), ("method", .string(method)),
@@ -137,7 +152,7 @@ struct HARImport {
                 )
             }
         }
-        if origin != nil {
+        if relative {
             fields.append(("path", .string(Self.escaped(path))))
         } else {
             fields.append(("url", .string(Self.escaped(Self.origin(url) + path))))
@@ -256,6 +271,35 @@ struct HARImport {
         let recorded = value.contains("redacted") ? "redacted in the recording" : "as recorded"
         variables.append(Variable(name: candidate, source: "the \(name) \(kind), \(recorded)"))
         return "${env:\(candidate)}"
+    }
+
+    /// Why `text` cannot be a job's base URL for `--base-url`, or `nil` when it can: an
+    /// absolute http or https URL, with a host and no user, password, query or fragment (a
+    /// path is a prefix the recorded paths are joined to). Nothing in it a job file would read
+    /// as a template.
+    static func baseURLProblem(_ text: String) -> String? {
+        guard !text.contains(where: { "{}$".contains($0) || $0.isWhitespace }),
+            let components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty, URL(string: text) != nil
+        else {
+            return "takes an absolute http or https URL (http://host[:port][/path])"
+        }
+        if components.user != nil || components.password != nil {
+            return "takes no user or password (set credentials in the job's auth)"
+        }
+        if components.query != nil || components.fragment != nil {
+            return "takes no query or fragment"
+        }
+        return nil
+    }
+
+    /// The value most of `values` have; on a tie, the one seen first.
+    private static func mostFrequent(_ values: [String]) -> String? {
+        var counts: [String: Int] = [:]
+        for value in values { counts[value, default: 0] += 1 }
+        let top = counts.values.max()
+        return values.first { counts[$0] == top }
     }
 
     // MARK: - Text
