@@ -96,19 +96,20 @@ struct RedirectHandlerConformanceTests {
                 "/redirect?key=\(key)&to=\(URLBuilder.percentEncode("/echo?key=\(key)"))")
             let client = Self.movingTheFirstHop(to: moved, over: transport)
             let request = HTTPRequest(url: server.url("/redirect?to=/echo"))
-            let finalURL: URL
             if streamed {
+                // A streamed response's `url` is the one requested: the server says where the
+                // hops went.
                 let response = try await client.stream(request)
                 #expect(response.status == 200)
-                _ = try await response.body.collect()
-                finalURL = response.url
+                let echo = try JSONDecoder().decode(
+                    Echo.self, from: try await response.body.collect())
+                #expect(echo.query == "key=\(key)")
             } else {
                 let response = try await client.perform(request)
                 #expect(response.status == 200)
                 #expect(response.redirectCount == 2)
-                finalURL = response.url
+                #expect(response.url == server.otherHostURL("/echo?key=\(key)"))
             }
-            #expect(finalURL == server.otherHostURL("/echo?key=\(key)"), "streamed: \(streamed)")
             let hits = try await ServerHits.of(key, on: server)
             #expect(hits.count == 2)
             #expect(hits.requests.first?.path.hasPrefix("/redirect?key=") == true)
@@ -164,7 +165,6 @@ struct RedirectHandlerConformanceTests {
         #expect(performed.url == exit)
         let streamed = try await client.stream(request)
         #expect(streamed.status == 200)
-        #expect(streamed.url == exit)
         _ = try await streamed.body.collect()
         #expect(try await ServerHits.of(key, on: server).count == 2)
     }
@@ -257,7 +257,6 @@ struct RedirectHandlerConformanceTests {
         #expect(performed.url == home)
         let streamed = try await client.stream(request)
         #expect(streamed.status == 200)
-        #expect(streamed.url == home)
         _ = try await streamed.body.collect()
         let hits = try await ServerHits.of(key, on: server).requests
         #expect(hits.count == 2)

@@ -90,7 +90,7 @@ struct HARImport {
             recordedBase = Self.mostFrequent(origins)
             let moved = origins.filter { $0 == recordedBase }.count
             warnings.append(
-                "the recording has requests to \(distinct.count) origins: the \(moved) to \(recordedBase ?? "") (the most) now go to \(baseURL); the \(origins.count - moved) others keep their URLs"
+                "the recording has requests to \(distinct.count) origins: \(moved) of \(origins.count) went to \(recordedBase ?? ""), the most, and now go to \(baseURL); the rest keep their URLs"
             )
         }
 
