@@ -17,14 +17,16 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     /// send next (credentials already dropped for another origin), returns the request to
     /// send (that one, or a changed one) or `nil` to stop and return the redirect itself.
     ///
-    /// The request returned is the one the chain goes on from, judged by the same rules as
-    /// if the redirect had named it (``RedirectState/take(_:proposed:)``): the next relative
-    /// `Location` resolves against its URL, a method and URL sent before is a loop (so one
-    /// that leaves a loop is followed), and its origin decides the credentials. On another
-    /// origin than the redirected request's, that request's credentials are dropped, even
-    /// when the handler moved a same-origin hop there or put them back (one the handler sets
-    /// itself, another value, is sent as set), and a secret body is refused; back on the
-    /// redirected request's origin, the credentials dropped for the proposed one go on.
+    /// The request returned is the one sent, and the rules judge it as if the redirect had
+    /// named it (``RedirectState/take(_:proposed:)``): the next relative `Location` resolves
+    /// against its URL; a method and URL already sent is a loop (a request that leads out of
+    /// a loop is followed); and its origin, against the redirected request's, decides the
+    /// credentials. On another origin it carries none of the redirected request's
+    /// credentials (dropped even when the handler moved a same-origin hop there or put them
+    /// back; a credential the handler sets to a value of its own is sent as set) and no
+    /// secret body (refused with `.invalidRequest`). On the same origin, the credentials the
+    /// proposal dropped for another origin are sent again.
+    ///
     /// For a streamed request (``HTTPClient/stream(_:bufferLimit:)``) the handler is asked when
     /// the redirect's head arrives, and the response it sees has no body.
     public typealias Handler =
