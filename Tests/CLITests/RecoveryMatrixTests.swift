@@ -54,9 +54,26 @@ struct RecoveryMatrixTests {
             extra: #""concurrency": 2, "retry": {"maxAttempts": 1}, "timeout": 30,"#)
     }
 
-    static func level(_ level: Int, delayMs: Int = 0, key: String, server: FixtureServer) {
+    /// Sets the server's outage `level` for `key`; with `holdAfter`, requests past that many
+    /// wait for the next call, so that a run cannot end before the test kills it.
+    static func level(
+        _ level: Int, delayMs: Int = 0, holdAfter: Int = 0, key: String, server: FixtureServer
+    ) {
         _ = BlockingFetch.json(
-            server.url("/recovery/level?key=\(key)&level=\(level)&delay_ms=\(delayMs)"))
+            server.url(
+                "/recovery/level?key=\(key)&level=\(level)&delay_ms=\(delayMs)&hold_after=\(holdAfter)"
+            ))
+    }
+
+    /// Waits (up to 2,400 looks, 50 ms apart) until the server holds a request of `key`.
+    static func waitUntilHeld(key: String, server: FixtureServer) async throws {
+        for _ in 0..<2_400 {
+            if (BlockingFetch.json(server.url("/recovery/held?key=\(key)"))?["held"] as? Int ?? 0) > 0 {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the server never held a request")
     }
 
     /// `courier ARGS` in the workspace, with the job's secret in the environment.
@@ -134,14 +151,14 @@ struct RecoveryMatrixTests {
     }
 
     /// Waits until a log in the job's folder whose name ends with `suffix`, and is not one of
-    /// `earlier` (the logs of runs before the one awaited), holds `count` request lines (30 s
-    /// at most).
+    /// `earlier` (the logs of runs before the one awaited), holds `count` request lines (120 s
+    /// at most: a hang guard).
     static func waitForRequests(
         _ count: Int, in space: JobWorkspace, suffix: String = ".jsonl",
         besides earlier: Set<String> = []
     ) async throws {
         let folder = space.logs.appendingPathComponent("e2e")
-        for _ in 0..<600 {
+        for _ in 0..<2_400 {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
             for name in names where name.hasSuffix(suffix) && !earlier.contains(name) {
                 let text =
@@ -206,9 +223,12 @@ struct RecoveryMatrixTests {
         var repair: [String]
         switch path {
         case .killThenResume:
-            Self.level(0, delayMs: 60, key: key, server: server)
+            // Requests past the twelfth wait until the test lets them go: the kill lands
+            // mid-run however fast or slow the machine.
+            Self.level(0, holdAfter: 12, key: key, server: server)
             let running = try Self.launch(["run", "job.json"], space, backend: backend)
             try await Self.waitForRequests(12, in: space)
+            try await Self.waitUntilHeld(key: key, server: server)
             running.send(SIGKILL)
             let (status, _) = await running.wait(seconds: 20)
             Self.expectKilledMidRun(
@@ -243,15 +263,20 @@ struct RecoveryMatrixTests {
             Self.level(0, key: key, server: server)
             repair = ["replay", space.logs.appendingPathComponent("e2e").path, "--job", "job.json"]
         case .shardsOneKilledThenResume:
-            Self.level(0, delayMs: 60, key: key, server: server)
+            // Requests past the twentieth (of all four shards) wait until the test lets them
+            // go: shard 2 is killed mid-run, the others go on once released.
+            Self.level(0, holdAfter: 20, key: key, server: server)
             var shards: [CourierBinary.Running] = []
             for index in 0..<4 {
                 shards.append(
                     try Self.launch(
                         ["run", "job.json", "--shard", "\(index)/4"], space, backend: backend))
             }
-            try await Self.waitForRequests(4, in: space, suffix: "shard-2-of-4.jsonl")
+            try await Self.waitForRequests(1, in: space, suffix: "shard-2-of-4.jsonl")
+            try await Self.waitUntilHeld(key: key, server: server)
             shards[2].send(SIGKILL)
+            // Let the other shards' held requests go.
+            Self.level(0, key: key, server: server)
             for (index, shard) in shards.enumerated() {
                 let (status, output) = await shard.wait(seconds: 60)
                 if index != 2 { #expect(status == 0, "shard \(index): \(output)") }

@@ -148,10 +148,12 @@ Routes (any method):
                                 1..N (every Dth with "deleted": true when D > 0), pages of Z
                                 (default 10,000) with Link rel=next; built as text, quickly
   /recovery/...?key=K         an API for the recovery matrix, whose outages are deterministic:
-    /recovery/level?key&level=L&delay_ms=D
+    /recovery/level?key&level=L&delay_ms=D[&hold_after=N]
                               sets K's outage level (0 none, 1 a quarter of the items fail,
                               2 half of them; level 1's are a subset of level 2's) and a delay
-                              per answer
+                              per answer; hold_after: after N requests, each later one waits
+                              until the next /recovery/level call (300 s at most)
+    /recovery/held?key        {"held": requests of K that were held so far}
     /recovery/item?key&id=I   {"id": I, "v": 1} with ETag "v1-I" (304 on If-None-Match), or
                               503 when I is out at the current level
     /recovery/list?key&total=T&size=Z&page=P&name=N
@@ -204,6 +206,7 @@ hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
 toggles = set()  # names switched on by /toggle/on
 recovery = {}  # key -> (outage level, delay in ms) for /recovery/...
+recovery_holds = {}  # key -> {"after", "served", "held", "generation"} for /recovery/...
 sessions = {}  # key -> [login count, uses of the first token] for /sync/...&expire_after=N
 oauth = {}  # key -> token endpoint state for /oauth/... (see Handler.oauth_token)
 OAUTH_CLIENT_ID = "courier-test"
@@ -800,9 +803,33 @@ class Handler(BaseHTTPRequestHandler):
         if route == "/recovery/level":
             with state_lock:
                 recovery[key] = (int(arg("level", "0")), int(arg("delay_ms", "0")))
+                # Each call is a new setting: requests held by the one before are let go.
+                generation = recovery_holds.get(key, {}).get("generation", 0) + 1
+                recovery_holds[key] = {"after": int(arg("hold_after", "0")), "served": 0,
+                                       "held": 0, "generation": generation}
             return self.reply_json(200, {"level": recovery[key][0]})
+        if route == "/recovery/held":
+            with state_lock:
+                return self.reply_json(200, {"held": recovery_holds.get(key, {}).get("held", 0)})
         with state_lock:
             level, delay = recovery.get(key, (0, 0))
+            hold = recovery_holds.get(key)
+            held = False
+            if hold and hold["after"]:
+                hold["served"] += 1
+                held = hold["served"] > hold["after"]
+                if held:
+                    hold["held"] += 1
+            generation = hold["generation"] if hold else 0
+        if held:
+            # Past hold_after answers, every request waits for the next /recovery/level (300 s
+            # at most): a run cannot end before the test has killed it.
+            deadline = time.time() + 300
+            while time.time() < deadline:
+                with state_lock:
+                    if recovery_holds[key]["generation"] != generation:
+                        break
+                time.sleep(0.01)
         if delay:
             time.sleep(delay / 1000)
 

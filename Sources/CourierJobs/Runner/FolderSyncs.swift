@@ -49,6 +49,11 @@ final class FolderSyncs: Sendable {
         close(descriptor)
     }
 
+    /// Callers waiting for a sync of `folder` now (tests wait for their callers with it).
+    func waiting(in folder: String) -> Int {
+        folders.withLock { $0[folder]?.waiters.count ?? 0 }
+    }
+
     /// Returns once `folder` has been synced by a sync that started after this call.
     func sync(_ folder: String) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -1,0 +1,78 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A request's `ts` is when it went to the transport, after its wait for the rate limit; the
+/// wait is `blockedMs`, and the report, the HAR export and the spans read both. Before, six
+/// requests at two a second were logged with one `ts`, and the report said ~850 req/s.
+@Suite("request times under a rate limit")
+struct RequestTimeTests {
+    static func date(_ text: String) -> Double? {
+        let format = Date.ISO8601FormatStyle.iso8601.year().month().day()
+            .time(includingFractionalSeconds: true)
+        return (try? Date(text, strategy: format))?.timeIntervalSince1970
+    }
+
+    @Test(
+        "six requests at two a second: logged when sent, the wait beside, as the server saw them",
+        arguments: RunCommandTests.backends)
+    func rateLimitedTimes(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("paced")
+        try space.writeJob(
+            tasks:
+                #"{"id": "p{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 6]}}}"#,
+            extra: #""concurrency": 6, "rateLimit": {"perSecond": 2, "burst": 1},"#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try space.logLines().filter { $0["event"] as? String == "request" }
+        #expect(lines.count == 6)
+        let stamps = lines.compactMap { ($0["ts"] as? String).flatMap(Self.date) }.sorted()
+        #expect(stamps.count == 6)
+        // Lower bounds only (a slow machine only spreads them more): a token every 0.5 s.
+        for (earlier, later) in zip(stamps, stamps.dropFirst()) {
+            #expect(later - earlier >= 0.45, "logged \(later - earlier) s apart: \(stamps)")
+        }
+        let blocked = lines.compactMap { ($0["blockedMs"] as? NSNumber)?.doubleValue }
+        #expect(blocked.count >= 5, "every request after the first waited: \(lines)")
+        #expect((blocked.max() ?? 0) >= 2_000, "the last waited about 2.5 s: \(blocked)")
+        // Sent no sooner than logged (the log's clock and the server's are this machine's;
+        // 5 ms for the millisecond stamps and the clock's reading).
+        let arrivals = try await ServerHits.of(key, on: space.server).requests.map(\.time)
+            .sorted()
+        for (stamp, arrival) in zip(stamps, arrivals) {
+            #expect(arrival >= stamp - 0.005, "arrived \(arrival) before it was sent \(stamp)")
+        }
+
+        // The report's rate is the server's, not the queue's: six requests over 2.5 s or more.
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).first { $0.hasSuffix(".jsonl") })
+        let path = space.logs.appendingPathComponent("e2e/\(log)").path
+        let report = try await CourierBinary.run(["report", "--json", path])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let job = try #require((json["jobs"] as? [[String: Any]])?.first)
+        let rate = try #require((job["requestsPerSecond"] as? NSNumber)?.doubleValue)
+        #expect(rate <= 2.5, "\(rate) req/s reported for a limit of 2")
+        let reportBlocked = try #require(job["blocked"] as? [String: Any])
+        #expect(reportBlocked["requests"] as? Int == blocked.count)
+
+        // HAR: each entry starts before its wait, which is its timings.blocked.
+        let har = try await CourierBinary.run(["export", "--har", path])
+        let entries = try #require(
+            ((try JSONSerialization.jsonObject(with: Data(har.stdout.utf8)) as? [String: Any])?[
+                "log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        #expect(entries.count == 6)
+        for (entry, line) in zip(entries, lines) {
+            let started = try #require((entry["startedDateTime"] as? String).flatMap(Self.date))
+            let stamp = try #require((line["ts"] as? String).flatMap(Self.date))
+            let waited = (line["blockedMs"] as? NSNumber)?.doubleValue ?? 0
+            let timings = try #require(entry["timings"] as? [String: Any])
+            #expect((timings["blocked"] as? NSNumber)?.doubleValue == (waited > 0 ? waited : -1))
+            #expect(abs(started + waited / 1000 - stamp) < 0.002, "\(entry)")
+        }
+    }
+}
