@@ -2,7 +2,8 @@
 import PackageDescription
 
 // No package dependencies by design: Foundation, Dispatch, Glibc, the test frameworks that ship
-// with the toolchain, and the system libcurl (Debian `libcurl4-openssl-dev`).
+// with the toolchain, the system libcurl (Debian `libcurl4-openssl-dev`) and the decoders it
+// links too (zlib, and `libbrotli-dev`, `libzstd-dev` for their headers).
 let package = Package(
     name: "Courier",
     platforms: [.macOS(.v13)],
@@ -20,8 +21,23 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
-        // zlib (which libcurl links too) decodes gzip and deflate bodies: CCurlInflate.h says why.
-        .target(name: "CCurl", dependencies: ["CLibcurl"], linkerSettings: [.linkedLibrary("z")]),
+        // The brotli and zstd decoders the system libcurl links; CCurl decodes `br` and `zstd`
+        // bodies with them.
+        .systemLibrary(
+            name: "CBrotliDec",
+            pkgConfig: "libbrotlidec",
+            providers: [.apt(["libbrotli-dev"]), .brew(["brotli"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
+        // zlib (which libcurl links too) decodes gzip and deflate bodies, libbrotlidec br and
+        // libzstd zstd: CCurlDecode.h says why the transport decodes them, not libcurl.
+        .target(
+            name: "CCurl", dependencies: ["CLibcurl", "CBrotliDec", "CZstd"],
+            linkerSettings: [.linkedLibrary("z")]),
         .target(name: "Courier"),
         .target(name: "CourierCurl", dependencies: ["Courier", "CCurl"]),
         // Test doubles for users' own tests: a stub transport, a mock API client, a clock.

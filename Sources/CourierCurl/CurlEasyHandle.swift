@@ -115,8 +115,8 @@ final class CurlEasyHandle {
         }
         setTLSOptions(request.tls)
         // No CURLOPT_ACCEPT_ENCODING: curl hands over the raw body and ContentDecoder decodes
-        // gzip and deflate, because libcurl's decoder never checks that the stream ended. The
-        // Accept-Encoding field comes from WireRequest in the header list.
+        // gzip, deflate, br and zstd, because libcurl's decoders never check that the stream
+        // ended. The Accept-Encoding field comes from WireRequest in the header list.
         // Fewer, larger write callbacks for big bodies (curl's default is 16 KiB). A reset handle
         // keeps its buffer, so setting the same size again does not reallocate it.
         set(CURLOPT_BUFFERSIZE, 64 << 10)

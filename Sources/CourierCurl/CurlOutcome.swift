@@ -73,7 +73,8 @@ struct CurlOutcome {
     var fileError: HTTPError? = nil
     /// How many times curl was about to send the request.
     var sends = 1
-    /// The content coding (gzip, deflate) whose stream did not reach its end, if one did not.
+    /// The content coding (gzip, deflate, br, zstd) whose stream did not reach its end, if one
+    /// did not.
     var unendedCoding: String? = nil
     var body = Body.memory(Data())
     /// The URL the response reports: the one sent, without credentials.

@@ -57,7 +57,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// The body, when Content-Length announced a large one: a pooled buffer.
     private var pooled: (buffer: UnsafeMutableRawPointer, size: Int, count: Int)?
     private(set) var overCap = false
-    /// Decodes a gzip or deflate body (set at the first body byte; ``ContentDecoder``).
+    /// Decodes a gzip, deflate, br or zstd body (set at the first body byte; ``ContentDecoder``).
     private(set) var decoder: ContentDecoder?
     /// Why the body was refused while it arrived (a corrupt stream, a coding not decoded),
     /// when the write callback stopped the transfer for that reason.

@@ -63,3 +63,29 @@ struct TruncatedResponseTests {
             .sorted() == [".courier", "a.json"], "no temporary left")
     }
 }
+
+/// A compressed body through `courier run`: read and saved on both backends; where the
+/// backend could not check the compressed stream's end (URLSession), the request line says so
+/// in `bodyEndUnchecked`, a field and not a failure (docs/log-format.md).
+@Suite("compressed bodies through courier run")
+struct CompressedBodyRunTests {
+    @Test(
+        "a br body is saved whole; the line names a coding whose end was not checked",
+        arguments: RunCommandTests.backends)
+    func compressedBodySaved(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "a", "path": "/cut/gzip-length", "query": {"whole": "1", "encoding": "br"}, "save": "a.json"}"#
+        )
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        let saved = try Data(contentsOf: space.folder.appendingPathComponent("out/a.json"))
+        #expect((try JSONSerialization.jsonObject(with: saved) as? [Any])?.count == 2000)
+        let line = try #require(try space.attempts("a").last)
+        #expect(line["outcome"] as? String == "ok")
+        #expect(line["bytesReceived"] as? Int == saved.count, "the decoded bytes")
+        #expect(line["bodyEndUnchecked"] as? String == (backend == "urlsession" ? "br" : nil))
+    }
+}

@@ -48,16 +48,20 @@ Routes (any method):
   /stale                      answers the first request on a connection; closes it unanswered
                               when a later request comes on it (a stale keep-alive)
   /truncated                  promises 100 bytes, sends 10, closes
-  /cut/<how>[?whole=1&encoding=gzip|deflate|br]
+  /cut/<how>[?whole=1&encoding=gzip|deflate|br|zstd|OTHER]
                               hostile responses, written as raw bytes, each with ETag "cut":
                               headers: a status line and an ETag line, then a close (no blank
-                              line); gzip-chunked / gzip-length: a gzip body (deflate with
-                              encoding=deflate) cut at 38 % of its bytes, in correct chunked
+                              line); gzip-chunked / gzip-length: a gzip body (or deflate, br,
+                              zstd as encoding says; any OTHER name labels the plain body so)
+                              cut at 38 % of its bytes, in correct chunked
                               framing / with a Content-Length for the cut bytes (whole=1: the
                               whole stream, the control); length-overflow: a Content-Length of
                               26 digits, then a body and a close; chunked-bad: a chunk size
                               line that is not hex; chunked-early-close: two chunks, then a
                               close before the last (0-size) chunk
+  /challenge?scheme=Basic|Digest|Bearer
+                              401 with a WWW-Authenticate challenge of that scheme and a JSON
+                              body ({"error": "unauthorized", "scheme", "detail"})
   /bytes?n=N[&chunked=1]      N bytes of a repeating pattern
   /redirect?to=URL&status=S[&body=TEXT]
                               redirect to URL with status S (302), with TEXT as its body
@@ -174,6 +178,7 @@ import os
 import socket
 import struct
 import ssl
+import subprocess
 import sys
 import tempfile
 import threading
@@ -193,6 +198,32 @@ PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
 # a plausible prefix.
 CUT_BODY = json.dumps([{"id": i, "name": "item %d" % i, "tag": "t%d" % (i * 7919 % 1000)}
                        for i in range(2000)]).encode()
+
+# Compressed forms of a body, made once each: brotli and zstd with Debian's command-line tools
+# (packages brotli and zstd), so that whichever python3 runs this needs no module beyond the
+# standard library.
+COMPRESSED = {}
+COMPRESSED_LOCK = threading.Lock()
+
+
+def compressed(body, encoding):
+    """`body` in the content coding `encoding` (gzip, deflate, br, zstd); any other name gives
+    the body as it is, for a coding no client decodes (only the header matters then)."""
+    with COMPRESSED_LOCK:
+        if (body, encoding) in COMPRESSED:
+            return COMPRESSED[(body, encoding)]
+        if encoding == "gzip":
+            packed = gzip.compress(body, 6, mtime=0)
+        elif encoding == "deflate":
+            packed = zlib.compress(body, 6)
+        elif encoding in ("br", "zstd"):
+            tool = ["brotli", "-c", "-q", "6"] if encoding == "br" else ["zstd", "-c", "-q", "-3"]
+            packed = subprocess.run(tool, input=body, stdout=subprocess.PIPE, check=True).stdout
+        else:
+            packed = body
+        COMPRESSED[(body, encoding)] = packed
+        return packed
+
 
 SEED_TOKEN = "seed-token"
 SEED_USERS = [{"id": str(n), "name": name, "email": name.lower() + "@example.com",
@@ -492,6 +523,8 @@ class Handler(BaseHTTPRequestHandler):
             self.malformed(route[len("/malformed/"):])
         elif route.startswith("/cut/"):
             self.cut(route[len("/cut/"):], arg)
+        elif route == "/challenge":
+            self.challenge(arg)
         elif route == "/reset-mid-body":
             # Half of a promised body, then a TCP reset (SO_LINGER 0) rather than a clean close.
             self.send_response(200)
@@ -1049,18 +1082,23 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
 
+    def challenge(self, arg):
+        """A 401 with a WWW-Authenticate challenge of the scheme asked for, and a body."""
+        scheme = arg("scheme", "Basic")
+        fields = {"Basic": 'Basic realm="fixture"',
+                  "Digest": 'Digest realm="fixture", nonce="n0", qop="auth", algorithm=MD5',
+                  "Bearer": 'Bearer realm="fixture", error="invalid_token"'}
+        self.reply_json(401, {"error": "unauthorized", "scheme": scheme,
+                              "detail": "this body is the server's explanation"},
+                        [("WWW-Authenticate", fields.get(scheme, scheme))])
+
     def cut(self, how, arg):
         """Hostile responses for the truncation tests, written byte for byte, then a close."""
         head = b'HTTP/1.1 200 OK\r\nETag: "cut"\r\nContent-Type: application/json\r\n'
         body = CUT_BODY
         if how.startswith("gzip-"):
             encoding = arg("encoding", "gzip")
-            if encoding == "deflate":
-                packed = zlib.compress(body, 6)
-            elif encoding == "br":
-                packed = body  # not brotli: only the header matters (a coding we do not decode)
-            else:
-                packed = gzip.compress(body, 6, mtime=0)
+            packed = compressed(body, encoding)
             if arg("whole") != "1":
                 packed = packed[: len(packed) * 38 // 100]
             head += b"Content-Encoding: " + encoding.encode() + b"\r\n"

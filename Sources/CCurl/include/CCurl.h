@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 #include <stddef.h>
 
-#include "CCurlInflate.h"
+#include "CCurlDecode.h"
 
 /// Signature of CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION callbacks.
 typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, void *context);

@@ -21,6 +21,14 @@ public struct HTTPResponse: Sendable, Hashable {
     /// Where the body went when the request asked for a file
     /// (``HTTPRequest/bodyDestination``); `nil` when it is in ``body``.
     public var savedBody: SavedBody?
+    /// The content coding of a body whose end the transport could not check, or `nil` when
+    /// there was nothing left unchecked (a body not compressed, or one whose compressed stream
+    /// was checked to its end). ``URLSessionHTTPClient`` sets it for every compressed body:
+    /// FoundationNetworking decodes it and never tells whether the stream ended, so a body cut
+    /// inside its compressed stream (in whole HTTP framing) cannot be told from a whole one.
+    /// `CurlHTTPClient` checks each coding it decodes and fails a cut stream, so never sets
+    /// it. `courier run` writes it as the request line's `bodyEndUnchecked` (docs/log-format.md).
+    public var bodyEndUnchecked: String?
 
     public init(
         status: Int,
@@ -30,7 +38,8 @@ public struct HTTPResponse: Sendable, Hashable {
         redirectCount: Int = 0,
         timings: HTTPTimings = HTTPTimings(),
         requestHeaders: HTTPHeaders = [:],
-        savedBody: SavedBody? = nil
+        savedBody: SavedBody? = nil,
+        bodyEndUnchecked: String? = nil
     ) {
         self.status = status
         self.headers = headers
@@ -40,6 +49,7 @@ public struct HTTPResponse: Sendable, Hashable {
         self.timings = timings
         self.requestHeaders = requestHeaders
         self.savedBody = savedBody
+        self.bodyEndUnchecked = bodyEndUnchecked
     }
 
     /// The body's length in bytes, in memory or in its file.

@@ -37,12 +37,14 @@ package enum ResponseFraming {
         return "the response's Content-Length \"\(shown)\" is not a number that fits"
     }
 
-    /// A response body's content coding, as far as a transport can check it.
+    /// A response body's content coding, as far as a transport can read it.
     package enum Coding: Equatable, Sendable {
         case identity
         case gzip
         case deflate
-        /// A coding, or a list of codings, no transport here decodes and checks.
+        case br
+        case zstd
+        /// A coding, or a list of codings, no transport here decodes.
         case unsupported(String)
 
         /// The coding's name in messages.
@@ -51,6 +53,8 @@ package enum ResponseFraming {
             case .identity: "identity"
             case .gzip: "gzip"
             case .deflate: "deflate"
+            case .br: "br"
+            case .zstd: "zstd"
             case .unsupported(let value): value
             }
         }
@@ -64,13 +68,18 @@ package enum ResponseFraming {
         case []: return .identity
         case ["gzip"], ["x-gzip"]: return .gzip
         case ["deflate"]: return .deflate
+        case ["br"]: return .br
+        case ["zstd"]: return .zstd
         default: return .unsupported(codings.joined(separator: ", "))
         }
     }
 
-    /// A body in a coding the transport cannot decode and check to its end.
+    /// The codings both transports offer and decode, in the words of messages.
+    package static let decodedCodings = "gzip, deflate, br, zstd"
+
+    /// A body in a coding no transport here decodes.
     package static func unsupportedCodingMessage(_ coding: Coding) -> String {
-        "the body's Content-Encoding \"\(coding.name)\" is not one Courier decodes and checks (gzip, deflate)"
+        "the body's Content-Encoding \"\(coding.name)\" is not one Courier decodes (\(decodedCodings))"
     }
 }
 

@@ -7,7 +7,8 @@ import Foundation
 /// each only when the caller did not set it:
 /// - `User-Agent: courier/<version>`
 /// - `Accept: */*`
-/// - `Accept-Encoding: gzip, deflate` (the response body is decoded; see `docs/transports.md`)
+/// - `Accept-Encoding: gzip, deflate, br, zstd` (the codings both transports decode, as
+///   curl(1) offers them; the response body comes back decoded; see `docs/transports.md`)
 /// - `Authorization: Basic …` when the URL carries `user:password@` (the URL is sent without it)
 ///
 /// Nothing else: no `Accept-Language`, `Connection`, `Expect`, or form `Content-Type`.
@@ -19,13 +20,18 @@ public struct WireRequest: Sendable, Hashable {
 
     public static let userAgent = "courier/\(CourierVersion.current)"
     public static let accept = "*/*"
-    public static let acceptEncoding = "gzip, deflate"
+    /// The codings offered when the caller set no `Accept-Encoding`: those both transports
+    /// decode (`CurlHTTPClient` itself, checking each stream's end; URLSession through
+    /// FoundationNetworking's libcurl).
+    public static let acceptEncoding = "gzip, deflate, br, zstd"
 
     /// Checks the request and works out what is sent.
     ///
-    /// `acceptEncoding` is the `Accept-Encoding` sent when the caller set none: a transport that
-    /// cannot check a compressed body to its end (``URLSessionHTTPClient`` on Linux) asks for
-    /// `identity` instead of ``acceptEncoding``.
+    /// `acceptEncoding` is the `Accept-Encoding` sent when the caller set none: a transport
+    /// that decodes other codings than ``acceptEncoding`` offers its own
+    /// (``URLSessionHTTPClient`` on Darwin offers `gzip, deflate, br`, what Apple's URLSession
+    /// offers itself). A caller's `Accept-Encoding` is sent as given, whatever it names; the
+    /// body is decoded all the same.
     ///
     /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s), and
     /// `.invalidRequest` for a method or header name that is not a token, a header value with

@@ -80,11 +80,18 @@ public final class URLSessionHTTPClient: HTTPClient {
         DispatchQueue.global().async { session.invalidateAndCancel() }
     }
 
-    /// The `Accept-Encoding` this client sends when the caller set none. FoundationNetworking
-    /// always has libcurl decode a compressed body, and libcurl never checks that the stream
-    /// ended: a cut gzip body would pass as whole. So this client asks for none, and refuses a
-    /// compressed body (docs/transports.md, "Truncated responses").
-    public static let acceptEncoding = "identity"
+    /// The `Accept-Encoding` this client sends when the caller set none: the codings its system
+    /// decodes. On Linux, FoundationNetworking has the system libcurl decode every coding that
+    /// libcurl was built with (Debian's: gzip, deflate, br and zstd), so this client offers what
+    /// `CurlHTTPClient` offers (``WireRequest/acceptEncoding``); on Darwin, what Apple's
+    /// URLSession offers itself. Neither tells whether a compressed stream reached its end, so
+    /// a compressed body comes back with ``HTTPResponse/bodyEndUnchecked`` set
+    /// (docs/transports.md, "Compressed responses").
+    #if canImport(FoundationNetworking)
+        public static let acceptEncoding = WireRequest.acceptEncoding
+    #else
+        public static let acceptEncoding = "gzip, deflate, br"
+    #endif
 
     /// Ends every request under way with `.cancelled` at once, and fails every later one the
     /// same way, as ``CurlHTTPClient/shutdown()`` does. The session itself is let go when the
@@ -163,7 +170,9 @@ public final class URLSessionHTTPClient: HTTPClient {
             body: outcome.body,
             url: wire.url,
             timings: HTTPTimings(total: elapsed.seconds), requestHeaders: wire.headers,
-            savedBody: sink?.saved)
+            savedBody: sink?.saved,
+            bodyEndUnchecked: URLSessionTaskRouter.uncheckedCoding(
+                of: outcome.response, expectsBody: request.method != .head))
     }
 
     /// FoundationNetworking adds `Accept-Language`, `Connection: keep-alive` and, for a body

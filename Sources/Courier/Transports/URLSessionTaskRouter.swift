@@ -220,10 +220,15 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     }
 
     /// Authentication is the caller's business: a 401 with `WWW-Authenticate` must come back as
-    /// a response. FoundationNetworking on Linux stalls on `.performDefaultHandling` and has no
-    /// "continue without credentials", so the challenge's response is kept and the challenge
-    /// cancelled; the 401's body is lost (docs/transports.md). Server-trust challenges (Darwin)
-    /// get the system's default handling, so HTTPS keeps working there.
+    /// a response, body and all. FoundationNetworking on Linux challenges only for a `Basic`
+    /// challenge with a realm, once the whole 401 has been read and handed to this delegate
+    /// (head and body chunks, in order on its queue); it stalls on `.performDefaultHandling`
+    /// without a stored credential, traps on `.useCredential` without one, and cancels the
+    /// task on `.rejectProtectionSpace` as on `.cancelAuthenticationChallenge`: there is no
+    /// "continue without credentials". So the challenge's response is kept, the challenge
+    /// cancelled, and the 401 returned with the body already collected (docs/transports.md).
+    /// Server-trust challenges (Darwin) get the system's default handling, so HTTPS keeps
+    /// working there.
     func urlSession(
         _ session: URLSession, task: URLSessionTask,
         didReceive challenge: URLAuthenticationChallenge,
@@ -269,7 +274,10 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
                     .bodyTooLarge, "response body larger than \(transfer.maxBytes) bytes",
                     url: transfer.url))
         } else if let challenged = transfer.challenged {
-            transfer.continuation.resume(returning: Outcome(response: challenged, body: Data()))
+            // The body came before the challenge (to memory, the file or the reader); the
+            // cancel that followed it ended nothing but the task.
+            transfer.continuation.resume(
+                returning: Outcome(response: challenged, body: transfer.body))
         } else if let error {
             transfer.continuation.resume(throwing: Self.httpError(error, url: transfer.url))
         } else if let response = transfer.response ?? task.response as? HTTPURLResponse {
@@ -283,9 +291,9 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
 
     /// Why a response cannot be taken, judged from its head: a Content-Length that is not a
     /// number that fits (libcurl reads such a body to the close and calls it whole), or a
-    /// compressed body, which FoundationNetworking decodes without checking that the stream
-    /// ended. A response without a body (HEAD, 204, 304, Content-Length 0) is not refused for
-    /// its coding: there is nothing to cut.
+    /// coding that neither transport decodes (refused on curl too). A compressed body in a
+    /// coding Courier decodes is taken (``uncheckedCoding(of:expectsBody:)``). A response without
+    /// a body (HEAD, 204, 304, Content-Length 0) is not refused for its coding.
     static func refusal(of response: HTTPURLResponse, expectsBody: Bool) -> String? {
         let length = response.value(forHTTPHeaderField: "Content-Length")
         if let length, let problem = ResponseFraming.contentLengthProblem(length) {
@@ -293,17 +301,29 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         }
         let coding = ResponseFraming.coding(
             of: response.value(forHTTPHeaderField: "Content-Encoding"))
-        let bodyless =
-            !expectsBody || [204, 304].contains(response.statusCode)
-            || (100..<200).contains(response.statusCode) || length == "0"
-        guard coding != .identity, !bodyless else { return nil }
-        if case .unsupported = coding {
-            // Refused on curl as well: no advice to switch.
-            return
-                "the body's Content-Encoding \"\(coding.name)\" is not one Courier decodes and checks (gzip, deflate on CurlHTTPClient)"
+        guard case .unsupported = coding, hasBody(response, expectsBody: expectsBody) else {
+            return nil
         }
-        return
-            "the body is compressed (\(coding.name)), and URLSession on Linux cannot check that a compressed body is whole; use CurlHTTPClient"
+        return ResponseFraming.unsupportedCodingMessage(coding)
+    }
+
+    /// The coding of a compressed body whose end cannot be checked, or `nil`: FoundationNetworking
+    /// has its libcurl decode the body and hands over only decoded bytes, with nothing that says
+    /// whether the compressed stream ended, so a stream cut in whole HTTP framing reads as whole
+    /// (``HTTPResponse/bodyEndUnchecked``).
+    static func uncheckedCoding(of response: HTTPURLResponse, expectsBody: Bool) -> String? {
+        let coding = ResponseFraming.coding(
+            of: response.value(forHTTPHeaderField: "Content-Encoding"))
+        guard coding != .identity, hasBody(response, expectsBody: expectsBody) else { return nil }
+        return coding.name
+    }
+
+    /// Whether the response may carry a body: not one to a HEAD, not 1xx, 204 or 304, and not
+    /// with Content-Length 0.
+    static func hasBody(_ response: HTTPURLResponse, expectsBody: Bool) -> Bool {
+        expectsBody && ![204, 304].contains(response.statusCode)
+            && !(100..<200).contains(response.statusCode)
+            && response.value(forHTTPHeaderField: "Content-Length") != "0"
     }
 
     static func fields(of response: HTTPURLResponse) -> [(name: String, value: String)] {

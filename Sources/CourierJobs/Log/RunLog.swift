@@ -219,6 +219,9 @@ package struct RunLog: Sendable {
             line.headers("responseHeaders", response.headers, placeholder: Redactor.placeholder) {
                 SecretHeaders.isSecret($0)
             }
+            // A compressed body whose end the backend could not check (URLSession): read, and
+            // said so, not failed (docs/log-format.md).
+            if let coding = response.bodyEndUnchecked { line.string("bodyEndUnchecked", coding) }
             timings = response.timings
             if timings.total == 0 { timings.total = attempt.duration }
             received = response.bodyCount
