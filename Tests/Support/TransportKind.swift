@@ -29,9 +29,9 @@ public enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertib
         }
     }
 
-    /// The `Accept-Encoding` this transport sends when the caller set none: URLSession on Linux
-    /// asks for `identity`, since it cannot check a compressed body to its end
-    /// (docs/transports.md, "Truncated responses").
+    /// The `Accept-Encoding` this transport sends when the caller set none: the codings it
+    /// decodes, `gzip, deflate, br, zstd` on both on Linux (docs/transports.md, "Compressed
+    /// responses").
     public var acceptEncoding: String {
         switch self {
         case .urlSession: URLSessionHTTPClient.acceptEncoding
