@@ -1,17 +1,20 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-# Each target installs only what it needs (the README lists them): building needs libcurl's
-# headers and pkg-config, nothing else; the test servers and tools come with `make test`.
-BUILD_PACKAGES := libcurl4-openssl-dev pkg-config
+# Each target installs only what it needs (the README lists them): building needs the headers
+# of libcurl and of the brotli and zstd decoders it links (the curl transport decodes br and zstd
+# bodies with them), and pkg-config, nothing else; the test servers and tools come with
+# `make test`.
+BUILD_PACKAGES := libcurl4-openssl-dev libbrotli-dev libzstd-dev pkg-config
 # `make demo`: the fixture server (Python's standard library; openssl for its TLS port).
 DEMO_PACKAGES := python3 openssl
-# `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the checkers of
+# `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the brotli and
+# zstd tools the fixture server compresses its br and zstd bodies with, the checkers of
 # schemas, manifests, report screenshots and metrics files, the shells whose completion scripts
 # are checked, systemd-analyze for the units in deploy/, groff for the manual page, and
 # python3-venv for the PyPI packages below.
 TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
   python3-jsonschema python3-yaml chromium python3-pil python3-prometheus-client zsh fish \
-  systemd groff-base
+  systemd groff-base brotli zstd
 # `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

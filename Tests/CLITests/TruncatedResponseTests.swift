@@ -43,10 +43,11 @@ struct TruncatedResponseTests {
 
         // The same save path, now from a server that cuts its answer.
         let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
-        let query = ([#""run": "2""#] + parts.dropFirst().flatMap { $0.split(separator: "&") }.map {
-            let pair = $0.split(separator: "=", maxSplits: 1)
+        let items = parts.dropFirst().flatMap { $0.split(separator: "&") }.map { item in
+            let pair = item.split(separator: "=", maxSplits: 1)
             return #""\#(pair[0])": "\#(pair[1])""#
-        }).joined(separator: ", ")
+        }
+        let query = ([#""run": "2""#] + items).joined(separator: ", ")
         try Self.writeJob(space, path: parts[0], query: query)
         let second = try await space.run(backend: backend)
         #expect(second.status == 1, "\(path): \(second.stderr)")
