@@ -1098,7 +1098,11 @@ class Handler(BaseHTTPRequestHandler):
         body = CUT_BODY
         if how.startswith("gzip-"):
             encoding = arg("encoding", "gzip")
-            packed = compressed(body, encoding)
+            try:
+                packed = compressed(body, encoding)
+            except (OSError, subprocess.CalledProcessError) as error:
+                return self.reply_json(500, {"error": "no %s encoder: %s (Debian packages brotli "
+                                             "and zstd; make test-deps)" % (encoding, error)})
             if arg("whole") != "1":
                 packed = packed[: len(packed) * 38 // 100]
             head += b"Content-Encoding: " + encoding.encode() + b"\r\n"
