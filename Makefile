@@ -4,7 +4,7 @@ SWIFT ?= swift
 # of libcurl and of the brotli and zstd decoders it links (the curl transport decodes br and zstd
 # bodies with them), and pkg-config, nothing else; the test servers and tools come with
 # `make test`.
-BUILD_PACKAGES := libcurl4-openssl-dev libbrotli-dev libzstd-dev pkg-config
+BUILD_PACKAGES := libcurl4-openssl-dev libbrotli-dev libzstd-dev zlib1g-dev pkg-config
 # `make demo`: the fixture server (Python's standard library; openssl for its TLS port).
 DEMO_PACKAGES := python3 openssl
 # `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the brotli and
