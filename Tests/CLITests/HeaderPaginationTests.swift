@@ -45,6 +45,39 @@ struct HeaderPaginationTests {
         LogContract.check(try space.logLines())
     }
 
+    /// Kinto's shape: a bare URL in `Next-Page`, a job that names it with `linkHeader` and no
+    /// `pageSize`. One page and exit 0 as before (the rule is the user's), but no longer
+    /// without a word: stderr and the log name the rule that follows the field. A GitLab
+    /// `X-Next-Page` number gets the `headerParam` rule, a `Link` rel="next" the linkHeader one.
+    @Test(
+        "a next page the rule does not follow is named, with the rule that would",
+        arguments: RunCommandTests.backends, ["header", "gitlab", "link"])
+    func unfollowedNextPage(backend: String, style: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("unfollowed")
+        let rule = style == "header" ? #"{"linkHeader": "Next-Page"}"# : #"{"linkHeader": "nxt"}"#
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/pages", "query": {"style": "\#(style)", "total": "10", "size": "3", "key": "\#(key)"},
+                 "paginate": {"next": \#(rule)}}
+                """#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+        let expected = [
+            "header": #"the response has a Next-Page header field (a URL), which {"header": "Next-Page"} follows"#,
+            "gitlab": #"the response has a X-Next-Page header field (a value), which {"headerParam": {"header": "X-Next-Page", "param": "page"}} (with the parameter the API takes) follows"#,
+            "link": #"the response has a Link header with rel="next", which {"linkHeader": "next"} follows"#,
+        ][style]!
+        let line = try #require(try space.attempts("list").last)
+        #expect(
+            line["warning"] as? String == "page 1 had no next page by the rule, but " + expected,
+            "\(line)")
+        #expect(result.stderr.contains("may have stopped early"), "\(result.stderr)")
+        #expect(result.stderr.contains(expected), "\(result.stderr)")
+    }
+
     /// The issue's report: `{"linkHeader": "Next-Page"}` validated, fetched page 1 and ended
     /// with exit 0. The full page now warns, in the log and on standard error, and says which
     /// rule reads the field the server sent; `requireNext` fails the task.

@@ -375,6 +375,27 @@ struct RunCommandTests {
         #expect(try await ServerHits.of(key, on: space.server).count == 0)
     }
 
+    @Test("--base-url runs the same job against another server, the file untouched")
+    func baseURLOption() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("base")
+        // The file's baseURL is a port nothing listens on.
+        let text =
+            #"{"version": 1, "name": "e2e", "baseURL": "http://127.0.0.1:\#(unusedLoopbackPort())/v1", "outputDir": "out", "retry": {"maxAttempts": 1}, "tasks": [{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}}]}"#
+        let job = space.folder.appendingPathComponent("job.json")
+        try text.write(to: job, atomically: true, encoding: .utf8)
+        let result = try await space.run(
+            ["--base-url", space.server.baseURL.absoluteString], backend: "curl")
+        #expect(result.status == 0, "\(result.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 1 && hits.allSatisfy { $0.path.hasPrefix("/echo?") }, "\(hits.map(\.path))")
+        #expect(try String(contentsOf: job, encoding: .utf8) == text, "the file is as it was")
+        let bad = try await space.run(["--base-url", "ftp://example.com"], backend: "curl")
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--base-url: expected an absolute http or https URL"))
+    }
+
     @Test("a second run of a locked job exits 3 at once")
     func lockedJob() async throws {
         let space = try JobWorkspace()

@@ -64,6 +64,27 @@ struct SinceCursorTests {
             contentsOf: space.folder.appendingPathComponent("out/.courier/since"), encoding: .utf8)
     }
 
+    /// A dry run shows exactly what the next run sends: the kept cursor, not the start value.
+    @Test("--dry-run shows the kept cursor the next run sends")
+    func dryRunShowsTheKeptCursor() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("dry")
+        try await Self.put(
+            [Self.record(1, "05", name: "a"), Self.record(2, "09", name: "b")], key: key, on: space)
+        try Self.writeJob(space, key: key)
+        let before = try await space.run(["--dry-run"], backend: "curl")
+        #expect(before.stdout.contains("since=1970-01-01T00%3A00%3A00Z"), "\(before.stdout)")
+        #expect(try await space.run(backend: "curl").status == 0)
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("since=2026-01-01T00%3A00%3A09Z"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("since=1970"), "\(plan.stdout)")
+        // And the next run sends what the plan showed.
+        #expect(try await space.run(backend: "curl").status == 0)
+        #expect(try Self.newestRun(space).since.first == "2026-01-01T00:00:09Z")
+    }
+
     @Test(
         "three runs: all, then what was added or changed, then a deletion's tombstone",
         arguments: RunCommandTests.backends)
@@ -255,7 +276,7 @@ struct SinceCursorTests {
         #expect(result.status == 0, "\(result.stderr)")
         let note =
             "since: no value at /items/*/updatedAt on a page with items, so the cursor does not move and the next run asks from the same point again"
-        #expect(result.stderr.contains("courier: warning: task sync: " + note), "\(result.stderr)")
+        #expect(result.stderr.contains("courier: e2e: warning: task sync: " + note), "\(result.stderr)")
         #expect(try space.attempts("sync").last?["warning"] as? String == note)
         #expect(Self.cursorFile(space) == nil)
     }

@@ -105,24 +105,20 @@ public struct Paginator: Sendable {
     }
 
     /// Sets ``missingNext`` (or throws, with ``PaginationRule/requireNext``) when the page
-    /// that had no next page looked full.
+    /// that had no next page looked full, or when the response names a next page in a way
+    /// the rule does not follow (a `Link` with `rel="next"`, `Next-Page`, `X-Next-Page`,
+    /// `X-Next`): a sync that stops after one page without a word is the worst way to fail.
     private mutating func noteMissingNext(in response: HTTPResponse, document: JSONNode?)
         throws(PaginationError)
     {
-        let pointer = rule.items ?? rule.stopWhenEmpty ?? ""
-        guard let document,
-            case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value
-        else { return }
-        let full: String
-        if let size = rule.pageSize {
-            guard items.count >= size else { return }
-            full = "has \(items.count) items, a full page (pageSize \(size)),"
-        } else if rule.stopWhenEmpty != nil, !items.isEmpty {
-            full = "has \(items.count) items (stopWhen says an empty page ends the pages)"
+        let message: String
+        if let full = fullPage(document) {
+            message = "page \(pages) \(full) but \(absence(in: response))"
+        } else if let unfollowed = unfollowedNext(in: response) {
+            message = "page \(pages) had no next page by the rule, but \(unfollowed)"
         } else {
             return
         }
-        let message = "page \(pages) \(full) but \(absence(in: response))"
         if rule.requireNext { throw PaginationError(message: message + " (requireNext)") }
         missingNext = message
     }
@@ -144,6 +140,52 @@ public struct Paginator: Sendable {
         case .page, .offset:
             return "no next page was found"
         }
+    }
+
+    /// How the page looked full (its items against `pageSize`, or items where `stopWhen`
+    /// wants an empty page), or `nil`.
+    private func fullPage(_ document: JSONNode?) -> String? {
+        let pointer = rule.items ?? rule.stopWhenEmpty ?? ""
+        guard let document,
+            case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value
+        else { return nil }
+        if let size = rule.pageSize {
+            return items.count >= size
+                ? "has \(items.count) items, a full page (pageSize \(size)),"
+                : nil
+        }
+        if rule.stopWhenEmpty != nil, !items.isEmpty {
+            return "has \(items.count) items (stopWhen says an empty page ends the pages)"
+        }
+        return nil
+    }
+
+    /// The well-known ways a response names its next page, and the rule that follows each:
+    /// in words, for the first that is present and that this rule does not follow.
+    private func unfollowedNext(in response: HTTPResponse) -> String? {
+        if case .linkHeader(let relation) = rule.next, relation.lowercased() != "next",
+            LinkHeader.target(
+                of: "next", in: response.headers.values(for: "Link"), base: first.url) != nil
+        {
+            return "the response has a Link header with rel=\"next\", which {\"linkHeader\": \"next\"} follows"
+        }
+        for name in ["Next-Page", "X-Next-Page", "X-Next"] {
+            switch rule.next {
+            case .headerURL(let followed), .headerParameter(let followed, _):
+                if followed.lowercased() == name.lowercased() { continue }
+            default: break
+            }
+            guard let value = Self.field(name, of: response) else { continue }
+            // A URL (Kinto's Next-Page) is followed as it is; a number or token (GitLab's
+            // X-Next-Page: 3) is sent back as a query parameter.
+            let isURL = value.contains("/")
+            let follows =
+                isURL
+                ? "{\"header\": \"\(name)\"}"
+                : "{\"headerParam\": {\"header\": \"\(name)\", \"param\": \"page\"}} (with the parameter the API takes)"
+            return "the response has a \(name) header field (\(isURL ? "a URL" : "a value")), which \(follows) follows"
+        }
+        return nil
     }
 
     /// The first value of response header `name`, trimmed, when it is not empty.

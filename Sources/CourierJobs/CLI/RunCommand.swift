@@ -16,7 +16,7 @@ enum RunCommand {
                                     [--shard I/N] [--resume [LOG.jsonl...]] [--http2]
                                     [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
-                                    [--quiet] [--no-progress] [--json]
+                                    [--base-url URL] [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
         from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
@@ -39,6 +39,8 @@ enum RunCommand {
                          write the run's figures in Prometheus text format to FILE (for
                          node_exporter's textfile collector), replaced atomically every
                          --metrics-interval seconds (15) and at the end
+          --base-url URL the job's baseURL, in place of the file's: the same job against
+                         another server (a staging copy, a local recording), unedited
           --dry-run      print the expanded tasks and send nothing
           --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
                          bare) as SIGTERM does: no new task starts, those in flight have the
@@ -119,6 +121,7 @@ enum RunCommand {
         let jobPath: String
         let dryRun: Bool
         let json: Bool
+        var baseURL: String?
         var pingURL: String?
         do throws(UsageError) {
             if parser.flag("--help") {
@@ -135,6 +138,7 @@ enum RunCommand {
             parsed.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
             parsed.http2 = parser.flag("--http2")
             parsed.deadline = try parser.duration("--deadline")
+            baseURL = try parser.option("--base-url")
             if let grace = try parser.duration("--grace", allowZero: true) {
                 parsed.gracePeriod = grace
             }
@@ -189,7 +193,7 @@ enum RunCommand {
         var job: Job
         let total: Int
         do {
-            job = try JobDecoder.load(argument: jobPath)
+            job = try JobDecoder.load(argument: jobPath, baseURL: baseURL)
             total = try JobValidator.validate(job)
         } catch {
             for line in error.errors { usageConsole.error("courier: \(line)") }
@@ -262,7 +266,19 @@ enum RunCommand {
         }
         options.history = options.resume.map { RunHistory(runs: $0.runs, done: $0.done) }
         if dryRun {
-            printPlan(job, total: total, options: options, console: console)
+            // The plan shows what the next run would send: `{since}` from the kept cursors,
+            // read as the run reads them (nothing is written, no lock is taken).
+            var planned = job
+            if job.tasks.contains(where: { $0.since != nil }) {
+                let url = SinceState.location(outputDir: job.outputDir)
+                switch SinceState.load(url) {
+                case .success(let cursors): planned.sinceCursors = cursors
+                case .failure(let problem):
+                    console.error(
+                        "courier: \(job.name): warning: \(url.relativePath): \(problem.reason); the plan shows every since task from its start value, as the run would")
+                }
+            }
+            printPlan(planned, total: total, options: options, console: console)
             return CommandLineInterface.ExitCode.success
         }
         // Before the lock and the log: a refusal sends nothing and writes nothing.

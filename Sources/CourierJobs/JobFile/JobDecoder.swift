@@ -9,9 +9,10 @@ package enum JobDecoder {
     package static let maximumFileBytes = 16 << 20
 
     package static func load(
-        _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment
+        _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment,
+        baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
-        try load(from: url, as: url, environment: environment)
+        try load(from: url, as: url, environment: environment, baseURL: baseURL)
     }
 
     /// How a job read from standard input is named in messages and the log's `jobFile`.
@@ -20,19 +21,24 @@ package enum JobDecoder {
     package static let standardInput = URL(fileURLWithPath: "<stdin>")
 
     /// Loads the job a command line names: `-` is standard input (``standardInput``).
+    /// `baseURL`, when given (`courier run --base-url`), stands for the file's own: the same job
+    /// against another server (a staging copy, a local fixture), with no edit to the file.
     package static func load(
-        argument: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        argument: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
         guard argument == "-" else {
-            return try load(URL(fileURLWithPath: argument), environment: environment)
+            return try load(
+                URL(fileURLWithPath: argument), environment: environment, baseURL: baseURL)
         }
         return try load(
-            from: URL(fileURLWithPath: "/dev/stdin"), as: standardInput, environment: environment)
+            from: URL(fileURLWithPath: "/dev/stdin"), as: standardInput, environment: environment,
+            baseURL: baseURL)
     }
 
     /// Reads `source` and decodes it as the job file `file`.
     private static func load(
-        from source: URL, as url: URL, environment: [String: String]
+        from source: URL, as url: URL, environment: [String: String], baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
         let name = url.relativePath
         let data: Data
@@ -53,7 +59,7 @@ package enum JobDecoder {
                     message: "cannot read the file (\(String(cString: strerror(error.code))))")
             ])
         }
-        return try decode(data, file: url, environment: environment)
+        return try decode(data, file: url, environment: environment, baseURL: baseURL)
     }
 
     /// The line and column (in bytes) of the first byte that is not valid UTF-8, if any.
@@ -84,7 +90,7 @@ package enum JobDecoder {
 
     /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
     package static func decode(
-        _ data: Data, file: URL, environment: [String: String]
+        _ data: Data, file: URL, environment: [String: String], baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
         let name = file.relativePath
         // Invalid bytes would otherwise become U+FFFD in names, URLs and bodies, silently.
@@ -108,6 +114,7 @@ package enum JobDecoder {
         }
         let context = DecodingContext(
             file: name, environment: environment, folder: file.deletingLastPathComponent())
+        context.baseURLOverride = baseURL
         let job = decodeJob(root, file: file, data: data, context: context)
         if let job, context.errors.isEmpty { return job }
         // Messages quote values, and a value may have come from ${env:…}.
@@ -141,7 +148,9 @@ package enum JobDecoder {
                 at: reader.take("name"))
         }
         var baseURL: URL?
-        if let text = reader.string("baseURL") {
+        // `--base-url` replaces the file's value, which is then not read at all.
+        if context.baseURLOverride != nil { _ = reader.take("baseURL") }
+        if let text = context.baseURLOverride ?? reader.string("baseURL") {
             baseURL = Origin.httpURL(text)
             // URL credentials are secrets like ${env:…}: sent as Basic auth, never written.
             if let components = baseURL.flatMap({
@@ -151,9 +160,16 @@ package enum JobDecoder {
                 context.addSecret(Self.basicCredential(components.user ?? "", password))
             }
             if baseURL == nil {
-                reader.fail(
-                    "baseURL", "expected an absolute http or https URL, found \"\(text)\"",
-                    at: reader.take("baseURL")!)
+                if context.baseURLOverride != nil {
+                    context.error(
+                        "baseURL",
+                        "--base-url: expected an absolute http or https URL, found \"\(text)\"",
+                        at: nil)
+                } else {
+                    reader.fail(
+                        "baseURL", "expected an absolute http or https URL, found \"\(text)\"",
+                        at: reader.take("baseURL")!)
+                }
             }
         }
         let backend = reader.choice("backend", of: Backend.self) ?? .curl

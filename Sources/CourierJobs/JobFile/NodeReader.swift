@@ -185,6 +185,9 @@ final class DecodingContext {
     let folder: URL
     private(set) var errors: [JobFileError] = []
     private(set) var secrets = Set<String>()
+    /// A `baseURL` given on the command line (`courier run --base-url`), read instead of the
+    /// file's.
+    var baseURLOverride: String?
 
     init(file: String, environment: [String: String], folder: URL? = nil) {
         self.file = file
