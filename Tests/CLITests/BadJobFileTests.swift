@@ -34,12 +34,12 @@ struct BadJobFileTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try #"""
-            {"version": 1, "name": "nightly", "baseURL": "https://api.example.com",
-             "auth": {"bearer": "${file:$CREDENTIALS_DIRECTORY/api-token}"},
-             "notify": {"ping": "${file:$CREDENTIALS_DIRECTORY/hc-ping-url}"},
-             "tasks": [{"id": "a", "path": "/a"}]}
-            """#.write(
-                to: folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
+        {"version": 1, "name": "nightly", "baseURL": "https://api.example.com",
+         "auth": {"bearer": "${file:$CREDENTIALS_DIRECTORY/api-token}"},
+         "notify": {"ping": "${file:$CREDENTIALS_DIRECTORY/hc-ping-url}"},
+         "tasks": [{"id": "a", "path": "/a"}]}
+        """#.write(
+            to: folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
         let result = try await CourierBinary.run(
             ["-u", "CREDENTIALS_DIRECTORY", CourierBinary.url.path, "validate", "job.json"],
             executable: URL(fileURLWithPath: "/usr/bin/env"), directory: folder)

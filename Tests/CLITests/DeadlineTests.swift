@@ -59,7 +59,8 @@ struct DeadlineTests {
         #expect(((summary["tasks"] as? [String: Int])?["notRun"] ?? 0) > 0)
     }
 
-    @Test("a deadline that cut nothing: every task had started and ended in the grace period, exit 0")
+    @Test(
+        "a deadline that cut nothing: every task had started and ended in the grace period, exit 0")
     func aDeadlineThatCutNothing() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }

@@ -22,7 +22,9 @@ struct FullDiskTests {
     static let canMount: Bool = {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-mount-probe-\(UUID().uuidString)")
-        guard (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) != nil
+        guard
+            (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true))
+                != nil
         else { return false }
         defer { try? FileManager.default.removeItem(at: folder) }
         guard mountSmallDisk(at: folder) else { return false }

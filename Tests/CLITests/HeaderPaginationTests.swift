@@ -66,9 +66,12 @@ struct HeaderPaginationTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try await ServerHits.of(key, on: space.server).count == 1)
         let expected = [
-            "header": #"the response has a Next-Page header field (a URL), which {"header": "Next-Page"} follows"#,
-            "gitlab": #"the response has a X-Next-Page header field (a value), which {"headerParam": {"header": "X-Next-Page", "param": "page"}} (with the parameter the API takes) follows"#,
-            "link": #"the response has a Link header with rel="next", which {"linkHeader": "next"} follows"#,
+            "header":
+                #"the response has a Next-Page header field (a URL), which {"header": "Next-Page"} follows"#,
+            "gitlab":
+                #"the response has a X-Next-Page header field (a value), which {"headerParam": {"header": "X-Next-Page", "param": "page"}} (with the parameter the API takes) follows"#,
+            "link":
+                #"the response has a Link header with rel="next", which {"linkHeader": "next"} follows"#,
         ][style]!
         let line = try #require(try space.attempts("list").last)
         #expect(

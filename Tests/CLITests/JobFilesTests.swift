@@ -43,7 +43,8 @@ struct JobFilesTests {
         let result = try await CourierBinary.run(
             ["validate", "jobs/\(file)"],
             environment: [
-                "API_TOKEN": "dummy", "SYNC_API": "http://127.0.0.1:1", "ITEMS_API": "http://127.0.0.1:1", "SYNC_USER": "me",
+                "API_TOKEN": "dummy", "SYNC_API": "http://127.0.0.1:1",
+                "ITEMS_API": "http://127.0.0.1:1", "SYNC_USER": "me",
                 "SYNC_PASSWORD": "dummy",
             ],
             directory: PackagePaths.root)

@@ -73,7 +73,8 @@ struct MachineOutputTests {
     func runJSONOfARefusal() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
-        try space.writeJob(tasks: #"{"id": "a", "path": "/status/200", "retry": {"maxAttempts": 0}}"#)
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/status/200", "retry": {"maxAttempts": 0}}"#)
         let bad = try await space.run(["--json"], backend: "curl")
         #expect(bad.status == 2)
         let refusal = try #require(
@@ -94,9 +95,11 @@ struct MachineOutputTests {
         let lockRefusal = try #require(
             try JSONSerialization.jsonObject(with: Data(locked.stdout.utf8)) as? [String: Any],
             "\(locked.stdout)")
-        #expect(lockRefusal["exitCode"] as? Int == 3 && lockRefusal["refused"] as? String == "locked")
         #expect(
-            (lockRefusal["errors"] as? [String])?.contains { $0.contains("holds its lock") } == true,
+            lockRefusal["exitCode"] as? Int == 3 && lockRefusal["refused"] as? String == "locked")
+        #expect(
+            (lockRefusal["errors"] as? [String])?.contains { $0.contains("holds its lock") }
+                == true,
             "\(lockRefusal)")
     }
 

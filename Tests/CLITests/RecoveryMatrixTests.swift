@@ -68,7 +68,9 @@ struct RecoveryMatrixTests {
     /// Waits (up to 2,400 looks, 50 ms apart) until the server holds a request of `key`.
     static func waitUntilHeld(key: String, server: FixtureServer) async throws {
         for _ in 0..<2_400 {
-            if (BlockingFetch.json(server.url("/recovery/held?key=\(key)"))?["held"] as? Int ?? 0) > 0 {
+            if (BlockingFetch.json(server.url("/recovery/held?key=\(key)"))?["held"] as? Int ?? 0)
+                > 0
+            {
                 return
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -181,7 +183,8 @@ struct RecoveryMatrixTests {
         status: Int32?, folder: URL, suffix: String = ".jsonl", total: Int,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
-        #expect(status == SIGKILL, "ended by SIGKILL, not \(String(describing: status))",
+        #expect(
+            status == SIGKILL, "ended by SIGKILL, not \(String(describing: status))",
             sourceLocation: sourceLocation)
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
             .filter { $0.hasSuffix(suffix) }.sorted()
@@ -189,13 +192,16 @@ struct RecoveryMatrixTests {
             let text = try? String(
                 contentsOf: folder.appendingPathComponent(newest), encoding: .utf8)
         else {
-            Issue.record("no log of the killed run in \(folder.path)", sourceLocation: sourceLocation)
+            Issue.record(
+                "no log of the killed run in \(folder.path)", sourceLocation: sourceLocation)
             return
         }
         let requests = text.components(separatedBy: #""event":"request""#).count - 1
-        #expect(!text.contains(#""event":"run.end""#), "the killed run ended on its own first",
+        #expect(
+            !text.contains(#""event":"run.end""#), "the killed run ended on its own first",
             sourceLocation: sourceLocation)
-        #expect(requests > 0 && requests < total, "killed after \(requests) of \(total) requests",
+        #expect(
+            requests > 0 && requests < total, "killed after \(requests) of \(total) requests",
             sourceLocation: sourceLocation)
     }
 

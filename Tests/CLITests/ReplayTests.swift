@@ -170,7 +170,10 @@ struct ReplayTests {
         try (lines.joined(separator: "\n") + "\n").write(to: log, atomically: true, encoding: .utf8)
         let launched = Date().timeIntervalSince1970
         let result = try await CourierBinary.run(
-            ["replay", log.path, "--pace", "logged", "--speed", "100", "--log-dir", space.logs.path],
+            [
+                "replay", log.path, "--pace", "logged", "--speed", "100", "--log-dir",
+                space.logs.path,
+            ],
             directory: space.folder)
         #expect(result.status == 0, "\(result.stderr)")
         let times = try await ServerHits.of(key, on: space.server).requests.map(\.time).sorted()

@@ -46,7 +46,8 @@ struct RetryStopTests {
         #expect(loop.count == 1, "\(loop)")
         #expect((loop.first?["error"] as? [String: String])?["kind"] == "tooManyRedirects")
         // `make test` installs openssl, which the fixture needs for its TLS port.
-        try #require(space.server.tlsPort != 0, "the fixture has no TLS port: is openssl installed?")
+        try #require(
+            space.server.tlsPort != 0, "the fixture has no TLS port: is openssl installed?")
         let tls = try space.attempts("tls")
         #expect(tls.count == 1, "\(tls)")
         #expect((tls.first?["error"] as? [String: String])?["kind"] == "tls")

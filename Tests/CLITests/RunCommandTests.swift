@@ -389,7 +389,9 @@ struct RunCommandTests {
             ["--base-url", space.server.baseURL.absoluteString], backend: "curl")
         #expect(result.status == 0, "\(result.stderr)")
         let hits = try await ServerHits.of(key, on: space.server).requests
-        #expect(hits.count == 1 && hits.allSatisfy { $0.path.hasPrefix("/echo?") }, "\(hits.map(\.path))")
+        #expect(
+            hits.count == 1 && hits.allSatisfy { $0.path.hasPrefix("/echo?") },
+            "\(hits.map(\.path))")
         #expect(try String(contentsOf: job, encoding: .utf8) == text, "the file is as it was")
         let bad = try await space.run(["--base-url", "ftp://example.com"], backend: "curl")
         #expect(bad.status == 2)

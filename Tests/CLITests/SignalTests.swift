@@ -81,7 +81,8 @@ struct SignalTests {
         // request would run into the wait's hang guard (120 s) and be killed: no status.
         try space.writeJob(
             tasks:
-                #"{"id": "forever", "path": "/slow", "query": {"ms": "600000", "key": "\#(key)"}, "timeout": 900}"#)
+                #"{"id": "forever", "path": "/slow", "query": {"ms": "600000", "key": "\#(key)"}, "timeout": 900}"#
+        )
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1s"],
             directory: space.folder)
@@ -104,7 +105,8 @@ struct SignalTests {
         // end the run before the wait's hang guard (120 s) kills it.
         try space.writeJob(
             tasks:
-                #"{"id": "forever", "path": "/slow", "query": {"ms": "600000", "key": "\#(key)"}, "timeout": 900}"#)
+                #"{"id": "forever", "path": "/slow", "query": {"ms": "600000", "key": "\#(key)"}, "timeout": 900}"#
+        )
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1h"],
             directory: space.folder)
@@ -112,7 +114,8 @@ struct SignalTests {
             running, with: SIGINT, afterArrivals: 1, key: key, server: space.server)
         // The impatient second Ctrl-C, once the first has been taken: the run says so on
         // stderr. (A second signal before the first was handled would be the first.)
-        try await running.waitForStandardError(containing: "SIGINT: no new task starts", seconds: 120)
+        try await running.waitForStandardError(
+            containing: "SIGINT: no new task starts", seconds: 120)
         running.send(SIGINT)
         let (status, output) = await running.wait(seconds: 120)
         #expect(status == 130, "\(output)")

@@ -276,7 +276,8 @@ struct SinceCursorTests {
         #expect(result.status == 0, "\(result.stderr)")
         let note =
             "since: no value at /items/*/updatedAt on a page with items, so the cursor does not move and the next run asks from the same point again"
-        #expect(result.stderr.contains("courier: e2e: warning: task sync: " + note), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("courier: e2e: warning: task sync: " + note), "\(result.stderr)")
         #expect(try space.attempts("sync").last?["warning"] as? String == note)
         #expect(Self.cursorFile(space) == nil)
     }

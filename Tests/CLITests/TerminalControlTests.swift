@@ -42,6 +42,8 @@ struct TerminalControlTests {
         let output = try await Self.terminalOutput(environment)
         #expect(!output.utf8.contains(0x1B), "\(output.debugDescription)")
         #expect(!output.contains("req/s"), "no progress line at all")
-        #expect(output.contains("courier: e2e: task bad"), "failures are still reported, naming the job")
+        #expect(
+            output.contains("courier: e2e: task bad"), "failures are still reported, naming the job"
+        )
     }
 }

@@ -74,7 +74,9 @@ struct JobSchemaAgreementTests {
                 let found = names.contains {
                     $0 == key.name || $0.hasSuffix(".\(key.name)") || $0.hasSuffix(".\(key.name).*")
                 }
-                #expect(found, "\(object.name).\(key.name) holds an object with no table in JobKeys.all")
+                #expect(
+                    found, "\(object.name).\(key.name) holds an object with no table in JobKeys.all"
+                )
             }
         }
     }

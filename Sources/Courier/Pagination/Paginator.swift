@@ -167,7 +167,8 @@ public struct Paginator: Sendable {
             LinkHeader.target(
                 of: "next", in: response.headers.values(for: "Link"), base: first.url) != nil
         {
-            return "the response has a Link header with rel=\"next\", which {\"linkHeader\": \"next\"} follows"
+            return
+                "the response has a Link header with rel=\"next\", which {\"linkHeader\": \"next\"} follows"
         }
         for name in ["Next-Page", "X-Next-Page", "X-Next"] {
             switch rule.next {
@@ -183,7 +184,8 @@ public struct Paginator: Sendable {
                 isURL
                 ? "{\"header\": \"\(name)\"}"
                 : "{\"headerParam\": {\"header\": \"\(name)\", \"param\": \"page\"}} (with the parameter the API takes)"
-            return "the response has a \(name) header field (\(isURL ? "a URL" : "a value")), which \(follows) follows"
+            return
+                "the response has a \(name) header field (\(isURL ? "a URL" : "a value")), which \(follows) follows"
         }
         return nil
     }

@@ -75,11 +75,16 @@ enum RunCommand {
             let errors = lines.withLock { $0 }.map { line -> JSONWriter.Value in
                 .string(line.hasPrefix("courier: ") ? String(line.dropFirst(9)) : line)
             }
-            let jobFile = arguments.first { !$0.hasPrefix("-") && $0.hasSuffix(".json") || $0 == "-" }
+            let jobFile = arguments.first {
+                !$0.hasPrefix("-") && $0.hasSuffix(".json") || $0 == "-"
+            }
             let refusal: JSONWriter.Value = .object([
                 ("jobFile", jobFile.map { .string($0) } ?? .null),
                 ("exitCode", .int(Int(status))),
-                ("refused", .string(status == CommandLineInterface.ExitCode.locked ? "locked" : "usage")),
+                (
+                    "refused",
+                    .string(status == CommandLineInterface.ExitCode.locked ? "locked" : "usage")
+                ),
                 ("errors", .array(errors)),
             ])
             let logOnStdout = arguments.contains("-") && arguments.contains("--log-dir")
@@ -275,7 +280,8 @@ enum RunCommand {
                 case .success(let cursors): planned.sinceCursors = cursors
                 case .failure(let problem):
                     console.error(
-                        "courier: \(job.name): warning: \(url.relativePath): \(problem.reason); the plan shows every since task from its start value, as the run would")
+                        "courier: \(job.name): warning: \(url.relativePath): \(problem.reason); the plan shows every since task from its start value, as the run would"
+                    )
                 }
             }
             printPlan(planned, total: total, options: options, console: console)

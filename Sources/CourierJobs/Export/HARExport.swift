@@ -72,7 +72,10 @@ struct HARExport {
             ("pageref", .string(line.run)),
             // HAR's entry starts with its `blocked` time; the log's `ts` is when the request
             // went to the transport, after its wait (an older line without `blockedMs`: before).
-            ("startedDateTime", .string(ReportTime.rfc3339(line.time - (line.blockedMs ?? 0) / 1000))),
+            (
+                "startedDateTime",
+                .string(ReportTime.rfc3339(line.time - (line.blockedMs ?? 0) / 1000))
+            ),
             ("time", .double(timings.total)),
             ("request", request(line)),
             ("response", response(line)),

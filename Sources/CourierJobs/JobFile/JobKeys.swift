@@ -282,7 +282,8 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, notify, tls, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header, jobAuth.oauth2,
+        job, notify, tls, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header,
+        jobAuth.oauth2,
         task, taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect,
         capture,
         foreachSource, paginate, paginateNext, paginateHeaderParam, since, paginateCursor,

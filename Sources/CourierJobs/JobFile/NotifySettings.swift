@@ -81,7 +81,6 @@ package struct NotifySettings: Sendable, Hashable {
         return components.url
     }
 
-
     /// Every value of these settings that must never be written: each URL as given, and the
     /// parts of it that carry the check's key (its path and query, and a long path segment
     /// such as a UUID or a ping key), so that a URL made from it, or a message quoting a part

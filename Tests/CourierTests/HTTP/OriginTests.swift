@@ -21,7 +21,8 @@ struct OriginTests {
     @Test(
         "not loopback: names that look like it, other addresses",
         arguments: [
-            "http://127.attacker.example/t", "http://127.0.0.1.nip.io/t", "http://localhost.example/t",
+            "http://127.attacker.example/t", "http://127.0.0.1.nip.io/t",
+            "http://localhost.example/t",
             "http://128.0.0.1/t", "http://10.0.0.1/t", "http://[::2]/t", "http://[::ffff:7f00:1]/t",
             "http://0x7f000001/t", "http://api.example.com/t",
         ])
