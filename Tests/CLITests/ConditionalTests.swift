@@ -89,7 +89,7 @@ struct ConditionalTests {
         await SignalTests.signal(
             running, with: SIGKILL, afterArrivals: 1, key: "\(key)-hang", server: space.server,
             delay: 1.5)
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
         let state = space.folder.appendingPathComponent("out/.courier/state")
         let saved =
             try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any]

@@ -29,7 +29,7 @@ struct DatasetteSyncTests {
                 "/usr/bin/env", ["python3", script, database, table, command] + arguments,
                 stdout: .null, stderr: .pipe)
             let errors = try await OffPoolRead.all(child.errors!)
-            #expect(await child.exit(seconds: 30) == 0, "\(errors)")
+            #expect(await child.exit(seconds: 300) == 0, "\(errors)")
         }
 
         func put(_ records: [(Int, Int, String)], deleted: Bool = false) async throws {

@@ -232,7 +232,7 @@ struct DeployFilesTests {
         try install.secrets(token: token, ping: check.url())
         let command = try #require(Self.cronEntries().first).command
         for run in 1...2 {
-            let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 60)
+            let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 300)
             #expect(status == 0, "run \(run): \(stderr)")
             #expect(
                 stdout.isEmpty && stderr.isEmpty, "run \(run) mails nothing: \(stdout)\(stderr)")
@@ -287,7 +287,7 @@ struct DeployFilesTests {
         #expect(stdout.isEmpty)
         #expect(stderr.split(separator: "\n").count == 1, "one line to mail: \(stderr)")
         #expect(stderr.contains("holds"), "\(stderr)")
-        let (firstStatus, _, firstError) = await first.exit(seconds: 60)
+        let (firstStatus, _, firstError) = await first.exit(seconds: 300)
         #expect(firstStatus == 0, "the first goes on untouched: \(firstError)")
         #expect(try await check.paths() == ["/start", "/0"], "the second pinged nothing")
     }
@@ -310,7 +310,7 @@ struct DeployFilesTests {
         // with the README's drop-in, one is written.
         let plain = try await install.shell(
             command, environment: ["CREDENTIALS_DIRECTORY": install.credentials.path]
-        ).exit(seconds: 60)
+        ).exit(seconds: 300)
         #expect(plain.0 == 0, "\(plain.2)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: install.metrics.path).isEmpty)
         let readme = try Self.text("README.md")
@@ -325,7 +325,7 @@ struct DeployFilesTests {
                 "COURIER_OPTIONS": install.localized(
                     options.replacingOccurrences(of: "%i", with: "nightly")),
             ]
-        ).exit(seconds: 60)
+        ).exit(seconds: 300)
         #expect(status == 0, "\(stderr)")
         #expect(
             FileManager.default.fileExists(

@@ -392,7 +392,7 @@ struct EndToEndKeysTests {
             ], directory: nil)
         // A hang guard, not a speed: 60 s for a bench of 2 s (30 times over). It stopped by
         // itself: a status of nil would mean it had to be killed.
-        let (status, stdout, stderr) = await running.exit(seconds: 60)
+        let (status, stdout, stderr) = await running.exit(seconds: 300)
         #expect(status == 0, "\(stderr)")
         let line = try #require(jsonLines(stdout).first, "\(stdout)")
         let reported = try #require(line["requests"] as? Int, "\(line)")

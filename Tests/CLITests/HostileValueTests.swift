@@ -86,7 +86,7 @@ struct HostileValueTests {
             Self.swap(sub, for: outside)
             after()
         }
-        let (status, stdout, stderr) = await running.exit(seconds: 30)
+        let (status, stdout, stderr) = await running.exit(seconds: 300)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty,
             "nothing, not even a temporary, lands where the link points")

@@ -205,7 +205,7 @@ struct MetricsRunTests {
                 "run", "job.json", "--log-dir", space.logs.path, "--no-progress",
                 "--metrics-file", file.path, "--metrics-interval", "1",
             ], directory: space.folder)
-        let (status, _, stderr) = await running.exit(seconds: 60)
+        let (status, _, stderr) = await running.exit(seconds: 300)
         let (inodes, whole, runningSeen, failures) = await reader.result()
         #expect(status == 0, "\(stderr)")
         #expect(failures.isEmpty, "\(failures.prefix(3))")

@@ -179,9 +179,10 @@ struct PingRunTests {
                 "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
                 "--no-progress",
             ],
-            environment: ["HC_PING_URL": check.url("&hang=30")], directory: space.folder)
-        // A generous bound: the server hangs for 30 s, the pings may take 2 s.
-        let (status, stdout, stderr) = await running.exit(seconds: 20)
+            environment: ["HC_PING_URL": check.url("&hang=600")], directory: space.folder)
+        // The server hangs for ten minutes, the pings may take 2 s: a run that waited for the
+        // server runs into the hang guard (300 s) and has no status.
+        let (status, stdout, stderr) = await running.exit(seconds: 300)
         #expect(status == 1, "ended with the run's own exit code: \(stderr)")
         #expect(stdout.contains("2 tasks, 1 ok, 1 failed"))
         // A warning for the end's ping. The start's hangs too: it is cut short by the run's
@@ -212,10 +213,11 @@ struct PingRunTests {
         let running = try CourierBinary.launch(
             [
                 "run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--ping-url",
-                check.url("&hang=60&hang_on=0"),
+                check.url("&hang=600&hang_on=0"),
             ], directory: space.folder)
-        // A generous bound: the server would hang for 60 s; the ping gives up after 10.
-        let (status, _, stderr) = await running.exit(seconds: 40)
+        // The server would hang for ten minutes; the ping gives up after 10 s. A run that
+        // waited runs into the hang guard (300 s) and has no status.
+        let (status, _, stderr) = await running.exit(seconds: 300)
         #expect(status == 0, "\(stderr)")
         #expect(stderr.contains("no answer within 10 s"), "\(stderr)")
         let end = try space.logLines().last { $0["event"] as? String == "ping" }

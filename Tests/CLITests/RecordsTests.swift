@@ -252,7 +252,7 @@ struct RecordsTests {
         let running = try RecoveryMatrixTests.launch(["run", "job.json"], space, backend: backend)
         try await RecoveryMatrixTests.waitForRequests(14, in: space, besides: earlier)
         running.send(SIGKILL)
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
         #expect(Self.recordFiles(space) == first, "a killed run changes no records file")
         #expect(!Self.parts(space).isEmpty, "the tasks done before the kill kept their parts")
         try Self.set(key, Self.items(2), on: space.server)
@@ -297,7 +297,7 @@ struct RecordsTests {
         let running = try RecoveryMatrixTests.launch(["run", "job.json"], space, backend: "curl")
         try await RecoveryMatrixTests.waitForRequests(4, in: space, besides: earlier)
         running.send(SIGTERM)
-        let (status, output) = await running.wait(seconds: 30)
+        let (status, output) = await running.wait(seconds: 300)
         #expect(status == 143, "\(output)")
         #expect(
             output.contains("the run was interrupted (signal 15) before every task ran"),

@@ -86,7 +86,7 @@ struct RecoveryDefectTests {
             }
             try? FileManager.default.removeItem(at: logs)
         }
-        let (status, _, stderr) = await running.exit(seconds: 30)
+        let (status, _, stderr) = await running.exit(seconds: 300)
         #expect(status == 1, "\(stderr)")
         #expect(stderr.contains("was deleted"), "\(stderr)")
         let sent = try await ServerHits.of(key, on: space.server).count

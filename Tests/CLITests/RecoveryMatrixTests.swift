@@ -236,7 +236,7 @@ struct RecoveryMatrixTests {
             try await Self.waitForRequests(12, in: space)
             try await Self.waitUntilHeld(key: key, server: server)
             running.send(SIGKILL)
-            let (status, _) = await running.wait(seconds: 20)
+            let (status, _) = await running.wait(seconds: 300)
             Self.expectKilledMidRun(
                 status: status, folder: space.logs.appendingPathComponent("e2e"),
                 total: outputCount)
@@ -284,7 +284,7 @@ struct RecoveryMatrixTests {
             // Let the other shards' held requests go.
             Self.level(0, key: key, server: server)
             for (index, shard) in shards.enumerated() {
-                let (status, output) = await shard.wait(seconds: 60)
+                let (status, output) = await shard.wait(seconds: 300)
                 if index != 2 { #expect(status == 0, "shard \(index): \(output)") }
                 if index == 2 {
                     Self.expectKilledMidRun(

@@ -74,7 +74,7 @@ struct ReportCompletenessTests {
         await SignalTests.signal(
             running, with: SIGKILL, afterArrivals: 3, key: "\(key)-slow", server: space.server,
             delay: 0.5)
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
         let logs = try ReplayTests.logFiles(space)
         let html = space.folder.appendingPathComponent("report.html")
 

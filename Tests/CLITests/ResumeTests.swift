@@ -36,7 +36,7 @@ struct ResumeTests {
         await SignalTests.signal(
             running, with: SIGKILL, afterArrivals: 3, key: "\(key)-slow", server: space.server,
             delay: 0.5)
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
 
         let firstOK = Set(
             try space.logLines().filter { $0["outcome"] as? String == "ok" }

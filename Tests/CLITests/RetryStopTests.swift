@@ -69,7 +69,7 @@ struct RetryStopTests {
             directory: space.folder)
         await SignalTests.signal(
             running, with: SIGINT, afterArrivals: 1, key: key, server: space.server, delay: 0.3)
-        let (status, output) = await running.wait(seconds: 30)
+        let (status, output) = await running.wait(seconds: 300)
         #expect(status == 130, "\(output)")
         let lines = try space.logLines()
         LogContract.check(lines)

@@ -251,7 +251,7 @@ struct RunCommandTests {
             ["run", "job.json", "--log-dir", space.logs.path],
             environment: TerminalControlTests.drawing, directory: space.folder,
             inTerminal: true)
-        let (status, output) = await terminal.wait(seconds: 60)
+        let (status, output) = await terminal.wait(seconds: 300)
         #expect(status == 0, "\(output)")
         #expect(output.contains("/6] "), "a progress line: \(output)")
         #expect(output.contains("req/s") && output.contains("ETA"))
@@ -264,7 +264,7 @@ struct RunCommandTests {
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder,
             inTerminal: true)
-        #expect(!(await quiet.wait(seconds: 60)).output.contains("req/s"))
+        #expect(!(await quiet.wait(seconds: 300)).output.contains("req/s"))
     }
 
     @Test("a range may reach 2^63 - 1: its bounds are read as written, not through a Double")
@@ -294,7 +294,7 @@ struct RunCommandTests {
             ["run", "job.json", "--log-dir", space.logs.path],
             environment: TerminalControlTests.drawing, directory: space.folder,
             inTerminal: true)
-        let (status, output) = await terminal.wait(seconds: 60)
+        let (status, output) = await terminal.wait(seconds: 300)
         #expect(status == 1, "\(output)")
         let failures = output.components(separatedBy: "courier: e2e: task f").count - 1
         let cleared = output.components(separatedBy: "\r\u{1B}[Kcourier: e2e: task f").count - 1
@@ -444,7 +444,7 @@ struct RunCommandTests {
         #expect(shard.status == 3, "a shard beside a whole run: \(shard.stderr)")
         #expect(shard.stderr.contains("a shard does not run beside it"))
         running.send(SIGKILL)
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
         // Once the holder is gone (kill -9: the kernel releases the lock), runs go on.
         try space.writeJob(tasks: #"{"id": "slow", "path": "/status/200"}"#)
         let after = try await CourierBinary.run(

@@ -181,7 +181,7 @@ struct SinceCursorTests {
             directory: space.folder)
         await SignalTests.signal(
             running, with: SIGKILL, afterArrivals: 4, key: key, server: space.server, delay: 0.5)
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
         #expect(Self.cursorFile(space) == before)
         try Self.writeJob(space, key: key)
         let resumed = try await space.run(["--resume"], backend: "curl")

@@ -82,7 +82,7 @@ struct StaleTemporaryTests {
             running.send(SIGKILL)
             return name
         }
-        _ = await running.wait(seconds: 20)
+        _ = await running.wait(seconds: 300)
         let killed = try #require(leftover, "the save's temporary appeared")
         // `.a.json.TAG.XXXXXXXX.tmp`: the job's tag, then the random part.
         let parts = killed.split(separator: ".")

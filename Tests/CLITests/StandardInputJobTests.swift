@@ -18,7 +18,7 @@ struct StandardInputJobTests {
         async let stderr = OffPoolRead.all(try #require(process.errors))
         try input.write(contentsOf: Data(job.utf8))
         try input.close()
-        let status = await process.exit(seconds: 60)
+        let status = await process.exit(seconds: 300)
         if status == nil {
             process.send(SIGKILL)
             process.waitUntilExit()

@@ -20,7 +20,7 @@ struct TerminalControlTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path], environment: environment,
             directory: space.folder, inTerminal: true)
-        let (status, output) = await running.wait(seconds: 60)
+        let (status, output) = await running.wait(seconds: 300)
         #expect(status == 1, "\(output)")
         #expect(output.contains("courier: e2e: 5 tasks, 4 ok, 1 failed"), "\(output)")
         return output

@@ -73,7 +73,7 @@ struct ThirdPartyRecoveryTests {
             }
             running.send(SIGKILL)
         }
-        let (status, _) = await running.wait(seconds: 30)
+        let (status, _) = await running.wait(seconds: 300)
         // 1 + 2 + 16 + 4 requests; the four slow ones hold the run for 4 s after the rest.
         RecoveryMatrixTests.expectKilledMidRun(status: status, folder: folder, total: 23)
         let resumed = try await Self.run(

@@ -101,7 +101,7 @@ Routes (any method):
   /ping/<any>?key=K[&status=S&hang=SECONDS&hang_on=SEGMENT]
                               a dead man's switch (healthchecks.io's shape: <check>/start,
                               <check>/<exit code>): "OK" as text/plain with status S (200);
-                              hang sleeps SECONDS (at most 60) before answering, on every ping
+                              hang sleeps SECONDS (at most 600) before answering, on every ping
                               or only on those whose last path segment is SEGMENT
   /malformed/<how>            a malformed reply, raw: status-short (HTTP/1.1 20 OK),
                               status-long (a 22-digit code), status-letters (2OO), no-reason
@@ -653,7 +653,7 @@ class Handler(BaseHTTPRequestHandler):
             value = self.headers.get("Authorization", "")
             self.reply_json(200, {"authorization": value}, [("X-Echo-Authorization", value)])
         elif route.startswith("/ping/"):
-            hang = min(float(arg("hang", "0")), 60)
+            hang = min(float(arg("hang", "0")), 600)
             if hang > 0 and arg("hang_on") in (None, route.rsplit("/", 1)[-1]):
                 time.sleep(hang)
             self.reply(int(arg("status", "200")), b"OK", [], "text/plain; charset=utf-8")
