@@ -24,6 +24,29 @@ struct ResumeTests {
                 """#, extra: #""concurrency": 3, "timeout": 60,"#)
     }
 
+    /// A repair that finds no history (run from another folder, a wrong --log-dir) refused to
+    /// guess only by a note on stderr: it ran every task and reported success.
+    @Test("--resume with no history refuses, says where it looked, sends nothing; unless asked")
+    func resumeWithoutHistoryRefuses() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("nohistory")
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}}"#)
+        let refused = try await space.run(["--resume"], backend: "curl")
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("no earlier run of this job in"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(space.logs.appendingPathComponent("e2e").path))
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing was sent")
+        let fresh = try await space.run(["--resume", "--fresh-if-no-history"], backend: "curl")
+        #expect(fresh.status == 0, "\(fresh.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+        // With a history now, --resume alone works and has nothing left to send.
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+    }
+
     @Test("after kill -9, --resume finishes the job and sends no ok task again")
     func resumeAfterKill() async throws {
         let space = try JobWorkspace()

@@ -395,7 +395,8 @@ struct RunCommandTests {
         #expect(try String(contentsOf: job, encoding: .utf8) == text, "the file is as it was")
         let bad = try await space.run(["--base-url", "ftp://example.com"], backend: "curl")
         #expect(bad.status == 2)
-        #expect(bad.stderr.contains("--base-url: expected an absolute http or https URL"))
+        #expect(
+            bad.stderr.contains("--base-url takes an absolute http or https URL"), "\(bad.stderr)")
     }
 
     @Test("a second run of a locked job exits 3 at once")

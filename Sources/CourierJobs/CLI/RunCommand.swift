@@ -13,7 +13,8 @@ import Foundation
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
-                                    [--shard I/N] [--resume [LOG.jsonl...]] [--http2]
+                                    [--shard I/N] [--resume [LOG.jsonl...]]
+                                    [--fresh-if-no-history] [--http2]
                                     [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
                                     [--base-url URL] [--quiet] [--no-progress] [--json]
@@ -27,7 +28,9 @@ enum RunCommand {
                          JOB_COMPLETIONS when both are set (a Kubernetes Indexed Job)
           --resume       skip the tasks the job's history says are done: its latest run (every
                          shard's), and the resumes and replays since; or the LOGs given, and
-                         the logs they resumed from. Works on the log of a killed run
+                         the logs they resumed from. Works on the log of a killed run. With
+                         no history in DIR/<job name> it refuses (exit 2), unless
+                         --fresh-if-no-history says to run every task then
           --http2        offer HTTP/2 and multiplex each host's requests over one connection
                          where the server agrees (over TLS; curl backend), as "http2": true
           --ping-url URL a healthchecks.io check: POST URL/start at the start and URL/<exit
@@ -44,7 +47,8 @@ enum RunCommand {
           --dry-run      print the expanded tasks and send nothing
           --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
                          bare) as SIGTERM does: no new task starts, those in flight have the
-                         grace period, exit 143; overrides the job's "deadline" (seconds)
+                         grace period, exit 143 (0 or 1 when it cut nothing: every task had
+                         started and ended within the grace); overrides the job's "deadline"
           --grace        how long requests in flight may go on after SIGTERM, SIGINT or the
                          deadline before they are cancelled (DURATION, 5s by default; 0s
                          cancels at once); a second signal cancels at once whatever it says
@@ -125,6 +129,7 @@ enum RunCommand {
         var options: RunOptions
         let jobPath: String
         let dryRun: Bool
+        var freshIfNoHistory = false
         let json: Bool
         var baseURL: String?
         var pingURL: String?
@@ -144,6 +149,9 @@ enum RunCommand {
             parsed.http2 = parser.flag("--http2")
             parsed.deadline = try parser.duration("--deadline")
             baseURL = try parser.option("--base-url")
+            if let text = baseURL, let problem = HARImport.baseURLProblem(text) {
+                throw UsageError("run: --base-url \(problem), got '\(text)'")
+            }
             if let grace = try parser.duration("--grace", allowZero: true) {
                 parsed.gracePeriod = grace
             }
@@ -174,6 +182,7 @@ enum RunCommand {
             }
             parsed.metrics = try metricsSettings(&parser)
             dryRun = parser.flag("--dry-run")
+            freshIfNoHistory = parser.flag("--fresh-if-no-history")
             parsed.quiet = parser.flag("--quiet")
             parsed.progress = !parser.flag("--no-progress")
             json = parser.flag("--json")
@@ -258,9 +267,19 @@ enum RunCommand {
                 // and replays since (docs/log-format.md, "One history per job").
                 let folder = options.logDirectory.appendingPathComponent(job.name)
                 let history = JobHistory.read(folder: folder)
-                if history.logs.isEmpty {
+                if history.logs.isEmpty, !freshIfNoHistory {
+                    // A repair that finds nothing to repair must not pass for one: run from
+                    // another folder, it would fetch everything into the wrong place and say
+                    // "every task done".
+                    let reason =
+                        "--resume: no earlier run of this job in \(folder.path); nothing was sent (run without --resume to start fresh, or add --fresh-if-no-history)"
+                    console.error("courier: \(job.name): \(reason)")
+                    await pingRefusal(
+                        job, backend: options.backend, console: console, reason: reason)
+                    return CommandLineInterface.ExitCode.usage
+                } else if history.logs.isEmpty {
                     console.error(
-                        "courier: \(job.name): no earlier log in \(options.logDirectory.relativePath)/\(job.name); running every task"
+                        "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
                     )
                 } else {
                     let folded = TaskHistory.read(history.logs, warn: warn)

@@ -147,7 +147,9 @@ package final class JobRunner: Sendable {
         let signals = SignalWatcher(
             onSignal: { [console, job, options] signal in
                 // Said at once (a Ctrl-C with nothing to show looks ignored), and a test knows
-                // the first signal was taken before it sends the second.
+                // the first signal was taken before it sends the second; under --quiet the
+                // summary says it.
+                guard !options.quiet else { return stop.stop(.signal(signal)) }
                 let text =
                     "courier: \(job.name): \(signal == SIGINT ? "SIGINT" : "SIGTERM"): no new task starts; the tasks in flight have \(Progress.duration(options.gracePeriod)) to finish (a second signal cancels them now)"
                 if clearsLine {
@@ -236,6 +238,9 @@ package final class JobRunner: Sendable {
         work.withLock { $0 = scheduled }
         let deadline = (options.deadline ?? job.deadline).map { [console, job, options] seconds in
             stop.watch(deadline: seconds) {
+                // Under --quiet the summary says it, should the deadline cut anything: a
+                // deadline that cut nothing leaves a run that cron need not mail.
+                guard !options.quiet else { return }
                 let text =
                     "courier: \(job.name): the deadline (\(Progress.duration(seconds))) was reached: no new task starts; the tasks in flight have \(Progress.duration(options.gracePeriod)) to finish"
                 // Over a progress line, clear it first, as failure messages do.

@@ -396,11 +396,12 @@ extension JobRunner {
 
     /// One note per task of the job that a `conditional` save came with neither `ETag` nor
     /// `Last-Modified`: the next run cannot ask whether it changed and fetches it whole.
+    /// Not under `--quiet`, which promises silence when every task succeeds.
     func noteMissingValidators(of task: ExpandedTask) {
         let first = validatorNotes.withLock { $0.insert(task.specIndex ?? -1).inserted }
-        guard first else { return }
+        guard first, !options.quiet else { return }
         console.error(
-            "courier: note: task \(task.id) (\(task.specPath)) is conditional, but the server sent neither ETag nor Last-Modified: the next run cannot ask whether it changed, and fetches it whole"
+            "courier: \(job.name): note: task \(task.id) (\(task.specPath)) is conditional, but the server sent neither ETag nor Last-Modified: the next run cannot ask whether it changed, and fetches it whole"
         )
     }
 
