@@ -51,7 +51,7 @@ struct RecoveryMatrixTests {
                  "auth": {"bearer": "{token}"}, "save": "token/{n}.json"},
                 {"id": "k{n}", \#(item)"k{n}"}, "foreach": {"n": {"range": [1, 6]}}, "conditional": true, "save": "cond/{n}.json"}
                 """#,
-            extra: #""concurrency": 2, "retry": {"maxAttempts": 1}, "timeout": 30,"#)
+            extra: #""concurrency": 2, "retry": {"maxAttempts": 1}, "timeout": 600,"#)
     }
 
     /// Sets the server's outage `level` for `key`; with `holdAfter`, requests past that many
