@@ -163,10 +163,20 @@ struct DeployFilesTests {
         func remove() { space.remove() }
     }
 
-    /// The first entry of the cron file: its schedule, user and command.
-    static func cronEntries() throws -> [(schedule: [String], user: String, command: String)] {
+    /// The entries of the cron file: schedule, user and command. With `commented`, the entries
+    /// the file ships commented out (`#15 2 * * * courier …`, the node_exporter variant).
+    static func cronEntries(commented: Bool = false) throws -> [(
+        schedule: [String], user: String, command: String
+    )] {
         try text("deploy/cron/courier.cron").split(separator: "\n").compactMap { line in
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            var trimmed = line.trimmingCharacters(in: .whitespaces)
+            if commented {
+                // A commented entry starts with "#" and a digit or "*": prose does not.
+                guard trimmed.hasPrefix("#"), let next = trimmed.dropFirst().first,
+                    next.isNumber || next == "*"
+                else { return nil }
+                trimmed = String(trimmed.dropFirst())
+            }
             if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
             // SHELL=, PATH=, MAILTO=: assignments, not entries.
             if let equals = trimmed.firstIndex(of: "="),
@@ -184,8 +194,11 @@ struct DeployFilesTests {
 
     @Test("each cron entry has five valid time fields, the courier user and a command")
     func cronSyntax() throws {
-        let entries = try Self.cronEntries()
-        #expect(entries.count >= 1)
+        let entries = try Self.cronEntries() + Self.cronEntries(commented: true)
+        // One job as shipped (a second, for a job that does not exist, mailed an error every
+        // 15 minutes), and its node_exporter variant commented out.
+        #expect(try Self.cronEntries().count == 1)
+        #expect(try Self.cronEntries(commented: true).count == 1)
         let bounds = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
         for entry in entries {
             #expect(entry.schedule.count == 5, "\(entry.command)")
@@ -220,7 +233,7 @@ struct DeployFilesTests {
         }
     }
 
-    @Test("the cron line runs the job: silent on success, its ping and metrics, twice over")
+    @Test("the cron line runs the job as shipped: silent on success, its ping, twice over")
     func cronRuns() async throws {
         let install = try Installation(
             tasks:
@@ -243,6 +256,13 @@ struct DeployFilesTests {
             try FileManager.default.contentsOfDirectory(atPath: saved.path).sorted() == [
                 "1.json", "2.json", "3.json",
             ])
+        // The shipped line needs no node_exporter: it asks for no metrics file.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: install.metrics.path).isEmpty)
+        // The commented variant, uncommented where node_exporter's folder exists, adds them.
+        let variant = try #require(Self.cronEntries(commented: true).first).command
+        #expect(variant.contains("--metrics-file"))
+        let (status, stdout, stderr) = try await install.shell(variant).exit(seconds: 300)
+        #expect(status == 0 && stdout.isEmpty && stderr.isEmpty, "\(stdout)\(stderr)")
         let metrics = try String(
             contentsOf: install.metrics.appendingPathComponent("courier-nightly.prom"),
             encoding: .utf8)
@@ -252,7 +272,7 @@ struct DeployFilesTests {
         #expect(metrics.contains("courier_last_success_timestamp_seconds{"))
         let logs = try FileManager.default.contentsOfDirectory(
             atPath: install.logs.appendingPathComponent("nightly").path)
-        #expect(logs.count == 2)
+        #expect(logs.count == 3)
         var written = Data(metrics.utf8)
         let files = FileManager.default.enumerator(
             at: install.logs, includingPropertiesForKeys: nil)
