@@ -288,8 +288,9 @@ struct RunCommandTests {
         defer { space.remove() }
         try space.writeJob(
             tasks:
-                #"{"id": "f{n}", "path": "/status/500", "foreach": {"n": {"range": [1, 3]}}}"#,
+                #"{"id": "f{n}", "path": "/status/50{n}", "foreach": {"n": {"range": [1, 3]}}}"#,
             extra: #""retry": {"maxAttempts": 1},"#)
+        // Three statuses, three reasons: failures of one reason are printed once.
         let terminal = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path],
             environment: TerminalControlTests.drawing, directory: space.folder,
@@ -397,6 +398,35 @@ struct RunCommandTests {
         #expect(bad.status == 2)
         #expect(
             bad.stderr.contains("--base-url takes an absolute http or https URL"), "\(bad.stderr)")
+    }
+
+    /// What cron mails after a failed night: each reason once with a count, and the summary
+    /// ending with the command that repairs it (ten copies of one error and "see the log"
+    /// before).
+    @Test("failures are grouped by reason, and the summary ends with the repair")
+    func failedNightOutput() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "f{n}", "path": "/status/500", "foreach": {"n": {"range": [1, 12]}}},
+                {"id": "gone", "path": "/status/404"}
+                """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        let result = try await space.run(["--quiet"], backend: "curl")
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        let failures = lines.filter { $0.contains(" failed after 1 attempt: ") }
+        #expect(failures.count == 2, "one line per reason: \(lines)")
+        #expect(failures.contains { $0.hasPrefix("courier: e2e: task f1 failed") }, "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("courier: e2e: 11 more tasks failed the same way: ") },
+            "\(lines)")
+        #expect(!result.stderr.contains("see the log"), "\(lines)")
+        let summary = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(summary.hasSuffix("; to repair: courier run job.json --resume"), "\(summary)")
+        // And it does repair: the next --resume sends the 13 failed tasks again, nothing else.
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.stdout.contains("13 tasks"), "\(resumed.stdout)")
     }
 
     @Test("a second run of a locked job exits 3 at once")

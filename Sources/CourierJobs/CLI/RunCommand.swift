@@ -466,7 +466,14 @@ enum RunCommand {
                 : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file == JobDecoder.standardInput ? "-" : job.file.relativePath) --resume` runs them)"
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
-        return text + "; log: \(summary.logURL.relativePath)"
+        text += "; log: \(summary.logURL.relativePath)"
+        // The next step, last, where cron's mail ends: a failed or cut night is repaired by
+        // running what its history lacks (a resume says it in its own words, above).
+        if summary.missing == nil, summary.failed > 0 || notRun > 0 {
+            let file = job.file == JobDecoder.standardInput ? "-" : job.file.relativePath
+            text += "; to repair: courier run \(file) --resume"
+        }
+        return text
     }
 
     /// Says so when a secret is too short to be searched for in free text (``Redactor``):

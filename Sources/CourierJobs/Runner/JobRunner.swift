@@ -230,10 +230,11 @@ package final class JobRunner: Sendable {
         // With curl, the scheduler and the task slots run on the transport's event-loop
         // threads (each slot on one loop, in turn): a request then starts and resumes without
         // crossing threads (``TaskSlots``, docs/benchmarks.md).
+        let reporter = FailureReporter(console: console, job: job.name, clearsLine: showsProgress)
         let scheduled = Task(executorPreference: executors.first) {
             await self.schedule(
                 shared: shared, log: log, progress: progress, state: state, oauth2: oauth2,
-                executors: executors)
+                executors: executors, reporter: reporter)
         }
         work.withLock { $0 = scheduled }
         let deadline = (options.deadline ?? job.deadline).map { [console, job, options] seconds in
@@ -260,6 +261,7 @@ package final class JobRunner: Sendable {
             work.withLock { $0 }?.cancel()
         }
         await scheduled.value
+        reporter.finish()
         // Every task's line on file before the state, records and cursors that follow them.
         log.flush()
         deadline?.cancel()
@@ -433,6 +435,37 @@ final class FailureReporter: Sendable {
         self.clearsLine = clearsLine
     }
 
+    /// Reasons of failed tasks, in the order first seen, each with how many tasks failed so
+    /// after the one printed.
+    private let reasons = Locked<(order: [String], more: [String: Int])>(([], [:]))
+
+    /// A task that failed: the first of each reason is printed in full (`task ID failed
+    /// CONTEXT: REASON`), the others only counted, for ``finish()``. A night where 500 tasks
+    /// failed on one outage mails one line of it and a count, not ten copies and "see the log".
+    func failed(task: String, context: String = "", reason: String) {
+        let first = reasons.withLock { state -> Bool in
+            if state.more[reason] == nil {
+                state.order.append(reason)
+                state.more[reason] = 0
+                return true
+            }
+            state.more[reason, default: 0] += 1
+            return false
+        }
+        if first { report("task \(task) failed\(context): \(reason)") }
+    }
+
+    /// The counts of the failures not printed, one line per reason, after the run.
+    func finish() {
+        let (order, more) = reasons.withLock { ($0.order, $0.more) }
+        for reason in order.prefix(Self.limit) {
+            guard let count = more[reason], count > 0 else { continue }
+            print(
+                "courier: \(job.showingControlCharacters): \(count) more task\(count == 1 ? "" : "s") failed the same way: \(reason.showingControlCharacters)"
+            )
+        }
+    }
+
     func report(_ message: String) {
         let count = printed.withLock { value -> Int in
             value += 1
@@ -446,6 +479,10 @@ final class FailureReporter: Sendable {
         } else {
             return
         }
+        print(text)
+    }
+
+    private func print(_ text: String) {
         if clearsLine { console.overwriteLine(text, newline: true) } else { console.error(text) }
     }
 }

@@ -343,7 +343,7 @@ extension JobRunner {
                     replayOf: task.replayOf)
                 progress.taskFinished(ok: false, requests: cursor.requests)
                 let onPage = cursor.logged.map { " on page \($0)" } ?? ""
-                reporter.report("task \(task.id) failed\(onPage): \(failure.message)")
+                reporter.failed(task: task.id, context: onPage, reason: failure.message)
             }
             return false
         }
@@ -373,9 +373,11 @@ extension JobRunner {
                 ok: result.ok, requests: cursor.requests, notModified: result.notModified)
             if !result.ok, let failure = result.failure {
                 let onPage = pageNumber.map { " on page \($0)" } ?? ""
-                reporter.report(
-                    "task \(task.id) failed\(onPage) after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s"): \(failure.message)"
-                )
+                reporter.failed(
+                    task: task.id,
+                    context:
+                        "\(onPage) after \(attempt.number) attempt\(attempt.number == 1 ? "" : "s")",
+                    reason: failure.message)
             }
             return result.ok
         }

@@ -186,7 +186,7 @@ extension JobRunner {
     /// values that running tasks have not handed on yet.
     func schedule(
         shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?,
-        oauth2: OAuth2Sessions, executors: [any TaskExecutor]
+        oauth2: OAuth2Sessions, executors: [any TaskExecutor], reporter: FailureReporter
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let cursor = makeCursor()
@@ -195,7 +195,7 @@ extension JobRunner {
         defer { cursor.feed?.close() }
         let slots = TaskSlots(
             cursor: cursor, shared: shared, log: log, progress: progress,
-            reporter: FailureReporter(console: console, job: job.name, clearsLine: showsProgress),
+            reporter: reporter,
             state: state,
             tokens: cursor.feed.map {
                 renewableTokens(
