@@ -271,6 +271,11 @@ struct CaptureTests {
         #expect(
             plan.stdout.contains("user-{id} for each of userIds (captured by tasks[1])"),
             "\(plan.stdout)")
+        // The whole URL a child goes to, the base joined to its path template.
+        #expect(
+            plan.stdout.contains(
+                "GET \(space.server.baseURL.absoluteString)/sync/users/{id}?key=plan"),
+            "\(plan.stdout)")
         #expect(!plan.stdout.contains("hunter22"))
     }
 }

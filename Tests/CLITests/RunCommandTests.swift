@@ -118,6 +118,8 @@ struct RunCommandTests {
             extra: #""retry": {"maxAttempts": 2, "initialDelay": 0.01},"#)
         let result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
+        // The summary says where the files went.
+        #expect(result.stdout.contains("; outputs: out; log: "), "\(result.stdout)")
         let hits = try await ServerHits.of(key, on: space.server).requests
         #expect(hits.count == 2)
         // An HTTP-date has whole seconds, so "2 s from now" may be as little as 1 s away.
@@ -383,7 +385,7 @@ struct RunCommandTests {
         let key = FixtureServer.uniqueKey("base")
         // The file's baseURL is a port nothing listens on.
         let text =
-            #"{"version": 1, "name": "e2e", "baseURL": "http://127.0.0.1:\#(unusedLoopbackPort())/v1", "outputDir": "out", "retry": {"maxAttempts": 1}, "tasks": [{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}}]}"#
+            #"{"version": 1, "name": "e2e", "baseURL": "http://127.0.0.1:\#(unusedLoopbackPort())/v1", "outputDir": "out", "retry": {"maxAttempts": 1}, "tasks": [{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}, "save": "a.json"}]}"#
         let job = space.folder.appendingPathComponent("job.json")
         try text.write(to: job, atomically: true, encoding: .utf8)
         let result = try await space.run(

@@ -466,6 +466,10 @@ enum RunCommand {
                 : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file == JobDecoder.standardInput ? "-" : job.file.relativePath) --resume` runs them)"
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
+        // Where the run's files went, when it saves any.
+        if job.tasks.contains(where: { $0.save != nil || $0.records != nil }) {
+            text += "; outputs: \(job.outputDir)"
+        }
         text += "; log: \(summary.logURL.relativePath)"
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
@@ -524,7 +528,11 @@ enum RunCommand {
                     $0.captures.contains { $0.name == source.capture }
                 }
                 var line =
-                    "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target))"
+                    "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target, baseURL: job.baseURL))\(describe(spec.query))"
+                // Where each child's output lands, as its template says.
+                if let save = spec.save {
+                    line += "\t-> \(job.outputDir)/\(Template.restoringBraces(save))"
+                }
                 line += notes(spec)
                 guard console.output(line.showingControlCharacters) else { return false }
             }
@@ -583,10 +591,25 @@ enum RunCommand {
         return notes.isEmpty ? "" : "\t(" + notes.joined(separator: "; ") + ")"
     }
 
-    private static func describe(_ target: TaskSpec.Target) -> String {
+    /// A task's `query` as its template says (`?name=value&…`), or nothing.
+    private static func describe(_ query: [(name: String, value: String)]) -> String {
+        guard !query.isEmpty else { return "" }
+        return "?"
+            + query.map {
+                "\(Template.restoringBraces($0.name))=\(Template.restoringBraces($0.value))"
+            }
+            .joined(separator: "&")
+    }
+
+    /// A task's URL as its template says, the job's base joined to a path: the whole URL a
+    /// child is sent to, with its `{variables}`.
+    private static func describe(_ target: TaskSpec.Target, baseURL: URL?) -> String {
         switch target {
-        case .path(let path): Template.restoringBraces(path)
-        case .url(let url): Template.restoringBraces(url)
+        case .path(let path):
+            var base = baseURL?.absoluteString ?? ""
+            if base.hasSuffix("/"), path.hasPrefix("/") { base.removeLast() }
+            return base + Template.restoringBraces(path)
+        case .url(let url): return Template.restoringBraces(url)
         }
     }
 }
