@@ -134,8 +134,9 @@ struct BenchModesTests {
         let key = FixtureServer.uniqueKey("benchloops")
         let result = try await CourierBinary.run(
             [
-                // Slow enough that all eight are in flight at once even on a loaded machine.
-                "bench", server.url("/slow?ms=150&key=\(key)").absoluteString, "-n", "16", "-c",
+                // Slow enough that all eight are in flight at once even on a loaded machine
+                // (150 ms was not, with both cores busy and the tests at a lower priority).
+                "bench", server.url("/slow?ms=3000&key=\(key)").absoluteString, "-n", "16", "-c",
                 "8", "--warmup", "0", "--rounds", "1", "--json",
             ] + (asked.map { ["--event-loops", "\($0)"] } ?? []))
         #expect(result.status == 0, "\(result.stderr)")

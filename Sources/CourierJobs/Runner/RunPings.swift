@@ -8,9 +8,9 @@ import Foundation
 /// the job's rate limit, cookies, redirects or retry policy: a ping is not a task). Each one
 /// has ``NotifySettings/timeout`` in all, retries included (``PingRetry``), and is abandoned
 /// at that bound whatever its transport does; a ping never changes the run's exit code. The
-/// start ping runs beside the tasks; when the run ends first, it has ``startGrace`` more, is
-/// then cancelled, and the end's ping goes out, so the run's end waits at most that and one
-/// ping's timeout.
+/// start ping runs beside the tasks; when the run ends first, the end waits for it (within its
+/// own bound), then the end's ping goes out, so the run's end waits at most two pings'
+/// timeouts.
 ///
 /// A ping URL is a secret (it holds the check's key): it is in no log line, message or
 /// output, and the run's redactor knows it (``NotifySettings/secrets``).
@@ -46,22 +46,16 @@ final class RunPings: Sendable {
         startPing.withLock { $0 = task }
     }
 
-    /// How long the run's end waits for a start ping still going before it cuts it short.
-    static let startGrace: TimeInterval = 1
-
-    /// Ends a start ping still going after ``startGrace`` (its line says it was cut short),
-    /// then sends the end's ping for `exitCode` and waits for it, at most
-    /// ``NotifySettings/timeout``.
+    /// Waits for a start ping still going (it ends by its own bound,
+    /// ``NotifySettings/timeout``), then sends the end's ping for `exitCode` and waits for it,
+    /// at most the same.
     func ended(exitCode: Int32, body: String, log: RunLog?) async {
         if let start = startPing.withLock({ $0 }) {
-            // A quick job ends before its start ping is answered: a healthy check answers
-            // within a moment, and without its /start it measures no duration, so the start
-            // ping has a little longer (which also keeps /start before the end's ping). One
-            // that hangs is cut short then.
-            if await Deadline.within(Self.startGrace, { await start.value }) == nil {
-                start.cancel()
-                await start.value
-            }
+            // A quick job ends before its start ping is answered: without its /start the check
+            // measures no duration, and /start must come before the end's ping. A second more
+            // was too little on a loaded machine (the ping was cut short, and warned of); the
+            // ping's own bound is the bound.
+            await start.value
         }
         let event = NotifySettings.event(forExitCode: exitCode)
         guard settings.url(for: event, exitCode: exitCode) != nil else { return }
