@@ -1,6 +1,6 @@
 # Courier: every set-up step a fresh Debian machine needs lives here.
 SWIFT ?= swift
-# Each target installs only what it needs (the README lists them): building needs the headers
+# Each target installs only what it needs (docs/contributing.md lists them): building needs the headers
 # of libcurl and of the brotli and zstd decoders it links (the curl transport decodes br and zstd
 # bodies with them), and pkg-config, nothing else; the test servers and tools come with
 # `make test`.

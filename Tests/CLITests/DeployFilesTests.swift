@@ -85,19 +85,20 @@ struct DeployFilesTests {
         #expect(try #require(level) <= 2.0, "\(line)")
     }
 
-    @Test("SuccessExitStatus is 3 and 143, as the README's exit code table says")
+    @Test("SuccessExitStatus is 3 and 143, as the exit code table of docs/scheduling.md says")
     func exitStatuses() throws {
         let unit = try Self.text("deploy/systemd/courier@.service")
         let lines = unit.split(separator: "\n").filter { $0.hasPrefix("SuccessExitStatus=") }
         #expect(lines == ["SuccessExitStatus=3 143"])
-        let readme = try Self.text("README.md")
-        #expect(readme.contains("succeeds (`SuccessExitStatus=3`)"))
-        #expect(readme.contains("143 succeeds (`SuccessExitStatus=143`)"))
+        let scheduling = try Self.text("docs/scheduling.md")
+        #expect(scheduling.contains("succeeds (`SuccessExitStatus=3`)"))
+        #expect(scheduling.contains("143 succeeds (`SuccessExitStatus=143`)"))
         let timer = try Self.text("deploy/systemd/courier@.timer")
         #expect(timer.contains("\nPersistent=true\n"))
     }
 
-    /// A job like the README's, its token and ping URL read from a credentials folder.
+    /// A job like the one in docs/scheduling.md, its token and ping URL read from a credentials
+    /// folder.
     struct Installation {
         let space: JobWorkspace
         let credentials: URL
@@ -327,15 +328,17 @@ struct DeployFilesTests {
         let command = line.dropFirst("ExecStart=".count)
             .replacingOccurrences(of: "%i", with: "nightly")
         // Without COURIER_OPTIONS (the unit's default, empty) no metrics file is asked for;
-        // with the README's drop-in, one is written.
+        // with the drop-in of docs/scheduling.md, one is written.
         let plain = try await install.shell(
             command, environment: ["CREDENTIALS_DIRECTORY": install.credentials.path]
         ).exit(seconds: 300)
         #expect(plain.0 == 0, "\(plain.2)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: install.metrics.path).isEmpty)
-        let readme = try Self.text("README.md")
+        let scheduling = try Self.text("docs/scheduling.md")
         let dropIn = try #require(
-            readme.split(separator: "\n").first { $0.contains("Environment=\"COURIER_OPTIONS=") })
+            scheduling.split(separator: "\n").first {
+                $0.contains("Environment=\"COURIER_OPTIONS=")
+            })
         let options = try #require(
             dropIn.split(separator: "\"").dropFirst().first?.dropFirst("COURIER_OPTIONS=".count))
         let (status, _, stderr) = try await install.shell(

@@ -10,7 +10,7 @@ import Foundation
 /// The `courier` command: dispatches to one command per verb and returns the exit status.
 /// Kept here rather than in the executable so that tests reach every path.
 package enum CommandLineInterface {
-    /// Exit statuses, as documented in the README.
+    /// Exit statuses, as documented in docs/cli.md and docs/scheduling.md.
     package enum ExitCode {
         package static let success: Int32 = 0
         package static let taskFailed: Int32 = 1

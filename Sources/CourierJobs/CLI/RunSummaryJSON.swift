@@ -1,5 +1,5 @@
 /// `courier run --json`: the run's summary as one JSON object, instead of the summary line.
-/// Its fields are documented in `RunCommand.usage` and the README; `RunJSONTests` reads them.
+/// Its fields are documented in `RunCommand.usage` and docs/cli.md; `RunJSONTests` reads them.
 enum RunSummaryJSON {
     static func value(_ summary: RunSummary, job: Job, shard: Shard?, logOnStdout: Bool)
         -> JSONWriter.Value

@@ -74,7 +74,7 @@ enum ValidateCommand {
         }
     }
 
-    /// `--json`'s object (documented in the usage above and in the README).
+    /// `--json`'s object (documented in the usage above and in docs/cli.md).
     static func value(_ outcomes: [Outcome]) -> JSONWriter.Value {
         let errors = outcomes.flatMap(\.errors).map { error -> JSONWriter.Value in
             .object([
