@@ -51,6 +51,11 @@ enum OffPoolRead {
 /// pool (the completion handler runs on URLSession's own queue).
 enum BlockingFetch {
     static func json(_ url: URL) -> [String: Any]? {
+        // The test servers' bookkeeping goes over a socket of its own (``LoopbackHTTP``).
+        if ProbeClient.isPlainLoopback(url) {
+            guard let (_, data) = try? LoopbackHTTP.exchange("GET", url) else { return nil }
+            return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        }
         let done = DispatchSemaphore(value: 0)
         let result = LockedBox<Data?>(nil)
         var request = URLRequest(url: url, timeoutInterval: 5)
