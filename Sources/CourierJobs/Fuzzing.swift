@@ -33,8 +33,12 @@ package enum JobsFuzzing {
         precondition(
             rendered.utf8.count == template.renderedByteCount(bindings),
             "renderedByteCount disagrees with render")
-        // Text without braces renders as itself.
-        if !text.utf8.contains(UInt8(ascii: "{")) { precondition(rendered == text) }
+        // Text without braces renders as itself. U+E000 is the environment brace
+        // (``Template/environmentBrace``), which renders as `{` by design: a job file that
+        // holds it literally gets `{` (the fuzzer found it; noted in the closing note).
+        if !text.utf8.contains(UInt8(ascii: "{")), !text.contains(Template.environmentBrace) {
+            precondition(rendered == text)
+        }
     }
 
     /// The log-line scanner, which must never accept what the JSON parser refuses as
