@@ -29,3 +29,15 @@ struct CLIConventionTests {
         #expect(!Console.allowsDrawing(isTerminal: true, noColor: nil, term: "dumb"))
     }
 }
+
+/// Where `run --json` puts a refusal's object: stderr only when the log is on stdout. A job
+/// read from stdin (`-` as the job, with a log folder) once sent it to stderr too.
+@Suite("run --json refusal's stream")
+struct RefusalStreamTests {
+    @Test func onlyTheLogOnStdoutMovesIt() {
+        #expect(RunCommand.logsToStandardOutput(["job.json", "--log-dir", "-", "--json"]))
+        #expect(RunCommand.logsToStandardOutput(["job.json", "--log-dir=-", "--json"]))
+        #expect(!RunCommand.logsToStandardOutput(["-", "--log-dir", "logs", "--json"]))
+        #expect(!RunCommand.logsToStandardOutput(["job.json", "--json"]))
+    }
+}

@@ -79,9 +79,18 @@ enum RunCommand {
             let errors = lines.withLock { $0 }.map { line -> JSONWriter.Value in
                 .string(line.hasPrefix("courier: ") ? String(line.dropFirst(9)) : line)
             }
-            let jobFile = arguments.first {
-                !$0.hasPrefix("-") && $0.hasSuffix(".json") || $0 == "-"
-            }
+            let logOnStdout = Self.logsToStandardOutput(arguments)
+            // The job file: the first operand that is not an option's value.
+            let values: Set<String> = [
+                "--log-dir", "--backend", "--concurrency", "--shard",
+                "--ping-url", "--metrics-file", "--metrics-interval", "--deadline", "--grace",
+                "--base-url",
+            ]
+            let jobFile = arguments.indices.first { index in
+                let argument = arguments[index]
+                let isValue = index > 0 && values.contains(arguments[index - 1])
+                return !isValue && (argument == "-" || !argument.hasPrefix("-"))
+            }.map { arguments[$0] }
             let refusal: JSONWriter.Value = .object([
                 ("jobFile", jobFile.map { .string($0) } ?? .null),
                 ("exitCode", .int(Int(status))),
@@ -91,7 +100,6 @@ enum RunCommand {
                 ),
                 ("errors", .array(errors)),
             ])
-            let logOnStdout = arguments.contains("-") && arguments.contains("--log-dir")
             if logOnStdout {
                 Console.error(JSONWriter.string(refusal))
             } else {
@@ -99,6 +107,13 @@ enum RunCommand {
             }
         }
         return status
+    }
+
+    /// Whether the arguments send the log to stdout (`--log-dir -` or `--log-dir=-`): a job
+    /// read from stdin (`courier run - --log-dir logs`) does not.
+    static func logsToStandardOutput(_ arguments: [String]) -> Bool {
+        zip(arguments, arguments.dropFirst()).contains { $0 == "--log-dir" && $1 == "-" }
+            || arguments.contains("--log-dir=-")
     }
 
     /// `courier run` itself; ``run(_:)`` adds the JSON object of a refusal.
