@@ -1,6 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// `COURIER_PACKAGE_SCOPE=transport` leaves out the runner, the CLI and their tests: the thread
+// sanitizer's pass in `make test` checks the library and both transports, and building the
+// runner under it too took three of CI's ten minutes. Any other value, or none, is the package.
+let transportOnly = Context.environment["COURIER_PACKAGE_SCOPE"] == "transport"
+
+let runnerTargets: Set<String> = [
+    "CBuildInfo", "CourierJobs", "courier", "CFuzzDriver", "courier-fuzz", "courier-rawloop",
+    "CourierJobsTests", "SeedStyleTests", "CLITests",
+]
+
 // No package dependencies by design: Foundation, Dispatch, Glibc, the test frameworks that ship
 // with the toolchain, the system libcurl (Debian `libcurl4-openssl-dev`) and the decoders it
 // links too (zlib, and `libbrotli-dev`, `libzstd-dev` for their headers).
@@ -11,8 +21,7 @@ let package = Package(
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierCurl", targets: ["CourierCurl"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
-        .executable(name: "courier", targets: ["courier"]),
-    ],
+    ] + (transportOnly ? [] : [.executable(name: "courier", targets: ["courier"])]),
     targets: [
         // The system libcurl, located with pkg-config; SwiftPM names the package to install
         // when it is missing.
@@ -74,6 +83,6 @@ let package = Package(
         .testTarget(
             name: "CLITests", dependencies: ["courier", "CourierJobs", "CourierTestSupport"],
             exclude: ["BadJobs"]),
-    ],
+    ].filter { !transportOnly || !runnerTargets.contains($0.name) },
     swiftLanguageModes: [.v6]
 )
