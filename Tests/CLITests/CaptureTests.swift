@@ -290,7 +290,12 @@ struct GitHubSyncExampleTests {
             "courier-ghsync-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let job = PackagePaths.root.appendingPathComponent("jobs/github-sync.example.json").path
+        // A copy in the test's folder, which is then the job's home: outputs and logs land
+        // beside it, not in the repository's jobs/.
+        let job = folder.appendingPathComponent("github-sync.json").path
+        try FileManager.default.copyItem(
+            atPath: PackagePaths.root.appendingPathComponent("jobs/github-sync.example.json").path,
+            toPath: job)
         let environment = [
             "SYNC_API": server.baseURL.absoluteString, "SYNC_USER": "me",
             "SYNC_PASSWORD": "hunter22",

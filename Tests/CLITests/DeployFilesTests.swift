@@ -118,10 +118,12 @@ struct DeployFilesTests {
             credentials = try folder("credentials")
             state = try folder("state")
             jobs = try folder("jobs")
-            logs = try folder("logs")
+            logs = state.appendingPathComponent("logs")
             metrics = try folder("node-exporter")
+            // Its home, as docs/scheduling.md writes it: the courier user's folder.
             let job = #"""
-                {"version": 1, "name": "nightly", "baseURL": "\#(space.server.baseURL.absoluteString)",
+                {"version": 1, "name": "nightly", "home": "\#(state.path)",
+                 "baseURL": "\#(space.server.baseURL.absoluteString)",
                  "auth": {"bearer": "${file:$CREDENTIALS_DIRECTORY/api-token}"},
                  "notify": {"ping": "${file:$CREDENTIALS_DIRECTORY/hc-ping-url}"},
                  "tasks": [\#(tasks)]}
@@ -145,20 +147,21 @@ struct DeployFilesTests {
                 ("/etc/courier/credentials/nightly", credentials.path),
                 ("/etc/courier/jobs", jobs.path),
                 ("/var/lib/courier", state.path),
-                ("/var/log/courier", logs.path),
                 ("/var/lib/prometheus/node-exporter", metrics.path),
                 ("/usr/local/bin/courier", CourierBinary.url.path),
             ].reduce(command) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
         }
 
-        /// Runs `command` with `sh -c`, as cron does, courier on the PATH.
+        /// Runs `command` with `sh -c`, as cron does, courier on the PATH, from `/`: the job's
+        /// home, not the working folder, decides where its files go.
         func shell(_ command: String, environment: [String: String] = [:]) throws
             -> CourierBinary.Running
         {
             let path = CourierBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
             return try CourierBinary.launch(
                 ["-c", localized(command)], executable: URL(fileURLWithPath: "/bin/sh"),
-                environment: environment.merging(["PATH": path]) { $1 }, directory: state)
+                environment: environment.merging(["PATH": path]) { $1 },
+                directory: URL(fileURLWithPath: "/"))
         }
 
         func remove() { space.remove() }

@@ -86,7 +86,7 @@ struct ReadmeSampleTests {
         try local.write(
             to: jobs.appendingPathComponent("sample.json"), atomically: true, encoding: .utf8)
 
-        // The command README shows, in a folder of its own (logs/ and out/ go there).
+        // The command README shows, in a folder of its own (jobs/logs/ and jobs/out/ go there).
         let result = try await CourierBinary.run(
             ["run", "jobs/sample.json"], directory: space.folder)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")

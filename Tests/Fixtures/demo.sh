@@ -15,10 +15,10 @@ if ! kill -0 $server 2>/dev/null; then
 fi
 "$courier" run jobs/demo.json --no-progress
 status=$?
-log=$(ls -t logs/demo/*.jsonl 2>/dev/null | head -1)
+log=$(ls -t jobs/logs/demo/*.jsonl 2>/dev/null | head -1)
 echo
 echo "demo: courier exited with $status (1 is expected: the task 'missing' fails on purpose)"
 echo "demo: log: $log"
-echo "demo: saved outputs: out/demo/"
+echo "demo: saved outputs: jobs/out/demo/ (a job keeps its outputs and logs in its file's folder)"
 echo "demo: try: grep '\"task\":\"flaky\"' $log"
 [ "$status" -eq 1 ] && exit 0 || exit "$status"

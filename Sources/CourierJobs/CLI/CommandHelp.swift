@@ -108,6 +108,11 @@ enum CommandHelp {
     /// The commands, in the order the overview lists them.
     static let commands: [Entry] = [
         Entry(
+            name: "init", summary: "write a job file to start from",
+            overview:
+                "courier init JOB.json [--base-url URL]            (a job file to start from)",
+            usage: InitCommand.usage, run: { InitCommand.run($0) }),
+        Entry(
             name: "run", summary: "run the tasks of a job file",
             overview: """
                 courier run JOB.json|- [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
@@ -129,6 +134,11 @@ enum CommandHelp {
                                             [--otlp-endpoint URL]
                 """,
             usage: ReportCommand.usage, run: { await ReportCommand.run($0) }),
+        Entry(
+            name: "show", summary: "print one task's requests from run logs, readably",
+            overview:
+                "courier show LOG.jsonl... TASK                    (one task's attempts, readably)",
+            usage: ShowCommand.usage, run: { ShowCommand.run($0) }),
         Entry(
             name: "export", summary: "write run logs as a HAR 1.2 archive",
             overview:

@@ -37,10 +37,13 @@ enum ReplayCommand {
         var dryRun = false
         var curlFormat = false
         var run = RunOptions()
+        /// Whether `--log-dir` named the log folder; else it is the job's home's `logs/`, or
+        /// for a replay without `--job`, the folder of the logs replayed.
+        var logDirectoryGiven = false
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
-        let options: Options
+        var options: Options
         do throws(UsageError) {
             var parser = ArgumentParser(arguments, command: "replay")
             if parser.flag("--help") {
@@ -97,7 +100,21 @@ enum ReplayCommand {
             return CommandLineInterface.ExitCode.success
         }
 
+        if let job, !options.logDirectoryGiven {
+            options.run.logDirectory = job.home.logs
+        } else if !options.logDirectoryGiven, let name = jobNames.first,
+            let folder = Self.historyFolder(of: options.logs, job: name)
+        {
+            // The replay joins the history it repairs (docs/log-format.md, "One history per
+            // job"), wherever the command runs from.
+            options.run.logDirectory = folder
+        }
         if let job, !options.dryRun {
+            if let refusal = OldHome.refusal(for: job, logDirectoryGiven: options.logDirectoryGiven)
+            {
+                console.error("courier: \(job.name): \(refusal)")
+                return CommandLineInterface.ExitCode.usage
+            }
             var options = options
             // A replay's records files take the parts its logs' runs left for the tasks they
             // did, besides its own (``RecordsCommit``).
@@ -267,6 +284,7 @@ enum ReplayCommand {
         options.run.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
         if let folder = try parser.option("--log-dir") {
             options.run.logDirectory = URL(fileURLWithPath: folder)
+            options.logDirectoryGiven = true
         }
         options.run.quiet = parser.flag("--quiet")
         options.run.progress = !parser.flag("--no-progress")
@@ -276,6 +294,14 @@ enum ReplayCommand {
             throw UsageError("replay: missing LOG.jsonl; see 'courier replay --help'")
         }
         return options
+    }
+
+    /// The log folder the replayed logs sit in, when the first is in `<folder>/<job>/`.
+    static func historyFolder(of logs: [String], job: String) -> URL? {
+        guard let first = logs.first, first != "-" else { return nil }
+        let parent = URL(fileURLWithPath: first).deletingLastPathComponent()
+        guard parent.lastPathComponent == job else { return nil }
+        return parent.deletingLastPathComponent()
     }
 
     /// A job for a replay without `--job`: the log's job name, default limits, no saves.

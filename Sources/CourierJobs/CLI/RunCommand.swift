@@ -19,9 +19,10 @@ enum RunCommand {
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
                                     [--base-url URL] [--quiet] [--no-progress] [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
-        DIR/<job name>/<time>-<run id>.jsonl (DIR defaults to ./logs). A JOB.json of - is read
-        from stdin; its relative paths (lines, bodyFile, tls files) are then taken from the
-        current directory, as outputDir always is.
+        DIR/<job name>/<time>-<run id>.jsonl. A job's home is its file's folder, whatever the
+        working folder: DIR defaults to logs/ there, and its relative paths (outputDir, lines,
+        bodyFile, tls files) are taken from there. A JOB.json of - is read from stdin; its home
+        is the working folder.
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr)
           --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
                          and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
@@ -145,6 +146,7 @@ enum RunCommand {
         let jobPath: String
         let dryRun: Bool
         var freshIfNoHistory = false
+        var logDirectoryGiven = false
         let json: Bool
         var baseURL: String?
         var pingURL: String?
@@ -176,6 +178,7 @@ enum RunCommand {
                 } else {
                     parsed.logDirectory = URL(fileURLWithPath: folder)
                 }
+                logDirectoryGiven = true
             }
             if let text = try parser.option("--shard") {
                 guard let shard = Shard(text) else {
@@ -264,6 +267,16 @@ enum RunCommand {
             console.error(
                 "courier: note: on the urlsession backend a hostile or broken server can end the process (FoundationNetworking traps on a chunked body with trailers and on a connection closed inside the header block); use the curl backend against servers you do not trust (docs/transports.md)"
             )
+        }
+        if !logDirectoryGiven { options.logDirectory = job.home.logs }
+        if let refusal = OldHome.refusal(for: job, logDirectoryGiven: logDirectoryGiven) {
+            if dryRun {
+                console.error("courier: \(job.name): warning: \(refusal)")
+            } else {
+                console.error("courier: \(job.name): \(refusal)")
+                await pingRefusal(job, backend: options.backend, console: console, reason: refusal)
+                return CommandLineInterface.ExitCode.usage
+            }
         }
         if resume {
             let logs = resumeLogs.map { URL(fileURLWithPath: $0) }
@@ -478,7 +491,7 @@ enum RunCommand {
             text +=
                 missing == 0
                 ? "; the job's history: every task done"
-                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`courier run \(job.file == JobDecoder.standardInput ? "-" : job.file.relativePath) --resume` runs them)"
+                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`\(repairCommand(job, log: summary.logURL))` runs them)"
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
         // Where the run's files went, when it saves any.
@@ -489,10 +502,21 @@ enum RunCommand {
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
         if summary.missing == nil, summary.failed > 0 || notRun > 0 {
-            let file = job.file == JobDecoder.standardInput ? "-" : job.file.relativePath
-            text += "; to repair: courier run \(file) --resume"
+            text += "; to repair: \(repairCommand(job, log: summary.logURL))"
         }
         return text
+    }
+
+    /// The command that runs what the job's history lacks, from any working folder: with
+    /// `--log-dir` when the run's log is not in the job's home (`log` is the run's log file).
+    static func repairCommand(_ job: Job, log: URL) -> String {
+        let file = job.file == JobDecoder.standardInput ? "-" : job.file.relativePath
+        var command = "courier run \(ShellWord.quoted(file)) --resume"
+        let folder = log.deletingLastPathComponent().deletingLastPathComponent()
+        if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
+            command += " --log-dir \(ShellWord.quoted(folder.relativePath))"
+        }
+        return command
     }
 
     /// Says so when a secret is too short to be searched for in free text (``Redactor``):

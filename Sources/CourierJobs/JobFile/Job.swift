@@ -35,8 +35,14 @@ package struct Job: Sendable {
     package var deadline: TimeInterval? = nil
     /// Where the run pings when it starts and ends (`notify`, or `courier run --ping-url`).
     package var notify: NotifySettings? = nil
-    /// Folder that `save` paths are relative to (relative to the working directory).
+    /// Folder that `save` paths are relative to, as seen from the working folder: the job's
+    /// `outputDir` taken from its ``home``.
     package var outputDir: String
+    /// The job file's folder, which its relative paths and default log folder are taken from.
+    package var home = JobHome.workingFolder
+    /// `outputDir` as the job file wrote it (or its default), before ``home`` resolved it: where
+    /// a run from the working folder kept the outputs before jobs had homes.
+    package var writtenOutputDir: String? = nil
     package var tasks: [TaskSpec]
     /// The `since` tasks' kept cursors (``SinceState``), by task id, as the run found them:
     /// what `{since}` renders from. Empty until a run loads them.

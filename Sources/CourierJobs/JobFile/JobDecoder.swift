@@ -36,6 +36,12 @@ package enum JobDecoder {
             baseURL: baseURL)
     }
 
+    /// Whether `name` may name a job: letters, digits, `-`, `_` and `.` (it names the log
+    /// folder and the lock).
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }
+    }
+
     /// Reads `source` and decodes it as the job file `file`.
     private static func load(
         from source: URL, as url: URL, environment: [String: String], baseURL: String? = nil
@@ -141,7 +147,7 @@ package enum JobDecoder {
             context.error("version", "is required (1)", at: root)
         }
         let name = reader.string("name", required: true) ?? ""
-        if !name.isEmpty, !name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
+        if !name.isEmpty, !isValidName(name) {
             context.error(
                 "name",
                 "expected letters, digits, '-', '_' or '.' (it names the log folder), found \"\(name)\"",
@@ -196,6 +202,14 @@ package enum JobDecoder {
                 what: "a whole number of bytes from 1024 to 4294967296")
             ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        let homeNode = reader.take("home")
+        let named = reader.string("home")
+        if named == "", let homeNode {
+            reader.fail(
+                "home", "expected a folder (absolute, or relative to the job file's), found \"\"",
+                at: homeNode)
+        }
+        let home = JobHome(jobFile: file, named: named == "" ? nil : named)
         let hostThrottle = reader.bool("hostThrottle") ?? true
         let http2 = reader.bool("http2") ?? false
         if http2, backend == .urlsession, let node = reader.take("http2") {
@@ -250,11 +264,13 @@ package enum JobDecoder {
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,
             oauth2: authForm?.oauth2, cookies: cookies, maxBodyBytes: maxBodyBytes, http2: http2,
             tls: tls, hostThrottle: hostThrottle, deadline: deadline,
-            outputDir: outputDir, tasks: tasks,
+            outputDir: home.resolve(outputDir), tasks: tasks,
             file: file,
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
         job.notify = notify
+        job.home = home
+        job.writtenOutputDir = outputDir
         return job
     }
 

@@ -77,6 +77,7 @@ enum JobKeys {
             JobKey("headers", .object, .env),
             JobKey("auth", .object),
             JobKey("outputDir", .string, .env),
+            JobKey("home", .string, .env),
             JobKey("tasks", .array),
             JobKey("$schema", .any),
             JobKey("description", .any),

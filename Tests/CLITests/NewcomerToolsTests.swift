@@ -1,0 +1,92 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// The tools a newcomer reaches for first: `courier init` (a job file to start from) and
+/// `courier show` (one task's requests from a log, readably).
+@Suite("init and show")
+struct NewcomerToolsTests {
+    @Test("init writes a job that validates and plans, and never replaces a file")
+    func initSkeleton() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let made = try await CourierBinary.run(
+            ["init", "nightly.json", "--base-url", space.server.baseURL.absoluteString],
+            directory: space.folder)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.stdout.contains("courier validate nightly.json"), "\(made.stdout)")
+        let file = space.folder.appendingPathComponent("nightly.json")
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(text.contains(#""name": "nightly""#))
+        #expect(text.contains(#""description": "#), "it says what each part does")
+
+        let validate = try await CourierBinary.run(
+            ["validate", "nightly.json"], directory: space.folder)
+        #expect(validate.status == 0, "\(validate.stderr)")
+        let plan = try await CourierBinary.run(
+            ["run", "nightly.json", "--dry-run"], directory: space.folder)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(
+            plan.stdout.contains("GET \(space.server.baseURL.absoluteString)/items"),
+            "\(plan.stdout)")
+
+        // A second init, or one over any file, leaves the file as it was.
+        try Data("mine".utf8).write(to: space.folder.appendingPathComponent("mine.json"))
+        for name in ["nightly.json", "mine.json"] {
+            let before = try Data(contentsOf: space.folder.appendingPathComponent(name))
+            let again = try await CourierBinary.run(["init", name], directory: space.folder)
+            #expect(again.status == 2)
+            #expect(again.stderr.contains("it exists; nothing was written"), "\(again.stderr)")
+            #expect(try Data(contentsOf: space.folder.appendingPathComponent(name)) == before)
+        }
+        let badName = try await CourierBinary.run(["init", "my job.txt"], directory: space.folder)
+        #expect(badName.status == 2)
+        #expect(badName.stderr.contains("expects a file name like nightly.json"))
+    }
+
+    @Test("show prints each attempt of a task readably, secrets redacted as in the log")
+    func showTask() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let secret = "s3cret-\(UUID().uuidString)"
+        let key = "show-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"},
+                 "retry": {"maxAttempts": 2, "initialDelay": 0.01},
+                 "headers": {"Authorization": "Bearer \#(secret)"}},
+                {"id": "other", "path": "/echo", "method": "POST", "body": "line one\nline two"}
+                """#)
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 0, "\(run.stderr)")
+
+        let shown = try await CourierBinary.run(
+            ["show", space.logs.appendingPathComponent("e2e").path, "flaky"],
+            directory: space.folder)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        let text = shown.stdout
+        #expect(text.contains("task flaky · attempt 1 · retry"), "\(text)")
+        #expect(text.contains("task flaky · attempt 2 · ok"), "\(text)")
+        #expect(text.contains("> GET \(space.server.baseURL.absoluteString)/flaky?key=\(key)"))
+        #expect(text.contains("< 503"), "\(text)")
+        #expect(text.contains("< 200"), "\(text)")
+        #expect(text.contains("total "), "timings: \(text)")
+        #expect(!text.contains(secret), "the token stays redacted")
+        #expect(!text.contains("line one"), "only the task asked for")
+
+        let body = try await CourierBinary.run(
+            ["show", space.logs.appendingPathComponent("e2e").path, "oth*"],
+            directory: space.folder)
+        #expect(body.stdout.contains("> POST "), "\(body.stdout)")
+        #expect(body.stdout.contains("> line one\n> line two"), "the body as logged")
+
+        let missing = try await CourierBinary.run(
+            ["show", space.logs.appendingPathComponent("e2e").path, "nope"],
+            directory: space.folder)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no attempt of task 'nope'"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("flaky"), "the tasks there: \(missing.stderr)")
+        let usage = try await CourierBinary.run(["show", "x.jsonl"], directory: space.folder)
+        #expect(usage.status == 2)
+    }
+}
