@@ -75,7 +75,10 @@ enum ReplayCommand {
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))
 
-        let history = TaskHistory.read(options.logs, keepAllFinals: options.filter.all) {
+        let history = TaskHistory.read(
+            options.logs, keepAllFinals: options.filter.all,
+            keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? []
+        ) {
             console.error("courier: \($0)")
         }
         var selected = history.finals.values.filter { options.filter.matches($0) }
@@ -118,7 +121,8 @@ enum ReplayCommand {
             var options = options
             // A replay's records files take the parts its logs' runs left for the tasks they
             // did, besides its own (``RecordsCommit``).
-            options.run.history = RunHistory(runs: history.runs, done: history.done)
+            options.run.history = RunHistory(
+                runs: history.runs, done: history.done, okRuns: history.okRuns)
             return await replayFromJob(
                 job, selected: selected, runs: history.runs, options: options, console: console)
         }

@@ -288,8 +288,10 @@ enum RunCommand {
                 return CommandLineInterface.ExitCode.usage
             }
             let warn: (String) -> Void = { console.error("courier: \($0)") }
+            let capturing = TaskHistory.capturingTasks(of: job)
             if !logs.isEmpty {
-                options.resume = LogFiles.resumeState(from: logs, warn: warn)
+                options.resume = LogFiles.resumeState(
+                    from: logs, keepRunsOf: capturing, warn: warn)
             } else {
                 // The job's one history: its latest plain run (every shard's) and the resumes
                 // and replays since (docs/log-format.md, "One history per job").
@@ -310,13 +312,17 @@ enum RunCommand {
                         "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
                     )
                 } else {
-                    let folded = TaskHistory.read(history.logs, warn: warn)
+                    let folded = TaskHistory.read(
+                        history.logs, keepRunsOf: capturing, warn: warn)
                     options.resume = ResumeState(
-                        done: folded.done, logs: history.logs, runs: folded.runs)
+                        done: folded.done, logs: history.logs, runs: folded.runs,
+                        okRuns: folded.okRuns)
                 }
             }
         }
-        options.history = options.resume.map { RunHistory(runs: $0.runs, done: $0.done) }
+        options.history = options.resume.map {
+            RunHistory(runs: $0.runs, done: $0.done, okRuns: $0.okRuns)
+        }
         if dryRun {
             // The plan shows what the next run would send: `{since}` from the kept cursors,
             // read as the run reads them (nothing is written, no lock is taken).
@@ -331,7 +337,11 @@ enum RunCommand {
                     )
                 }
             }
-            printPlan(planned, total: total, options: options, console: console)
+            if let resume = options.resume {
+                ResumePlan.print(planned, resume: resume, options: options, console: console)
+            } else {
+                printPlan(planned, total: total, options: options, console: console)
+            }
             return CommandLineInterface.ExitCode.success
         }
         // Before the lock and the log: a refusal sends nothing and writes nothing.
@@ -619,7 +629,7 @@ enum RunCommand {
     }
 
     /// What a spec captures and waits for, for the plan.
-    private static func notes(_ spec: TaskSpec) -> String {
+    static func notes(_ spec: TaskSpec) -> String {
         var notes: [String] = []
         if !spec.inputs.isEmpty {
             notes.append("uses " + spec.inputs.sorted().joined(separator: ", "))
@@ -631,7 +641,7 @@ enum RunCommand {
     }
 
     /// A task's `query` as its template says (`?name=value&…`), or nothing.
-    private static func describe(_ query: [(name: String, value: String)]) -> String {
+    static func describe(_ query: [(name: String, value: String)]) -> String {
         guard !query.isEmpty else { return "" }
         return "?"
             + query.map {
@@ -642,7 +652,7 @@ enum RunCommand {
 
     /// A task's URL as its template says, the job's base joined to a path: the whole URL a
     /// child is sent to, with its `{variables}`.
-    private static func describe(_ target: TaskSpec.Target, baseURL: URL?) -> String {
+    static func describe(_ target: TaskSpec.Target, baseURL: URL?) -> String {
         switch target {
         case .path(let path):
             var base = baseURL?.absoluteString ?? ""

@@ -41,7 +41,9 @@ enum LogFiles {
     /// What `--resume` skips: the tasks done according to `log` and every log it resumed from
     /// (a resumed run's `run.start` lists them all, so one level is the whole chain).
     /// Several logs (every shard's) are read together.
-    static func resumeState(from given: [URL], warn: @escaping (String) -> Void) -> ResumeState {
+    static func resumeState(
+        from given: [URL], keepRunsOf: [String] = [], warn: @escaping (String) -> Void
+    ) -> ResumeState {
         var logs: [String] = []
         for log in given {
             let earlier = firstLine(of: log.path)?.resumedFrom ?? []
@@ -50,7 +52,9 @@ enum LogFiles {
                 logs.append(path)
             }
         }
-        let history = TaskHistory.read(logs, warn: warn)
-        return ResumeState(done: history.done, logs: LogFiles.ordered(logs), runs: history.runs)
+        let history = TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn)
+        return ResumeState(
+            done: history.done, logs: LogFiles.ordered(logs), runs: history.runs,
+            okRuns: history.okRuns)
     }
 }

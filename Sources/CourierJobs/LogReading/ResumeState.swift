@@ -6,6 +6,9 @@ package struct ResumeState: Sendable {
     package var logs: [String]
     /// The ids of the runs those logs hold, in the order they started.
     package var runs: [String] = []
+    /// For each done task that captures values: the run of its latest `ok`, whose kept
+    /// values (``KeptCaptures``) stand in for sending it again.
+    package var okRuns: [UInt64: String] = [:]
 }
 
 /// The earlier runs a run completes (`--resume`, `replay --job`): their ids, in the order they
@@ -14,9 +17,12 @@ package struct ResumeState: Sendable {
 package struct RunHistory: Sendable {
     package var runs: [String]
     package var done: Set<UInt64>
+    /// As ``ResumeState/okRuns``.
+    package var okRuns: [UInt64: String]
 
-    package init(runs: [String], done: Set<UInt64>) {
+    package init(runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:]) {
         self.runs = runs
         self.done = done
+        self.okRuns = okRuns
     }
 }

@@ -34,8 +34,21 @@ struct TaskHistory {
     /// template covers means the children were reached, and the skip no longer stands.
     private var templates: [(glob: String, key: UInt64, run: String)] = []
     let keepAllFinals: Bool
+    /// Ids (globs) of the tasks whose run is kept with their `ok`: tasks that capture, whose
+    /// kept values (``KeptCaptures``) are good only if that run wrote them.
+    let keepRunsOf: [String]
+    /// The run of the latest `ok` of each done task that `keepRunsOf` names.
+    private(set) var okRuns: [UInt64: String] = [:]
 
-    init(keepAllFinals: Bool = false) { self.keepAllFinals = keepAllFinals }
+    init(keepAllFinals: Bool = false, keepRunsOf: [String] = []) {
+        self.keepAllFinals = keepAllFinals
+        self.keepRunsOf = keepRunsOf
+    }
+
+    /// The ids, as globs, of the job's tasks that capture values: what `keepRunsOf` takes.
+    static func capturingTasks(of job: Job) -> [String] {
+        job.tasks.filter(\.hasCaptures).map { ReplaySelection.glob($0.id) }
+    }
 
     mutating func add(_ line: LogLine) {
         if line.event == LogEvent.runStart {
@@ -55,10 +68,14 @@ struct TaskHistory {
         if line.outcome == LogOutcome.ok.rawValue {
             done.insert(key)
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }
+            if !keepRunsOf.isEmpty, keepRunsOf.contains(where: { fnmatch($0, task, 0) == 0 }) {
+                okRuns[key] = line.run
+            }
         } else {
             // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
             done.remove(key)
             finals[key] = line
+            okRuns[key] = nil
         }
     }
 
@@ -75,9 +92,10 @@ struct TaskHistory {
 
     /// Reads `paths` in run order (``LogFiles/ordered(_:)``).
     static func read(
-        _ paths: [String], keepAllFinals: Bool = false, warn: @escaping (String) -> Void
+        _ paths: [String], keepAllFinals: Bool = false, keepRunsOf: [String] = [],
+        warn: @escaping (String) -> Void
     ) -> TaskHistory {
-        var history = TaskHistory(keepAllFinals: keepAllFinals)
+        var history = TaskHistory(keepAllFinals: keepAllFinals, keepRunsOf: keepRunsOf)
         for entry in LogReader(paths: LogFiles.ordered(paths), warn: warn) {
             history.add(entry.line)
         }

@@ -26,6 +26,11 @@ extension JobRunner {
         let cursor = firstPage(of: task, state: state)
         let streams = streamsSave(task, capturing: feed != nil)
         let part = recordsPart(of: task, log: log)
+        let kept =
+            feed == nil
+            ? nil
+            : KeptCaptures(
+                task: task, job: job, run: log.run, shard: options.shard, redactor: log.redactor)
         while true {
             let streamed = streams ? await streamedTemporary(for: task, page: cursor.logged) : nil
             let send = preparePage(
@@ -34,15 +39,17 @@ extension JobRunner {
             let failure = await sent(send)
             var result = judgePage(
                 send, of: task, cursor: cursor, failure: failure, state: state, feed: feed,
-                part: part)
+                kept: kept, part: part)
             if result.hasFiles { result = await completingFiles(result) }
             let step = nextPage(send, of: task, cursor: cursor, result: &result)
             if let part, result.ok, step.isLast { result = await committing(part, result) }
+            if let kept { await keep(kept, done: result.ok && step.isLast) }
             if let ok = finishPage(
                 send, of: task, cursor: cursor, result: result, step: step, log: log,
                 progress: progress, reporter: reporter)
             {
                 if !ok, let part { await discard(part) }
+                if !ok, let kept { await files.run { kept.discard() } }
                 return ok
             }
         }
@@ -84,6 +91,24 @@ extension JobRunner {
         return await files.run { [temporaries] in
             Self.temporary(beside: target, temporaries: temporaries)
         }
+    }
+
+    /// Writes the page's captured values to the task's kept captures, on a file-work thread;
+    /// after its last good page, puts the file in place. A file that cannot be written is
+    /// dropped: a resume then sends the task again.
+    @inline(never)
+    private func keep(_ kept: KeptCaptures, done: Bool) async {
+        let temporaries = temporaries
+        let folder = await files.run { () -> URL? in
+            do {
+                if done { return try kept.commit(temporaries: temporaries) }
+                if kept.hasPending { try kept.flush(temporaries: temporaries) }
+            } catch {
+                kept.discard()
+            }
+            return nil
+        }
+        if let folder { await folderSyncs.sync(folder.path) }
     }
 
     /// Removes a failed task's records part, on a file-work thread.
@@ -214,7 +239,7 @@ extension JobRunner {
     @inline(never)
     private func judgePage(
         _ send: PageSend, of task: ExpandedTask, cursor: PageCursor, failure: (any Error)?,
-        state: ConditionalState?, feed: TaskFeed?, part: RecordsPart?
+        state: ConditionalState?, feed: TaskFeed?, kept: KeptCaptures?, part: RecordsPart?
     ) -> AttemptResult {
         guard let attempt = send.attempts.withLock({ $0.last }) else {
             var result = AttemptResult()
@@ -236,7 +261,12 @@ extension JobRunner {
         // the line that could show them is written, and before anything is saved.
         var result = evaluate(
             attempt, of: task, page: cursor.logged,
-            captures: feed.map { feed in feed.capture }, streamed: send.streamed, part: part)
+            captures: feed.map { feed in
+                { values, rule in
+                    try feed.capture(values, for: rule)
+                    kept?.append(values, for: rule)
+                }
+            }, streamed: send.streamed, part: part)
         if let tokenProblem = failure as? AuthenticatingHTTPClient<AnyHTTPClient>.Failure,
             !result.ok, var failure = result.failure
         {

@@ -31,6 +31,9 @@ extension JobRunner {
         let oauth2: OAuth2Sessions
         /// `--resume`: the keys of the tasks an earlier run did.
         let done: Set<UInt64>
+        /// `--resume` and `replay --job`: for each done task that captures, the run of its
+        /// latest `ok`, whose kept values stand in for sending it again (``KeptCaptures``).
+        let okRuns: [UInt64: String]
         /// A replay with `--job`: the tasks it runs.
         let selection: ReplaySelection?
         let shard: Shard?
@@ -79,6 +82,12 @@ extension JobRunner {
                 && slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
                 // Done by an earlier run. (A task with captures runs again: the values it
                 // hands on are not kept between runs.)
+                slots.progress.taskAlreadyDone()
+                settledRecords(of: task, done: true)
+                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+            case .task(let task) where !slots.okRuns.isEmpty && reuseKeptCaptures(of: task, slots):
+                // Done by an earlier run, which kept what it captured: its values go to the
+                // tasks that wait for them, and it is not sent again.
                 slots.progress.taskAlreadyDone()
                 settledRecords(of: task, done: true)
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
@@ -144,6 +153,33 @@ extension JobRunner {
         return .end
     }
 
+    /// Hands the values an earlier run kept for `task` (done, and capturing) to the feed, when
+    /// the run that did it kept them (``KeptCaptures``); whether it did. A task the history
+    /// does not count as done, or whose values are not kept, is sent as before.
+    private func reuseKeptCaptures(of task: ExpandedTask, _ slots: TaskSlots) -> Bool {
+        guard let feed = slots.cursor.feed, task.spec(in: job)?.hasCaptures ?? false,
+            let run = slots.okRuns[FNV1a.taskKey(job: job.name, task: task.id)],
+            let kept = KeptCaptures.load(job: job, task: task.id, run: run),
+            let rules = task.spec(in: job)?.captures
+        else { return false }
+        // Every kept capture must still be one of the task's before any value is handed on:
+        // a task whose captures changed since is sent again, and its values come once.
+        let matched = kept.compactMap { kept in
+            rules.first { $0.name == kept.capture }.map { ($0, kept.values) }
+        }
+        guard matched.count == kept.count else { return false }
+        for (rule, values) in matched {
+            do {
+                try feed.capture(values, for: rule)
+            } catch {
+                // The values could not be held (a full disk under the spill file): the task
+                // is sent again, and a value it hands on twice fans out once.
+                return false
+            }
+        }
+        return true
+    }
+
     /// Tells the ledger of a records task this run does not send for its records: done by the
     /// history (`done`), or, for a replay that did not select it (`nil`), done if the logs it
     /// replays say so.
@@ -201,7 +237,9 @@ extension JobRunner {
                 renewableTokens(
                     feed: $0, shared: shared, log: log, progress: progress, oauth2: oauth2)
             } ?? [:],
-            oauth2: oauth2, done: options.resume?.done ?? [], selection: selection,
+            oauth2: oauth2, done: options.resume?.done ?? [],
+            okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
+            selection: selection,
             shard: options.shard,
             startedAt: time.now())
         var nextExecutor = 0

@@ -1,0 +1,115 @@
+import Courier
+import Foundation
+
+/// `courier run JOB --resume --dry-run`: the requests the resume would send, found as the run
+/// finds them (the same task feed, in the same order), with nothing sent.
+///
+/// A task the history counts as done is left out, and counted. A done task that captures is
+/// listed as not sent when its run kept its values (``KeptCaptures``): they are fed to the
+/// plan, so the fan-out children they make are listed one by one, done ones left out. A
+/// capturing task that is sent again (its values not kept, or secret) is listed as sent; the
+/// children it will make are then one line saying so, since their values come only when it
+/// runs.
+enum ResumePlan {
+    static func print(_ job: Job, resume: ResumeState, options: RunOptions, console: Console) {
+        let feed = TaskFeed(job: job, redactor: console.redactor)
+        defer { feed.close() }
+        var sent = 0
+        var done = 0
+        /// Specs whose values come only when their sent-again producer runs.
+        var unknownProducers = Set<Int>()
+        loop: while true {
+            let item = feed.next()
+            switch item {
+            case .task(let task):
+                guard let spec = task.spec(in: job), let index = task.specIndex else {
+                    feed.finished(task.specIndex, ok: true, id: task.id)
+                    continue
+                }
+                if let shard = options.shard,
+                    !shard.runs(taskID: task.id, capturing: spec.hasCaptures)
+                {
+                    feed.finished(index, ok: true, id: task.id)
+                    continue
+                }
+                let key = FNV1a.taskKey(job: job.name, task: task.id)
+                var note = ""
+                if resume.done.contains(key) {
+                    if !spec.hasCaptures {
+                        done += 1
+                        feed.finished(index, ok: true, id: task.id)
+                        continue
+                    }
+                    if let kept = resume.okRuns[key].flatMap({
+                        KeptCaptures.load(job: job, task: task.id, run: $0)
+                    }), handOn(kept, of: spec, to: feed) {
+                        done += 1
+                        let count = kept.reduce(0) { $0 + $1.values.count }
+                        guard
+                            console.output(
+                                "\(task.id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
+                                    .showingControlCharacters)
+                        else { return }
+                        feed.finished(index, ok: true, id: task.id)
+                        continue
+                    }
+                    note = "\t(done, sent again: what it captures is needed and was not kept)"
+                }
+                if spec.hasCaptures { unknownProducers.insert(index) }
+                sent += 1
+                var line =
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+                if let rule = task.paginate { line += "\t" + RunCommand.describe(rule) }
+                if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+                line += note + RunCommand.notes(spec)
+                guard console.output(line.showingControlCharacters) else { return }
+                feed.finished(index, ok: true, id: task.id)
+            case .skipped(let skipped):
+                // Its input's value comes only when its producer, sent again, runs.
+                let inputs = job.tasks[skipped.spec].inputs.sorted().joined(separator: ", ")
+                sent += 1
+                guard
+                    console.output(
+                        "\(skipped.id)\t(sent once \(inputs) is captured again)"
+                            .showingControlCharacters)
+                else { return }
+                feed.finished(skipped.spec, ok: true, id: skipped.id)
+            case .failure(let error, let spec, let id):
+                guard console.output("\(id)\t(cannot be built: \(error))".showingControlCharacters)
+                else { return }
+                feed.finished(spec, ok: false, id: id)
+            case .wait, .end:
+                break loop
+            }
+        }
+        for spec in job.tasks {
+            guard let source = spec.captureSource,
+                let producer = job.tasks.firstIndex(where: {
+                    $0.captures.contains { $0.name == source.capture }
+                }), unknownProducers.contains(producer)
+            else { continue }
+            let line =
+                "\(spec.id) for each of \(source.capture) (captured by \(job.tasks[producer].path) as it runs; children done by earlier runs are not sent)\t\(spec.method) \(RunCommand.describe(spec.target, baseURL: job.baseURL))\(RunCommand.describe(spec.query))"
+            guard console.output(line.showingControlCharacters) else { return }
+        }
+        let backend = options.backend ?? job.backend
+        console.output(
+            "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(unknownProducers.isEmpty ? "" : " (and the children of what they capture)"), \(done) done by earlier runs and not sent, on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+        )
+    }
+
+    /// Hands kept values to the plan's feed; whether every kept capture is still one of the
+    /// task's (else the task is sent again, as the run would).
+    private static func handOn(
+        _ kept: [(capture: String, values: [String])], of spec: TaskSpec, to feed: TaskFeed
+    ) -> Bool {
+        let matched = kept.compactMap { kept in
+            spec.captures.first { $0.name == kept.capture }.map { ($0, kept.values) }
+        }
+        guard matched.count == kept.count else { return false }
+        for (rule, values) in matched {
+            guard (try? feed.capture(values, for: rule)) != nil else { return false }
+        }
+        return true
+    }
+}

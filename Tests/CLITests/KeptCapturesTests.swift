@@ -1,0 +1,171 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A repair sends what the history lacks and nothing else: a listing whose run kept its
+/// captured ids is not fetched again to rebuild its children (``KeptCaptures``), and the dry
+/// run lists exactly what the repair sends.
+@Suite("kept captures")
+struct KeptCapturesTests {
+    /// A listing of six ids over three pages, each id a saved child that fails its first
+    /// request (the job tries once), and an unrelated task.
+    static func tasks(key: String) -> String {
+        #"""
+        {"id": "list", "path": "/pages", "query": {"style": "link", "total": "6", "size": "2", "key": "\#(key)-list"},
+         "paginate": {"next": {"linkHeader": "next"}}, "capture": {"ids": {"json": "/items/*/id"}}},
+        {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "1"},
+         "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"},
+        {"id": "other", "path": "/bytes", "query": {"n": "64"}, "save": "other.bin"}
+        """#
+    }
+
+    static let extra = #""retry": {"maxAttempts": 1},"#
+
+    /// The URLs of a log's request lines.
+    static func urls(_ lines: [[String: Any]]) -> Set<String> {
+        Set(
+            lines.filter { $0["event"] as? String == "request" }.compactMap { $0["url"] as? String }
+        )
+    }
+
+    @Test(
+        "a resume sends only the failed children, not the listing, and ends as a clean run",
+        arguments: ["curl", "urlsession"])
+    func resumeSkipsListing(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "kept-\(UUID().uuidString)"
+        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
+        let night = try await space.run(backend: backend)
+        #expect(night.status == 1, "\(night.stderr)")
+        #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
+
+        // The dry run lists the six children and nothing else to send.
+        let plan = try await space.run(["--resume", "--dry-run"], backend: backend)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let planned = plan.stdout.split(separator: "\n").filter { $0.contains("\tGET ") }
+        #expect(planned.count == 6, "\(plan.stdout)")
+        #expect(
+            plan.stdout.contains(
+                "list\t(not sent: done by an earlier run, which kept its 6 captured values)"))
+        #expect(
+            plan.stdout.contains("resume: 6 tasks to send, 2 done by earlier runs"),
+            "\(plan.stdout)")
+
+        let logsBefore = Set(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path))
+        let repair = try await space.run(["--resume"], backend: backend)
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(repair.stdout.contains("6 requests"), "\(repair.stdout)")
+        #expect(
+            try await ServerHits.of("\(key)-list", on: space.server).count == 3, "no page again")
+        // What the repair sent is what its dry run listed.
+        let newLog = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).first { !logsBefore.contains($0) })
+        let sent = Self.urls(
+            try String(
+                contentsOf: space.logs.appendingPathComponent("e2e/\(newLog)"), encoding: .utf8
+            ).split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+        let listed = Set(
+            planned.compactMap { $0.split(separator: "\t").dropFirst().first }.map {
+                String($0.dropFirst("GET ".count))
+            })
+        #expect(sent == listed)
+
+        // Byte for byte the outputs of a run that nothing interrupted: the same server, and
+        // a retry in the run itself for each child's first failure.
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        try clean.writeJob(
+            tasks: Self.tasks(key: "clean-\(key)"),
+            extra: #""retry": {"maxAttempts": 2, "initialDelay": 0.01},"#)
+        let cleanRun = try await clean.run(backend: backend)
+        #expect(cleanRun.status == 0, "\(cleanRun.stderr)")
+        for name in ["other.bin"] + (0..<6).map({ "items/\($0).json" }) {
+            let repaired = try Data(contentsOf: space.folder.appendingPathComponent("out/\(name)"))
+            let fresh = try Data(contentsOf: clean.folder.appendingPathComponent("out/\(name)"))
+            #expect(repaired == fresh, "\(name)")
+        }
+    }
+
+    @Test("without its kept file, or with one of another run, the listing is fetched again")
+    func fallsBackToSending() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "kept-gone-\(UUID().uuidString)"
+        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
+        _ = try await space.run(backend: "curl")
+        let folder = space.folder.appendingPathComponent("out/.courier/captures")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { !$0.hasPrefix(".") }
+        #expect(files.count == 1, "one kept file, the listing's: \(files)")
+        let file = folder.appendingPathComponent(try #require(files.first))
+        // Another run's file: the header names a run the history does not credit.
+        var text = try String(contentsOf: file, encoding: .utf8)
+        let run = try #require(text.firstRange(of: #/"run":"([0-9a-f]+)"/#))
+        text.replaceSubrange(run, with: #""run":"00000000""#)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains("(done, sent again: what it captures is needed and was not kept)"),
+            "\(plan.stdout)")
+        #expect(plan.stdout.contains("item-{id} for each of ids"), "\(plan.stdout)")
+        let repair = try await space.run(["--resume"], backend: "curl")
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(
+            try await ServerHits.of("\(key)-list", on: space.server).count == 6, "the listing again"
+        )
+        #expect(
+            FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/items/5.json").path))
+    }
+
+    @Test("a secret capture is never kept: the login is sent again, and its token written nowhere")
+    func secretsAreNotKept() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "kept-secret-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/json", "query": {"v": "{{\"token\": \"tok-\#(key)\"}}"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "use", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"},
+                 "headers": {"X-Token": "{token}"}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "\(night.stderr)")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/.courier/captures").path))
+        let repair = try await space.run(["--resume"], backend: "curl")
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(repair.stdout.contains("2 requests"), "login again, then use: \(repair.stdout)")
+        #expect(try space.everyWrittenByte().range(of: Data("tok-\(key)".utf8)) == nil)
+    }
+
+    @Test("replay --job takes the kept ids too: only the failed children are sent")
+    func replayUsesKeptCaptures() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "kept-replay-\(UUID().uuidString)"
+        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
+        _ = try await space.run(backend: "curl")
+        let logs = try FileManager.default.contentsOfDirectory(
+            atPath: space.logs.appendingPathComponent("e2e").path
+        ).map { space.logs.appendingPathComponent("e2e/\($0)").path }
+        let replay = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"] + logs,
+            directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
+        #expect(
+            FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/items/0.json").path))
+    }
+}
