@@ -90,5 +90,33 @@ struct ReportCompletenessTests {
         #expect(run["recordedTasks"] as? Int == 20)
         #expect(run["plannedTasks"] as? Int == 40)
         #expect(run["tasks"] == nil, "no run.end, no counts of its own")
+        // Nothing went on from it yet: the report says what to run.
+        #expect(
+            text.stdout.contains(
+                "next      a run was killed before its end: courier run job.json --resume"),
+            "\(text.stdout)")
+
+        // After the resume, the killed run's banner says what went on from it, and the
+        // report of the last run alone is the resume's.
+        // The same tasks, the hanging ones now answering at once.
+        try ResumeTests.writeJob(space, key: key, hanging: false)
+        let resume = try await CourierBinary.run(
+            ["run", "job.json", "--resume", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(resume.status == 0, "\(resume.stdout)\(resume.stderr)")
+        let after = try await CourierBinary.run(["report"] + (try ReplayTests.logFiles(space)))
+        #expect(after.stdout.contains("went on from it"), "\(after.stdout)")
+        let last = try await CourierBinary.run(
+            ["report", "--last", "1", space.logs.appendingPathComponent("e2e").path])
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(last.stdout.contains("1 run ("), "\(last.stdout)")
+        #expect(!last.stdout.contains("unfinished run"), "\(last.stdout)")
+        let none = try await CourierBinary.run(
+            ["report", "--since", "2099-01-01", space.logs.appendingPathComponent("e2e").path])
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("no run in the logs given starts in that window"))
+        let bad = try await CourierBinary.run(["report", "--since", "yesterday", "x.jsonl"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--since expects"), "\(bad.stderr)")
     }
 }

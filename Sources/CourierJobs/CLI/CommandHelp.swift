@@ -130,8 +130,8 @@ enum CommandHelp {
         Entry(
             name: "report", summary: "summarise runs from their logs",
             overview: """
-                courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
-                                            [--otlp-endpoint URL]
+                courier report LOG.jsonl... [--last N] [--since WHEN] [--json] [--junit FILE]
+                                            [--html FILE] [--otlp FILE] [--otlp-endpoint URL]
                 """,
             usage: ReportCommand.usage, run: { await ReportCommand.run($0) }),
         Entry(

@@ -3,13 +3,17 @@ import Foundation
 /// `courier report LOG... [--json] [--junit FILE] [--html FILE] [--otlp FILE] [--otlp-endpoint URL]`
 enum ReportCommand {
     static let usage = """
-        Usage: courier report LOG.jsonl... [--json] [--junit FILE] [--html FILE] [--otlp FILE]
-                              [--otlp-endpoint URL]
+        Usage: courier report LOG.jsonl... [--last N] [--since WHEN] [--json] [--junit FILE]
+                              [--html FILE] [--otlp FILE] [--otlp-endpoint URL]
         Summarises runs from their logs (- is stdin; a folder is every .jsonl under it), per
         job and merged over every file given (shards, replays, resumed runs): each run (a
         run killed before its end is shown as killed), tasks by final outcome (once each),
         requests, retries, statuses, error kinds, the achieved rate, latency percentiles
         overall and per phase, the slowest tasks and the failures grouped by error.
+          --last N       only the N latest runs (a log file is a run: a sharded night's
+                         shards are one each)
+          --since WHEN   only runs that started at or after WHEN: a time back from now
+                         (36h, 7d, 30m) or a UTC date or time (2026-11-20, 2026-11-20T02:00Z)
           --json         the report as JSON on stdout (schema: docs/report.md)
           --junit FILE   JUnit XML, one test case per task, for CI dashboards
           --html FILE    one self-contained HTML page with charts
@@ -29,7 +33,9 @@ enum ReportCommand {
         let html: String?
         let otlp: String?
         let endpoint: URL?
-        let logs: [String]
+        var logs: [String]
+        let last: Int?
+        let since: Double?
         do throws(UsageError) {
             if parser.flag("--help") {
                 Console.output(usage)
@@ -47,6 +53,17 @@ enum ReportCommand {
             } else {
                 endpoint = nil
             }
+            last = try parser.optionalInteger("--last", range: 1...1_000_000)
+            if let text = try parser.option("--since") {
+                guard let time = ReportWindow.start(text, now: Date().timeIntervalSince1970) else {
+                    throw UsageError(
+                        "report: --since expects a time back from now (36h, 7d, 30m) or a UTC date or time (2026-11-20, 2026-11-20T02:00Z), got '\(text)'"
+                    )
+                }
+                since = time
+            } else {
+                since = nil
+            }
             logs = parser.positionals()
             try parser.finish()
             guard !logs.isEmpty else {
@@ -57,6 +74,14 @@ enum ReportCommand {
             return CommandLineInterface.ExitCode.usage
         }
 
+        if last != nil || since != nil {
+            logs = ReportWindow.select(
+                LogFiles.ordered(LogFiles.expandingFolders(logs)), last: last, since: since)
+            guard !logs.isEmpty else {
+                Console.error("courier report: no run in the logs given starts in that window")
+                return CommandLineInterface.ExitCode.usage
+            }
+        }
         var reports: [String: RunReport] = [:]
         var order: [String] = []
         var traces = otlp != nil || endpoint != nil ? OTLPTraces() : nil

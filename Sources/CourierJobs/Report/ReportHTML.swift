@@ -29,11 +29,17 @@ enum ReportHTML {
         var html = "<h2>job \(escape(report.job))</h2>\n"
         html +=
             "<p>\(report.runs.count) run(s): \(escape(report.runs.joined(separator: ", "))) · backend \(escape(report.backends.sorted().joined(separator: ", ")))</p>\n"
-        // First, before any figure: a killed run's figures look complete and are not.
+        // First, before any figure: a killed run's figures look complete and are not; then
+        // what is not done, what to run about it, and the failures, before any chart.
         for row in report.runTable.killed {
             html +=
-                "<p class=\"warn\">unfinished run \(escape(row.run)): \(escape(row.killedSummary))</p>\n"
+                "<p class=\"warn\">\(escape(ReportText.unfinished(row, in: report.runTable)))</p>\n"
         }
+        if let next = ReportText.nextStep(report) {
+            let text = next.dropFirst("next".count).trimmingCharacters(in: .whitespaces)
+            html += "<p class=\"warn\"><b>next:</b> \(escape(text))</p>\n"
+        }
+        html += failures(tasks.failureGroups)
         // Red only for something that went wrong: zero failures are not an alarm.
         func count(_ value: Int) -> String {
             value > 0 ? "<td class=\"fail\">\(value)</td>" : "<td>\(value)</td>"
@@ -74,7 +80,6 @@ enum ReportHTML {
             }
             html += "</table>\n"
         }
-        html += failures(tasks.failureGroups)
         return html
     }
 
@@ -108,9 +113,12 @@ enum ReportHTML {
     }
 
     static let width = 460.0
-    static let height = 220.0
+    static let height = 240.0
     static let left = 48.0
-    static let bottom = 24.0
+    /// Room under the plot for the tick labels, and under them the axis title.
+    static let bottom = 40.0
+    /// Room over the plot for the y axis's title and the legend.
+    static let top = 24.0
 
     static func chart(_ title: String, _ svg: String) -> String {
         "<div class=\"chart\"><h3>\(title)</h3>\(svg)</div>\n"
@@ -130,30 +138,51 @@ enum ReportHTML {
         return ticks
     }
 
+    /// A chart's axes, grid, tick labels and titles around `body`: the y title over the axis,
+    /// the x tick labels under the plot and the x title under them (none overlaps another),
+    /// and a legend (label and colour) at the top right.
     static func frame(
         _ body: String, yMax: Double, yLabel: String, xLabel: String = "",
-        xTicks: [(x: Double, label: String)] = []
+        xTicks: [(x: Double, label: String)] = [], legend: [(String, String)] = []
     ) -> String {
         let plotBottom = height - bottom
         var svg =
             "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(width))' height='\(Int(height))' viewBox='0 0 \(Int(width)) \(Int(height))'>"
         svg +=
-            "<line x1='\(left)' y1='8' x2='\(left)' y2='\(plotBottom)' stroke='#9aa3b2'/><line x1='\(left)' y1='\(plotBottom)' x2='\(width - 8)' y2='\(plotBottom)' stroke='#9aa3b2'/>"
+            "<line x1='\(left)' y1='\(top)' x2='\(left)' y2='\(plotBottom)' stroke='#9aa3b2'/><line x1='\(left)' y1='\(plotBottom)' x2='\(width - 8)' y2='\(plotBottom)' stroke='#9aa3b2'/>"
         for step in 0...4 {
-            let y = plotBottom - (plotBottom - 8) * Double(step) / 4
+            let y = plotBottom - (plotBottom - top) * Double(step) / 4
             svg +=
                 "<text x='\(left - 4)' y='\(y + 4)' text-anchor='end'>\(ReportText.format(yMax * Double(step) / 4))</text><line x1='\(left)' y1='\(y)' x2='\(width - 8)' y2='\(y)' stroke='#eef0f4'/>"
-        }
-        if !xLabel.isEmpty {
-            svg += "<text x='\(width - 8)' y='\(height - 6)' text-anchor='end'>\(xLabel)</text>"
         }
         for tick in xTicks {
             let anchor = tick.x <= left ? "start" : tick.x >= width - 8 ? "end" : "middle"
             svg +=
-                "<line x1='\(round(tick.x))' y1='\(plotBottom)' x2='\(round(tick.x))' y2='\(plotBottom + 4)' stroke='#9aa3b2'/><text x='\(round(tick.x))' y='\(height - 6)' text-anchor='\(anchor)'>\(tick.label)</text>"
+                "<line x1='\(round(tick.x))' y1='\(plotBottom)' x2='\(round(tick.x))' y2='\(plotBottom + 4)' stroke='#9aa3b2'/><text x='\(round(tick.x))' y='\(plotBottom + 16)' text-anchor='\(anchor)'>\(tick.label)</text>"
         }
-        svg += "<text x='\(left + 4)' y='18'>\(yLabel)</text>"
+        if !xLabel.isEmpty {
+            svg +=
+                "<text x='\((left + width - 8) / 2)' y='\(height - 4)' text-anchor='middle' font-weight='600'>\(xLabel)</text>"
+        }
+        svg += "<text x='4' y='14' font-weight='600'>\(yLabel)</text>"
+        svg += legendItems(legend, right: width - 8, y: 14)
         return svg + body + "</svg>"
+    }
+
+    /// Legend entries (a label and its colour), right-aligned on one line.
+    static func legendItems(_ items: [(String, String)], right: Double, y: Double) -> String {
+        var svg = ""
+        var x = right
+        for (label, color) in items.reversed() {
+            let textWidth = Double(label.count) * 6.2
+            x -= textWidth
+            svg += "<text x='\(round(x))' y='\(y)'>\(escape(label))</text>"
+            x -= 14
+            svg +=
+                "<rect x='\(round(x))' y='\(y - 9)' width='10' height='10' fill='\(color)'/>"
+            x -= 12
+        }
+        return svg
     }
 
     static func scatter(_ report: RunReport) -> String {
@@ -165,14 +194,17 @@ enum ReportHTML {
         var body = ""
         for point in points {
             let x = left + (width - 8 - left) * (point.time - report.firstTime) / span
-            let y = (height - bottom) - (height - bottom - 8) * min(1, point.milliseconds / yMax)
+            let y = (height - bottom) - (height - bottom - top) * min(1, point.milliseconds / yMax)
             let color = point.ok ? "#2f6fde" : "#d92d20"
             body +=
                 "<circle cx='\(round(x))' cy='\(round(y))' r='2' fill='\(color)' fill-opacity='0.6'/>"
         }
         return frame(
-            body, yMax: yMax, yLabel: "ms",
-            xTicks: timeTicks(from: report.firstTime, to: report.firstTime + span))
+            body, yMax: yMax, yLabel: "latency (ms)", xLabel: "time each attempt was sent (UTC)",
+            xTicks: timeTicks(from: report.firstTime, to: report.firstTime + span),
+            // Only the colours the chart shows: a clean run's page has no red.
+            legend: [("ok", "#2f6fde")]
+                + (points.contains { !$0.ok } ? [("failed or retried", "#d92d20")] : []))
     }
 
     static func distribution(_ histogram: LatencyHistogram) -> String {
@@ -180,6 +212,7 @@ enum ReportHTML {
         // Coarser bins for the eye: about 30 over the range up to p99.9.
         let top = max(0.001, histogram.percentile(99.9))
         let binCount = 30
+        let plotTop = Self.top
         var bins = [UInt64](repeating: 0, count: binCount)
         for bucket in histogram.buckets {
             let index = min(binCount - 1, Int(bucket.from / top * Double(binCount)))
@@ -189,12 +222,22 @@ enum ReportHTML {
         let barWidth = (width - 8 - left) / Double(binCount)
         var body = ""
         for (index, count) in bins.enumerated() where count > 0 {
-            let barHeight = (height - bottom - 8) * Double(count) / most
+            let barHeight = (height - bottom - plotTop) * Double(count) / most
             body +=
                 "<rect x='\(round(left + Double(index) * barWidth + 1))' y='\(round(height - bottom - barHeight))' width='\(round(barWidth - 2))' height='\(round(barHeight))' fill='#2f6fde'/>"
         }
+        // Ticks at the bins' edges: 0, a quarter, half, three quarters and the top, in ms.
+        let ticks = (0...4).map { step -> (x: Double, label: String) in
+            (
+                left + (width - 8 - left) * Double(step) / 4,
+                ReportText.format(top * Double(step) / 4)
+            )
+        }
         return frame(
-            body, yMax: most, yLabel: "requests", xLabel: "0 – \(ReportText.format(top)) ms")
+            body, yMax: most, yLabel: "attempts",
+            xLabel:
+                "latency (ms), \(binCount) bins of \(ReportText.format(top / Double(binCount))) ms",
+            xTicks: ticks)
     }
 
     static func breakdown(_ report: RunReport) -> String {
@@ -205,11 +248,18 @@ enum ReportHTML {
         guard !rows.isEmpty else { return "<p>no requests</p>" }
         let shown = rows.prefix(10)
         let most = Double(shown.map(\.1).max() ?? 1)
-        let rowHeight = min(22.0, (height - 16) / Double(shown.count))
+        let rowHeight = min(22.0, (height - top - 24) / Double(shown.count))
         var svg =
             "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(width))' height='\(Int(height))' viewBox='0 0 \(Int(width)) \(Int(height))'>"
+        svg += "<text x='4' y='14' font-weight='600'>status or error kind</text>"
+        svg += legendItems(
+            (shown.contains { $0.2 } ? [("2xx, 3xx", "#12b76a")] : [])
+                + (shown.contains { !$0.2 } ? [("4xx, 5xx, errors", "#d92d20")] : []),
+            right: width - 8, y: 14)
+        svg +=
+            "<text x='\((116 + width - 8) / 2)' y='\(height - 4)' text-anchor='middle' font-weight='600'>attempts</text>"
         for (index, row) in shown.enumerated() {
-            let y = 8 + Double(index) * rowHeight
+            let y = top + Double(index) * rowHeight
             let barWidth = max(1, (width - 180) * Double(row.1) / most)
             svg +=
                 "<text x='110' y='\(y + rowHeight * 0.7)' text-anchor='end'>\(escape(row.0))</text><rect x='116' y='\(y + 2)' width='\(round(barWidth))' height='\(round(rowHeight - 4))' fill='\(row.2 ? "#12b76a" : "#d92d20")'/><text x='\(round(120 + barWidth))' y='\(y + rowHeight * 0.7)'>\(row.1)</text>"
@@ -232,14 +282,16 @@ enum ReportHTML {
         let most = max(1, rates.max() ?? 1)
         let step = (width - 8 - left) / Double(max(1, columns - 1))
         let points = rates.enumerated().map { index, rate in
-            "\(round(left + Double(index) * step)),\(round((height - bottom) - (height - bottom - 8) * rate / most))"
+            "\(round(left + Double(index) * step)),\(round((height - bottom) - (height - bottom - top) * rate / most))"
         }.joined(separator: " ")
         let body =
             columns == 1
-            ? "<circle cx='\(left + 4)' cy='\(round((height - bottom) - (height - bottom - 8) * rates[0] / most))' r='3' fill='#2f6fde'/>"
+            ? "<circle cx='\(left + 4)' cy='\(round((height - bottom) - (height - bottom - top) * rates[0] / most))' r='3' fill='#2f6fde'/>"
             : "<polyline points='\(points)' fill='none' stroke='#2f6fde' stroke-width='2'/>"
         return frame(
-            body, yMax: most, yLabel: "req/s",
+            body, yMax: most, yLabel: "requests per second",
+            xLabel: perColumn == 1
+                ? "time (UTC)" : "time (UTC), each point the mean of \(perColumn) s",
             xTicks: timeTicks(from: Double(first), to: Double(last)))
     }
 

@@ -2,6 +2,36 @@ import Foundation
 
 /// The terminal form of a report: aligned, a screen or so per job.
 enum ReportText {
+    /// A killed run, and what went on from it: a resume or replay after it, or nothing yet.
+    static func unfinished(_ row: RunTable.Row, in table: RunTable) -> String {
+        let after =
+            table.continuation(of: row).map { "; the \($0.kind) \($0.run) went on from it" }
+            ?? ""
+        return "unfinished run \(row.run) (\(row.file)): \(row.killedSummary)\(after)"
+    }
+
+    /// What to do about the tasks the logs leave not done: the command that repairs them (the
+    /// job file as the latest run named it), or `nil` when every task is done.
+    static func nextStep(_ report: RunReport) -> String? {
+        let tasks = report.outcomes
+        let notDone = tasks.failed + tasks.skipped
+        let killed = report.runTable.killed.contains { report.runTable.continuation(of: $0) == nil }
+        guard notDone > 0 || killed else { return nil }
+        let file = report.runTable.rows.last { $0.jobFile != nil }?.jobFile
+        let command =
+            file.map {
+                $0 == "<stdin>"
+                    ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
+            }
+            ?? "courier run JOB.json --resume"
+        let what =
+            notDone > 0
+            ? "\(notDone) task\(notDone == 1 ? "" : "s") not done"
+            : "a run was killed before its end"
+        return
+            "next      \(what): \(command) runs what the history lacks; courier show LOG TASK shows a task's attempts"
+    }
+
     static func render(_ report: RunReport) -> String {
         var lines: [String] = []
         let runs = report.runs.count
@@ -11,8 +41,9 @@ enum ReportText {
         )
         // First, before any figure: a killed run's figures look complete and are not.
         for row in report.runTable.killed {
-            lines.append("unfinished run \(row.run) (\(row.file)): \(row.killedSummary)")
+            lines.append(unfinished(row, in: report.runTable))
         }
+        if let next = nextStep(report) { lines.append(next) }
         lines.append(
             "tasks     \(tasks.total) total, \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
                 + (tasks.notModified > 0 ? " (\(tasks.notModified) not modified)" : "")

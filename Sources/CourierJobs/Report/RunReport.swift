@@ -139,8 +139,14 @@ struct RunReport {
         }
     }
 
-    /// Seconds from the first request's start to the last one's end.
-    var wallSeconds: Double { requests == 0 ? 0 : max(0.001, lastTime - firstTime) }
+    /// Seconds from the first request's start to the last one's end; for several runs, the
+    /// time they were running (``RunTable/busySeconds``), not the idle hours between them.
+    var wallSeconds: Double {
+        guard requests > 0 else { return 0 }
+        let span = max(0.001, lastTime - firstTime)
+        let busy = runTable.busySeconds
+        return runTable.rows.count > 1 && busy > 0 ? max(0.001, min(span, busy)) : span
+    }
     var requestsPerSecond: Double { requests == 0 ? 0 : Double(requests) / wallSeconds }
 }
 

@@ -21,6 +21,8 @@ struct RunTable {
         var shardCount: Int?
         /// What `run.start` planned (`nil` in logs written before it said).
         var plannedTasks: Int?
+        /// The job file the run read, as `run.start` names it.
+        var jobFile: String?
         var fanOut: Bool
         /// `run.end`'s fields and time, once read.
         var end: LogLine.RunFields?
@@ -53,7 +55,14 @@ struct RunTable {
                 return
                     "killed: \(recorded) tasks recorded (the log does not say how many were planned)"
             }
-            let atLeast = fanOut ? "at least " : ""
+            if fanOut {
+                // Validation counted the tasks before the fan-out; the rest were still being
+                // found when the log stops, so no "of N" can be told.
+                let part = shard.map { ", shard \($0)" } ?? ""
+                return
+                    "killed: \(recorded) tasks recorded\(part) (the job fans out over captured values: \(planned) known before it, the rest found as it ran)"
+            }
+            let atLeast = ""
             if let shard {
                 return
                     "killed: \(recorded) tasks recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
@@ -71,6 +80,29 @@ struct RunTable {
 
     var killed: [Row] { rows.filter { $0.state == .killed } }
 
+    /// The first resume or replay that started after `row`: what went on from a killed run.
+    func continuation(of row: Row) -> Row? {
+        rows.first { $0.start > row.start && ($0.kind == "resume" || $0.kind == "replay") }
+    }
+
+    /// Seconds in which some run of the report was running: the runs' spans, overlaps
+    /// (shards) counted once and the idle time between runs not at all.
+    var busySeconds: Double {
+        let spans = rows.map { ($0.start, $0.start + $0.seconds) }.sorted { $0.0 < $1.0 }
+        var total = 0.0
+        var current: (Double, Double)?
+        for span in spans {
+            if let open = current, span.0 <= open.1 {
+                current = (open.0, max(open.1, span.1))
+            } else {
+                if let open = current { total += open.1 - open.0 }
+                current = span
+            }
+        }
+        if let open = current { total += open.1 - open.0 }
+        return total
+    }
+
     mutating func add(_ line: LogLine, file: String) {
         if line.event == "run.start" {
             guard index[line.run] == nil else { return }
@@ -82,7 +114,8 @@ struct RunTable {
                     kind: !line.replayOf.isEmpty
                         ? "replay" : !line.resumedFrom.isEmpty ? "resume" : "run",
                     shardIndex: fields.shardIndex, shardCount: fields.shardCount,
-                    plannedTasks: fields.plannedTasks, fanOut: fields.fanOut,
+                    plannedTasks: fields.plannedTasks, jobFile: fields.jobFile,
+                    fanOut: fields.fanOut,
                     lastTime: line.time))
             return
         }

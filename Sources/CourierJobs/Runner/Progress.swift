@@ -25,6 +25,9 @@ final class Progress: @unchecked Sendable {
 
     private let started = ContinuousClock.now
     private let counts: Locked<Counts>
+    /// Whether fan-outs are still finding tasks: the total is then a lower bound, and neither
+    /// a percentage nor an ETA can be told.
+    private let discovering = Locked(false)
 
     init(total: Int) {
         var initial = Counts()
@@ -35,6 +38,11 @@ final class Progress: @unchecked Sendable {
     /// Tasks found while running, not counted by validation.
     func tasksFound(_ count: Int) {
         counts.withLock { $0.total += count }
+    }
+
+    /// Says whether fan-outs are still finding tasks.
+    func setDiscovering(_ value: Bool) {
+        discovering.withLock { $0 = value }
     }
 
     /// A task counted in the total that another shard runs.
@@ -67,9 +75,16 @@ final class Progress: @unchecked Sendable {
         }
     }
 
-    /// `[120/500] 24%  38.2 req/s  2 failed  ETA 10s`
+    /// `[120/500] 24%  38.2 req/s  2 failed  ETA 10s`, or while fan-outs still find tasks,
+    /// `[120/500+]  38.2 req/s  2 failed  finding more tasks`.
     func line() -> String {
         let counts = snapshot
+        if discovering.withLock({ $0 }) {
+            let elapsed = max(0.001, started.duration(to: .now).seconds)
+            return String(
+                format: "[%d/%d+]  %.1f req/s  %d failed  finding more tasks", counts.done,
+                counts.total, Double(counts.requests) / elapsed, counts.failed)
+        }
         let total = counts.total
         let elapsed = max(0.001, started.duration(to: .now).seconds)
         let rate = Double(counts.requests) / elapsed

@@ -59,6 +59,9 @@ final class TaskFeed: Sendable {
         hasDependents = job.tasks.contains(where: \.isDependent)
     }
 
+    /// Whether a fan-out may still find tasks (``TaskSchedule/isDiscovering``).
+    var isDiscovering: Bool { state.withLock { $0.isDiscovering } }
+
     /// How many times a capture grew or a task finished: a waiter compares it.
     var changes: Int { state.withLock { $0.changes } }
 

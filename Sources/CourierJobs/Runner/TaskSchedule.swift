@@ -70,6 +70,14 @@ struct TaskSchedule {
         changes += 1
     }
 
+    /// Whether a fan-out can still find children: the task that captures its values has not
+    /// finished.
+    var isDiscovering: Bool {
+        job.tasks.contains { spec in
+            spec.captureSource.map { !status(of: $0.capture).complete } ?? false
+        }
+    }
+
     /// Whether every task of the spec that captures `name` has finished, and if one failed,
     /// which.
     func status(of name: String) -> (complete: Bool, failedTask: String?) {

@@ -39,6 +39,9 @@ extension JobRunner {
         let shard: Shard?
         /// When the run started (a paced replay keeps the logged gaps from it).
         let startedAt: ContinuousClock.Instant
+        /// Whether the progress line is drawn for a job that fans out: it then says while
+        /// children are still being found.
+        let tracksDiscovery: Bool
     }
 
     /// What a slot does next.
@@ -59,6 +62,9 @@ extension JobRunner {
         let cursor = slots.cursor
         while !stopping.withLock({ $0 }), !Task.isCancelled {
             let item = cursor.next()
+            if slots.tracksDiscovery, let feed = cursor.feed {
+                slots.progress.setDiscovering(feed.isDiscovering)
+            }
             // Fan-out children are tasks validation could not count.
             if cursor.feed != nil, slots.selection == nil, let spec = item.spec,
                 job.tasks[spec].captureSource != nil
@@ -241,7 +247,8 @@ extension JobRunner {
             okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
             selection: selection,
             shard: options.shard,
-            startedAt: time.now())
+            startedAt: time.now(),
+            tracksDiscovery: showsProgress && job.tasks.contains { $0.captureSource != nil })
         var nextExecutor = 0
         await withTaskGroup(of: Bool.self) { group in
             var running = 0

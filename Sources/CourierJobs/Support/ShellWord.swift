@@ -9,6 +9,6 @@ enum ShellWord {
                     && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
                         || "/._-+,:@=%".unicodeScalars.contains(scalar))
             }
-        return plain ? text : Completions.quoted(text)
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }

@@ -1,0 +1,46 @@
+import Foundation
+
+/// Which runs `courier report --last N --since WHEN` keeps: log files chosen by when their
+/// run started (their `run.start`), so a job's folder of nightly logs reports last night, or
+/// the last week, instead of every run ever.
+enum ReportWindow {
+    /// The log files, in run order, whose run is among the `last` latest and started at or
+    /// after `since` (seconds since 1970). A file with no readable `run.start` is kept only
+    /// when neither is asked.
+    static func select(_ ordered: [String], last: Int?, since: Double?) -> [String] {
+        var kept = ordered.filter { path in
+            guard let since else { return true }
+            guard let start = LogFiles.firstLine(of: path)?.time else { return false }
+            return start >= since
+        }
+        if let last, kept.count > last { kept = Array(kept.suffix(last)) }
+        return kept
+    }
+
+    /// `--since`'s value as seconds since 1970: `36h`, `7d`, `30m` back from `now`, or a UTC
+    /// date (`2026-11-20`) or time (`2026-11-20T02:00Z`, seconds optional); `nil` when it is
+    /// neither.
+    static func start(_ text: String, now: Double) -> Double? {
+        if let unit = text.last, let amount = Double(text.dropLast()), amount > 0,
+            amount.isFinite
+        {
+            let seconds: Double? =
+                switch unit {
+                case "m": 60
+                case "h": 3600
+                case "d": 86_400
+                default: nil
+                }
+            if let seconds { return now - amount * seconds }
+        }
+        let formats = ["yyyy-MM-dd", "yyyy-MM-dd'T'HH:mmX", "yyyy-MM-dd'T'HH:mm:ssX"]
+        for format in formats {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date.timeIntervalSince1970.rounded() }
+        }
+        return nil
+    }
+}
