@@ -44,6 +44,47 @@ struct NewcomerToolsTests {
         #expect(badName.stderr.contains("expects a file name like nightly.json"))
     }
 
+    @Test("run --task sends the chosen tasks and what they need, and joins the job's history")
+    func runChosenTasks() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "task-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "4", "size": "2", "key": "\#(key)-list"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/bytes", "query": {"n": "1{id}", "key": "\#(key)-item"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"},
+                {"id": "other", "path": "/echo", "query": {"key": "\#(key)-other"}}
+                """#)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 0, "\(night.stderr)")
+
+        let plan = try await space.run(["--task", "other", "--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("other\tGET"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("item-{id}"), "\(plan.stdout)")
+
+        let one = try await space.run(["--task", "item-3"], backend: "curl")
+        #expect(one.status == 0, "\(one.stdout)\(one.stderr)")
+        #expect(one.stdout.contains("1 task, 1 ok, 0 failed, 1 request"), "\(one.stdout)")
+        #expect(try await ServerHits.of("\(key)-item", on: space.server).count == 5)
+        #expect(
+            try await ServerHits.of("\(key)-list", on: space.server).count == 2,
+            "the listing's kept ids, not its pages again")
+        let start = try #require(
+            try space.logLines().last { $0["event"] as? String == "run.start" })
+        #expect(start["only"] as? [String] == ["item-3"], "\(start)")
+
+        // It completed the history, it did not start it afresh.
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.stdout.contains("the job's history: every task done"), "\(resume.stdout)")
+        #expect(resume.stdout.contains(" 0 requests "), "\(resume.stdout)")
+
+        let none = try await space.run(["--task", "nope"], backend: "curl")
+        #expect(none.status == 2)
+        #expect(none.stderr.contains("--task nope: no task of the job has a matching id"))
+    }
+
     @Test("show prints each attempt of a task readably, secrets redacted as in the log")
     func showTask() async throws {
         let space = try JobWorkspace()

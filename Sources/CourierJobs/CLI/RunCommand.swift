@@ -17,7 +17,8 @@ enum RunCommand {
                                     [--fresh-if-no-history] [--http2]
                                     [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
-                                    [--base-url URL] [--quiet] [--no-progress] [--json]
+                                    [--base-url URL] [--task GLOB] [--quiet] [--no-progress]
+                                    [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl. A job's home is its file's folder, whatever the
         working folder: DIR defaults to logs/ there, and its relative paths (outputDir, lines,
@@ -45,6 +46,10 @@ enum RunCommand {
                          --metrics-interval seconds (15) and at the end
           --base-url URL the job's baseURL, in place of the file's: the same job against
                          another server (a staging copy, a local recording), unedited
+          --task GLOB    only the tasks whose id matches (repeatable; 'user-*'), and the tasks
+                         they need (those that capture their inputs, unless an earlier run
+                         kept what they captured); the run joins the job's history, as a
+                         replay does, and never starts it afresh
           --dry-run      print the expanded tasks and send nothing
           --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
                          bare) as SIGTERM does: no new task starts, those in flight have the
@@ -149,6 +154,7 @@ enum RunCommand {
         var logDirectoryGiven = false
         let json: Bool
         var baseURL: String?
+        var only: [String] = []
         var pingURL: String?
         do throws(UsageError) {
             if parser.flag("--help") {
@@ -204,6 +210,10 @@ enum RunCommand {
             parsed.quiet = parser.flag("--quiet")
             parsed.progress = !parser.flag("--no-progress")
             json = parser.flag("--json")
+            only = try parser.all("--task")
+            if only.contains(where: \.isEmpty) {
+                throw UsageError("run: --task expects a task id or glob")
+            }
             if let text = ProcessInfo.processInfo.environment["COURIER_CAPTURE_MEMORY"],
                 let limit = Int(text), limit > 0
             {
@@ -323,6 +333,19 @@ enum RunCommand {
         options.history = options.resume.map {
             RunHistory(runs: $0.runs, done: $0.done, okRuns: $0.okRuns)
         }
+        if !only.isEmpty {
+            options.only = only
+            // What the history kept of the tasks that capture saves sending them again.
+            if options.history == nil, !options.logToStandardOutput {
+                let logs = JobHistory.read(
+                    folder: options.logDirectory.appendingPathComponent(job.name)
+                ).logs
+                let folded = TaskHistory.read(
+                    logs, keepRunsOf: TaskHistory.capturingTasks(of: job), warn: { _ in })
+                options.history = RunHistory(
+                    runs: folded.runs, done: folded.done, okRuns: folded.okRuns)
+            }
+        }
         if dryRun {
             // The plan shows what the next run would send: `{since}` from the kept cursors,
             // read as the run reads them (nothing is written, no lock is taken).
@@ -363,7 +386,22 @@ enum RunCommand {
             }
         }
         do {
-            var summary = try await JobRunner(job: job, options: options, total: total).run()
+            let selection = only.isEmpty ? nil : ReplaySelection(job: job.name, globs: only)
+            let runner =
+                selection.map {
+                    JobRunner(
+                        job: job, options: options, total: 0,
+                        source: .selection($0, replayOf: []))
+                } ?? JobRunner(job: job, options: options, total: total)
+            var summary = try await runner.run()
+            if let unmatched = selection?.unmatched, !unmatched.isEmpty {
+                for glob in unmatched {
+                    console.error(
+                        "courier: \(job.name): --task \(glob): no task of the job has a matching id (`courier run \(ShellWord.quoted(job.file.relativePath)) --dry-run` lists them)"
+                            .showingControlCharacters)
+                }
+                if summary.total == 0 { return CommandLineInterface.ExitCode.usage }
+            }
             #if DEBUG
                 // Tests of the built binary read which file work ran on a curl loop thread.
                 if let path = ProcessInfo.processInfo.environment["COURIER_DEBUG_LOOP_FILE_WORK"] {
@@ -573,6 +611,15 @@ enum RunCommand {
                 let spec = job.tasks[shown]
                 shown += 1
                 guard let source = spec.captureSource else { continue }
+                // `--task`: a fan-out whose ids could match one of the globs.
+                let shape = ReplaySelection.glob(spec.id)
+                if !options.only.isEmpty,
+                    !options.only.contains(where: {
+                        fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0
+                    })
+                {
+                    continue
+                }
                 let producer = job.tasks.first {
                     $0.captures.contains { $0.name == source.capture }
                 }
@@ -595,6 +642,12 @@ enum RunCommand {
             shown = max(shown, index + 1)
             let capturing = spec.hasCaptures
             if let shard = options.shard, !shard.runs(taskID: task.id, capturing: capturing) {
+                continue
+            }
+            // `--task`: the chosen tasks, and those that capture what they may need.
+            if !options.only.isEmpty, !capturing,
+                !options.only.contains(where: { fnmatch($0, task.id, 0) == 0 })
+            {
                 continue
             }
             let everyShard = options.shard != nil && capturing

@@ -31,7 +31,7 @@ package struct RunLog: Sendable {
     func runStart(
         jobFile: String, sha256: String, backend: Backend, tasks: Int? = nil,
         fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
-        resumedFrom: [String] = [], shard: Shard? = nil
+        resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = []
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runStart)), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -46,6 +46,7 @@ package struct RunLog: Sendable {
         if !resumedFrom.isEmpty {
             fields.append(("resumedFrom", .array(resumedFrom.map { .string($0) })))
         }
+        if !only.isEmpty { fields.append(("only", .array(only.map { .string($0) }))) }
         if let shard {
             fields.append(
                 ("shard", .object([("index", .int(shard.index)), ("count", .int(shard.count))])))

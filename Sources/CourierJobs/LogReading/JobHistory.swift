@@ -15,7 +15,8 @@ struct JobHistory: Equatable {
     struct RunStart: Equatable {
         var path: String
         var time: Double
-        /// A replay or a resume: it completes a plain run rather than starting afresh.
+        /// A replay, a resume or a run of chosen tasks (`run --task`, which logs `replayFrom`
+        /// `job`): it completes a plain run rather than starting afresh.
         var completesEarlier: Bool
         var shard: Shard?
     }
@@ -29,7 +30,8 @@ struct JobHistory: Equatable {
             else { return nil }
             return RunStart(
                 path: path, time: first.time,
-                completesEarlier: !first.replayOf.isEmpty || !first.resumedFrom.isEmpty,
+                completesEarlier: !first.replayOf.isEmpty || !first.resumedFrom.isEmpty
+                    || first.replayFrom != nil,
                 shard: shard(fromName: name))
         }
         return select(starts)

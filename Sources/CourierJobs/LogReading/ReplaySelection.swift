@@ -17,7 +17,10 @@ import Foundation
 package final class ReplaySelection: Sendable {
     /// Where a selected task's failed line came from, and when it was sent.
     struct Entry: Sendable {
-        var origin: ReplayOrigin
+        /// The logged line it replays; `nil` for `run --task`, which replays nothing.
+        var origin: ReplayOrigin?
+        /// The id or glob that selected it, for ``unmatched``.
+        var name: String
         /// Seconds after the first selected line (`--pace logged`).
         var offset: TimeInterval
     }
@@ -44,7 +47,8 @@ package final class ReplaySelection: Sendable {
         for line in lines {
             guard let task = line.task else { continue }
             let entry = Entry(
-                origin: ReplayOrigin(run: line.run, task: task), offset: line.time - first)
+                origin: ReplayOrigin(run: line.run, task: task), name: task,
+                offset: line.time - first)
             if line.event == LogEvent.skipped, task.contains("{") {
                 patterns.append((Self.glob(task), entry))
             } else {
@@ -55,6 +59,17 @@ package final class ReplaySelection: Sendable {
         self.patterns = patterns
         self.overrides = overrides
         self.pace = pace
+    }
+
+    /// `courier run JOB --task GLOB…`: every task whose id matches one of `globs`, rebuilt
+    /// from the job as a run builds it, with what it needs (the tasks that capture its
+    /// inputs) run too; nothing is replayed.
+    init(job: String, globs: [String]) {
+        self.job = job
+        entries = [:]
+        patterns = globs.map { ($0, Entry(origin: nil, name: $0, offset: 0)) }
+        overrides = []
+        pace = nil
     }
 
     /// How many tasks are known to be selected before running (template ids count once).
@@ -70,7 +85,7 @@ package final class ReplaySelection: Sendable {
             patternIndex = patterns.firstIndex { fnmatch($0.glob, task.id, 0) == 0 }
             guard let patternIndex else { return nil }
             entry = patterns[patternIndex].entry
-            entry!.origin.task = task.id
+            entry!.origin?.task = task.id
         }
         let isNew = matched.withLock { state in
             if let patternIndex { state.patterns.insert(patternIndex) }
@@ -108,14 +123,21 @@ package final class ReplaySelection: Sendable {
         entries[FNV1a.taskKey(job: job, task: id)] == nil
     }
 
+    /// How many of the tasks counted before running (``count``: selected by id, not by a
+    /// pattern) the job no longer builds.
+    var unmatchedCount: Int {
+        let state = matched.withLock { $0 }
+        return entries.keys.filter { !state.keys.contains($0) }.count
+    }
+
     /// The selected tasks the job no longer builds: their ids, in the logs' order.
     var unmatched: [String] {
         let state = matched.withLock { $0 }
         var missing = entries.filter { !state.keys.contains($0.key) }.map(\.value)
-        missing.sort { ($0.offset, $0.origin.task) < ($1.offset, $1.origin.task) }
-        var ids = missing.map(\.origin.task)
+        missing.sort { ($0.offset, $0.name) < ($1.offset, $1.name) }
+        var ids = missing.map(\.name)
         for (index, pattern) in patterns.enumerated() where !state.patterns.contains(index) {
-            ids.append(pattern.entry.origin.task)
+            ids.append(pattern.entry.name)
         }
         return ids
     }

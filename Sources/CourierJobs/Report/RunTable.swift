@@ -15,7 +15,7 @@ struct RunTable {
         var run: String
         var file: String
         var start: Double
-        /// `run`, `resume` or `replay`.
+        /// `run`, `resume`, `replay` or `task` (`run --task`: chosen tasks of the job).
         var kind: String
         var shardIndex: Int?
         var shardCount: Int?
@@ -112,7 +112,9 @@ struct RunTable {
                 Row(
                     run: line.run, file: file, start: line.time,
                     kind: !line.replayOf.isEmpty
-                        ? "replay" : !line.resumedFrom.isEmpty ? "resume" : "run",
+                        ? "replay"
+                        : !line.resumedFrom.isEmpty
+                            ? "resume" : line.replayFrom != nil ? "task" : "run",
                     shardIndex: fields.shardIndex, shardCount: fields.shardCount,
                     plannedTasks: fields.plannedTasks, jobFile: fields.jobFile,
                     fanOut: fields.fanOut,

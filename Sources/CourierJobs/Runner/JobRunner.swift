@@ -188,7 +188,7 @@ package final class JobRunner: Sendable {
                 jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
                 tasks: total, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
                 resumedFrom: options.resume?.logs ?? [],
-                shard: options.shard)
+                shard: options.shard, only: options.only)
         } catch {
             signals.stop()
             throw .log(error)
@@ -269,8 +269,9 @@ package final class JobRunner: Sendable {
             !vanished.withLock({ $0 })
         {
             // Selected tasks the job no longer builds never ran: the replay refuses them
-            // (``ReplaySelection/unmatched``); they are no task of this run.
-            progress.tasksFound(-selection.unmatched.count)
+            // (``ReplaySelection/unmatched``); they are no task of this run. Patterns were
+            // never counted before running: only the ids are taken off.
+            progress.tasksFound(-selection.unmatchedCount)
         }
         watchdog.cancel()
         flusher?.cancel()

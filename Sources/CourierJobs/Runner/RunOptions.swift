@@ -30,6 +30,9 @@ package struct RunOptions: Sendable {
     /// The earlier runs this one completes (`--resume`, `replay --job`), whose records parts
     /// it may use.
     package var history: RunHistory?
+    /// `run --task GLOB…`: the ids (globs) of the tasks this run sends, with what they need;
+    /// written in `run.start` as `only`.
+    package var only: [String] = []
     /// Bytes of records a merge sorts in memory before spilling a sorted run to disk
     /// (`COURIER_RECORDS_RUN_BYTES` sets it; tests make it small to prove the spilling).
     package var recordsRunBytes = 32 << 20

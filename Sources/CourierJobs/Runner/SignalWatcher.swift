@@ -28,13 +28,16 @@ final class SignalWatcher: @unchecked Sendable {
     var signal: Int32? { received.withLock { $0.first } }
 
     /// - Parameters:
+    ///   - signals: the signals watched: SIGINT and SIGTERM (a test picks one no other test
+    ///     in its process touches: handlers are process-wide).
     ///   - onSignal: called for the first signal.
     ///   - onRepeat: called for each one after it (an impatient second Ctrl-C).
     init(
+        signals: [Int32] = [SIGINT, SIGTERM],
         onSignal: @escaping @Sendable (Int32) -> Void,
         onRepeat: @escaping @Sendable (Int32) -> Void = { _ in }
     ) {
-        for number in [SIGINT, SIGTERM] {
+        for number in signals {
             previous.append((number, setDisposition(number, SIG_IGN)))
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [received] in

@@ -93,8 +93,9 @@ extension JobRunner {
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .task(let task) where !slots.okRuns.isEmpty && reuseKeptCaptures(of: task, slots):
                 // Done by an earlier run, which kept what it captured: its values go to the
-                // tasks that wait for them, and it is not sent again.
-                slots.progress.taskAlreadyDone()
+                // tasks that wait for them, and it is not sent again. A resume counts it as
+                // done; a replay or `--task` run, which did not choose it, not at all.
+                if slots.selection == nil { slots.progress.taskAlreadyDone() }
                 settledRecords(of: task, done: true)
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .task(var task):
