@@ -1,0 +1,174 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What `courier run`'s command line asks for, parsed and checked before the job is read.
+struct RunArguments {
+    var options = RunOptions()
+    var jobPath = ""
+    var dryRun = false
+    var freshIfNoHistory = false
+    /// Whether `--log-dir` named the log folder (else it is the job's home's `logs/`).
+    var logDirectoryGiven = false
+    var json = false
+    var baseURL: String?
+    /// `--task GLOB…`.
+    var only: [String] = []
+    var pingURL: String?
+    /// `--resume`, and the logs it names, if any.
+    var resume = false
+    var resumeLogs: [String] = []
+    /// The `--ping-url` values' secrets: known before anything is parsed, so that no message,
+    /// a usage error's included, shows them.
+    var pingSecrets: Set<String> = []
+}
+
+extension RunCommand {
+    /// Parses `arguments`; `nil` when `--help` was asked for (and printed).
+    static func parse(_ arguments: [String]) throws(UsageError) -> RunArguments? {
+        var arguments = arguments
+        var parsed = RunArguments()
+        parsed.pingSecrets = pingURLArguments(arguments).reduce(into: Set<String>()) {
+            $0.formUnion(NotifySettings(ping: $1).secrets)
+        }
+        // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
+        if let index = arguments.firstIndex(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }
+        ) {
+            parsed.resume = true
+            if arguments[index].hasPrefix("--resume=") {
+                parsed.resumeLogs = [String(arguments[index].dropFirst("--resume=".count))]
+            } else {
+                while index + 1 < arguments.count, arguments[index + 1].hasSuffix(".jsonl") {
+                    parsed.resumeLogs.append(arguments.remove(at: index + 1))
+                }
+            }
+            arguments.remove(at: index)
+        }
+        var parser = ArgumentParser(arguments, command: "run")
+        if parser.flag("--help") {
+            Console.output(usage)
+            return nil
+        }
+        if let name = try parser.option("--backend") {
+            guard let backend = Backend(rawValue: name) else {
+                throw UsageError("run: --backend expects curl or urlsession, got '\(name)'")
+            }
+            parsed.options.backend = backend
+        }
+        parsed.options.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
+        parsed.options.http2 = parser.flag("--http2")
+        parsed.options.deadline = try parser.duration("--deadline")
+        parsed.baseURL = try parser.option("--base-url")
+        if let text = parsed.baseURL, let problem = HARImport.baseURLProblem(text) {
+            throw UsageError("run: --base-url \(problem), got '\(text)'")
+        }
+        if let grace = try parser.duration("--grace", allowZero: true) {
+            parsed.options.gracePeriod = grace
+        }
+        if let folder = try parser.option("--log-dir") {
+            if folder == "-" {
+                parsed.options.logToStandardOutput = true
+            } else {
+                parsed.options.logDirectory = URL(fileURLWithPath: folder)
+            }
+            parsed.logDirectoryGiven = true
+        }
+        if let text = try parser.option("--shard") {
+            guard let shard = Shard(text) else {
+                throw UsageError(
+                    "run: --shard expects I/N with 0 <= I < N <= \(Shard.maximumCount), got '\(text)'"
+                )
+            }
+            parsed.options.shard = shard
+        } else {
+            parsed.options.shard = try shardFromEnvironment(ProcessInfo.processInfo.environment)
+        }
+        if let text = try parser.option("--ping-url") {
+            guard Origin.httpURL(text) != nil else {
+                throw UsageError(
+                    "run: --ping-url expects an absolute http or https URL (not shown: a ping URL is a secret)"
+                )
+            }
+            parsed.pingURL = text
+        }
+        parsed.options.metrics = try metricsSettings(&parser)
+        parsed.dryRun = parser.flag("--dry-run")
+        parsed.freshIfNoHistory = parser.flag("--fresh-if-no-history")
+        parsed.options.quiet = parser.flag("--quiet")
+        parsed.options.progress = !parser.flag("--no-progress")
+        parsed.json = parser.flag("--json")
+        parsed.only = try parser.all("--task")
+        if parsed.only.contains(where: \.isEmpty) {
+            throw UsageError("run: --task expects a task id or glob")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        if let text = environment["COURIER_CAPTURE_MEMORY"], let limit = Int(text), limit > 0 {
+            parsed.options.captureMemoryLimit = limit
+        }
+        if let text = environment["COURIER_RECORDS_RUN_BYTES"], let limit = Int(text), limit > 0 {
+            parsed.options.recordsRunBytes = limit
+        }
+        parsed.jobPath = try parser.positional("JOB.json")
+        try parser.finish()
+        return parsed
+    }
+
+    /// Every `--ping-url` value among the arguments, before they are parsed.
+    static func pingURLArguments(_ arguments: [String]) -> [String] {
+        var values: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            if argument.hasPrefix("--ping-url=") {
+                values.append(String(argument.dropFirst("--ping-url=".count)))
+            } else if argument == "--ping-url", index + 1 < arguments.count {
+                values.append(arguments[index + 1])
+            }
+        }
+        return values
+    }
+
+    /// `--metrics-file FILE` and `--metrics-interval SECONDS`; the file's folder must exist.
+    static func metricsSettings(_ parser: inout ArgumentParser) throws(UsageError)
+        -> MetricsSettings?
+    {
+        let interval = try parser.optionalInteger("--metrics-interval", range: 1...86_400)
+        guard let path = try parser.option("--metrics-file") else {
+            if interval != nil { throw UsageError("run: --metrics-interval needs --metrics-file") }
+            return nil
+        }
+        let file = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        let folder = file.deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder),
+            isFolder.boolValue
+        else {
+            throw UsageError("run: --metrics-file: the folder \(folder) does not exist")
+        }
+        guard !path.hasSuffix("/"), file.lastPathComponent != "." else {
+            throw UsageError("run: --metrics-file expects a file name, got '\(path)'")
+        }
+        return MetricsSettings(
+            file: file, interval: TimeInterval(interval ?? Int(MetricsSettings.defaultInterval)))
+    }
+
+    /// The shard Kubernetes gives an Indexed Job's pod: `JOB_COMPLETION_INDEX` of
+    /// `JOB_COMPLETIONS` (which the manifest sets to the Job's `completions`), or none when
+    /// either is missing.
+    static func shardFromEnvironment(_ environment: [String: String]) throws(UsageError) -> Shard? {
+        guard let indexText = environment["JOB_COMPLETION_INDEX"],
+            let countText = environment["JOB_COMPLETIONS"]
+        else { return nil }
+        guard let index = Int(indexText), let count = Int(countText),
+            let shard = Shard(index: index, count: count)
+        else {
+            throw UsageError(
+                "run: JOB_COMPLETION_INDEX=\(indexText) and JOB_COMPLETIONS=\(countText) are not a shard I/N with 0 <= I < N <= \(Shard.maximumCount)"
+            )
+        }
+        return shard
+    }
+}

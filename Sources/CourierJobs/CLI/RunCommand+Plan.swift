@@ -1,0 +1,164 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `courier run --dry-run`: what the run would send, and nothing sent.
+extension RunCommand {
+    /// Prints the plan: a resume's (``ResumePlan``) or the whole job's, `{since}` from the
+    /// kept cursors, read as the run reads them (nothing is written, no lock is taken).
+    static func printDryRun(_ job: Job, total: Int, options: RunOptions, console: Console) {
+        var planned = job
+        if job.tasks.contains(where: { $0.since != nil }) {
+            let url = SinceState.location(outputDir: job.outputDir)
+            switch SinceState.load(url) {
+            case .success(let cursors): planned.sinceCursors = cursors
+            case .failure(let problem):
+                console.error(
+                    "courier: \(job.name): warning: \(url.relativePath): \(problem.reason); the plan shows every since task from its start value, as the run would"
+                )
+            }
+        }
+        if let resume = options.resume {
+            ResumePlan.print(planned, resume: resume, options: options, console: console)
+        } else {
+            printPlan(planned, total: total, options: options, console: console)
+        }
+    }
+
+    /// How a paginated task goes on, in words: its pages are unknown before sending.
+    static func describe(_ rule: PaginationRule) -> String {
+        let next: String
+        switch rule.next {
+        case .linkHeader(let relation): next = "the Link header's rel=\(relation)"
+        case .jsonURL(let pointer): next = "the URL at \(pointer)"
+        case .cursor(let pointer, let parameter): next = "?\(parameter)= the cursor at \(pointer)"
+        case .page(let parameter, let start): next = "?\(parameter)=\(start), \(start + 1), …"
+        case .offset(let parameter, let step): next = "?\(parameter)=0, \(step), …"
+        case .headerURL(let name): next = "the URL in the \(name) header"
+        case .headerParameter(let name, let parameter):
+            next = "?\(parameter)= the \(name) header's value"
+        }
+        let stop = rule.stopWhenEmpty.map { " until \($0) is empty" } ?? ""
+        return "(pages by \(next)\(stop), at most \(rule.maxPages))"
+    }
+
+    /// The expanded tasks, one per line, secrets scrubbed and control characters shown as
+    /// `\u{1B}` (a task id from a lines file must not drive the terminal); nothing is sent. A task that fans
+    /// out over a capture is one line saying so: its values come only while running.
+    static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
+        var shown = 0
+        /// Fan-out lines for the specs before `end` not shown yet.
+        func fanOuts(upTo end: Int) -> Bool {
+            while shown < end {
+                let spec = job.tasks[shown]
+                shown += 1
+                guard let source = spec.captureSource else { continue }
+                // `--task`: a fan-out whose ids could match one of the globs.
+                let shape = ReplaySelection.glob(spec.id)
+                if !options.only.isEmpty,
+                    !options.only.contains(where: {
+                        fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0
+                    })
+                {
+                    continue
+                }
+                let producer = job.tasks.first {
+                    $0.captures.contains { $0.name == source.capture }
+                }
+                var line =
+                    "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target, baseURL: job.baseURL))\(describe(spec.query))"
+                // Where each child's output lands, as its template says.
+                if let save = spec.save {
+                    line += "\t-> \(job.outputDir)/\(Template.restoringBraces(save))"
+                }
+                line += notes(spec)
+                guard console.output(line.showingControlCharacters) else { return false }
+            }
+            return true
+        }
+        var inShard = 0
+        for case .success(let task) in TaskExpander(job: job) {
+            // A job's expansion gives every task its spec.
+            guard let index = task.specIndex, let spec = task.spec(in: job) else { continue }
+            guard fanOuts(upTo: index) else { return }
+            shown = max(shown, index + 1)
+            let capturing = spec.hasCaptures
+            if let shard = options.shard, !shard.runs(taskID: task.id, capturing: capturing) {
+                continue
+            }
+            // `--task`: the chosen tasks, and those that capture what they may need.
+            if !options.only.isEmpty, !capturing,
+                !options.only.contains(where: { fnmatch($0, task.id, 0) == 0 })
+            {
+                continue
+            }
+            let everyShard = options.shard != nil && capturing
+            inShard += 1
+            var line =
+                "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+            if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
+            if let rule = task.paginate { line += "\t" + describe(rule) }
+            if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+            if let records = task.records {
+                line +=
+                    "\t=> records \(records.rule.write.rawValue) into \(job.outputDir)/\(records.path)"
+            }
+            line += notes(spec)
+            // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
+            guard console.output(line.showingControlCharacters) else { return }
+        }
+        guard fanOuts(upTo: job.tasks.count) else { return }
+        let backend = options.backend ?? job.backend
+        let fanOutCount = job.tasks.filter { $0.captureSource != nil }.count
+        let more =
+            fanOutCount > 0
+            ? " (and the fan-out of \(fanOutCount) task\(fanOutCount == 1 ? "" : "s") over captures)"
+            : ""
+        let children =
+            job.tasks.contains { $0.captureSource != nil }
+            ? ", children of fan-outs split by their own ids" : ""
+        let split = options.shard.map { " (shard \($0): \(inShard) of them\(children))" } ?? ""
+        console.output(
+            "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(split)\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+        )
+    }
+
+    /// What a spec captures and waits for, for the plan.
+    static func notes(_ spec: TaskSpec) -> String {
+        var notes: [String] = []
+        if !spec.inputs.isEmpty {
+            notes.append("uses " + spec.inputs.sorted().joined(separator: ", "))
+        }
+        if !spec.captures.isEmpty {
+            notes.append("captures " + spec.captures.map(\.name).joined(separator: ", "))
+        }
+        return notes.isEmpty ? "" : "\t(" + notes.joined(separator: "; ") + ")"
+    }
+
+    /// A task's `query` as its template says (`?name=value&…`), or nothing.
+    static func describe(_ query: [(name: String, value: String)]) -> String {
+        guard !query.isEmpty else { return "" }
+        return "?"
+            + query.map {
+                "\(Template.restoringBraces($0.name))=\(Template.restoringBraces($0.value))"
+            }
+            .joined(separator: "&")
+    }
+
+    /// A task's URL as its template says, the job's base joined to a path: the whole URL a
+    /// child is sent to, with its `{variables}`.
+    static func describe(_ target: TaskSpec.Target, baseURL: URL?) -> String {
+        switch target {
+        case .path(let path):
+            var base = baseURL?.absoluteString ?? ""
+            if base.hasSuffix("/"), path.hasPrefix("/") { base.removeLast() }
+            return base + Template.restoringBraces(path)
+        case .url(let url): return Template.restoringBraces(url)
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `courier run`'s start, after the arguments: the job read and checked, the refusals that
+/// send nothing (each pings the job's check), and the history a resume or `--task` run
+/// completes.
+extension RunCommand {
+    /// The job and its validated task count; `nil` (the errors printed and pinged) when the
+    /// file is not a valid job.
+    static func loadJob(_ arguments: RunArguments, console: Console) async -> (Job, Int)? {
+        do {
+            var job = try JobDecoder.load(argument: arguments.jobPath, baseURL: arguments.baseURL)
+            let total = try JobValidator.validate(job)
+            if let pingURL = arguments.pingURL {
+                // Replaces the job's own notify; a secret like every ping URL.
+                job.notify = NotifySettings(ping: pingURL)
+                job.secrets.formUnion(arguments.pingSecrets)
+            }
+            if arguments.options.http2 { job.http2 = true }
+            return (job, total)
+        } catch {
+            for line in error.errors { console.error("courier: \(line)") }
+            if let pingURL = arguments.pingURL {
+                // Nothing ran: the check hears of it now rather than when the pings stop.
+                let count = error.errors.count
+                await pingRefusal(
+                    NotifySettings(ping: pingURL), job: arguments.jobPath,
+                    backend: arguments.options.backend ?? .curl, console: console,
+                    reason:
+                        "not a valid job (\(count) problem\(count == 1 ? "" : "s"), the first: \(error.errors.first.map { "\($0)" } ?? "?"))"
+                )
+            }
+            return nil
+        }
+    }
+
+    /// What stops the run before anything is sent, printed and pinged: its exit code, or
+    /// `nil` to go on. Notes that do not stop it (short secrets, urlsession on a terminal, an
+    /// old home in a dry run) are printed here too.
+    static func refusal(
+        _ job: Job, arguments: RunArguments, options: RunOptions, console: Console
+    ) async -> Int32? {
+        if let shard = options.shard, let spec = job.tasks.first(where: { $0.records != nil }) {
+            Console.error(
+                "courier: \(job.file.relativePath): \(spec.path).records: a sharded run (shard \(shard)) cannot write records: a records file changes only once every task that writes it is done, and one shard cannot know that of the others; run the job without --shard (or JOB_COMPLETION_INDEX); nothing was sent"
+            )
+            return CommandLineInterface.ExitCode.usage
+        }
+        if options.backend == .urlsession, let asked = job.curlOnlySettings {
+            let reason =
+                "--backend urlsession: the job asks for \(asked), which the urlsession backend cannot do"
+            console.error("courier: \(reason); nothing was sent")
+            await pingRefusal(job, backend: .curl, console: console, reason: reason)
+            return CommandLineInterface.ExitCode.usage
+        }
+        warnAboutShortSecrets(job, console: console)
+        if (options.backend ?? job.backend) == .urlsession, isatty(STDERR_FILENO) == 1 {
+            // On a terminal only: cron mails whatever a job prints on stderr, every night.
+            console.error(
+                "courier: note: on the urlsession backend a hostile or broken server can end the process (FoundationNetworking traps on a chunked body with trailers and on a connection closed inside the header block); use the curl backend against servers you do not trust (docs/transports.md)"
+            )
+        }
+        if let refusal = OldHome.refusal(
+            for: job, logDirectoryGiven: arguments.logDirectoryGiven)
+        {
+            if arguments.dryRun {
+                console.error("courier: \(job.name): warning: \(refusal)")
+            } else {
+                console.error("courier: \(job.name): \(refusal)")
+                await pingRefusal(job, backend: options.backend, console: console, reason: refusal)
+                return CommandLineInterface.ExitCode.usage
+            }
+        }
+        return nil
+    }
+
+    /// The earlier runs this one completes: `--resume`'s (the job's history, or the logs it
+    /// names) and, for `--task`, the history's kept captures. An exit code when the resume
+    /// is refused (a named log missing, no history without `--fresh-if-no-history`).
+    static func history(
+        of job: Job, arguments: RunArguments, options: inout RunOptions, console: Console
+    ) async -> Int32? {
+        let capturing = TaskHistory.capturingTasks(of: job)
+        let folder = options.logDirectory.appendingPathComponent(job.name)
+        if arguments.resume {
+            let logs = arguments.resumeLogs.map { URL(fileURLWithPath: $0) }
+            for log in logs where !FileManager.default.fileExists(atPath: log.path) {
+                console.error("courier: --resume: \(log.relativePath): no such log")
+                await pingRefusal(
+                    job, backend: options.backend, console: console,
+                    reason: "--resume: \(log.relativePath): no such log")
+                return CommandLineInterface.ExitCode.usage
+            }
+            let warn: (String) -> Void = { console.error("courier: \($0)") }
+            if !logs.isEmpty {
+                options.resume = LogFiles.resumeState(
+                    from: logs, keepRunsOf: capturing, warn: warn)
+            } else {
+                // The job's one history: its latest plain run (every shard's) and the resumes
+                // and replays since (docs/log-format.md, "One history per job").
+                let history = JobHistory.read(folder: folder)
+                if history.logs.isEmpty, !arguments.freshIfNoHistory {
+                    // A repair that finds nothing to repair must not pass for one: run from
+                    // another folder, it would fetch everything into the wrong place and say
+                    // "every task done".
+                    let reason =
+                        "--resume: no earlier run of this job in \(folder.path); nothing was sent (run without --resume to start fresh, or add --fresh-if-no-history)"
+                    console.error("courier: \(job.name): \(reason)")
+                    await pingRefusal(
+                        job, backend: options.backend, console: console, reason: reason)
+                    return CommandLineInterface.ExitCode.usage
+                } else if history.logs.isEmpty {
+                    console.error(
+                        "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
+                    )
+                } else {
+                    let folded = TaskHistory.read(
+                        history.logs, keepRunsOf: capturing, warn: warn)
+                    options.resume = ResumeState(
+                        done: folded.done, logs: history.logs, runs: folded.runs,
+                        okRuns: folded.okRuns)
+                }
+            }
+        }
+        options.history = options.resume.map {
+            RunHistory(runs: $0.runs, done: $0.done, okRuns: $0.okRuns)
+        }
+        if !arguments.only.isEmpty {
+            options.only = arguments.only
+            // What the history kept of the tasks that capture saves sending them again.
+            if options.history == nil, !options.logToStandardOutput {
+                let folded = TaskHistory.read(
+                    JobHistory.read(folder: folder).logs, keepRunsOf: capturing, warn: { _ in })
+                options.history = RunHistory(
+                    runs: folded.runs, done: folded.done, okRuns: folded.okRuns)
+            }
+        }
+        return nil
+    }
+
+    /// A run refused before it started (exit 2): the job's failure ping says so at once.
+    static func pingRefusal(_ job: Job, backend: Backend?, console: Console, reason: String) async {
+        guard let notify = job.notify else { return }
+        await pingRefusal(
+            notify, job: job.name, backend: backend ?? job.backend, tls: job.tls, console: console,
+            reason: reason)
+    }
+
+    static func pingRefusal(
+        _ notify: NotifySettings, job: String, backend: Backend, tls: TLSOptions = TLSOptions(),
+        console: Console, reason: String
+    ) async {
+        let pings = RunPings(
+            settings: notify, job: job, backend: backend, tls: tls, console: console)
+        await pings.ended(
+            exitCode: CommandLineInterface.ExitCode.usage,
+            body: "courier: \(job): \(reason); nothing was sent", log: nil)
+    }
+
+    /// Says so when a secret is too short to be searched for in free text (``Redactor``):
+    /// it is then redacted only where it is a secret header's whole value.
+    static func warnAboutShortSecrets(_ job: Job, console: Console) {
+        let short = job.secrets.filter { !$0.isEmpty && $0.utf8.count < Redactor.minimumLength }
+        guard !short.isEmpty else { return }
+        console.error(
+            "courier: \(job.name): warning: \(short.count) secret value\(short.count == 1 ? " is" : "s are") shorter than \(Redactor.minimumLength) characters: redacted where a secret header holds it whole, but not searched for in URLs, bodies or messages (a short value would erase every such number); use a longer secret"
+        )
+    }
+}

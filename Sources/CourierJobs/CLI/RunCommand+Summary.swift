@@ -1,0 +1,154 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `courier run`'s end: the run itself, and what it prints (the summary line cron mails, or
+/// its JSON).
+extension RunCommand {
+    /// Runs the job (or its `--task` selection) and prints the summary; the exit code.
+    static func execute(
+        _ job: Job, total: Int, arguments: RunArguments, options: RunOptions, console: Console
+    ) async -> Int32 {
+        var options = options
+        if job.notify != nil {
+            let summaryOptions = options
+            options.summaryLine = { summary in
+                var summary = summary
+                if summaryOptions.resume != nil, !summaryOptions.logToStandardOutput {
+                    summary.missing = missing(
+                        in: summaryOptions.logDirectory.appendingPathComponent(job.name))
+                }
+                return describe(summary, job: job, shard: summaryOptions.shard)
+            }
+        }
+        do {
+            let selection =
+                arguments.only.isEmpty
+                ? nil : ReplaySelection(job: job.name, globs: arguments.only)
+            let runner =
+                selection.map {
+                    JobRunner(
+                        job: job, options: options, total: 0,
+                        source: .selection($0, replayOf: []))
+                } ?? JobRunner(job: job, options: options, total: total)
+            var summary = try await runner.run()
+            if let unmatched = selection?.unmatched, !unmatched.isEmpty {
+                for glob in unmatched {
+                    console.error(
+                        "courier: \(job.name): --task \(glob): no task of the job has a matching id (`courier run \(ShellWord.quoted(job.file.relativePath)) --dry-run` lists them)"
+                            .showingControlCharacters)
+                }
+                if summary.total == 0 { return CommandLineInterface.ExitCode.usage }
+            }
+            #if DEBUG
+                // Tests of the built binary read which file work ran on a curl loop thread.
+                if let path = ProcessInfo.processInfo.environment["COURIER_DEBUG_LOOP_FILE_WORK"] {
+                    let seen = LoopThreadFileWork.seen.withLock { $0 }.sorted()
+                    try? Data(seen.map { $0 + "\n" }.joined().utf8).write(
+                        to: URL(fileURLWithPath: path))
+                }
+            #endif
+            if options.resume != nil, !options.logToStandardOutput, !summary.logVanished {
+                summary.missing = missing(
+                    in: options.logDirectory.appendingPathComponent(job.name))
+            }
+            printSummary(
+                summary, job: job, json: arguments.json, options: options, console: console)
+            return summary.exitCode
+        } catch {
+            console.error("courier: \(job.name): \(error)")
+            // The run that holds the lock reports for the job: this one pings nothing.
+            if case .locked = error { return CommandLineInterface.ExitCode.locked }
+            await pingRefusal(
+                job, backend: options.backend, console: console, reason: "\(error)")
+            return CommandLineInterface.ExitCode.usage
+        }
+    }
+
+    /// The summary line (or `--json`'s object): on stdout, or on stderr when stdout has the
+    /// log; with `--quiet`, only for a run that did not succeed.
+    static func printSummary(
+        _ summary: RunSummary, job: Job, json: Bool, options: RunOptions, console: Console
+    ) {
+        if json {
+            let text = JSONWriter.string(
+                RunSummaryJSON.value(
+                    summary, job: job, shard: options.shard,
+                    logOnStdout: options.logToStandardOutput))
+            if options.logToStandardOutput {
+                console.error(text)
+            } else {
+                console.output(text)
+            }
+        } else if !options.quiet || summary.exitCode != 0 {
+            // With the log on stdout, stdout holds nothing but JSON lines.
+            if options.logToStandardOutput {
+                console.error(describe(summary, job: job, shard: options.shard))
+            } else {
+                console.output(describe(summary, job: job, shard: options.shard))
+            }
+        }
+    }
+
+    /// The summary line cron mails: tasks, ok (not modified), failed, requests and time;
+    /// after a resume or a replay, how many of the job's tasks its history still misses, and
+    /// the command that repairs them.
+    static func describe(_ summary: RunSummary, job: Job, shard: Shard? = nil) -> String {
+        let name = shard.map { "\(job.name) (shard \($0))" } ?? job.name
+        var text =
+            "courier: \(name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok"
+        if summary.notModified > 0 { text += " (\(summary.notModified) not modified)" }
+        text +=
+            ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
+        if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
+        // An interrupted run's tasks that never started are neither ok nor failed.
+        let notRun = summary.total - summary.ok - summary.failed
+        if summary.interruptedBy != nil, notRun > 0 { text += ", \(notRun) not run" }
+        if let seconds = summary.deadlineReached {
+            text += ", stopped at its deadline (\(Progress.duration(seconds)))"
+        } else if let reason = summary.stopReason {
+            text += ", interrupted by \(reason)"
+        }
+        if let missing = summary.missing {
+            text +=
+                missing == 0
+                ? "; the job's history: every task done"
+                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`\(repairCommand(job, log: summary.logURL))` runs them)"
+        }
+        if summary.logVanished { return text + "; the log was deleted during the run" }
+        // Where the run's files went, when it saves any.
+        if job.tasks.contains(where: { $0.save != nil || $0.records != nil }) {
+            text += "; outputs: \(job.outputDir)"
+        }
+        text += "; log: \(summary.logURL.relativePath)"
+        // The next step, last, where cron's mail ends: a failed or cut night is repaired by
+        // running what its history lacks (a resume says it in its own words, above).
+        if summary.missing == nil, summary.failed > 0 || notRun > 0 {
+            text += "; to repair: \(repairCommand(job, log: summary.logURL))"
+        }
+        return text
+    }
+
+    /// The command that runs what the job's history lacks, from any working folder: with
+    /// `--log-dir` when the run's log is not in the job's home (`log` is the run's log file).
+    static func repairCommand(_ job: Job, log: URL) -> String {
+        let file = job.file == JobDecoder.standardInput ? "-" : job.file.relativePath
+        var command = "courier run \(ShellWord.quoted(file)) --resume"
+        let folder = log.deletingLastPathComponent().deletingLastPathComponent()
+        if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
+            command += " --log-dir \(ShellWord.quoted(folder.relativePath))"
+        }
+        return command
+    }
+
+    /// How many tasks the job's history (``JobHistory``) in `folder` does not count as done.
+    static func missing(in folder: URL) -> Int {
+        let history = JobHistory.read(folder: folder)
+        return TaskHistory.read(history.logs, warn: { _ in }).finals.count
+    }
+}
