@@ -80,7 +80,9 @@ struct JobHomeTests {
             ["run", "night.json"], from: layout.url("jobs"))
         #expect(night.status == 1, "\(night.stderr)")
         #expect(
-            night.stdout.contains("to repair: courier run night.json --resume"), "\(night.stdout)")
+            night.stdout.contains(
+                "to repair: courier run \(layout.jobFile.standardizedFileURL.path) --resume"),
+            "\(night.stdout)")
         #expect(layout.outputs.keys.sorted() == ["items/1.json", "items/2.json", "items/3.json"])
 
         let (folder, jobArgument): (URL, String) =
@@ -133,6 +135,24 @@ struct JobHomeTests {
         #expect(replay.stdout.contains("the job's history: every task done"), "\(replay.stdout)")
         #expect(layout.outputs["flaky.json"] != nil)
         #expect(layout.logNames.count == 2)
+    }
+
+    @Test("show and replay --job take the job file alone, from any folder: its home has the logs")
+    func jobFileForItsLogs() async throws {
+        let layout = try Layout()
+        defer { layout.remove() }
+        let night = try await layout.courier(["run", "night.json"], from: layout.url("jobs"))
+        #expect(night.status == 1)
+        let shown = try await CourierBinary.run(
+            ["show", "../jobs/night.json", "flaky"], directory: layout.url("elsewhere"))
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("task flaky · attempt 1 · failed"), "\(shown.stdout)")
+        let replay = try await layout.courier(
+            ["replay", "--job", layout.jobFile.path], from: URL(fileURLWithPath: "/"))
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        #expect(replay.stdout.contains("1 task, 1 ok, 0 failed"), "\(replay.stdout)")
+        #expect(replay.stdout.contains("the job's history: every task done"), "\(replay.stdout)")
+        #expect(layout.outputs["flaky.json"] != nil)
     }
 
     @Test("home names the folder outputs and logs go to, from any working folder")
@@ -217,10 +237,19 @@ struct JobHomeTests {
         #expect(night.status == 1)
         #expect(
             night.stdout.contains(
-                "to repair: courier run night.json --resume --log-dir '../var log'"),
+                "to repair: courier run \(layout.jobFile.standardizedFileURL.path) --resume --log-dir '\(layout.url("var log").standardizedFileURL.path)'"
+            ),
             "\(night.stdout)")
-        let repair = try await layout.courier(
-            ["run", "night.json", "--resume", "--log-dir", "../var log"], from: layout.url("jobs"))
-        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        // The printed line, run as printed from another folder, repairs the same history.
+        let line = try #require(night.stdout.range(of: "to repair: "))
+        let command = String(night.stdout[line.upperBound...])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = CourierBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let repair = try await CourierBinary.run(
+            ["-c", command + " --no-progress"], executable: URL(fileURLWithPath: "/bin/sh"),
+            environment: ["PATH": path], directory: URL(fileURLWithPath: "/"))
+        #expect(repair.status == 0, "\(command): \(repair.stdout)\(repair.stderr)")
+        #expect(repair.stdout.contains("the job's history: every task done"), "\(repair.stdout)")
+        #expect(layout.outputs["flaky.json"] != nil)
     }
 }

@@ -163,7 +163,14 @@ struct KeptCapturesTests {
             ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"] + logs,
             directory: space.folder)
         #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        // The six failed children, counted as such: the listing it did not send is in no count
+        // (a trial once read "2 ok, -1 failed").
+        #expect(replay.stdout.contains("6 tasks, 6 ok, 0 failed, 6 requests"), "\(replay.stdout)")
+        #expect(!replay.stdout.contains("done by earlier runs"), "\(replay.stdout)")
         #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
+        let end = try #require(space.logLines().last { $0["event"] as? String == "run.end" })
+        let tasks = try #require(end["tasks"] as? [String: Any])
+        #expect(tasks["total"] as? Int == 6 && tasks["failed"] as? Int == 0, "\(tasks)")
         #expect(
             FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("out/items/0.json").path))

@@ -121,6 +121,12 @@ struct NewcomerToolsTests {
         #expect(body.stdout.contains("> POST "), "\(body.stdout)")
         #expect(body.stdout.contains("> line one\n> line two"), "the body as logged")
 
+        // The job file stands for its logs (logs/e2e in its home).
+        let byJob = try await CourierBinary.run(
+            ["show", "job.json", "flaky"], directory: space.folder)
+        #expect(byJob.status == 0, "\(byJob.stderr)")
+        #expect(byJob.stdout == text, "the same attempts as from the log folder")
+
         let missing = try await CourierBinary.run(
             ["show", space.logs.appendingPathComponent("e2e").path, "nope"],
             directory: space.folder)

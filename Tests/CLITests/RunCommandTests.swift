@@ -425,7 +425,9 @@ struct RunCommandTests {
             "\(lines)")
         #expect(!result.stderr.contains("see the log"), "\(lines)")
         let summary = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(summary.hasSuffix("; to repair: courier run job.json --resume"), "\(summary)")
+        // The job file's absolute path: the line is pasted wherever cron's mail is read.
+        #expect(summary.contains("; to repair: courier run /"), "\(summary)")
+        #expect(summary.hasSuffix("/job.json --resume"), "\(summary)")
         // And it does repair: the next --resume sends the 13 failed tasks again, nothing else.
         let resumed = try await space.run(["--resume"], backend: "curl")
         #expect(resumed.stdout.contains("13 tasks"), "\(resumed.stdout)")

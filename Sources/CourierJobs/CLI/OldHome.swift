@@ -2,7 +2,7 @@ import Foundation
 
 /// What a job that ran before jobs had homes left in the working folder.
 ///
-/// Before 0.3 a job's `outputDir` and its logs were taken from the working folder. A job run
+/// In courier 0.1 a job's `outputDir` and its logs were taken from the working folder. A job run
 /// from a folder other than its file's kept them there; under the home rule (``JobHome``) the
 /// same command would start a second, empty history in the home, fetch everything again and
 /// leave the first one stale. So a run, a resume or a `replay --job` that finds the job's

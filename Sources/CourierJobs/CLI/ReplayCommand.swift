@@ -15,7 +15,8 @@ enum ReplayCommand {
         logs them with replayOf.
           --job          the job the logs came from: each task is rebuilt from it and run as
                          the job runs it (saves, expectations, conditional state, fan-out
-                         children from fresh captures, pages from page 1). Without it, the
+                         children from their parent's kept captures or fresh ones, pages from
+                         page 1); with no LOG, the job's history is read. Without it, the
                          logged requests are re-sent as logged, and nothing is saved
           --all          every task, ok ones included
           --status, --error-kind
@@ -74,6 +75,19 @@ enum ReplayCommand {
         }
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))
+        if let job, options.logs.isEmpty {
+            // `--job` alone: the job's own history, as `run --resume` reads it.
+            let folder =
+                (options.logDirectoryGiven ? options.run.logDirectory : job.home.logs)
+                .appendingPathComponent(job.name)
+            options.logs = JobHistory.read(folder: folder).logs
+            guard !options.logs.isEmpty else {
+                console.error(
+                    "courier: \(job.name): no earlier run of this job in \(folder.path); nothing to replay"
+                )
+                return CommandLineInterface.ExitCode.usage
+            }
+        }
 
         let history = TaskHistory.read(
             options.logs, keepAllFinals: options.filter.all,
@@ -294,8 +308,10 @@ enum ReplayCommand {
         options.run.progress = !parser.flag("--no-progress")
         options.logs = parser.positionals()
         try parser.finish()
-        guard !options.logs.isEmpty else {
-            throw UsageError("replay: missing LOG.jsonl; see 'courier replay --help'")
+        guard !options.logs.isEmpty || options.jobPath != nil else {
+            throw UsageError(
+                "replay: missing LOG.jsonl (or --job JOB.json, whose history is read); see 'courier replay --help'"
+            )
         }
         return options
     }

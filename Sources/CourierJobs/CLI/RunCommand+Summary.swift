@@ -118,7 +118,7 @@ extension RunCommand {
             text +=
                 missing == 0
                 ? "; the job's history: every task done"
-                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`\(repairCommand(job, log: summary.logURL))` runs them)"
+                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`\(repairCommand(job, log: summary.logURL))` runs \(missing == 1 ? "it" : "them"))"
         }
         if summary.logVanished { return text + "; the log was deleted during the run" }
         // Where the run's files went, when it saves any.
@@ -134,14 +134,15 @@ extension RunCommand {
         return text
     }
 
-    /// The command that runs what the job's history lacks, from any working folder: with
-    /// `--log-dir` when the run's log is not in the job's home (`log` is the run's log file).
+    /// The command that runs what the job's history lacks, as it can be pasted in any
+    /// working folder (cron mails it): the job file's absolute path, and `--log-dir` (absolute
+    /// too) when the run's log is not in the job's home (`log` is the run's log file).
     static func repairCommand(_ job: Job, log: URL) -> String {
-        let file = job.file == JobDecoder.standardInput ? "-" : job.file.relativePath
+        let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
         if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
-            command += " --log-dir \(ShellWord.quoted(folder.relativePath))"
+            command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"
         }
         return command
     }

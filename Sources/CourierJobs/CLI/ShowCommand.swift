@@ -10,11 +10,12 @@ import Foundation
 /// them (the request, the response head, timings, the outcome), instead of JSON lines.
 enum ShowCommand {
     static let usage = """
-        Usage: courier show LOG.jsonl... TASK
+        Usage: courier show LOG.jsonl...|JOB.json TASK
         Prints every attempt of the task TASK (an id, or a glob such as 'user-*') in the logs,
         oldest first: the request line and headers, the body as logged, the response status and
         headers, the timings and the outcome. Secrets are shown as the log has them: redacted.
-        A folder stands for every .jsonl in it (logs/nightly/). Exit 0 when some attempt was
+        A folder stands for every .jsonl in it (jobs/logs/nightly/), and a job file for its logs
+        (logs/<name>/ in its home). Exit 0 when some attempt was
         found, 1 when none was (the tasks the logs have are listed), 2 on bad usage.
         """
 
@@ -37,6 +38,13 @@ enum ShowCommand {
             return CommandLineInterface.ExitCode.usage
         }
         let task = operands.removeLast()
+        // A job file stands for its log folder: the file a newcomer has at hand.
+        operands = operands.map { operand in
+            guard operand.hasSuffix(".json"),
+                let folder = JobHome.logFolder(ofJobFile: URL(fileURLWithPath: operand))
+            else { return operand }
+            return folder.relativePath
+        }
         let paths = LogFiles.ordered(LogFiles.expandingFolders(operands))
         var reader = LogReader(paths: paths, warn: { Console.error("courier: \($0)") })
         reader.responseHeaders = true

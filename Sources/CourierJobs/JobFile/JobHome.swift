@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// Where a job lives: the folder its job file names with `home`, or else the job file's own
@@ -53,6 +54,23 @@ package struct JobHome: Sendable, Equatable {
     package func resolve(_ path: String) -> String {
         if folder.isEmpty || path.hasPrefix("/") { return path }
         return (folder as NSString).appendingPathComponent(path)
+    }
+
+    /// The log folder of the job in `file` (`logs/<name>` in its home), read without
+    /// validating the job: commands that read logs take a job file for its logs. `nil` when
+    /// the file is no JSON object with a `name`.
+    package static func logFolder(ofJobFile file: URL) -> URL? {
+        guard let bytes = try? FileSystem.read(file, limit: JobDecoder.maximumFileBytes),
+            let root = try? JSONParser.parse(bytes), case .object(let members) = root.value,
+            case .string(let name)? = members.first(where: { $0.key == "name" })?.node.value
+        else { return nil }
+        var named: String?
+        if case .string(let home)? = members.first(where: { $0.key == "home" })?.node.value,
+            !home.isEmpty, !home.contains("${")
+        {
+            named = home
+        }
+        return JobHome(jobFile: file, named: named).logs.appendingPathComponent(name)
     }
 
     /// The default log folder: `logs/` in the home.
