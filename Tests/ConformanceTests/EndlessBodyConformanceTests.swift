@@ -97,12 +97,14 @@ extension EndlessBodyConformanceTests {
         let server = try TestServers.floodFixture()
         let client = transport.makeClient()
         // Without the deadline, curl's paused transfer would wait for ever (the suite's time
-        // limit ends it) and URLSession's body would end with the flood, with no error.
+        // limit ends it) and URLSession's body would end with the flood, with no error. The
+        // deadline is 8 s, thousands of times what the head takes: a 2 s one once ran out
+        // before the head came, on a machine busy with the other floods of this pass.
         let response = try await client.stream(
-            HTTPRequest(url: server.url("/endless-fast"), timeout: 2), bufferLimit: 1 << 20)
-        try await Task.sleep(for: .seconds(4))
+            HTTPRequest(url: server.url("/endless-fast"), timeout: 8), bufferLimit: 1 << 20)
+        try await Task.sleep(for: .seconds(10))
         let error = try await #require(throws: HTTPError.self) {
-            // Bounded: 100,000 chunks of 64 KiB would be 6 GiB, far beyond what 2 s can bring.
+            // Bounded: 100,000 chunks of 64 KiB would be 6 GiB, far beyond what 8 s can bring.
             var iterator = response.body.makeAsyncIterator()
             for _ in 0..<100_000 { guard try await iterator.next() != nil else { break } }
         }
