@@ -158,10 +158,22 @@ struct EndToEndKeysTests {
         let a = try await Self.hits(keyA, server).map(\.time).sorted()
         let b = try await Self.hits(keyB, server).map(\.time).sorted()
         try #require(a.count == 3 && b.count == 3, "\(a) \(b)")
-        // Lower bounds: each host's third request waited for its bucket to refill (5 s, less
-        // a little for the first request's own travel after its token was taken).
-        #expect(a[2] - a[0] >= 4.5, "host A: \(a[2] - a[0]) s from first to third")
-        #expect(b[2] - b[0] >= 4.5, "host B: \(b[2] - b[0]) s from first to third")
+        // Lower bounds: each host's third request waited for its bucket to refill, 5 s after
+        // the host's first token was taken. That is when the log says the first was handed to
+        // the transport (`ts`), not when the server saw it: on a loaded machine the first
+        // request once took 2 s to arrive, and the third then came 2.9 s after it.
+        func firstSent(_ prefix: String) throws -> Double {
+            try space.logLines().filter {
+                $0["event"] as? String == "request"
+                    && ($0["task"] as? String)?.hasPrefix(prefix) == true
+            }.compactMap {
+                ($0["ts"] as? String).flatMap(RequestTimeTests.date)
+            }.min() ?? .infinity
+        }
+        let sentA = try firstSent("a")
+        let sentB = min(try firstSent("c"), try firstSent("b"))
+        #expect(a[2] - sentA >= 4.9, "host A: \(a[2] - sentA) s from the first token to the third")
+        #expect(b[2] - sentB >= 4.9, "host B: \(b[2] - sentB) s from the first token to the third")
         // Per host, not per job: host B's second request (the first of b1, b2) arrived before
         // host A's third, which A's bucket held 5 s. This is an order the server saw, not a
         // time: with one bucket for the job it comes after every request to A, and on a slow
@@ -400,12 +412,11 @@ struct EndToEndKeysTests {
 
         let times = try await Self.hits(key, server).map(\.time).sorted()
         #expect(times.count >= reported, "the server saw every request the bench counted")
-        let first = try #require(times.first)
-        let last = try #require(times.last)
-        // Lower bounds only. The last request was sent before the 2 s were up, and a request
-        // in flight at the end is not sent again: the last arrives at least 2 s after the
-        // first, less one request's latency (0.5 s left for a slow one).
-        #expect(last - first >= 1.5, "requests over \(last - first) s")
+        // A lower bound on the bench's own clock: it sent for the 2 s asked. (The server's
+        // first-to-last span is no measure: on a loaded machine the bench once got the CPU
+        // only for the last 34 ms of its 2 s.)
+        let seconds = try #require(line["seconds"] as? Double, "\(line)")
+        #expect(seconds >= 2, "sent for \(seconds) s")
     }
 
     @Test(

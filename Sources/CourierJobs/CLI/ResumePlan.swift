@@ -26,44 +26,21 @@ enum ResumePlan {
                     feed.finished(task.specIndex, ok: true, id: task.id)
                     continue
                 }
-                if let shard = options.shard,
-                    !shard.runs(taskID: task.id, capturing: spec.hasCaptures)
+                defer { feed.finished(index, ok: true, id: task.id) }
+                let planned = plan(
+                    task, spec: spec, job: job, resume: resume, shard: options.shard, feed: feed)
+                switch planned {
+                case .otherShard: continue
+                case .done: done += 1
+                case .kept: done += 1
+                case .sent: sent += 1
+                }
+                if case .sent = planned, spec.hasCaptures { unknownProducers.insert(index) }
+                if let line = planned.line(task: task, spec: spec, job: job),
+                    !console.output(line.showingControlCharacters)
                 {
-                    feed.finished(index, ok: true, id: task.id)
-                    continue
+                    return
                 }
-                let key = FNV1a.taskKey(job: job.name, task: task.id)
-                var note = ""
-                if resume.done.contains(key) {
-                    if !spec.hasCaptures {
-                        done += 1
-                        feed.finished(index, ok: true, id: task.id)
-                        continue
-                    }
-                    if let kept = resume.okRuns[key].flatMap({
-                        KeptCaptures.load(job: job, task: task.id, run: $0)
-                    }), handOn(kept, of: spec, to: feed) {
-                        done += 1
-                        let count = kept.reduce(0) { $0 + $1.values.count }
-                        guard
-                            console.output(
-                                "\(task.id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
-                                    .showingControlCharacters)
-                        else { return }
-                        feed.finished(index, ok: true, id: task.id)
-                        continue
-                    }
-                    note = "\t(done, sent again: what it captures is needed and was not kept)"
-                }
-                if spec.hasCaptures { unknownProducers.insert(index) }
-                sent += 1
-                var line =
-                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
-                if let rule = task.paginate { line += "\t" + RunCommand.describe(rule) }
-                if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
-                line += note + RunCommand.notes(spec)
-                guard console.output(line.showingControlCharacters) else { return }
-                feed.finished(index, ok: true, id: task.id)
             case .skipped(let skipped):
                 // Its input's value comes only when its producer, sent again, runs.
                 let inputs = job.tasks[skipped.spec].inputs.sorted().joined(separator: ", ")
@@ -96,6 +73,57 @@ enum ResumePlan {
         console.output(
             "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(unknownProducers.isEmpty ? "" : " (and the children of what they capture)"), \(done) done by earlier runs and not sent, on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
+    }
+
+    /// What the resume does with one task the feed hands out.
+    enum Planned {
+        /// Another shard's: not this plan's.
+        case otherShard
+        /// Done by an earlier run: not sent, not listed.
+        case done
+        /// Done, and its kept values handed on: not sent, listed as such.
+        case kept(values: Int)
+        /// Sent; `again` when it is done but what it captures was not kept.
+        case sent(again: Bool)
+
+        /// The plan's line for it, if it has one.
+        func line(task: ExpandedTask, spec: TaskSpec, job: Job) -> String? {
+            switch self {
+            case .otherShard, .done: return nil
+            case .kept(let count):
+                return
+                    "\(task.id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
+            case .sent(let again):
+                var line =
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+                if let rule = task.paginate { line += "\t" + RunCommand.describe(rule) }
+                if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+                if again {
+                    line += "\t(done, sent again: what it captures is needed and was not kept)"
+                }
+                return line + RunCommand.notes(spec)
+            }
+        }
+    }
+
+    /// Decides what the resume does with `task`, handing its kept values to `feed` when it
+    /// takes them instead of sending it.
+    static func plan(
+        _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: ResumeState, shard: Shard?,
+        feed: TaskFeed
+    ) -> Planned {
+        if let shard, !shard.runs(taskID: task.id, capturing: spec.hasCaptures) {
+            return .otherShard
+        }
+        let key = FNV1a.taskKey(job: job.name, task: task.id)
+        guard resume.done.contains(key) else { return .sent(again: false) }
+        guard spec.hasCaptures else { return .done }
+        if let kept = resume.okRuns[key].flatMap({
+            KeptCaptures.load(job: job, task: task.id, run: $0)
+        }), handOn(kept, of: spec, to: feed) {
+            return .kept(values: kept.reduce(0) { $0 + $1.values.count })
+        }
+        return .sent(again: true)
     }
 
     /// Hands kept values to the plan's feed; whether every kept capture is still one of the

@@ -54,6 +54,33 @@ extension RunCommand {
             Console.output(usage)
             return nil
         }
+        try parseOptions(&parser, into: &parsed)
+        parsed.dryRun = parser.flag("--dry-run")
+        parsed.freshIfNoHistory = parser.flag("--fresh-if-no-history")
+        parsed.options.quiet = parser.flag("--quiet")
+        parsed.options.progress = !parser.flag("--no-progress")
+        parsed.json = parser.flag("--json")
+        parsed.only = try parser.all("--task")
+        if parsed.only.contains(where: \.isEmpty) {
+            throw UsageError("run: --task expects a task id or glob")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        if let text = environment["COURIER_CAPTURE_MEMORY"], let limit = Int(text), limit > 0 {
+            parsed.options.captureMemoryLimit = limit
+        }
+        if let text = environment["COURIER_RECORDS_RUN_BYTES"], let limit = Int(text), limit > 0 {
+            parsed.options.recordsRunBytes = limit
+        }
+        parsed.jobPath = try parser.positional("JOB.json")
+        try parser.finish()
+        return parsed
+    }
+
+    /// The options that shape the run: transport, deadline, base URL, log folder, shard, ping
+    /// and metrics.
+    private static func parseOptions(
+        _ parser: inout ArgumentParser, into parsed: inout RunArguments
+    ) throws(UsageError) {
         if let name = try parser.option("--backend") {
             guard let backend = Backend(rawValue: name) else {
                 throw UsageError("run: --backend expects curl or urlsession, got '\(name)'")
@@ -97,25 +124,6 @@ extension RunCommand {
             parsed.pingURL = text
         }
         parsed.options.metrics = try metricsSettings(&parser)
-        parsed.dryRun = parser.flag("--dry-run")
-        parsed.freshIfNoHistory = parser.flag("--fresh-if-no-history")
-        parsed.options.quiet = parser.flag("--quiet")
-        parsed.options.progress = !parser.flag("--no-progress")
-        parsed.json = parser.flag("--json")
-        parsed.only = try parser.all("--task")
-        if parsed.only.contains(where: \.isEmpty) {
-            throw UsageError("run: --task expects a task id or glob")
-        }
-        let environment = ProcessInfo.processInfo.environment
-        if let text = environment["COURIER_CAPTURE_MEMORY"], let limit = Int(text), limit > 0 {
-            parsed.options.captureMemoryLimit = limit
-        }
-        if let text = environment["COURIER_RECORDS_RUN_BYTES"], let limit = Int(text), limit > 0 {
-            parsed.options.recordsRunBytes = limit
-        }
-        parsed.jobPath = try parser.positional("JOB.json")
-        try parser.finish()
-        return parsed
     }
 
     /// Every `--ping-url` value among the arguments, before they are parsed.

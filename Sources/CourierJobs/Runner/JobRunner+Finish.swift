@@ -8,6 +8,36 @@ extension JobRunner {
     /// are in the file); pruning; the summary; the end ping (its line in the log); `run.end`;
     /// the metrics file. The signal watcher stays until the end's ping is sent.
     func finish(_ begun: Begun, _ underway: Underway, progress: Progress) async -> RunSummary {
+        let recordsFailed = await closeWork(begun, underway, progress: progress)
+        var summary = summarize(begun, underway, counts: progress.snapshot)
+        summary.recordsFailed = recordsFailed
+        if let failure = summary.logFailure {
+            console.error("courier: the log is incomplete: \(failure)")
+        }
+        // Before run.end, so that the ping's line is in the log; bounded by notify.timeout.
+        await underway.pings?.ended(
+            exitCode: summary.exitCode,
+            body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
+            log: begun.log)
+        begun.signals.stop()
+        try? begun.log.runEnd(
+            duration: summary.duration, total: summary.total, ok: summary.ok,
+            failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
+            interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
+            alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
+        summary.logFailure = summary.logFailure ?? begun.log.failure
+        if let metrics = begun.metrics {
+            finishMetrics(metrics, summary: summary, started: begun.started)
+        }
+        return summary
+    }
+
+    /// The tasks' lines on file, the timers stopped, the conditional state, records and
+    /// `since` cursors written, and pruning done or said skipped; how many records files
+    /// failed.
+    private func closeWork(_ begun: Begun, _ underway: Underway, progress: Progress) async
+        -> Int
+    {
         underway.reporter.finish()
         // Every task's line on file before the state, records and cursors that follow them.
         begun.log.flush()
@@ -48,7 +78,6 @@ extension JobRunner {
         underway.metricsTicker?.cancel()
         // The signal watcher stays until the end's ping is sent: a signal now changes
         // nothing, and the ping has its own bound.
-
         let counts = progress.snapshot
         let total = counts.total
         // Only a run that saw the whole listing and every child decides what is gone.
@@ -62,6 +91,14 @@ extension JobRunner {
                 "courier: prune: skipped: only a whole run of the job with every task ok decides which items are gone"
             )
         }
+        return recordsFailed
+    }
+
+    /// The run's figures as its summary: how it ended and why.
+    private func summarize(_ begun: Begun, _ underway: Underway, counts: Progress.Counts)
+        -> RunSummary
+    {
+        let total = counts.total
         // A deadline that cut nothing (every task had started and ended within the grace
         // period) does not make the run an interrupted one: cron and healthchecks see 0 or 1.
         var cause = begun.stop.cause
@@ -74,30 +111,11 @@ extension JobRunner {
             notModified: counts.notModified,
             duration: Date().timeIntervalSince(begun.started), interruptedBy: cause?.exitSignal,
             logURL: begun.logURL, logFailure: begun.log.failure)
-        summary.recordsFailed = recordsFailed
         if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
         if underway.vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(begun.logURL.relativePath) was deleted (or its folder) during the run; the run stopped"
             summary.logVanished = true
-        }
-        if let failure = summary.logFailure {
-            console.error("courier: the log is incomplete: \(failure)")
-        }
-        // Before run.end, so that the ping's line is in the log; bounded by notify.timeout.
-        await underway.pings?.ended(
-            exitCode: summary.exitCode,
-            body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
-            log: begun.log)
-        begun.signals.stop()
-        try? begun.log.runEnd(
-            duration: summary.duration, total: total, ok: summary.ok, failed: summary.failed,
-            requests: summary.requests, exitCode: summary.exitCode,
-            interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
-            alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
-        summary.logFailure = summary.logFailure ?? begun.log.failure
-        if let metrics = begun.metrics {
-            finishMetrics(metrics, summary: summary, started: begun.started)
         }
         return summary
     }
