@@ -1,5 +1,5 @@
 import Courier
-import CourierJobs
+@testable import CourierJobs
 import CourierTestSupport
 import Foundation
 import Testing

@@ -1,6 +1,6 @@
 @_spi(Fuzzing) @testable import CourierCurl
 import Courier
-import CourierJobs
+@testable import CourierJobs
 import Foundation
 import Testing
 

@@ -11,24 +11,24 @@ import Foundation
 /// Sends requests through an ``HTTPClient`` with a fixed number in flight, and measures
 /// throughput, latency, errors and CPU time. Timings are for a benchmark run, never for a test
 /// verdict.
-package struct BenchmarkRunner: Sendable {
+struct BenchmarkRunner: Sendable {
     /// What to run.
-    package struct Plan: Sendable {
+    struct Plan: Sendable {
         /// The requests, sent in turn (one for a URL, a job's tasks in job mode).
-        package var requests: [HTTPRequest]
+        var requests: [HTTPRequest]
         /// How many to send; with `duration`, the most to send.
-        package var count: Int
+        var count: Int
         /// Send for this long instead of a count.
-        package var duration: TimeInterval?
-        package var concurrency: Int
+        var duration: TimeInterval?
+        var concurrency: Int
         /// Requests sent before measuring, to open connections and warm caches.
-        package var warmup: Int
+        var warmup: Int
         /// A fixed send rate (requests per second). Latency is then measured from when each
         /// request was due, not when it left, so a stalled server shows as latency rather than
         /// as fewer requests (coordinated omission, as wrk2 and vegeta count it).
-        package var rate: Double?
+        var rate: Double?
 
-        package init(
+        init(
             requests: [HTTPRequest], count: Int, duration: TimeInterval? = nil, concurrency: Int,
             warmup: Int = 0, rate: Double? = nil
         ) {
@@ -42,37 +42,36 @@ package struct BenchmarkRunner: Sendable {
     }
 
     /// What one round measured.
-    package struct Result: Sendable {
-        package var backend: String
-        package var round: Int
-        package var requests: Int
-        package var concurrency: Int
+    struct Result: Sendable {
+        var backend: String
+        var round: Int
+        var requests: Int
+        var concurrency: Int
         /// Transport errors by kind (`timeout`, `connect`, …).
-        package var errors: [String: Int]
-        package var non2xx: Int
-        package var bytes: Int
-        package var seconds: Double
-        package var cpuSeconds: Double
+        var errors: [String: Int]
+        var non2xx: Int
+        var bytes: Int
+        var seconds: Double
+        var cpuSeconds: Double
         /// The process's peak resident set after the round, in bytes.
-        package var peakRSS: Int
+        var peakRSS: Int
         /// Connections the client opened, counted from each response (`nil` when the backend
         /// cannot tell).
-        package var connections: Int?
+        var connections: Int?
         var latency: LatencyHistogram
 
-        package var errorCount: Int { errors.values.reduce(0, +) }
-        package var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
-        package var cpuMicrosecondsPerRequest: Double {
+        var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
+        var cpuMicrosecondsPerRequest: Double {
             requests > 0 ? cpuSeconds / Double(requests) * 1e6 : 0
         }
     }
 
-    package let backend: String
-    package let client: any HTTPClient
+    let backend: String
+    let client: any HTTPClient
     /// Called with the requests done so far, for a progress line.
     let progress: (@Sendable (Int) -> Void)?
 
-    package init(backend: String, client: any HTTPClient) {
+    init(backend: String, client: any HTTPClient) {
         self.init(backend: backend, client: client, progress: nil)
     }
 
@@ -82,7 +81,7 @@ package struct BenchmarkRunner: Sendable {
         self.progress = progress
     }
 
-    package func run(_ plan: Plan, round: Int = 1) async -> Result {
+    func run(_ plan: Plan, round: Int = 1) async -> Result {
         var warmTally = Tally()
         if plan.warmup > 0 {
             var warm = plan

@@ -11,13 +11,13 @@ import Foundation
 /// Kept here rather than in the executable so that tests reach every path.
 package enum CommandLineInterface {
     /// Exit statuses, as documented in docs/cli.md and docs/scheduling.md.
-    package enum ExitCode {
-        package static let success: Int32 = 0
-        package static let taskFailed: Int32 = 1
-        package static let usage: Int32 = 2
-        package static let locked: Int32 = 3
-        package static let interrupted: Int32 = 130
-        package static let terminated: Int32 = 143
+    enum ExitCode {
+        static let success: Int32 = 0
+        static let taskFailed: Int32 = 1
+        static let usage: Int32 = 2
+        static let locked: Int32 = 3
+        // 130 and 143 (SIGINT, SIGTERM) come from the signal that stopped the run
+        // (`RunStop.Cause.exitSignal`), not from a constant here.
     }
 
     /// What courier is, in a line: the overview's first and the man page's NAME.
@@ -29,7 +29,7 @@ package enum CommandLineInterface {
         (by SIGINT/SIGTERM, 143 also at the run's deadline).
         """
 
-    package static let usage =
+    static let usage =
         "courier: \(tagline)\n\nUsage:\n"
         + CommandHelp.synopsis.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
         + "\n\n\(exitCodes)"

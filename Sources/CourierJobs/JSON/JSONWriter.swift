@@ -3,12 +3,12 @@
 /// It writes UTF-8 bytes into one growing buffer: the log writes a line per request, and the
 /// first version (a `String` appended one Unicode scalar at a time) was the largest cost of a
 /// run in a profile.
-package enum JSONWriter {
+enum JSONWriter {
     /// A value to write; objects are ordered pairs.
     ///
     /// Not `indirect`: arrays already hold their elements out of line, and an indirect enum
     /// boxes every value, even an `.int`, in its own allocation.
-    package enum Value: Sendable {
+    enum Value: Sendable {
         case null
         case bool(Bool)
         case int(Int)
@@ -21,12 +21,12 @@ package enum JSONWriter {
     }
 
     /// The compact JSON text of `value`.
-    package static func string(_ value: Value) -> String {
+    static func string(_ value: Value) -> String {
         String(decoding: bytes(value), as: UTF8.self)
     }
 
     /// The compact JSON text of `value` as UTF-8 bytes.
-    package static func bytes(_ value: Value) -> [UInt8] {
+    static func bytes(_ value: Value) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(512)
         write(value, to: &output)

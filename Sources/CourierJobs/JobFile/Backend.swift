@@ -3,7 +3,7 @@ import CourierCurl
 import Foundation
 
 /// The transports a job or a benchmark can run on.
-package enum Backend: String, Sendable, CaseIterable, Codable {
+enum Backend: String, Sendable, CaseIterable, Codable {
     case curl
     case urlsession
 
@@ -11,7 +11,7 @@ package enum Backend: String, Sendable, CaseIterable, Codable {
     /// (64 on both). `http2` offers HTTP/2 over TLS on curl (URLSession negotiates by itself);
     /// `eventLoops` sets curl's loop threads (`nil`: one per core, at most four, as Courier
     /// runs its tasks and senders on them).
-    package func makeClient(
+    func makeClient(
         timeout: TimeInterval = 60, maxResponseBytes: Int = 64 << 20,
         maxConnectionsPerHost: Int = 0,
         http2: Bool = false, eventLoops: Int? = nil

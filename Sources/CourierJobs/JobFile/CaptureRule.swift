@@ -3,18 +3,18 @@ import Foundation
 
 /// One entry of a task's `capture`: a value taken from each of its responses (every page, every
 /// expansion) for later tasks to use as `{name}` or as a `foreach` source.
-package struct CaptureRule: Sendable {
-    package enum Source: Sendable, Hashable {
+struct CaptureRule: Sendable {
+    enum Source: Sendable, Hashable {
         /// An RFC 6901 pointer into the JSON body; a `*` token matches every array element.
         case json(String)
         /// A response header (every value of it).
         case header(String)
     }
 
-    package var name: String
-    package var source: Source
+    var name: String
+    var source: Source
     /// Redacted everywhere, like `${env:…}`: a login token.
-    package var secret: Bool
+    var secret: Bool
 
     /// The values this rule finds in one response. Strings are taken as they are, numbers as
     /// written, booleans as `true`/`false`, objects and arrays as compact JSON; `null` is no

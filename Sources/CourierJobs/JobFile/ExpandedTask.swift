@@ -9,60 +9,60 @@ import Foundation
 /// gave each copy a slot of its own in the task's async frame (docs/benchmarks.md). Fields
 /// read and change as the task's own (`task.id`, `task.records = nil`).
 @dynamicMemberLookup
-package struct ExpandedTask: Sendable {
+struct ExpandedTask: Sendable {
     /// What a task holds.
-    package struct Fields: Sendable {
+    struct Fields: Sendable {
         /// The task's id, unique in its job.
-        package var id: String
+        var id: String
 
         /// The first (or only) request the task sends.
-        package var request: HTTPRequest
+        var request: HTTPRequest
 
         /// Accepted statuses; `nil` means any 2xx.
-        package var expectStatus: Set<Int>?
+        var expectStatus: Set<Int>?
 
         /// What the response must show besides its status.
-        package var expectation: Expectation = Expectation()
+        var expectation: Expectation = Expectation()
 
         /// How the task's pages follow one another; `nil` for a single request.
-        package var paginate: PaginationRule? = nil
+        var paginate: PaginationRule? = nil
 
         /// Where the task's cursor for the next run comes from (`since`).
-        package var since: SinceRule? = nil
+        var since: SinceRule? = nil
 
         /// Ask for the saved output only if it changed; a 304 is then a success.
-        package var conditional: Bool = false
+        var conditional: Bool = false
 
         /// Relative to the job's `outputDir`.
-        package var save: String?
+        var save: String?
 
         /// Where the task's records go (`records`), its file rendered; `nil` without, and for a
         /// task that runs only for its captures (done by an earlier run).
-        package var records: RecordsTarget? = nil
+        var records: RecordsTarget? = nil
 
         /// How the task's requests are retried.
-        package var retry: RetryPolicy
+        var retry: RetryPolicy
 
         /// The spec's JSON path (`tasks[3]`), for messages.
-        package var specPath: String
+        var specPath: String
 
         /// Where the task comes from: its spec's place in the job's `tasks`, or `nil` for a
         /// request rebuilt from a log alone (`replay` without `--job`), which has no spec.
-        package var specIndex: Int? = nil
+        var specIndex: Int? = nil
 
         /// For a replay: the logged request this one re-sends.
-        package var replayOf: ReplayOrigin? = nil
+        var replayOf: ReplayOrigin? = nil
 
         /// For a paced replay: seconds after the run's start at which to send.
-        package var sendAt: TimeInterval? = nil
+        var sendAt: TimeInterval? = nil
 
         /// The variables the task's `auth` was rendered with, kept when its token can be renewed
         /// (``TaskSpec/refreshableToken``) so that the credentials can be rendered again.
-        package var authBindings: [String: String]? = nil
+        var authBindings: [String: String]? = nil
 
         /// The OAuth2 client whose access token the task sends, asked for when it is sent
         /// (``TaskSpec/oauth2(in:)``).
-        package var oauth2: OAuth2Configuration? = nil
+        var oauth2: OAuth2Configuration? = nil
     }
 
     /// The fields, in one place.
@@ -78,11 +78,11 @@ package struct ExpandedTask: Sendable {
 
     init(_ fields: Fields) { box = Box(fields) }
 
-    package subscript<Value>(dynamicMember path: KeyPath<Fields, Value>) -> Value {
+    subscript<Value>(dynamicMember path: KeyPath<Fields, Value>) -> Value {
         box.fields[keyPath: path]
     }
 
-    package subscript<Value>(dynamicMember path: WritableKeyPath<Fields, Value>) -> Value {
+    subscript<Value>(dynamicMember path: WritableKeyPath<Fields, Value>) -> Value {
         get { box.fields[keyPath: path] }
         set {
             if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
@@ -91,7 +91,7 @@ package struct ExpandedTask: Sendable {
     }
 
     /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
-    package func spec(in job: Job) -> TaskSpec? {
+    func spec(in job: Job) -> TaskSpec? {
         guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
             return nil
         }
@@ -99,14 +99,14 @@ package struct ExpandedTask: Sendable {
     }
 
     /// Whether `status` meets the task's expectation.
-    package func accepts(_ status: Int) -> Bool {
+    func accepts(_ status: Int) -> Bool {
         if self.conditional, status == 304 { return true }
         return self.expectStatus?.contains(status) ?? (200..<300).contains(status)
     }
 }
 
 /// The run and task a replayed request came from (the log's `replayOf`).
-package struct ReplayOrigin: Sendable, Hashable {
-    package var run: String
-    package var task: String
+struct ReplayOrigin: Sendable, Hashable {
+    var run: String
+    var task: String
 }

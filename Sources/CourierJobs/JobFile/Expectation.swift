@@ -9,28 +9,28 @@ import Foundation
 
 /// What a task's response must show besides its status (`expect.json`, `expect.headers`,
 /// `expect.bodyContains`, `expect.maxMs`), as a pure value: ``failure(for:)`` says what differed.
-package struct Expectation: Sendable {
+struct Expectation: Sendable {
     /// JSON Pointer (RFC 6901) → the exact JSON value there.
-    package var json: [(pointer: String, value: JSONNode)] = []
+    var json: [(pointer: String, value: JSONNode)] = []
     /// Header name → value, `*` and `?` as globs.
-    package var headers: [(name: String, pattern: String)] = []
+    var headers: [(name: String, pattern: String)] = []
     /// Texts the body must contain, each.
-    package var bodyContains: [String] = []
+    var bodyContains: [String] = []
     /// The most the exchange may take, in milliseconds.
-    package var maxMs: Double?
+    var maxMs: Double?
     /// Whether an expected value names a task's `{variable}`: the task builder then renders a
     /// copy per task.
-    package var isTemplated = false
+    var isTemplated = false
     /// The `expect.json` pointers whose expected value was one whole `{variable}`: the value
     /// then also matches a number, `true`, `false` or `null` of the same text, since a
     /// variable is text and `"/id": "{id}"` is how a job says "the id I asked for".
-    package var wholeVariables: Set<String> = []
+    var wholeVariables: Set<String> = []
 
-    package init() {}
+    init() {}
 
     /// Every text that may hold `{variables}`: header patterns, `bodyContains` and the strings
     /// inside expected JSON values.
-    package var templateTexts: [String] {
+    var templateTexts: [String] {
         var texts = headers.map(\.pattern) + bodyContains
         func strings(_ node: JSONNode) {
             switch node.value {
@@ -70,7 +70,7 @@ package struct Expectation: Sendable {
         return copy
     }
 
-    package var isEmpty: Bool {
+    var isEmpty: Bool {
         json.isEmpty && headers.isEmpty && bodyContains.isEmpty && maxMs == nil
     }
 
@@ -79,7 +79,7 @@ package struct Expectation: Sendable {
     /// - Parameter scrub: applied to each value shown before it is shortened: a value cut
     ///   first could end inside a secret, and the cut-off prefix of a token would then escape
     ///   the redactor that sees only whole secrets.
-    package func failure(
+    func failure(
         for response: HTTPResponse, durationMs: Double, scrub: (String) -> String = { $0 }
     ) -> String? {
         guard !isEmpty else { return nil }

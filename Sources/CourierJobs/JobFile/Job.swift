@@ -3,62 +3,62 @@ import Foundation
 
 /// A validated job file (version 1): what to fetch, how politely, and where results go.
 /// `docs/job-file.md` is the user's reference; `JobDecoder` builds this from JSON.
-package struct Job: Sendable {
-    package var name: String
-    package var baseURL: URL?
-    package var backend: Backend
-    package var concurrency: Int
-    package var rateLimit: RateLimitSettings?
-    package var timeout: TimeInterval
-    package var retry: RetryPolicy
-    package var headers: [(name: String, value: String)]
-    package var auth: Authentication?
+struct Job: Sendable {
+    var name: String
+    var baseURL: URL?
+    var backend: Backend
+    var concurrency: Int
+    var rateLimit: RateLimitSettings?
+    var timeout: TimeInterval
+    var retry: RetryPolicy
+    var headers: [(name: String, value: String)]
+    var auth: Authentication?
     /// Tokens from an OAuth2 token endpoint (`auth.oauth2`), instead of `auth`.
-    package var oauth2: OAuth2Configuration? = nil
+    var oauth2: OAuth2Configuration? = nil
     /// Keep cookies across the run's requests (`"cookies": true`); the jar lives for one run.
-    package var cookies: Bool
+    var cookies: Bool
     /// The largest response body a task holds in memory (`"maxBodyBytes"`); a larger one fails
     /// the attempt with `bodyTooLarge`. Bodies streamed to a `save` file have no cap.
-    package var maxBodyBytes = Job.defaultMaxBodyBytes
-    package static let defaultMaxBodyBytes = 256 << 20
+    var maxBodyBytes = Job.defaultMaxBodyBytes
+    static let defaultMaxBodyBytes = 256 << 20
     /// Offer HTTP/2 and multiplex a host's requests over one connection (`"http2": true`,
     /// curl only; HTTP/2 is negotiated over TLS, so plain `http://` stays HTTP/1.1).
-    package var http2 = false
+    var http2 = false
     /// Whom to trust and who we are on TLS connections (`"tls"`), for every request.
-    package var tls = TLSOptions()
+    var tls = TLSOptions()
     /// Keep to what each host asks (`"hostThrottle"`, on by default): a `Retry-After` pauses
     /// every request to its host, `RateLimit-*` quotas are spread until their reset, and 429s
     /// halve the host's rate (``HostThrottlingHTTPClient``).
-    package var hostThrottle = true
+    var hostThrottle = true
     /// Seconds after which the whole run stops as on SIGTERM (`"deadline"`; `--deadline`
     /// overrides it): no new task starts, those in flight have the grace period.
-    package var deadline: TimeInterval? = nil
+    var deadline: TimeInterval? = nil
     /// Where the run pings when it starts and ends (`notify`, or `courier run --ping-url`).
-    package var notify: NotifySettings? = nil
+    var notify: NotifySettings? = nil
     /// Folder that `save` paths are relative to, as seen from the working folder: the job's
     /// `outputDir` taken from its ``home``.
-    package var outputDir: String
+    var outputDir: String
     /// The job file's folder, which its relative paths and default log folder are taken from.
-    package var home = JobHome.workingFolder
+    var home = JobHome.workingFolder
     /// `outputDir` as the job file wrote it (or its default), before ``home`` resolved it: where
     /// a run from the working folder kept the outputs before jobs had homes.
-    package var writtenOutputDir: String? = nil
-    package var tasks: [TaskSpec]
+    var writtenOutputDir: String? = nil
+    var tasks: [TaskSpec]
     /// The `since` tasks' kept cursors (``SinceState``), by task id, as the run found them:
     /// what `{since}` renders from. Empty until a run loads them.
-    package var sinceCursors: [String: String] = [:]
+    var sinceCursors: [String: String] = [:]
     /// The job file as read, with its SHA-256, for the log.
-    package var file: URL
-    package var sha256: String
+    var file: URL
+    var sha256: String
     /// Every value that came from `${env:…}`, and the auth secrets: never logged.
-    package var secrets: Set<String>
+    var secrets: Set<String>
 }
 
 extension Job {
     /// What the job asks of its transport that only curl does (`http2`, `tls`), in words: a
     /// run or replay whose `--backend urlsession` overrides the job's backend is refused
     /// with it before anything is sent (the decoder refuses it in the job's own `backend`).
-    package var curlOnlySettings: String? {
+    var curlOnlySettings: String? {
         if http2 { return "HTTP/2" }
         if !tls.isDefault { return "TLS options (\(tls.setOptionNames.joined(separator: ", ")))" }
         return nil
@@ -66,12 +66,12 @@ extension Job {
 }
 
 /// `rateLimit` of a job.
-package struct RateLimitSettings: Sendable, Hashable {
-    package var perSecond: Double
-    package var burst: Int
-    package var scope: RateLimitScope
+struct RateLimitSettings: Sendable, Hashable {
+    var perSecond: Double
+    var burst: Int
+    var scope: RateLimitScope
     /// The limit is the whole job's across `--shard`s: each of N shards takes an Nth of it.
-    package var shared = false
+    var shared = false
 
     /// The limit one shard applies: an Nth of the rate and burst (at least one token) when
     /// the limit is shared, the whole of it otherwise.
@@ -86,68 +86,68 @@ package struct RateLimitSettings: Sendable, Hashable {
 
 /// One entry of `tasks`, before `foreach` expansion. String fields are templates that may hold
 /// `{variable}` references.
-package struct TaskSpec: Sendable {
-    package enum Target: Sendable {
+struct TaskSpec: Sendable {
+    enum Target: Sendable {
         case path(String)
         case url(String)
     }
 
-    package enum Body: Sendable {
+    enum Body: Sendable {
         case json(JSONNode)
         case text(String)
         case file(URL)
     }
 
-    package var id: String
-    package var method: HTTPMethod
-    package var target: Target
-    package var query: [(name: String, value: String)]
-    package var headers: [(name: String, value: String)]
-    package var body: Body?
+    var id: String
+    var method: HTTPMethod
+    var target: Target
+    var query: [(name: String, value: String)]
+    var headers: [(name: String, value: String)]
+    var body: Body?
     /// Accepted statuses; `nil` means any 2xx.
-    package var expectStatus: Set<Int>?
+    var expectStatus: Set<Int>?
     /// What the response must show besides its status.
-    package var expectation = Expectation()
+    var expectation = Expectation()
     /// How the task's pages follow one another; `nil` for a single request.
-    package var paginate: PaginationRule? = nil
+    var paginate: PaginationRule? = nil
     /// A cursor kept between runs and offered as `{since}`; `nil` for most tasks.
-    package var since: SinceRule? = nil
+    var since: SinceRule? = nil
     /// What to do with saved files whose item the parent no longer lists (`prune`).
-    package var prune: PruneMode? = nil
+    var prune: PruneMode? = nil
     /// Ask for the saved output only if it changed (`If-None-Match`/`If-Modified-Since`).
-    package var conditional = false
-    package var save: String?
+    var conditional = false
+    var save: String?
     /// `records`: the items of each response, written as JSON lines into a file.
-    package var records: RecordsRule? = nil
-    package var foreach: [(name: String, source: ForeachSource)]
+    var records: RecordsRule? = nil
+    var foreach: [(name: String, source: ForeachSource)]
     /// `"zip": true`: the variables advance together (the i-th value of each), instead of
     /// every combination.
-    package var zip = false
-    package var retry: RetryPolicy
-    package var timeout: TimeInterval
+    var zip = false
+    var retry: RetryPolicy
+    var timeout: TimeInterval
     /// The JSON path of this task, `tasks[3]`, for messages.
-    package var path: String
+    var path: String
     /// `capture`: values this task's responses hand to later tasks.
-    package var captures: [CaptureRule] = []
+    var captures: [CaptureRule] = []
     /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces
     /// the job's.
-    package var auth: Authentication? = nil
+    var auth: Authentication? = nil
     /// The task's own `auth.oauth2`, instead of `auth`: it replaces the job's credentials too.
-    package var oauth2: OAuth2Configuration? = nil
+    var oauth2: OAuth2Configuration? = nil
     /// Captures used as `{name}`: the task waits until their tasks are done and each has one
     /// value.
-    package var inputs: Set<String> = []
+    var inputs: Set<String> = []
     /// The capture this task's `auth` takes its token from, when a rejected token can be
     /// renewed: the task that captures it is a single request (no `foreach`, `paginate` or
     /// inputs of its own), so it can be sent again for a fresh value (see ``CapturedToken``).
-    package var refreshableToken: String? = nil
+    var refreshableToken: String? = nil
     /// The templates above, parsed once (set by the decoder; built on demand otherwise).
     var compiled: CompiledTemplates?
     /// `{name}` uses that are not `foreach` variables, for the job to resolve against captures.
     var unresolved: [(name: String, key: String, node: JSONNode)] = []
 
     /// The capture that feeds a `foreach` variable, if one does.
-    package var captureSource: (variable: String, capture: String)? {
+    var captureSource: (variable: String, capture: String)? {
         for variable in foreach {
             if case .capture(let name) = variable.source { return (variable.name, name) }
         }
@@ -155,25 +155,25 @@ package struct TaskSpec: Sendable {
     }
 
     /// Whether the task hands values on to other tasks.
-    package var hasCaptures: Bool { !captures.isEmpty }
+    var hasCaptures: Bool { !captures.isEmpty }
 
     /// Whether the task waits for other tasks' captures.
-    package var isDependent: Bool { !inputs.isEmpty || captureSource != nil }
+    var isDependent: Bool { !inputs.isEmpty || captureSource != nil }
 
     /// The OAuth2 client whose tokens the task sends: its own `auth.oauth2`, or the job's when
     /// the task has no `auth` of its own.
-    package func oauth2(in job: Job) -> OAuth2Configuration? {
+    func oauth2(in job: Job) -> OAuth2Configuration? {
         oauth2 ?? (auth == nil ? job.oauth2 : nil)
     }
 }
 
 /// Where the values of one `foreach` variable come from.
 /// `prune`: list the saved files of items gone upstream, or move them aside too.
-package enum PruneMode: String, Sendable {
+enum PruneMode: String, Sendable {
     case list, move
 }
 
-package enum ForeachSource: Sendable {
+enum ForeachSource: Sendable {
     case list([String])
     /// Inclusive bounds.
     case range(Int, Int)

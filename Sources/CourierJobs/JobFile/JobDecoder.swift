@@ -3,12 +3,12 @@ import Foundation
 
 /// Reads and validates a job file (version 1). Every problem is reported at once, each with the
 /// file, the JSON path and the line:column; nothing is sent until the file is clean.
-package enum JobDecoder {
+enum JobDecoder {
     /// Loads the job at `url`, resolving `${env:…}` from `environment`.
     /// The largest job file read: a job that needs more is data, and belongs in a `lines` file.
-    package static let maximumFileBytes = 16 << 20
+    static let maximumFileBytes = 16 << 20
 
-    package static func load(
+    static func load(
         _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment,
         baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
@@ -18,12 +18,12 @@ package enum JobDecoder {
     /// How a job read from standard input is named in messages and the log's `jobFile`.
     /// Its relative paths (`lines`, `bodyFile`, `tls` files) are taken from the working
     /// directory, where this name stands.
-    package static let standardInput = URL(fileURLWithPath: "<stdin>")
+    static let standardInput = URL(fileURLWithPath: "<stdin>")
 
     /// Loads the job a command line names: `-` is standard input (``standardInput``).
     /// `baseURL`, when given (`courier run --base-url`), stands for the file's own: the same job
     /// against another server (a staging copy, a local fixture), with no edit to the file.
-    package static func load(
+    static func load(
         argument: String, environment: [String: String] = ProcessInfo.processInfo.environment,
         baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
@@ -95,7 +95,7 @@ package enum JobDecoder {
     }
 
     /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
-    package static func decode(
+    static func decode(
         _ data: Data, file: URL, environment: [String: String], baseURL: String? = nil
     ) throws(JobFileErrors) -> Job {
         let name = file.relativePath

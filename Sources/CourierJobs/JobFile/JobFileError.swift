@@ -3,15 +3,15 @@ import Foundation
 /// Something wrong with a job file, located by file, JSON path and (where known) line:column.
 ///
 /// Printed as `jobs/nightly.json:12:5: tasks[3].foreach.n.range: expected [from, to] …`.
-package struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible {
-    package var file: String
+struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    var file: String
     /// The JSON path, for example `tasks[3].foreach.n.range`; empty for the whole file.
-    package var path: String
-    package var message: String
-    package var line: Int?
-    package var column: Int?
+    var path: String
+    var message: String
+    var line: Int?
+    var column: Int?
 
-    package init(file: String, path: String, message: String, line: Int? = nil, column: Int? = nil) {
+    init(file: String, path: String, message: String, line: Int? = nil, column: Int? = nil) {
         self.file = file
         self.path = path
         self.message = message
@@ -19,7 +19,7 @@ package struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible 
         self.column = column
     }
 
-    package var description: String {
+    var description: String {
         var location = file
         if let line, line > 0 {
             location += ":\(line)"
@@ -66,9 +66,9 @@ extension String {
 }
 
 /// One or more job-file errors, all found in one pass.
-package struct JobFileErrors: Error, Sendable, CustomStringConvertible {
-    package var errors: [JobFileError]
-    package var description: String { errors.map(\.description).joined(separator: "\n") }
+struct JobFileErrors: Error, Sendable, CustomStringConvertible {
+    var errors: [JobFileError]
+    var description: String { errors.map(\.description).joined(separator: "\n") }
 
     /// The errors with every secret value replaced by `<redacted>`.
     func scrubbed(with redactor: Redactor) -> JobFileErrors {

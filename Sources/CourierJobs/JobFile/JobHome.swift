@@ -7,15 +7,15 @@ import Foundation
 /// outputs, state and history (docs/job-file.md, "A job's home").
 ///
 /// A job read from standard input has the working folder as its home, unless it names one.
-package struct JobHome: Sendable, Equatable {
+struct JobHome: Sendable, Equatable {
     /// The home as seen from the working folder ("" for the working folder itself), spelled
     /// as the command line and the job file spelled it, so that messages show familiar paths.
-    package let folder: String
+    let folder: String
 
     /// The home of the job file `file` (``JobDecoder/standardInput`` for a job on stdin):
     /// `named` (the job's `home`, absolute or relative to the file's folder) or the file's
     /// folder.
-    package init(jobFile file: URL, named: String? = nil) {
+    init(jobFile file: URL, named: String? = nil) {
         let fileFolder =
             file == JobDecoder.standardInput
             ? "" : (file.relativePath as NSString).deletingLastPathComponent
@@ -45,13 +45,13 @@ package struct JobHome: Sendable, Equatable {
     }
 
     /// The working folder as home: what every path was taken from before homes.
-    package static let workingFolder = JobHome(folder: "")
+    static let workingFolder = JobHome(folder: "")
 
     private init(folder: String) { self.folder = folder }
 
     /// `path` as seen from the working folder: unchanged when absolute or when the home is the
     /// working folder, else under the home.
-    package func resolve(_ path: String) -> String {
+    func resolve(_ path: String) -> String {
         if folder.isEmpty || path.hasPrefix("/") { return path }
         return (folder as NSString).appendingPathComponent(path)
     }
@@ -59,7 +59,7 @@ package struct JobHome: Sendable, Equatable {
     /// The log folder of the job in `file` (`logs/<name>` in its home), read without
     /// validating the job: commands that read logs take a job file for its logs. `nil` when
     /// the file is no JSON object with a `name`.
-    package static func logFolder(ofJobFile file: URL) -> URL? {
+    static func logFolder(ofJobFile file: URL) -> URL? {
         guard let bytes = try? FileSystem.read(file, limit: JobDecoder.maximumFileBytes),
             let root = try? JSONParser.parse(bytes), case .object(let members) = root.value,
             case .string(let name)? = members.first(where: { $0.key == "name" })?.node.value
@@ -74,10 +74,10 @@ package struct JobHome: Sendable, Equatable {
     }
 
     /// The default log folder: `logs/` in the home.
-    package var logs: URL { URL(fileURLWithPath: resolve("logs")) }
+    var logs: URL { URL(fileURLWithPath: resolve("logs")) }
 
     /// Whether this home and the working folder are one folder, however each is spelled.
-    package var isWorkingFolder: Bool {
+    var isWorkingFolder: Bool {
         if folder.isEmpty { return true }
         let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         return URL(fileURLWithPath: folder).resolvingSymlinksInPath().standardizedFileURL.path

@@ -6,10 +6,10 @@ import Foundation
 /// at the end, so a million tasks cost 8 MB rather than their strings (or a hash set's 34 MB of
 /// 128-bit ones). Fingerprints that meet are told apart by a second pass that compares those
 /// ids themselves, so a collision never reports a duplicate that is not one.
-package enum JobValidator {
+enum JobValidator {
     /// How many tasks the job expands to, not counting those that fan out over a capture
     /// (their number is known only as the run goes).
-    package static func validate(_ job: Job) throws(JobFileErrors) -> Int {
+    static func validate(_ job: Job) throws(JobFileErrors) -> Int {
         try validate(job, limit: oneByOneLimit)
     }
 

@@ -13,29 +13,29 @@ import Foundation
 ///
 /// Every ping URL is a secret: it holds the check's key, and anyone who has it can report the
 /// job done. ``secrets`` gives each form of it the run's redactor must know.
-package struct NotifySettings: Sendable, Hashable {
+struct NotifySettings: Sendable, Hashable {
     /// What a ping says.
-    package enum Event: String, Sendable, CaseIterable {
+    enum Event: String, Sendable, CaseIterable {
         case start, success, failure
     }
 
     /// The healthchecks.io-style check URL.
-    package var ping: String?
+    var ping: String?
     /// Explicit URLs, each winning over `ping` for its event.
-    package var start: String?
-    package var success: String?
-    package var failure: String?
+    var start: String?
+    var success: String?
+    var failure: String?
     /// Seconds a ping may take in all, its retries included.
-    package var timeout: TimeInterval = NotifySettings.defaultTimeout
+    var timeout: TimeInterval = NotifySettings.defaultTimeout
 
     /// A ping's whole time, retries included, unless `notify.timeout` says otherwise.
-    package static let defaultTimeout: TimeInterval = 10
+    static let defaultTimeout: TimeInterval = 10
     /// Attempts after the first, when the first failed quickly (refused, a 5xx).
-    package static let retries = 2
+    static let retries = 2
     /// What `success` and `failure` URLs may hold, replaced by the run's exit code.
-    package static let exitCodePlaceholder = "{exitCode}"
+    static let exitCodePlaceholder = "{exitCode}"
 
-    package init(
+    init(
         ping: String? = nil, start: String? = nil, success: String? = nil,
         failure: String? = nil, timeout: TimeInterval = NotifySettings.defaultTimeout
     ) {
@@ -47,14 +47,14 @@ package struct NotifySettings: Sendable, Hashable {
     }
 
     /// The event a run that ended with `exitCode` reports.
-    package static func event(forExitCode exitCode: Int32) -> Event {
+    static func event(forExitCode exitCode: Int32) -> Event {
         exitCode == 0 ? .success : .failure
     }
 
     /// The URL to post `event` to, `nil` when nothing is to be sent for it. The end of a run
     /// under `ping` goes to `ping/<exit code>`, which healthchecks.io reads as a success for
     /// 0 and a failure for anything else.
-    package func url(for event: Event, exitCode: Int32 = 0) -> URL? {
+    func url(for event: Event, exitCode: Int32 = 0) -> URL? {
         let explicit: String? =
             switch event {
             case .start: start
@@ -85,7 +85,7 @@ package struct NotifySettings: Sendable, Hashable {
     /// parts of it that carry the check's key (its path and query, and a long path segment
     /// such as a UUID or a ping key), so that a URL made from it, or a message quoting a part
     /// of it, is redacted too.
-    package var secrets: Set<String> {
+    var secrets: Set<String> {
         var found = Set<String>()
         for text in [ping, start, success, failure].compactMap({ $0 }) where !text.isEmpty {
             found.insert(text)

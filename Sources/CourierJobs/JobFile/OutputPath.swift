@@ -1,13 +1,13 @@
 import Foundation
 
 /// Keeps `save` paths inside `outputDir`: the one place that decides.
-package enum OutputPath {
+enum OutputPath {
     /// Why `path` may not be used, or `nil` when it stays inside the output folder.
     ///
     /// Checked on bytes, as the file system reads the path: compared as `Character`s, a
     /// combining mark after `/` (`../\u{301}x`) makes `/\u{301}` one character, so the `..`
     /// before it was not seen as a component, while the file system climbed.
-    package static func problem(with path: String) -> String? {
+    static func problem(with path: String) -> String? {
         let bytes = Array(path.utf8)
         let slash = UInt8(ascii: "/")
         if bytes.isEmpty { return "may not be empty" }
@@ -27,7 +27,7 @@ package enum OutputPath {
 
     /// The file URL for `path` under `folder`, or `nil` when it would escape, by its text or
     /// through a symbolic link inside the folder that points out of it.
-    package static func resolve(_ path: String, in folder: URL) -> URL? {
+    static func resolve(_ path: String, in folder: URL) -> URL? {
         guard problem(with: path) == nil else { return nil }
         let base = folder.standardizedFileURL
         let url = base.appendingPathComponent(path).standardizedFileURL

@@ -8,9 +8,9 @@ import Foundation
 /// "records": {"from": "/items/*", "to": "records/users.jsonl", "write": "merge",
 ///             "key": "/id", "deleted": "/deleted"}
 /// ```
-package struct RecordsRule: Sendable, Equatable {
+struct RecordsRule: Sendable, Equatable {
     /// How a run's records meet the file's.
-    package enum Write: String, Sendable, CaseIterable {
+    enum Write: String, Sendable, CaseIterable {
         /// After the file's lines.
         case append
         /// In place of the file's lines.
@@ -21,18 +21,18 @@ package struct RecordsRule: Sendable, Equatable {
     }
 
     /// A JSON Pointer to the records of each response; `*` takes every array element.
-    package var from: String
+    var from: String
     /// The file under `outputDir`, a template (`{variables}` and captures).
-    package var to: String
-    package var write: Write
+    var to: String
+    var write: Write
     /// `merge` only: the pointer, inside each record, to its primary key.
-    package var key: String?
+    var key: String?
     /// `merge` only: the pointer, inside each record, to its tombstone field.
-    package var deleted: String?
+    var deleted: String?
 
     /// What the lines of a task's part depend on: a part written under other settings (the
     /// job changed since) is not used.
-    package var settings: String {
+    var settings: String {
         [write.rawValue, key ?? "", deleted ?? ""].joined(separator: " ")
     }
 
@@ -84,7 +84,7 @@ package struct RecordsRule: Sendable, Equatable {
 
 /// Where one expanded task writes its records: the rule, and the file (rendered, canonical,
 /// relative to `outputDir`).
-package struct RecordsTarget: Sendable {
-    package var rule: RecordsRule
-    package var path: String
+struct RecordsTarget: Sendable {
+    var rule: RecordsRule
+    var path: String
 }

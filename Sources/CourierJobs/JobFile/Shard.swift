@@ -5,15 +5,15 @@
 /// the task id's UTF-8 bytes, through MurmurHash3's 64-bit finalizer (FNV-1a alone keeps the
 /// low bits of similar ids alike, so `user-1` … `user-9` would bunch up), modulo `count`.
 /// Numbering starts at 0, as Kubernetes numbers completion indexes.
-package struct Shard: Sendable, Hashable, CustomStringConvertible {
-    package let index: Int
-    package let count: Int
+struct Shard: Sendable, Hashable, CustomStringConvertible {
+    let index: Int
+    let count: Int
 
     /// The most shards a job may be split into.
-    package static let maximumCount = 100_000
+    static let maximumCount = 100_000
 
     /// `nil` unless 0 ≤ `index` < `count` ≤ ``maximumCount``.
-    package init?(index: Int, count: Int) {
+    init?(index: Int, count: Int) {
         guard count >= 1, count <= Self.maximumCount, index >= 0, index < count else {
             return nil
         }
@@ -22,7 +22,7 @@ package struct Shard: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `I/N`, as on the command line.
-    package init?(_ text: String) {
+    init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
             return nil
@@ -30,15 +30,15 @@ package struct Shard: Sendable, Hashable, CustomStringConvertible {
         self.init(index: index, count: count)
     }
 
-    package var description: String { "\(index)/\(count)" }
+    var description: String { "\(index)/\(count)" }
 
     /// The shard a task id belongs to, out of `count`.
-    package static func of(taskID: String, count: Int) -> Int {
+    static func of(taskID: String, count: Int) -> Int {
         Int(mix(FNV1a.hash(taskID.utf8)) % UInt64(count))
     }
 
     /// Whether this shard runs the task with this id.
-    package func owns(taskID: String) -> Bool {
+    func owns(taskID: String) -> Bool {
         count == 1 || Self.of(taskID: taskID, count: count) == index
     }
 

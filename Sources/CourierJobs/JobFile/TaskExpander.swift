@@ -3,15 +3,15 @@ import Foundation
 
 /// Expands a job's tasks lazily, in file order: `foreach` values are produced one combination
 /// at a time (a `lines` file is streamed, re-read for each outer value of a product).
-package struct TaskExpander: Sequence {
-    package let job: Job
+struct TaskExpander: Sequence {
+    let job: Job
 
-    package init(job: Job) { self.job = job }
+    init(job: Job) { self.job = job }
 
-    package func makeIterator() -> Iterator { Iterator(job: job) }
+    func makeIterator() -> Iterator { Iterator(job: job) }
 
     /// Produces expanded tasks or the error that one of them carries.
-    package struct Iterator: IteratorProtocol {
+    struct Iterator: IteratorProtocol {
         private let job: Job
         private var specIndex = 0
         private var combinations: CombinationIterator?
@@ -22,7 +22,7 @@ package struct TaskExpander: Sequence {
             base = job.baseURL.flatMap(URLBuilder.Base.init)
         }
 
-        package mutating func next() -> Result<ExpandedTask, JobFileError>? {
+        mutating func next() -> Result<ExpandedTask, JobFileError>? {
             while specIndex < job.tasks.count {
                 let spec = job.tasks[specIndex]
                 if combinations == nil {

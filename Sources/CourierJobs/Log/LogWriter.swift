@@ -21,8 +21,8 @@ import Foundation
 /// A line that cannot be written whole (a full disk writes part of it, then fails) is cut off
 /// again, so that every line in the file stays complete; the first such failure is kept in
 /// ``failure``.
-package final class LogWriter: @unchecked Sendable {
-    package let url: URL
+final class LogWriter: @unchecked Sendable {
+    let url: URL
     private let descriptor: Int32
     private let ownsDescriptor: Bool
     private let batching: Bool
@@ -47,7 +47,7 @@ package final class LogWriter: @unchecked Sendable {
 
     /// Creates the folders and opens the file for appending.
     /// - Parameter batching: gather lines and write them off the caller's thread (see above).
-    package init(url: URL, batching: Bool = false) throws {
+    init(url: URL, batching: Bool = false) throws {
         try FileSystem.makeFolders(url.deletingLastPathComponent())
         descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -61,7 +61,7 @@ package final class LogWriter: @unchecked Sendable {
 
     /// Writes to standard output (`--log-dir -`), for a cluster's log pipeline. Lines are
     /// still written whole, so lines from one process never interleave.
-    package init(standardOutput: Void, batching: Bool = false) {
+    init(standardOutput: Void, batching: Bool = false) {
         descriptor = STDOUT_FILENO
         ownsDescriptor = false
         self.batching = batching
@@ -74,12 +74,12 @@ package final class LogWriter: @unchecked Sendable {
     }
 
     /// Writes one line (a newline is added).
-    package func write(_ line: String) throws {
+    func write(_ line: String) throws {
         try write(bytes: Array(line.utf8))
     }
 
     /// Writes one line of bytes (a newline is added), now.
-    package func write(bytes line: [UInt8]) throws {
+    func write(bytes line: [UInt8]) throws {
         var bytes = line
         bytes.append(0x0A)
         try write(endedLine: bytes, now: true)
@@ -112,12 +112,12 @@ package final class LogWriter: @unchecked Sendable {
     }
 
     /// Writes every waiting line now.
-    package func flush() {
+    func flush() {
         _ = flush(then: nil)
     }
 
     /// The first line that could not be written, if one could not: the file then lacks it.
-    package var failure: String? { lock.withLock { firstFailure } }
+    var failure: String? { lock.withLock { firstFailure } }
 
     /// Writes the waiting lines and then `line`, in one `write(2)` when they all go through;
     /// returns `line`'s error, if it could not be written.
@@ -163,7 +163,7 @@ package final class LogWriter: @unchecked Sendable {
 
     /// Whether the file was deleted or replaced since it was opened (its folder removed, say):
     /// lines written now would reach no one. Standard output is never gone.
-    package var isGone: Bool {
+    var isGone: Bool {
         guard ownsDescriptor else { return false }
         var opened = stat()
         var named = stat()
@@ -173,15 +173,15 @@ package final class LogWriter: @unchecked Sendable {
     }
 
     /// Writes every waiting line and flushes the file to disk.
-    package func sync() {
+    func sync() {
         flush()
         fsync(descriptor)
     }
 }
 
 /// The log file could not be written.
-package struct LogWriterError: Error, CustomStringConvertible {
-    package let path: String
-    package let reason: String
-    package var description: String { "cannot write the log \(path): \(reason)" }
+struct LogWriterError: Error, CustomStringConvertible {
+    let path: String
+    let reason: String
+    var description: String { "cannot write the log \(path): \(reason)" }
 }

@@ -2,10 +2,10 @@ import Courier
 import Foundation
 
 /// Builds and writes the lines of one run's log (`docs/log-format.md`).
-package struct RunLog: Sendable {
-    package let writer: LogWriter
-    package let run: String
-    package let job: String
+struct RunLog: Sendable {
+    let writer: LogWriter
+    let run: String
+    let job: String
     let redactor: Redactor
     /// Where each `request` line's figures are added up for the metrics file, if there is one.
     let figures: RequestFigures?

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Tasks that capture values run too when they are not selected: the selected tasks may need
 /// what they capture (a login's token, a listing's ids), as with `--resume`.
-package final class ReplaySelection: Sendable {
+final class ReplaySelection: Sendable {
     /// Where a selected task's failed line came from, and when it was sent.
     struct Entry: Sendable {
         /// The logged line it replays; `nil` for `run --task`, which replays nothing.

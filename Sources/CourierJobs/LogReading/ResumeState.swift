@@ -1,26 +1,26 @@
 /// What `--resume` found in earlier logs.
-package struct ResumeState: Sendable {
+struct ResumeState: Sendable {
     /// Keys of the tasks whose final outcome was `ok`.
-    package var done: Set<UInt64>
+    var done: Set<UInt64>
     /// The log files read, oldest first (the new log's `resumedFrom`).
-    package var logs: [String]
+    var logs: [String]
     /// The ids of the runs those logs hold, in the order they started.
-    package var runs: [String] = []
+    var runs: [String] = []
     /// For each done task that captures values: the run of its latest `ok`, whose kept
     /// values (``KeptCaptures``) stand in for sending it again.
-    package var okRuns: [UInt64: String] = [:]
+    var okRuns: [UInt64: String] = [:]
 }
 
 /// The earlier runs a run completes (`--resume`, `replay --job`): their ids, in the order they
 /// started, and the tasks they did. A run's `records` use the parts those runs left for the
 /// tasks they did (``RecordsCommit``).
-package struct RunHistory: Sendable {
-    package var runs: [String]
-    package var done: Set<UInt64>
+struct RunHistory: Sendable {
+    var runs: [String]
+    var done: Set<UInt64>
     /// As ``ResumeState/okRuns``.
-    package var okRuns: [UInt64: String]
+    var okRuns: [UInt64: String]
 
-    package init(runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:]) {
+    init(runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:]) {
         self.runs = runs
         self.done = done
         self.okRuns = okRuns

@@ -2,15 +2,15 @@ import Courier
 import Foundation
 
 /// `courier run --metrics-file FILE [--metrics-interval SECONDS]`.
-package struct MetricsSettings: Sendable {
+struct MetricsSettings: Sendable {
     /// The `.prom` file node_exporter's textfile collector reads.
-    package var file: URL
+    var file: URL
     /// Seconds between writes while the run goes on.
-    package var interval: TimeInterval
+    var interval: TimeInterval
 
-    package static let defaultInterval: TimeInterval = 15
+    static let defaultInterval: TimeInterval = 15
 
-    package init(file: URL, interval: TimeInterval = MetricsSettings.defaultInterval) {
+    init(file: URL, interval: TimeInterval = MetricsSettings.defaultInterval) {
         self.file = file
         self.interval = interval
     }

@@ -3,7 +3,7 @@ import Courier
 /// What a run's `request` lines add up to, kept as the log writes them (``RunLog`` records
 /// each line here as it writes it), so that the metrics and the log agree line for line:
 /// requests by status class, retries, bytes each way and a latency histogram.
-package final class RequestFigures: Sendable {
+final class RequestFigures: Sendable {
     /// The figures at one moment.
     struct Counts: Sendable, Equatable {
         /// Requests by status class (`2xx`, …) or `error` when no response came.
@@ -30,7 +30,7 @@ package final class RequestFigures: Sendable {
 
     private let counts = Locked(Counts())
 
-    package init() {}
+    init() {}
 
     var snapshot: Counts { counts.withLock { $0 } }
 

@@ -23,8 +23,7 @@ final class MergeSource {
     private(set) var line = UnsafeRawBufferPointer(start: nil, count: 0)
     private(set) var isTombstone = false
     let isExisting: Bool
-    /// The existing file's keys (found, not in the line): the current and the one before.
-    private var keyStorage: [UInt8] = []
+    /// The existing file's key before the current one (found, not in the line).
     private var previousKey: [UInt8] = []
     private var keyBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 1)
 

@@ -10,14 +10,14 @@ import Foundation
 /// Runs one validated job: takes the job's lock, writes the log, keeps at most `concurrency`
 /// tasks in flight (pulled lazily from the expansion), saves outputs, and stops cleanly on
 /// SIGINT/SIGTERM.
-package final class JobRunner: Sendable {
+final class JobRunner: Sendable {
     /// Why a run could not start.
-    package enum StartError: Error, CustomStringConvertible {
+    enum StartError: Error, CustomStringConvertible {
         /// Another run of the job holds its lock (``JobLock``): what is held, and by whom.
         case locked(URL, reason: String)
         case log(any Error)
 
-        package var description: String {
+        var description: String {
             switch self {
             case .locked(let url, let reason):
                 "another run of this job holds its lock on \(url.relativePath) (\(reason)); not starting"
@@ -27,7 +27,7 @@ package final class JobRunner: Sendable {
     }
 
     /// Where the tasks come from: the job's expansion, or a list (a replay).
-    package enum TaskSource: Sendable {
+    enum TaskSource: Sendable {
         case job
         /// Requests rebuilt from logs alone (`replay` without `--job`); `replayOf` names the
         /// runs they came from.
@@ -42,10 +42,10 @@ package final class JobRunner: Sendable {
         }
     }
 
-    package let job: Job
-    package let options: RunOptions
-    package let total: Int
-    package let source: TaskSource
+    let job: Job
+    let options: RunOptions
+    let total: Int
+    let source: TaskSource
     let time: any TimeSource
     /// Set by SIGINT/SIGTERM or the deadline (``RunStop``): no task starts after it.
     let stopping = Locked(false)
@@ -72,7 +72,7 @@ package final class JobRunner: Sendable {
     let recordsLedger: RecordsLedger?
 
     /// - Parameter total: the task count from ``JobValidator``.
-    package init(
+    init(
         job: Job, options: RunOptions, total: Int, source: TaskSource = .job,
         time: any TimeSource = SystemTimeSource()
     ) {
@@ -110,7 +110,7 @@ package final class JobRunner: Sendable {
         self.job = job
     }
 
-    package func run() async throws(StartError) -> RunSummary {
+    func run() async throws(StartError) -> RunSummary {
         let start = try begin()
         defer { withExtendedLifetime(start.lock) {} }
         let progress = Progress(total: total)

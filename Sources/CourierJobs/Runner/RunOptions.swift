@@ -7,51 +7,51 @@ import Foundation
 #endif
 
 /// How `courier run` was asked to run a job.
-package struct RunOptions: Sendable {
+struct RunOptions: Sendable {
     /// Overrides the job's `backend`.
-    package var backend: Backend?
+    var backend: Backend?
     /// `--http2`: as the job's `"http2": true`.
-    package var http2 = false
+    var http2 = false
     /// Overrides the job's `concurrency`.
-    package var concurrency: Int?
+    var concurrency: Int?
     /// Where logs go: `<logDirectory>/<job name>/<timestamp>-<run id>.jsonl`.
-    package var logDirectory: URL
+    var logDirectory: URL
     /// Print summary lines (false with `--quiet` unless something failed).
-    package var quiet: Bool
+    var quiet: Bool
     /// Show a live progress line on stderr (only when it is a terminal).
-    package var progress: Bool
+    var progress: Bool
     /// `--deadline`: the seconds after which the run stops as on SIGTERM; overrides the
     /// job's `deadline`.
-    package var deadline: TimeInterval?
+    var deadline: TimeInterval?
     /// How long in-flight requests may run after SIGINT/SIGTERM before they are cancelled.
-    package var gracePeriod: TimeInterval
+    var gracePeriod: TimeInterval
     /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
-    package var resume: ResumeState?
+    var resume: ResumeState?
     /// The earlier runs this one completes (`--resume`, `replay --job`), whose records parts
     /// it may use.
-    package var history: RunHistory?
+    var history: RunHistory?
     /// `run --task GLOB…`: the ids (globs) of the tasks this run sends, with what they need;
     /// written in `run.start` as `only`.
-    package var only: [String] = []
+    var only: [String] = []
     /// Bytes of records a merge sorts in memory before spilling a sorted run to disk
     /// (`COURIER_RECORDS_RUN_BYTES` sets it; tests make it small to prove the spilling).
-    package var recordsRunBytes = 32 << 20
+    var recordsRunBytes = 32 << 20
     /// `--shard I/N`: run only this shard's tasks (``Shard``).
-    package var shard: Shard?
+    var shard: Shard?
     /// `--log-dir -`: JSON lines go to standard output (for a cluster's log pipeline) instead
     /// of a file, and no lock is taken (the scheduler keeps runs apart).
-    package var logToStandardOutput = false
+    var logToStandardOutput = false
     /// Captured values kept in memory per capture before the rest go to a temporary file
     /// (`COURIER_CAPTURE_MEMORY` sets it; tests make it small to prove the file path).
-    package var captureMemoryLimit = 100_000
+    var captureMemoryLimit = 100_000
     /// `--metrics-file` and `--metrics-interval`: a Prometheus text file of the run's figures,
     /// replaced while it runs and at its end (``MetricsFile``). Only `courier run` writes one.
-    package var metrics: MetricsSettings?
+    var metrics: MetricsSettings?
     /// The run's one-line summary, as `courier run` prints it: the body of the end's ping
     /// (`notify`). Without it, a shorter line of the same counts.
-    package var summaryLine: (@Sendable (RunSummary) -> String)?
+    var summaryLine: (@Sendable (RunSummary) -> String)?
 
-    package init(
+    init(
         backend: Backend? = nil, concurrency: Int? = nil,
         logDirectory: URL = URL(fileURLWithPath: "logs"), quiet: Bool = false,
         progress: Bool = true, gracePeriod: TimeInterval = 5
@@ -66,40 +66,40 @@ package struct RunOptions: Sendable {
 }
 
 /// What a run did.
-package struct RunSummary: Sendable {
-    package var total: Int
-    package var ok: Int
-    package var failed: Int
+struct RunSummary: Sendable {
+    var total: Int
+    var ok: Int
+    var failed: Int
     /// Tasks skipped by `--resume` because an earlier run did them.
-    package var alreadyDone: Int = 0
-    package var requests: Int
+    var alreadyDone: Int = 0
+    var requests: Int
     /// 304s: tasks ok whose saved output was left as it was.
-    package var notModified = 0
-    package var duration: TimeInterval
+    var notModified = 0
+    var duration: TimeInterval
     /// The signal that stopped the run, SIGTERM's for its deadline.
-    package var interruptedBy: Int32?
+    var interruptedBy: Int32?
     /// The deadline (seconds) that stopped the run, when it was one.
-    package var deadlineReached: TimeInterval?
-    package var logURL: URL
+    var deadlineReached: TimeInterval?
+    var logURL: URL
     /// Why some log line could not be written, if one could not.
-    package var logFailure: String?
+    var logFailure: String?
     /// The log file was deleted during the run (which then stopped).
-    package var logVanished = false
+    var logVanished = false
     /// After a resume or a replay: the job's tasks its history does not count as done.
-    package var missing: Int?
+    var missing: Int?
     /// Records files that could not be written though their tasks succeeded.
-    package var recordsFailed = 0
+    var recordsFailed = 0
 
     /// Why the run stopped before its end: `SIGINT`, `SIGTERM` or `deadline`; `nil` if it
     /// ran to the end.
-    package var stopReason: String? {
+    var stopReason: String? {
         if deadlineReached != nil { return "deadline" }
         return interruptedBy.map { $0 == SIGINT ? "SIGINT" : "SIGTERM" }
     }
 
     /// 0 all ok, 1 some task failed, a records file could not be written or the log is
     /// incomplete, 130/143 interrupted.
-    package var exitCode: Int32 {
+    var exitCode: Int32 {
         if let signal = interruptedBy { return 128 + signal }
         return failed > 0 || recordsFailed > 0 || logFailure != nil ? 1 : 0
     }

@@ -10,10 +10,10 @@ import Courier
 /// `\u00e9`), and one escape inside another (a JSON body logged as JSON text). Values shorter
 /// than ``minimumLength`` bytes are not searched for: a two-digit secret would erase every
 /// such number from a log; secret headers are redacted by name whatever their length.
-package struct Redactor: Sendable {
-    package static let placeholder = SecretHeaders.placeholder
+struct Redactor: Sendable {
+    static let placeholder = SecretHeaders.placeholder
     /// The shortest value searched for in free text.
-    package static let minimumLength = 4
+    static let minimumLength = 4
 
     /// Byte patterns to find: each secret, and its form-encoded variant where it has spaces.
     private let known: [[UInt8]]
@@ -21,7 +21,7 @@ package struct Redactor: Sendable {
     /// copy of this redactor: the log's, the terminal's.
     private let learned: LearnedSecrets?
 
-    package init(secrets: Set<String>) {
+    init(secrets: Set<String>) {
         known = Self.patterns(for: secrets)
         learned = nil
     }
@@ -33,13 +33,13 @@ package struct Redactor: Sendable {
 
     /// This redactor, able to ``learn(_:)`` secrets from now on (every copy made after this
     /// call learns them too).
-    package func learning() -> Redactor {
+    func learning() -> Redactor {
         Redactor(known: known, learned: LearnedSecrets(known: known))
     }
 
     /// Adds a secret found while running; it is redacted from every line written after this.
     /// Ignored by a redactor not made with ``learning()``.
-    package func learn(_ secret: String) {
+    func learn(_ secret: String) {
         learned?.add(Self.patterns(for: [secret]))
     }
 
@@ -59,10 +59,10 @@ package struct Redactor: Sendable {
     }
 
     /// Whether there is anything to redact at all.
-    package var isEmpty: Bool { patterns.isEmpty }
+    var isEmpty: Bool { patterns.isEmpty }
 
     /// The text with every form of every secret replaced by `<redacted>`.
-    package func scrub(_ text: String) -> String {
+    func scrub(_ text: String) -> String {
         guard !patterns.isEmpty else { return text }
         let bytes = Array(text.utf8)
         let ranges = matches(in: bytes, from: 0, to: bytes.count)
@@ -77,7 +77,7 @@ package struct Redactor: Sendable {
     /// the event, time, run, job and task, and `replayOf`'s run and task): a secret that happens to equal
     /// the year or the job's name once erased every timestamp, and `report` and `--resume`
     /// could read nothing. Secrets live in what requests and responses carry.
-    package func scrubJSON(_ bytes: [UInt8]) -> [UInt8] {
+    func scrubJSON(_ bytes: [UInt8]) -> [UInt8] {
         guard !patterns.isEmpty else { return bytes }
         var ranges: [Range<Int>] = []
         var index = 0
@@ -112,7 +112,7 @@ package struct Redactor: Sendable {
     }
 
     /// Whether a header's value must never be written.
-    package func isSecretHeader(_ name: String, in request: HTTPRequest?) -> Bool {
+    func isSecretHeader(_ name: String, in request: HTTPRequest?) -> Bool {
         request?.isSecretHeader(name) ?? SecretHeaders.isSecret(name)
     }
 
