@@ -59,19 +59,10 @@ enum ReplayCommand {
 
         var job: Job?
         if let path = options.jobPath {
-            do {
-                job = try JobDecoder.load(URL(fileURLWithPath: path))
-                _ = try JobValidator.validate(job!)
-            } catch {
-                for line in error.errors { Console.error("courier: \(line)") }
+            guard let loaded = loadJob(path, options: options) else {
                 return CommandLineInterface.ExitCode.usage
             }
-            if options.run.backend == .urlsession, let asked = job?.curlOnlySettings {
-                Console.error(
-                    "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
-                )
-                return CommandLineInterface.ExitCode.usage
-            }
+            job = loaded
         }
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))
@@ -95,23 +86,9 @@ enum ReplayCommand {
         ) {
             console.error("courier: \($0)")
         }
-        var selected = history.finals.values.filter { options.filter.matches($0) }
-        selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
-        let jobNames = Set(selected.map(\.job))
-        if let job {
-            let others = selected.filter { $0.job != job.name }
-            if !others.isEmpty {
-                console.error(
-                    "courier: \(others.count) logged task\(others.count == 1 ? "" : "s") of other jobs (\(Set(others.map(\.job)).sorted().joined(separator: ", "))) left out: --job is \(job.name)"
-                )
-                selected.removeAll { $0.job != job.name }
-            }
-        } else if jobNames.count > 1 {
-            console.error(
-                "courier replay: the logs hold several jobs (\(jobNames.sorted().joined(separator: ", "))); replay one at a time, or give --job"
-            )
-            return CommandLineInterface.ExitCode.usage
-        }
+        guard
+            let (selected, jobNames) = select(history, job: job, options: options, console: console)
+        else { return CommandLineInterface.ExitCode.usage }
         guard !selected.isEmpty else {
             console.output("courier: nothing to replay: no task in the logs matches")
             return CommandLineInterface.ExitCode.success
@@ -141,8 +118,62 @@ enum ReplayCommand {
                 job, selected: selected, runs: history.runs, options: options, console: console)
         }
 
-        // Rebuild each request from the log; refusals are reported and nothing is sent for
-        // them.
+        return await replayFromLogs(
+            selected, job: job, jobNames: jobNames, replayOf: history.runs, options: options,
+            console: console, secrets: secrets)
+    }
+
+    /// The job `--job` names, validated; `nil` (its errors printed) when it is not valid or
+    /// asks what `--backend urlsession` cannot do.
+    static func loadJob(_ path: String, options: Options) -> Job? {
+        let job: Job
+        do {
+            job = try JobDecoder.load(URL(fileURLWithPath: path))
+            _ = try JobValidator.validate(job)
+        } catch {
+            for line in error.errors { Console.error("courier: \(line)") }
+            return nil
+        }
+        if options.run.backend == .urlsession, let asked = job.curlOnlySettings {
+            Console.error(
+                "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
+            )
+            return nil
+        }
+        return job
+    }
+
+    /// The final lines the filters select, oldest first, and the jobs they are of; `nil`
+    /// (said why) when they are of several jobs and no `--job` says which.
+    static func select(
+        _ history: TaskHistory, job: Job?, options: Options, console: Console
+    ) -> ([LogLine], Set<String>)? {
+        var selected = history.finals.values.filter { options.filter.matches($0) }
+        selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
+        let jobNames = Set(selected.map(\.job))
+        if let job {
+            let others = selected.filter { $0.job != job.name }
+            if !others.isEmpty {
+                console.error(
+                    "courier: \(others.count) logged task\(others.count == 1 ? "" : "s") of other jobs (\(Set(others.map(\.job)).sorted().joined(separator: ", "))) left out: --job is \(job.name)"
+                )
+                selected.removeAll { $0.job != job.name }
+            }
+        } else if jobNames.count > 1 {
+            console.error(
+                "courier replay: the logs hold several jobs (\(jobNames.sorted().joined(separator: ", "))); replay one at a time, or give --job"
+            )
+            return nil
+        }
+        return (selected, jobNames)
+    }
+
+    /// A replay without `--job`, or a dry run: each request rebuilt from its logged line
+    /// (``ReplayBuilder``); refusals are reported and nothing is sent for them.
+    static func replayFromLogs(
+        _ selected: [LogLine], job: Job?, jobNames: Set<String>, replayOf: [String],
+        options: Options, console: Console, secrets: Set<String>
+    ) async -> Int32 {
         let wanted = Set(selected.compactMap(\.task))
         var jobTasks: [String: ExpandedTask] = [:]
         if let job {
@@ -186,7 +217,7 @@ enum ReplayCommand {
         let replayJob = syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
         let runner = JobRunner(
             job: replayJob, options: options.run, total: tasks.count,
-            source: .replay(tasks, replayOf: history.runs))
+            source: .replay(tasks, replayOf: replayOf))
         return await finish(
             runner, job: replayJob, refused: refused, options: options, console: console)
     }

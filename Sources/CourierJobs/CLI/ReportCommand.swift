@@ -26,71 +26,122 @@ enum ReportCommand {
         log line could be read.
         """
 
+    /// What the command line asks for.
+    struct Options {
+        var json = false
+        var junit: String?
+        var html: String?
+        var otlp: String?
+        var endpoint: URL?
+        var logs: [String] = []
+        var last: Int?
+        var since: Double?
+    }
+
     static func run(_ arguments: [String]) async -> Int32 {
-        var parser = ArgumentParser(arguments, command: "report")
-        let json: Bool
-        let junit: String?
-        let html: String?
-        let otlp: String?
-        let endpoint: URL?
-        var logs: [String]
-        let last: Int?
-        let since: Double?
+        var options: Options
         do throws(UsageError) {
+            var parser = ArgumentParser(arguments, command: "report")
             if parser.flag("--help") {
                 Console.output(usage)
                 return CommandLineInterface.ExitCode.success
             }
-            json = parser.flag("--json")
-            junit = try parser.option("--junit")
-            html = try parser.option("--html")
-            otlp = try parser.option("--otlp")
-            if let text = try parser.option("--otlp-endpoint") {
-                guard let url = OTLPUpload.tracesURL(text) else {
-                    throw UsageError("report: --otlp-endpoint takes an http or https URL")
-                }
-                endpoint = url
-            } else {
-                endpoint = nil
-            }
-            last = try parser.optionalInteger("--last", range: 1...1_000_000)
-            if let text = try parser.option("--since") {
-                guard let time = ReportWindow.start(text, now: Date().timeIntervalSince1970) else {
-                    throw UsageError(
-                        "report: --since expects a time back from now (36h, 7d, 30m) or a UTC date or time (2026-11-20, 2026-11-20T02:00Z), got '\(text)'"
-                    )
-                }
-                since = time
-            } else {
-                since = nil
-            }
-            logs = parser.positionals()
-            try parser.finish()
-            guard !logs.isEmpty else {
-                throw UsageError("report: missing LOG.jsonl; see 'courier report --help'")
-            }
+            options = try parse(&parser)
         } catch {
             Console.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
         }
-
-        if last != nil || since != nil {
-            logs = ReportWindow.select(
-                LogFiles.ordered(LogFiles.expandingFolders(logs)), last: last, since: since)
-            guard !logs.isEmpty else {
+        if options.last != nil || options.since != nil {
+            options.logs = ReportWindow.select(
+                LogFiles.ordered(LogFiles.expandingFolders(options.logs)), last: options.last,
+                since: options.since)
+            guard !options.logs.isEmpty else {
                 Console.error("courier report: no run in the logs given starts in that window")
                 return CommandLineInterface.ExitCode.usage
             }
         }
+        let wantsTraces = options.otlp != nil || options.endpoint != nil
+        let (all, traces) = read(options.logs, everyTask: options.junit != nil, traces: wantsTraces)
+        guard !all.isEmpty else {
+            Console.error("courier report: no log lines could be read")
+            return CommandLineInterface.ExitCode.usage
+        }
+        do {
+            if let junit = options.junit {
+                try OutputFile.write(
+                    Data(ReportJUnit.render(all).utf8), to: URL(fileURLWithPath: junit))
+            }
+            if let html = options.html {
+                try OutputFile.write(
+                    Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
+            }
+            if let otlp = options.otlp, let traces {
+                try OutputFile.write(
+                    Data(JSONWriter.bytes(traces.value())), to: URL(fileURLWithPath: otlp))
+            }
+        } catch {
+            Console.error("courier report: \(error)")
+            return CommandLineInterface.ExitCode.usage
+        }
+        if options.json {
+            Console.output(JSONWriter.string(ReportJSON.value(all)))
+        } else {
+            Console.output(all.map(ReportText.render).joined(separator: "\n\n"))
+        }
+        if let endpoint = options.endpoint, let traces {
+            do throws(OTLPUpload.Failure) {
+                try await OTLPUpload.send(JSONWriter.bytes(traces.value()), to: endpoint)
+            } catch {
+                Console.error("courier report: \(error.message)")
+                return CommandLineInterface.ExitCode.taskFailed
+            }
+        }
+        return CommandLineInterface.ExitCode.success
+    }
+
+    static func parse(_ parser: inout ArgumentParser) throws(UsageError) -> Options {
+        var options = Options()
+        options.json = parser.flag("--json")
+        options.junit = try parser.option("--junit")
+        options.html = try parser.option("--html")
+        options.otlp = try parser.option("--otlp")
+        if let text = try parser.option("--otlp-endpoint") {
+            guard let url = OTLPUpload.tracesURL(text) else {
+                throw UsageError("report: --otlp-endpoint takes an http or https URL")
+            }
+            options.endpoint = url
+        }
+        options.last = try parser.optionalInteger("--last", range: 1...1_000_000)
+        if let text = try parser.option("--since") {
+            guard let time = ReportWindow.start(text, now: Date().timeIntervalSince1970) else {
+                throw UsageError(
+                    "report: --since expects a time back from now (36h, 7d, 30m) or a UTC date or time (2026-11-20, 2026-11-20T02:00Z), got '\(text)'"
+                )
+            }
+            options.since = time
+        }
+        options.logs = parser.positionals()
+        try parser.finish()
+        guard !options.logs.isEmpty else {
+            throw UsageError("report: missing LOG.jsonl; see 'courier report --help'")
+        }
+        return options
+    }
+
+    /// One report per job in the logs, in the order the jobs first appear, and the runs'
+    /// traces when asked for.
+    static func read(_ logs: [String], everyTask: Bool, traces wanted: Bool)
+        -> ([RunReport], OTLPTraces?)
+    {
         var reports: [String: RunReport] = [:]
         var order: [String] = []
-        var traces = otlp != nil || endpoint != nil ? OTLPTraces() : nil
+        var traces = wanted ? OTLPTraces() : nil
         for entry in LogReader(
             paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") })
         {
             let name = entry.line.job
             if reports[name] == nil {
-                reports[name] = RunReport(job: name, keepEveryTask: junit != nil)
+                reports[name] = RunReport(job: name, keepEveryTask: everyTask)
                 order.append(name)
             }
             reports[name]!.add(entry.line, file: entry.file)
@@ -100,40 +151,6 @@ enum ReportCommand {
             reports[name]?.finish()
             return reports[name]
         }
-        guard !all.isEmpty else {
-            Console.error("courier report: no log lines could be read")
-            return CommandLineInterface.ExitCode.usage
-        }
-        do {
-            if let junit {
-                try OutputFile.write(
-                    Data(ReportJUnit.render(all).utf8), to: URL(fileURLWithPath: junit))
-            }
-            if let html {
-                try OutputFile.write(
-                    Data(ReportHTML.render(all).utf8), to: URL(fileURLWithPath: html))
-            }
-            if let otlp, let traces {
-                try OutputFile.write(
-                    Data(JSONWriter.bytes(traces.value())), to: URL(fileURLWithPath: otlp))
-            }
-        } catch {
-            Console.error("courier report: \(error)")
-            return CommandLineInterface.ExitCode.usage
-        }
-        if json {
-            Console.output(JSONWriter.string(ReportJSON.value(all)))
-        } else {
-            Console.output(all.map(ReportText.render).joined(separator: "\n\n"))
-        }
-        if let endpoint, let traces {
-            do throws(OTLPUpload.Failure) {
-                try await OTLPUpload.send(JSONWriter.bytes(traces.value()), to: endpoint)
-            } catch {
-                Console.error("courier report: \(error.message)")
-                return CommandLineInterface.ExitCode.taskFailed
-            }
-        }
-        return CommandLineInterface.ExitCode.success
+        return (all, traces)
     }
 }

@@ -136,48 +136,9 @@ enum JobDecoder {
         }
         _ = reader.take("$schema")
         _ = reader.take("description")
-        if let version = reader.take("version") {
-            if version.value != .number(1) {
-                reader.fail(
-                    "version",
-                    "expected 1 (the only version this courier reads), found \(reader.describe(version))",
-                    at: version)
-            }
-        } else {
-            context.error("version", "is required (1)", at: root)
-        }
-        let name = reader.string("name", required: true) ?? ""
-        if !name.isEmpty, !isValidName(name) {
-            context.error(
-                "name",
-                "expected letters, digits, '-', '_' or '.' (it names the log folder), found \"\(name)\"",
-                at: reader.take("name"))
-        }
-        var baseURL: URL?
-        // `--base-url` replaces the file's value, which is then not read at all.
-        if context.baseURLOverride != nil { _ = reader.take("baseURL") }
-        if let text = context.baseURLOverride ?? reader.string("baseURL") {
-            baseURL = Origin.httpURL(text)
-            // URL credentials are secrets like ${env:…}: sent as Basic auth, never written.
-            if let components = baseURL.flatMap({
-                URLComponents(url: $0, resolvingAgainstBaseURL: false)
-            }), let password = components.password {
-                context.addSecret(password)
-                context.addSecret(Self.basicCredential(components.user ?? "", password))
-            }
-            if baseURL == nil {
-                if context.baseURLOverride != nil {
-                    context.error(
-                        "baseURL",
-                        "--base-url: expected an absolute http or https URL, found \"\(text)\"",
-                        at: nil)
-                } else {
-                    reader.fail(
-                        "baseURL", "expected an absolute http or https URL, found \"\(text)\"",
-                        at: reader.take("baseURL")!)
-                }
-            }
-        }
+        decodeVersion(&reader, root: root, context: context)
+        let name = decodeName(&reader, context: context)
+        let baseURL = decodeBaseURL(&reader, context: context)
         let backend = reader.choice("backend", of: Backend.self) ?? .curl
         let concurrency =
             reader.integer("concurrency", range: 1...10_000, what: "a whole number from 1 to 10000")
@@ -202,14 +163,7 @@ enum JobDecoder {
                 what: "a whole number of bytes from 1024 to 4294967296")
             ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
-        let homeNode = reader.take("home")
-        let named = reader.string("home")
-        if named == "", let homeNode {
-            reader.fail(
-                "home", "expected a folder (absolute, or relative to the job file's), found \"\"",
-                at: homeNode)
-        }
-        let home = JobHome(jobFile: file, named: named == "" ? nil : named)
+        let home = decodeHome(&reader, file: file)
         let hostThrottle = reader.bool("hostThrottle") ?? true
         let http2 = reader.bool("http2") ?? false
         if http2, backend == .urlsession, let node = reader.take("http2") {
@@ -225,40 +179,16 @@ enum JobDecoder {
                     context: context)
             } ?? TLSOptions()
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
-        var tasks: [TaskSpec] = []
-        if let tasksNode = reader.take("tasks") {
-            if case .array(let elements) = tasksNode.value, !elements.isEmpty {
-                let defaults = TaskDefaults(
-                    retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
-                    hasBaseURL: baseURL != nil)
-                for (index, element) in elements.enumerated() {
-                    if let task = TaskDecoder.decode(
-                        element, path: "tasks[\(index)]", defaults: defaults, context: context)
-                    {
-                        tasks.append(task)
-                    }
-                }
-            } else {
-                reader.fail(
-                    "tasks",
-                    "expected a non-empty array of tasks, found \(reader.describe(tasksNode))",
-                    at: tasksNode)
-            }
-        } else {
-            context.error("tasks", "is required (an array of tasks)", at: root)
-        }
+        var tasks = decodeTasks(
+            &reader, root: root,
+            defaults: TaskDefaults(
+                retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
+                hasBaseURL: baseURL != nil),
+            context: context)
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         RecordsRule.checkShared(tasks, context: context)
-        if case .bearer(let token) = auth { context.addSecret(token) }
-        if case .basic(let user, let password) = auth {
-            context.addSecret(password)
-            // Basic's wire form, which a server echoing the header would show.
-            context.addSecret(Self.basicCredential(user, password))
-        }
-        Self.addLiteralCredentials(headers, context: context)
-        if case .header(_, let value) = auth { context.addSecret(value) }
-        if case .query(_, let value) = auth { context.addSecret(value) }
+        addSecrets(of: auth, headers: headers, context: context)
         var job = Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,
             rateLimit: rateLimit, timeout: timeout, retry: retry, headers: headers, auth: auth,

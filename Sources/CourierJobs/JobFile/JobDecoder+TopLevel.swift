@@ -1,0 +1,106 @@
+import Courier
+import Foundation
+
+/// The top-level keys of a job file that need more than a typed getter: its version, name,
+/// base URL, home and tasks, and the secrets its auth and headers hold.
+extension JobDecoder {
+    static func decodeVersion(_ reader: inout NodeReader, root: JSONNode, context: DecodingContext)
+    {
+        guard let version = reader.take("version") else {
+            context.error("version", "is required (1)", at: root)
+            return
+        }
+        if version.value != .number(1) {
+            reader.fail(
+                "version",
+                "expected 1 (the only version this courier reads), found \(reader.describe(version))",
+                at: version)
+        }
+    }
+
+    static func decodeName(_ reader: inout NodeReader, context: DecodingContext) -> String {
+        let name = reader.string("name", required: true) ?? ""
+        if !name.isEmpty, !isValidName(name) {
+            context.error(
+                "name",
+                "expected letters, digits, '-', '_' or '.' (it names the log folder), found \"\(name)\"",
+                at: reader.take("name"))
+        }
+        return name
+    }
+
+    /// `baseURL`, or `--base-url`'s value, which replaces the file's (not read at all then).
+    /// Credentials in it are secrets like `${env:…}`: sent as Basic auth, never written.
+    static func decodeBaseURL(_ reader: inout NodeReader, context: DecodingContext) -> URL? {
+        if context.baseURLOverride != nil { _ = reader.take("baseURL") }
+        guard let text = context.baseURLOverride ?? reader.string("baseURL") else { return nil }
+        let baseURL = Origin.httpURL(text)
+        if let components = baseURL.flatMap({
+            URLComponents(url: $0, resolvingAgainstBaseURL: false)
+        }), let password = components.password {
+            context.addSecret(password)
+            context.addSecret(basicCredential(components.user ?? "", password))
+        }
+        if baseURL == nil {
+            if context.baseURLOverride != nil {
+                context.error(
+                    "baseURL",
+                    "--base-url: expected an absolute http or https URL, found \"\(text)\"",
+                    at: nil)
+            } else {
+                reader.fail(
+                    "baseURL", "expected an absolute http or https URL, found \"\(text)\"",
+                    at: reader.take("baseURL")!)
+            }
+        }
+        return baseURL
+    }
+
+    /// The job's home (``JobHome``): its `home`, or the job file's folder.
+    static func decodeHome(_ reader: inout NodeReader, file: URL) -> JobHome {
+        let node = reader.take("home")
+        let named = reader.string("home")
+        if named == "", let node {
+            reader.fail(
+                "home", "expected a folder (absolute, or relative to the job file's), found \"\"",
+                at: node)
+        }
+        return JobHome(jobFile: file, named: named == "" ? nil : named)
+    }
+
+    static func decodeTasks(
+        _ reader: inout NodeReader, root: JSONNode, defaults: TaskDefaults,
+        context: DecodingContext
+    ) -> [TaskSpec] {
+        guard let node = reader.take("tasks") else {
+            context.error("tasks", "is required (an array of tasks)", at: root)
+            return []
+        }
+        guard case .array(let elements) = node.value, !elements.isEmpty else {
+            reader.fail(
+                "tasks", "expected a non-empty array of tasks, found \(reader.describe(node))",
+                at: node)
+            return []
+        }
+        return elements.enumerated().compactMap { index, element in
+            TaskDecoder.decode(
+                element, path: "tasks[\(index)]", defaults: defaults, context: context)
+        }
+    }
+
+    /// The job's credentials as secrets: never written, in any form a server could echo.
+    static func addSecrets(
+        of auth: Authentication?, headers: [(name: String, value: String)],
+        context: DecodingContext
+    ) {
+        if case .bearer(let token) = auth { context.addSecret(token) }
+        if case .basic(let user, let password) = auth {
+            context.addSecret(password)
+            // Basic's wire form, which a server echoing the header would show.
+            context.addSecret(basicCredential(user, password))
+        }
+        addLiteralCredentials(headers, context: context)
+        if case .header(_, let value) = auth { context.addSecret(value) }
+        if case .query(_, let value) = auth { context.addSecret(value) }
+    }
+}
