@@ -8,8 +8,8 @@ import Foundation
 ///
 /// It accepts exactly JSON, so a malformed line is still refused as a whole.
 struct LogLineScanner {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index: Int
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index: Int
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -31,119 +31,8 @@ struct LogLineScanner {
         }
     }
 
-    // MARK: - The log's fields
-
-    private mutating func field(_ key: Key, into fields: inout LogLine.Fields) -> Bool {
-        // Keys are told apart on their bytes, length first: making a string of each key and
-        // comparing it with every name in turn was an eighth of `courier report`'s time.
-        if key.is("event") { return string(into: &fields.event) }
-        if key.is("ts") { return string(into: &fields.ts) }
-        if key.is("run") { return string(into: &fields.run) }
-        if key.is("job") { return string(into: &fields.job) }
-        if key.is("task") { return string(into: &fields.task) }
-        if key.is("method") { return string(into: &fields.method) }
-        if key.is("url") { return string(into: &fields.url) }
-        if key.is("outcome") { return string(into: &fields.outcome) }
-        if key.is("backend") { return string(into: &fields.backend) }
-        if key.is("attempt") { return number(into: &fields.attempt) }
-        if key.is("status") { return number(into: &fields.status) }
-        if key.is("requestHeaders") {
-            return object { scanner, name in
-                guard let value = scanner.string() else { return scanner.skipValue() }
-                fields.requestHeaders.append((name.text, value))
-                return true
-            }
-        }
-        if key.is("responseHeaders"), fields.keepResponseHeaders {
-            return object { scanner, name in
-                guard let value = scanner.string() else { return scanner.skipValue() }
-                fields.responseHeaders.append((name.text, value))
-                return true
-            }
-        }
-        if key.is("bytesSent") { return number(into: &fields.bytesSent) }
-        if key.is("bytesReceived") { return number(into: &fields.bytesReceived) }
-        if key.is("page") { return number(into: &fields.page) }
-        if key.is("finalURL") { return string(into: &fields.finalURL) }
-        if key.is("redirects") { return number(into: &fields.redirects) }
-        if key.is("requestBody") {
-            return object { scanner, name in
-                if name.is("text") { return scanner.string(into: &fields.bodyText) }
-                if name.is("base64") { return scanner.string(into: &fields.bodyBase64) }
-                if name.is("omittedBytes") { return scanner.number(into: &fields.omittedBytes) }
-                if name.is("sha256") { return scanner.string(into: &fields.bodySHA256) }
-                return scanner.skipValue()
-            }
-        }
-        if key.is("error") {
-            return object { scanner, name in
-                if name.is("kind") { return scanner.string(into: &fields.errorKind) }
-                if name.is("message") { return scanner.string(into: &fields.errorMessage) }
-                return scanner.skipValue()
-            }
-        }
-        if key.is("timings") {
-            return object { scanner, name in
-                if name.is("totalMs") { return scanner.number(into: &fields.totalMs) }
-                if name.is("dnsMs") { return scanner.number(into: &fields.dnsMs) }
-                if name.is("connectMs") { return scanner.number(into: &fields.connectMs) }
-                if name.is("tlsMs") { return scanner.number(into: &fields.tlsMs) }
-                if name.is("firstByteMs") { return scanner.number(into: &fields.firstByteMs) }
-                return scanner.skipValue()
-            }
-        }
-        if key.is("throttledMs") { return number(into: &fields.throttledMs) }
-        if key.is("blockedMs") { return number(into: &fields.blockedMs) }
-        if key.is("notModified") { return bool(into: &fields.notModified) }
-        if key.is("renewal") { return bool(into: &fields.renewal) }
-        if key.is("tasks") { return tasks(into: &fields.runFields) }
-        if key.is("shard") {
-            return object { scanner, name in
-                if name.is("index") { return scanner.number(into: &fields.runFields.shardIndex) }
-                if name.is("count") { return scanner.number(into: &fields.runFields.shardCount) }
-                return scanner.skipValue()
-            }
-        }
-        if key.is("replayFrom") { return string(into: &fields.replayFrom) }
-        if key.is("jobFile") { return string(into: &fields.runFields.jobFile) }
-        if key.is("fanOut") { return bool(into: &fields.runFields.fanOut) }
-        if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
-        if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }
-        if key.is("interrupted") { return bool(into: &fields.runFields.interrupted) }
-        let isReplayOf = key.is("replayOf")
-        if isReplayOf || key.is("resumedFrom") {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return skipValue() }
-            var runs: [String] = []
-            let ok = array { scanner in
-                guard let run = scanner.string() else { return scanner.skipValue() }
-                runs.append(run)
-                return true
-            }
-            if isReplayOf { fields.replayOf = runs } else { fields.resumedFrom = runs }
-            return ok
-        }
-        return skipValue()
-    }
-
-    /// `tasks`: a count in `run.start` (the planned tasks), an object in `run.end` (how they
-    /// ended).
-    private mutating func tasks(into run: inout LogLine.RunFields) -> Bool {
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
-            return number(into: &run.plannedTasks)
-        }
-        return object { scanner, name in
-            if name.is("total") { return scanner.number(into: &run.total) }
-            if name.is("ok") { return scanner.number(into: &run.ok) }
-            if name.is("failed") { return scanner.number(into: &run.failed) }
-            if name.is("alreadyDone") { return scanner.number(into: &run.alreadyDone) }
-            return scanner.skipValue()
-        }
-    }
-
     /// `true`, or anything else (left as it was) stepped over.
-    private mutating func bool(into target: inout Bool) -> Bool {
+    mutating func bool(into target: inout Bool) -> Bool {
         skipWhitespace()
         if word("true") {
             target = true
@@ -153,7 +42,7 @@ struct LogLineScanner {
     }
 
     /// An object key: its bytes as written, or its decoded text when it has escapes (rare).
-    private enum Key {
+    enum Key {
         case bytes(Slice<UnsafeBufferPointer<UInt8>>)
         case decoded(String)
 
@@ -183,7 +72,7 @@ struct LogLineScanner {
     }
 
     /// The key at `index` (a JSON string); `nil` when it is not a valid one.
-    private mutating func key() -> Key? {
+    mutating func key() -> Key? {
         let start = index
         guard let (contents, escaped) = scanString() else { return nil }
         guard escaped else { return .bytes(contents) }
@@ -196,7 +85,7 @@ struct LogLineScanner {
     /// contents as written and whether they have escapes; `nil` when it is unterminated or
     /// holds a control character. The one scan behind ``key()``, ``string()`` and
     /// ``skipString()``.
-    private mutating func scanString() -> (Slice<UnsafeBufferPointer<UInt8>>, escaped: Bool)? {
+    mutating func scanString() -> (Slice<UnsafeBufferPointer<UInt8>>, escaped: Bool)? {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var end = start
@@ -219,7 +108,7 @@ struct LogLineScanner {
     }
 
     /// A string value, or `null` (left as `nil`); anything else is stepped over.
-    private mutating func string(into target: inout String?) -> Bool {
+    mutating func string(into target: inout String?) -> Bool {
         skipWhitespace()
         guard index < bytes.count else { return false }
         if bytes[index] == UInt8(ascii: "\"") {
@@ -231,7 +120,7 @@ struct LogLineScanner {
     }
 
     /// A number value, or `null`; anything else is stepped over.
-    private mutating func number(into target: inout Double?) -> Bool {
+    mutating func number(into target: inout Double?) -> Bool {
         skipWhitespace()
         guard index < bytes.count else { return false }
         let byte = bytes[index]
@@ -243,7 +132,7 @@ struct LogLineScanner {
         return skipValue()
     }
 
-    private mutating func number(into target: inout Int?) -> Bool {
+    mutating func number(into target: inout Int?) -> Bool {
         var value: Double?
         guard number(into: &value) else { return false }
         if let value, value.magnitude < 1e15 { target = Int(value) }
@@ -252,7 +141,7 @@ struct LogLineScanner {
 
     // MARK: - JSON
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -262,7 +151,7 @@ struct LogLineScanner {
     }
 
     /// Walks an object, calling `member` with each key positioned at its value.
-    private mutating func object(_ member: (inout LogLineScanner, Key) -> Bool) -> Bool {
+    mutating func object(_ member: (inout LogLineScanner, Key) -> Bool) -> Bool {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return skipValue() }
         index += 1
@@ -290,7 +179,7 @@ struct LogLineScanner {
         }
     }
 
-    private mutating func array(_ element: (inout LogLineScanner) -> Bool) -> Bool {
+    mutating func array(_ element: (inout LogLineScanner) -> Bool) -> Bool {
         index += 1  // the caller saw "["
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
@@ -313,7 +202,7 @@ struct LogLineScanner {
     }
 
     /// Steps over any value, checking it is well formed.
-    private mutating func skipValue() -> Bool {
+    mutating func skipValue() -> Bool {
         skipWhitespace()
         guard index < bytes.count else { return false }
         switch bytes[index] {
@@ -327,7 +216,7 @@ struct LogLineScanner {
         }
     }
 
-    private mutating func word(_ text: StaticString) -> Bool {
+    mutating func word(_ text: StaticString) -> Bool {
         let count = text.utf8CodeUnitCount
         guard index + count <= bytes.count else { return false }
         for offset in 0..<count where bytes[index + offset] != text.utf8Start[offset] {
@@ -337,7 +226,7 @@ struct LogLineScanner {
         return true
     }
 
-    private mutating func skipString() -> Bool {
+    mutating func skipString() -> Bool {
         guard let (contents, escaped) = scanString() else { return false }
         // Escapes are rare in logs, and checked on the bytes (a bad `\u` was accepted here
         // until `make fuzz` compared the scanner with the strict parser).
@@ -349,7 +238,7 @@ struct LogLineScanner {
     /// surrogate only when a low one follows. Checked on the bytes: every log line has one such
     /// string (an ETag's quotes), and handing it to the strict parser was a sixth of
     /// `courier report`'s time.
-    private static func hasValidEscapes(_ contents: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+    static func hasValidEscapes(_ contents: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
         let end = contents.endIndex
         var index = contents.startIndex
         func hex4(at start: Int) -> UInt32? {
@@ -386,7 +275,7 @@ struct LogLineScanner {
     }
 
     /// A string at `index`, escapes decoded; `nil` when it is not a valid JSON string.
-    private mutating func string() -> String? {
+    mutating func string() -> String? {
         guard let (contents, escaped) = scanString() else { return nil }
         let raw = UnsafeBufferPointer(rebasing: contents)
         guard escaped else { return String(decoding: raw, as: UTF8.self) }
@@ -399,7 +288,7 @@ struct LogLineScanner {
     }
 
     /// A JSON number at `index`.
-    private mutating func number() -> Double? {
+    mutating func number() -> Double? {
         let start = index
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
         var integer: UInt64 = 0
@@ -457,5 +346,5 @@ struct LogLineScanner {
             String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
     }
 
-    private static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }
+    static let powersOfTen: [Double] = (0...15).map { pow(10, Double($0)) }
 }
