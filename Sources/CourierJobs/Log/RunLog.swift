@@ -161,6 +161,49 @@ struct RunLog: Sendable {
         try write(line: line.finishLine())
     }
 
+    /// The request's body as logged: its bytes (text or base64, or only their size and
+    /// SHA-256 when large), or for a body streamed from files (`bodyFile`), its size and where
+    /// it came from, never read again to be logged.
+    private func addBody(
+        of request: HTTPRequest, streamedBytes: Int?, to line: inout JSONLineBuilder
+    ) {
+        if let body = request.body, !body.isEmpty {
+            line.value("requestBody", bodyValue(body))
+        } else if let streamed = request.streamedBody, let bytes = streamedBytes {
+            var fields: [(String, JSONWriter.Value)] = [("omittedBytes", .int(bytes))]
+            for case .file(let url) in streamed.parts {
+                fields.append(("file", .string(url.path)))
+                break
+            }
+            line.value("requestBody", .object(fields))
+        }
+    }
+
+    /// The response's status, where it came from after redirects, and its headers (secret
+    /// ones redacted); its timings and body bytes, for the attempt's end.
+    private static func addResponse(of attempt: RetryAttempt, to line: inout JSONLineBuilder)
+        -> (HTTPTimings, received: Int)
+    {
+        guard case .success(let response) = attempt.outcome else {
+            return (HTTPTimings(total: attempt.duration), 0)
+        }
+        line.int("status", response.status)
+        if response.redirectCount > 0 {
+            // `status` is the last hop's: say where that was.
+            line.string("finalURL", HTTPError.withoutCredentials(response.url).absoluteString)
+            line.int("redirects", response.redirectCount)
+        }
+        line.headers("responseHeaders", response.headers, placeholder: Redactor.placeholder) {
+            SecretHeaders.isSecret($0)
+        }
+        // A compressed body whose end the backend could not check (URLSession): read, and
+        // said so, not failed (docs/log-format.md).
+        if let coding = response.bodyEndUnchecked { line.string("bodyEndUnchecked", coding) }
+        var timings = response.timings
+        if timings.total == 0 { timings.total = attempt.duration }
+        return (timings, response.bodyCount)
+    }
+
     /// One attempt of one task.
     /// - Parameter waits: what the attempt waited before it was handed to the transport: its
     ///   `ts` is the attempt's start plus all of it (when the request went out), `blockedMs`
@@ -195,40 +238,8 @@ struct RunLog: Sendable {
             redactor.isSecretHeader(name, in: request)
         }
         let streamedBytes = request.streamedBody.map(Self.size)
-        if let body = request.body, !body.isEmpty {
-            line.value("requestBody", bodyValue(body))
-        } else if let streamed = request.streamedBody, let bytes = streamedBytes {
-            // Streamed from files as it was sent (`bodyFile`): its size and where it came from,
-            // never read again to be logged.
-            var fields: [(String, JSONWriter.Value)] = [("omittedBytes", .int(bytes))]
-            for case .file(let url) in streamed.parts {
-                fields.append(("file", .string(url.path)))
-                break
-            }
-            line.value("requestBody", .object(fields))
-        }
-        var timings = HTTPTimings(total: attempt.duration)
-        var received = 0
-        switch attempt.outcome {
-        case .success(let response):
-            line.int("status", response.status)
-            if response.redirectCount > 0 {
-                // `status` is the last hop's: say where that was.
-                line.string("finalURL", HTTPError.withoutCredentials(response.url).absoluteString)
-                line.int("redirects", response.redirectCount)
-            }
-            line.headers("responseHeaders", response.headers, placeholder: Redactor.placeholder) {
-                SecretHeaders.isSecret($0)
-            }
-            // A compressed body whose end the backend could not check (URLSession): read, and
-            // said so, not failed (docs/log-format.md).
-            if let coding = response.bodyEndUnchecked { line.string("bodyEndUnchecked", coding) }
-            timings = response.timings
-            if timings.total == 0 { timings.total = attempt.duration }
-            received = response.bodyCount
-        case .failure:
-            break
-        }
+        addBody(of: request, streamedBytes: streamedBytes, to: &line)
+        let (timings, received) = Self.addResponse(of: attempt, to: &line)
         let sentBytes = request.body?.count ?? streamedBytes ?? 0
         line.int("bytesSent", sentBytes)
         line.int("bytesReceived", received)

@@ -99,8 +99,7 @@ final class MetricsFile: Sendable {
         let labels = [("job", job), ("shard", shard)]
         var text = PrometheusText()
         func gauge(_ name: String, _ help: String, _ value: Double) {
-            text.family(name, .gauge, help: help)
-            text.sample(name, labels, value)
+            text.gauge(name, help: help, labels: labels, value)
         }
         gauge(
             "courier_run_start_timestamp_seconds", "When the latest run started (Unix time).",
@@ -123,7 +122,20 @@ final class MetricsFile: Sendable {
             "courier_run_tasks_planned",
             "Tasks the latest run means to settle, as far as it knows (fan-out finds more as it goes).",
             Double(snapshot.tasksPlanned))
-        let requests = snapshot.requests
+        requestFamilies(snapshot.requests, labels: labels, into: &text)
+        lastRunFamilies(snapshot, labels: labels, into: &text)
+        return text.text
+    }
+
+    /// The latest run's requests: by status class, retries, bytes, and the duration
+    /// histogram.
+    private func requestFamilies(
+        _ requests: RequestFigures.Counts, labels: [(String, String)],
+        into text: inout PrometheusText
+    ) {
+        func gauge(_ name: String, _ help: String, _ value: Double) {
+            text.gauge(name, help: help, labels: labels, value)
+        }
         text.family(
             "courier_run_requests", .gauge,
             help:
@@ -159,7 +171,15 @@ final class MetricsFile: Sendable {
         text.sample(histogram + "_bucket", labels + [("le", "+Inf")], Double(requests.requests))
         text.sample(histogram + "_sum", labels, requests.latencySum)
         text.sample(histogram + "_count", labels, Double(requests.requests))
+    }
 
+    /// What outlives a run: the last exit code, and when a run last succeeded.
+    private func lastRunFamilies(
+        _ snapshot: MetricsSnapshot, labels: [(String, String)], into text: inout PrometheusText
+    ) {
+        func gauge(_ name: String, _ help: String, _ value: Double) {
+            text.gauge(name, help: help, labels: labels, value)
+        }
         let exitCode = snapshot.exitCode.map(Double.init) ?? previousExitCode
         if let exitCode {
             gauge(
@@ -177,6 +197,5 @@ final class MetricsFile: Sendable {
                 "When a run last ended with exit code 0 (Unix time); runs that fail leave it.",
                 lastSuccess)
         }
-        return text.text
     }
 }

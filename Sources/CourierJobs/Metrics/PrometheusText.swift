@@ -19,6 +19,14 @@ struct PrometheusText {
         text += "# TYPE \(name) \(type.rawValue)\n"
     }
 
+    /// A gauge family of one sample.
+    mutating func gauge(
+        _ name: String, help: String, labels: [(String, String)], _ value: Double
+    ) {
+        family(name, .gauge, help: help)
+        sample(name, labels, value)
+    }
+
     /// One sample of the family last started (or a histogram's `_bucket`, `_sum`, `_count`).
     mutating func sample(_ name: String, _ labels: [(String, String)], _ value: Double) {
         text += name

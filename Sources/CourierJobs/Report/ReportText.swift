@@ -44,6 +44,20 @@ enum ReportText {
             lines.append(unfinished(row, in: report.runTable))
         }
         if let next = nextStep(report) { lines.append(next) }
+        lines += counts(report)
+        lines.append("")
+        lines += runTable(report.runTable)
+        lines.append("")
+        lines += latency(report)
+        lines += slowestAndFailures(tasks)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Tasks, attempts, requests, waits, statuses and errors: a line each.
+    static func counts(_ report: RunReport) -> [String] {
+        var lines: [String] = []
+        let runs = report.runs.count
+        let tasks = report.outcomes
         lines.append(
             "tasks     \(tasks.total) total, \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
                 + (tasks.notModified > 0 ? " (\(tasks.notModified) not modified)" : "")
@@ -78,9 +92,12 @@ enum ReportText {
             }
             lines.append("errors    " + parts.joined(separator: ", "))
         }
-        lines.append("")
-        lines += runTable(report.runTable)
-        lines.append("")
+        return lines
+    }
+
+    /// The latency percentiles, overall and per phase.
+    static func latency(_ report: RunReport) -> [String] {
+        var lines: [String] = []
         lines.append(
             pad("latency ms", 12)
                 + ["p50", "p90", "p99", "p99.9", "max"].map { pad($0, 10, right: true) }
@@ -96,6 +113,12 @@ enum ReportText {
                 [50, 90, 99, 99.9].map { histogram.percentile($0) } + [histogram.maxMilliseconds]
             lines.append(pad(name, 12) + values.map { pad(format($0), 10, right: true) }.joined())
         }
+        return lines
+    }
+
+    /// The slowest tasks, and the failures grouped by error (the first 20 kinds).
+    static func slowestAndFailures(_ tasks: TaskOutcomes) -> [String] {
+        var lines: [String] = []
         if !tasks.slowest.isEmpty {
             lines.append("")
             lines.append("slowest tasks (final attempt)")
@@ -117,7 +140,7 @@ enum ReportText {
                     "  … and \(tasks.failureGroups.count - 20) more kinds (--json lists all)")
             }
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     /// One line per run: when, how long, what kind, which shard, and how it ended.
