@@ -5,7 +5,38 @@ import Courier
 /// no task may wait, directly or not, for itself.
 enum CaptureLinker {
     static func link(_ tasks: inout [TaskSpec], context: DecodingContext) {
-        // Capture names are job-wide: one task takes each.
+        let producer = producers(of: tasks, context: context)
+        // Every capture a task's `auth` uses is a credential: it is redacted like `${env:…}`.
+        var credentials: Set<String> = []
+        for index in tasks.indices {
+            credentials.formUnion(
+                resolveUses(of: &tasks[index], producer: producer, context: context))
+        }
+        for index in tasks.indices {
+            for rule in tasks[index].captures.indices
+            where credentials.contains(tasks[index].captures[rule].name) {
+                tasks[index].captures[rule].secret = true
+            }
+        }
+        for index in tasks.indices {
+            tasks[index].refreshableToken = refreshableToken(
+                of: tasks[index], in: tasks, producer: producer)
+        }
+        checkPrune(tasks, producer: producer, context: context)
+        if let cycle = firstCycle(in: tasks, producer: producer) {
+            let steps = cycle.map { step in
+                "\(tasks[step.task].path) uses \"\(step.capture)\" of \(tasks[producer[step.capture]!].path)"
+            }
+            let message =
+                cycle.count == 1
+                ? "uses its own capture \"\(cycle[0].capture)\": a task cannot wait for itself"
+                : "is in a cycle of captures: \(steps.joined(separator: ", ")); no task of it could start"
+            context.error(tasks[cycle[0].task].path, message, at: nil)
+        }
+    }
+
+    /// The task that captures each name. Capture names are job-wide: one task takes each.
+    private static func producers(of tasks: [TaskSpec], context: DecodingContext) -> [String: Int] {
         var producer: [String: Int] = [:]
         for (index, spec) in tasks.enumerated() {
             for rule in spec.captures {
@@ -19,59 +50,58 @@ enum CaptureLinker {
                 }
             }
         }
-        // Every capture a task's `auth` uses is a credential: it is redacted like `${env:…}`.
+        return producer
+    }
+
+    /// Resolves a task's `{name}` uses against the captures (its inputs) and checks its
+    /// `foreach` captures; the captures its `auth` uses, which are credentials.
+    private static func resolveUses(
+        of spec: inout TaskSpec, producer: [String: Int], context: DecodingContext
+    ) -> Set<String> {
         var credentials: Set<String> = []
-        for index in tasks.indices {
-            var spec = tasks[index]
-            for use in spec.unresolved {
-                if producer[use.name] != nil {
-                    spec.inputs.insert(use.name)
-                    if use.key.hasPrefix("auth.") { credentials.insert(use.name) }
-                } else {
-                    context.error(
-                        "\(spec.path).\(use.key)",
-                        "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it",
-                        at: use.node)
-                }
-            }
-            spec.unresolved = []
-            for variable in spec.foreach {
-                guard case .capture(let name) = variable.source else { continue }
-                if producer[name] == nil {
-                    context.error(
-                        "\(spec.path).foreach.\(variable.name).capture",
-                        "no task captures \"\(name)\"", at: nil)
-                }
-                if spec.zip {
-                    context.error(
-                        "\(spec.path).zip",
-                        "cannot pair up captured values (their count is unknown until the run): drop zip or the capture",
-                        at: nil)
-                }
-            }
-            let captureSources = spec.foreach.filter {
-                if case .capture = $0.source { true } else { false }
-            }
-            if captureSources.count > 1 {
+        for use in spec.unresolved {
+            if producer[use.name] != nil {
+                spec.inputs.insert(use.name)
+                if use.key.hasPrefix("auth.") { credentials.insert(use.name) }
+            } else {
                 context.error(
-                    "\(spec.path).foreach",
-                    "takes more than one capture (\(captureSources.map(\.name).joined(separator: ", "))); fan out over one",
+                    "\(spec.path).\(use.key)",
+                    "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it",
+                    at: use.node)
+            }
+        }
+        spec.unresolved = []
+        for variable in spec.foreach {
+            guard case .capture(let name) = variable.source else { continue }
+            if producer[name] == nil {
+                context.error(
+                    "\(spec.path).foreach.\(variable.name).capture",
+                    "no task captures \"\(name)\"", at: nil)
+            }
+            if spec.zip {
+                context.error(
+                    "\(spec.path).zip",
+                    "cannot pair up captured values (their count is unknown until the run): drop zip or the capture",
                     at: nil)
             }
-            tasks[index] = spec
         }
-        for index in tasks.indices {
-            for rule in tasks[index].captures.indices
-            where credentials.contains(tasks[index].captures[rule].name) {
-                tasks[index].captures[rule].secret = true
-            }
+        let captureSources = spec.foreach.filter {
+            if case .capture = $0.source { true } else { false }
         }
-        for index in tasks.indices {
-            tasks[index].refreshableToken = refreshableToken(
-                of: tasks[index], in: tasks, producer: producer)
+        if captureSources.count > 1 {
+            context.error(
+                "\(spec.path).foreach",
+                "takes more than one capture (\(captureSources.map(\.name).joined(separator: ", "))); fan out over one",
+                at: nil)
         }
-        // `prune` reads its parent's listing as every item that exists: an incremental one
-        // (`since`) lists only what changed, and everything else would look gone.
+        return credentials
+    }
+
+    /// `prune` reads its parent's listing as every item that exists: an incremental one
+    /// (`since`) lists only what changed, and everything else would look gone.
+    private static func checkPrune(
+        _ tasks: [TaskSpec], producer: [String: Int], context: DecodingContext
+    ) {
         for spec in tasks where spec.prune != nil {
             guard let source = spec.captureSource, let parent = producer[source.capture],
                 tasks[parent].since != nil
@@ -80,16 +110,6 @@ enum CaptureLinker {
                 "\(spec.path).prune",
                 "cannot follow \(tasks[parent].path), an incremental listing (since): it lists only what changed, so every other item would look gone; prune under a task that lists every item",
                 at: nil)
-        }
-        if let cycle = firstCycle(in: tasks, producer: producer) {
-            let steps = cycle.map { step in
-                "\(tasks[step.task].path) uses \"\(step.capture)\" of \(tasks[producer[step.capture]!].path)"
-            }
-            let message =
-                cycle.count == 1
-                ? "uses its own capture \"\(cycle[0].capture)\": a task cannot wait for itself"
-                : "is in a cycle of captures: \(steps.joined(separator: ", ")); no task of it could start"
-            context.error(tasks[cycle[0].task].path, message, at: nil)
         }
     }
 

@@ -86,8 +86,8 @@ extension JobRunner {
             case .task(let task)
             where !slots.done.isEmpty && !(task.spec(in: job)?.hasCaptures ?? false)
                 && slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
-                // Done by an earlier run. (A task with captures runs again: the values it
-                // hands on are not kept between runs.)
+                // Done by an earlier run. (A task with captures runs again, unless its run kept
+                // the values it hands on: the next case.)
                 slots.progress.taskAlreadyDone()
                 settledRecords(of: task, done: true)
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
@@ -98,41 +98,15 @@ extension JobRunner {
                 if slots.selection == nil { slots.progress.taskAlreadyDone() }
                 settledRecords(of: task, done: true)
                 cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-            case .task(var task):
-                guard let selection = slots.selection else {
-                    if task.records != nil, !slots.done.isEmpty,
-                        slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id))
-                    {
-                        // Done by an earlier run, and run again for its captures only: its
-                        // records are the ones that run kept.
-                        settledRecords(of: task, done: true)
-                        task.records = nil
-                    }
-                    return .run(task)
-                }
-                if let selected = selection.admit(task) {
-                    if selection.isFromPattern(task.id) { slots.progress.tasksFound(1) }
-                    return .run(selected)
-                }
-                if (task.spec(in: job)?.hasCaptures ?? false) {
-                    // Not selected, but what it captures may be what selected tasks need.
-                    slots.progress.tasksFound(1)
-                    settledRecords(of: task, done: nil)
-                    task.records = nil
-                    return .run(task)
-                }
-                settledRecords(of: task, done: nil)
-                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+            case .task(let task):
+                if let runnable = runnable(task, slots) { return .run(runnable) }
             case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
                 // changed underneath, or a captured value makes a bad URL).
                 recordsLedger?.unknown(spec: spec, task: id)
-                if let selection = slots.selection {
-                    guard selection.claims(id: id) else {
-                        cursor.feed?.finished(spec, ok: false, id: id)
-                        continue
-                    }
-                    if selection.isFromPattern(id) { slots.progress.tasksFound(1) }
+                guard claims(id, slots) else {
+                    cursor.feed?.finished(spec, ok: false, id: id)
+                    continue
                 }
                 try? slots.log.invalid(task: id, reason: "\(error)")
                 slots.reporter.report("\(error)")
@@ -140,12 +114,9 @@ extension JobRunner {
                 cursor.feed?.finished(spec, ok: false, id: id)
             case .skipped(let skipped):
                 recordsLedger?.unknown(spec: skipped.spec, task: skipped.id)
-                if let selection = slots.selection {
-                    guard selection.claims(id: skipped.id) else {
-                        cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
-                        continue
-                    }
-                    if selection.isFromPattern(skipped.id) { slots.progress.tasksFound(1) }
+                guard claims(skipped.id, slots) else {
+                    cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                    continue
                 }
                 try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
                 slots.reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
@@ -158,6 +129,47 @@ extension JobRunner {
             }
         }
         return .end
+    }
+
+    /// The task to send, as it is sent (its records left out when only its captures are
+    /// needed), or `nil` when it is settled here: a replay or `--task` run that did not
+    /// choose it and does not need its captures.
+    private func runnable(_ task: ExpandedTask, _ slots: TaskSlots) -> ExpandedTask? {
+        var task = task
+        guard let selection = slots.selection else {
+            if task.records != nil, !slots.done.isEmpty,
+                slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id))
+            {
+                // Done by an earlier run, and run again for its captures only: its records
+                // are the ones that run kept.
+                settledRecords(of: task, done: true)
+                task.records = nil
+            }
+            return task
+        }
+        if let selected = selection.admit(task) {
+            if selection.isFromPattern(task.id) { slots.progress.tasksFound(1) }
+            return selected
+        }
+        if task.spec(in: job)?.hasCaptures ?? false {
+            // Not selected, but what it captures may be what selected tasks need.
+            slots.progress.tasksFound(1)
+            settledRecords(of: task, done: nil)
+            task.records = nil
+            return task
+        }
+        settledRecords(of: task, done: nil)
+        slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+        return nil
+    }
+
+    /// Whether this run reports a task that did not build or was skipped: every one, or in a
+    /// replay or `--task` run, those it chose (counted now when a pattern chose them).
+    private func claims(_ id: String, _ slots: TaskSlots) -> Bool {
+        guard let selection = slots.selection else { return true }
+        guard selection.claims(id: id) else { return false }
+        if selection.isFromPattern(id) { slots.progress.tasksFound(1) }
+        return true
     }
 
     /// Hands the values an earlier run kept for `task` (done, and capturing) to the feed, when
