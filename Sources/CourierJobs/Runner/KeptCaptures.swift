@@ -34,8 +34,7 @@ final class KeptCaptures: Sendable {
         /// Lines added and not written yet: the first is the file's header (run and task),
         /// each other one response's values of one capture.
         var pending: [UInt8] = []
-        var replacement: FileReplacement?
-        var descriptor: Int32 = -1
+        var file: AppendingTemporary?
         /// A value held a secret: nothing is kept.
         var spoiled = false
     }
@@ -84,16 +83,13 @@ final class KeptCaptures: Sendable {
         try state.withLock { state in
             Result { () throws(FileError) in
                 if state.spoiled {
-                    POSIX.close(&state.descriptor)
-                    state.replacement?.discard()
-                    state.replacement = nil
+                    state.file?.discard()
+                    state.file = nil
                     return
                 }
                 try write(&state, temporaries: temporaries)
-                POSIX.close(&state.descriptor)
-                let replacement = state.replacement
-                state.replacement = nil
-                try replacement?.commit(syncingFolder: false)
+                try state.file?.commit()
+                state.file = nil
             }
         }.get()
         return folder
@@ -102,40 +98,27 @@ final class KeptCaptures: Sendable {
     /// Removes the temporary, if any: the task failed. Blocking.
     func discard() {
         state.withLock { state in
-            POSIX.close(&state.descriptor)
-            state.replacement?.discard()
-            state.replacement = nil
+            state.file?.discard()
+            state.file = nil
             state.pending = []
         }
     }
 
     private func write(_ state: inout State, temporaries: StaleTemporaries) throws(FileError) {
         guard !state.spoiled else { return }
-        if state.replacement == nil {
+        if state.file == nil {
             try FileSystem.makeOwnFolder(folder.deletingLastPathComponent())
             try FileSystem.makeOwnFolder(folder)
             temporaries.sweep(folder)
-            let replacement = try FileReplacement(
+            state.file = try AppendingTemporary(
                 replacing: folder.appendingPathComponent(name), tag: temporaries.tag)
-            let descriptor = open(
-                replacement.temporary.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
-            guard descriptor >= 0 else {
-                let code = errno
-                replacement.discard()
-                throw FileError(path: replacement.temporaryPath.path, action: "open", code: code)
-            }
-            state.replacement = replacement
-            state.descriptor = descriptor
             let header =
                 JSONWriter.bytes(.object([("run", .string(run)), ("task", .string(task))]))
                 + [0x0A]
             state.pending = header + state.pending
         }
         guard !state.pending.isEmpty else { return }
-        if let code = state.pending.withUnsafeBytes({ POSIX.writeAll(state.descriptor, $0) }) {
-            throw FileError(
-                path: folder.appendingPathComponent(name).path, action: "write", code: code)
-        }
+        try state.file?.append(state.pending)
         state.pending = []
     }
 

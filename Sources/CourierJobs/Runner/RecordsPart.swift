@@ -20,7 +20,7 @@ final class RecordsPart: Sendable {
     private let folder: URL
     private let name: String
     private let store: RecordsStore
-    private let state = Locked<(replacement: FileReplacement?, descriptor: Int32)>((nil, -1))
+    private let file = Locked<AppendingTemporary?>(nil)
 
     init(target: RecordsTarget, task: String, run: String, store: RecordsStore) {
         self.target = target
@@ -32,12 +32,10 @@ final class RecordsPart: Sendable {
 
     /// Appends part lines (one page's). Blocking.
     func append(_ lines: [UInt8], temporaries: StaleTemporaries) throws(FileError) {
-        try state.withLock { state in
+        try file.withLock { file in
             Result { () throws(FileError) in
-                try prepare(&state, temporaries: temporaries)
-                if let code = lines.withUnsafeBytes({ POSIX.writeAll(state.descriptor, $0) }) {
-                    throw FileError(path: path, action: "write", code: code)
-                }
+                try prepare(&file, temporaries: temporaries)
+                try file?.append(lines)
             }
         }.get()
     }
@@ -45,13 +43,11 @@ final class RecordsPart: Sendable {
     /// Puts the part in place (made now when no page had records): `fsync`ed and renamed,
     /// its folder left to sync (``FolderSyncs``), which is returned. Blocking.
     func commit(temporaries: StaleTemporaries) throws(FileError) -> URL {
-        try state.withLock { state in
+        try file.withLock { file in
             Result { () throws(FileError) in
-                try prepare(&state, temporaries: temporaries)
-                POSIX.close(&state.descriptor)
-                let replacement = state.replacement
-                state.replacement = nil
-                try replacement?.commit(syncingFolder: false)
+                try prepare(&file, temporaries: temporaries)
+                try file?.commit()
+                file = nil
             }
         }.get()
         return folder
@@ -59,40 +55,27 @@ final class RecordsPart: Sendable {
 
     /// Removes the temporary, if any: the task failed. Blocking.
     func discard() {
-        state.withLock { state in
-            POSIX.close(&state.descriptor)
-            state.replacement?.discard()
-            state.replacement = nil
+        file.withLock { file in
+            file?.discard()
+            file = nil
         }
     }
 
-    private var path: String { folder.appendingPathComponent(name).path }
-
     /// Makes the temporary and writes the header, the first time.
-    private func prepare(
-        _ state: inout (replacement: FileReplacement?, descriptor: Int32),
-        temporaries: StaleTemporaries
-    ) throws(FileError) {
-        guard state.replacement == nil else { return }
+    private func prepare(_ file: inout AppendingTemporary?, temporaries: StaleTemporaries)
+        throws(FileError)
+    {
+        guard file == nil else { return }
         try FileSystem.makeOwnFolder(store.outputDir.appendingPathComponent(".courier"))
         try FileSystem.makeOwnFolder(store.root)
         try FileSystem.makeOwnFolder(folder)
         temporaries.sweep(folder)
-        let replacement = try FileReplacement(
+        let opened = try AppendingTemporary(
             replacing: folder.appendingPathComponent(name), tag: temporaries.tag)
-        let descriptor = open(
-            replacement.temporary.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else {
-            let code = errno
-            replacement.discard()
-            throw FileError(path: replacement.temporaryPath.path, action: "open", code: code)
-        }
-        state = (replacement, descriptor)
+        file = opened
         let header = RecordsStore.Header(
             task: task, target: target.path, settings: target.rule.settings
         ).line
-        if let code = header.withUnsafeBytes({ POSIX.writeAll(descriptor, $0) }) {
-            throw FileError(path: path, action: "write", code: code)
-        }
+        try opened.append(Array(header))
     }
 }
