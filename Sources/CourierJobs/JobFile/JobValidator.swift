@@ -18,22 +18,8 @@ enum JobValidator {
     static func validate(
         _ job: Job, limit: Int, fingerprint: (String) -> UInt64 = fingerprint
     ) throws(JobFileErrors) -> Int {
-        var errors: [JobFileError] = []
+        var errors = zipLengthErrors(job)
         var count = 0
-        // Zipped variables must have as many values each.
-        for spec in job.tasks where spec.zip {
-            let counts = spec.foreach.map { variable in
-                (variable.name, StaticValidation.valueCount(of: variable.source))
-            }
-            if let first = counts.first, let other = counts.first(where: { $0.1 != first.1 }) {
-                errors.append(
-                    JobFileError(
-                        file: job.file.relativePath, path: "\(spec.path).foreach",
-                        message:
-                            "zip pairs values up, but \(first.0) has \(first.1) and \(other.0) has \(other.1)"
-                    ))
-            }
-        }
         // Big products of ranges whose ids are provably unique are checked at their corners.
         var provable: Set<String> = []
         for spec in job.tasks {
@@ -68,6 +54,51 @@ enum JobValidator {
             }
             throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
         }
+        var stopped = false
+        let met = repeatedFingerprints(
+            job, skipping: provable, expanded: expanded, fingerprint: fingerprint,
+            errors: &errors, count: &count, stopped: &stopped)
+        if !met.isEmpty, !stopped {
+            stopped = duplicateIDs(
+                job, skipping: provable, among: met, fingerprint: fingerprint, errors: &errors)
+        }
+        if stopped {
+            errors.append(
+                JobFileError(
+                    file: job.file.relativePath, path: "", message: "stopping after 20 errors"))
+        }
+        if !errors.isEmpty {
+            throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
+        }
+        return count
+    }
+
+    /// Zipped variables must have as many values each.
+    private static func zipLengthErrors(_ job: Job) -> [JobFileError] {
+        var errors: [JobFileError] = []
+        for spec in job.tasks where spec.zip {
+            let counts = spec.foreach.map { variable in
+                (variable.name, StaticValidation.valueCount(of: variable.source))
+            }
+            if let first = counts.first, let other = counts.first(where: { $0.1 != first.1 }) {
+                errors.append(
+                    JobFileError(
+                        file: job.file.relativePath, path: "\(spec.path).foreach",
+                        message:
+                            "zip pairs values up, but \(first.0) has \(first.1) and \(other.0) has \(other.1)"
+                    ))
+            }
+        }
+        return errors
+    }
+
+    /// Checks every task that cannot be proven (adding to `errors` and `count`), each id kept
+    /// as a fingerprint; the fingerprints that met. `stopped` at 20 errors.
+    private static func repeatedFingerprints(
+        _ job: Job, skipping provable: Set<String>, expanded: Int,
+        fingerprint: (String) -> UInt64, errors: inout [JobFileError], count: inout Int,
+        stopped: inout Bool
+    ) -> Set<UInt64> {
         // Tasks over a lines file are not in `expanded`: counted here, so the array is made
         // once at its size rather than doubled (and copied) as it grows.
         let lines = job.tasks.lazy.filter {
@@ -76,7 +107,6 @@ enum JobValidator {
         }.reduce(0) { $0 + StaticValidation.expansionCount(of: $1, cap: 100_000_000) }
         var fingerprints: [UInt64] = []
         fingerprints.reserveCapacity(min(expanded + lines, 100_000_000))
-        var stopped = false
         for (_, result) in checks(job, skipping: provable) {
             switch result {
             case .failure(let error):
@@ -96,37 +126,28 @@ enum JobValidator {
         where fingerprints[index] == fingerprints[index - 1] {
             met.insert(fingerprints[index])
         }
-        fingerprints = []
-        if !met.isEmpty, !stopped {
-            // The ids behind the fingerprints that met, compared as text, in expansion order.
-            var seen = Set<String>()
-            for (spec, result) in checks(job, skipping: provable) {
-                guard case .success(let id) = result, met.contains(fingerprint(id)) else {
-                    continue
-                }
-                if !seen.insert(id).inserted {
-                    errors.append(
-                        JobFileError(
-                            file: job.file.relativePath, path: "\(spec.path).id",
-                            message:
-                                "duplicate task id \"\(id)\" after expansion (ids must be unique)"
-                        ))
-                    if errors.count >= 20 {
-                        stopped = true
-                        break
-                    }
-                }
+        return met
+    }
+
+    /// The ids behind the fingerprints that met, compared as text, in expansion order: each
+    /// duplicate an error; whether it stopped at 20 errors.
+    private static func duplicateIDs(
+        _ job: Job, skipping provable: Set<String>, among met: Set<UInt64>,
+        fingerprint: (String) -> UInt64, errors: inout [JobFileError]
+    ) -> Bool {
+        var seen = Set<String>()
+        for (spec, result) in checks(job, skipping: provable) {
+            guard case .success(let id) = result, met.contains(fingerprint(id)) else { continue }
+            if !seen.insert(id).inserted {
+                errors.append(
+                    JobFileError(
+                        file: job.file.relativePath, path: "\(spec.path).id",
+                        message: "duplicate task id \"\(id)\" after expansion (ids must be unique)"
+                    ))
+                if errors.count >= 20 { return true }
             }
         }
-        if stopped {
-            errors.append(
-                JobFileError(
-                    file: job.file.relativePath, path: "", message: "stopping after 20 errors"))
-        }
-        if !errors.isEmpty {
-            throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
-        }
-        return count
+        return false
     }
 
     /// The most tasks validation checks one by one (about 30 bytes and 1.5 µs each in a

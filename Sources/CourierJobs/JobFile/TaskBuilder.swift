@@ -29,50 +29,20 @@ enum TaskBuilder {
             return error(problem.key, problem.message)
         }
         let url: URL
-        switch spec.target {
-        case .path:
-            let path: String
-            switch templates.target.renderPath(bindings) {
-            case .success(let rendered): path = rendered
-            case .failure(let problem): return error("path", Self.message(problem, id: id))
-            }
-            let joined =
-                if let base {
-                    try? URLBuilder.url(base: base, path: path, query: query)
-                } else {
-                    try? URLBuilder.url(baseURL: nil, path: path, query: query)
-                }
-            guard let built = joined else {
-                return error("path", "\"\(path)\" does not make a valid URL (task \(id))")
-            }
-            url = built
-        case .url:
-            switch absoluteURL(templates.target, bindings: bindings, id: id) {
-            case .success(let parsed): url = URLBuilder.appending(query, to: parsed)
-            case .failure(let problem): return error(problem.key, problem.message)
-            }
+        switch target(
+            spec.target, templates: templates, bindings: bindings, query: query, id: id, base: base)
+        {
+        case .success(let built): url = built
+        case .failure(let problem): return error(problem.key, problem.message)
         }
         var headers = HTTPHeaders(job.headers.map { ($0.name, $0.value) })
         headers = headers.merging(
             HTTPHeaders(templates.headers.map { ($0.name, $0.value.render(bindings)) }))
-        var body: Data?
-        var streamed: StreamedBody?
-        switch spec.body {
-        case .json(let node):
-            body = Data(JSONWriter.string(JSONBody.value(of: node, bindings: bindings)).utf8)
-            if !headers.contains("Content-Type") { headers.add("Content-Type", "application/json") }
-        case .text(let text):
-            body = Data((templates.body ?? Template(text)).render(bindings).utf8)
-        case .file(let file):
-            // Streamed from the file as it is sent, on every attempt: memory stays flat
-            // whatever its size, and a dry run never reads it. Regular files only: a device
-            // or a FIFO (`/dev/urandom`) would be read for ever.
-            if let problem = FileSystem.notRegularFile(file) {
-                return error("bodyFile", problem)
-            }
-            streamed = .file(file)
-        case nil:
-            break
+        let body: Data?
+        let streamed: StreamedBody?
+        switch Self.body(spec.body, templates: templates, bindings: bindings, headers: &headers) {
+        case .success(let built): (body, streamed) = built
+        case .failure(let problem): return error(problem.key, problem.message)
         }
         let save: String?
         switch savePath(templates.save, bindings: bindings, id: id) {
@@ -116,6 +86,64 @@ enum TaskBuilder {
 }
 
 extension TaskBuilder {
+    /// The task's URL: its `path` joined to the job's base, or its `url`, with its query.
+    static func target(
+        _ target: TaskSpec.Target, templates: CompiledTemplates, bindings: [String: String],
+        query: [URLQueryItem], id: String, base: URLBuilder.Base?
+    ) -> Result<URL, Problem> {
+        switch target {
+        case .path:
+            let path: String
+            switch templates.target.renderPath(bindings) {
+            case .success(let rendered): path = rendered
+            case .failure(let problem):
+                return .failure(Problem(key: "path", message: message(problem, id: id)))
+            }
+            let joined =
+                if let base {
+                    try? URLBuilder.url(base: base, path: path, query: query)
+                } else {
+                    try? URLBuilder.url(baseURL: nil, path: path, query: query)
+                }
+            guard let built = joined else {
+                return .failure(
+                    Problem(
+                        key: "path", message: "\"\(path)\" does not make a valid URL (task \(id))"))
+            }
+            return .success(built)
+        case .url:
+            return absoluteURL(templates.target, bindings: bindings, id: id).map {
+                URLBuilder.appending(query, to: $0)
+            }
+        }
+    }
+
+    /// The task's body: bytes (a JSON body adds `Content-Type` when the task has none), or
+    /// a file streamed as it is sent.
+    static func body(
+        _ body: TaskSpec.Body?, templates: CompiledTemplates, bindings: [String: String],
+        headers: inout HTTPHeaders
+    ) -> Result<(Data?, StreamedBody?), Problem> {
+        switch body {
+        case .json(let node):
+            if !headers.contains("Content-Type") { headers.add("Content-Type", "application/json") }
+            return .success(
+                (Data(JSONWriter.string(JSONBody.value(of: node, bindings: bindings)).utf8), nil))
+        case .text(let text):
+            return .success((Data((templates.body ?? Template(text)).render(bindings).utf8), nil))
+        case .file(let file):
+            // Streamed from the file as it is sent, on every attempt: memory stays flat
+            // whatever its size, and a dry run never reads it. Regular files only: a device
+            // or a FIFO (`/dev/urandom`) would be read for ever.
+            if let problem = FileSystem.notRegularFile(file) {
+                return .failure(Problem(key: "bodyFile", message: problem))
+            }
+            return .success((nil, .file(file)))
+        case nil:
+            return .success((nil, nil))
+        }
+    }
+
     /// `bindings` with `{since}`: the task's kept cursor less its lookback, or its start.
     static func withSince(
         _ bindings: [String: String], spec: TaskSpec, id: String, job: Job

@@ -57,6 +57,52 @@ struct ReplayBuilder {
         }
         guard let url else { return refuse("the logged URL \(loggedURL) is not valid") }
 
+        let headers: HTTPHeaders
+        let secretNames: Set<String>
+        switch rebuiltHeaders(of: line, jobTask: jobTask, jobWire: jobWire) {
+        case .success(let rebuilt): (headers, secretNames) = rebuilt
+        case .failure(let refusal): return .failure(refusal)
+        }
+        let body: Data?
+        switch rebuiltBody(of: line, jobTask: jobTask) {
+        case .success(let rebuilt): body = rebuilt
+        case .failure(let refusal): return .failure(refusal)
+        }
+
+        var request = HTTPRequest(
+            url: url, method: HTTPMethod(method), headers: headers, body: body)
+        request.secretHeaderNames.formUnion(secretNames)
+        if let job { request.tls = job.tls }
+        if let jobTask {
+            request.secretHeaderNames.formUnion(jobTask.request.secretHeaderNames)
+            request.secretQueryNames.formUnion(jobTask.request.secretQueryNames)
+            request.timeout = jobTask.request.timeout
+        } else if let job {
+            request.timeout = job.timeout
+        }
+        var task = ExpandedTask(
+            .init(
+                id: id, request: request, expectStatus: jobTask?.expectStatus,
+                save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
+                specPath: jobTask?.specPath ?? "log",
+                replayOf: ReplayOrigin(run: line.run, task: id)))
+        task.oauth2 = jobTask?.oauth2
+        // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
+        // logged may well get 304 again: that is its success, as in the run.
+        task.conditional =
+            headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
+        return .success(task)
+    }
+
+    /// The logged headers, each redacted one from `--header` or from the job's task when its
+    /// value redacts to the logged one; the names of those that hold secrets.
+    private func rebuiltHeaders(
+        of line: LogLine, jobTask: ExpandedTask?, jobWire: WireRequest?
+    ) -> Result<(HTTPHeaders, Set<String>), Refusal> {
+        let id = line.task ?? "?"
+        func refuse(_ reason: String) -> Result<(HTTPHeaders, Set<String>), Refusal> {
+            .failure(Refusal(task: id, reason: reason))
+        }
         var headers = HTTPHeaders()
         var secretNames: Set<String> = []
         for (name, value) in line.requestHeaders {
@@ -87,8 +133,17 @@ struct ReplayBuilder {
             headers.add(override.name, override.value)
             secretNames.insert(override.name.lowercased())
         }
+        return .success((headers, secretNames))
+    }
 
-        var body: Data?
+    /// The logged body, or the job's task's when it was too large to log or held a secret
+    /// and the job's builds the same.
+    private func rebuiltBody(of line: LogLine, jobTask: ExpandedTask?) -> Result<Data?, Refusal> {
+        let id = line.task ?? "?"
+        func refuse(_ reason: String) -> Result<Data?, Refusal> {
+            .failure(Refusal(task: id, reason: reason))
+        }
+        let body: Data?
         switch line.requestBody {
         case nil:
             body = nil
@@ -109,29 +164,6 @@ struct ReplayBuilder {
         case .text, .base64:
             body = line.bodyBytes
         }
-
-        var request = HTTPRequest(
-            url: url, method: HTTPMethod(method), headers: headers, body: body)
-        request.secretHeaderNames.formUnion(secretNames)
-        if let job { request.tls = job.tls }
-        if let jobTask {
-            request.secretHeaderNames.formUnion(jobTask.request.secretHeaderNames)
-            request.secretQueryNames.formUnion(jobTask.request.secretQueryNames)
-            request.timeout = jobTask.request.timeout
-        } else if let job {
-            request.timeout = job.timeout
-        }
-        var task = ExpandedTask(
-            .init(
-                id: id, request: request, expectStatus: jobTask?.expectStatus,
-                save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
-                specPath: jobTask?.specPath ?? "log",
-                replayOf: ReplayOrigin(run: line.run, task: id)))
-        task.oauth2 = jobTask?.oauth2
-        // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
-        // logged may well get 304 again: that is its success, as in the run.
-        task.conditional =
-            headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
-        return .success(task)
+        return .success(body)
     }
 }

@@ -121,29 +121,11 @@ struct TaskSchedule {
             case .independent, .done:
                 return nil
             case .waiting:
-                var scalars: [String: String] = [:]
-                for name in spec.inputs.sorted() {
-                    let status = status(of: name)
-                    guard status.complete else { return nil }
-                    if let failed = status.failedTask {
-                        return skipAll(index, reason: failureReason(name, failed))
-                    }
-                    let values = captures[name]!
-                    guard values.count > 0 else {
-                        return skipAll(
-                            index,
-                            reason:
-                                "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value"
-                        )
-                    }
-                    guard !values.hasDifferentValues else {
-                        return skipAll(
-                            index,
-                            reason:
-                                "capture \"\(name)\" found different values, and {\(name)} takes one (fan out over it with foreach instead)"
-                        )
-                    }
-                    scalars[name] = values.first
+                let scalars: [String: String]
+                switch inputs(of: spec) {
+                case .waiting: return nil
+                case .failed(let reason): return skipAll(index, reason: reason)
+                case .ready(let values): scalars = values
                 }
                 if let source = spec.captureSource {
                     let others = spec.foreach.filter { $0.name != source.variable }
@@ -171,46 +153,14 @@ struct TaskSchedule {
                 continue
             case .streaming(
                 let scalars, let variable, let capture, let others, var cursor, var inner):
-                // Released from the enum first, so that advancing does not copy the
-                // iterator; every way out below stores the phase again.
-                specs[index].phase = .done
-                if var current = inner {
-                    inner = nil
-                    if let bindings = current.combinations.next() {
-                        specs[index].phase = .streaming(
-                            scalars: scalars, variable: variable, capture: capture,
-                            others: others, cursor: cursor, inner: current)
-                        var all = bindings.merging(scalars) { own, _ in own }
-                        all[variable] = current.value
-                        // `nil`: a value captured before; its child was handed out.
-                        if let item = build(index, bindings: all) { return item }
-                        continue
-                    }
+                // The iterator is moved, not copied: see stream(_:…).
+                switch stream(
+                    index, scalars: scalars, variable: variable, capture: capture,
+                    others: others, cursor: &cursor, inner: &inner)
+                {
+                case .again: continue
+                case .item(let item): return item
                 }
-                if let value = captures[capture]!.next(&cursor) {
-                    specs[index].phase = .streaming(
-                        scalars: scalars, variable: variable, capture: capture, others: others,
-                        cursor: cursor, inner: (value, CombinationIterator(others)))
-                    continue
-                }
-                let status = status(of: capture)
-                guard status.complete else {
-                    specs[index].phase = .streaming(
-                        scalars: scalars, variable: variable, capture: capture, others: others,
-                        cursor: cursor, inner: nil)
-                    return nil
-                }
-                endExpansion(index)
-                if let failed = status.failedTask {
-                    // The values that came were used; the rest are unknown.
-                    let item = SkippedTask(
-                        id: spec.id, spec: index,
-                        reason: failureReason(capture, failed)
-                            + "; its later values are unknown")
-                    specs[index].emitted += 1
-                    return .skipped(item)
-                }
-                return nil
             case .skipping(let reason, var combinations):
                 // One line per task whose id is known without the missing values; one for
                 // the whole spec otherwise.
@@ -232,6 +182,95 @@ struct TaskSchedule {
                 return .skipped(SkippedTask(id: spec.id, spec: index, reason: reason))
             }
         }
+    }
+
+    /// What one step of a streaming spec came to.
+    private enum Step {
+        /// Take another step.
+        case again
+        /// What ``advance(_:)`` returns.
+        case item(Item?)
+    }
+
+    /// One step of a spec that fans out over a capture: the next child for the value at
+    /// hand, or the next value, or a wait for more, or the end of the spec.
+    private mutating func stream(
+        _ index: Int, scalars: [String: String], variable: String, capture: String,
+        others: [(name: String, source: ForeachSource)], cursor: inout CaptureValues.Cursor,
+        inner: inout (value: String, combinations: CombinationIterator)?
+    ) -> Step {
+        let spec = job.tasks[index]
+        // Released from the enum first, so that advancing does not copy the
+        // iterator; every way out below stores the phase again.
+        specs[index].phase = .done
+        if var current = inner {
+            inner = nil
+            if let bindings = current.combinations.next() {
+                specs[index].phase = .streaming(
+                    scalars: scalars, variable: variable, capture: capture,
+                    others: others, cursor: cursor, inner: current)
+                var all = bindings.merging(scalars) { own, _ in own }
+                all[variable] = current.value
+                // `nil`: a value captured before; its child was handed out.
+                if let item = build(index, bindings: all) { return .item(item) }
+                return .again
+            }
+        }
+        if let value = captures[capture]!.next(&cursor) {
+            specs[index].phase = .streaming(
+                scalars: scalars, variable: variable, capture: capture, others: others,
+                cursor: cursor, inner: (value, CombinationIterator(others)))
+            return .again
+        }
+        let status = status(of: capture)
+        guard status.complete else {
+            specs[index].phase = .streaming(
+                scalars: scalars, variable: variable, capture: capture, others: others,
+                cursor: cursor, inner: nil)
+            return .item(nil)
+        }
+        endExpansion(index)
+        if let failed = status.failedTask {
+            // The values that came were used; the rest are unknown.
+            let item = SkippedTask(
+                id: spec.id, spec: index,
+                reason: failureReason(capture, failed)
+                    + "; its later values are unknown")
+            specs[index].emitted += 1
+            return .item(.skipped(item))
+        }
+        return .item(nil)
+    }
+
+    /// Where a dependent spec's `{name}` inputs stand.
+    private enum Inputs {
+        /// A task that captures one has not finished.
+        case waiting
+        /// One cannot be had: its task failed, or it has no value, or several.
+        case failed(String)
+        /// Each has its one value.
+        case ready([String: String])
+    }
+
+    private func inputs(of spec: TaskSpec) -> Inputs {
+        var scalars: [String: String] = [:]
+        for name in spec.inputs.sorted() {
+            let status = status(of: name)
+            guard status.complete else { return .waiting }
+            if let failed = status.failedTask { return .failed(failureReason(name, failed)) }
+            let values = captures[name]!
+            guard values.count > 0 else {
+                return .failed(
+                    "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value")
+            }
+            guard !values.hasDifferentValues else {
+                return .failed(
+                    "capture \"\(name)\" found different values, and {\(name)} takes one (fan out over it with foreach instead)"
+                )
+            }
+            scalars[name] = values.first
+        }
+        return .ready(scalars)
     }
 
     private func failureReason(_ capture: String, _ failedTask: String) -> String {
