@@ -94,7 +94,7 @@ struct FormValueEncoder: Encoder {
 
     /// Whole numbers without `.0`, as `JSONEncoder` writes them.
     private func number(_ value: Double) -> String {
-        value.rounded() == value && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        WholeNumberText.of(value)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

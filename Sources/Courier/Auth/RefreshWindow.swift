@@ -39,9 +39,7 @@ public struct ExcessiveRefreshError: Error, Sendable, CustomStringConvertible {
     public let window: RefreshWindow
 
     public var description: String {
-        let seconds =
-            window.interval == window.interval.rounded()
-            ? String(Int(window.interval)) : String(window.interval)
+        let seconds = WholeNumberText.of(window.interval)
         return "excessive refresh: the token was refreshed \(window.maxRefreshes) times within "
             + "\(seconds) s and the server still rejects it"
     }

@@ -54,8 +54,7 @@ public struct JSONNode: Sendable, Equatable {
     public var numberSource: String? {
         guard case .number(let number) = value else { return nil }
         if let numberText { return numberText }
-        return number == number.rounded() && abs(number) < 1e15
-            ? String(Int(number)) : String(number)
+        return WholeNumberText.of(number)
     }
 
     public static func == (lhs: JSONNode, rhs: JSONNode) -> Bool { lhs.value == rhs.value }

@@ -93,7 +93,7 @@ public struct HostThrottlingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     }
 
     private static func seconds(_ value: TimeInterval) -> String {
-        if value == value.rounded(), value < 1e15 { return String(Int(value)) }
+        if value == value.rounded(), value < 1e15 { return WholeNumberText.of(value) }
         return value >= 10 ? String(Int(value.rounded(.up))) : String(format: "%.1f", value)
     }
 }

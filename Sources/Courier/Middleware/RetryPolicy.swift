@@ -136,7 +136,7 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     private static func seconds(_ value: TimeInterval) -> String {
-        value == value.rounded() && value < 1e15 ? String(Int(value)) : String(value)
+        WholeNumberText.of(value)
     }
 }
 

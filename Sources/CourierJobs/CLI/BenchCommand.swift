@@ -190,9 +190,7 @@ enum BenchCommand {
             guard !requests.isEmpty else { throw UsageError("bench: the job has no tasks") }
             return requests
         }
-        guard let url = URL(string: options.target), ["http", "https"].contains(url.scheme ?? ""),
-            url.host != nil
-        else {
+        guard let url = Origin.httpURL(options.target) else {
             throw UsageError("bench: '\(options.target)' is not an http or https URL")
         }
         var request = HTTPRequest(

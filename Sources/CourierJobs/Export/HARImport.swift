@@ -69,8 +69,7 @@ struct HARImport {
         for (index, entry) in entries.enumerated() {
             guard let request = entry.member("request"),
                 case .string(let urlText)? = request.member("url")?.value,
-                let url = URLComponents(string: urlText), let scheme = url.scheme?.lowercased(),
-                scheme == "http" || scheme == "https", url.host?.isEmpty == false
+                Origin.httpURL(urlText) != nil, let url = URLComponents(string: urlText)
             else {
                 let url = entry.member("request")?.member("url")?.string ?? ""
                 throw Failure(
@@ -279,9 +278,7 @@ struct HARImport {
     /// as a template.
     static func baseURLProblem(_ text: String) -> String? {
         guard !text.contains(where: { "{}$".contains($0) || $0.isWhitespace }),
-            let components = URLComponents(string: text),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host, !host.isEmpty, URL(string: text) != nil
+            Origin.httpURL(text) != nil, let components = URLComponents(string: text)
         else {
             return "takes an absolute http or https URL (http://host[:port][/path])"
         }

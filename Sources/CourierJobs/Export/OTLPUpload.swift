@@ -15,10 +15,9 @@ enum OTLPUpload {
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` does; any other path is taken as the traces endpoint
     /// itself (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`).
     static func tracesURL(_ text: String) -> URL? {
-        guard var components = URLComponents(string: text),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            components.host?.isEmpty == false
-        else { return nil }
+        guard Origin.httpURL(text) != nil, var components = URLComponents(string: text) else {
+            return nil
+        }
         if components.percentEncodedPath.isEmpty || components.percentEncodedPath == "/" {
             components.percentEncodedPath = "/v1/traces"
         }

@@ -143,7 +143,5 @@ struct Expectation: Sendable {
         text.count > 120 ? String(text.prefix(117)) + "…" : text
     }
 
-    private static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
-    }
+    private static func number(_ value: Double) -> String { WholeNumberText.of(value) }
 }

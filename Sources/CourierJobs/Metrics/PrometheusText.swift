@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// Prometheus's text exposition format, version 0.0.4, as node_exporter's textfile collector
@@ -64,8 +65,7 @@ struct PrometheusText {
         if value.isNaN { return "NaN" }
         if value == .infinity { return "+Inf" }
         if value == -.infinity { return "-Inf" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
+        return WholeNumberText.of(value)
     }
 
     /// The value of the first sample named `name` whose labels include every one of `labels`,
