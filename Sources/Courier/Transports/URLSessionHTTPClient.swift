@@ -75,9 +75,10 @@ public final class URLSessionHTTPClient: HTTPClient {
     deinit {
         // invalidateAndCancel waits for the session's work queue, which a hostile transfer can
         // keep busy for many seconds (URLSessionTaskRouter.canceller): the last reference going
-        // must not hold up its thread, nor a process on its way out.
-        let session = self.session
-        DispatchQueue.global().async { session.invalidateAndCancel() }
+        // must not hold up its thread, nor a process on its way out. It goes after the cancels
+        // already queued: one run after it trapped in FoundationNetworking (a CI run's hostile
+        // pass, a client let go right after a capped body's cancel was queued).
+        delegate.invalidate(session)
     }
 
     /// The `Accept-Encoding` this client sends when the caller set none: the codings its system

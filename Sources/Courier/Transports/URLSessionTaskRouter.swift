@@ -62,6 +62,30 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
     /// cancel goes on this queue, which alone may wait.
     private let canceller = DispatchQueue(label: "courier-urlsession-cancel")
 
+    /// Set once the session is being invalidated (``invalidate(_:)``): a cancel queued before
+    /// it has run, and one queued after it would find its task gone from the session.
+    private let invalidated = Locked(false)
+
+    /// Cancels `task` on ``canceller``, unless the session was invalidated first.
+    private func cancelLater(_ task: URLSessionTask) {
+        canceller.async { [invalidated] in
+            // FoundationNetworking traps ("a task that is not in the registry") when a task
+            // of an invalidated session is cancelled: invalidateAndCancel cancelled it already.
+            guard !invalidated.withLock({ $0 }) else { return }
+            task.cancel()
+        }
+    }
+
+    /// Invalidates `session` (cancelling its tasks) after every cancel already queued, on the
+    /// same queue, so that no cancel of ours runs against a session that let its tasks go. A
+    /// client going away calls it; nothing waits for it.
+    func invalidate(_ session: URLSession) {
+        canceller.async { [invalidated] in
+            invalidated.withLock { $0 = true }
+            session.invalidateAndCancel()
+        }
+    }
+
     /// Set by ``shutDown()``: no transfer may start after it.
     private let closed = Locked(false)
 
@@ -87,7 +111,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             transfer.sink?.close()
             transfer.continuation.resume(
                 throwing: HTTPError(.cancelled, "the client shut down", url: transfer.url))
-            if let task = transfer.task { canceller.async { task.cancel() } }
+            if let task = transfer.task { cancelLater(task) }
         }
     }
 
@@ -117,7 +141,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         else { return }
         transfer.sink?.close()
         transfer.continuation.resume(throwing: error(transfer))
-        canceller.async { task.cancel() }
+        cancelLater(task)
     }
 
     func urlSession(
@@ -203,7 +227,7 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
         }
         // URLSession cannot be paused: every chunk is taken, and a gone reader stops the task.
         if let channel, data.withUnsafeBytes({ channel.offer($0, canWait: false) }) == .readerGone {
-            canceller.async { dataTask.cancel() }
+            cancelLater(dataTask)
         }
     }
 
