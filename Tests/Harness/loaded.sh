@@ -19,7 +19,7 @@ command -v stress-ng >/dev/null || { echo "loaded.sh: stress-ng is missing (make
 
 echo "== test-loaded: building first, without the load"
 "$swift" build --build-tests || exit $?
-"$swift" build --build-tests --sanitize=thread --scratch-path .build-tsan || exit $?
+COURIER_PACKAGE_SCOPE=transport "$swift" build --build-tests --sanitize=thread --scratch-path .build-tsan || exit $?
 
 echo "== test-loaded: $workers CPU workers of stress-ng at nice 0; make test at nice $niceness"
 stress-ng --cpu "$workers" --cpu-method matrixprod --timeout 2h --quiet &
