@@ -34,8 +34,8 @@ package enum JobsFuzzing {
             rendered.utf8.count == template.renderedByteCount(bindings),
             "renderedByteCount disagrees with render")
         // Text without braces renders as itself. U+E000 is the environment brace
-        // (``Template/environmentBrace``), which renders as `{` by design: a job file that
-        // holds it literally gets `{` (the fuzzer found it; noted in the closing note).
+        // (``Template/environmentBrace``), which renders as `{` by design; the job decoder
+        // refuses it in a job file and in a template's environment value (the fuzzer found it).
         if !text.utf8.contains(UInt8(ascii: "{")), !text.contains(Template.environmentBrace) {
             precondition(rendered == text)
         }

@@ -137,6 +137,43 @@ struct HostileValueTests {
         #expect(try await ServerHits.of(key, on: space.server).count == 2, "the retry was sent")
     }
 
+    /// U+E000 marks the braces of environment values inside templates: in a job file, or in
+    /// a value a template takes from the environment, it would be sent as "{". Refused, with
+    /// where it stands, and nothing is sent.
+    @Test("U+E000 in a job file or in a template's environment value is refused, not sent as '{'")
+    func reservedCharacterIsRefused() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("e000")
+        let cases: [(tasks: String, environment: [String: String], expected: String)] = [
+            (
+                #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)", "v": "x\#u{E000}y"}}"#,
+                [:], "job.json:1:"
+            ),
+            (
+                #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)", "v": "x\uE000y"}}"#,
+                [:], "job.json:1:"
+            ),
+            (
+                #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)", "v": "${env:ODD}"}}"#,
+                ["ODD": "p\u{E000}q"], "${env:ODD} holds U+E000"
+            ),
+        ]
+        for (tasks, environment, expected) in cases {
+            try space.writeJob(tasks: tasks)
+            let result = try await space.run(backend: "curl", environment: environment)
+            #expect(result.status == 2, "\(tasks): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("U+E000"), "\(result.stderr)")
+            #expect(result.stderr.contains(expected), "\(expected) in \(result.stderr)")
+        }
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing was sent")
+        // An escaped backslash before "ue000" is text, not the escape: the job is fine.
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)", "v": "x\\ue000"}}"#)
+        let plain = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(plain.status == 0, "\(plain.stderr)")
+    }
+
     @Test("a link planted as outputDir/.courier is refused, never written through")
     func courierFolderLink() async throws {
         let space = try JobWorkspace()

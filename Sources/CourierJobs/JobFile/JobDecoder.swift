@@ -68,32 +68,6 @@ enum JobDecoder {
         return try decode(data, file: url, environment: environment, baseURL: baseURL)
     }
 
-    /// The line and column (in bytes) of the first byte that is not valid UTF-8, if any.
-    static func invalidUTF8(in data: Data) -> (Int, Int)? {
-        let bytes = [UInt8](data)
-        if String(validating: bytes, as: UTF8.self) != nil { return nil }
-        // Find the first bad sequence by decoding scalar by scalar.
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        var offset = 0
-        var line = 1
-        var lineStart = 0
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue(let scalar):
-                offset += String(scalar).utf8.count
-                if scalar == "\n" {
-                    line += 1
-                    lineStart = offset
-                }
-            case .emptyInput:
-                return nil
-            case .error:
-                return (line, offset - lineStart + 1)
-            }
-        }
-    }
-
     /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
     static func decode(
         _ data: Data, file: URL, environment: [String: String], baseURL: String? = nil
@@ -106,6 +80,15 @@ enum JobDecoder {
                     file: name, path: "",
                     message: "the file is not valid UTF-8 (save it as UTF-8)", line: line,
                     column: column)
+            ])
+        }
+        if let (line, column) = reservedCharacter(in: data) {
+            throw JobFileErrors(errors: [
+                JobFileError(
+                    file: name, path: "",
+                    message:
+                        "U+E000 (a private-use character) cannot be in a job file: courier marks the braces of environment values with it, and would send it as \"{\"",
+                    line: line, column: column)
             ])
         }
         let root: JSONNode

@@ -237,6 +237,13 @@ final class DecodingContext {
             let name = String(rest[start.range.upperBound..<end])
             if let value = value(of: kind, name, path: path, at: node) {
                 if kind != "env-public" { addSecret(value) }
+                if template, value.contains(Template.environmentBrace) {
+                    error(
+                        path,
+                        "${\(kind):\(name)} holds U+E000 (a private-use character), which courier uses to mark its braces as text; it cannot go in a template",
+                        at: node)
+                    return result
+                }
                 result +=
                     template
                     ? value.replacingOccurrences(of: "{", with: Template.environmentBrace) : value
