@@ -43,9 +43,7 @@ enum Completions {
     }
 
     /// `text` in single quotes for a shell.
-    static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-    }
+    static func quoted(_ text: String) -> String { ShellWord.singleQuoted(text) }
 
     // MARK: - bash
 

@@ -9,6 +9,11 @@ enum ShellWord {
                     && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
                         || "/._-+,:@=%".unicodeScalars.contains(scalar))
             }
-        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        return plain ? text : singleQuoted(text)
+    }
+
+    /// `text` in single quotes, whatever it holds.
+    static func singleQuoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }
