@@ -19,7 +19,7 @@ struct FolderLayeringTests {
         (
             "CourierJobs",
             [
-                "Support", "JSON", "Secrets", "JobFile", "Records", "LogReading", "Metrics", "Log",
+                "Support", "JSON", "Secrets", "Durability", "JobFile", "Records", "State", "Pages", "LogReading", "Metrics", "Log",
                 "Replay", "Runner", "Report", "Export", "Bench", "CLI",
             ]
         ),

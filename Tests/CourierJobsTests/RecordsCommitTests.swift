@@ -51,7 +51,7 @@ struct RecordsCommitTests {
         }
         let commit = RecordsCommit(
             store: store, run: "r2",
-            history: RunHistory(
+            history: RecordsCommit.Earlier(
                 runs: ["r1"], done: Set(tasks.map { FNV1a.taskKey(job: "j", task: $0) })),
             temporaries: StaleTemporaries(tag: "0badc0de") { _ in },
             limits: RecordsMerge.Limits()
@@ -124,7 +124,7 @@ struct RecordsCommitTests {
         ledger.ended(replace, task: "t1", ok: true)
         ledger.done(replace, key: FNV1a.taskKey(job: "j", task: "t9"))
         let commit = RecordsCommit(
-            store: store, run: "r2", history: RunHistory(runs: ["r1"], done: []),
+            store: store, run: "r2", history: RecordsCommit.Earlier(runs: ["r1"], done: []),
             temporaries: StaleTemporaries(tag: "0badc0de") { _ in },
             limits: RecordsMerge.Limits()
         ) { _ in }

@@ -123,7 +123,9 @@ final class JobRunner: Sendable {
     /// returns how many files failed (the run then exits 1).
     func commitRecords(_ ledger: RecordsLedger, run: String) async -> Int {
         let commit = RecordsCommit(
-            store: recordsStore, run: run, history: options.history, temporaries: temporaries,
+            store: recordsStore, run: run,
+            history: options.history.map { RecordsCommit.Earlier(runs: $0.runs, done: $0.done) },
+            temporaries: temporaries,
             limits: RecordsMerge.Limits(runBytes: options.recordsRunBytes)
         ) { [console] note in console.error("courier: \(note)") }
         let outcome = await files.run { commit.commit(ledger) }

@@ -77,23 +77,17 @@ extension JobRunner {
     /// its awaits lives in the task's async frame, and as values these made that frame 13 KiB
     /// per task in flight (each copy and return value a slot of its own).
     final class PageCursor {
-        var paginator: Paginator?
-        var request: HTTPRequest
+        /// The pages followed so far, the request of the page being sent, the `since` value.
+        var position: PageJudgement.Position
         var page = 1
-        /// The greatest `since` value seen on the pages so far.
-        var sinceValue: String?
-        /// The `since.max` pointer, once a page had items but no value at it (a misspelt
-        /// member name).
-        var sinceMissed: String?
         /// Requests sent for the task so far, every attempt counted.
         var requests = 0
 
         /// The page number as logged: `nil` for a task that does not paginate.
-        var logged: Int? { paginator == nil ? nil : page }
+        var logged: Int? { position.paginator == nil ? nil : page }
 
         init(paginator: Paginator?, request: HTTPRequest) {
-            self.paginator = paginator
-            self.request = request
+            position = PageJudgement.Position(paginator: paginator, request: request)
         }
     }
 
@@ -180,7 +174,7 @@ extension JobRunner {
         let renewing =
             renewing(retrying, for: task, tokens: tokens, willResend: willResend)
             ?? authorizing(retrying, for: task, sessions: oauth2, willResend: willResend)
-        var request = cursor.request
+        var request = cursor.position.request
         if let streamed { request.bodyDestination = .file(streamed.temporary) }
         return PageSend(
             request: request, retrying: retrying, renewing: renewing, attempts: attempts,
@@ -238,54 +232,40 @@ extension JobRunner {
         return result
     }
 
-    /// Whether a page follows the one just judged and saved, and what to warn about when none
-    /// does though the page looked full; a pagination error fails `result`.
+    /// What follows the page just judged and saved, held across the loop's awaits.
+    ///
+    /// A class: as a value, its request and notes would each take a slot in ``execute``'s
+    /// async frame for the whole of every task.
     final class PageStep {
-        var next: HTTPRequest?
-        var warning: String?
-        /// A `since` task that ended without a cursor though its pages had items.
-        var sinceNote: String?
+        let following: PageJudgement.Following
+
+        init(_ following: PageJudgement.Following) { self.following = following }
+
+        var next: HTTPRequest? { following.next }
 
         /// Whether no page follows. (Matched, not compared: `next == nil` took `HTTPRequest`'s
         /// `==`, with two copies of the request.)
         var isLast: Bool {
-            if case .none = next { true } else { false }
+            if case .none = following.next { true } else { false }
         }
     }
 
+    /// Whether a page follows the one just judged and saved (``PageJudgement/following``); a
+    /// pagination error fails `result`.
     @inline(never)
     func nextPage(
         _ send: PageSend, of task: ExpandedTask, cursor: PageCursor,
         result: inout AttemptResult
     ) -> PageStep {
-        let step = PageStep()
         guard result.ok, case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
-        else { return step }
-        if let rule = task.since, response.status != 304 {
-            cursor.sinceValue = Self.sinceValue(
-                rule, in: response, document: result.document, after: cursor.sinceValue)
-            if case .max(let pointer) = rule.source, Self.misses(pointer, in: result.document) {
-                cursor.sinceMissed = pointer
-            }
-        }
-        // A 304 (the first page of a conditional task) ends the pages: the saved ones stand.
-        guard !result.notModified, var paginator = cursor.paginator else {
-            return noted(step, cursor: cursor, ok: result.ok)
-        }
-        do {
-            step.next = try paginator.next(
-                after: response, to: cursor.request, document: result.document)
-            // The first page's validators are not the next page's.
-            if task.conditional {
-                step.next = step.next.map { Self.unconditional($0, as: task.request) }
-            }
-            cursor.paginator = paginator
-            step.warning = step.isLast ? paginator.missingNext : nil
-        } catch {
+        else { return PageStep(PageJudgement.Following()) }
+        let following = PageJudgement(task: task).following(
+            response, document: result.document, position: &cursor.position)
+        if let failure = following.failure {
             result.ok = false
-            result.failure = ("pagination", error.message)
+            result.failure = ("pagination", failure)
         }
-        return noted(step, cursor: cursor, ok: result.ok)
+        return PageStep(following)
     }
 
     /// Logs the page just judged and saved; moves the cursor to the next page and returns
@@ -313,20 +293,23 @@ extension JobRunner {
         }
         let pageNumber = cursor.logged
         let next = step.next
-        let warning = [step.warning, step.sinceNote].compactMap { $0 }.joined(separator: "; ")
+        let warning = [step.following.warning, step.following.sinceNote].compactMap { $0 }.joined(
+            separator: "; ")
         let outcome: LogOutcome = !result.ok ? .failed : step.isLast ? .ok : .page
         try? log.request(
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
             replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
             warning: warning.isEmpty ? nil : warning, waits: waits)
-        if let warning = step.warning {
+        if let warning = step.following.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
-        if let note = step.sinceNote { reporter.report("warning: task \(task.id): \(note)") }
+        if let note = step.following.sinceNote {
+            reporter.report("warning: task \(task.id): \(note)")
+        }
         guard result.ok, let next else {
             // Every page was fine: the cursor may move (at the run's next write of it).
-            if result.ok, let value = cursor.sinceValue {
+            if result.ok, let value = cursor.position.sinceValue {
                 if task.records != nil {
                     since?.hold(value, for: task.id)
                 } else {
@@ -345,19 +328,9 @@ extension JobRunner {
             }
             return result.ok
         }
-        cursor.request = next
+        cursor.position.request = next
         cursor.page += 1
         return nil
-    }
-
-    /// `step` with a note when the task ends here with no cursor though its pages had items:
-    /// every run would otherwise quietly fetch everything from `start` again.
-    func noted(_ step: PageStep, cursor: PageCursor, ok: Bool) -> PageStep {
-        guard step.isLast, ok, let pointer = cursor.sinceMissed, cursor.sinceValue == nil
-        else { return step }
-        step.sinceNote =
-            "since: no value at \(pointer) on a page with items, so the cursor does not move and the next run asks from the same point again"
-        return step
     }
 
     /// The final attempt of one page, and how far its attempts are renumbered: after a

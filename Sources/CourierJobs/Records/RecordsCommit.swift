@@ -9,7 +9,7 @@ import Foundation
 
 /// Puts a run's records into their files, once every task has ended: for each file the run's
 /// tasks write (``RecordsLedger``), the parts of the tasks that did it (this run's, and for
-/// `--resume` and `replay --job` those its history left, ``RunHistory``) are combined with the
+/// `--resume` and `replay --job` those its history left, ``Earlier``) are combined with the
 /// file by its `write`, into a new file that replaces it by rename, and then removed.
 ///
 /// The file is never written in place. A commit goes:
@@ -26,11 +26,18 @@ import Foundation
 struct RecordsCommit: Sendable {
     let store: RecordsStore
     let run: String
-    let history: RunHistory?
+    let history: Earlier?
     let temporaries: StaleTemporaries
     let limits: RecordsMerge.Limits
     /// Told of an interrupted commit finished.
     let note: @Sendable (String) -> Void
+
+    /// The runs whose parts a `--resume` or `replay --job` takes (the job's history, from its
+    /// logs): their ids, earliest first, and the keys of the tasks they did.
+    struct Earlier: Sendable {
+        var runs: [String]
+        var done: Set<UInt64>
+    }
 
     /// One records file replaced.
     struct Committed: Sendable {
