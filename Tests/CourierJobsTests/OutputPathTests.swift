@@ -30,4 +30,30 @@ struct OutputPathTests {
         #expect(OutputPath.resolve("link/x.json", in: out) == nil)
         #expect(OutputPath.resolve("../outside/x.json", in: out) == nil)
     }
+
+    @Test(
+        "a run's output folder resolves as OutputPath does, and a folder it knew, swapped for a link out, is refused"
+    )
+    func outputFolderRemembersOnlyWhatStaysInside() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "outfolder-\(UUID().uuidString)")
+        let out = root.appendingPathComponent("out")
+        let outside = root.appendingPathComponent("outside")
+        let saves = out.appendingPathComponent("saves")
+        for folder in [saves, outside] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = OutputFolder(out)
+        for path in ["saves/1.json", "saves/2.json", "top.json", "./saves/3.json", "new/4.json"] {
+            #expect(folder.resolve(path) == OutputPath.resolve(path, in: out), "\(path)")
+        }
+        #expect(folder.resolve("saves/1.json")?.path == saves.path + "/1.json")
+        #expect(folder.resolve("../outside/x.json") == nil)
+        // The folder it has seen, swapped for a link that leads out of the output folder.
+        try FileManager.default.moveItem(at: saves, to: root.appendingPathComponent("moved"))
+        try FileManager.default.createSymbolicLink(at: saves, withDestinationURL: outside)
+        #expect(folder.resolve("saves/5.json") == nil)
+        #expect(OutputPath.resolve("saves/5.json", in: out) == nil)
+    }
 }

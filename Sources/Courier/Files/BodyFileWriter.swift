@@ -26,9 +26,17 @@ package final class BodyFileWriter: @unchecked Sendable {
 
     /// Creates or truncates the file. A symbolic link in its place is refused (`O_NOFOLLOW`),
     /// so a body is never written through a link someone else planted.
+    ///
+    /// A file that is there (a ``FileReplacement``'s temporary, made before the request) is
+    /// opened without `O_CREAT`: an open that may create takes its folder's lock exclusively,
+    /// and many transfers saving into one folder then spun on that lock in the kernel.
     package init(url: URL) throws(FileError) {
         self.url = url
-        descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        descriptor = open(url.path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+        if descriptor < 0, errno == ENOENT {
+            descriptor = open(
+                url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        }
         guard descriptor >= 0 else {
             throw FileError(path: url.path, action: "create", code: errno)
         }

@@ -25,12 +25,25 @@ package struct FileReplacement: Sendable {
     package let target: URL
     /// The new version, until ``commit()`` renames it: a name that reaches it through the
     /// open folder where the system has one (Linux's `/proc/self/fd`), else its path.
-    package let temporary: URL
+    package var temporary: URL {
+        #if os(Linux)
+            if FileReplacement.procFolders {
+                return URL(fileURLWithPath: "/proc/self/fd/\(folder.descriptor)/\(temporaryName)")
+            }
+        #endif
+        return temporaryPath
+    }
     /// The temporary's path as the folder's path gives it (for messages and sweeping).
-    package let temporaryPath: URL
+    package var temporaryPath: URL { URL(fileURLWithPath: "\(folderPath)/\(temporaryName)") }
     private let folder: OpenFolder
+    /// The folder's path, as text: a save is many small steps, and each `URL` made or taken
+    /// apart on the way cost more than the system calls.
+    private let folderPath: String
     private let temporaryName: String
     private let targetName: String
+
+    /// Whether this system names open folders under `/proc/self/fd` (looked at once).
+    private static let procFolders = access("/proc/self/fd", F_OK) == 0
 
     /// Reserves a temporary name in the target's folder (the folder must exist).
     ///
@@ -42,36 +55,34 @@ package struct FileReplacement: Sendable {
             LoopThreadFileWork.note("create", target.path)
         #endif
         self.target = target
-        targetName = target.lastPathComponent
-        let folderURL = target.deletingLastPathComponent()
-        let folderDescriptor = open(folderURL.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let path = target.path
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        targetName = slash.map { String(path[path.utf8.index(after: $0)...]) } ?? path
+        folderPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let folderDescriptor = open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folderDescriptor >= 0 else {
-            throw FileError(path: folderURL.path, action: "open the folder", code: errno)
+            throw FileError(path: folderPath, action: "open the folder", code: errno)
         }
         folder = OpenFolder(folderDescriptor)
         var name: String
         var descriptor: Int32
         repeat {
-            name =
-                ".\(target.lastPathComponent).\(tag.map { "\($0)." } ?? "")\(UUID().uuidString.prefix(8)).tmp"
+            name = ".\(targetName).\(tag.map { "\($0)." } ?? "")\(Self.randomSuffix()).tmp"
             descriptor = openat(
                 folderDescriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         } while descriptor < 0 && errno == EEXIST
-        temporaryPath = folderURL.appendingPathComponent(name)
+        temporaryName = name
         guard descriptor >= 0 else {
-            throw FileError(path: temporaryPath.path, action: "create", code: errno)
+            throw FileError(path: "\(folderPath)/\(name)", action: "create", code: errno)
         }
         close(descriptor)
-        temporaryName = name
-        let throughDescriptor = "/proc/self/fd/\(folderDescriptor)"
-        #if os(Linux)
-            temporary =
-                access(throughDescriptor, F_OK) == 0
-                ? URL(fileURLWithPath: throughDescriptor).appendingPathComponent(name)
-                : temporaryPath
-        #else
-            temporary = temporaryPath
-        #endif
+    }
+
+    /// Eight hexadecimal digits for a temporary's name (`O_EXCL` settles any clash).
+    private static func randomSuffix() -> String {
+        let value = UInt32.random(in: 0...UInt32.max)
+        let text = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 8 - text.utf8.count) + text
     }
 
     /// Writes `data` as the whole new version.
@@ -96,9 +107,13 @@ package struct FileReplacement: Sendable {
     /// - Parameter syncingFolder: whether the rename is made durable here (the folder
     ///   `fsync`ed). A caller that batches those syncs (one for many renames in a folder)
     ///   passes `false` and must sync the folder before it reports the save done.
+    /// - Parameter syncingFile: `false` when the caller made the new version's bytes durable
+    ///   already (``syncFileSystem()``, one sync for many files).
     /// - Parameter mode: the new version's permission bits, whatever the umask and the old
     ///   version's; `nil` keeps an existing file's bits (a new one gets `0644` less the umask).
-    package func commit(syncingFolder: Bool = true, mode: mode_t? = nil) throws(FileError) {
+    package func commit(
+        syncingFile: Bool = true, syncingFolder: Bool = true, mode: mode_t? = nil
+    ) throws(FileError) {
         #if DEBUG
             LoopThreadFileWork.note("commit", target.path)
         #endif
@@ -110,7 +125,7 @@ package struct FileReplacement: Sendable {
             throw FileError(path: temporaryPath.path, action: "open", code: code)
         }
         var failure: FileError?
-        if fsync(descriptor) != 0 {
+        if syncingFile, fsync(descriptor) != 0 {
             failure = FileError(path: temporaryPath.path, action: "sync", code: errno)
         }
         var existing = stat()
@@ -129,12 +144,12 @@ package struct FileReplacement: Sendable {
         var named = stat()
         var opened = stat()
         if failure == nil,
-            stat(target.deletingLastPathComponent().path, &named) != 0
+            stat(folderPath, &named) != 0
                 || fstat(folder.descriptor, &opened) != 0
                 || named.st_dev != opened.st_dev || named.st_ino != opened.st_ino
         {
             failure = FileError(
-                path: target.deletingLastPathComponent().path,
+                path: folderPath,
                 action:
                     "save into the folder (it was moved or replaced while the file was written)",
                 code: ESTALE)
@@ -149,7 +164,58 @@ package struct FileReplacement: Sendable {
             throw failure
         }
         // Makes the rename durable.
-        if syncingFolder { fsync(folder.descriptor) }
+        if syncingFolder { syncFolder() }
+    }
+
+    /// The folder the new version goes into, as the system knows it (device and inode): the
+    /// replacements of one batch that share a folder share its sync.
+    package var folderIdentity: FolderIdentity {
+        var status = stat()
+        guard fstat(folder.descriptor, &status) == 0 else {
+            return FolderIdentity(device: 0, inode: 0)
+        }
+        return FolderIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// A folder as the system knows it.
+    package struct FolderIdentity: Hashable, Sendable {
+        package let device: UInt64
+        package let inode: UInt64
+    }
+
+    /// Makes the bytes of every file written on the folder's file system durable at once,
+    /// this new version's among them (`syncfs(2)`): one sync for a batch of replacements,
+    /// which then ``commit(syncingFile:syncingFolder:mode:)`` without a sync of their own.
+    /// Where the system has no `syncfs`, the new version's own `fsync`.
+    package func syncFileSystem() throws(FileError) {
+        #if os(Linux)
+            if let syncfs = FileSystemSync.syncfs {
+                guard syncfs(folder.descriptor) == 0 else {
+                    throw FileError(
+                        path: folderPath, action: "sync the file system of", code: errno)
+                }
+                return
+            }
+        #endif
+        try syncBytes()
+    }
+
+    /// Makes the new version's bytes durable: its own `fsync`.
+    package func syncBytes() throws(FileError) {
+        let descriptor = openat(
+            folder.descriptor, temporaryName, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            throw FileError(path: temporaryPath.path, action: "open", code: errno)
+        }
+        defer { close(descriptor) }
+        if fsync(descriptor) != 0 {
+            throw FileError(path: temporaryPath.path, action: "sync", code: errno)
+        }
+    }
+
+    /// Makes the renames made in the folder durable (its `fsync`).
+    package func syncFolder() {
+        fsync(folder.descriptor)
     }
 
     /// Removes the new version, leaving the target as it was.
@@ -159,6 +225,18 @@ package struct FileReplacement: Sendable {
         #endif
         unlinkat(folder.descriptor, temporaryName, 0)
     }
+}
+
+/// `syncfs(2)`, which Glibc's module leaves out (it needs `_GNU_SOURCE`): looked up once, by
+/// name, in the C library the process has loaded.
+private enum FileSystemSync {
+    typealias Function = @convention(c) (Int32) -> Int32
+
+    #if os(Linux)
+        static let syncfs: Function? = dlsym(nil, "syncfs").map {
+            unsafeBitCast($0, to: Function.self)
+        }
+    #endif
 }
 
 /// A folder's descriptor, closed with the last copy of the replacement that opened it.

@@ -46,6 +46,8 @@ final class JobRunner: Sendable {
     let options: RunOptions
     let total: Int
     let source: TaskSource
+    /// `outputDir`, where saves' paths are resolved.
+    let outputFolder: OutputFolder
     let time: any TimeSource
     /// Set by SIGINT/SIGTERM or the deadline (``RunStop``): no task starts after it.
     let stopping = Locked(false)
@@ -55,8 +57,11 @@ final class JobRunner: Sendable {
     let temporaries: StaleTemporaries
     /// Where saves sync and rename, off the curl loops that run the tasks (``FileWork``).
     let files = FileWork()
-    /// The folder syncs that make saves' renames durable, shared by the saves of a folder.
+    /// The folder syncs that make renames durable (records parts, kept captures), shared by
+    /// the renames into a folder.
     let folderSyncs = FolderSyncs()
+    /// Where saves are made durable and put in place, in batches.
+    let groupCommit = GroupCommit()
     /// The `since` tasks' cursors, when the job has such tasks.
     let since: SinceState?
     /// The `prune` tasks' children seen, when the job has such tasks.
@@ -89,6 +94,7 @@ final class JobRunner: Sendable {
         let console = Console(redactor: learnsSecrets ? redactor.learning() : redactor)
         self.console = console
         recordsStore = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
+        outputFolder = OutputFolder(URL(fileURLWithPath: job.outputDir))
         recordsLedger = RecordsLedger.needed(for: job) ? RecordsLedger(job: job) : nil
         // Tagged with what the job's lock is on (``JobLock``); a run of the whole job holds it
         // alone and removes the job's leftovers at once.

@@ -88,7 +88,7 @@ extension JobRunner {
     func streamedTarget(for task: ExpandedTask, page: Int?) -> URL? {
         guard var path = task.save else { return nil }
         if let page { path = path.replacingOccurrences(of: "{page}", with: String(page)) }
-        return OutputPath.resolve(path, in: URL(fileURLWithPath: job.outputDir))
+        return outputFolder.resolve(path)
     }
 
     /// A temporary file beside `target` for the transport to write the body into (its folder
@@ -122,65 +122,68 @@ extension JobRunner {
         var recordsFromSave: String?
     }
 
-    /// Does an attempt's file work off the curl loops: the save (bytes on disk, renamed) on a
-    /// file-work thread, the rename made durable by a folder sync it may share with other
-    /// saves (``FolderSyncs``), then the conditional state's record (its journal line); or the
-    /// streamed temporary removed. Returns the attempt's result with the save's outcome.
+    /// Does an attempt's file work off the curl loops: the save's bytes written on a file-work
+    /// thread, then made durable and renamed into place with the other saves of its batch
+    /// (``GroupCommit``); the records added to the task's part; then the conditional state's
+    /// record (its journal line). A streamed temporary not saved is removed. Returns the
+    /// attempt's result with the save's outcome.
     @inline(never)
     func completingFiles(_ judged: AttemptResult) async -> AttemptResult {
-        let (saved, folder) = await files.run { [self] in doFiles(judged) }
-        guard let folder else { return saved }
-        await folderSyncs.sync(folder.path)
-        // Recorded only once the save is durable: validators for a file a crash could take
-        // back would make the next run keep the old file on a 304.
-        guard case .some((let state, let save, let response)) = saved.pendingRecord else {
-            return saved
-        }
-        var result = saved
-        result.pendingRecord = nil
-        await files.run { state.record(response, for: save) }
-        return result
-    }
-
-    /// The blocking part of ``completingFiles(_:)``: the save without its folder sync; returns
-    /// the result and the folder to sync, when something was renamed into it.
-    func doFiles(_ judged: AttemptResult) -> (AttemptResult, URL?) {
         var result = judged
-        guard let files = result.files else { return (result, nil) }
+        guard let work = result.files else { return result }
         result.files = nil
-        var folder: URL?
-        if let (response, path) = files.save {
+        if let (response, path) = work.save {
             do {
-                let (logged, renamedInto) = try save(response, to: path, streamed: files.streamed)
-                result.savedTo = logged
-                folder = renamedInto
+                // A body streamed to its temporary is written already: no file work is due
+                // before its commit.
+                let written =
+                    if let streamed = work.streamed, response.savedBody != nil {
+                        streamed
+                    } else {
+                        try await files.run { [self] () throws in
+                            try writtenSave(response, to: path)
+                        }
+                    }
+                try await groupCommit.commit(written)
+                result.savedTo = (job.outputDir as NSString).appendingPathComponent(path)
                 result.ok = true
             } catch {
                 result.failure = ("save", "cannot save to \(job.outputDir)/\(path): \(error)")
             }
-            if result.ok, let (state, save) = files.record {
-                result.pendingRecord = (state, save, response)
-            }
         }
-        if result.savedTo == nil { files.streamed?.discard() }
-        if result.ok, let part = files.part {
-            do {
-                if let lines = files.records {
-                    try part.append(lines, temporaries: temporaries)
-                } else if let save = files.recordsFromSave {
-                    try part.append(
-                        try savedRecords(save, rule: part.target.rule), temporaries: temporaries)
-                }
-            } catch {
-                result.ok = false
-                result.pendingRecord = nil
-                result.failure = (
-                    "records",
-                    "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
-                )
-            }
+        if (result.savedTo == nil && work.streamed != nil) || (result.ok && work.part != nil) {
+            result = await files.run { [self, result] in withRecords(work, result) }
         }
-        return (result, folder)
+        // Recorded only once the save is durable: validators for a file a crash could take
+        // back would make the next run keep the old file on a 304.
+        if result.ok, let (state, save) = work.record, let (response, _) = work.save {
+            await files.run { state.record(response, for: save) }
+        }
+        return result
+    }
+
+    /// The rest of an attempt's blocking file work, after its save: a streamed temporary not
+    /// saved removed, the page's records (or the saved copy's, after a 304) added to the
+    /// task's part.
+    func withRecords(_ work: PageFiles, _ judged: AttemptResult) -> AttemptResult {
+        var result = judged
+        if result.savedTo == nil { work.streamed?.discard() }
+        guard result.ok, let part = work.part else { return result }
+        do {
+            if let lines = work.records {
+                try part.append(lines, temporaries: temporaries)
+            } else if let save = work.recordsFromSave {
+                try part.append(
+                    try savedRecords(save, rule: part.target.rule), temporaries: temporaries)
+            }
+        } catch {
+            result.ok = false
+            result.failure = (
+                "records",
+                "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
+            )
+        }
+        return result
     }
 
     /// The part lines of the saved copy that a 304 confirmed: a `conditional` merge takes the
@@ -202,27 +205,23 @@ extension JobRunner {
         return lines
     }
 
-    /// Puts a saved output in place under `outputDir`: the streamed file renamed over it, or
-    /// the body in memory written; returns the path as logged. Blocking: on a file-work thread.
-    /// The folder's sync is left to the caller (``FolderSyncs``): returns the path as logged
-    /// and the folder the file was renamed into.
-    func save(
-        _ response: HTTPResponse, to path: String, streamed: FileReplacement?
-    ) throws -> (logged: String, folder: URL) {
-        let folder: URL
-        if let streamed, response.savedBody != nil {
-            try streamed.commit(syncingFolder: false)
-            folder = streamed.target.deletingLastPathComponent()
-        } else {
-            let output = URL(fileURLWithPath: job.outputDir)
-            guard let url = OutputPath.resolve(path, in: output) else {
-                throw OutputPathError(path: path)
-            }
-            folder = url.deletingLastPathComponent()
-            temporaries.sweep(folder)
-            try OutputFile.write(
-                response.body, to: url, tag: temporaries.tag, syncingFolder: false)
+    /// A saved output's bytes in a temporary beside its place under `outputDir`, for
+    /// ``GroupCommit`` to put in place: the body in memory written to a new file (its folder
+    /// made and swept first). Blocking: on a file-work thread.
+    func writtenSave(_ response: HTTPResponse, to path: String) throws -> FileReplacement {
+        guard let url = outputFolder.resolve(path) else {
+            throw OutputPathError(path: path)
         }
-        return ((job.outputDir as NSString).appendingPathComponent(path), folder)
+        let folder = url.deletingLastPathComponent()
+        try FileSystem.makeFolders(folder)
+        temporaries.sweep(folder)
+        let replacement = try FileReplacement(replacing: url, tag: temporaries.tag)
+        do {
+            try replacement.write(response.body)
+        } catch {
+            replacement.discard()
+            throw error
+        }
+        return replacement
     }
 }
