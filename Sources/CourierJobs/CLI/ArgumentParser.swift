@@ -11,6 +11,32 @@ struct ArgumentParser {
         self.command = command
     }
 
+    /// What a command's arguments came to: its options, or the status to exit with at once.
+    enum Parsed<Options> {
+        case options(Options)
+        /// `--help` (its usage printed) or a usage error (said on standard error).
+        case exit(Int32)
+    }
+
+    /// A command's options from its `arguments` by `parse`; its `usage` for `--help`, and a
+    /// wrong argument said with the exit status for usage errors.
+    static func parse<Options>(
+        _ arguments: [String], command: String, usage: String,
+        _ parse: (inout ArgumentParser) throws(UsageError) -> Options
+    ) -> Parsed<Options> {
+        var parser = ArgumentParser(arguments, command: command)
+        if parser.flag("--help") {
+            Console.output(usage)
+            return .exit(CommandLineInterface.ExitCode.success)
+        }
+        do throws(UsageError) {
+            return .options(try parse(&parser))
+        } catch {
+            Console.error("courier \(error.message)")
+            return .exit(CommandLineInterface.ExitCode.usage)
+        }
+    }
+
     /// Removes a flag and says whether it was there.
     mutating func flag(_ name: String) -> Bool {
         guard let index = remaining.firstIndex(of: name) else { return false }

@@ -45,16 +45,9 @@ enum ReplayCommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         var options: Options
-        do throws(UsageError) {
-            var parser = ArgumentParser(arguments, command: "replay")
-            if parser.flag("--help") {
-                Console.output(usage)
-                return CommandLineInterface.ExitCode.success
-            }
-            options = try parse(&parser)
-        } catch {
-            Console.error("courier \(error.message)")
-            return CommandLineInterface.ExitCode.usage
+        switch ArgumentParser.parse(arguments, command: "replay", usage: usage, parse) {
+        case .options(let parsed): options = parsed
+        case .exit(let status): return status
         }
 
         var job: Job?

@@ -40,16 +40,9 @@ enum ReportCommand {
 
     static func run(_ arguments: [String]) async -> Int32 {
         var options: Options
-        do throws(UsageError) {
-            var parser = ArgumentParser(arguments, command: "report")
-            if parser.flag("--help") {
-                Console.output(usage)
-                return CommandLineInterface.ExitCode.success
-            }
-            options = try parse(&parser)
-        } catch {
-            Console.error("courier \(error.message)")
-            return CommandLineInterface.ExitCode.usage
+        switch ArgumentParser.parse(arguments, command: "report", usage: usage, parse) {
+        case .options(let parsed): options = parsed
+        case .exit(let status): return status
         }
         if options.last != nil || options.since != nil {
             options.logs = ReportWindow.select(

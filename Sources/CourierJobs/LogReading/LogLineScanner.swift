@@ -155,34 +155,29 @@ struct LogLineScanner {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return skipValue() }
         index += 1
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return true
-        }
-        while true {
-            skipWhitespace()
-            guard let key = key() else { return false }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return false }
-            index += 1
-            guard member(&self, key) else { return false }
-            skipWhitespace()
-            guard index < bytes.count else { return false }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
-            }
-            guard bytes[index] == UInt8(ascii: "}") else { return false }
-            index += 1
-            return true
+        return elements(closedBy: UInt8(ascii: "}")) { scanner in
+            guard let key = scanner.key() else { return false }
+            scanner.skipWhitespace()
+            guard scanner.index < scanner.bytes.count,
+                scanner.bytes[scanner.index] == UInt8(ascii: ":")
+            else { return false }
+            scanner.index += 1
+            return member(&scanner, key)
         }
     }
 
     mutating func array(_ element: (inout LogLineScanner) -> Bool) -> Bool {
         index += 1  // the caller saw "["
+        return elements(closedBy: UInt8(ascii: "]"), element)
+    }
+
+    /// The elements of an object or array, its opening bracket read: each read by `element`,
+    /// separated by commas, up to `closing`.
+    private mutating func elements(
+        closedBy closing: UInt8, _ element: (inout LogLineScanner) -> Bool
+    ) -> Bool {
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+        if index < bytes.count, bytes[index] == closing {
             index += 1
             return true
         }
@@ -195,7 +190,7 @@ struct LogLineScanner {
                 index += 1
                 continue
             }
-            guard bytes[index] == UInt8(ascii: "]") else { return false }
+            guard bytes[index] == closing else { return false }
             index += 1
             return true
         }
