@@ -29,14 +29,8 @@ extension JobRunner {
         let tokens: [String: CapturedToken]
         /// The run's OAuth2 clients and their tokens.
         let oauth2: OAuth2Sessions
-        /// `--resume`: the keys of the tasks an earlier run did.
-        let done: Set<UInt64>
-        /// `--resume` and `replay --job`: for each done task that captures, the run of its
-        /// latest `ok`, whose kept values stand in for sending it again (``KeptCaptures``).
-        let okRuns: [UInt64: String]
-        /// A replay with `--job`: the tasks it runs.
-        let selection: ReplaySelection?
-        let shard: Shard?
+        /// Which tasks the run sends (shard, resume, replay or `--task`).
+        let selection: TaskSelection
         /// When the run started (a paced replay keeps the logged gaps from it).
         let startedAt: ContinuousClock.Instant
         /// Whether the progress line is drawn for a job that fans out: it then says while
@@ -66,40 +60,18 @@ extension JobRunner {
                 slots.progress.setDiscovering(feed.isDiscovering)
             }
             // Fan-out children are tasks validation could not count.
-            if cursor.feed != nil, slots.selection == nil, let spec = item.spec,
+            if cursor.feed != nil, slots.selection.chosen == nil, let spec = item.spec,
                 job.tasks[spec].captureSource != nil
             {
                 slots.progress.tasksFound(1)
             }
             switch item {
-            case .task(let task)
-            where slots.shard.map {
-                !$0.runs(taskID: task.id, capturing: (task.spec(in: job)?.hasCaptures ?? false))
-            } == true:
-                // Another shard's task.
-                slots.progress.taskInOtherShard()
-                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-            case .skipped(let skipped)
-            where slots.shard.map { !$0.owns(taskID: skipped.id) } == true:
-                slots.progress.taskInOtherShard()
-                cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
-            case .task(let task)
-            where !slots.done.isEmpty && !(task.spec(in: job)?.hasCaptures ?? false)
-                && slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id)):
-                // Done by an earlier run. (A task with captures runs again, unless its run kept
-                // the values it hands on: the next case.)
-                slots.progress.taskAlreadyDone()
-                settledRecords(of: task, done: true)
-                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-            case .task(let task) where !slots.okRuns.isEmpty && reuseKeptCaptures(of: task, slots):
-                // Done by an earlier run, which kept what it captured: its values go to the
-                // tasks that wait for them, and it is not sent again. A resume counts it as
-                // done; a replay or `--task` run, which did not choose it, not at all.
-                if slots.selection == nil { slots.progress.taskAlreadyDone() }
-                settledRecords(of: task, done: true)
-                cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
             case .task(let task):
                 if let runnable = runnable(task, slots) { return .run(runnable) }
+            case .skipped(let skipped)
+            where slots.selection.shard.map { !$0.owns(taskID: skipped.id) } == true:
+                slots.progress.taskInOtherShard()
+                cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
                 // changed underneath, or a captured value makes a bad URL).
@@ -131,53 +103,62 @@ extension JobRunner {
         return .end
     }
 
-    /// The task to send, as it is sent (its records left out when only its captures are
-    /// needed), or `nil` when it is settled here: a replay or `--task` run that did not
-    /// choose it and does not need its captures.
+    /// The task to send, as it is sent (``TaskSelection``), or `nil` when it is settled here:
+    /// another shard's, one an earlier run did (or whose kept captures stand in for it), one a
+    /// replay or `--task` run did not choose and does not need.
     private func runnable(_ task: ExpandedTask, _ slots: TaskSlots) -> ExpandedTask? {
-        var task = task
-        guard let selection = slots.selection else {
-            if task.records != nil, !slots.done.isEmpty,
-                slots.done.contains(FNV1a.taskKey(job: job.name, task: task.id))
-            {
-                // Done by an earlier run, and run again for its captures only: its records
-                // are the ones that run kept.
+        let capturing = task.spec(in: job)?.hasCaptures ?? false
+        var verdict = slots.selection.verdict(on: task, capturing: capturing)
+        if case .reuseKept(let run) = verdict {
+            if reuseKeptCaptures(of: task, run: run, slots) {
+                // Its values go to the tasks that wait for them, and it is not sent again. A
+                // resume counts it as done; a replay or `--task` run, which did not choose it,
+                // not at all.
+                if slots.selection.chosen == nil { slots.progress.taskAlreadyDone() }
                 settledRecords(of: task, done: true)
-                task.records = nil
+                slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+                return nil
             }
-            return task
+            verdict = slots.selection.sending(task, capturing: capturing)
         }
-        if let selected = selection.admit(task) {
-            if selection.isFromPattern(task.id) { slots.progress.tasksFound(1) }
-            return selected
-        }
-        if task.spec(in: job)?.hasCaptures ?? false {
-            // Not selected, but what it captures may be what selected tasks need.
-            slots.progress.tasksFound(1)
+        switch verdict {
+        case .otherShard:
+            slots.progress.taskInOtherShard()
+            slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+        case .done:
+            slots.progress.taskAlreadyDone()
+            settledRecords(of: task, done: true)
+            slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+        case .reuseKept:
+            break
+        case .send(let send):
+            if send.found { slots.progress.tasksFound(1) }
+            if let settled = send.recordsSettled {
+                settledRecords(of: task, done: settled == .done ? true : nil)
+            }
+            return send.task
+        case .notChosen:
             settledRecords(of: task, done: nil)
-            task.records = nil
-            return task
+            slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         }
-        settledRecords(of: task, done: nil)
-        slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         return nil
     }
 
     /// Whether this run reports a task that did not build or was skipped: every one, or in a
     /// replay or `--task` run, those it chose (counted now when a pattern chose them).
     private func claims(_ id: String, _ slots: TaskSlots) -> Bool {
-        guard let selection = slots.selection else { return true }
-        guard selection.claims(id: id) else { return false }
-        if selection.isFromPattern(id) { slots.progress.tasksFound(1) }
-        return true
+        let (claimed, found) = slots.selection.claims(id)
+        if found { slots.progress.tasksFound(1) }
+        return claimed
     }
 
     /// Hands the values an earlier run kept for `task` (done, and capturing) to the feed, when
     /// the run that did it kept them (``KeptCaptures``); whether it did. A task the history
     /// does not count as done, or whose values are not kept, is sent as before.
-    private func reuseKeptCaptures(of task: ExpandedTask, _ slots: TaskSlots) -> Bool {
-        guard let feed = slots.cursor.feed, task.spec(in: job)?.hasCaptures ?? false,
-            let run = slots.okRuns[FNV1a.taskKey(job: job.name, task: task.id)],
+    private func reuseKeptCaptures(of task: ExpandedTask, run: String, _ slots: TaskSlots)
+        -> Bool
+    {
+        guard let feed = slots.cursor.feed,
             let kept = KeptCaptures.load(job: job, task: task.id, run: run),
             let rules = task.spec(in: job)?.captures
         else { return false }
@@ -245,8 +226,8 @@ extension JobRunner {
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let cursor = makeCursor()
-        var selection: ReplaySelection?
-        if case .selection(let selected, _) = source { selection = selected }
+        var chosen: ReplaySelection?
+        if case .selection(let selected, _) = source { chosen = selected }
         defer { cursor.feed?.close() }
         let slots = TaskSlots(
             cursor: cursor, shared: shared, log: log, progress: progress,
@@ -256,10 +237,11 @@ extension JobRunner {
                 renewableTokens(
                     feed: $0, shared: shared, log: log, progress: progress, oauth2: oauth2)
             } ?? [:],
-            oauth2: oauth2, done: options.resume?.done ?? [],
-            okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
-            selection: selection,
-            shard: options.shard,
+            oauth2: oauth2,
+            selection: TaskSelection(
+                job: job.name, shard: options.shard, done: options.resume?.done ?? [],
+                okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
+                chosen: chosen),
             startedAt: time.now(),
             tracksDiscovery: showsProgress && job.tasks.contains { $0.captureSource != nil })
         var nextExecutor = 0

@@ -1,0 +1,102 @@
+import Courier
+
+/// Which of a job's tasks this run sends, decided task by task as the feed hands them out: a
+/// shard's own (and every task that captures, on every shard), those a resume finds not done,
+/// those a replay or `run --task` chose (and those that capture what the chosen ones need).
+///
+/// A value beside ``TaskSchedule``: the schedule says when a task may start, this says whether
+/// it is sent at all, so that each combination of shard, resume and replay is tested without a
+/// run (TaskSelectionTests). ``JobRunner/nextStep(_:)`` does what its verdicts say: the
+/// progress counts, the records ledger, the feed.
+struct TaskSelection: Sendable {
+    /// The job's name, which task keys are made with.
+    let job: String
+    let shard: Shard?
+    /// `--resume`: the keys of the tasks an earlier run did.
+    let done: Set<UInt64>
+    /// `--resume` and `replay --job`: for each done task that captures, the run of its latest
+    /// `ok`, whose kept values may stand in for sending it again (``KeptCaptures``).
+    let okRuns: [UInt64: String]
+    /// A replay with `--job`, or `run --task`: the tasks it chose.
+    let chosen: ReplaySelection?
+
+    /// What becomes of one task.
+    enum Verdict {
+        /// Another shard's task.
+        case otherShard
+        /// Done by an earlier run, and it captures nothing: not sent.
+        case done
+        /// Done by an earlier run, and it captures: the values that run kept stand in for it
+        /// when they can be had; else it is decided again by ``sending(_:capturing:)``.
+        case reuseKept(run: String)
+        /// Sent.
+        case send(Send)
+        /// Not chosen by a replay or `--task` run, and not needed for its captures: settled
+        /// without a line.
+        case notChosen
+    }
+
+    /// A task to send, as it is sent.
+    struct Send {
+        /// The task, its records left out when it is sent for its captures only.
+        var task: ExpandedTask
+        /// Its records, when they are not sent: done (a resume's task run again for its
+        /// captures), or as the history says (a task a replay did not choose).
+        var recordsSettled: RecordsSettled?
+        /// Whether the run counts it as found now: a task a pattern chose, or one sent for its
+        /// captures, which the validated total did not count.
+        var found = false
+    }
+
+    /// Whose word settles a task's records when it does not send them.
+    enum RecordsSettled: Equatable {
+        case done
+        case byHistory
+    }
+
+    /// The verdict on `task` (`capturing`: its spec has captures).
+    func verdict(on task: ExpandedTask, capturing: Bool) -> Verdict {
+        if let shard, !shard.runs(taskID: task.id, capturing: capturing) { return .otherShard }
+        // A task's key is a hash of its id: made only when there is a history to look it up in.
+        if !done.isEmpty || !okRuns.isEmpty {
+            let key = FNV1a.taskKey(job: job, task: task.id)
+            if !capturing, done.contains(key) { return .done }
+            if capturing, let run = okRuns[key] { return .reuseKept(run: run) }
+        }
+        return sending(task, capturing: capturing)
+    }
+
+    /// Whether `task`, to be sent unless kept values stand in for it, is sent, and as what.
+    /// Marks it as found by the replay's or `--task` run's choice (``ReplaySelection``).
+    func sending(_ task: ExpandedTask, capturing: Bool) -> Verdict {
+        var send = Send(task: task)
+        guard let chosen else {
+            if task.records != nil, done.contains(FNV1a.taskKey(job: job, task: task.id)) {
+                // Done by an earlier run, and sent again for its captures only: its records
+                // are the ones that run kept.
+                send.task.records = nil
+                send.recordsSettled = .done
+            }
+            return .send(send)
+        }
+        if let selected = chosen.admit(task) {
+            send.task = selected
+            send.found = chosen.isFromPattern(task.id)
+            return .send(send)
+        }
+        guard capturing else { return .notChosen }
+        // Not chosen, but what it captures may be what the chosen tasks need.
+        send.task.records = nil
+        send.recordsSettled = .byHistory
+        send.found = true
+        return .send(send)
+    }
+
+    /// Whether this run reports a task that did not build or was skipped: every one, or in a
+    /// replay or `--task` run, those it chose; and whether it counts it as found now.
+    func claims(_ id: String) -> (claimed: Bool, found: Bool) {
+        guard let chosen else { return (true, false) }
+        guard chosen.claims(id: id) else { return (false, false) }
+        return (true, chosen.isFromPattern(id))
+    }
+}

@@ -1,0 +1,129 @@
+import Courier
+@testable import CourierJobs
+import Foundation
+import Testing
+
+/// Which tasks a run sends, decided without a run: shards, a resume's history, a replay's or
+/// `--task` run's choice, each alone and together.
+@Suite("Task selection")
+struct TaskSelectionTests {
+    /// The job's tasks: `plain-1`…`plain-4` (records), and `login` (captures a token).
+    static func tasks() throws -> [String: ExpandedTask] {
+        let job = try ExpansionTests.load(
+            ExpansionTests.job(
+                tasks: #"""
+                    {"id": "login", "path": "/login", "capture": {"token": {"json": "/token"}}},
+                    {"id": "plain-{n}", "path": "/p/{n}", "foreach": {"n": {"range": [1, 4]}},
+                     "records": {"from": "/items/*", "to": "r.jsonl", "write": "append"}}
+                    """#))
+        let tasks = try ExpansionTests.expand(job)
+        return Dictionary(uniqueKeysWithValues: tasks.map { ($0.id, $0) })
+    }
+
+    static func key(_ id: String) -> UInt64 { FNV1a.taskKey(job: "t", task: id) }
+
+    static func selection(
+        shard: Shard? = nil, done: Set<String> = [], okRuns: [String: String] = [:],
+        globs: [String]? = nil
+    ) -> TaskSelection {
+        TaskSelection(
+            job: "t", shard: shard, done: Set(done.map(key)),
+            okRuns: Dictionary(uniqueKeysWithValues: okRuns.map { (key($0.key), $0.value) }),
+            chosen: globs.map { ReplaySelection(job: "t", globs: $0) })
+    }
+
+    /// The verdict in words, for comparing.
+    static func said(_ verdict: TaskSelection.Verdict) -> String {
+        switch verdict {
+        case .otherShard: "other shard"
+        case .done: "done"
+        case .reuseKept(let run): "reuse \(run)"
+        case .notChosen: "not chosen"
+        case .send(let send):
+            "send" + (send.task.records == nil ? " without records" : "")
+                + (send.recordsSettled.map { $0 == .done ? ", done" : ", by history" } ?? "")
+                + (send.found ? ", found" : "")
+        }
+    }
+
+    @Test func aPlainRunSendsEveryTaskAsItIs() throws {
+        let tasks = try Self.tasks()
+        let selection = Self.selection()
+        #expect(Self.said(selection.verdict(on: tasks["plain-1"]!, capturing: false)) == "send")
+        #expect(
+            Self.said(selection.verdict(on: tasks["login"]!, capturing: true))
+                == "send without records")
+    }
+
+    @Test func aShardSendsItsOwnTasksAndEveryTaskThatCaptures() throws {
+        let tasks = try Self.tasks()
+        for count in [2, 3] {
+            var owners: [String: Int] = [:]
+            for index in 0..<count {
+                let selection = Self.selection(
+                    shard: try #require(Shard(index: index, count: count)))
+                for id in (1...4).map({ "plain-\($0)" }) {
+                    if case .send = selection.verdict(on: tasks[id]!, capturing: false) {
+                        owners[id, default: 0] += 1
+                    }
+                }
+                #expect(
+                    Self.said(selection.verdict(on: tasks["login"]!, capturing: true))
+                        == "send without records")
+            }
+            #expect(owners.count == 4 && owners.values.allSatisfy { $0 == 1 }, "\(owners)")
+        }
+    }
+
+    @Test func aResumeLeavesWhatWasDoneAndReusesKeptCaptures() throws {
+        let tasks = try Self.tasks()
+        let selection = Self.selection(done: ["plain-1", "login"], okRuns: ["login": "r1"])
+        #expect(Self.said(selection.verdict(on: tasks["plain-1"]!, capturing: false)) == "done")
+        #expect(Self.said(selection.verdict(on: tasks["plain-2"]!, capturing: false)) == "send")
+        #expect(Self.said(selection.verdict(on: tasks["login"]!, capturing: true)) == "reuse r1")
+        // Its kept values could not be had: sent again, as any capturing task.
+        #expect(
+            Self.said(selection.sending(tasks["login"]!, capturing: true)) == "send without records"
+        )
+    }
+
+    @Test func aDoneRecordsTaskSentForItsCapturesKeepsItsEarlierRecords() throws {
+        let tasks = try Self.tasks()
+        let selection = Self.selection(done: ["plain-3"])
+        // As if plain-3 captured (a records task that also hands values on).
+        #expect(
+            Self.said(selection.verdict(on: tasks["plain-3"]!, capturing: true))
+                == "send without records, done")
+    }
+
+    @Test func aTaskRunSendsTheChosenAndWhatTheyNeed() throws {
+        let tasks = try Self.tasks()
+        let selection = Self.selection(globs: ["plain-2"])
+        #expect(
+            Self.said(selection.verdict(on: tasks["plain-2"]!, capturing: false)) == "send, found")
+        #expect(
+            Self.said(selection.verdict(on: tasks["plain-1"]!, capturing: false)) == "not chosen")
+        #expect(
+            Self.said(selection.verdict(on: tasks["login"]!, capturing: true))
+                == "send without records, by history, found")
+        #expect(selection.claims("plain-2") == (true, true))
+        #expect(selection.claims("plain-4") == (false, false))
+        #expect(selection.chosen?.unmatched == [])
+    }
+
+    @Test func aShardOfATaskRunSendsOnlyItsOwnChosenTasks() throws {
+        let tasks = try Self.tasks()
+        let chosenEverywhere = (0..<2).map { index in
+            let selection = Self.selection(
+                shard: Shard(index: index, count: 2)!, globs: ["plain-*"])
+            return (1...4).filter {
+                if case .send = selection.verdict(on: tasks["plain-\($0)"]!, capturing: false) {
+                    return true
+                }
+                return false
+            }
+        }
+        #expect(chosenEverywhere.flatMap { $0 }.sorted() == [1, 2, 3, 4])
+    }
+
+}
