@@ -17,7 +17,29 @@ public final class BodyChunkChannel: Sendable, Hashable {
     private struct State {
         var head: Result<Head, any Error>?
         var headWaiter: CheckedContinuation<Head, any Error>?
+        /// The chunks taken from the transport, from ``firstChunk`` on not read yet.
         var chunks: [Data] = []
+        /// How many of ``chunks`` the reader has taken. Taken from the front by an index, not
+        /// `removeFirst()`: URLSession cannot be paused, a reader that fell behind had tens of
+        /// thousands of chunks waiting, and draining them one `removeFirst()` at a time moved
+        /// the whole array each time (minutes, for a 2 GiB backlog).
+        var firstChunk = 0
+        var hasChunks: Bool { firstChunk < chunks.count }
+
+        /// The next chunk, taken.
+        mutating func takeChunk() -> Data {
+            let chunk = chunks[firstChunk]
+            chunks[firstChunk] = Data()
+            firstChunk += 1
+            if firstChunk == chunks.count {
+                chunks.removeAll(keepingCapacity: true)
+                firstChunk = 0
+            } else if firstChunk >= 1024, firstChunk * 2 >= chunks.count {
+                chunks.removeFirst(firstChunk)
+                firstChunk = 0
+            }
+            return chunk
+        }
         var buffered = 0
         var peakBuffered = 0
         var end: Result<Void, any Error>?
@@ -172,9 +194,9 @@ public final class BodyChunkChannel: Sendable, Hashable {
             if state.head == nil, let error { state.head = .failure(error) }
             defer {
                 state.headWaiter = nil
-                if state.chunks.isEmpty { state.chunkWaiter = nil }
+                if !state.hasChunks { state.chunkWaiter = nil }
             }
-            return (state.headWaiter, state.chunks.isEmpty ? state.chunkWaiter : nil)
+            return (state.headWaiter, state.hasChunks ? nil : state.chunkWaiter)
         }
         if let headWaiter {
             if let error {
@@ -212,8 +234,8 @@ public final class BodyChunkChannel: Sendable, Hashable {
         try await withCheckedThrowingContinuation { continuation in
             var resume: (@Sendable () -> Void)?
             let ready = state.withLock { state -> Result<Data?, any Error>? in
-                if !state.chunks.isEmpty {
-                    let chunk = state.chunks.removeFirst()
+                if state.hasChunks {
+                    let chunk = state.takeChunk()
                     state.buffered -= chunk.count
                     if state.paused, state.buffered < bufferLimit {
                         state.paused = false
@@ -242,6 +264,7 @@ public final class BodyChunkChannel: Sendable, Hashable {
         let resume = state.withLock { state -> (@Sendable () -> Void)? in
             state.readerGone = true
             state.chunks = []
+            state.firstChunk = 0
             state.buffered = 0
             defer { state.resume = nil }
             return state.paused ? state.resume : nil

@@ -11,8 +11,11 @@ import Foundation
 /// children it will make are then one line saying so, since their values come only when it
 /// runs.
 enum ResumePlan {
-    static func print(_ job: Job, resume: ResumeState, options: RunOptions, console: Console) {
-        let feed = TaskFeed(job: job, redactor: console.redactor)
+    static func print(
+        _ job: Job, cursors: [String: String], resume: ResumeState, options: RunOptions,
+        console: Console
+    ) {
+        let feed = TaskFeed(job: job, cursors: cursors, redactor: console.redactor)
         defer { feed.close() }
         var sent = 0
         var done = 0

@@ -12,11 +12,11 @@ extension RunCommand {
     /// Prints the plan: a resume's (``ResumePlan``) or the whole job's, `{since}` from the
     /// kept cursors, read as the run reads them (nothing is written, no lock is taken).
     static func printDryRun(_ job: Job, total: Int, options: RunOptions, console: Console) {
-        var planned = job
+        var cursors: [String: String] = [:]
         if job.tasks.contains(where: { $0.since != nil }) {
             let url = SinceState.location(outputDir: job.outputDir)
             switch SinceState.load(url) {
-            case .success(let cursors): planned.sinceCursors = cursors
+            case .success(let kept): cursors = kept
             case .failure(let problem):
                 console.error(
                     "courier: \(job.name): warning: \(url.relativePath): \(problem.reason); the plan shows every since task from its start value, as the run would"
@@ -24,9 +24,10 @@ extension RunCommand {
             }
         }
         if let resume = options.resume {
-            ResumePlan.print(planned, resume: resume, options: options, console: console)
+            ResumePlan.print(
+                job, cursors: cursors, resume: resume, options: options, console: console)
         } else {
-            printPlan(planned, total: total, options: options, console: console)
+            printPlan(job, cursors: cursors, total: total, options: options, console: console)
         }
     }
 
@@ -50,7 +51,9 @@ extension RunCommand {
     /// The expanded tasks, one per line, secrets scrubbed and control characters shown as
     /// `\u{1B}` (a task id from a lines file must not drive the terminal); nothing is sent. A task that fans
     /// out over a capture is one line saying so: its values come only while running.
-    static func printPlan(_ job: Job, total: Int, options: RunOptions, console: Console) {
+    static func printPlan(
+        _ job: Job, cursors: [String: String], total: Int, options: RunOptions, console: Console
+    ) {
         var shown = 0
         /// Fan-out lines for the specs before `end` not shown yet.
         func fanOuts(upTo end: Int) -> Bool {
@@ -82,7 +85,7 @@ extension RunCommand {
             return true
         }
         var inShard = 0
-        for case .success(let task) in TaskExpander(job: job) {
+        for case .success(let task) in TaskExpander(job: job, cursors: cursors) {
             // A job's expansion gives every task its spec.
             guard let index = task.specIndex, let spec = task.spec(in: job) else { continue }
             guard fanOuts(upTo: index) else { return }

@@ -39,14 +39,7 @@ enum JSONWriter {
         _ elements: Elements, to output: inout [UInt8],
         _ write: (Elements.Element, inout [UInt8]) -> Void
     ) {
-        output.append(UInt8(ascii: "["))
-        var first = true
-        for element in elements {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
-            write(element, &output)
-        }
-        output.append(UInt8(ascii: "]"))
+        writeSeparated(elements, opening: "[", closing: "]", to: &output, write)
     }
 
     /// Appends `{`, each member as its escaped `key` and its value written by `value`, with
@@ -55,16 +48,26 @@ enum JSONWriter {
         _ members: Members, to output: inout [UInt8], key: (Members.Element) -> String,
         _ value: (Members.Element, inout [UInt8]) -> Void
     ) {
-        output.append(UInt8(ascii: "{"))
-        var first = true
-        for member in members {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
+        writeSeparated(members, opening: "{", closing: "}", to: &output) { member, output in
             writeString(key(member), to: &output)
             output.append(UInt8(ascii: ":"))
             value(member, &output)
         }
-        output.append(UInt8(ascii: "}"))
+    }
+
+    /// `opening`, each element written by `write` with commas between, and `closing`.
+    private static func writeSeparated<Elements: Sequence>(
+        _ elements: Elements, opening: Unicode.Scalar, closing: Unicode.Scalar,
+        to output: inout [UInt8], _ write: (Elements.Element, inout [UInt8]) -> Void
+    ) {
+        output.append(UInt8(ascii: opening))
+        var first = true
+        for element in elements {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            write(element, &output)
+        }
+        output.append(UInt8(ascii: closing))
     }
 
     /// Appends the JSON text of `value` to `output`.

@@ -44,9 +44,6 @@ struct Job: Sendable {
     /// a run from the working folder kept the outputs before jobs had homes.
     var writtenOutputDir: String? = nil
     var tasks: [TaskSpec]
-    /// The `since` tasks' kept cursors (``SinceState``), by task id, as the run found them:
-    /// what `{since}` renders from. Empty until a run loads them.
-    var sinceCursors: [String: String] = [:]
     /// The job file as read, with its SHA-256, for the log.
     var file: URL
     var sha256: String

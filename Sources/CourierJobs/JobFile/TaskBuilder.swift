@@ -6,9 +6,11 @@ enum TaskBuilder {
     /// - Parameters:
     ///   - index: the spec's place in the job's `tasks`, carried by the task.
     ///   - base: the job's `baseURL` taken apart once per expansion, not once per task.
+    ///   - cursors: the `since` tasks' kept cursors by task id (``SinceState``), as the run
+    ///     found them: what `{since}` renders from.
     static func build(
         _ spec: TaskSpec, index: Int, bindings: [String: String], job: Job,
-        base: URLBuilder.Base?
+        base: URLBuilder.Base?, cursors: [String: String]
     ) -> Result<ExpandedTask, JobFileError> {
         func error(_ key: String, _ message: String) -> Result<ExpandedTask, JobFileError> {
             .failure(
@@ -17,7 +19,7 @@ enum TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
-        let bindings = withSince(bindings, spec: spec, id: id, job: job)
+        let bindings = withSince(bindings, spec: spec, cursor: cursors[id])
         let query = templates.query.map {
             URLQueryItem(name: $0.name, value: $0.value.render(bindings))
         }
@@ -146,11 +148,11 @@ extension TaskBuilder {
 
     /// `bindings` with `{since}`: the task's kept cursor less its lookback, or its start.
     static func withSince(
-        _ bindings: [String: String], spec: TaskSpec, id: String, job: Job
+        _ bindings: [String: String], spec: TaskSpec, cursor: String?
     ) -> [String: String] {
         guard let since = spec.since else { return bindings }
         var bindings = bindings
-        bindings["since"] = since.offered(job.sinceCursors[id])
+        bindings["since"] = since.offered(cursor)
         return bindings
     }
 
@@ -176,7 +178,8 @@ extension TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
-        let bindings = withSince(bindings, spec: spec, id: id, job: job)
+        // Validated with the start value: the cursors are the run's, read later.
+        let bindings = withSince(bindings, spec: spec, cursor: nil)
         if let problem = oversized(templates, bindings: bindings, id: id, target: spec.target) {
             return error(problem.key, problem.message)
         }

@@ -5,10 +5,15 @@ import Foundation
 /// at a time (a `lines` file is streamed, re-read for each outer value of a product).
 struct TaskExpander: Sequence {
     let job: Job
+    /// The `since` tasks' kept cursors, by task id (none: every one from its start).
+    let cursors: [String: String]
 
-    init(job: Job) { self.job = job }
+    init(job: Job, cursors: [String: String] = [:]) {
+        self.job = job
+        self.cursors = cursors
+    }
 
-    func makeIterator() -> Iterator { Iterator(job: job) }
+    func makeIterator() -> Iterator { Iterator(job: job, cursors: cursors) }
 
     /// Produces expanded tasks or the error that one of them carries.
     struct Iterator: IteratorProtocol {
@@ -16,8 +21,10 @@ struct TaskExpander: Sequence {
         private var specIndex = 0
         private var combinations: CombinationIterator?
         private let base: URLBuilder.Base?
+        private let cursors: [String: String]
 
-        init(job: Job) {
+        init(job: Job, cursors: [String: String]) {
+            self.cursors = cursors
             self.job = job
             base = job.baseURL.flatMap(URLBuilder.Base.init)
         }
@@ -30,7 +37,8 @@ struct TaskExpander: Sequence {
                 }
                 if let bindings = combinations?.next() {
                     return TaskBuilder.build(
-                        spec, index: specIndex, bindings: bindings, job: job, base: base)
+                        spec, index: specIndex, bindings: bindings, job: job, base: base,
+                        cursors: cursors)
                 }
                 combinations = nil
                 specIndex += 1

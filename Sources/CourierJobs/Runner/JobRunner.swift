@@ -111,8 +111,6 @@ final class JobRunner: Sendable {
             job.tasks.contains { $0.since != nil }
             ? SinceState(outputDir: job.outputDir, tag: temporaries.tag) : nil
         pruning = Pruning(job: job)
-        var job = job
-        job.sinceCursors = since?.kept ?? [:]
         self.job = job
     }
 

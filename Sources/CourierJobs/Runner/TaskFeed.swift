@@ -53,8 +53,12 @@ final class TaskFeed: Sendable {
     /// - Parameters:
     ///   - redactor: learns each secret capture before any line that could hold it is written.
     ///   - memoryLimit: captured values kept in memory per capture; the rest go to a file.
-    init(job: Job, redactor: Redactor, memoryLimit: Int = 100_000) {
-        state = Locked(TaskSchedule(job: job, memoryLimit: memoryLimit))
+    ///   - cursors: the `since` tasks' kept cursors, by task id, as the run found them.
+    init(
+        job: Job, cursors: [String: String] = [:], redactor: Redactor,
+        memoryLimit: Int = 100_000
+    ) {
+        state = Locked(TaskSchedule(job: job, cursors: cursors, memoryLimit: memoryLimit))
         self.redactor = redactor
         hasDependents = job.tasks.contains(where: \.isDependent)
     }
@@ -127,7 +131,7 @@ final class TaskFeed: Sendable {
             guard let index = state.producer[name] else { return nil }
             return try? TaskBuilder.build(
                 state.job.tasks[index], index: index, bindings: [:], job: state.job,
-                base: state.base
+                base: state.base, cursors: state.cursors
             ).get()
         }
     }

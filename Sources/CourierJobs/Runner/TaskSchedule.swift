@@ -11,6 +11,8 @@ struct TaskSchedule {
 
     let job: Job
     let base: URLBuilder.Base?
+    /// The `since` tasks' kept cursors, by task id, as the run found them.
+    let cursors: [String: String]
     var changes = 0
     /// The scheduler waiting for a change (``waitForChange(after:stop:)``), by ticket.
     var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -38,8 +40,9 @@ struct TaskSchedule {
     var independent: [Int]
     var current: (spec: Int, combinations: CombinationIterator)?
 
-    init(job: Job, memoryLimit: Int) {
+    init(job: Job, cursors: [String: String] = [:], memoryLimit: Int) {
         self.job = job
+        self.cursors = cursors
         base = job.baseURL.flatMap(URLBuilder.Base.init)
         specs = job.tasks.map { SpecState(phase: $0.isDependent ? .waiting : .independent) }
         dependents = job.tasks.indices.filter { job.tasks[$0].isDependent }
@@ -307,7 +310,8 @@ struct TaskSchedule {
             guard keys.insert(FNV1a.taskKey(job: job.name, task: id)) else { return nil }
         }
         specs[index].emitted += 1
-        switch TaskBuilder.build(spec, index: index, bindings: bindings, job: job, base: base)
+        switch TaskBuilder.build(
+            spec, index: index, bindings: bindings, job: job, base: base, cursors: cursors)
         {
         case .success(var task):
             if spec.refreshableToken != nil { task.authBindings = bindings }

@@ -304,7 +304,7 @@ extension JobRunner {
         switch source {
         case .job, .selection:
             let feed = TaskFeed(
-                job: job, redactor: console.redactor,
+                job: job, cursors: since?.kept ?? [:], redactor: console.redactor,
                 memoryLimit: options.captureMemoryLimit)
             return TaskSource.Cursor(feed: feed) { feed.next() }
         case .replay(let tasks, _):

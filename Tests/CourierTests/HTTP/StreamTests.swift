@@ -50,6 +50,36 @@ struct StreamTests {
         #expect(offer(false) == .readerGone)
     }
 
+    /// A transport that cannot wait (URLSession) and a reader far behind: every chunk comes,
+    /// in order, through the backlog's compaction, and then the error the body ended with.
+    @Test func aLongBacklogIsReadInOrderThenTheError() async throws {
+        let channel = BodyChunkChannel(bufferLimit: 16)
+        channel.deliver(status: 200, headers: [:])
+        var sent = 0
+        func offer(_ count: Int) {
+            for _ in 0..<count {
+                withUnsafeBytes(of: sent) { #expect(channel.offer($0, canWait: false) == .taken) }
+                sent += 1
+            }
+        }
+        var read = 0
+        func take(_ count: Int) async throws {
+            for _ in 0..<count {
+                let chunk = try #require(try await channel.next())
+                #expect(chunk.withUnsafeBytes { $0.load(as: Int.self) } == read)
+                read += 1
+            }
+        }
+        offer(3000)
+        try await take(2000)
+        offer(5000)
+        try await take(5500)
+        offer(10)
+        channel.finish(HTTPError(.timeout, "no complete response in time"))
+        try await take(sent - read)
+        await #expect(throws: HTTPError.self) { try await channel.next() }
+    }
+
     final class Counter: @unchecked Sendable {
         private let lock = NSLock()
         private var count = 0
