@@ -2,88 +2,154 @@ import Courier
 import Foundation
 
 extension JobRunner {
-    /// Ends a run in this order: every task's line on file; the conditional state; the
-    /// progress line cleared; the records files (after the lines of the tasks they hold); the
-    /// `since` cursors (after the records: a records task's cursor moves only once its records
-    /// are in the file); pruning; the summary; the end ping (its line in the log); `run.end`;
-    /// the metrics file. The signal watcher stays until the end's ping is sent.
-    func finish(_ begun: Begun, _ underway: Underway, progress: Progress) async -> RunSummary {
-        let recordsFailed = await closeWork(begun, underway, progress: progress)
-        var summary = summarize(begun, underway, counts: progress.snapshot)
-        summary.recordsFailed = recordsFailed
-        if let failure = summary.logFailure {
-            console.error("courier: the log is incomplete: \(failure)")
-        }
-        // Before run.end, so that the ping's line is in the log; bounded by notify.timeout.
-        await underway.pings?.ended(
-            exitCode: summary.exitCode,
-            body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
-            log: begun.log)
-        begun.signals.stop()
-        try? begun.log.runEnd(
-            duration: summary.duration, total: summary.total, ok: summary.ok,
-            failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
-            interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
-            alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
-        summary.logFailure = summary.logFailure ?? begun.log.failure
-        if let metrics = begun.metrics {
-            finishMetrics(metrics, summary: summary, started: begun.started)
-        }
-        return summary
+    /// The steps that end a run. Their order is ``finishOrder``, written once; each runs
+    /// after what it depends on (`FinishOrderTests` checks those rules on the list).
+    enum FinishStep: CaseIterable, Sendable {
+        /// The failure reporter's last lines.
+        case failuresReported
+        /// Every task's line on file: before the state, records and cursors that follow them.
+        case linesOnFile
+        /// The deadline, the log's watchdog and the state's flush timer stopped.
+        case timersStopped
+        /// A replay's or `--task` run's chosen tasks the job no longer builds: no task of it.
+        case unbuiltSelectionUncounted
+        /// The conditional state written.
+        case conditionalState
+        /// The progress line's timer stopped and the line cleared.
+        case progressLine
+        /// The records files put together from the tasks' parts.
+        case records
+        /// The `since` cursors written: a records task's moves only once its records are in.
+        case cursors
+        /// The metrics timer stopped (the file is written once more at the end).
+        case metricsTimer
+        /// Pruning, or why it was skipped.
+        case pruning
+        /// The run's figures as its summary.
+        case summary
+        /// The end ping, its line in the log (bounded by `notify.timeout`).
+        case endPing
+        /// The signal watcher stopped: it stays until the end ping is sent.
+        case signalWatcher
+        /// `run.end` written.
+        case runEnd
+        /// The metrics file written with the run's figures.
+        case metricsFile
     }
 
-    /// The tasks' lines on file, the timers stopped, the conditional state, records and
-    /// `since` cursors written, and pruning done or said skipped; how many records files
-    /// failed.
-    private func closeWork(_ begun: Begun, _ underway: Underway, progress: Progress) async
-        -> Int
-    {
-        underway.reporter.finish()
-        // Every task's line on file before the state, records and cursors that follow them.
-        begun.log.flush()
-        underway.deadline?.cancel()
-        if case .selection(let selection, _) = source, begun.stop.cause == nil,
-            !underway.vanished.withLock({ $0 })
-        {
-            // Selected tasks the job no longer builds never ran: the replay refuses them
-            // (``ReplaySelection/unmatched``); they are no task of this run. Patterns were
-            // never counted before running: only the ids are taken off.
-            progress.tasksFound(-selection.unmatchedCount)
-        }
-        underway.watchdog.cancel()
-        underway.flusher?.cancel()
-        do {
-            try underway.state?.flush()
-        } catch {
-            console.error("courier: cannot keep the conditional state: \(error)")
-        }
-        underway.ticker?.cancel()
-        if showsProgress { console.overwriteLine() }
+    /// The order a run ends in.
+    static let finishOrder: [FinishStep] = [
+        .failuresReported, .linesOnFile, .timersStopped, .unbuiltSelectionUncounted,
+        .conditionalState, .progressLine, .records, .cursors, .metricsTimer, .pruning,
+        .summary, .endPing, .signalWatcher, .runEnd, .metricsFile,
+    ]
+
+    /// What the steps of a run's end share.
+    final class Finishing {
+        let begun: Begun
+        let underway: Underway
+        let progress: Progress
         var recordsFailed = 0
-        if let ledger = recordsLedger, source.savesOutputs {
-            if let signal = begun.signals.signal {
-                ledger.interrupted(
-                    "the run was interrupted (signal \(signal)) before every task ran")
-            } else if underway.vanished.withLock({ $0 }) {
-                ledger.interrupted("the run stopped when its log was deleted")
+        var summary: RunSummary?
+
+        init(_ begun: Begun, _ underway: Underway, progress: Progress) {
+            self.begun = begun
+            self.underway = underway
+            self.progress = progress
+        }
+    }
+
+    /// Ends a run, step by step in ``finishOrder``; its summary.
+    func finish(_ begun: Begun, _ underway: Underway, progress: Progress) async -> RunSummary {
+        let finishing = Finishing(begun, underway, progress: progress)
+        for step in Self.finishOrder { await perform(step, finishing) }
+        return finishing.summary ?? summarize(begun, underway, counts: progress.snapshot)
+    }
+
+    /// One step of a run's end.
+    private func perform(_ step: FinishStep, _ finishing: Finishing) async {
+        let (begun, underway) = (finishing.begun, finishing.underway)
+        switch step {
+        case .failuresReported: underway.reporter.finish()
+        case .linesOnFile: begun.log.flush()
+        case .timersStopped:
+            underway.deadline?.cancel()
+            underway.watchdog.cancel()
+            underway.flusher?.cancel()
+        case .unbuiltSelectionUncounted:
+            if case .selection(let selection, _) = source, begun.stop.cause == nil,
+                !underway.vanished.withLock({ $0 })
+            {
+                // Selected tasks the job no longer builds never ran: the replay refuses them
+                // (``ReplaySelection/unmatched``). Patterns were never counted before running:
+                // only the ids are taken off.
+                finishing.progress.tasksFound(-selection.unmatchedCount)
             }
-            recordsFailed = await commitRecords(ledger, run: begun.runID)
+        case .conditionalState:
+            do {
+                try underway.state?.flush()
+            } catch {
+                console.error("courier: cannot keep the conditional state: \(error)")
+            }
+        case .progressLine:
+            underway.ticker?.cancel()
+            if showsProgress { console.overwriteLine() }
+        case .records: finishing.recordsFailed = await finishRecords(begun, underway)
+        case .cursors:
+            do {
+                try since?.flush()
+            } catch {
+                console.error("courier: cannot keep the since cursors: \(error)")
+            }
+        case .metricsTimer: underway.metricsTicker?.cancel()
+        case .pruning: prune(begun, underway, counts: finishing.progress.snapshot)
+        case .summary:
+            var summary = summarize(begun, underway, counts: finishing.progress.snapshot)
+            summary.recordsFailed = finishing.recordsFailed
+            if let failure = summary.logFailure {
+                console.error("courier: the log is incomplete: \(failure)")
+            }
+            finishing.summary = summary
+        case .endPing:
+            guard let summary = finishing.summary else { return }
+            await underway.pings?.ended(
+                exitCode: summary.exitCode,
+                body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
+                log: begun.log)
+        case .signalWatcher: begun.signals.stop()
+        case .runEnd:
+            guard var summary = finishing.summary else { return }
+            try? begun.log.runEnd(
+                duration: summary.duration, total: summary.total, ok: summary.ok,
+                failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
+                interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
+                alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
+            summary.logFailure = summary.logFailure ?? begun.log.failure
+            finishing.summary = summary
+        case .metricsFile:
+            if let metrics = begun.metrics, let summary = finishing.summary {
+                finishMetrics(metrics, summary: summary, started: begun.started)
+            }
         }
-        // After the records: a records task's cursor moves only once its records are in the file.
-        do {
-            try since?.flush()
-        } catch {
-            console.error("courier: cannot keep the since cursors: \(error)")
+    }
+
+    /// The run's records files, unless it was a replay of logged requests alone; how many
+    /// failed.
+    private func finishRecords(_ begun: Begun, _ underway: Underway) async -> Int {
+        guard let ledger = recordsLedger, source.savesOutputs else { return 0 }
+        if let signal = begun.signals.signal {
+            ledger.interrupted("the run was interrupted (signal \(signal)) before every task ran")
+        } else if underway.vanished.withLock({ $0 }) {
+            ledger.interrupted("the run stopped when its log was deleted")
         }
-        underway.metricsTicker?.cancel()
-        // The signal watcher stays until the end's ping is sent: a signal now changes
-        // nothing, and the ping has its own bound.
-        let counts = progress.snapshot
-        let total = counts.total
-        // Only a run that saw the whole listing and every child decides what is gone.
+        return await commitRecords(ledger, run: begun.runID)
+    }
+
+    /// Prunes what is gone, when only a whole run of the job with every task ok decides it.
+    private func prune(_ begun: Begun, _ underway: Underway, counts: Progress.Counts) {
         if let pruning, case .job = source, options.resume == nil, options.shard == nil,
             begun.stop.cause == nil, !underway.vanished.withLock({ $0 }),
-            counts.failed == 0, counts.done == total
+            counts.failed == 0, counts.done == counts.total
         {
             pruning.prune(job: job, run: begun.runID, console: console)
         } else if pruning != nil {
@@ -91,7 +157,6 @@ extension JobRunner {
                 "courier: prune: skipped: only a whole run of the job with every task ok decides which items are gone"
             )
         }
-        return recordsFailed
     }
 
     /// The run's figures as its summary: how it ended and why.
