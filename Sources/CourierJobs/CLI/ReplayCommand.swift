@@ -105,8 +105,7 @@ enum ReplayCommand {
             var options = options
             // A replay's records files take the parts its logs' runs left for the tasks they
             // did, besides its own (``RecordsCommit``).
-            options.run.history = RunHistory(
-                runs: history.runs, done: history.done, okRuns: history.okRuns)
+            options.run.history = RunHistory(history, logs: options.logs)
             return await replayFromJob(
                 job, selected: selected, runs: history.runs, options: options, console: console)
         }

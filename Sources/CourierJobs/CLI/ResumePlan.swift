@@ -12,7 +12,7 @@ import Foundation
 /// runs.
 enum ResumePlan {
     static func print(
-        _ job: Job, cursors: [String: String], resume: ResumeState, options: RunOptions,
+        _ job: Job, cursors: [String: String], resume: RunHistory, options: RunOptions,
         console: Console
     ) {
         let feed = TaskFeed(job: job, cursors: cursors, redactor: console.redactor)
@@ -112,7 +112,7 @@ enum ResumePlan {
     /// Decides what the resume does with `task`, handing its kept values to `feed` when it
     /// takes them instead of sending it.
     static func plan(
-        _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: ResumeState, shard: Shard?,
+        _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: RunHistory, shard: Shard?,
         feed: TaskFeed
     ) -> Planned {
         if let shard, !shard.runs(taskID: task.id, capturing: spec.hasCaptures) {

@@ -120,25 +120,20 @@ extension RunCommand {
                         "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
                     )
                 } else {
-                    let folded = TaskHistory.read(
-                        history.logs, keepRunsOf: capturing, warn: warn)
-                    options.resume = ResumeState(
-                        done: folded.done, logs: history.logs, runs: folded.runs,
-                        okRuns: folded.okRuns)
+                    options.resume = RunHistory(
+                        TaskHistory.read(history.logs, keepRunsOf: capturing, warn: warn),
+                        logs: history.logs)
                 }
             }
         }
-        options.history = options.resume.map {
-            RunHistory(runs: $0.runs, done: $0.done, okRuns: $0.okRuns)
-        }
+        options.history = options.resume
         if !arguments.only.isEmpty {
             options.only = arguments.only
             // What the history kept of the tasks that capture saves sending them again.
             if options.history == nil, !options.logToStandardOutput {
-                let folded = TaskHistory.read(
-                    JobHistory.read(folder: folder).logs, keepRunsOf: capturing, warn: { _ in })
+                let logs = JobHistory.read(folder: folder).logs
                 options.history = RunHistory(
-                    runs: folded.runs, done: folded.done, okRuns: folded.okRuns)
+                    TaskHistory.read(logs, keepRunsOf: capturing, warn: { _ in }), logs: logs)
             }
         }
         return nil

@@ -43,7 +43,7 @@ enum LogFiles {
     /// Several logs (every shard's) are read together.
     static func resumeState(
         from given: [URL], keepRunsOf: [String] = [], warn: @escaping (String) -> Void
-    ) -> ResumeState {
+    ) -> RunHistory {
         var logs: [String] = []
         for log in given {
             let earlier = firstLine(of: log.path)?.resumedFrom ?? []
@@ -52,9 +52,8 @@ enum LogFiles {
                 logs.append(path)
             }
         }
-        let history = TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn)
-        return ResumeState(
-            done: history.done, logs: LogFiles.ordered(logs), runs: history.runs,
-            okRuns: history.okRuns)
+        return RunHistory(
+            TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn),
+            logs: LogFiles.ordered(logs))
     }
 }

@@ -26,7 +26,7 @@ struct RunOptions: Sendable {
     /// How long in-flight requests may run after SIGINT/SIGTERM before they are cancelled.
     var gracePeriod: TimeInterval
     /// `--resume`: the tasks already done (``FNV1a/taskKey(job:task:)``), and the logs that say so.
-    var resume: ResumeState?
+    var resume: RunHistory?
     /// The earlier runs this one completes (`--resume`, `replay --job`), whose records parts
     /// it may use.
     var history: RunHistory?
