@@ -151,8 +151,16 @@ extension JobRunner {
                 result.failure = ("save", "cannot save to \(job.outputDir)/\(path): \(error)")
             }
         }
-        if (result.savedTo == nil && work.streamed != nil) || (result.ok && work.part != nil) {
-            result = await files.run { [self, result] in withRecords(work, result) }
+        // A streamed temporary not renamed into place (the save failed, or the body came to
+        // memory after all) is removed.
+        let leftover = work.streamed.flatMap {
+            result.savedTo == nil || work.save?.response.savedBody == nil ? $0 : nil
+        }
+        if leftover != nil || (result.ok && work.part != nil) {
+            result = await files.run { [self, result] in
+                leftover?.discard()
+                return withRecords(work, result)
+            }
         }
         // Recorded only once the save is durable: validators for a file a crash could take
         // back would make the next run keep the old file on a 304.
@@ -162,12 +170,10 @@ extension JobRunner {
         return result
     }
 
-    /// The rest of an attempt's blocking file work, after its save: a streamed temporary not
-    /// saved removed, the page's records (or the saved copy's, after a 304) added to the
-    /// task's part.
+    /// The rest of an attempt's blocking file work, after its save: the page's records (or the
+    /// saved copy's, after a 304) added to the task's part.
     func withRecords(_ work: PageFiles, _ judged: AttemptResult) -> AttemptResult {
         var result = judged
-        if result.savedTo == nil { work.streamed?.discard() }
         guard result.ok, let part = work.part else { return result }
         do {
             if let lines = work.records {

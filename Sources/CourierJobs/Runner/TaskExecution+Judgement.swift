@@ -41,8 +41,6 @@ extension JobRunner {
             var failure: (kind: String, message: String)?
             /// File work still to do before the attempt is logged (``completingFiles(_:)``).
             var files: PageFiles?
-            /// A conditional record waiting for its save's folder sync.
-            var pendingRecord: (state: ConditionalState, save: String, response: HTTPResponse)?
             /// The body as JSON, parsed once for the records, captures, cursor and next page
             /// that need it (`nil` when none does, or it is not JSON).
             var document: JSONNode?
