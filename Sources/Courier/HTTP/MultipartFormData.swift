@@ -75,16 +75,14 @@ public struct MultipartFormData: Sendable, Hashable {
     }
 
     static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text.unicodeScalars {
-            switch character {
-            case "\"": escaped += "%22"
-            case "\r": escaped += "%0D"
-            case "\n": escaped += "%0A"
-            default: escaped.unicodeScalars.append(character)
+        ScalarEscaping.escape(text) { scalar in
+            switch scalar {
+            case "\"": .replace("%22")
+            case "\r": .replace("%0D")
+            case "\n": .replace("%0A")
+            default: .keep
             }
         }
-        return escaped
     }
 }
 

@@ -73,15 +73,15 @@ enum ManPage {
     /// `\[uXXXX]` (groff reads a file as Latin-1 unless told), and a leading `.` or `'`
     /// (which would make it a request) guarded.
     static func escaped(_ line: String) -> String {
-        var text = ""
-        for scalar in line.unicodeScalars {
+        let text = ScalarEscaping.escape(line) { scalar in
             switch scalar {
-            case "\\": text += "\\e"
-            case "-": text += "\\-"
-            case _ where scalar.isASCII: text.unicodeScalars.append(scalar)
+            case "\\": return .replace("\\e")
+            case "-": return .replace("\\-")
+            case _ where scalar.isASCII: return .keep
             default:
                 let hex = String(scalar.value, radix: 16, uppercase: true)
-                text += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+                return .replace(
+                    "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]")
             }
         }
         return text.hasPrefix(".") || text.hasPrefix("'") ? "\\&" + text : text

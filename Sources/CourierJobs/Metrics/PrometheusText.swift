@@ -41,16 +41,14 @@ struct PrometheusText {
 
     /// `\` → `\\`, `"` → `\"`, line feed → `\n`: the label value escapes of the format.
     static func escapeLabel(_ value: String) -> String {
-        var escaped = ""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
-            case "\n": escaped += "\\n"
-            default: escaped.unicodeScalars.append(character)
+        ScalarEscaping.escape(value) { scalar in
+            switch scalar {
+            case "\\": .replace("\\\\")
+            case "\"": .replace("\\\"")
+            case "\n": .replace("\\n")
+            default: .keep
             }
         }
-        return escaped
     }
 
     /// `\` → `\\`, line feed → `\n`: HELP text's escapes (a quote stays as it is).

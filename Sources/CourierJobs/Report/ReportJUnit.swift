@@ -1,3 +1,5 @@
+import Courier
+
 /// JUnit XML for CI dashboards: a test suite per job, a test case per task, failed tasks as
 /// failures and skipped ones as skipped.
 enum ReportJUnit {
@@ -39,21 +41,18 @@ enum ReportJUnit {
 
     /// XML attribute text: markup characters escaped, control characters XML 1.0 forbids dropped.
     static func escape(_ text: String) -> String {
-        var output = ""
-        for scalar in text.unicodeScalars {
+        ScalarEscaping.escape(text) { scalar in
             switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "\n": output += "&#10;"
-            case "\t": output += "&#9;"
-            default:
-                if scalar.value >= 0x20 && scalar.value != 0xFFFE && scalar.value != 0xFFFF {
-                    output.unicodeScalars.append(scalar)
-                }
+            case "&": .replace("&amp;")
+            case "<": .replace("&lt;")
+            case ">": .replace("&gt;")
+            case "\"": .replace("&quot;")
+            case "\n": .replace("&#10;")
+            case "\t": .replace("&#9;")
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF:
+                .drop
+            default: .keep
             }
         }
-        return output
     }
 }
