@@ -63,11 +63,7 @@ extension JobRunner {
             }
             await folderSyncs.sync(folder.path)
         } catch {
-            result.ok = false
-            result.failure = (
-                "records",
-                "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
-            )
+            recordsFailed(&result, part: part, error)
         }
         return result
     }
@@ -183,13 +179,17 @@ extension JobRunner {
                     try savedRecords(save, rule: part.target.rule), temporaries: temporaries)
             }
         } catch {
-            result.ok = false
-            result.failure = (
-                "records",
-                "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
-            )
+            recordsFailed(&result, part: part, error)
         }
         return result
+    }
+
+    /// Fails `result`: the records of `part` could not be kept.
+    func recordsFailed(_ result: inout AttemptResult, part: RecordsPart, _ error: any Error) {
+        result.ok = false
+        result.failure = (
+            "records", "cannot keep the records for \(job.outputDir)/\(part.target.path): \(error)"
+        )
     }
 
     /// The part lines of the saved copy that a 304 confirmed: a `conditional` merge takes the
