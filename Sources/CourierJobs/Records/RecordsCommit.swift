@@ -149,7 +149,7 @@ struct RecordsCommit: Sendable {
             throw error
         }
         let runs = Set(parts.compactMap { RecordsStore.parsePartName($0.name)?.run }).sorted()
-        let record = JSONWriter.Value.object([
+        let record = StateDocument.bytes([
             ("target", .string(path)), ("run", .string(run)),
             ("runs", .array(runs.map { .string($0) })),
             ("device", .int(Int(truncatingIfNeeded: identity.st_dev))),
@@ -159,7 +159,7 @@ struct RecordsCommit: Sendable {
         let commitFile = folder.appendingPathComponent(RecordsStore.commitName)
         do {
             try OutputFile.write(
-                Data(JSONWriter.bytes(record)), to: commitFile, tag: temporaries.tag)
+                Data(record), to: commitFile, tag: temporaries.tag)
         } catch {
             replacement.discard()
             throw Problem(message: "\(error)")
@@ -335,7 +335,7 @@ struct RecordsCommit: Sendable {
             unlink(file.path)
             FolderSyncs.fsyncFolder(folder.path)
         }
-        guard let root = try? JSONParser.parse(bytes), case .object(let members) = root.value
+        guard case .success(let members) = StateDocument.members(of: bytes, kind: "commit record")
         else { return }
         var numbers: [String: Int] = [:]
         var runs: Set<String> = []

@@ -93,26 +93,26 @@ final class ConditionalState: Sendable {
     }
 
     /// Why a state file could not be used.
-    struct Unreadable: Error {
-        let reason: String
-    }
+    typealias Unreadable = StateDocument.Unreadable
 
     /// The entries of the file at `url`; `nil` when there is no file.
     private static func load(_ url: URL) -> Result<[String: HTTPValidators], Unreadable>? {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileSystem.read(url)
-        } catch {
-            if error.code == ENOENT { return nil }
-            return .failure(
-                Unreadable(reason: "cannot be read (\(String(cString: strerror(error.code))))"))
+        let kind = "state file"
+        switch StateDocument.read(url, kind: kind) {
+        case nil: return nil
+        case .failure(let problem)?: return .failure(problem)
+        case .success(let members)?:
+            guard let entries = members.first(where: { $0.key == "entries" })?.node,
+                case .object(let saved) = entries.value
+            else { return .failure(Unreadable("not a \(kind) courier wrote")) }
+            return .success(validators(in: saved))
         }
-        guard let root = try? JSONParser.parse(bytes), case .object(let members) = root.value,
-            let entriesNode = members.first(where: { $0.key == "entries" })?.node,
-            case .object(let saved) = entriesNode.value
-        else {
-            return .failure(Unreadable(reason: "not a state file courier can read"))
-        }
+    }
+
+    /// The validators of each saved output, from the document's `entries`.
+    private static func validators(in saved: [(key: String, node: JSONNode)])
+        -> [String: HTTPValidators]
+    {
         var values: [String: HTTPValidators] = [:]
         for entry in saved {
             guard case .object(let fields) = entry.node.value else { continue }
@@ -124,7 +124,7 @@ final class ConditionalState: Sendable {
             }
             values[entry.key] = validators
         }
-        return .success(values)
+        return values
     }
 
     func validators(for save: String) -> HTTPValidators? {
@@ -204,8 +204,7 @@ final class ConditionalState: Sendable {
     private func write(_ pending: [String: HTTPValidators?]) throws {
         guard case .success(var snapshot) = Self.load(url) ?? .success([:]) else { return }
         for (save, validators) in pending { snapshot[save] = validators }
-        let value = JSONWriter.Value.object([
-            ("version", .int(1)),
+        let document = StateDocument.bytes([
             (
                 "entries",
                 .object(
@@ -217,8 +216,8 @@ final class ConditionalState: Sendable {
                         }
                         return (save, .object(fields))
                     })
-            ),
+            )
         ])
-        try OutputFile.write(Data(JSONWriter.bytes(value)), to: url, tag: tag)
+        try OutputFile.write(Data(document), to: url, tag: tag)
     }
 }

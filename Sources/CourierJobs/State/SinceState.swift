@@ -79,14 +79,13 @@ final class SinceState: Sendable {
             defer { withExtendedLifetime(lock) {} }
             guard case .success(var cursors) = Self.load(url) else { return }
             for (id, value) in changes { cursors[id] = value }
-            let value = JSONWriter.Value.object([
-                ("version", .int(1)),
+            let document = StateDocument.bytes([
                 (
                     "cursors",
                     .object(cursors.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
-                ),
+                )
             ])
-            try OutputFile.write(Data(JSONWriter.bytes(value)), to: url, tag: tag)
+            try OutputFile.write(Data(document), to: url, tag: tag)
         } catch {
             pending.withLock { pending in
                 for (id, value) in changes where pending[id] == nil { pending[id] = value }
@@ -96,29 +95,24 @@ final class SinceState: Sendable {
     }
 
     /// Why the file cannot be read.
-    struct Unreadable: Error {
-        let reason: String
-        init(_ reason: String) { self.reason = reason }
-    }
+    typealias Unreadable = StateDocument.Unreadable
 
     /// The file's cursors: none when it does not exist; why not when it cannot be read.
     static func load(_ url: URL) -> Result<[String: String], Unreadable> {
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) {
-                return .failure(Unreadable(isFolder.boolValue ? "is a folder" : "cannot be read"))
-            }
-            return .success([:])
+        let kind = "cursor file"
+        let members: StateDocument.Members
+        switch StateDocument.read(url, kind: kind) {
+        case nil: return .success([:])
+        case .failure(let problem)?: return .failure(problem)
+        case .success(let read)?: members = read
         }
-        guard let document = try? JSONParser.parse([UInt8](data)),
-            case .object(let members) = document.value,
-            let cursors = members.first(where: { $0.key == "cursors" }),
+        guard let cursors = members.first(where: { $0.key == "cursors" }),
             case .object(let entries) = cursors.node.value
-        else { return .failure(Unreadable("not a cursor file courier wrote")) }
+        else { return .failure(Unreadable("not a \(kind) courier wrote")) }
         var found: [String: String] = [:]
         for entry in entries {
             guard case .string(let value) = entry.node.value else {
-                return .failure(Unreadable("not a cursor file courier wrote"))
+                return .failure(Unreadable("not a \(kind) courier wrote"))
             }
             found[entry.key] = value
         }

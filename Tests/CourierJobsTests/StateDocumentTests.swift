@@ -1,0 +1,80 @@
+import Courier
+@testable import CourierJobs
+import Foundation
+import Testing
+
+/// The documents under `.courier/` in one format: what is written reads back the same, a later
+/// format is refused with its reason, and each kind of document goes through it.
+@Suite("State documents")
+struct StateDocumentTests {
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-state-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test func membersRoundTripAfterTheVersion() throws {
+        let bytes = StateDocument.bytes([
+            ("cursors", .object([("a", .string("2021-01-01T00:00:00Z"))])), ("n", .int(3)),
+        ])
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix(#"{"version":1,"#))
+        let members = try StateDocument.members(of: bytes, kind: "cursor file").get()
+        #expect(members.map(\.key) == ["cursors", "n"])
+        guard case .number(let number)? = members.last?.node.value else {
+            Issue.record("n is not a number")
+            return
+        }
+        #expect(number == 3)
+    }
+
+    @Test func aLaterFormatIsRefusedWithItsReason() {
+        let bytes = Array(#"{"version": 2, "cursors": {}}"#.utf8)
+        let result = StateDocument.members(of: bytes, kind: "cursor file")
+        guard case .failure(let problem) = result else {
+            Issue.record("a format-2 document was read")
+            return
+        }
+        #expect(problem.reason.contains("format 2, written by a later courier"))
+    }
+
+    @Test(arguments: [#"[]"#, #"{"version": "1"}"#, "not json", ""])
+    func whatCourierDidNotWriteIsRefused(text: String) {
+        #expect(throws: StateDocument.Unreadable.self) {
+            try StateDocument.members(of: Array(text.utf8), kind: "state file").get()
+        }
+    }
+
+    @Test func aDocumentWithoutAVersionReadsAsTheFirstFormat() throws {
+        // The commit records written before the format had a version.
+        let bytes = Array(#"{"target": "r.jsonl", "size": 12}"#.utf8)
+        let members = try StateDocument.members(of: bytes, kind: "commit record").get()
+        #expect(members.map(\.key) == ["target", "size"])
+    }
+
+    @Test func noFileIsNoDocumentAndAFolderIsUnreadable() throws {
+        let folder = try Self.folder()
+        #expect(
+            StateDocument.read(folder.appendingPathComponent("none"), kind: "state file") == nil)
+        guard case .failure(let problem)? = StateDocument.read(folder, kind: "state file") else {
+            Issue.record("a folder read as a document")
+            return
+        }
+        #expect(problem.reason.contains("cannot be read"))
+    }
+
+    @Test func theCursorsGoThroughItBothWays() throws {
+        let folder = try Self.folder()
+        let url = SinceState.location(outputDir: folder.path)
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(
+            StateDocument.bytes([
+                ("cursors", .object([("t1", .string("5")), ("t2", .string("2020"))]))
+            ])
+        ).write(to: url)
+        #expect(try SinceState.load(url).get() == ["t1": "5", "t2": "2020"])
+        try Data(#"{"version": 9, "cursors": {"t1": "6"}}"#.utf8).write(to: url)
+        #expect(throws: StateDocument.Unreadable.self) { try SinceState.load(url).get() }
+    }
+}
