@@ -44,6 +44,20 @@ struct DeadlineTests {
         #expect(result.stdout.contains(" not run, stopped at its deadline"), "\(result.stdout)")
     }
 
+    /// `--quiet` is silent only when every task succeeded: a run cut by its deadline says so,
+    /// and cron mails it.
+    @Test func quietStillSaysTheDeadlineCutTheRun() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: Self.slowTasks, extra: #""concurrency": 2,"#)
+        let result = try await space.run(
+            ["--quiet", "--deadline", "2s", "--grace", "1h"], backend: "curl")
+        #expect(result.status == 143, "as a SIGTERM'd run: \(result.stderr)")
+        // The note as it happens is progress, which --quiet leaves out; the summary is not.
+        #expect(result.stdout.contains("stopped at its deadline (2s)"), "\(result.stdout)")
+        #expect(try space.logLines().last?["stoppedBy"] as? String == "deadline")
+    }
+
     @Test func theJobsDeadlineKeyDoesTheSameAndJSONSaysSo() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
