@@ -77,4 +77,26 @@ struct StateDocumentTests {
         try Data(#"{"version": 9, "cursors": {"t1": "6"}}"#.utf8).write(to: url)
         #expect(throws: StateDocument.Unreadable.self) { try SinceState.load(url).get() }
     }
+
+    @Test("kept captures: a header of a later format is no kept file, and the task is sent again")
+    func keptCapturesHeader() throws {
+        let outputs = try Self.folder()
+        let job = try ExpansionTests.load(
+            ExpansionTests.job(
+                tasks: #"{"id": "login", "path": "/l", "capture": {"token": {"json": "/t"}}}"#,
+                extra: #""outputDir": "\#(outputs.path)","#))
+        let folder = KeptCaptures.folder(outputDir: job.outputDir)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent(
+            KeptCaptures.fileName(job: job.name, task: "login"))
+        let values = #"{"capture":"token","values":["abc"]}"# + "\n"
+        let header = String(
+            decoding: StateDocument.bytes([("run", .string("r1")), ("task", .string("login"))]),
+            as: UTF8.self)
+        try Data((header + "\n" + values).utf8).write(to: file)
+        let kept = try #require(KeptCaptures.load(job: job, task: "login", run: "r1"))
+        #expect(kept.map(\.capture) == ["token"] && kept.first?.values == ["abc"])
+        try Data((#"{"version":2,"run":"r1","task":"login"}"# + "\n" + values).utf8).write(to: file)
+        #expect(KeptCaptures.load(job: job, task: "login", run: "r1") == nil)
+    }
 }

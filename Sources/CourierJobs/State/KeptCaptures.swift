@@ -113,8 +113,7 @@ final class KeptCaptures: Sendable {
             state.file = try AppendingTemporary(
                 replacing: folder.appendingPathComponent(name), tag: temporaries.tag)
             let header =
-                JSONWriter.bytes(.object([("run", .string(run)), ("task", .string(task))]))
-                + [0x0A]
+                StateDocument.bytes([("run", .string(run)), ("task", .string(task))]) + [0x0A]
             state.pending = header + state.pending
         }
         guard !state.pending.isEmpty else { return }
@@ -141,14 +140,25 @@ final class KeptCaptures: Sendable {
         return nil
     }
 
+    /// The text of the header's member `key`.
+    private static func text(of key: String, in header: StateDocument.Members) -> String? {
+        guard case .string(let text)? = header.first(where: { $0.key == key })?.node.value else {
+            return nil
+        }
+        return text
+    }
+
     /// The file's values, when its header names `run` and `task`.
     private static func load(_ url: URL, task: String, run: String)
         -> [(capture: String, values: [String])]?
     {
         guard let bytes = try? FileSystem.read(url) else { return nil }
         var lines = bytes.split(separator: 0x0A)
-        guard !lines.isEmpty, let header = try? JSONParser.parse(Array(lines.removeFirst())),
-            header.string("run") == run, header.string("task") == task
+        // A header of a later format (or none) is no kept file: the task is sent again.
+        guard !lines.isEmpty,
+            case .success(let header) = StateDocument.members(
+                of: Array(lines.removeFirst()), kind: "kept-captures file"),
+            Self.text(of: "run", in: header) == run, Self.text(of: "task", in: header) == task
         else { return nil }
         var captures: [(capture: String, values: [String])] = []
         for line in lines {
