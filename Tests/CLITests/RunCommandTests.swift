@@ -402,6 +402,52 @@ struct RunCommandTests {
             bad.stderr.contains("--base-url takes an absolute http or https URL"), "\(bad.stderr)")
     }
 
+    /// A soft limit of open files far under what `concurrency` needs (a socket a task, a file
+    /// or two while it saves) is raised to the hard one at start: 300 saves in flight under a
+    /// soft limit of 256 all succeed.
+    @Test("the open-files soft limit is raised to the hard one")
+    func openFileLimitRaised() async throws {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        // A machine whose hard limit is itself low cannot show it.
+        guard limit.rlim_max >= 4096 else { return }
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks:
+                #"{"id": "s{n}", "path": "/slow", "query": {"ms": "200", "n": "{n}"}, "foreach": {"n": {"range": [1, 300]}}, "save": "s/{n}.json"}"#,
+            extra: #""concurrency": 300,"#)
+        let command =
+            "ulimit -Sn 256 && exec '\(CourierBinary.url.path)' run job.json --log-dir '\(space.logs.path)' --backend curl --no-progress --quiet"
+        let result = try await CourierBinary.run(
+            ["-c", command], executable: URL(fileURLWithPath: "/bin/sh"),
+            directory: space.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let saved = try FileManager.default.contentsOfDirectory(
+            atPath: space.folder.appendingPathComponent("out/s").path)
+        #expect(saved.count == 300)
+    }
+
+    /// One outage is one reason, though each refused connection says how many milliseconds it
+    /// took ("after 0 ms", "after 8 ms"): grouped by the reason's words, not its numbers.
+    @Test("an outage's failures are one group, whatever the numbers in their messages")
+    func outageIsOneGroup() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let port = unusedLoopbackPort()
+        try space.writeJob(
+            tasks:
+                #"{"id": "down{n}", "url": "http://127.0.0.1:\#(port)/x/{n}", "foreach": {"n": {"range": [1, 30]}}}"#,
+            extra: #""retry": {"maxAttempts": 1}, "concurrency": 4,"#)
+        let result = try await space.run(["--quiet"], backend: "curl")
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.contains(" failed after 1 attempt: ") }.count == 1, "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("courier: e2e: 29 more tasks failed the same way: ") },
+            "\(lines)")
+    }
+
     /// What cron mails after a failed night: each reason once with a count, and the summary
     /// ending with the command that repairs it (ten copies of one error and "see the log"
     /// before).

@@ -147,8 +147,12 @@ public struct HostThrottle: Sendable, Hashable {
             // unknown until a response says.
             self.quota = nil
         }
-        nextSlot = slot + spacing
-        nextSlotHold = spacing > .zero ? .pace : hold
+        // A host with nothing to hold requests back (no pause, quota or pace) keeps no slot:
+        // a request whose clock was read a moment before another's must not wait for it.
+        if spacing > .zero || hold != nil {
+            nextSlot = slot + spacing
+            nextSlotHold = spacing > .zero ? .pace : hold
+        }
         inFlight += 1
         countAdmission(at: now)
         return .send(wait: wait, hold: hold)

@@ -150,10 +150,11 @@ public final class HostThrottles: Sendable {
     /// Admits a request to `origin` (``HostThrottle/admit(at:maxWait:)``); one that is sent
     /// must be finished with ``finish(_:response:sentAt:)``.
     public func admit(_ origin: Origin, maxWait: Duration?) -> HostThrottle.Admission {
-        let now = time.now()
         let settings = self.settings
-        return state.withLock { state in
-            state.entry(origin, settings: settings).throttle.admit(at: now, maxWait: maxWait)
+        return state.withLock { [time] state in
+            // Read under the lock, so that admissions see the clock in the order they come.
+            state.entry(origin, settings: settings).throttle.admit(
+                at: time.now(), maxWait: maxWait)
         }
     }
 

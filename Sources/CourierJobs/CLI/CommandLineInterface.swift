@@ -34,6 +34,22 @@ package enum CommandLineInterface {
         + CommandHelp.synopsis.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
         + "\n\n\(exitCodes)"
 
+    /// Raises the soft limit of open files to the hard one. Each task in flight holds a
+    /// socket and, while it saves, a file or two: at `concurrency` 400 the usual soft limit of
+    /// 1024 ran out ("Too many open files", failed tasks), while the hard limit (often
+    /// 524288 under systemd) allowed far more. Servers raise it the same way at start.
+    static func raiseOpenFileLimit() {
+        #if os(Linux)
+            var limit = rlimit()
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else {
+                return
+            }
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(resource, &limit)
+        #endif
+    }
+
     /// Runs the command line (without the program name) and returns the exit status.
     package static func run(_ arguments: [String]) async -> Int32 {
         // A reader that goes away (`courier … | head`) must not kill a run before it writes
@@ -42,6 +58,7 @@ package enum CommandLineInterface {
         // Likewise a file size limit (`ulimit -f`): a write past it fails with EFBIG, as on a
         // full disk, and the run says so, instead of being killed in the middle of a line.
         signal(SIGXFSZ, SIG_IGN)
+        raiseOpenFileLimit()
         guard let verb = arguments.first else {
             Console.error(usage)
             return ExitCode.usage

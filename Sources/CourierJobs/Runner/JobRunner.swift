@@ -102,7 +102,10 @@ final class JobRunner: Sendable {
             tag: StaleTemporaries.tag(
                 outputDir: URL(fileURLWithPath: job.outputDir), job: job.name),
             removesOwnAtOnce: options.shard == nil
-        ) { path in
+        ) { [quiet = options.quiet] path in
+            // Not under --quiet, which promises silence when every task succeeds: a resume
+            // after a kill finds the killed run's temporaries as a matter of course.
+            guard !quiet else { return }
             console.error("courier: removed \(path), left by an interrupted run")
         }
         // The kept cursors are read before the lock is taken: a run that finds the lock held

@@ -25,6 +25,15 @@ import Testing
         return nil
     }
 
+    /// Nothing asked the host to slow down: no request waits, whatever the order in which
+    /// their clocks were read (a thread that read the clock first may take the lock second).
+    @Test func aHostThatAskedForNothingNeverHoldsARequest() {
+        var throttle = HostThrottle()
+        #expect(throttle.admit(at: at(2)) == .send(wait: .zero, hold: nil))
+        #expect(throttle.admit(at: at(1)) == .send(wait: .zero, hold: nil))
+        #expect(throttle.admit(at: at(1.5)) == .send(wait: .zero, hold: nil))
+    }
+
     @Test func retryAfterPausesEveryRequestUntilItsTime() {
         var throttle = HostThrottle()
         _ = throttle.admit(at: at(0))
