@@ -60,6 +60,24 @@ struct ReportTests {
         return folder
     }
 
+    /// A failed night's report, read from another folder than the run's, says how to repair
+    /// it with the job file's absolute path: the path the run was given was relative.
+    @Test("the report's repair line works from any folder")
+    func repairLineFromAnywhere() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "gone", "path": "/status/404"}"#,
+            extra: #""retry": {"maxAttempts": 1},"#)
+        let run = try await space.run([], backend: "curl")
+        #expect(run.status == 1)
+        let report = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("e2e").path],
+            directory: URL(fileURLWithPath: "/"))
+        let job = space.folder.appendingPathComponent("job.json").standardizedFileURL.path
+        #expect(report.stdout.contains("courier run \(job) --resume"), "\(report.stdout)")
+    }
+
     @Test("figures match a hand-built log with known percentiles, merged over two shards")
     func knownFigures() async throws {
         let folder = try Self.folder()

@@ -29,7 +29,8 @@ struct RunLog: Sendable {
     ///   - fanOut: whether tasks fan out over captured values, which validation cannot count
     ///     (`tasks` is then a lower bound).
     func runStart(
-        jobFile: String, sha256: String, backend: Backend, tasks: Int? = nil,
+        jobFile: String, jobPath: String? = nil, sha256: String, backend: Backend,
+        tasks: Int? = nil,
         fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
         resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = []
     ) throws {
@@ -39,6 +40,9 @@ struct RunLog: Sendable {
             ("jobSHA256", .string(sha256)), ("backend", .string(backend.rawValue)),
             ("version", .string(CourierVersion.current)),
         ]
+        // The file's absolute path besides, so that a repair line read from the log works
+        // from any folder (`jobFile` is as the command line gave it).
+        if let jobPath { fields.insert(("jobPath", .string(jobPath)), at: 5) }
         if let tasks { fields.append(("tasks", .int(tasks))) }
         if fanOut { fields.append(("fanOut", .bool(true))) }
         if !replayOf.isEmpty { fields.append(("replayOf", .array(replayOf.map { .string($0) }))) }

@@ -66,6 +66,8 @@ struct LogLine: Sendable {
     /// The fields of `run.start` (what the run set out to do) and `run.end` (how it ended).
     struct RunFields: Sendable, Equatable {
         var jobFile: String?
+        /// `run.start` `jobPath`: the job file's absolute path (logs before it had none).
+        var jobPath: String?
         /// `run.start` `tasks`: the validated task count (the whole job's, before sharding).
         var plannedTasks: Int?
         /// `run.start` `fanOut`: tasks fan out over captured values, so `plannedTasks` is a

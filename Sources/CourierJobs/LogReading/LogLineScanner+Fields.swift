@@ -38,6 +38,7 @@ extension LogLineScanner {
         if key.is("shard") { return shard(into: &fields.runFields) }
         if key.is("replayFrom") { return string(into: &fields.replayFrom) }
         if key.is("jobFile") { return string(into: &fields.runFields.jobFile) }
+        if key.is("jobPath") { return string(into: &fields.runFields.jobPath) }
         if key.is("fanOut") { return bool(into: &fields.runFields.fanOut) }
         if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
         if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }

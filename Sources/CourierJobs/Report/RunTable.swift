@@ -21,7 +21,8 @@ struct RunTable {
         var shardCount: Int?
         /// What `run.start` planned (`nil` in logs written before it said).
         var plannedTasks: Int?
-        /// The job file the run read, as `run.start` names it.
+        /// The job file the run read: its absolute path, or (in logs before `jobPath`) as the
+        /// command line gave it.
         var jobFile: String?
         var fanOut: Bool
         /// `run.end`'s fields and time, once read.
@@ -116,7 +117,7 @@ struct RunTable {
                         : !line.resumedFrom.isEmpty
                             ? "resume" : line.replayFrom != nil ? "task" : "run",
                     shardIndex: fields.shardIndex, shardCount: fields.shardCount,
-                    plannedTasks: fields.plannedTasks, jobFile: fields.jobFile,
+                    plannedTasks: fields.plannedTasks, jobFile: fields.jobPath ?? fields.jobFile,
                     fanOut: fields.fanOut,
                     lastTime: line.time))
             return

@@ -137,7 +137,9 @@ extension JobRunner {
         case .selection(_, let runs): (replayOf, replayFrom) = (runs, "job")
         }
         try log.runStart(
-            jobFile: job.file.relativePath, sha256: job.sha256, backend: backend,
+            jobFile: job.file.relativePath,
+            jobPath: job.file == JobDecoder.standardInput ? nil : job.file.standardizedFileURL.path,
+            sha256: job.sha256, backend: backend,
             tasks: total, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
             resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only)
         return log
