@@ -90,10 +90,12 @@ struct ReportCompletenessTests {
         #expect(run["recordedTasks"] as? Int == 20)
         #expect(run["plannedTasks"] as? Int == 40)
         #expect(run["tasks"] == nil, "no run.end, no counts of its own")
-        // Nothing went on from it yet: the report says what to run.
+        // Nothing went on from it yet: the report says what to run, with the job file's
+        // absolute path (the run was given `job.json`).
+        let jobPath = space.folder.appendingPathComponent("job.json").standardizedFileURL.path
         #expect(
             text.stdout.contains(
-                "next      a run was killed before its end: courier run job.json --resume"),
+                "next      a run was killed before its end: courier run \(jobPath) --resume"),
             "\(text.stdout)")
 
         // After the resume, the killed run's banner says what went on from it, and the
