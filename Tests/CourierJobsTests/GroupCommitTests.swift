@@ -12,27 +12,20 @@ struct GroupCommitTests {
         let bytes = Locked(0)
         let fileSystems = Locked(0)
         let folders = Locked(0)
+        /// Holds the first batch (a slow disk, with no time in it) until the test lets it go.
+        let gate = DispatchSemaphore(value: 0)
     }
 
     /// Real syncs, counted; the first sync of bytes (a lone first save) holds its batch until
-    /// `holdFor` saves wait for the next (a slow disk, with no time in it). A hang guard of
-    /// 120 s, should the saves never come.
-    static func syncs(
-        _ counts: Counts, holdFor: Int, commit: Locked<GroupCommit?>,
-        failFileSystem: Bool = false
-    ) -> GroupCommit.Syncs {
+    /// the test opens ``Counts/gate`` (``release(_:when:waiting:)``). A hang guard of 120 s.
+    static func syncs(_ counts: Counts, failFileSystem: Bool = false) -> GroupCommit.Syncs {
         GroupCommit.Syncs(
             bytes: { replacement throws(FileError) in
                 let first = counts.bytes.withLock { count -> Bool in
                     count += 1
                     return count == 1
                 }
-                if first, let commit = commit.withLock({ $0 }) {
-                    let deadline = Date().addingTimeInterval(120)
-                    while commit.waiting < holdFor, Date() < deadline {
-                        Thread.sleep(forTimeInterval: 0.001)
-                    }
-                }
+                if first { _ = counts.gate.wait(timeout: .now() + 120) }
                 try replacement.syncBytes()
             },
             fileSystem: { replacement throws(FileError) in
@@ -55,6 +48,14 @@ struct GroupCommitTests {
         while counts.bytes.withLock({ $0 }) == 0, Date() < deadline { await Task.yield() }
     }
 
+    /// Lets the held first batch go once `count` saves wait for the next. A hang guard of
+    /// 120 s, should they never come.
+    static func release(_ counts: Counts, when commit: GroupCommit, waiting count: Int) async {
+        let deadline = Date().addingTimeInterval(120)
+        while commit.waiting < count, Date() < deadline { await Task.yield() }
+        counts.gate.signal()
+    }
+
     static func folder() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-group-\(UUID().uuidString)")
@@ -74,9 +75,7 @@ struct GroupCommitTests {
     func batches() async throws {
         let folder = try Self.folder()
         let counts = Counts()
-        let box = Locked<GroupCommit?>(nil)
-        let commit = GroupCommit(syncs: Self.syncs(counts, holdFor: 100, commit: box))
-        box.withLock { $0 = commit }
+        let commit = GroupCommit(syncs: Self.syncs(counts))
         let first = Task { try await commit.commit(try Self.written("first", as: "0", in: folder)) }
         await Self.firstBatchHeld(counts)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -86,6 +85,7 @@ struct GroupCommitTests {
                         try Self.written("body \(index)", as: "\(index)", in: folder))
                 }
             }
+            await Self.release(counts, when: commit, waiting: 100)
             try await group.waitForAll()
         }
         try await first.value
@@ -108,10 +108,8 @@ struct GroupCommitTests {
             try Data("old \(index)".utf8).write(to: folder.appendingPathComponent("\(index)"))
         }
         let counts = Counts()
-        let box = Locked<GroupCommit?>(nil)
         let commit = GroupCommit(
-            syncs: Self.syncs(counts, holdFor: 2, commit: box, failFileSystem: true))
-        box.withLock { $0 = commit }
+            syncs: Self.syncs(counts, failFileSystem: true))
         let results = Locked<[Int: Bool]>([:])
         let save = { @Sendable (index: Int) async throws in
             let replacement = try Self.written("new \(index)", as: "\(index)", in: folder)
@@ -122,6 +120,7 @@ struct GroupCommitTests {
         await Self.firstBatchHeld(counts)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 1..<3 { group.addTask { try await save(index) } }
+            await Self.release(counts, when: commit, waiting: 2)
             try await group.waitForAll()
         }
         try await first.value
@@ -146,9 +145,7 @@ struct GroupCommitTests {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
         let counts = Counts()
-        let box = Locked<GroupCommit?>(nil)
-        let commit = GroupCommit(syncs: Self.syncs(counts, holdFor: 10, commit: box))
-        box.withLock { $0 = commit }
+        let commit = GroupCommit(syncs: Self.syncs(counts))
         let first = Task { try await commit.commit(try Self.written("x", as: "first", in: left)) }
         await Self.firstBatchHeld(counts)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -159,6 +156,7 @@ struct GroupCommitTests {
                             "\(index)", as: "\(index)", in: index % 2 == 0 ? left : right))
                 }
             }
+            await Self.release(counts, when: commit, waiting: 10)
             try await group.waitForAll()
         }
         try await first.value
@@ -174,8 +172,7 @@ struct GroupCommitTests {
         let folder = try Self.folder()
         let events = Locked<[String]>([])
         let counts = Counts()
-        let box = Locked<GroupCommit?>(nil)
-        let counted = Self.syncs(counts, holdFor: 20, commit: box)
+        let counted = Self.syncs(counts)
         let commit = GroupCommit(
             syncs: GroupCommit.Syncs(
                 bytes: counted.bytes,
@@ -196,7 +193,6 @@ struct GroupCommitTests {
                     events.withLock { $0.append("folder synced, \(placed.count) placed") }
                     counted.folder(replacement)
                 }))
-        box.withLock { $0 = commit }
         let first = Task { try await commit.commit(try Self.written("x", as: "0", in: folder)) }
         await Self.firstBatchHeld(counts)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -207,6 +203,7 @@ struct GroupCommitTests {
                     events.withLock { $0.append("returned") }
                 }
             }
+            await Self.release(counts, when: commit, waiting: 20)
             try await group.waitForAll()
         }
         try await first.value

@@ -41,13 +41,11 @@ struct PageJudgement {
     private func verdict(on response: HTTPResponse, attempt: RetryAttempt) -> PageVerdict {
         var verdict = PageVerdict()
         // The body is parsed once, for everything below that reads it.
-        var records: Result<[UInt8], RecordsProblem>?
-        if let records = self.records, response.status != 304 {
+        if let records, response.status != 304 {
             (verdict.records, verdict.document) = Self.records(of: response, rule: records)
         } else if response.status != 304, task.paginate != nil || task.since != nil {
             verdict.document = try? JSONParser.parse([UInt8](response.body))
         }
-        records = verdict.records
         if let reason = task.expectation.failure(
             for: response, durationMs: attempt.duration * 1000, scrub: scrub)
         {
@@ -58,7 +56,7 @@ struct PageJudgement {
         }
         if let problem = capture(from: response, into: &verdict) {
             verdict.failure = ("capture", problem)
-        } else if case .failure(let problem)? = records {
+        } else if case .failure(let problem)? = verdict.records {
             verdict.failure = ("records", problem.message)
         } else if response.status == 304 {
             // Not Modified has no body: the saved output stays as it is. A conditional merge
