@@ -124,6 +124,9 @@ struct TaskSpec: Sendable {
     var timeout: TimeInterval
     /// The JSON path of this task, `tasks[3]`, for messages.
     var path: String
+    /// Where the task's entry starts in the job file (line, column), for the messages of
+    /// checks made after decoding; `nil` for a spec not read from a file.
+    var position: (line: Int, column: Int)? = nil
     /// `capture`: values this task's responses hand to later tasks.
     var captures: [CaptureRule] = []
     /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces

@@ -19,6 +19,13 @@ struct JobFileError: Error, Sendable, Hashable, CustomStringConvertible {
         self.column = column
     }
 
+    /// An error about a task's entry, placed at where the entry starts.
+    init(file: String, spec: TaskSpec, key: String, message: String) {
+        self.init(
+            file: file, path: "\(spec.path).\(key)", message: message,
+            line: spec.position?.line, column: spec.position?.column)
+    }
+
     var description: String {
         var location = file
         if let line, line > 0 {

@@ -18,7 +18,7 @@ enum JobValidator {
     static func validate(
         _ job: Job, limit: Int, fingerprint: (String) -> UInt64 = fingerprint
     ) throws(JobFileErrors) -> Int {
-        var errors = zipLengthErrors(job)
+        var errors = zipLengthErrors(job) + SaveCollisions.errors(in: job)
         var count = 0
         // Big products of ranges whose ids are provably unique are checked at their corners.
         var provable: Set<String> = []
@@ -107,9 +107,13 @@ enum JobValidator {
         }.reduce(0) { $0 + StaticValidation.expansionCount(of: $1, cap: 100_000_000) }
         var fingerprints: [UInt64] = []
         fingerprints.reserveCapacity(min(expanded + lines, 100_000_000))
-        for (_, result) in checks(job, skipping: provable) {
+        for (spec, _, result) in checks(job, skipping: provable) {
             switch result {
-            case .failure(let error):
+            case .failure(var error):
+                // Placed at the task's entry: the value came from an expansion of it.
+                if error.line == nil, let position = spec.position {
+                    (error.line, error.column) = (position.line, position.column)
+                }
                 errors.append(error)
             case .success(let id):
                 count += 1
@@ -129,25 +133,62 @@ enum JobValidator {
         return met
     }
 
-    /// The ids behind the fingerprints that met, compared as text, in expansion order: each
-    /// duplicate an error; whether it stopped at 20 errors.
+    /// The ids behind the fingerprints that met, compared as text, in expansion order: one
+    /// error per repeated id, naming how many tasks make it and the values of the first two;
+    /// whether it stopped at 20 errors.
     private static func duplicateIDs(
         _ job: Job, skipping provable: Set<String>, among met: Set<UInt64>,
         fingerprint: (String) -> UInt64, errors: inout [JobFileError]
     ) -> Bool {
-        var seen = Set<String>()
-        for (spec, result) in checks(job, skipping: provable) {
+        var seen: [String: DuplicateID] = [:]
+        var order: [String] = []
+        for (spec, bindings, result) in checks(job, skipping: provable) {
             guard case .success(let id) = result, met.contains(fingerprint(id)) else { continue }
-            if !seen.insert(id).inserted {
-                errors.append(
-                    JobFileError(
-                        file: job.file.relativePath, path: "\(spec.path).id",
-                        message: "duplicate task id \"\(id)\" after expansion (ids must be unique)"
-                    ))
-                if errors.count >= 20 { return true }
+            let maker = "\(spec.path)\(describe(bindings))"
+            if seen[id] == nil {
+                seen[id] = DuplicateID(first: maker)
+            } else {
+                if seen[id]?.count == 1 { order.append(id) }
+                seen[id]?.add(maker, spec: spec)
             }
         }
+        for id in order {
+            guard let duplicate = seen[id], let spec = duplicate.spec else { continue }
+            errors.append(
+                JobFileError(
+                    file: job.file.relativePath, spec: spec, key: "id",
+                    message: """
+                        duplicate task id "\(id)" after expansion (ids must be unique): \
+                        \(duplicate.count) tasks make it, first \(duplicate.first), \
+                        then \(duplicate.second); put the foreach variables in the id
+                        """))
+            if errors.count >= 20 { return true }
+        }
         return false
+    }
+
+    /// The tasks that make one id, as the error names them.
+    private struct DuplicateID {
+        var first: String
+        var second = ""
+        /// The spec of the second task: where the error points.
+        var spec: TaskSpec?
+        var count = 1
+
+        mutating func add(_ maker: String, spec: TaskSpec) {
+            if count == 1 {
+                second = maker
+                self.spec = spec
+            }
+            count += 1
+        }
+    }
+
+    /// A task's foreach values for a message: ` with n=1, m=2`, or nothing.
+    private static func describe(_ bindings: [String: String]) -> String {
+        guard !bindings.isEmpty else { return "" }
+        let values = bindings.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.prefix(40))" }
+        return " with " + values.joined(separator: ", ")
     }
 
     /// The most tasks validation checks one by one (about 30 bytes and 1.5 µs each in a
@@ -180,7 +221,7 @@ enum JobValidator {
 
     /// Every expansion of every spec, checked lazily (``TaskBuilder/check(_:bindings:job:)``).
     static func checks(_ job: Job, skipping: Set<String> = [])
-        -> some Sequence<(TaskSpec, Result<String, JobFileError>)>
+        -> some Sequence<(TaskSpec, [String: String], Result<String, JobFileError>)>
     {
         // A task that fans out over a capture has no values before the run: it is checked as
         // each of its tasks is built.
@@ -188,7 +229,7 @@ enum JobValidator {
             spec in
             IteratorSequence(CombinationIterator(spec.foreach, zip: spec.zip)).lazy.map {
                 bindings in
-                (spec, TaskBuilder.check(spec, bindings: bindings, job: job))
+                (spec, bindings, TaskBuilder.check(spec, bindings: bindings, job: job))
             }
         }
     }

@@ -81,6 +81,7 @@ struct TaskDecoder {
         spec.since = since
         spec.prune = prune
         spec.unresolved = unresolved
+        spec.position = (node.line, node.column)
         spec.compiled = CompiledTemplates(spec)
         return spec
     }
