@@ -66,6 +66,17 @@ struct ResumeTests {
                 .compactMap { $0["task"] as? String })
         #expect(firstOK == Set((1...20).map { "s\($0)" }), "killed with s1…s20 done")
 
+        // Replay sees only failed tasks; it says that the cut run's others need --resume.
+        let replayed = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path],
+            directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(replayed.stdout.contains("nothing to replay"), "\(replayed.stdout)")
+        #expect(
+            replayed.stderr.contains("did not finish")
+                && replayed.stderr.contains("courier run job.json --resume"),
+            "\(replayed.stderr)")
+
         try Self.writeJob(space, key: key, hanging: false)
         let resumed = try await space.run(["--resume"], backend: "curl")
         #expect(resumed.status == 0, "\(resumed.stderr)")

@@ -82,6 +82,13 @@ enum ReplayCommand {
         guard
             let (selected, jobNames) = select(history, job: job, options: options, console: console)
         else { return CommandLineInterface.ExitCode.usage }
+        // A cut run's tasks that never ended have no final line: replay cannot see them.
+        if let cut = history.runs.last, !history.ended.contains(cut) {
+            let job = options.jobPath ?? "JOB.json"
+            console.error(
+                "courier: the last run (\(cut)) did not finish: replay re-sends the tasks that failed; `courier run \(job) --resume` sends every task not done"
+            )
+        }
         guard !selected.isEmpty else {
             console.output("courier: nothing to replay: no task in the logs matches")
             return CommandLineInterface.ExitCode.success

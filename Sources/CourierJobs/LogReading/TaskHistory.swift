@@ -27,6 +27,9 @@ struct TaskHistory {
     private(set) var finals: [UInt64: LogLine] = [:]
     /// Run ids in the order their `run.start` was read.
     private(set) var runs: [String] = []
+    /// Runs whose `run.end` was read: a run in ``runs`` but not here was cut short (killed,
+    /// or still running).
+    private(set) var ended: Set<String> = []
     /// Replays rebuilt from the log alone, whose lines decide nothing.
     private(set) var logOnlyReplays: Set<String> = []
     /// Skips whose id is still a template (`c{id}`: the parent failed before its values
@@ -51,6 +54,10 @@ struct TaskHistory {
     }
 
     mutating func add(_ line: LogLine) {
+        if line.event == LogEvent.runEnd {
+            ended.insert(line.run)
+            return
+        }
         if line.event == LogEvent.runStart {
             if !runs.contains(line.run) { runs.append(line.run) }
             if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
