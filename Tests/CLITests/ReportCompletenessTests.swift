@@ -90,6 +90,11 @@ struct ReportCompletenessTests {
         #expect(run["recordedTasks"] as? Int == 20)
         #expect(run["plannedTasks"] as? Int == 40)
         #expect(run["tasks"] == nil, "no run.end, no counts of its own")
+        // The job's verdict says it is not done, and how to repair it.
+        #expect(job["complete"] as? Bool == false, "\(job)")
+        #expect(job["notDone"] as? Int == 0, "no task ended badly; twenty never ended")
+        #expect(job["unfinishedRuns"] as? [String] == [run["run"] as? String ?? "?"])
+        #expect((job["next"] as? String)?.hasSuffix("job.json --resume") == true, "\(job)")
         // Nothing went on from it yet: the report says what to run, with the job file's
         // absolute path (the run was given `job.json`).
         let jobPath = space.folder.appendingPathComponent("job.json").standardizedFileURL.path
@@ -113,6 +118,9 @@ struct ReportCompletenessTests {
         #expect(last.status == 0, "\(last.stderr)")
         #expect(last.stdout.contains("1 run ("), "\(last.stdout)")
         #expect(!last.stdout.contains("unfinished run"), "\(last.stdout)")
+        let repaired = try await Self.jsonReport(try ReplayTests.logFiles(space))
+        #expect(repaired["complete"] as? Bool == true, "\(repaired)")
+        #expect(repaired["next"] == nil && repaired["notDone"] == nil)
         let none = try await CourierBinary.run(
             ["report", "--since", "2099-01-01", space.logs.appendingPathComponent("e2e").path])
         #expect(none.status == 2)

@@ -17,8 +17,17 @@ enum ReportJSON {
                 latency.append((name, histogram(phase)))
             }
         }
-        return .object([
+        let repair = ReportText.Repair(report)
+        var fields: [(String, JSONWriter.Value)] = [
             ("job", .string(report.job)),
+            ("complete", .bool(repair.complete)),
+        ]
+        if !repair.complete {
+            fields.append(("notDone", .int(repair.notDone)))
+            fields.append(("unfinishedRuns", .array(repair.killed.map { .string($0) })))
+            fields.append(("next", .string(repair.command)))
+        }
+        return .object(fields + [
             ("runs", .array(report.runs.map { .string($0) })),
             ("backends", .array(report.backends.sorted().map { .string($0) })),
             (

@@ -13,23 +13,40 @@ enum ReportText {
     /// What to do about the tasks the logs leave not done: the command that repairs them (the
     /// job file as the latest run named it), or `nil` when every task is done.
     static func nextStep(_ report: RunReport) -> String? {
-        let tasks = report.outcomes
-        let notDone = tasks.failed + tasks.skipped
-        let killed = report.runTable.killed.contains { report.runTable.continuation(of: $0) == nil }
-        guard notDone > 0 || killed else { return nil }
-        let file = report.runTable.rows.last { $0.jobFile != nil }?.jobFile
-        let command =
-            file.map {
-                $0 == "<stdin>"
-                    ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
-            }
-            ?? "courier run JOB.json --resume"
+        let repair = Repair(report)
+        guard !repair.complete else { return nil }
         let what =
-            notDone > 0
-            ? "\(notDone) task\(notDone == 1 ? "" : "s") not done"
+            repair.notDone > 0
+            ? "\(repair.notDone) task\(repair.notDone == 1 ? "" : "s") not done"
             : "a run was killed before its end"
         return
-            "next      \(what): \(command) runs what the history lacks; courier show LOG TASK shows a task's attempts"
+            "next      \(what): \(repair.command) runs what the history lacks; courier show LOG TASK shows a task's attempts"
+    }
+
+    /// Whether the logs leave the job done, and the command that repairs it if not: the text
+    /// report's `next` line and the JSON's `complete`, `notDone` and `next` say the same.
+    struct Repair {
+        /// Tasks whose final line is not `ok` (failed, skipped, or cut by a killed run).
+        var notDone: Int
+        /// Killed runs that no resume or replay went on from: their unreached tasks have no
+        /// line, so no count of them can be told.
+        var killed: [String]
+        /// `courier run JOB.json --resume`, with the job file as the latest run named it.
+        var command: String
+        var complete: Bool { notDone == 0 && killed.isEmpty }
+
+        init(_ report: RunReport) {
+            notDone = report.outcomes.failed + report.outcomes.skipped
+            killed = report.runTable.killed.filter { report.runTable.continuation(of: $0) == nil }
+                .map(\.run)
+            let file = report.runTable.rows.last { $0.jobFile != nil }?.jobFile
+            command =
+                file.map {
+                    $0 == "<stdin>"
+                        ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
+                }
+                ?? "courier run JOB.json --resume"
+        }
     }
 
     static func render(_ report: RunReport) -> String {
