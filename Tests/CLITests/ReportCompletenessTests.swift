@@ -121,6 +121,10 @@ struct ReportCompletenessTests {
         let repaired = try await Self.jsonReport(try ReplayTests.logFiles(space))
         #expect(repaired["complete"] as? Bool == true, "\(repaired)")
         #expect(repaired["next"] == nil && repaired["notDone"] == nil)
+        // The job file stands for its logs.
+        let byJob = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
+        #expect(byJob.status == 0, "\(byJob.stderr)")
+        #expect(byJob.stdout.contains("2 runs ("), "\(byJob.stdout)")
         let none = try await CourierBinary.run(
             ["report", "--since", "2099-01-01", space.logs.appendingPathComponent("e2e").path])
         #expect(none.status == 2)

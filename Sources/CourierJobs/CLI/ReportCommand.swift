@@ -5,11 +5,12 @@ enum ReportCommand {
     static let usage = """
         Usage: courier report LOG.jsonl... [--last N] [--since WHEN] [--json] [--junit FILE]
                               [--html FILE] [--otlp FILE] [--otlp-endpoint URL]
-        Summarises runs from their logs (- is stdin; a folder is every .jsonl under it), per
-        job and merged over every file given (shards, replays, resumed runs): each run (a
-        run killed before its end is shown as killed), tasks by final outcome (once each),
-        requests, retries, statuses, error kinds, the achieved rate, latency percentiles
-        overall and per phase, the slowest tasks and the failures grouped by error.
+        Summarises runs from their logs (- is stdin; a folder is every .jsonl under it; a job
+        file JOB.json is every log of that job, in its home's logs/), per job and merged over
+        every file given (shards, replays, resumed runs): each run (a run killed before its
+        end is shown as killed), tasks by final outcome (once each), requests, retries,
+        statuses, error kinds, the achieved rate, latency percentiles overall and per phase,
+        the slowest tasks and the failures grouped by error.
           --last N       only the N latest runs (a log file is a run: a sharded night's
                          shards are one each)
           --since WHEN   only runs that started at or after WHEN: a time back from now

@@ -38,13 +38,6 @@ enum ShowCommand {
             return CommandLineInterface.ExitCode.usage
         }
         let task = operands.removeLast()
-        // A job file stands for its log folder: the file a newcomer has at hand.
-        operands = operands.map { operand in
-            guard operand.hasSuffix(".json"),
-                let folder = JobHome.logFolder(ofJobFile: URL(fileURLWithPath: operand))
-            else { return operand }
-            return folder.relativePath
-        }
         let paths = LogFiles.ordered(LogFiles.expandingFolders(operands))
         var reader = LogReader(paths: paths, warn: { Console.error("courier: \($0)") })
         reader.responseHeaders = true

@@ -15,9 +15,17 @@ enum LogFiles {
     }
 
     /// `paths` with each folder replaced by the `.jsonl` files under it, at any depth (`logs/`
-    /// holds a folder per job): "report on these logs" usually means a folder of them.
+    /// holds a folder per job): "report on these logs" usually means a folder of them. A job
+    /// file (`.json`, a JSON object with a `name`) stands for its log folder, `logs/<name>` in
+    /// its home: the file a newcomer has at hand.
     static func expandingFolders(_ paths: [String]) -> [String] {
-        paths.flatMap { path -> [String] in
+        paths.flatMap { given -> [String] in
+            var path = given
+            if given.hasSuffix(".json"),
+                let folder = JobHome.logFolder(ofJobFile: URL(fileURLWithPath: given))
+            {
+                path = folder.relativePath
+            }
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder),
                 isFolder.boolValue
