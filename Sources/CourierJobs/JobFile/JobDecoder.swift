@@ -259,7 +259,9 @@ enum JobDecoder {
                 (100...599).contains(status)
             else {
                 context.error(
-                    "\(path)[\(index)]", "expected an HTTP status from 100 to 599", at: element)
+                    "\(path)[\(index)]",
+                    "expected an HTTP status from 100 to 599, found \(NodeReader.describe(element))",
+                    at: element)
                 continue
             }
             statuses.insert(status)

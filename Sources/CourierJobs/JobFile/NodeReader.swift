@@ -145,7 +145,10 @@ struct NodeReader {
         }
     }
 
-    func describe(_ node: JSONNode) -> String {
+    func describe(_ node: JSONNode) -> String { Self.describe(node) }
+
+    /// A value for a message: a number or string as written, else its type.
+    static func describe(_ node: JSONNode) -> String {
         switch node.value {
         case .number: node.numberSource ?? "a number"
         case .string(let text): "\"\(text)\""

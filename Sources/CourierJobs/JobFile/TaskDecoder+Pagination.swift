@@ -56,7 +56,9 @@ extension TaskDecoder {
         let items = reader.take("items").flatMap { node -> String? in
             guard case .string(let text) = node.value else {
                 context.error(
-                    "\(path).items", "expected a JSON Pointer such as \"/items\"", at: node)
+                    "\(path).items",
+                    "expected a JSON Pointer such as \"/items\", found \(NodeReader.describe(node))",
+                    at: node)
                 return nil
             }
             return pointer(text, at: "\(path).items", node, context: context)
@@ -93,7 +95,10 @@ extension TaskDecoder {
         _ text: String?, at place: String, _ node: JSONNode, context: DecodingContext
     ) -> String? {
         guard let text, JSONPointer.isValid(text) else {
-            context.error(place, "expected a JSON Pointer such as \"/next\"", at: node)
+            context.error(
+                place,
+                "expected a JSON Pointer such as \"/next\", found \(NodeReader.describe(node))",
+                at: node)
             return nil
         }
         guard !JSONPointer.hasAfterLastToken(text) else {
@@ -116,19 +121,26 @@ extension TaskDecoder {
                 return .rule(.linkHeader(relation))
             }
             context.error(
-                "\(path).linkHeader", "expected a link relation such as \"next\"", at: node)
+                "\(path).linkHeader",
+                "expected a link relation such as \"next\", found \(NodeReader.describe(node))",
+                at: node)
         case "json":
             if case .string(let text) = node.value {
                 return pointer(text, at: "\(path).json", node, context: context)
                     .map { .rule(.jsonURL($0)) } ?? .invalid
             }
-            context.error("\(path).json", "expected a JSON Pointer such as \"/next\"", at: node)
+            context.error(
+                "\(path).json",
+                "expected a JSON Pointer such as \"/next\", found \(NodeReader.describe(node))",
+                at: node)
         case "header":
             if case .string(let name) = node.value, WireRequest.isToken(name) {
                 return .rule(.headerURL(name))
             }
             context.error(
-                "\(path).header", "expected a header field name such as \"Next-Page\"", at: node)
+                "\(path).header",
+                "expected a header field name such as \"Next-Page\", found \(NodeReader.describe(node))",
+                at: node)
         case "cursor", "page", "offset", "headerParam":
             return parameterRule(key, node, path: path, context: context)
         default:
@@ -161,7 +173,8 @@ extension TaskDecoder {
             else {
                 context.error(
                     "\(path).headerParam.header",
-                    "expected a header field name such as \"X-Next-Page\"", at: node)
+                    "expected a header field name such as \"X-Next-Page\", found \(NodeReader.describe(node))",
+                    at: node)
                 return .invalid
             }
             return .rule(.headerParameter(header: name, parameter: parameter))

@@ -34,7 +34,9 @@ extension TaskDecoder {
         case (nil, let name?):
             guard WireRequest.isToken(name) else {
                 since.fail(
-                    "header", "expected a header field name such as \"X-Sync-Token\"", at: sinceNode
+                    "header",
+                    "expected a header field name such as \"X-Sync-Token\", found \(NodeReader.describe(sinceNode))",
+                    at: sinceNode
                 )
                 return nil
             }

@@ -27,7 +27,7 @@ enum ReportJSON {
             fields.append(("unfinishedRuns", .array(repair.killed.map { .string($0) })))
             fields.append(("next", .string(repair.command)))
         }
-        return .object(fields + [
+        fields += [
             ("runs", .array(report.runs.map { .string($0) })),
             ("backends", .array(report.backends.sorted().map { .string($0) })),
             (
@@ -80,7 +80,8 @@ enum ReportJSON {
             ("failed", .array(tasks.notOK.map(task))),
             ("failureGroups", .array(tasks.failureGroups.map(group))),
             ("runTable", .array(report.runTable.rows.map(run))),
-        ])
+        ]
+        return .object(fields)
     }
 
     static func group(_ group: TaskOutcomes.FailureGroup) -> JSONWriter.Value {

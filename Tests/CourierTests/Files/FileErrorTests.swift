@@ -35,6 +35,8 @@ struct FileErrorTests {
         #expect(FileError(path: "out/a.json", action: "write", code: EIO).path == "out/a.json")
         let closed = "/proc/self/fd/987654/x.tmp"
         #expect(FileError(path: closed, action: "write", code: EIO).path == closed)
-        #expect(FileError(path: "/proc/self/fd/x/y", action: "write", code: EIO).path == "/proc/self/fd/x/y")
+        #expect(
+            FileError(path: "/proc/self/fd/x/y", action: "write", code: EIO).path
+                == "/proc/self/fd/x/y")
     }
 }
