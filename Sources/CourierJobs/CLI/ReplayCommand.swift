@@ -249,13 +249,7 @@ enum ReplayCommand {
         unmatched: () -> [String] = { [] }
     ) async -> Int32 {
         do {
-            var summary = try await runner.run()
-            if case .selection = runner.source, !options.run.logToStandardOutput,
-                !summary.logVanished
-            {
-                summary.missing = RunCommand.missing(
-                    in: options.run.logDirectory.appendingPathComponent(job.name))
-            }
+            let summary = try await runner.run()
             var refused = refused
             if summary.interruptedBy == nil {
                 for id in unmatched() {

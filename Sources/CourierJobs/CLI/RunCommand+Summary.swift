@@ -16,15 +16,8 @@ extension RunCommand {
     ) async -> Int32 {
         var options = options
         if job.notify != nil {
-            let summaryOptions = options
-            options.summaryLine = { summary in
-                var summary = summary
-                if summaryOptions.resume != nil, !summaryOptions.logToStandardOutput {
-                    summary.missing = missing(
-                        in: summaryOptions.logDirectory.appendingPathComponent(job.name))
-                }
-                return describe(summary, job: job, shard: summaryOptions.shard)
-            }
+            let shard = options.shard
+            options.summaryLine = { describe($0, job: job, shard: shard) }
         }
         do {
             let selection =
@@ -53,10 +46,6 @@ extension RunCommand {
                         to: URL(fileURLWithPath: path))
                 }
             #endif
-            if options.resume != nil, !options.logToStandardOutput, !summary.logVanished {
-                summary.missing = missing(
-                    in: options.logDirectory.appendingPathComponent(job.name))
-            }
             printSummary(
                 summary, job: job, json: arguments.json, options: options, console: console)
             return summary.exitCode
@@ -145,11 +134,5 @@ extension RunCommand {
             command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"
         }
         return command
-    }
-
-    /// How many tasks the job's history (``JobHistory``) in `folder` does not count as done.
-    static func missing(in folder: URL) -> Int {
-        let history = JobHistory.read(folder: folder)
-        return TaskHistory.read(history.logs, warn: { _ in }).finals.count
     }
 }

@@ -21,6 +21,12 @@ struct JobHistory: Equatable {
         var shard: Shard?
     }
 
+    /// How many of the job's tasks the logs in `folder` leave not done (their final line is
+    /// not `ok`): every shard's and run's, this one's included once its lines are on file.
+    static func notDoneCount(folder: URL) -> Int {
+        TaskHistory.read(read(folder: folder).logs, warn: { _ in }).finals.count
+    }
+
     /// The history among the `.jsonl` files directly in `folder` (a job's log folder).
     static func read(folder: URL) -> JobHistory {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []

@@ -25,7 +25,8 @@ extension JobRunner {
         case metricsTimer
         /// Pruning, or why it was skipped.
         case pruning
-        /// The run's figures as its summary.
+        /// The run's figures as its summary (with, for a repair, what the job's history still
+        /// lacks).
         case summary
         /// The end ping, its line in the log (bounded by `notify.timeout`).
         case endPing
@@ -106,6 +107,14 @@ extension JobRunner {
         case .summary:
             var summary = summarize(begun, underway, counts: finishing.progress.snapshot)
             summary.recordsFailed = finishing.recordsFailed
+            // A repair says what the job's whole history still lacks: every log of the job
+            // (other shards' too), this run's lines on file since `linesOnFile`.
+            if options.resume != nil || source.repairsFromLogs, !options.logToStandardOutput,
+                !summary.logVanished
+            {
+                summary.missing = JobHistory.notDoneCount(
+                    folder: options.logDirectory.appendingPathComponent(job.name))
+            }
             if let failure = summary.logFailure {
                 console.error("courier: the log is incomplete: \(failure)")
             }

@@ -40,6 +40,11 @@ final class JobRunner: Sendable {
         var savesOutputs: Bool {
             if case .replay = self { false } else { true }
         }
+
+        /// Whether the run replays a job's logged tasks (`replay --job`).
+        var repairsFromLogs: Bool {
+            if case .selection(_, let replayOf) = self { !replayOf.isEmpty } else { false }
+        }
     }
 
     let job: Job
