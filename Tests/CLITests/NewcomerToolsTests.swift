@@ -85,6 +85,28 @@ struct NewcomerToolsTests {
         #expect(none.stderr.contains("--task nope: no task of the job has a matching id"))
     }
 
+    @Test("--task that matches no id of a job without fan-out sends nothing and logs no run")
+    func taskMatchingNothingIsRefusedBeforeTheRun() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("notask")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "item-{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}}
+                """#)
+        let refused = try await space.run(["--task", "item-3", "--task", "itme-*"], backend: "curl")
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("--task itme-*: no task of the job has a matching id"))
+        #expect(!refused.stderr.contains("--task item-3:"), "\(refused.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing was sent")
+        #expect(
+            !FileManager.default.fileExists(atPath: space.logs.appendingPathComponent("e2e").path),
+            "no run was logged")
+        let chosen = try await space.run(["--task", "item-3"], backend: "curl")
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+    }
+
     @Test("show prints each attempt of a task readably, secrets redacted as in the log")
     func showTask() async throws {
         let space = try JobWorkspace()

@@ -19,6 +19,11 @@ extension RunCommand {
             let shard = options.shard
             options.summaryLine = { describe($0, job: job, shard: shard) }
         }
+        let unmatchable = ReplaySelection.unmatchable(arguments.only, in: job)
+        guard unmatchable.isEmpty else {
+            for glob in unmatchable { noMatch(glob, job: job, console: console) }
+            return CommandLineInterface.ExitCode.usage
+        }
         do {
             let selection =
                 arguments.only.isEmpty
@@ -31,11 +36,7 @@ extension RunCommand {
                 } ?? JobRunner(job: job, options: options, total: total)
             var summary = try await runner.run()
             if let unmatched = selection?.unmatched, !unmatched.isEmpty {
-                for glob in unmatched {
-                    console.error(
-                        "courier: \(job.name): --task \(glob): no task of the job has a matching id (`courier run \(ShellWord.quoted(job.file.relativePath)) --dry-run` lists them)"
-                            .showingControlCharacters)
-                }
+                for glob in unmatched { noMatch(glob, job: job, console: console) }
                 if summary.total == 0 { return CommandLineInterface.ExitCode.usage }
             }
             #if DEBUG
@@ -57,6 +58,13 @@ extension RunCommand {
                 job, backend: options.backend, console: console, reason: "\(error)")
             return CommandLineInterface.ExitCode.usage
         }
+    }
+
+    /// Says that `--task GLOB` matches no task of the job.
+    static func noMatch(_ glob: String, job: Job, console: Console) {
+        console.error(
+            "courier: \(job.name): --task \(glob): no task of the job has a matching id (`courier run \(ShellWord.quoted(job.file.relativePath)) --dry-run` lists them)"
+                .showingControlCharacters)
     }
 
     /// The summary line (or `--json`'s object): on stdout, or on stderr when stdout has the

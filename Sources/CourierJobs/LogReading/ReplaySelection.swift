@@ -72,6 +72,24 @@ final class ReplaySelection: Sendable {
         pace = nil
     }
 
+    /// The globs of `run --task` that no task of `job` can match, found before the run so
+    /// that a mistyped id sends nothing and logs no run. Empty when that cannot be known
+    /// before running: a task that fans out over a capture, or whose id takes a captured
+    /// value, has its ids only as the run goes.
+    static func unmatchable(_ globs: [String], in job: Job) -> [String] {
+        let knowable = job.tasks.allSatisfy { spec in
+            spec.captureSource == nil
+                && Set(Template(spec.id).variables).isSubset(of: spec.foreach.map(\.name))
+        }
+        guard knowable else { return [] }
+        var left = globs
+        for case (_, _, .success(let id)) in JobValidator.checks(job) {
+            left.removeAll { fnmatch($0, id, 0) == 0 }
+            if left.isEmpty { break }
+        }
+        return left
+    }
+
     /// How many tasks are known to be selected before running (template ids count once).
     var count: Int { entries.count }
 
