@@ -94,7 +94,8 @@ struct NewcomerToolsTests {
             tasks: #"""
                 {"id": "item-{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}}
                 """#)
-        let refused = try await space.run(["--task", "item-3", "--task", "itme-*"], backend: "curl")
+        let refused = try await space.run(
+            ["--task", "item-3", "--task", "itme-*"], backend: "curl")
         #expect(refused.status == 2, "\(refused.stderr)")
         #expect(refused.stderr.contains("--task itme-*: no task of the job has a matching id"))
         #expect(!refused.stderr.contains("--task item-3:"), "\(refused.stderr)")
