@@ -91,6 +91,15 @@ struct ExpandedTask: Sendable {
     }
 
     /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
+    /// The captures of the task's spec (none for a task of no spec), read in place: copying
+    /// the whole spec to look at one field retained and released each of its parts, per task.
+    func captures(in job: Job) -> [CaptureRule] {
+        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
+            return []
+        }
+        return job.tasks[specIndex].captures
+    }
+
     func spec(in job: Job) -> TaskSpec? {
         guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
             return nil

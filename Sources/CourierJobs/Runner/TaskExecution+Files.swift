@@ -76,7 +76,7 @@ extension JobRunner {
         task.save != nil && task.paginate == nil && task.records == nil && task.since == nil
             && task.expectation.json.isEmpty
             && task.expectation.bodyContains.isEmpty
-            && !(capturing && !(task.spec(in: job)?.captures.isEmpty ?? true))
+            && !(capturing && !task.captures(in: job).isEmpty)
     }
 
     /// Where the task's streamed save goes; `nil` when the path escapes the output folder

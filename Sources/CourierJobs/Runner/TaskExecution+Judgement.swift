@@ -82,7 +82,7 @@ extension JobRunner {
         part: RecordsPart? = nil
     ) -> AttemptResult {
         let judgement = PageJudgement(
-            task: task, captures: captures == nil ? [] : task.spec(in: job)?.captures ?? [],
+            task: task, captures: captures == nil ? [] : task.captures(in: job),
             records: part?.target.rule, page: page, scrub: console.redactor.scrub)
         var verdict = judgement.verdict(on: attempt)
         if let captures {

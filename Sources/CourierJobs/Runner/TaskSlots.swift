@@ -107,7 +107,7 @@ extension JobRunner {
     /// another shard's, one an earlier run did (or whose kept captures stand in for it), one a
     /// replay or `--task` run did not choose and does not need.
     private func runnable(_ task: ExpandedTask, _ slots: TaskSlots) -> ExpandedTask? {
-        let capturing = task.spec(in: job)?.hasCaptures ?? false
+        let capturing = !task.captures(in: job).isEmpty
         var verdict = slots.selection.verdict(on: task, capturing: capturing)
         if case .reuseKept(let run) = verdict {
             if reuseKeptCaptures(of: task, run: run, slots) {
@@ -160,7 +160,7 @@ extension JobRunner {
     {
         guard let feed = slots.cursor.feed,
             let kept = KeptCaptures.load(job: job, task: task.id, run: run),
-            let rules = task.spec(in: job)?.captures
+            case let rules = task.captures(in: job), !rules.isEmpty
         else { return false }
         // Every kept capture must still be one of the task's before any value is handed on:
         // a task whose captures changed since is sent again, and its values come once.

@@ -43,8 +43,8 @@ final class KeptCaptures: Sendable {
     /// `redactor`: the run's, which knows every secret so far. A shard's file has its shard
     /// in its name: every shard sends the tasks that capture, and each keeps its own.
     init?(task: ExpandedTask, job: Job, run: String, shard: Shard?, redactor: Redactor) {
-        guard let spec = task.spec(in: job), !spec.captures.isEmpty,
-            !spec.captures.contains(where: \.secret)
+        let captures = task.captures(in: job)
+        guard !captures.isEmpty, !captures.contains(where: \.secret)
         else { return nil }
         folder = Self.folder(outputDir: job.outputDir)
         name = Self.fileName(job: job.name, task: task.id) + (shard.map { "." + $0.fileTag } ?? "")
