@@ -33,6 +33,35 @@ struct PageJudgementTests {
             page: page)
     }
 
+    @Test("onResponse decides before the status and expect: ignore keeps nothing, fail fails")
+    func responseRulesDecideFirst() throws {
+        let members = #"""
+            "save": "out/t.json", "capture": {"ids": {"json": "/ids"}},
+            "expect": {"status": [200], "bodyContains": "ready"},
+            "onResponse": [
+              {"status": [404], "action": "ignore"},
+              {"status": [200], "bodyContains": "wait", "action": "retry"},
+              {"bodyContains": "quota", "action": "fail"}
+            ]
+            """#
+        var judgement = try Self.judgement(members)
+        let (task, job) = try Self.task(members)
+        judgement.rules = task.responseRules(in: job)
+        let ignored = judgement.verdict(on: Self.attempt(404, "gone"))
+        #expect(ignored.failure == nil && ignored.isOK && ignored.action == .ignore)
+        #expect(ignored.save == nil && ignored.captured.isEmpty && ignored.records == nil)
+        let failed = judgement.verdict(on: Self.attempt(200, "over quota"))
+        #expect(failed.failure?.kind == "responseAction")
+        #expect(failed.failure?.message == #"status 200 matched onResponse[2] ("fail")"#)
+        let waited = judgement.verdict(on: Self.attempt(200, "please wait"))
+        #expect(waited.failure?.kind == "responseAction", "a retry rule still matching at the end")
+        #expect(waited.failure?.message.contains("on the last of 1 attempt") == true)
+        let usual = judgement.verdict(on: Self.attempt(200, #"{"ids": [1], "s": "ready"}"#))
+        #expect(usual.failure == nil && usual.action == nil && usual.save == "out/t.json")
+        let unexpected = judgement.verdict(on: Self.attempt(500, "boom"))
+        #expect(unexpected.failure?.kind == "unexpectedStatus", "no rule matched")
+    }
+
     @Test func aSavedPageWaitsForItsSaveWithThePageNumberInThePath() throws {
         let verdict = try Self.judgement(
             #""save": "out/p{page}.json", "paginate": {"next": {"linkHeader": "next"}}"#, page: 3

@@ -97,6 +97,21 @@ public struct RetryPolicy: Sendable, Hashable {
         decide(after: attempt, request: request, outcome: outcome, now: now, random: random).delay
     }
 
+    /// What the caller made of a response, beside its status: how the retry decision
+    /// takes it.
+    public enum ResponseVerdict: Sendable, Hashable {
+        /// Judged by its status, as the policy says.
+        case usual
+        /// Its status is right but the caller's expectation is not met: retried only with
+        /// ``RetryPolicy/retriesOnExpectation``.
+        case unmet
+        /// The caller asks for another try whatever the status and the method (a 200 whose
+        /// body says "try again"), paced like any retry and within ``maxAttempts``.
+        case retry
+        /// The caller takes the response as it is: never retried, whatever its status.
+        case final
+    }
+
     /// The full decision after `attempt` (1-based) ended with `outcome`.
     ///
     /// A `Retry-After` longer than `maxDelay` stops the retries: coming back before the server
@@ -108,24 +123,30 @@ public struct RetryPolicy: Sendable, Hashable {
         after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
         unmetExpectation: Bool = false, now: Date, random: @autoclosure () -> Double
     ) -> Decision {
-        guard attempt < maxAttempts, allowsRetry(of: request) else { return .stop }
+        decide(
+            after: attempt, request: request, outcome: outcome,
+            verdict: unmetExpectation ? .unmet : .usual, now: now, random: random())
+    }
+
+    /// The full decision after `attempt` (1-based) ended with `outcome`, the caller's
+    /// `verdict` on a response taken into account (``ResponseVerdict``).
+    public func decide(
+        after attempt: Int, request: HTTPRequest, outcome: Result<HTTPResponse, HTTPError>,
+        verdict: ResponseVerdict, now: Date, random: @autoclosure () -> Double
+    ) -> Decision {
+        guard attempt < maxAttempts, allowsRetry(of: request) || verdict == .retry else {
+            return .stop
+        }
         switch outcome {
-        case .success where unmetExpectation:
+        case .success where verdict == .final:
+            return .stop
+        case .success where verdict == .unmet:
             guard retriesOnExpectation else { return .stop }
         case .success(let response):
-            guard retryableStatuses.contains(response.status) else { return .stop }
-            if respectsRetryAfter, let header = response.headers["Retry-After"],
-                let wait = RetryAfter.seconds(from: header, now: now)
-            {
-                guard wait <= maxDelay else {
-                    return Decision(
-                        delay: nil,
-                        stopReason:
-                            "the server asked to wait \(Self.seconds(wait)) s, more than maxDelay \(Self.seconds(maxDelay)) s"
-                    )
-                }
-                return .retry(after: wait)
+            guard verdict == .retry || retryableStatuses.contains(response.status) else {
+                return .stop
             }
+            if let decision = retryAfter(response, now: now) { return decision }
         case .failure(let error):
             guard retriesNetworkErrors, !Self.permanentFailures.contains(error.kind) else {
                 return .stop
@@ -133,6 +154,22 @@ public struct RetryPolicy: Sendable, Hashable {
         }
         // The random number is drawn only here: most attempts succeed and need none.
         return .retry(after: backoff(afterAttempt: attempt, random: random()))
+    }
+
+    /// The wait a response's `Retry-After` asks for, when it is respected: a retry after it,
+    /// or a stop when it is longer than `maxDelay`; `nil` when there is none to respect.
+    private func retryAfter(_ response: HTTPResponse, now: Date) -> Decision? {
+        guard respectsRetryAfter, let header = response.headers["Retry-After"],
+            let wait = RetryAfter.seconds(from: header, now: now)
+        else { return nil }
+        guard wait <= maxDelay else {
+            return Decision(
+                delay: nil,
+                stopReason:
+                    "the server asked to wait \(Self.seconds(wait)) s, more than maxDelay \(Self.seconds(maxDelay)) s"
+            )
+        }
+        return .retry(after: wait)
     }
 
     private static func seconds(_ value: TimeInterval) -> String {

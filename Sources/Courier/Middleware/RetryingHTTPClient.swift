@@ -15,7 +15,7 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     private let time: any TimeSource
     private let observer: (@Sendable (Attempt) -> Void)?
     private let random: @Sendable () -> Double
-    private let check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)?
+    private let judge: (@Sendable (HTTPResponse, TimeInterval) -> RetryPolicy.ResponseVerdict)?
 
     /// - Parameter check: whether a response (and how long it took, in seconds) is what the
     ///   caller wants; a refused one is retried only when the policy
@@ -26,11 +26,29 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)? = nil,
         observer: (@Sendable (Attempt) -> Void)? = nil
     ) {
+        var judge: (@Sendable (HTTPResponse, TimeInterval) -> RetryPolicy.ResponseVerdict)?
+        if let check {
+            judge = { response, seconds in check(response, seconds) ? .usual : .unmet }
+        }
+        self.init(
+            wrapping: wrapped, policy: policy, time: time, random: random, judge: judge,
+            observer: observer)
+    }
+
+    /// - Parameter judge: what the caller makes of a response (and how long it took, in
+    ///   seconds), beside its status (``RetryPolicy/ResponseVerdict``): a response to send
+    ///   again whatever its status, one to take as it is, one that misses an expectation.
+    public init(
+        wrapping wrapped: Wrapped, policy: RetryPolicy, time: any TimeSource = SystemTimeSource(),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        judge: (@Sendable (HTTPResponse, TimeInterval) -> RetryPolicy.ResponseVerdict)?,
+        observer: (@Sendable (Attempt) -> Void)? = nil
+    ) {
         self.wrapped = wrapped
         self.policy = policy
         self.time = time
         self.random = random
-        self.check = check
+        self.judge = judge
         self.observer = observer
     }
 
@@ -88,15 +106,15 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         started: Date, clockStart: ContinuousClock.Instant, final: Bool = false
     ) -> Attempt {
         let duration = clockStart.duration(to: time.now()).seconds
-        var unmet = false
-        if let check, case .success(let response) = outcome {
-            unmet = !check(response, duration)
+        var verdict = RetryPolicy.ResponseVerdict.usual
+        if let judge, case .success(let response) = outcome {
+            verdict = judge(response, duration)
         }
         let decision =
             Task.isCancelled || final
             ? .stop
             : policy.decide(
-                after: number, request: request, outcome: outcome, unmetExpectation: unmet,
+                after: number, request: request, outcome: outcome, verdict: verdict,
                 now: time.date(), random: random())
         let attempt = Attempt(
             request: request, number: number, outcome: outcome, retryDelay: decision.delay,

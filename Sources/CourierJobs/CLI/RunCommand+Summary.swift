@@ -99,7 +99,11 @@ extension RunCommand {
         let name = shard.map { "\(job.name) (shard \($0))" } ?? job.name
         var text =
             "courier: \(name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok"
-        if summary.notModified > 0 { text += " (\(summary.notModified) not modified)" }
+        let notes = [
+            summary.notModified > 0 ? "\(summary.notModified) not modified" : nil,
+            summary.ignored > 0 ? "\(summary.ignored) ignored by onResponse" : nil,
+        ].compactMap { $0 }
+        if !notes.isEmpty { text += " (\(notes.joined(separator: ", ")))" }
         text +=
             ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }

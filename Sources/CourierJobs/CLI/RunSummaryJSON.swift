@@ -7,6 +7,7 @@ enum RunSummaryJSON {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(summary.total)), ("ok", .int(summary.ok)),
             ("failed", .int(summary.failed)), ("notModified", .int(summary.notModified)),
+            ("ignored", .int(summary.ignored)),
             ("alreadyDone", .int(summary.alreadyDone)),
         ]
         tasks.append(("notRun", .int(max(0, summary.total - summary.ok - summary.failed))))

@@ -100,6 +100,14 @@ struct ExpandedTask: Sendable {
         return job.tasks[specIndex].captures
     }
 
+    /// The `onResponse` rules of the task's spec, read in place like ``captures(in:)``.
+    func responseRules(in job: Job) -> [ResponseRule] {
+        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
+            return []
+        }
+        return job.tasks[specIndex].responseRules
+    }
+
     func spec(in job: Job) -> TaskSpec? {
         guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
             return nil

@@ -129,6 +129,9 @@ struct TaskSpec: Sendable {
     var position: (line: Int, column: Int)? = nil
     /// `capture`: values this task's responses hand to later tasks.
     var captures: [CaptureRule] = []
+    /// `onResponse` (the task's, else the job's): responses that mean something else than
+    /// their status says.
+    var responseRules: [ResponseRule] = []
     /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces
     /// the job's.
     var auth: Authentication? = nil

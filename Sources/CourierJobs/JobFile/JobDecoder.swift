@@ -162,12 +162,14 @@ enum JobDecoder {
                     context: context)
             } ?? TLSOptions()
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
-        var tasks = decodeTasks(
-            &reader, root: root,
-            defaults: TaskDefaults(
-                retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
-                hasBaseURL: baseURL != nil),
-            context: context)
+        let responseRules = reader.take("onResponse").flatMap {
+            decodeResponseRules($0, path: "onResponse", context: context)
+        }
+        var defaults = TaskDefaults(
+            retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
+            hasBaseURL: baseURL != nil)
+        defaults.responseRules = responseRules ?? []
+        var tasks = decodeTasks(&reader, root: root, defaults: defaults, context: context)
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         RecordsRule.checkShared(tasks, context: context)
@@ -355,6 +357,8 @@ enum JobDecoder {
 /// What tasks inherit from their job.
 struct TaskDefaults {
     var retry: RetryPolicy
+    /// The job's `onResponse`, for tasks without their own.
+    var responseRules: [ResponseRule] = []
     var timeout: TimeInterval
     var jobFolder: URL
     var hasBaseURL: Bool

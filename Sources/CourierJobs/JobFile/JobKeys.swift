@@ -87,6 +87,16 @@ enum JobKeys {
             JobKey("hostThrottle", .boolean),
             JobKey("deadline", .number),
             JobKey("notify", .object),
+            JobKey("onResponse", .array),
+        ])
+
+    /// One rule of `onResponse` (the job's or a task's).
+    static let responseRule = JobObjectKeys(
+        name: "onResponse[]", schema: "/$defs/responseRule",
+        keys: [
+            JobKey("status", .array),
+            JobKey("bodyContains", .stringOrArray),
+            JobKey("action", .string),
         ])
 
     /// The job's `notify`: ping URLs (secrets, from `${env:…}` or `${file:…}` as a rule) and
@@ -185,6 +195,7 @@ enum JobKeys {
             JobKey("capture", .object),
             JobKey("auth", .object),
             JobKey("records", .object),
+            JobKey("onResponse", .array),
         ])
 
     /// A task's `records`: where its responses' items go, and how they meet the file's.
@@ -283,7 +294,8 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, notify, tls, rateLimit, retry, jobAuth.forms, jobAuth.basic, jobAuth.header,
+        job, notify, tls, rateLimit, retry, responseRule, jobAuth.forms, jobAuth.basic,
+        jobAuth.header,
         jobAuth.oauth2,
         task, taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect,
         capture,

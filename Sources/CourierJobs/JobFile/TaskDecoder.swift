@@ -68,6 +68,11 @@ struct TaskDecoder {
         let timeout =
             reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0")
             ?? defaults.timeout
+        let responseRules =
+            reader.take("onResponse").map {
+                JobDecoder.decodeResponseRules($0, path: "\(path).onResponse", context: context)
+                    ?? []
+            } ?? defaults.responseRules
         reader.rejectUnknownKeys()
         var spec = TaskSpec(
             id: id, method: method, target: target, query: query, headers: headers,
@@ -82,6 +87,7 @@ struct TaskDecoder {
         spec.prune = prune
         spec.unresolved = unresolved
         spec.position = (node.line, node.column)
+        spec.responseRules = responseRules
         spec.compiled = CompiledTemplates(spec)
         return spec
     }

@@ -60,12 +60,13 @@ struct RunLog: Sendable {
 
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
-        interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil
+        interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil, ignored: Int = 0
     ) throws {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
         ]
         if let alreadyDone { tasks.append(("alreadyDone", .int(alreadyDone))) }
+        if ignored > 0 { tasks.append(("ignored", .int(ignored))) }
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runEnd)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("durationMs", .double(duration * 1000)),
@@ -217,7 +218,7 @@ struct RunLog: Sendable {
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
         renewedToken: String? = nil, renewal: Bool = false, warning: String? = nil,
-        waits: AttemptWaits = AttemptWaits()
+        action: String? = nil, waits: AttemptWaits = AttemptWaits()
     ) throws {
         let request = attempt.request
         let sent: HTTPHeaders
@@ -258,6 +259,8 @@ struct RunLog: Sendable {
         }
         if let savedTo { line.string("savedTo", savedTo) }
         if notModified { line.value("notModified", .bool(true)) }
+        // The `onResponse` rule the response matched: what it made of it.
+        if let action { line.string("action", action) }
         // A rejected token (this attempt's 401) that was renewed before the next attempt, and
         // the login request sent again to renew it.
         if let renewedToken { line.string("renewedToken", renewedToken) }

@@ -18,9 +18,26 @@ struct PageJudgement {
     var page: Int?
     /// Hides the run's secrets in a failed expectation's message.
     var scrub: (String) -> String = { $0 }
+    /// The task's `onResponse` rules, which decide before its status and `expect`.
+    var rules: [ResponseRule] = []
 
     /// The verdict on the page's final attempt.
     func verdict(on attempt: RetryAttempt) -> PageVerdict {
+        if case .success(let response) = attempt.outcome,
+            let (index, rule) = ResponseRule.first(in: rules, matching: response)
+        {
+            var verdict = PageVerdict()
+            verdict.action = rule.action
+            if rule.action != .ignore {
+                verdict.failure = (
+                    "responseAction",
+                    rule.failure(
+                        index: index, status: response.status, attempts: attempt.number,
+                        stopReason: attempt.stopReason)
+                )
+            }
+            return verdict
+        }
         switch attempt.outcome {
         case .success(let response) where task.accepts(response.status):
             return verdict(on: response, attempt: attempt)
@@ -122,6 +139,9 @@ struct PageVerdict: Sendable {
     var failure: (kind: String, message: String)?
     /// A 304: the saved output stands.
     var notModified = false
+    /// The action of the `onResponse` rule the response matched: `ignore` is a good page
+    /// with nothing in it to keep, and the task's last.
+    var action: ResponseRule.Action?
     /// The values captured, rule by rule in the job's order, up to one that found none.
     var captured: [(rule: CaptureRule, values: [String])] = []
     /// Where the body is to be saved, under `outputDir`, with the page's number in it.

@@ -61,7 +61,7 @@ enum HTTPStack {
     /// `duration` without them: a task's `maxMs` judges the request, not the queue.
     static func retrying(
         _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource, hosts: HostThrottles?,
-        rateLimited: Bool = false,
+        rateLimited: Bool = false, rules: [ResponseRule] = [],
         observer: @escaping @Sendable (_ attempt: RetryAttempt, _ waits: AttemptWaits) -> Void
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
@@ -80,16 +80,21 @@ enum HTTPStack {
                     wrapping: client, hosts: hosts, maxDelay: policy.maxDelay
                 ) { seconds in waited.withLock { $0.host += seconds } })
         }
-        var check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)?
-        if !task.expectation.isEmpty {
-            check = { [waited] response, seconds in
+        // `onResponse` decides first; then `expect`, for a status the task accepts.
+        var judge: (@Sendable (HTTPResponse, TimeInterval) -> RetryPolicy.ResponseVerdict)?
+        if !task.expectation.isEmpty || !rules.isEmpty {
+            judge = { [waited] response, seconds in
+                if let verdict = ResponseRule.verdict(rules, on: response) { return verdict }
+                guard !task.expectation.isEmpty, task.accepts(response.status) else {
+                    return .usual
+                }
                 let sent = max(0, seconds - (waited?.withLock { $0.total } ?? 0))
-                return !task.accepts(response.status)
-                    || task.expectation.failure(for: response, durationMs: sent * 1000) == nil
+                return task.expectation.failure(for: response, durationMs: sent * 1000) == nil
+                    ? .usual : .unmet
             }
         }
         return RetryingHTTPClient(
-            wrapping: client, policy: policy, time: time, check: check
+            wrapping: client, policy: policy, time: time, judge: judge
         ) { [waited] attempt in
             guard let waited else { return observer(attempt, AttemptWaits()) }
             let waits = waited.withLock { value in

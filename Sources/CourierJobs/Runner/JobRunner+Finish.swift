@@ -132,7 +132,8 @@ extension JobRunner {
                 duration: summary.duration, total: summary.total, ok: summary.ok,
                 failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
                 interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
-                alreadyDone: options.resume == nil ? nil : summary.alreadyDone)
+                alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
+                ignored: summary.ignored)
             summary.logFailure = summary.logFailure ?? begun.log.failure
             finishing.summary = summary
         case .metricsFile:
@@ -186,6 +187,7 @@ extension JobRunner {
             duration: Date().timeIntervalSince(begun.started), interruptedBy: cause?.exitSignal,
             logURL: begun.logURL, logFailure: begun.log.failure)
         if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
+        summary.ignored = counts.ignored
         if underway.vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(begun.logURL.relativePath) was deleted (or its folder) during the run; the run stopped"

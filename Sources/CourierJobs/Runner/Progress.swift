@@ -18,6 +18,8 @@ final class Progress: @unchecked Sendable {
         var alreadyDone = 0
         /// Tasks ok with a 304: their saved output was left as it was.
         var notModified = 0
+        /// Tasks that ended `ok` on a response an `onResponse` rule ignores.
+        var ignored = 0
         /// Every task known so far: the validated count, plus those found while running
         /// (fan-out over captured values).
         var total = 0
@@ -66,10 +68,11 @@ final class Progress: @unchecked Sendable {
         counts.withLock { $0.requests += requests }
     }
 
-    func taskFinished(ok: Bool, requests: Int, notModified: Bool = false) {
+    func taskFinished(ok: Bool, requests: Int, notModified: Bool = false, ignored: Bool = false) {
         counts.withLock {
             $0.done += 1
             if notModified { $0.notModified += 1 }
+            if ignored { $0.ignored += 1 }
             $0.requests += requests
             if ok { $0.ok += 1 } else { $0.failed += 1 }
         }

@@ -75,6 +75,8 @@ struct RunSummary: Sendable {
     var requests: Int
     /// 304s: tasks ok whose saved output was left as it was.
     var notModified = 0
+    /// Tasks that ended `ok` on a response an `onResponse` rule ignores (counted in `ok`).
+    var ignored = 0
     var duration: TimeInterval
     /// The signal that stopped the run, SIGTERM's for its deadline.
     var interruptedBy: Int32?

@@ -75,6 +75,7 @@ extension JobRunner {
     func streamsSave(_ task: ExpandedTask, capturing: Bool) -> Bool {
         task.save != nil && task.paginate == nil && task.records == nil && task.since == nil
             && task.expectation.json.isEmpty
+            && !task.responseRules(in: job).contains { !$0.bodyContains.isEmpty }
             && task.expectation.bodyContains.isEmpty
             && !(capturing && !task.captures(in: job).isEmpty)
     }

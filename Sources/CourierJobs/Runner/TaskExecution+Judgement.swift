@@ -38,6 +38,9 @@ extension JobRunner {
             var ok = false
             var savedTo: String?
             var notModified = false
+            /// The `onResponse` action of the rule the final response matched (`ignore`,
+            /// `retry`, `fail`), for its line and the run's count of ignored tasks.
+            var action: String?
             var failure: (kind: String, message: String)?
             /// File work still to do before the attempt is logged (``completingFiles(_:)``).
             var files: PageFiles?
@@ -81,9 +84,10 @@ extension JobRunner {
         captures: (([String], CaptureRule) throws -> Void)?, streamed: FileReplacement?,
         part: RecordsPart? = nil
     ) -> AttemptResult {
-        let judgement = PageJudgement(
+        var judgement = PageJudgement(
             task: task, captures: captures == nil ? [] : task.captures(in: job),
             records: part?.target.rule, page: page, scrub: console.redactor.scrub)
+        judgement.rules = task.responseRules(in: job)
         var verdict = judgement.verdict(on: attempt)
         if let captures {
             // Captures are handed on before the line that could show them is written, and
@@ -102,6 +106,7 @@ extension JobRunner {
         if let streamed { result.files = PageFiles(streamed: streamed) }
         result.document = verdict.document
         result.failure = verdict.failure
+        result.action = verdict.action?.rawValue
         guard verdict.failure == nil, case .success(let response) = attempt.outcome else {
             return result
         }

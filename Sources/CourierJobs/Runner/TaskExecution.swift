@@ -137,8 +137,10 @@ extension JobRunner {
         // not copy the whole task (request and expectations included) on every page.
         let taskID = task.id
         let replayOf = task.replayOf
+        let rules = task.responseRules(in: job)
         let retrying = HTTPStack.retrying(
-            shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil
+            shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil,
+            rules: rules
         ) { attempt, waits in
             // One lock per attempt: numbered on after a renewal, and kept when final, with
             // what it waited before it was sent.
@@ -153,7 +155,8 @@ extension JobRunner {
             if attempt.retryDelay != nil {
                 try? log.request(
                     task: taskID, attempt: attempt, outcome: .retry, replayOf: replayOf,
-                    page: pageNumber, waits: waits)
+                    page: pageNumber, action: Self.action(of: attempt, rules: rules),
+                    waits: waits)
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
@@ -232,6 +235,12 @@ extension JobRunner {
         return result
     }
 
+    /// The `onResponse` action of the rule an attempt's response matched, for its line.
+    static func action(of attempt: RetryAttempt, rules: [ResponseRule]) -> String? {
+        guard !rules.isEmpty, case .success(let response) = attempt.outcome else { return nil }
+        return ResponseRule.first(in: rules, matching: response)?.rule.action.rawValue
+    }
+
     /// What follows the page just judged and saved, held across the loop's awaits.
     ///
     /// A class: as a value, its request and notes would each take a slot in ``execute``'s
@@ -257,7 +266,9 @@ extension JobRunner {
         _ send: PageSend, of task: ExpandedTask, cursor: PageCursor,
         result: inout AttemptResult
     ) -> PageStep {
-        guard result.ok, case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
+        // An ignored page (`onResponse`) ends its task: nothing in it leads on.
+        guard result.ok, result.action != ResponseRule.Action.ignore.rawValue,
+            case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
         else { return PageStep(PageJudgement.Following()) }
         let following = PageJudgement(task: task).following(
             response, document: result.document, position: &cursor.position)
@@ -300,7 +311,7 @@ extension JobRunner {
             task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
             failure: attempt.outcome.isFailure ? nil : result.failure,
             replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
-            warning: warning.isEmpty ? nil : warning, waits: waits)
+            warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits)
         if let warning = step.following.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
@@ -317,7 +328,8 @@ extension JobRunner {
                 }
             }
             progress.taskFinished(
-                ok: result.ok, requests: cursor.requests, notModified: result.notModified)
+                ok: result.ok, requests: cursor.requests, notModified: result.notModified,
+                ignored: result.ok && result.action == ResponseRule.Action.ignore.rawValue)
             if !result.ok, let failure = result.failure {
                 let onPage = pageNumber.map { " on page \($0)" } ?? ""
                 reporter.failed(

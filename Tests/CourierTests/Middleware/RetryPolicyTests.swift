@@ -39,6 +39,34 @@ import Testing
         )
     }
 
+    @Test func aCallersVerdictOverridesTheStatusRules() {
+        let policy = RetryPolicy(maxAttempts: 3, jitter: false)
+        func decide(
+            _ outcome: Result<HTTPResponse, HTTPError>, _ verdict: RetryPolicy.ResponseVerdict,
+            request: HTTPRequest? = nil, attempt: Int = 1
+        ) -> RetryPolicy.Decision {
+            policy.decide(
+                after: attempt, request: request ?? get, outcome: outcome, verdict: verdict,
+                now: now, random: 0)
+        }
+        #expect(decide(response(200), .retry).delay == 0.5, "a 200 the caller wants again")
+        #expect(decide(response(503), .final).delay == nil, "a 503 the caller takes as it is")
+        #expect(decide(response(503), .usual).delay == 0.5)
+        #expect(decide(response(200), .unmet).delay == nil, "polling is off by default")
+        var post = get
+        post.method = .post
+        #expect(decide(response(503), .usual, request: post).delay == nil)
+        #expect(decide(response(200), .retry, request: post).delay == 0.5, "asked for by name")
+        #expect(decide(response(200), .retry, attempt: 3).delay == nil, "within maxAttempts")
+        let waited = decide(response(200, ["Retry-After": "2"]), .retry)
+        #expect(waited.delay == 2, "a Retry-After paces a retry the caller asked for")
+        let tooLong = decide(response(200, ["Retry-After": "3600"]), .retry)
+        #expect(tooLong.delay == nil && tooLong.stopReason?.contains("3600 s") == true)
+        #expect(
+            decide(.failure(HTTPError(.timeout, "slow", url: get.url)), .final).delay == 0.5,
+            "a verdict is on responses; a transport error is retried as usual")
+    }
+
     @Test func nonIdempotentMethodsNeedPermissionOrAnIdempotencyKey() {
         let policy = RetryPolicy(jitter: false)
         var post = HTTPRequest(url: get.url, method: .post)
