@@ -27,6 +27,10 @@ struct FinishOrderTests {
             // Pruning and the summary read the final counts.
             (.unbuiltSelectionUncounted, .summary), (.records, .summary),
             (.summary, .endPing), (.summary, .runEnd),
+            // The data checks read the counts and the moved cursors, and decide the exit
+            // code the ping, run.end and the metrics carry.
+            (.summary, .dataChecks), (.cursors, .dataChecks), (.dataChecks, .endPing),
+            (.dataChecks, .runEnd),
             // The end ping's line is in the log, before run.end; a signal while it is sent
             // still counts.
             (.endPing, .runEnd), (.endPing, .signalWatcher),

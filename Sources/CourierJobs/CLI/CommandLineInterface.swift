@@ -16,6 +16,7 @@ package enum CommandLineInterface {
         static let taskFailed: Int32 = 1
         static let usage: Int32 = 2
         static let locked: Int32 = 3
+        // 4 (every task ok, a data check failed) is ``RunSummary/exitCode``'s.
         // 130 and 143 (SIGINT, SIGTERM) come from the signal that stopped the run
         // (`RunStop.Cause.exitSignal`), not from a constant here.
     }
@@ -25,8 +26,9 @@ package enum CommandLineInterface {
 
     static let exitCodes = """
         Exit codes: 0 all tasks met expectations, 1 some task failed, 2 usage or configuration
-        error (nothing was sent), 3 another run of the job holds its lock, 130/143 interrupted
-        (by SIGINT/SIGTERM, 143 also at the run's deadline).
+        error (nothing was sent), 3 another run of the job holds its lock, 4 every task ok but
+        a data check (the job's "checks") failed, 130/143 interrupted (by SIGINT/SIGTERM, 143
+        also at the run's deadline).
         """
 
     static let usage =

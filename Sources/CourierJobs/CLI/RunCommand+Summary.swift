@@ -121,6 +121,10 @@ extension RunCommand {
                 ? "; the job's history: every task done"
                 : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`\(repairCommand(job, log: summary.logURL))` runs \(missing == 1 ? "it" : "them"))"
         }
+        if !summary.checkFailures.isEmpty {
+            let names = summary.checkFailures.map(\.check).joined(separator: ", ")
+            text += "; data checks failed: \(names)"
+        }
         if summary.logVanished { return text + "; the log was deleted during the run" }
         // Where the run's files went, when it saves any.
         if job.tasks.contains(where: { $0.save != nil || $0.records != nil }) {

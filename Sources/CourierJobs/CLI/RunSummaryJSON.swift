@@ -26,6 +26,13 @@ enum RunSummaryJSON {
             ),
             ("logIncomplete", summary.logFailure.map { .string($0) } ?? .null),
             ("missing", summary.missing.map { .int($0) } ?? .null),
+            (
+                "checksFailed",
+                .array(
+                    summary.checkFailures.map {
+                        .object([("check", .string($0.check)), ("message", .string($0.message))])
+                    })
+            ),
         ])
     }
 }

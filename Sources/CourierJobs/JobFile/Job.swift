@@ -35,6 +35,8 @@ struct Job: Sendable {
     var deadline: TimeInterval? = nil
     /// Where the run pings when it starts and ends (`notify`, or `courier run --ping-url`).
     var notify: NotifySettings? = nil
+    /// `checks`: what the run's data must show for it to succeed (``DataChecks``).
+    var checks = DataChecks()
     /// Folder that `save` paths are relative to, as seen from the working folder: the job's
     /// `outputDir` taken from its ``home``.
     var outputDir: String
@@ -132,6 +134,8 @@ struct TaskSpec: Sendable {
     /// `onResponse` (the task's, else the job's): responses that mean something else than
     /// their status says.
     var responseRules: [ResponseRule] = []
+    /// The task's own `checks` (`minRecords`), judged over its entry's tasks.
+    var checks = DataChecks()
     /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces
     /// the job's.
     var auth: Authentication? = nil

@@ -169,7 +169,12 @@ enum JobDecoder {
             retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
             hasBaseURL: baseURL != nil)
         defaults.responseRules = responseRules ?? []
+        let checksNode = reader.take("checks")
+        let checks = checksNode.flatMap {
+            decodeChecks($0, path: "checks", job: true, context: context)
+        }
         var tasks = decodeTasks(&reader, root: root, defaults: defaults, context: context)
+        checkChecks(checks ?? DataChecks(), tasks: tasks, at: checksNode, context: context)
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         RecordsRule.checkShared(tasks, context: context)
@@ -184,6 +189,7 @@ enum JobDecoder {
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
         job.notify = notify
+        job.checks = checks ?? DataChecks()
         job.home = home
         job.writtenOutputDir = outputDir
         return job

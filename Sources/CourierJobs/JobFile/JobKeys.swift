@@ -88,7 +88,22 @@ enum JobKeys {
             JobKey("deadline", .number),
             JobKey("notify", .object),
             JobKey("onResponse", .array),
+            JobKey("checks", .object),
         ])
+
+    /// The job's `checks`: what the run's data must show (``DataChecks``).
+    static let jobChecks = JobObjectKeys(
+        name: "checks", schema: "/properties/checks",
+        keys: [
+            JobKey("minRecords", .integer),
+            JobKey("maxErrorRate", .number),
+            JobKey("maxCursorAge", .number),
+        ])
+
+    /// A task's `checks`.
+    static let taskChecks = JobObjectKeys(
+        name: "task.checks", schema: "/$defs/task/properties/checks",
+        keys: [JobKey("minRecords", .integer)])
 
     /// One rule of `onResponse` (the job's or a task's).
     static let responseRule = JobObjectKeys(
@@ -196,6 +211,7 @@ enum JobKeys {
             JobKey("auth", .object),
             JobKey("records", .object),
             JobKey("onResponse", .array),
+            JobKey("checks", .object),
         ])
 
     /// A task's `records`: where its responses' items go, and how they meet the file's.
@@ -294,7 +310,7 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, notify, tls, rateLimit, retry, responseRule, jobAuth.forms, jobAuth.basic,
+        job, notify, tls, rateLimit, retry, responseRule, jobChecks, taskChecks, jobAuth.forms, jobAuth.basic,
         jobAuth.header,
         jobAuth.oauth2,
         task, taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect,

@@ -73,6 +73,15 @@ struct TaskDecoder {
                 JobDecoder.decodeResponseRules($0, path: "\(path).onResponse", context: context)
                     ?? []
             } ?? defaults.responseRules
+        let checksNode = reader.take("checks")
+        let checks = checksNode.flatMap {
+            JobDecoder.decodeChecks($0, path: "\(path).checks", job: false, context: context)
+        }
+        if checks?.minRecords != nil, records == nil, let checksNode {
+            reader.fail(
+                "checks", "minRecords needs the task's \"records\": there are no records to count",
+                at: checksNode)
+        }
         reader.rejectUnknownKeys()
         var spec = TaskSpec(
             id: id, method: method, target: target, query: query, headers: headers,
@@ -88,6 +97,7 @@ struct TaskDecoder {
         spec.unresolved = unresolved
         spec.position = (node.line, node.column)
         spec.responseRules = responseRules
+        spec.checks = checks ?? DataChecks()
         spec.compiled = CompiledTemplates(spec)
         return spec
     }

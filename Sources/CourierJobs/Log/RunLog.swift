@@ -60,7 +60,8 @@ struct RunLog: Sendable {
 
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
-        interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil, ignored: Int = 0
+        interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil, ignored: Int = 0,
+        checks: [DataCheckVerdict.Failure] = []
     ) throws {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
@@ -75,6 +76,16 @@ struct RunLog: Sendable {
             ("interrupted", .bool(interrupted)),
         ]
         if let stoppedBy { fields.append(("stoppedBy", .string(stoppedBy))) }
+        if !checks.isEmpty {
+            fields.append(
+                (
+                    "checks",
+                    .array(
+                        checks.map {
+                            .object([("check", .string($0.check)), ("message", .string($0.message))])
+                        })
+                ))
+        }
         // Lines were lost (a full disk that had room again for this one): the file says so.
         // The lines still waiting go out first, so that a failure among them is named here.
         writer.flush()

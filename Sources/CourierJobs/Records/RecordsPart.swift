@@ -38,7 +38,14 @@ final class RecordsPart: Sendable {
                 try file?.append(lines)
             }
         }.get()
+        // One part line per record, each ending in a newline.
+        let added = lines.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        kept.withLock { $0 += added }
     }
+
+    /// The records appended so far (`checks.minRecords` counts them once the task is ok).
+    var records: Int { kept.withLock { $0 } }
+    private let kept = Locked(0)
 
     /// Puts the part in place (made now when no page had records): `fsync`ed and renamed,
     /// its folder left to sync (``FolderSyncs``), which is returned. Blocking.

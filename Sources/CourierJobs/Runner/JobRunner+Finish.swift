@@ -28,6 +28,8 @@ extension JobRunner {
         /// The run's figures as its summary (with, for a repair, what the job's history still
         /// lacks).
         case summary
+        /// The job's `checks` judged on the run's figures; a failed one sets the exit code.
+        case dataChecks
         /// The end ping, its line in the log (bounded by `notify.timeout`).
         case endPing
         /// The signal watcher stopped: it stays until the end ping is sent.
@@ -42,7 +44,7 @@ extension JobRunner {
     static let finishOrder: [FinishStep] = [
         .failuresReported, .linesOnFile, .timersStopped, .unbuiltSelectionUncounted,
         .conditionalState, .progressLine, .records, .cursors, .metricsTimer, .pruning,
-        .summary, .endPing, .signalWatcher, .runEnd, .metricsFile,
+        .summary, .dataChecks, .endPing, .signalWatcher, .runEnd, .metricsFile,
     ]
 
     /// What the steps of a run's end share.
@@ -119,6 +121,10 @@ extension JobRunner {
                 console.error("courier: the log is incomplete: \(failure)")
             }
             finishing.summary = summary
+        case .dataChecks:
+            if let summary = finishing.summary {
+                finishing.summary = judgeChecks(summary, counts: finishing.progress.snapshot)
+            }
         case .endPing:
             guard let summary = finishing.summary else { return }
             await underway.pings?.ended(
@@ -133,7 +139,7 @@ extension JobRunner {
                 failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
                 interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
                 alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
-                ignored: summary.ignored)
+                ignored: summary.ignored, checks: summary.checkFailures)
             summary.logFailure = summary.logFailure ?? begun.log.failure
             finishing.summary = summary
         case .metricsFile:
@@ -141,6 +147,34 @@ extension JobRunner {
                 finishMetrics(metrics, summary: summary, started: begun.started)
             }
         }
+    }
+
+    /// `summary` with the job's `checks` judged (``DataCheckVerdict``), each failure said on
+    /// stderr. Judged for a run of the whole job that ran to its end with every task ok:
+    /// not for `--task`, a replay, an interrupted run, or one whose tasks failed (that is its
+    /// verdict already); on a resume, `minRecords` is not judged when earlier runs did tasks,
+    /// whose records this run did not count.
+    private func judgeChecks(_ summary: RunSummary, counts: Progress.Counts) -> RunSummary {
+        var checks = job.checks
+        var specs = job.tasks
+        if case .job = source {} else { return summary }
+        guard summary.interruptedBy == nil, summary.exitCode == 0,
+            !checks.isEmpty || specs.contains(where: { !$0.checks.isEmpty })
+        else { return summary }
+        if summary.alreadyDone > 0 {
+            checks.minRecords = nil
+            for index in specs.indices { specs[index].checks.minRecords = nil }
+        }
+        let figures = DataCheckVerdict.Figures(
+            records: recordCounts.withLock { $0 }, requests: counts.requests,
+            unsuccessful: counts.unsuccessful, cursors: since?.cursors ?? [:])
+        let verdict = DataCheckVerdict(job: checks, specs: specs, figures: figures, now: Date())
+        var summary = summary
+        summary.checkFailures = verdict.failures
+        for failure in verdict.failures {
+            console.error("courier: \(job.name): check \(failure.check) failed: \(failure.message)")
+        }
+        return summary
     }
 
     /// The run's records files, unless it was a replay of logged requests alone; how many

@@ -80,6 +80,9 @@ final class JobRunner: Sendable {
     let recordsStore: RecordsStore
     /// The run's records files and whether each may change (`nil`: the job writes none).
     let recordsLedger: RecordsLedger?
+    /// Records kept by the tasks that ended `ok`, by their entry's place in `tasks`
+    /// (`checks.minRecords`).
+    let recordCounts = Locked<[Int: Int]>([:])
 
     /// - Parameter total: the task count from ``JobValidator``.
     init(

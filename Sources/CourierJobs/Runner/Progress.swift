@@ -20,6 +20,8 @@ final class Progress: @unchecked Sendable {
         var notModified = 0
         /// Tasks that ended `ok` on a response an `onResponse` rule ignores.
         var ignored = 0
+        /// Requests retried, or that ended their task failed (`checks.maxErrorRate`).
+        var unsuccessful = 0
         /// Every task known so far: the validated count, plus those found while running
         /// (fan-out over captured values).
         var total = 0
@@ -68,9 +70,14 @@ final class Progress: @unchecked Sendable {
         counts.withLock { $0.requests += requests }
     }
 
-    func taskFinished(ok: Bool, requests: Int, notModified: Bool = false, ignored: Bool = false) {
+    /// - Parameter unsuccessful: the task's requests that were retried or ended it failed.
+    func taskFinished(
+        ok: Bool, requests: Int, notModified: Bool = false, ignored: Bool = false,
+        unsuccessful: Int = 0
+    ) {
         counts.withLock {
             $0.done += 1
+            $0.unsuccessful += unsuccessful
             if notModified { $0.notModified += 1 }
             if ignored { $0.ignored += 1 }
             $0.requests += requests

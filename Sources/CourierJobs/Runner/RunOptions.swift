@@ -91,6 +91,8 @@ struct RunSummary: Sendable {
     var missing: Int?
     /// Records files that could not be written though their tasks succeeded.
     var recordsFailed = 0
+    /// The job's `checks` the run failed, though its tasks succeeded.
+    var checkFailures: [DataCheckVerdict.Failure] = []
 
     /// Why the run stopped before its end: `SIGINT`, `SIGTERM` or `deadline`; `nil` if it
     /// ran to the end.
@@ -100,9 +102,10 @@ struct RunSummary: Sendable {
     }
 
     /// 0 all ok, 1 some task failed, a records file could not be written or the log is
-    /// incomplete, 130/143 interrupted.
+    /// incomplete, 4 every task ok but a data check (`checks`) failed, 130/143 interrupted.
     var exitCode: Int32 {
         if let signal = interruptedBy { return 128 + signal }
-        return failed > 0 || recordsFailed > 0 || logFailure != nil ? 1 : 0
+        if failed > 0 || recordsFailed > 0 || logFailure != nil { return 1 }
+        return checkFailures.isEmpty ? 0 : 4
     }
 }

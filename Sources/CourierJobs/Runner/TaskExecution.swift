@@ -42,7 +42,12 @@ extension JobRunner {
                 kept: kept, part: part)
             if result.hasFiles { result = await completingFiles(result) }
             let step = nextPage(send, of: task, cursor: cursor, result: &result)
-            if let part, result.ok, step.isLast { result = await committing(part, result) }
+            if let part, result.ok, step.isLast {
+                result = await committing(part, result)
+                if result.ok, let index = task.specIndex {
+                    recordCounts.withLock { $0[index, default: 0] += part.records }
+                }
+            }
             if let kept { await keep(kept, done: result.ok && step.isLast) }
             if let ok = finishPage(
                 send, of: task, cursor: cursor, result: result, step: step, log: log,
@@ -327,9 +332,12 @@ extension JobRunner {
                     since?.record(value, for: task.id)
                 }
             }
+            // Each page's final attempt is one request; the others were retried, and a
+            // failed task's final attempt failed too.
             progress.taskFinished(
                 ok: result.ok, requests: cursor.requests, notModified: result.notModified,
-                ignored: result.ok && result.action == ResponseRule.Action.ignore.rawValue)
+                ignored: result.ok && result.action == ResponseRule.Action.ignore.rawValue,
+                unsuccessful: max(0, cursor.requests - cursor.page) + (result.ok ? 0 : 1))
             if !result.ok, let failure = result.failure {
                 let onPage = pageNumber.map { " on page \($0)" } ?? ""
                 reporter.failed(

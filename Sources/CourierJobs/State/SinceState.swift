@@ -49,6 +49,15 @@ final class SinceState: Sendable {
     /// Keeps `value` as task `id`'s cursor at the next write.
     func record(_ value: String, for id: String) {
         pending.withLock { $0[id] = value }
+        moved.withLock { $0[id] = value }
+    }
+
+    /// The cursors this run moved, kept after their write for ``cursors``.
+    private let moved = Locked<[String: String]>([:])
+
+    /// Every cursor of the job as the run leaves it: those it found, with those it moved.
+    var cursors: [String: String] {
+        kept.merging(moved.withLock { $0 }) { _, new in new }
     }
 
     /// Holds `value` for task `id`, whose `records` are put in their file only at the run's
@@ -62,6 +71,9 @@ final class SinceState: Sendable {
         let values = held.withLock { held in ids.compactMap { id in held[id].map { (id, $0) } } }
         pending.withLock { pending in
             for (id, value) in values { pending[id] = value }
+        }
+        moved.withLock { moved in
+            for (id, value) in values { moved[id] = value }
         }
     }
 
