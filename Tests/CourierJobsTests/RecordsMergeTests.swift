@@ -301,6 +301,40 @@ struct RecordKeyTests {
                 """)
     }
 
+    @Test("shaping: where keeps, select, drop and rename reshape, add comes last; tombstones pass")
+    func shapedLines() throws {
+        var rule = Self.rule
+        rule.shaping = RecordShaping(
+            conditions: [("/state", JSONNode(.string("open")))], select: ["id", "title", "n", "x"],
+            drop: ["x"], rename: [("n", "count")],
+            add: [("parent", "{id}"), ("zip", "{zip}"), ("note", "from {id}")])
+        let added = rule.shaping.added(["id": "42", "zip": "01234"])
+        let body = #"""
+            {"items": [{"n": 2, "state": "open", "title": "a", "id": 1, "x": 0},
+                       {"id": 2, "state": "closed", "title": "b"},
+                       {"id": 3, "deleted": true},
+                       {"id": 4, "state": "open", "count": 9, "n": 1}]}
+            """#
+        var output: [UInt8] = []
+        _ = try rule.partLines(of: try JSONParser.parse(body), added: added, into: &output)
+        #expect(
+            String(decoding: output, as: UTF8.self) == """
+                +1	{"id":1,"title":"a","count":2,"parent":42,"zip":"01234","note":"from 42"}
+                -3	
+                +4	{"id":4,"count":1,"parent":42,"zip":"01234","note":"from 42"}
+
+                """)
+        var plain = Self.rule
+        plain.shaping = RecordShaping(select: ["id"])
+        #expect(throws: RecordsProblem.self) {
+            try Self.partLines(#"{"items": [{"id": 1}, 7]}"#, rule: plain)
+        }
+        #expect(rule.settings != Self.rule.settings, "a part shaped otherwise is not reused")
+        #expect(
+            try Self.partLines(#"{"items": [{"id": 1, "b": 2, "a": 1}]}"#)
+                == "+1\t{\"id\":1,\"b\":2,\"a\":1}\n", "unshaped: as it came")
+    }
+
     @Test("where records are missing, and a record without a key")
     func problems() throws {
         #expect(try Self.partLines(#"{"items": null}"#) == "")

@@ -223,6 +223,11 @@ enum JobKeys {
             JobKey("write", .string),
             JobKey("key", .string),
             JobKey("deleted", .string),
+            JobKey("where", .object),
+            JobKey("select", .array),
+            JobKey("drop", .array),
+            JobKey("rename", .object),
+            JobKey("add", .object, .templated),
         ])
 
     static let expect = JobObjectKeys(

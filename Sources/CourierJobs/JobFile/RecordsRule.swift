@@ -29,11 +29,13 @@ struct RecordsRule: Sendable, Equatable {
     var key: String?
     /// `merge` only: the pointer, inside each record, to its tombstone field.
     var deleted: String?
+    /// `where`, `select`, `drop`, `rename` and `add`: how each record is shaped.
+    var shaping = RecordShaping()
 
     /// What the lines of a task's part depend on: a part written under other settings (the
     /// job changed since) is not used.
     var settings: String {
-        [write.rawValue, key ?? "", deleted ?? ""].joined(separator: " ")
+        [write.rawValue, key ?? "", deleted ?? "", shaping.text].joined(separator: " ")
     }
 
     /// Why `path` (rendered) may not be a records file, or `nil`: the rules of `save`
@@ -67,7 +69,7 @@ struct RecordsRule: Sendable, Equatable {
             if let other = earlier.records, other.settings != rule.settings {
                 context.error(
                     "\(spec.path).records",
-                    "writes \(path) as \(earlier.path) does, with other settings (\(rule.describedSettings), there \(other.describedSettings)); tasks sharing a records file must agree on write, key and deleted",
+                    "writes \(path) as \(earlier.path) does, with other settings (\(rule.describedSettings), there \(other.describedSettings)); tasks sharing a records file must agree on write, key, deleted and how records are shaped",
                     at: nil)
             }
         }
@@ -78,6 +80,7 @@ struct RecordsRule: Sendable, Equatable {
         var text = "write \(write.rawValue)"
         if let key { text += ", key \(key)" }
         if let deleted { text += ", deleted \(deleted)" }
+        if !shaping.isEmpty { text += ", \(shaping.text)" }
         return text
     }
 }
@@ -87,4 +90,6 @@ struct RecordsRule: Sendable, Equatable {
 struct RecordsTarget: Sendable {
     var rule: RecordsRule
     var path: String
+    /// The `add` members, rendered for this task.
+    var added: [(name: String, node: JSONNode)] = []
 }

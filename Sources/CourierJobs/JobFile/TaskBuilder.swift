@@ -55,7 +55,9 @@ enum TaskBuilder {
         switch recordsPath(templates.recordsTo, bindings: bindings, id: id) {
         case .success(let path):
             records = path.flatMap { path in
-                spec.records.map { RecordsTarget(rule: $0, path: path) }
+                spec.records.map {
+                    RecordsTarget(rule: $0, path: path, added: $0.shaping.added(bindings))
+                }
             }
         case .failure(let problem): return error(problem.key, problem.message)
         }

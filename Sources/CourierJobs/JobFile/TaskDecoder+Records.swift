@@ -52,8 +52,11 @@ extension TaskDecoder {
                 "\"\(write.rawValue)\" cannot be combined with conditional: a 304 has no records, and \(write == .replace ? "replace would drop that task's records from the file" : "append could never add the records of a body whose run failed elsewhere"); use \"merge\"",
                 at: writeNode ?? node)
         }
+        let shaping = readShaping(&inner, path: path, key: write == .merge ? key : nil)
         guard let from, let to, let write else { return nil }
-        return RecordsRule(from: from, to: to, write: write, key: key, deleted: deleted)
+        var rule = RecordsRule(from: from, to: to, write: write, key: key, deleted: deleted)
+        rule.shaping = shaping
+        return rule
     }
 
     /// A pointer key of `records`; `star`: whether `*` (every element) may appear.

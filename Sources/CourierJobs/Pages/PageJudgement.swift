@@ -14,6 +14,8 @@ struct PageJudgement {
     var captures: [CaptureRule] = []
     /// The records to find in the page: set for a task that keeps records.
     var records: RecordsRule?
+    /// The `add` members of the task's records (``RecordsTarget/added``).
+    var added: [(name: String, node: JSONNode)] = []
     /// The page's number as logged: `nil` for a task that does not paginate.
     var page: Int?
     /// Hides the run's secrets in a failed expectation's message.
@@ -59,7 +61,8 @@ struct PageJudgement {
         var verdict = PageVerdict()
         // The body is parsed once, for everything below that reads it.
         if let records, response.status != 304 {
-            (verdict.records, verdict.document) = Self.records(of: response, rule: records)
+            (verdict.records, verdict.document) = Self.records(
+                of: response, rule: records, added: added)
         } else if response.status != 304, task.paginate != nil || task.since != nil {
             verdict.document = try? JSONParser.parse([UInt8](response.body))
         }
@@ -107,9 +110,10 @@ struct PageJudgement {
 
     /// The part lines of the records in a response's body (``RecordsRule``), and the body as
     /// JSON for the captures and the cursor to reuse.
-    static func records(of response: HTTPResponse, rule: RecordsRule)
-        -> (Result<[UInt8], RecordsProblem>, JSONNode?)
-    {
+    static func records(
+        of response: HTTPResponse, rule: RecordsRule,
+        added: [(name: String, node: JSONNode)] = []
+    ) -> (Result<[UInt8], RecordsProblem>, JSONNode?) {
         let document: JSONNode
         do {
             document = try JSONParser.parse([UInt8](response.body))
@@ -124,7 +128,7 @@ struct PageJudgement {
         }
         var lines: [UInt8] = []
         do {
-            _ = try rule.partLines(of: document, into: &lines)
+            _ = try rule.partLines(of: document, added: added, into: &lines)
         } catch {
             return (.failure(error), document)
         }

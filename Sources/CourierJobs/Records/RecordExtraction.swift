@@ -12,35 +12,45 @@ struct RecordsProblem: Error, Sendable {
 ///   (``RecordKey``), so that sorting and merging never parse a record again. Compact JSON
 ///   holds no raw tab or line break, so the tab and the line end are unambiguous.
 extension RecordsRule {
-    /// Appends the part lines of the records in `document` (one response) to `output`;
-    /// returns how many records it found.
-    func partLines(of document: JSONNode, into output: inout [UInt8]) throws(RecordsProblem)
-        -> Int
-    {
+    /// Appends the part lines of the records in `document` (one response) to `output`,
+    /// each kept and shaped by ``shaping`` (`added`: its `add` members for the task); returns
+    /// how many records it found.
+    func partLines(
+        of document: JSONNode, added: [(name: String, node: JSONNode)] = [],
+        into output: inout [UInt8]
+    ) throws(RecordsProblem) -> Int {
         let records = try self.records(in: document)
         let keyTokens = key.map(JSONPointer.tokens)
         let deletedTokens = deleted.map(JSONPointer.tokens)
-        for (index, record) in records.enumerated() {
+        for (index, found) in records.enumerated() {
+            // A tombstone goes through whatever `where` says (the deletion must reach the
+            // file), as it came. The key is read from the record as it came too: validation
+            // made sure shaping keeps it where it was.
+            let tombstone =
+                write == .merge
+                && deletedTokens.map {
+                    Self.isTombstone(JSONPointer.resolve(tokens: $0, in: found))
+                }
+                    == true
+            if !tombstone, !shaping.keeps(found) { continue }
+            let record = tombstone ? found : try shaping.shaped(found, added: added, index: index)
             guard write == .merge, let keyPointer = key, let keyTokens else {
                 JSONWriter.write(record, to: &output)
                 output.append(0x0A)
                 continue
             }
-            guard let found = JSONPointer.resolve(tokens: keyTokens, in: record),
-                let canonical = RecordKey.canonical(found)
+            guard let value = JSONPointer.resolve(tokens: keyTokens, in: found),
+                let canonical = RecordKey.canonical(value)
             else {
                 throw RecordsProblem(
                     message:
-                        "record \(index + 1) of \(records.count) has no key at \(keyPointer) (merge matches records by it): \(Self.shown(record))"
+                        "record \(index + 1) of \(records.count) has no key at \(keyPointer) (merge matches records by it): \(Self.shown(found))"
                 )
             }
-            let tombstone = deletedTokens.map {
-                Self.isTombstone(JSONPointer.resolve(tokens: $0, in: record))
-            }
-            output.append(tombstone == true ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+            output.append(tombstone ? UInt8(ascii: "-") : UInt8(ascii: "+"))
             output.append(contentsOf: canonical)
             output.append(0x09)
-            if tombstone != true { JSONWriter.write(record, to: &output) }
+            if !tombstone { JSONWriter.write(record, to: &output) }
             output.append(0x0A)
         }
         return records.count

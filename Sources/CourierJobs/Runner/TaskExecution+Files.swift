@@ -177,7 +177,7 @@ extension JobRunner {
                 try part.append(lines, temporaries: temporaries)
             } else if let save = work.recordsFromSave {
                 try part.append(
-                    try savedRecords(save, rule: part.target.rule), temporaries: temporaries)
+                    try savedRecords(save, target: part.target), temporaries: temporaries)
             }
         } catch {
             recordsFailed(&result, part: part, error)
@@ -196,7 +196,8 @@ extension JobRunner {
     /// The part lines of the saved copy that a 304 confirmed: a `conditional` merge takes the
     /// records again from what it saved, since the run that fetched them may have failed
     /// elsewhere and left its records out of the file. Blocking: on a file-work thread.
-    func savedRecords(_ save: String, rule: RecordsRule) throws -> [UInt8] {
+    func savedRecords(_ save: String, target: RecordsTarget) throws -> [UInt8] {
+        let rule = target.rule
         guard let url = OutputPath.resolve(save, in: URL(fileURLWithPath: job.outputDir)) else {
             throw OutputPathError(path: save)
         }
@@ -208,7 +209,7 @@ extension JobRunner {
             throw RecordsProblem(message: "the saved \(save) is not JSON (\(error.message))")
         }
         var lines: [UInt8] = []
-        _ = try rule.partLines(of: document, into: &lines)
+        _ = try rule.partLines(of: document, added: target.added, into: &lines)
         return lines
     }
 

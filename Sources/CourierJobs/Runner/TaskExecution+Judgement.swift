@@ -88,6 +88,7 @@ extension JobRunner {
             task: task, captures: captures == nil ? [] : task.captures(in: job),
             records: part?.target.rule, page: page, scrub: console.redactor.scrub)
         judgement.rules = task.responseRules(in: job)
+        judgement.added = part?.target.added ?? []
         var verdict = judgement.verdict(on: attempt)
         if let captures {
             // Captures are handed on before the line that could show them is written, and
