@@ -63,7 +63,9 @@ struct JobSchemaAgreementTests {
 
     /// Objects whose keys are the user's (header names, query names, a JSON body, the
     /// pointers of `records.where`, the member names of `rename` and `add`): no table.
-    static let freeFormObjects: Set<String> = ["headers", "query", "json", "where", "rename", "add"]
+    static let freeFormObjects: Set<String> = [
+        "headers", "query", "json", "where", "rename", "add",
+    ]
 
     @Test("every key that holds an object has its table in JobKeys.all, or is free-form")
     func everyObjectKeyHasItsTable() {

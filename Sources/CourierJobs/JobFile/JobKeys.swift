@@ -315,7 +315,8 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, notify, tls, rateLimit, retry, responseRule, jobChecks, taskChecks, jobAuth.forms, jobAuth.basic,
+        job, notify, tls, rateLimit, retry, responseRule, jobChecks, taskChecks, jobAuth.forms,
+        jobAuth.basic,
         jobAuth.header,
         jobAuth.oauth2,
         task, taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect,
