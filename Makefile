@@ -14,7 +14,7 @@ DEMO_PACKAGES := python3 openssl
 # python3-venv for the PyPI packages below.
 TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
   python3-jsonschema python3-yaml chromium python3-pil python3-prometheus-client zsh fish \
-  systemd groff-base brotli zstd
+  systemd groff-base brotli zstd sqlite3
 # `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

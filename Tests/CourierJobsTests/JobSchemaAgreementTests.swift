@@ -101,6 +101,7 @@ struct JobSchemaAgreementTests {
         case .array: ["array"]
         case .stringOrArray: ["string", "array"]
         case .booleanOrString: ["boolean", "string"]
+        case .booleanOrArray: ["array", "boolean"]
         case .any: nil
         }
     }

@@ -11,6 +11,8 @@ struct JobKey: Sendable {
         case stringOrArray
         /// `true`/`false` or a word (`prune`).
         case booleanOrString
+        /// `true` or a list (`records.csv`).
+        case booleanOrArray
         case any
     }
 
@@ -228,6 +230,7 @@ enum JobKeys {
             JobKey("drop", .array),
             JobKey("rename", .object),
             JobKey("add", .object, .templated),
+            JobKey("csv", .booleanOrArray),
         ])
 
     static let expect = JobObjectKeys(

@@ -31,6 +31,8 @@ struct RecordsRule: Sendable, Equatable {
     var deleted: String?
     /// `where`, `select`, `drop`, `rename` and `add`: how each record is shaped.
     var shaping = RecordShaping()
+    /// `csv`: the columns of the CSV kept beside the file (``RecordsCSV``); `nil` for none.
+    var csv: [String]?
 
     /// What the lines of a task's part depend on: a part written under other settings (the
     /// job changed since) is not used.
@@ -66,10 +68,11 @@ struct RecordsRule: Sendable, Equatable {
                 first[path] = spec
                 continue
             }
-            if let other = earlier.records, other.settings != rule.settings {
+            if let other = earlier.records, other.settings != rule.settings || other.csv != rule.csv
+            {
                 context.error(
                     "\(spec.path).records",
-                    "writes \(path) as \(earlier.path) does, with other settings (\(rule.describedSettings), there \(other.describedSettings)); tasks sharing a records file must agree on write, key, deleted and how records are shaped",
+                    "writes \(path) as \(earlier.path) does, with other settings (\(rule.describedSettings), there \(other.describedSettings)); tasks sharing a records file must agree on write, key, deleted, how records are shaped and csv",
                     at: nil)
             }
         }
@@ -81,6 +84,7 @@ struct RecordsRule: Sendable, Equatable {
         if let key { text += ", key \(key)" }
         if let deleted { text += ", deleted \(deleted)" }
         if !shaping.isEmpty { text += ", \(shaping.text)" }
+        if let csv { text += ", csv " + csv.joined(separator: ",") }
         return text
     }
 }

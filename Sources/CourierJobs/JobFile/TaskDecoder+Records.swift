@@ -54,9 +54,58 @@ extension TaskDecoder {
         }
         let shaping = readShaping(&inner, path: path, key: write == .merge ? key : nil)
         guard let from, let to, let write else { return nil }
+        let csv = inner.take("csv").flatMap { readCSV($0, path: "\(path).csv", shaping: shaping) }
         var rule = RecordsRule(from: from, to: to, write: write, key: key, deleted: deleted)
         rule.shaping = shaping
+        rule.csv = csv
+        if csv != nil, !to.hasSuffix(".jsonl") {
+            context.error(
+                "\(path).to",
+                "with csv, the records file must end in .jsonl (its CSV is the same name, .csv): \"\(to)\"",
+                at: toNode)
+        }
         return rule
+    }
+
+    /// `csv`: the columns, named, or `true` for the records as `select` (then `rename` and
+    /// `add`) shapes them.
+    private func readCSV(_ node: JSONNode, path: String, shaping: RecordShaping) -> [String]? {
+        switch node.value {
+        case .bool(true):
+            guard let select = shaping.select else {
+                context.error(
+                    path,
+                    "true takes its columns from select, which this task has not: name them, such as [\"id\", \"name\"]",
+                    at: node)
+                return nil
+            }
+            let renamed = select.map { name in
+                shaping.rename.first { $0.from == name }?.to ?? name
+            }
+            return renamed.filter { name in !shaping.add.contains { $0.name == name } }
+                + shaping.add.map(\.name)
+        case .array(let elements) where !elements.isEmpty:
+            var columns: [String] = []
+            for (index, element) in elements.enumerated() {
+                guard case .string(let name) = element.value, !name.isEmpty,
+                    !columns.contains(name)
+                else {
+                    context.error(
+                        "\(path)[\(index)]",
+                        "expected a member name, each once, found \(NodeReader.describe(element))",
+                        at: element)
+                    continue
+                }
+                columns.append(name)
+            }
+            return columns
+        default:
+            context.error(
+                path,
+                "expected true (the columns of select) or an array of member names, found \(NodeReader.describe(node))",
+                at: node)
+            return nil
+        }
     }
 
     /// A pointer key of `records`; `star`: whether `*` (every element) may appear.

@@ -144,6 +144,7 @@ final class JobRunner: Sendable {
             limits: RecordsMerge.Limits(runBytes: options.recordsRunBytes)
         ) { [console] note in console.error("courier: \(note)") }
         let outcome = await files.run { commit.commit(ledger) }
+        let csvFailures = await writeCSVs(ledger, committed: outcome.committed)
         // Since-cursors: `outcome.committed` names, per records file, the tasks whose records
         // it now holds. A task's cursor may advance only once its records are there, so this
         // list, and nothing earlier in the run, is where to advance them.
@@ -158,10 +159,39 @@ final class JobRunner: Sendable {
             console.error(
                 "courier: \(outcome.held.count - limit) more records files left as they were")
         }
-        for failure in outcome.failures {
+        for failure in outcome.failures + csvFailures {
             console.error("courier: records \(job.outputDir)/\(failure)".showingControlCharacters)
         }
-        return outcome.failures.count
+        return outcome.failures.count + csvFailures.count
+    }
+
+    /// Remakes the CSV beside each records file that has one and changed in this run, or
+    /// whose CSV is missing or older than it (a run killed between the two); what failed.
+    func writeCSVs(_ ledger: RecordsLedger, committed: [RecordsCommit.Committed]) async
+        -> [String]
+    {
+        let changed = Set(committed.map(\.target))
+        let targets = ledger.snapshot().targets.filter { $0.target.rule.csv != nil }
+        guard !targets.isEmpty else { return [] }
+        let output = URL(fileURLWithPath: job.outputDir)
+        let tag = temporaries.tag
+        return await files.run { () -> [String] in
+            var failures: [String] = []
+            for (path, target) in targets {
+                guard let columns = target.rule.csv,
+                    let records = OutputPath.resolve(path, in: output),
+                    let csv = OutputPath.resolve(RecordsCSV.path(for: path), in: output),
+                    changed.contains(path) || RecordsCSV.isStale(csv, of: records)
+                else { continue }
+                do {
+                    try RecordsCSV.write(csv, from: records, columns: columns, tag: tag)
+                    FolderSyncs.fsyncFolder(csv.deletingLastPathComponent().path)
+                } catch {
+                    failures.append("\(RecordsCSV.path(for: path)): \(error)")
+                }
+            }
+            return failures
+        }
     }
 
     /// Looks once a second whether the log file is still where the run writes it; calls
