@@ -19,8 +19,9 @@ struct FolderLayeringTests {
         (
             "CourierJobs",
             [
-                "Support", "JSON", "Secrets", "Durability", "JobFile", "Records", "State", "Pages", "LogReading", "Metrics", "Log",
-                "Replay", "Runner", "Report", "Export", "Bench", "CLI",
+                "Support", "Secrets", "Durability", "JobFile", "Records", "State", "Pages",
+                "LogReading", "Metrics", "Log", "Replay", "Runner", "Report", "Export", "Bench",
+                "CLI",
             ]
         ),
     ]

@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// `courier export --har LOG... [-o FILE]`

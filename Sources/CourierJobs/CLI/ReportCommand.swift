@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// `courier report LOG... [--json] [--junit FILE] [--html FILE] [--otlp FILE] [--otlp-endpoint URL]`

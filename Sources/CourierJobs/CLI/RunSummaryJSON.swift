@@ -1,3 +1,5 @@
+import Courier
+
 /// `courier run --json`: the run's summary as one JSON object, instead of the summary line.
 /// Its fields are documented in `RunCommand.usage` and docs/cli.md; `RunJSONTests` reads them.
 enum RunSummaryJSON {

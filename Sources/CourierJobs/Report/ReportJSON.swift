@@ -1,3 +1,5 @@
+import Courier
+
 /// The machine form of a report (`courier report --json`); its schema is in docs/report.md.
 enum ReportJSON {
     static let schemaVersion = 1

@@ -1,4 +1,3 @@
-import Courier
 import Foundation
 
 extension JSONWriter {
@@ -9,7 +8,7 @@ extension JSONWriter {
     /// Written straight from the node: going through a ``Value`` tree cost an allocation per
     /// value, a million records at a time. Not ``JSONNode/compactText``, which renders each
     /// string as a template (a `{{` in an API's data would lose a brace).
-    static func write(_ node: JSONNode, to output: inout [UInt8]) {
+    package static func write(_ node: JSONNode, to output: inout [UInt8]) {
         switch node.value {
         case .null: append("null", to: &output)
         case .bool(let flag): append(flag ? "true" : "false", to: &output)

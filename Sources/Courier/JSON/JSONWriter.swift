@@ -3,12 +3,12 @@
 /// It writes UTF-8 bytes into one growing buffer: the log writes a line per request, and the
 /// first version (a `String` appended one Unicode scalar at a time) was the largest cost of a
 /// run in a profile.
-enum JSONWriter {
+package enum JSONWriter {
     /// A value to write; objects are ordered pairs.
     ///
     /// Not `indirect`: arrays already hold their elements out of line, and an indirect enum
     /// boxes every value, even an `.int`, in its own allocation.
-    enum Value: Sendable {
+    package enum Value: Sendable {
         case null
         case bool(Bool)
         case int(Int)
@@ -21,12 +21,12 @@ enum JSONWriter {
     }
 
     /// The compact JSON text of `value`.
-    static func string(_ value: Value) -> String {
+    package static func string(_ value: Value) -> String {
         String(decoding: bytes(value), as: UTF8.self)
     }
 
     /// The compact JSON text of `value` as UTF-8 bytes.
-    static func bytes(_ value: Value) -> [UInt8] {
+    package static func bytes(_ value: Value) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(512)
         write(value, to: &output)
@@ -35,7 +35,7 @@ enum JSONWriter {
 
     /// Appends `[`, each element written by `write` with commas between, and `]`: the one
     /// array form for ``Value`` and ``JSONNode`` alike.
-    static func writeArray<Elements: Sequence>(
+    package static func writeArray<Elements: Sequence>(
         _ elements: Elements, to output: inout [UInt8],
         _ write: (Elements.Element, inout [UInt8]) -> Void
     ) {
@@ -44,7 +44,7 @@ enum JSONWriter {
 
     /// Appends `{`, each member as its escaped `key` and its value written by `value`, with
     /// commas between, and `}`.
-    static func writeObject<Members: Sequence>(
+    package static func writeObject<Members: Sequence>(
         _ members: Members, to output: inout [UInt8], key: (Members.Element) -> String,
         _ value: (Members.Element, inout [UInt8]) -> Void
     ) {
@@ -71,7 +71,7 @@ enum JSONWriter {
     }
 
     /// Appends the JSON text of `value` to `output`.
-    static func write(_ value: Value, to output: inout [UInt8]) {
+    package static func write(_ value: Value, to output: inout [UInt8]) {
         switch value {
         case .null: append("null", to: &output)
         case .bool(let flag): append(flag ? "true" : "false", to: &output)
@@ -88,7 +88,7 @@ enum JSONWriter {
 
     /// A number with at most three decimals (durations are milliseconds, and microseconds are
     /// noise), without trailing zeros; `null` when it is not finite.
-    static func writeDouble(_ number: Double, to output: inout [UInt8]) {
+    package static func writeDouble(_ number: Double, to output: inout [UInt8]) {
         guard number.isFinite else {
             append("null", to: &output)
             return
@@ -126,12 +126,12 @@ enum JSONWriter {
     }
 
     /// Appends literal text (a keyword, a key) as it is.
-    static func append(_ text: StaticString, to output: inout [UInt8]) {
+    package static func append(_ text: StaticString, to output: inout [UInt8]) {
         output.append(
             contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    static func writeInteger(_ number: Int, to output: inout [UInt8]) {
+    package static func writeInteger(_ number: Int, to output: inout [UInt8]) {
         if number < 0 {
             guard number != .min else {
                 output.append(contentsOf: String(number).utf8)
@@ -168,7 +168,7 @@ enum JSONWriter {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends `text` as a JSON string.
-    static func writeString(_ text: String, to output: inout [UInt8]) {
+    package static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
