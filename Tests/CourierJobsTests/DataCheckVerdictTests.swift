@@ -79,5 +79,8 @@ struct DataCheckVerdictTests {
             ])
         #expect(failures([:]) == ["no since task has kept a cursor yet"])
         #expect(failures(["a": "abc"]).first?.hasPrefix("no cursor is a time") == true)
+        #expect(
+            failures(["a": "50"]).first?.hasPrefix("no cursor is a time") == true,
+            "an id is not seconds since 1970")
     }
 }

@@ -80,10 +80,12 @@ struct DataCheckVerdict: Sendable, Equatable {
     }
 
     /// A cursor as a time: an RFC 3339 date-time, a date (`2026-11-27`, UTC), or seconds
-    /// since 1970 (milliseconds when it has 13 digits or more).
+    /// since 1970 from 10^9 on (milliseconds when it has 13 digits or more).
     static func instant(_ value: String) -> Date? {
         if let (date, _) = SinceRule.instant(value) { return date }
-        if let number = Int64(value), number > 0 {
+        // Whole numbers count from 10^9 (2001 in seconds) on: a smaller one is an id or a
+        // version, whose age means nothing.
+        if let number = Int64(value), number >= 1_000_000_000 {
             return Date(
                 timeIntervalSince1970: number >= 1_000_000_000_000
                     ? Double(number) / 1000 : Double(number))

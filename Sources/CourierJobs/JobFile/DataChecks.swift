@@ -41,7 +41,7 @@ extension JobDecoder {
                 "maxCursorAge", range: 1...31_622_400, what: "seconds from 1 to a year")
         }
         reader.rejectUnknownKeys()
-        if checks.isEmpty {
+        if checks.isEmpty, case .object(let members) = node.value, members.isEmpty {
             context.error(path, "names no check; leave it out, or give one", at: node)
         }
         return checks

@@ -9,15 +9,9 @@ extension JobDecoder {
         _ node: JSONNode, path: String, context: DecodingContext
     ) -> [ResponseRule]? {
         guard case .array(let elements) = node.value, !elements.isEmpty else {
-            let found: String
-            if case .array = node.value {
-                found = "an empty array"
-            } else {
-                found = NodeReader.describe(node)
-            }
             context.error(
                 path,
-                "expected a non-empty array of rules such as {\"status\": [404], \"action\": \"ignore\"}, found \(found)",
+                "expected a non-empty array of rules such as {\"status\": [404], \"action\": \"ignore\"}, found \(NodeReader.describe(node))",
                 at: node)
             return nil
         }
@@ -40,7 +34,7 @@ extension JobDecoder {
         let statuses = statusNode.flatMap {
             statusSet($0, path: "\(path).status", context: context)
         }
-        if let statusNode, statuses?.isEmpty == true {
+        if let statusNode, case .array(let given) = statusNode.value, given.isEmpty {
             context.error(
                 "\(path).status", "expected at least one status (leave it out for any)",
                 at: statusNode)

@@ -152,6 +152,8 @@ struct NodeReader {
         switch node.value {
         case .number: node.numberSource ?? "a number"
         case .string(let text): "\"\(text)\""
+        case .array(let elements) where elements.isEmpty: "an empty array"
+        case .object(let members) where members.isEmpty: "an empty object"
         default: node.value.typeName
         }
     }

@@ -27,6 +27,13 @@ extension TaskDecoder {
                 checkVariables(template, key: "records.add.\(name)", at: node)
             }
         }
+        if let select = shaping.select {
+            for name in shaping.drop where select.contains(name) {
+                context.error(
+                    "\(path).drop", "\"\(name)\" is both selected and dropped: keep it in one",
+                    at: inner.node)
+            }
+        }
         if let key, let member = JSONPointer.tokens(key).first,
             let problem = Self.keyProblem(member, in: shaping)
         {
@@ -61,10 +68,14 @@ extension TaskDecoder {
         }
         var found: [(pointer: String, value: JSONNode)] = []
         for member in members {
-            guard JSONPointer.isValid(member.key), !member.key.contains("*") else {
+            guard JSONPointer.isValid(member.key), !JSONPointer.tokens(member.key).contains("*")
+            else {
+                let why =
+                    JSONPointer.isValid(member.key)
+                    ? ": * (every element) cannot be matched, name one value such as \"/tags/0\""
+                    : ", such as \"/status\""
                 context.error(
-                    "\(path).\(member.key)",
-                    "expected a JSON Pointer into each record, such as \"/status\"",
+                    "\(path).\(member.key)", "expected a JSON Pointer into each record\(why)",
                     at: member.node)
                 continue
             }
@@ -89,6 +100,9 @@ extension TaskDecoder {
                     "\(path)[\(index)]",
                     "expected a member name, found \(NodeReader.describe(element))", at: element)
                 continue
+            }
+            if let problem = Self.pointerProblem(name) {
+                context.error("\(path)[\(index)]", problem, at: element)
             }
             if names.contains(name) {
                 context.error("\(path)[\(index)]", "\"\(name)\" is named twice", at: element)
@@ -118,7 +132,19 @@ extension TaskDecoder {
                 continue
             }
             pairs.append((member.key, text))
+            if let problem = Self.pointerProblem(member.key) {
+                context.error("\(path).\(member.key)", problem, at: member.node)
+            }
         }
         return pairs
+    }
+
+    /// Why `name` looks like a JSON Pointer where a member name belongs, or `nil`: `where`
+    /// takes pointers, the others names, and a pointer here would match nothing, silently.
+    static func pointerProblem(_ name: String) -> String? {
+        guard name.hasPrefix("/") else { return nil }
+        let member = name.dropFirst().split(separator: "/").first.map(String.init) ?? "name"
+        return
+            "expected a member name at the record's top level, such as \"\(member)\", found the JSON Pointer \"\(name)\" (only where takes pointers)"
     }
 }
