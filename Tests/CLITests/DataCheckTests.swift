@@ -42,6 +42,16 @@ struct DataCheckTests {
         let end = try #require(try space.logLines().last)
         #expect(end["exitCode"] as? Int == 4)
         #expect((end["checks"] as? [[String: String]])?.count == 2, "\(end)")
+        // The report says which checks failed, in text and JSON.
+        let log = space.logs.appendingPathComponent("e2e").path
+        let report = try await CourierBinary.run(["report", log])
+        #expect(
+            report.stdout.contains(
+                "(exit 4); data checks failed: checks.minRecords: the run kept 0 records"),
+            "\(report.stdout)")
+        let json = try await ReportCompletenessTests.jsonReport([log])
+        let row = try #require((json["runTable"] as? [[String: Any]])?.last)
+        #expect((row["checksFailed"] as? [String])?.count == 2, "\(row)")
 
         // One record: the task's minimum is met, the job's is not.
         try RecordsTests.set(key, [#"{"id": 1}"#], on: space.server)

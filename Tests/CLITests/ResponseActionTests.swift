@@ -52,6 +52,9 @@ struct ResponseActionTests {
         #expect((denied["error"] as? [String: Any])?["kind"] as? String == "responseAction")
         let end = try #require(try space.logLines().last)
         #expect((end["tasks"] as? [String: Int])?["ignored"] == 2, "\(end)")
+        let report = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("e2e").path])
+        #expect(report.stdout.contains("2 ignored by onResponse"), "\(report.stdout)")
 
         // A resume sends only what failed: ignored tasks are done.
         let resumed = try await space.run(["--resume"], backend: backend)

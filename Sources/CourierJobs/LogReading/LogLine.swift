@@ -81,6 +81,10 @@ struct LogLine: Sendable {
         var ok: Int?
         var failed: Int?
         var alreadyDone: Int?
+        /// `run.end` `tasks.ignored`: tasks ok on a response an `onResponse` rule ignores.
+        var ignored: Int?
+        /// `run.end` `checks`: the data checks the run failed, as `check: message`.
+        var checks: [String] = []
         var exitCode: Int?
         var interrupted = false
     }

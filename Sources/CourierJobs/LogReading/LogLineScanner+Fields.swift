@@ -43,6 +43,7 @@ extension LogLineScanner {
         if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
         if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }
         if key.is("interrupted") { return bool(into: &fields.runFields.interrupted) }
+        if key.is("checks") { return checks(into: &fields.runFields.checks) }
         if key.is("replayOf") { return strings(into: &fields.replayOf) }
         if key.is("resumedFrom") { return strings(into: &fields.resumedFrom) }
         return skipValue()
@@ -121,7 +122,33 @@ extension LogLineScanner {
             if name.is("ok") { return scanner.number(into: &run.ok) }
             if name.is("failed") { return scanner.number(into: &run.failed) }
             if name.is("alreadyDone") { return scanner.number(into: &run.alreadyDone) }
+            if name.is("ignored") { return scanner.number(into: &run.ignored) }
             return scanner.skipValue()
         }
+    }
+
+    /// `run.end` `checks`: each failed check's `check` and `message`, as `check: message`.
+    mutating func checks(into target: inout [String]) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return skipValue() }
+        var found: [String] = []
+        let ok = array { scanner in
+            var check = ""
+            var message = ""
+            return scanner.object { scanner, name in
+                if name.is("check") {
+                    check = scanner.string() ?? ""
+                    return true
+                }
+                if name.is("message") {
+                    message = scanner.string() ?? ""
+                    found.append("\(check): \(message)")
+                    return true
+                }
+                return scanner.skipValue()
+            }
+        }
+        target = found
+        return ok
     }
 }

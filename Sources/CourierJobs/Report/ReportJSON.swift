@@ -118,7 +118,11 @@ enum ReportJSON {
                 ("failed", .int(end.failed ?? 0)),
             ]
             if let done = end.alreadyDone { counts.append(("alreadyDone", .int(done))) }
+            if let ignored = end.ignored { counts.append(("ignored", .int(ignored))) }
             fields.append(("tasks", .object(counts)))
+            if !end.checks.isEmpty {
+                fields.append(("checksFailed", .array(end.checks.map { .string($0) })))
+            }
             if let code = end.exitCode { fields.append(("exitCode", .int(code))) }
         } else {
             // Killed: how far it is known to have got.

@@ -185,7 +185,9 @@ enum ReportText {
         guard let end = row.end else { return row.killedSummary }
         var text = "\(end.total ?? 0) total, \(end.ok ?? 0) ok, \(end.failed ?? 0) failed"
         if let done = end.alreadyDone { text += ", \(done) done before" }
+        if let ignored = end.ignored { text += ", \(ignored) ignored by onResponse" }
         if let code = end.exitCode { text += " (exit \(code))" }
+        if !end.checks.isEmpty { text += "; data checks failed: " + end.checks.joined(separator: "; ") }
         return row.state == .interrupted ? "interrupted: " + text : text
     }
 
