@@ -53,6 +53,14 @@ struct DataCheckTests {
         let row = try #require((json["runTable"] as? [[String: Any]])?.last)
         #expect((row["checksFailed"] as? [String])?.count == 2, "\(row)")
 
+        // A resume has nothing to send, and cannot count the records again: the verdict
+        // stands until a whole run judges it (a cron wrapper that resumes on failure does not
+        // turn it into success).
+        let resumed = try await space.run(["--resume"], backend: backend, environment: environment)
+        #expect(resumed.status == 4, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains("as the run this resume completes ended"), "\(resumed.stderr)")
+
         // One record: the task's minimum is met, the job's is not.
         try RecordsTests.set(key, [#"{"id": 1}"#], on: space.server)
         let one = try await space.run(backend: backend, environment: environment)

@@ -11,6 +11,9 @@ struct RunHistory: Sendable {
     var okRuns: [UInt64: String]
     /// The log files read, oldest first (a resume's `resumedFrom`).
     var logs: [String]
+    /// The data checks the latest run that ended failed (`check: message`): a resume that
+    /// cannot judge them again carries them on.
+    var failedChecks: [String] = []
 
     init(
         runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:], logs: [String] = []
@@ -24,5 +27,6 @@ struct RunHistory: Sendable {
     /// What `history`, read from `logs`, says the earlier runs did.
     init(_ history: TaskHistory, logs: [String]) {
         self.init(runs: history.runs, done: history.done, okRuns: history.okRuns, logs: logs)
+        failedChecks = history.lastEndChecks
     }
 }

@@ -30,6 +30,8 @@ struct TaskHistory {
     /// Runs whose `run.end` was read: a run in ``runs`` but not here was cut short (killed,
     /// or still running).
     private(set) var ended: Set<String> = []
+    /// The data checks the last `run.end` read says its run failed (`check: message`).
+    private(set) var lastEndChecks: [String] = []
     /// Replays rebuilt from the log alone, whose lines decide nothing.
     private(set) var logOnlyReplays: Set<String> = []
     /// Skips whose id is still a template (`c{id}`: the parent failed before its values
@@ -56,6 +58,7 @@ struct TaskHistory {
     mutating func add(_ line: LogLine) {
         if line.event == LogEvent.runEnd {
             ended.insert(line.run)
+            lastEndChecks = line.runFields?.checks ?? []
             return
         }
         if line.event == LogEvent.runStart {

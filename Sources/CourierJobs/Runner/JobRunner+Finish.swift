@@ -161,17 +161,29 @@ extension JobRunner {
         guard summary.interruptedBy == nil, summary.exitCode == 0,
             !checks.isEmpty || specs.contains(where: { !$0.checks.isEmpty })
         else { return summary }
+        // Records kept by the runs a resume completes were not counted here: their
+        // `minRecords` verdict stands as that run's end said it, until a whole run judges again.
+        var carried: [DataCheckVerdict.Failure] = []
         if summary.alreadyDone > 0 {
             checks.minRecords = nil
             for index in specs.indices { specs[index].checks.minRecords = nil }
+            carried = (options.resume?.failedChecks ?? []).compactMap { text in
+                let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+                guard parts.count == 2, parts[0].hasSuffix("minRecords") else { return nil }
+                return DataCheckVerdict.Failure(
+                    check: parts[0],
+                    message:
+                        "\(parts[1].trimmingCharacters(in: .whitespaces)) (as the run this resume completes ended; a whole run judges it again)"
+                )
+            }
         }
         let figures = DataCheckVerdict.Figures(
             records: recordCounts.withLock { $0 }, requests: counts.requests,
             unsuccessful: counts.unsuccessful, cursors: since?.cursors ?? [:])
         let verdict = DataCheckVerdict(job: checks, specs: specs, figures: figures, now: Date())
         var summary = summary
-        summary.checkFailures = verdict.failures
-        for failure in verdict.failures {
+        summary.checkFailures = carried + verdict.failures
+        for failure in summary.checkFailures {
             console.error("courier: \(job.name): check \(failure.check) failed: \(failure.message)")
         }
         return summary
