@@ -187,7 +187,9 @@ enum ReportText {
         if let done = end.alreadyDone { text += ", \(done) done before" }
         if let ignored = end.ignored { text += ", \(ignored) ignored by onResponse" }
         if let code = end.exitCode { text += " (exit \(code))" }
-        if !end.checks.isEmpty { text += "; data checks failed: " + end.checks.joined(separator: "; ") }
+        if !end.checks.isEmpty {
+            text += "; data checks failed: " + end.checks.joined(separator: "; ")
+        }
         return row.state == .interrupted ? "interrupted: " + text : text
     }
 
