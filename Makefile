@@ -100,15 +100,17 @@ HOSTILE_SUITES := EndlessBodyConformanceTests|HeaderBlockConformanceTests|Hostil
 # the tests still running): a CI page shows only a run's last lines.
 TEST := SWIFT=$(SWIFT) Tests/Harness/swift-test.sh
 # Test servers from PyPI, in a virtual environment under .build (never committed): Datasette,
-# a real third-party API server for the sync tests (pinned, so that CI runs what was tested).
+# a real third-party API server for the sync tests, with its GraphQL plugin for GraphQL
+# cursor pagination (pinned, so that CI runs what was tested).
 PYVENV := .build/pyvenv
-PY_TEST_PACKAGES := datasette==0.65.1
+PY_TEST_PACKAGES := datasette==0.65.1 datasette-graphql==2.2
 
 test-deps:
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
-	@[ -x $(PYVENV)/bin/datasette ] || { \
+	@$(PYVENV)/bin/pip show -q datasette-graphql >/dev/null 2>&1 || { \
 	  echo "make: installing $(PY_TEST_PACKAGES) into $(PYVENV)"; \
-	  python3 -m venv $(PYVENV) && $(PYVENV)/bin/pip install -q $(PY_TEST_PACKAGES); }
+	  { [ -x $(PYVENV)/bin/pip ] || python3 -m venv $(PYVENV); } && \
+	  $(PYVENV)/bin/pip install -q $(PY_TEST_PACKAGES); }
 
 test: test-deps
 	$(TEST) plain --skip "$(HOSTILE_SUITES)"

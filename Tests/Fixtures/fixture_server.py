@@ -138,6 +138,11 @@ Routes (any method):
                               a protected route: 200 {"token": N} for a live bearer token of K,
                               else 401; revoke_after=N: K's first token is refused after N
                               uses; toggle=NAME: 503 (after the token check) until switched on
+  /search?total=N             POST: pages by the JSON body ({"offset", "limit"}, {"page", "size"}
+                              or {"cursor", "limit"}): {"items", "total", "has_more", "next_cursor"}
+  /graphql?total=N            POST a GraphQL request: pages by variables.after (and first):
+                              {"data": {"items": {"nodes", "pageInfo": {"endCursor",
+                              "hasNextPage"}}}}
   /records/...?key=K          record sets a test changes between runs (records tests):
     /records/set?key            POST {"items": [...], "fail": false, "delay_ms": 0}: K's records
                                 (each a JSON object with an "id"), and whether its routes answer
@@ -659,6 +664,8 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(int(arg("status", "200")), b"OK", [], "text/plain; charset=utf-8")
         elif route == "/json":
             self.reply(200, (arg("v") or "null").encode())
+        elif route in ("/search", "/graphql"):
+            self.body_pages(route, arg, body)
         elif route.startswith("/recovery/"):
             self.recovery_api(route, arg, body)
         elif route == "/oauth/token":
@@ -978,6 +985,37 @@ class Handler(BaseHTTPRequestHandler):
                     return self.reply_json(200, item)
             return self.reply_json(404, {"error": "no record %s" % arg("id")})
         self.reply_json(404, {"error": "no route " + route})
+
+    def body_pages(self, route, arg, body):
+        """POST search and GraphQL endpoints that page by what the request body says: /search
+        takes {"offset", "limit"}, {"page", "size"} or {"cursor", "limit"} and answers
+        {"items", "total", "has_more", "next_cursor"}; /graphql takes {"query", "variables":
+        {"after", "first"}} and answers {"data": {"items": {"nodes", "pageInfo": {"endCursor",
+        "hasNextPage"}}}}. ?total=N items (ids 0…N-1); a body that is not JSON is a 400."""
+        total = int(arg("total", "10"))
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            return self.reply_json(400, {"error": "the body is not JSON"})
+        if route == "/graphql":
+            variables = request.get("variables") or {}
+            first = int(variables.get("first") or 3)
+            start = int(variables["after"]) + 1 if variables.get("after") is not None else 0
+            nodes = [{"id": i} for i in range(start, min(total, start + first))]
+            end = str(nodes[-1]["id"]) if nodes else None
+            return self.reply_json(200, {"data": {"items": {"nodes": nodes, "pageInfo": {
+                "endCursor": end, "hasNextPage": start + first < total}}}})
+        size = int(request.get("limit") or request.get("size") or 3)
+        if "page" in request:
+            start = (int(request["page"]) - 1) * size
+        elif request.get("cursor") is not None:
+            start = int(request["cursor"])
+        else:
+            start = int(request.get("offset") or 0)
+        items = [{"id": i} for i in range(start, min(total, start + size))]
+        more = start + size < total
+        self.reply_json(200, {"items": items, "total": total, "has_more": more,
+                              "next_cursor": str(start + size) if more else None})
 
     def pages(self, arg):
         style, total, size = arg("style", "page"), int(arg("total", "10")), int(arg("size", "3"))

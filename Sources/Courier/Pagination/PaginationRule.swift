@@ -18,6 +18,14 @@ public struct PaginationRule: Sendable {
         /// `X-Next-Page: 3`) sent back as this query parameter. A missing or empty field ends
         /// the pages.
         case headerParameter(header: String, parameter: String)
+        /// A cursor at this JSON Pointer of the response, written into the request's JSON
+        /// body at `field` (a JSON Pointer): a search endpoint's `"cursor"`, GraphQL's
+        /// `/variables/after` from `pageInfo.endCursor`.
+        case bodyCursor(pointer: String, field: String)
+        /// Page numbers written into the request's JSON body at `field`, from `start`.
+        case bodyPage(field: String, start: Int)
+        /// Offsets written into the request's JSON body at `field`, by `step` items.
+        case bodyOffset(field: String, step: Int)
     }
 
     public var next: Next
@@ -35,6 +43,12 @@ public struct PaginationRule: Sendable {
     /// Whether a full page with no next page fails (``PaginationError``) rather than ending
     /// the pages with ``Paginator/missingNext`` set.
     public var requireNext: Bool
+    /// A JSON Pointer to a flag of the page (`has_more`, GraphQL's `pageInfo/hasNextPage`):
+    /// `false`, `null` or missing ends the pages.
+    public var stopWhenFalse: String?
+    /// A JSON Pointer to the number of items in all (`total`): the pages end once the items
+    /// seen (at ``items``, else ``stopWhenEmpty``, else the whole body) reach it.
+    public var stopAtTotal: String?
 
     public init(
         next: Next, stopWhenEmpty: String? = nil, maxPages: Int = 1000, items: String? = nil,
@@ -50,6 +64,14 @@ public struct PaginationRule: Sendable {
 }
 
 extension PaginationRule {
+    /// Whether the pages move in the request's body rather than its URL.
+    public var movesInBody: Bool {
+        switch next {
+        case .bodyCursor, .bodyPage, .bodyOffset: true
+        default: false
+        }
+    }
+
     /// Follow the RFC 8288 `Link` header's `rel="next"`, as GitHub and most REST APIs send it.
     public static let nextLink = PaginationRule(next: .linkHeader("next"))
 }

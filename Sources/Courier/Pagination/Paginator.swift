@@ -18,7 +18,16 @@ public struct Paginator: Sendable {
     public init(rule: PaginationRule, first: HTTPRequest) {
         self.rule = rule
         self.first = first
-        seen.insert(first.url.absoluteString)
+        seen.insert(Self.identity(first))
+    }
+
+    /// Items seen on the pages so far (for ``PaginationRule/stopAtTotal``).
+    private var itemsSeen = 0
+
+    /// What tells two pages' requests apart: the URL, and the body when the pages move in it.
+    private static func identity(_ request: HTTPRequest) -> String {
+        guard let body = request.body, !body.isEmpty else { return request.url.absoluteString }
+        return request.url.absoluteString + "\n" + String(decoding: body, as: UTF8.self)
     }
 
     /// Set when the pages ended on a page that looked full (``PaginationRule/pageSize`` items,
@@ -49,17 +58,45 @@ public struct Paginator: Sendable {
                 !items.isEmpty
             else { return nil }
         }
+        guard !endsByItsFields(document) else { return nil }
         guard let next = try nextRequest(after: response, to: request, document: document) else {
             try noteMissingNext(in: response, document: document)
             return nil
         }
-        guard seen.insert(next.url.absoluteString).inserted else {
+        guard seen.insert(Self.identity(next)).inserted else {
+            let body = next.body.map { " with the body \(String(decoding: $0, as: UTF8.self))" } ?? ""
             throw PaginationError(
                 message:
-                    "pagination loops: page \(pages + 1) would fetch \(next.displayURL.absoluteString) again"
+                    "pagination loops: page \(pages + 1) would fetch \(next.displayURL.absoluteString)\(rule.movesInBody ? body : "") again"
             )
         }
         return next
+    }
+
+    /// Whether the page's own fields end the pages: a `false` flag
+    /// (``PaginationRule/stopWhenFalse``), or the items seen reaching the total
+    /// (``PaginationRule/stopAtTotal``).
+    private mutating func endsByItsFields(_ document: JSONNode?) -> Bool {
+        if let pointer = rule.stopWhenFalse {
+            switch document.flatMap({ JSONPointer.resolve(pointer, in: $0) })?.value {
+            case .bool(true)?: break
+            default: return true
+            }
+        }
+        if let pointer = rule.stopAtTotal {
+            let itemsPointer = rule.items ?? rule.stopWhenEmpty ?? ""
+            if let document,
+                case .array(let items)? = JSONPointer.resolve(itemsPointer, in: document)?.value
+            {
+                itemsSeen += items.count
+                if items.isEmpty { return true }
+            }
+            guard let document,
+                case .number(let total)? = JSONPointer.resolve(pointer, in: document)?.value
+            else { return true }
+            if Double(itemsSeen) >= total { return true }
+        }
+        return false
     }
 
     /// What the rule finds in `response`: the next page's request, or `nil` when it finds none.
@@ -100,8 +137,45 @@ public struct Paginator: Sendable {
             next.url = Self.setting(parameter, to: String(start + pages), in: request.url)
         case .offset(let parameter, let step):
             next.url = Self.setting(parameter, to: String(step * pages), in: request.url)
+        case .bodyCursor(let pointer, let field):
+            guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
+                return nil
+            }
+            switch node.value {
+            case .string(let text) where !text.isEmpty: break
+            case .number: break
+            default: return nil
+            }
+            next.body = try Self.body(of: request, setting: field, to: node)
+        case .bodyPage(let field, let start):
+            next.body = try Self.body(
+                of: request, setting: field, to: Self.number(start + pages))
+        case .bodyOffset(let field, let step):
+            next.body = try Self.body(of: request, setting: field, to: Self.number(step * pages))
         }
         return next
+    }
+
+    private static func number(_ value: Int) -> JSONNode {
+        JSONNode(.number(Double(value)), numberText: String(value))
+    }
+
+    /// The JSON body of `request` with `value` at `field`, written compactly; everything else
+    /// in it stays as it was written.
+    private static func body(of request: HTTPRequest, setting field: String, to value: JSONNode)
+        throws(PaginationError) -> Data
+    {
+        guard let body = request.body, let document = try? JSONParser.parse([UInt8](body)),
+            let changed = JSONPointer.setting(value, at: field, in: document)
+        else {
+            throw PaginationError(
+                message:
+                    "the next page goes in the request's JSON body at \(field), but the body is not a JSON object or array that has a place there"
+            )
+        }
+        var bytes: [UInt8] = []
+        JSONWriter.write(changed, to: &bytes)
+        return Data(bytes)
     }
 
     /// Sets ``missingNext`` (or throws, with ``PaginationRule/requireNext``) when the page
@@ -133,11 +207,11 @@ public struct Paginator: Sendable {
                 ? ""
                 : ": the response has a \"\(relation)\" header field, which {\"header\": \"\(relation)\"} follows"
             return "no Link header has rel=\"\(relation)\"\(hint)"
-        case .jsonURL(let pointer), .cursor(let pointer, _):
+        case .jsonURL(let pointer), .cursor(let pointer, _), .bodyCursor(let pointer, _):
             return "the body has no value at \(pointer)"
         case .headerURL(let name), .headerParameter(let name, _):
             return "the response has no \(name) header field"
-        case .page, .offset:
+        case .page, .offset, .bodyPage, .bodyOffset:
             return "no next page was found"
         }
     }

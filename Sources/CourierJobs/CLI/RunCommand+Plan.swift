@@ -40,6 +40,10 @@ extension RunCommand {
         case .cursor(let pointer, let parameter): next = "?\(parameter)= the cursor at \(pointer)"
         case .page(let parameter, let start): next = "?\(parameter)=\(start), \(start + 1), …"
         case .offset(let parameter, let step): next = "?\(parameter)=0, \(step), …"
+        case .bodyCursor(let pointer, let field):
+            next = "body \(field) = the cursor at \(pointer)"
+        case .bodyPage(let field, let start): next = "body \(field) = \(start), \(start + 1), …"
+        case .bodyOffset(let field, let step): next = "body \(field) = 0, \(step), …"
         case .headerURL(let name): next = "the URL in the \(name) header"
         case .headerParameter(let name, let parameter):
             next = "?\(parameter)= the \(name) header's value"

@@ -287,15 +287,15 @@ enum JobKeys {
 
     static let paginateCursor = JobObjectKeys(
         name: "task.paginate.next.cursor", schema: "\(paginateNext.schema)/properties/cursor",
-        keys: [JobKey("json", .string), JobKey("param", .string)])
+        keys: [JobKey("json", .string), JobKey("param", .string), JobKey("body", .string)])
 
     static let paginatePage = JobObjectKeys(
         name: "task.paginate.next.page", schema: "\(paginateNext.schema)/properties/page",
-        keys: [JobKey("param", .string), JobKey("start", .integer)])
+        keys: [JobKey("param", .string), JobKey("body", .string), JobKey("start", .integer)])
 
     static let paginateOffset = JobObjectKeys(
         name: "task.paginate.next.offset", schema: "\(paginateNext.schema)/properties/offset",
-        keys: [JobKey("param", .string), JobKey("step", .integer)])
+        keys: [JobKey("param", .string), JobKey("body", .string), JobKey("step", .integer)])
 
     static let paginateHeaderParam = JobObjectKeys(
         name: "task.paginate.next.headerParam",
@@ -314,7 +314,7 @@ enum JobKeys {
     static let stopWhen = JobObjectKeys(
         name: "task.paginate.stopWhen",
         schema: "/$defs/task/properties/paginate/properties/stopWhen",
-        keys: [JobKey("empty", .string)])
+        keys: [JobKey("empty", .string), JobKey("false", .string), JobKey("total", .string)])
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [

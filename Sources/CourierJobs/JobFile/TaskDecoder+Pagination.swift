@@ -42,12 +42,25 @@ extension TaskDecoder {
         case .abandoned: return nil
         }
         var stopWhenEmpty: String?
+        var stopWhenFalse: String?
+        var stopAtTotal: String?
         if let stopNode = reader.take("stopWhen") {
             var stop = NodeReader(
                 stopNode, path: "\(path).stopWhen", keys: JobKeys.stopWhen, context: context)
-            stopWhenEmpty = pointer(
-                stop?.string("empty", required: true), at: "\(path).stopWhen.empty", stopNode,
-                context: context)
+            func read(_ key: String) -> String? {
+                stop?.string(key).flatMap {
+                    pointer($0, at: "\(path).stopWhen.\(key)", stopNode, context: context)
+                }
+            }
+            stopWhenEmpty = read("empty")
+            stopWhenFalse = read("false")
+            stopAtTotal = read("total")
+            if stopWhenEmpty == nil, stopWhenFalse == nil, stopAtTotal == nil {
+                context.error(
+                    "\(path).stopWhen",
+                    "needs one or more of {\"empty\": \"/items\"} (an empty page ends), {\"false\": \"/has_more\"} (a false flag ends), {\"total\": \"/total\"} (the items seen reach it)",
+                    at: stopNode)
+            }
             stop?.rejectUnknownKeys()
         }
         let maxPages =
@@ -74,18 +87,27 @@ extension TaskDecoder {
         }
         guard let next else { return nil }
         switch next {
-        case .page, .offset:
-            if stopWhenEmpty == nil {
+        case .page, .offset, .bodyPage, .bodyOffset:
+            if stopWhenEmpty == nil, stopWhenFalse == nil, stopAtTotal == nil {
                 context.error(
                     "\(path).stopWhen",
-                    "is required for page numbers and offsets: {\"empty\": \"/items\"} says where the page's items are, and an empty page ends",
+                    "is required for page numbers and offsets: {\"empty\": \"/items\"} says where the page's items are, and an empty page ends ({\"false\": \"/has_more\"} and {\"total\": \"/total\"} end them too)",
                     at: node)
             }
         default: break
         }
-        return PaginationRule(
+        if stopAtTotal != nil, items == nil, stopWhenEmpty == nil {
+            context.error(
+                "\(path).stopWhen.total",
+                "needs items (or stopWhen.empty): where each page's items are, to count them",
+                at: node)
+        }
+        var rule = PaginationRule(
             next: next, stopWhenEmpty: stopWhenEmpty, maxPages: maxPages, items: items,
             pageSize: pageSize, requireNext: requireNext)
+        rule.stopWhenFalse = stopWhenFalse
+        rule.stopAtTotal = stopAtTotal
+        return rule
     }
 
     /// `text` when it is a JSON Pointer; otherwise records an error at `place`. RFC 6901's
@@ -160,13 +182,35 @@ extension TaskDecoder {
         guard var inner = NodeReader(node, path: "\(path).\(key)", keys: keys, context: context)
         else { return .abandoned }
         defer { inner.rejectUnknownKeys() }
-        let parameter = inner.string("param", required: true) ?? key
+        // `param` sends the value in the query; `body` writes it into the JSON body (a POST
+        // search, a GraphQL variable). One of them, except for headerParam (a query only).
+        let bodyNode = key == "headerParam" ? nil : inner.take("body")
+        let field = bodyNode.flatMap { node -> String? in
+            guard case .string(let text) = node.value, !text.isEmpty else {
+                context.error(
+                    "\(path).\(key).body",
+                    "expected a JSON Pointer into the request's body, such as \"/variables/after\", found \(NodeReader.describe(node))",
+                    at: node)
+                return nil
+            }
+            return pointer(text, at: "\(path).\(key).body", node, context: context)
+        }
+        if bodyNode != nil, inner.take("param") != nil {
+            context.error(
+                "\(path).\(key)",
+                "has both param (the query) and body (the JSON body): the next page's value goes in one",
+                at: node)
+            return .invalid
+        }
+        let parameter =
+            bodyNode == nil ? inner.string("param", required: true) ?? key : ""
         switch key {
         case "cursor":
             let text = inner.string("json", required: true)
             guard let found = pointer(text, at: "\(path).cursor.json", node, context: context)
             else { return .invalid }
-            return .rule(.cursor(pointer: found, parameter: parameter))
+            if let field { return .rule(.bodyCursor(pointer: found, field: field)) }
+            return bodyNode == nil ? .rule(.cursor(pointer: found, parameter: parameter)) : .invalid
         case "headerParam":
             guard let name = inner.string("header", required: true),
                 WireRequest.isToken(name)
@@ -181,7 +225,8 @@ extension TaskDecoder {
         case "page":
             let start =
                 inner.integer("start", range: 0...1_000_000, what: "a whole number from 0") ?? 1
-            return .rule(.page(parameter: parameter, start: start))
+            if let field { return .rule(.bodyPage(field: field, start: start)) }
+            return bodyNode == nil ? .rule(.page(parameter: parameter, start: start)) : .invalid
         default:
             guard
                 let step = inner.integer(
@@ -190,7 +235,8 @@ extension TaskDecoder {
                 context.error("\(path).offset.step", "is required (items per page)", at: node)
                 return .invalid
             }
-            return .rule(.offset(parameter: parameter, step: step))
+            if let field { return .rule(.bodyOffset(field: field, step: step)) }
+            return bodyNode == nil ? .rule(.offset(parameter: parameter, step: step)) : .invalid
         }
     }
 }

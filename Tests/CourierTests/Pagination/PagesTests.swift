@@ -64,6 +64,61 @@ struct PagesTests {
             ], "a numeric cursor is sent as written, not rounded through a Double")
     }
 
+    @Test("a GraphQL cursor goes into the body's variables; hasNextPage false ends the pages")
+    func graphQLCursorsMoveInTheBody() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.post, "/graphql") { request in
+            let body =
+                try? JSONSerialization.jsonObject(with: request.body ?? Data()) as? [String: Any]
+            let after = (body?["variables"] as? [String: Any])?["after"] as? String
+            let (cursor, more) =
+                after == nil ? ("c1", true) : after == "c1" ? ("c2", true) : ("c3", false)
+            return Self.json(
+                #"{"data": {"items": {"pageInfo": {"endCursor": "\#(cursor)", "hasNextPage": \#(more)}}}}"#,
+                request)
+        }
+        var rule = PaginationRule(
+            next: .bodyCursor(pointer: "/data/items/pageInfo/endCursor", field: "/variables/after"))
+        rule.stopWhenFalse = "/data/items/pageInfo/hasNextPage"
+        var first = HTTPRequest(url: URL(string: "https://api.test/graphql")!, method: .post)
+        first.body = Data(#"{"query":"q","variables":{"first":2}}"#.utf8)
+        let bodies = try await Self.bodies(stub.pages(of: first, following: rule))
+        #expect(bodies.count == 3)
+        #expect(
+            stub.requests.map { String(decoding: $0.body ?? Data(), as: UTF8.self) } == [
+                #"{"query":"q","variables":{"first":2}}"#,
+                #"{"query":"q","variables":{"first":2,"after":"c1"}}"#,
+                #"{"query":"q","variables":{"first":2,"after":"c2"}}"#,
+            ], "the rest of the body as written, the cursor added or replaced")
+    }
+
+    @Test("offsets in the body stop at the total; the same body twice is a loop")
+    func bodyOffsetsAndLoops() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.post, "/search") { request in
+            let body =
+                try? JSONSerialization.jsonObject(with: request.body ?? Data()) as? [String: Any]
+            let offset = body?["offset"] as? Int ?? 0
+            return Self.json(
+                #"{"items": [\#(offset), \#(offset + 1)], "total": 5, "next": "same"}"#, request)
+        }
+        var rule = PaginationRule(next: .bodyOffset(field: "/offset", step: 2), items: "/items")
+        rule.stopAtTotal = "/total"
+        var first = HTTPRequest(url: URL(string: "https://api.test/search")!, method: .post)
+        first.body = Data(#"{"offset":0}"#.utf8)
+        #expect(
+            try await Self.bodies(stub.pages(of: first, following: rule)).count == 3, "2+2+2 ≥ 5")
+        let looping = PaginationRule(next: .bodyCursor(pointer: "/next", field: "/cursor"))
+        await #expect(throws: PaginationError.self) {
+            _ = try await Self.bodies(stub.pages(of: first, following: looping))
+        }
+        var notJSON = first
+        notJSON.body = Data("offset=0".utf8)
+        await #expect(throws: PaginationError.self) {
+            _ = try await Self.bodies(stub.pages(of: notJSON, following: rule))
+        }
+    }
+
     @Test func offsetsStopAtTheFirstEmptyPage() async throws {
         let stub = StubHTTPClient()
         stub.route(.get, "/rows") { request in
