@@ -47,6 +47,16 @@ extension JobDecoder {
         return checks
     }
 
+    /// The job's `checks` (none when `node` is `nil`), refused when they could never pass.
+    static func decodeJobChecks(_ node: JSONNode?, tasks: [TaskSpec], context: DecodingContext)
+        -> DataChecks
+    {
+        guard let node else { return DataChecks() }
+        let checks = decodeChecks(node, path: "checks", job: true, context: context) ?? DataChecks()
+        checkChecks(checks, tasks: tasks, at: node, context: context)
+        return checks
+    }
+
     /// Checks that could never pass, refused when the file is read: records counted where no
     /// task keeps any, a cursor's age where no task keeps a cursor.
     static func checkChecks(

@@ -162,19 +162,16 @@ enum JobDecoder {
                     context: context)
             } ?? TLSOptions()
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
-        let responseRules = reader.take("onResponse").flatMap {
-            decodeResponseRules($0, path: "onResponse", context: context)
-        }
         var defaults = TaskDefaults(
             retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
             hasBaseURL: baseURL != nil)
-        defaults.responseRules = responseRules ?? []
+        defaults.responseRules =
+            reader.take("onResponse").flatMap {
+                decodeResponseRules($0, path: "onResponse", context: context)
+            } ?? []
         let checksNode = reader.take("checks")
-        let checks = checksNode.flatMap {
-            decodeChecks($0, path: "checks", job: true, context: context)
-        }
         var tasks = decodeTasks(&reader, root: root, defaults: defaults, context: context)
-        checkChecks(checks ?? DataChecks(), tasks: tasks, at: checksNode, context: context)
+        let checks = decodeJobChecks(checksNode, tasks: tasks, context: context)
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         RecordsRule.checkShared(tasks, context: context)
@@ -189,7 +186,7 @@ enum JobDecoder {
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
         job.notify = notify
-        job.checks = checks ?? DataChecks()
+        job.checks = checks
         job.home = home
         job.writtenOutputDir = outputDir
         return job

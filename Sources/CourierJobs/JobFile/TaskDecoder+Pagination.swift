@@ -41,28 +41,9 @@ extension TaskDecoder {
         case .invalid: next = nil
         case .abandoned: return nil
         }
-        var stopWhenEmpty: String?
-        var stopWhenFalse: String?
-        var stopAtTotal: String?
-        if let stopNode = reader.take("stopWhen") {
-            var stop = NodeReader(
-                stopNode, path: "\(path).stopWhen", keys: JobKeys.stopWhen, context: context)
-            func read(_ key: String) -> String? {
-                stop?.string(key).flatMap {
-                    pointer($0, at: "\(path).stopWhen.\(key)", stopNode, context: context)
-                }
-            }
-            stopWhenEmpty = read("empty")
-            stopWhenFalse = read("false")
-            stopAtTotal = read("total")
-            if stopWhenEmpty == nil, stopWhenFalse == nil, stopAtTotal == nil {
-                context.error(
-                    "\(path).stopWhen",
-                    "needs one or more of {\"empty\": \"/items\"} (an empty page ends), {\"false\": \"/has_more\"} (a false flag ends), {\"total\": \"/total\"} (the items seen reach it)",
-                    at: stopNode)
-            }
-            stop?.rejectUnknownKeys()
-        }
+        let (stopWhenEmpty, stopWhenFalse, stopAtTotal) =
+            reader.take("stopWhen").map { readStopWhen($0, path: path, context: context) }
+            ?? (nil, nil, nil)
         let maxPages =
             reader.integer(
                 "maxPages", range: 1...1_000_000, what: "a whole number from 1 to 1000000") ?? 1000
@@ -169,6 +150,28 @@ extension TaskDecoder {
             context.error("\(path)", "unknown rule \"\(key)\": \(nextForms)", at: node)
         }
         return .invalid
+    }
+
+    /// `stopWhen`: `empty`, `false` and `total`, one or more.
+    private static func readStopWhen(_ stopNode: JSONNode, path: String, context: DecodingContext)
+        -> (empty: String?, false: String?, total: String?)
+    {
+        var stop = NodeReader(
+            stopNode, path: "\(path).stopWhen", keys: JobKeys.stopWhen, context: context)
+        defer { stop?.rejectUnknownKeys() }
+        func read(_ key: String) -> String? {
+            stop?.string(key).flatMap {
+                pointer($0, at: "\(path).stopWhen.\(key)", stopNode, context: context)
+            }
+        }
+        let found = (empty: read("empty"), false: read("false"), total: read("total"))
+        if found.empty == nil, found.false == nil, found.total == nil {
+            context.error(
+                "\(path).stopWhen",
+                "needs one or more of {\"empty\": \"/items\"} (an empty page ends), {\"false\": \"/has_more\"} (a false flag ends), {\"total\": \"/total\"} (the items seen reach it)",
+                at: stopNode)
+        }
+        return found
     }
 
     /// `cursor`, `page` or `offset`: rules that set a query parameter.

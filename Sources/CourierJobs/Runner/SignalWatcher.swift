@@ -48,14 +48,26 @@ final class SignalWatcher: @unchecked Sendable {
                 }
                 if first { onSignal(number) } else { onRepeat(number) }
             }
+            // Dispatch installs its own handler when it registers the source, on a queue of
+            // its own: waited for, so that it can never come after ``stop()`` put the
+            // program's handler back (a test caught it so, under load).
+            let registered = DispatchSemaphore(value: 0)
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
+            _ = registered.wait(timeout: .now() + 10)
             sources.append(source)
         }
     }
 
-    /// Puts back the handlers that were in place before.
+    /// Puts back the handlers that were in place before, once every source is cancelled.
     func stop() {
-        for source in sources { source.cancel() }
+        let cancelled = DispatchSemaphore(value: 0)
+        for source in sources {
+            source.setCancelHandler { cancelled.signal() }
+            source.cancel()
+        }
+        for _ in sources { _ = cancelled.wait(timeout: .now() + 10) }
+        sources = []
         for (number, handler) in previous { _ = setDisposition(number, handler) }
         previous = []
     }
