@@ -64,7 +64,8 @@ public struct Paginator: Sendable {
             return nil
         }
         guard seen.insert(Self.identity(next)).inserted else {
-            let body = next.body.map { " with the body \(String(decoding: $0, as: UTF8.self))" } ?? ""
+            let body =
+                next.body.map { " with the body \(String(decoding: $0, as: UTF8.self))" } ?? ""
             throw PaginationError(
                 message:
                     "pagination loops: page \(pages + 1) would fetch \(next.displayURL.absoluteString)\(rule.movesInBody ? body : "") again"

@@ -48,7 +48,8 @@ struct TaskDecoder {
         let headers = readHeaders()
         let body = readBody(method: method)
         if paginate?.movesInBody == true {
-            if case .json? = body {} else {
+            if case .json? = body {
+            } else {
                 context.error(
                     "\(path).paginate.next",
                     "writes the next page's value into the request's JSON body: the task needs a \"json\" body (and a method that sends one, such as POST)",
