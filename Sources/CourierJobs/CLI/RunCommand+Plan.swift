@@ -83,6 +83,10 @@ extension RunCommand {
                 if let save = spec.save {
                     line += "\t-> \(job.outputDir)/\(Template.restoringBraces(save))"
                 }
+                if let records = spec.records {
+                    line +=
+                        "\t=> records \(records.write.rawValue) into \(job.outputDir)/\(Template.restoringBraces(records.to))"
+                }
                 line += notes(spec)
                 guard console.output(line.showingControlCharacters) else { return false }
             }
