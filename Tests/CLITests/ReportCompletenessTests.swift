@@ -61,6 +61,24 @@ struct ReportCompletenessTests {
         #expect(!text.stdout.contains("killed"), "\(text.stdout)")
     }
 
+    @Test("after a replay of logs alone, the repair line names the job file, not \"-\"")
+    func repairLineAfterALogOnlyReplay() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "bad", "path": "/status/500"}"#, extra: #""retry": {"maxAttempts": 1},"#
+        )
+        #expect(try await space.run(backend: "curl").status == 1)
+        let logs = try ReplayTests.logFiles(space)
+        let replay = try await CourierBinary.run(
+            ["replay"] + logs + ["--log-dir", space.logs.path], directory: space.folder)
+        #expect(replay.status == 1, "\(replay.stdout)\(replay.stderr)")
+        let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
+        let jobPath = space.folder.appendingPathComponent("job.json").standardizedFileURL.path
+        #expect(
+            report.stdout.contains("courier run \(jobPath) --resume"), "\(report.stdout)")
+    }
+
     @Test("a run killed with SIGKILL is reported as killed, with how many tasks it recorded")
     func killedRunIsShownUnfinished() async throws {
         let space = try JobWorkspace()

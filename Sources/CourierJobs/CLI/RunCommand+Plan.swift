@@ -38,12 +38,16 @@ extension RunCommand {
         case .linkHeader(let relation): next = "the Link header's rel=\(relation)"
         case .jsonURL(let pointer): next = "the URL at \(pointer)"
         case .cursor(let pointer, let parameter): next = "?\(parameter)= the cursor at \(pointer)"
-        case .page(let parameter, let start): next = "?\(parameter)=\(start), \(start + 1), …"
-        case .offset(let parameter, let step): next = "?\(parameter)=0, \(step), …"
+        case .page(let parameter, let start):
+            next = "?\(parameter)= as written (page \(start)), then \(start + 1), \(start + 2), …"
+        case .offset(let parameter, let step):
+            next = "?\(parameter)= as written (0), then \(step), \(2 * step), …"
         case .bodyCursor(let pointer, let field):
             next = "body \(field) = the cursor at \(pointer)"
-        case .bodyPage(let field, let start): next = "body \(field) = \(start), \(start + 1), …"
-        case .bodyOffset(let field, let step): next = "body \(field) = 0, \(step), …"
+        case .bodyPage(let field, let start):
+            next = "body \(field) = as written (page \(start)), then \(start + 1), \(start + 2), …"
+        case .bodyOffset(let field, let step):
+            next = "body \(field) = as written (0), then \(step), \(2 * step), …"
         case .headerURL(let name): next = "the URL in the \(name) header"
         case .headerParameter(let name, let parameter):
             next = "?\(parameter)= the \(name) header's value"
@@ -118,6 +122,9 @@ extension RunCommand {
             if let records = task.records {
                 line +=
                     "\t=> records \(records.rule.write.rawValue) into \(job.outputDir)/\(records.path)"
+                if records.rule.csv != nil {
+                    line += " (and \(RecordsCSV.path(for: records.path)))"
+                }
             }
             line += notes(spec)
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.

@@ -152,6 +152,31 @@ extension TaskDecoder {
         return .invalid
     }
 
+    /// Pages that move in the body need a `json` body with a place at the rule's pointer
+    /// (objects are made on the way; a string or number in the way, or an array too short,
+    /// can never take it).
+    func checkBodyPages(_ rule: PaginationRule, body: TaskSpec.Body?) {
+        let field: String
+        switch rule.next {
+        case .bodyCursor(_, let pointer), .bodyPage(let pointer, _), .bodyOffset(let pointer, _):
+            field = pointer
+        default: return
+        }
+        guard case .json(let document)? = body else {
+            context.error(
+                "\(path).paginate.next",
+                "writes the next page's value into the request's JSON body: the task needs a \"json\" body (and a method that sends one, such as POST)",
+                at: node)
+            return
+        }
+        if JSONPointer.setting(JSONNode(.null), at: field, in: document) == nil {
+            context.error(
+                "\(path).paginate.next",
+                "writes the next page's value at \(field) in the json body, which has no place there (a value that is not an object is in the way)",
+                at: node)
+        }
+    }
+
     /// `stopWhen`: `empty`, `false` and `total`, one or more.
     private static func readStopWhen(_ stopNode: JSONNode, path: String, context: DecodingContext)
         -> (empty: String?, false: String?, total: String?)
@@ -198,12 +223,12 @@ extension TaskDecoder {
             }
             return pointer(text, at: "\(path).\(key).body", node, context: context)
         }
+        // Both: said once, and the body taken, so that the rest of the rule is still read.
         if bodyNode != nil, inner.take("param") != nil {
             context.error(
                 "\(path).\(key)",
                 "has both param (the query) and body (the JSON body): the next page's value goes in one",
                 at: node)
-            return .invalid
         }
         let parameter =
             bodyNode == nil ? inner.string("param", required: true) ?? key : ""

@@ -47,15 +47,7 @@ struct TaskDecoder {
         let query = readQuery()
         let headers = readHeaders()
         let body = readBody(method: method)
-        if paginate?.movesInBody == true {
-            if case .json? = body {
-            } else {
-                context.error(
-                    "\(path).paginate.next",
-                    "writes the next page's value into the request's JSON body: the task needs a \"json\" body (and a method that sends one, such as POST)",
-                    at: node)
-            }
-        }
+        if let paginate, paginate.movesInBody { checkBodyPages(paginate, body: body) }
         let (expectStatus, expectation) = readExpect()
         let save = readSave()
         let prune = readPrune(

@@ -39,7 +39,13 @@ enum ReportText {
             notDone = report.outcomes.failed + report.outcomes.skipped
             killed = report.runTable.killed.filter { report.runTable.continuation(of: $0) == nil }
                 .map(\.run)
-            let file = report.runTable.rows.last { $0.jobFile != nil }?.jobFile
+            // A replay of logs alone names no job file ("-", and in logs before it left its
+            // path out, that made absolute): the job's own runs do.
+            let file =
+                report.runTable.rows.last {
+                    guard let file = $0.jobFile else { return false }
+                    return file != "-" && !file.hasSuffix("/-")
+                }?.jobFile
             command =
                 file.map {
                     $0 == "<stdin>"

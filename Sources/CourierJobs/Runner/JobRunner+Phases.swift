@@ -138,7 +138,9 @@ extension JobRunner {
         }
         try log.runStart(
             jobFile: job.file.relativePath,
-            jobPath: job.file == JobDecoder.standardInput ? nil : job.file.standardizedFileURL.path,
+            // A replay of logs alone read no job file (its file is "-"): no path to name.
+            jobPath: job.file == JobDecoder.standardInput || source.isLogReplay
+                ? nil : job.file.standardizedFileURL.path,
             sha256: job.sha256, backend: backend,
             tasks: total, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
             resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only)

@@ -41,6 +41,9 @@ final class JobRunner: Sendable {
             if case .replay = self { false } else { true }
         }
 
+        /// Whether the run re-sends logged requests alone (`replay` without `--job`).
+        var isLogReplay: Bool { !savesOutputs }
+
         /// Whether the run replays a job's logged tasks (`replay --job`).
         var repairsFromLogs: Bool {
             if case .selection(_, let replayOf) = self { !replayOf.isEmpty } else { false }
