@@ -17,6 +17,8 @@ struct RunArguments {
     var logDirectoryGiven = false
     var json = false
     var baseURL: String?
+    /// `--window START..END`: a backfill of that range for every `window` task.
+    var window: WindowOverride?
     /// `--task GLOB…`.
     var only: [String] = []
     var pingURL: String?
@@ -90,6 +92,14 @@ extension RunCommand {
         parsed.options.concurrency = try parser.optionalInteger("--concurrency", range: 1...10_000)
         parsed.options.http2 = parser.flag("--http2")
         parsed.options.deadline = try parser.duration("--deadline")
+        if let text = try parser.option("--window") {
+            guard let range = WindowOverride(text) else {
+                throw UsageError(
+                    "run: --window expects START..END, each a time (2025-01-01, 2025-01-01T06:00:00Z or seconds since 1970), START before END; got '\(text)'"
+                )
+            }
+            parsed.window = range
+        }
         parsed.baseURL = try parser.option("--base-url")
         if let text = parsed.baseURL, let problem = HARImport.baseURLProblem(text) {
             throw UsageError("run: --base-url \(problem), got '\(text)'")

@@ -15,7 +15,8 @@ extension RunCommand {
     /// file is not a valid job.
     static func loadJob(_ arguments: RunArguments, console: Console) async -> (Job, Int)? {
         do {
-            var job = try JobDecoder.load(argument: arguments.jobPath, baseURL: arguments.baseURL)
+            var job = try JobDecoder.load(
+                argument: arguments.jobPath, baseURL: arguments.baseURL, window: arguments.window)
             let total = try JobValidator.validate(job)
             if let pingURL = arguments.pingURL {
                 // Replaces the job's own notify; a secret like every ping URL.

@@ -17,7 +17,8 @@ enum RunCommand {
                                     [--fresh-if-no-history] [--http2]
                                     [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
-                                    [--base-url URL] [--task GLOB] [--quiet] [--no-progress]
+                                    [--base-url URL] [--task GLOB] [--window START..END]
+                                    [--quiet] [--no-progress]
                                     [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
         DIR/<job name>/<time>-<run id>.jsonl. A job's home is its file's folder, whatever the
@@ -46,6 +47,9 @@ enum RunCommand {
                          --metrics-interval seconds (15) and at the end
           --base-url URL the job's baseURL, in place of the file's: the same job against
                          another server (a staging copy, a local recording), unedited
+          --window START..END
+                         a backfill: every task with a "window" walks this range instead
+                         (2025-01-01..2025-02-01), every window in it fetched again
           --task GLOB    only the tasks whose id matches (repeatable; 'user-*'), and the tasks
                          they need (those that capture their inputs, unless an earlier run
                          kept what they captured); the run joins the job's history, as a
@@ -90,7 +94,7 @@ enum RunCommand {
             let values: Set<String> = [
                 "--log-dir", "--backend", "--concurrency", "--shard",
                 "--ping-url", "--metrics-file", "--metrics-interval", "--deadline", "--grace",
-                "--base-url",
+                "--base-url", "--window",
             ]
             let jobFile = arguments.indices.first { index in
                 let argument = arguments[index]

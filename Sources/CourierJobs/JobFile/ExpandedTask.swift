@@ -63,6 +63,10 @@ struct ExpandedTask: Sendable {
         /// The OAuth2 client whose access token the task sends, asked for when it is sent
         /// (``TaskSpec/oauth2(in:)``).
         var oauth2: OAuth2Configuration? = nil
+
+        /// The end of the window a `window` task fetches: its cursor once it ended `ok`, so
+        /// that later runs leave the window out.
+        var windowEnd: String? = nil
     }
 
     /// The fields, in one place.
@@ -90,7 +94,6 @@ struct ExpandedTask: Sendable {
         }
     }
 
-    /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
     /// The captures of the task's spec (none for a task of no spec), read in place: copying
     /// the whole spec to look at one field retained and released each of its parts, per task.
     func captures(in job: Job) -> [CaptureRule] {
@@ -108,6 +111,7 @@ struct ExpandedTask: Sendable {
         return job.tasks[specIndex].responseRules
     }
 
+    /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
     func spec(in job: Job) -> TaskSpec? {
         guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
             return nil

@@ -111,6 +111,9 @@ struct TaskSpec: Sendable {
     var paginate: PaginationRule? = nil
     /// A cursor kept between runs and offered as `{since}`; `nil` for most tasks.
     var since: SinceRule? = nil
+    /// The time windows the task walks (`window`); `nil` for most tasks. Its windows are the
+    /// `foreach` variables ``WindowRule/startVariable`` and ``WindowRule/endVariable``.
+    var window: WindowRule? = nil
     /// What to do with saved files whose item the parent no longer lists (`prune`).
     var prune: PruneMode? = nil
     /// Ask for the saved output only if it changed (`If-None-Match`/`If-Modified-Since`).

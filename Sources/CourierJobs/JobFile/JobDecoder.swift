@@ -10,9 +10,9 @@ enum JobDecoder {
 
     static func load(
         _ url: URL, environment: [String: String] = ProcessInfo.processInfo.environment,
-        baseURL: String? = nil
+        baseURL: String? = nil, window: WindowOverride? = nil
     ) throws(JobFileErrors) -> Job {
-        try load(from: url, as: url, environment: environment, baseURL: baseURL)
+        try load(from: url, as: url, environment: environment, baseURL: baseURL, window: window)
     }
 
     /// How a job read from standard input is named in messages and the log's `jobFile`.
@@ -25,15 +25,16 @@ enum JobDecoder {
     /// against another server (a staging copy, a local fixture), with no edit to the file.
     static func load(
         argument: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-        baseURL: String? = nil
+        baseURL: String? = nil, window: WindowOverride? = nil
     ) throws(JobFileErrors) -> Job {
         guard argument == "-" else {
             return try load(
-                URL(fileURLWithPath: argument), environment: environment, baseURL: baseURL)
+                URL(fileURLWithPath: argument), environment: environment, baseURL: baseURL,
+                window: window)
         }
         return try load(
             from: URL(fileURLWithPath: "/dev/stdin"), as: standardInput, environment: environment,
-            baseURL: baseURL)
+            baseURL: baseURL, window: window)
     }
 
     /// Whether `name` may name a job: letters, digits, `-`, `_` and `.` (it names the log
@@ -44,7 +45,8 @@ enum JobDecoder {
 
     /// Reads `source` and decodes it as the job file `file`.
     private static func load(
-        from source: URL, as url: URL, environment: [String: String], baseURL: String? = nil
+        from source: URL, as url: URL, environment: [String: String], baseURL: String? = nil,
+        window: WindowOverride? = nil
     ) throws(JobFileErrors) -> Job {
         let name = url.relativePath
         let data: Data
@@ -65,12 +67,14 @@ enum JobDecoder {
                     message: "cannot read the file (\(String(cString: strerror(error.code))))")
             ])
         }
-        return try decode(data, file: url, environment: environment, baseURL: baseURL)
+        return try decode(
+            data, file: url, environment: environment, baseURL: baseURL, window: window)
     }
 
     /// Validates job-file bytes; `file` names it in messages and anchors relative paths.
     static func decode(
-        _ data: Data, file: URL, environment: [String: String], baseURL: String? = nil
+        _ data: Data, file: URL, environment: [String: String], baseURL: String? = nil,
+        window: WindowOverride? = nil
     ) throws(JobFileErrors) -> Job {
         let name = file.relativePath
         // Invalid bytes would otherwise become U+FFFD in names, URLs and bodies, silently.
@@ -104,6 +108,7 @@ enum JobDecoder {
         let context = DecodingContext(
             file: name, environment: environment, folder: file.deletingLastPathComponent())
         context.baseURLOverride = baseURL
+        context.windowOverride = window
         let job = decodeJob(root, file: file, data: data, context: context)
         if let job, context.errors.isEmpty { return job }
         // Messages quote values, and a value may have come from ${env:…}.
@@ -165,6 +170,7 @@ enum JobDecoder {
         var defaults = TaskDefaults(
             retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
             hasBaseURL: baseURL != nil)
+        defaults.outputDir = home.resolve(outputDir)
         defaults.responseRules =
             reader.take("onResponse").flatMap {
                 decodeResponseRules($0, path: "onResponse", context: context)
@@ -360,6 +366,8 @@ enum JobDecoder {
 /// What tasks inherit from their job.
 struct TaskDefaults {
     var retry: RetryPolicy
+    /// The job's `outputDir` (resolved), where a `window` task's done windows are kept.
+    var outputDir = ""
     /// The job's `onResponse`, for tasks without their own.
     var responseRules: [ResponseRule] = []
     var timeout: TimeInterval

@@ -214,6 +214,18 @@ enum JobKeys {
             JobKey("records", .object),
             JobKey("onResponse", .array),
             JobKey("checks", .object),
+            JobKey("window", .object),
+        ])
+
+    /// A task's `window`: the time windows it walks (``WindowRule``).
+    static let window = JobObjectKeys(
+        name: "task.window", schema: "/$defs/task/properties/window",
+        keys: [
+            JobKey("start", .string, .env),
+            JobKey("step", .string),
+            JobKey("end", .string, .env),
+            JobKey("lag", .string),
+            JobKey("format", .string),
         ])
 
     /// A task's `records`: where its responses' items go, and how they meet the file's.
@@ -318,7 +330,8 @@ enum JobKeys {
 
     /// Every object above, for the schema check.
     static let all: [JobObjectKeys] = [
-        job, notify, tls, rateLimit, retry, responseRule, jobChecks, taskChecks, jobAuth.forms,
+        job, notify, tls, rateLimit, retry, responseRule, jobChecks, taskChecks, window,
+        jobAuth.forms,
         jobAuth.basic,
         jobAuth.header,
         jobAuth.oauth2,

@@ -193,6 +193,22 @@ final class DecodingContext {
     /// A `baseURL` given on the command line (`courier run --base-url`), read instead of the
     /// file's.
     var baseURLOverride: String?
+    /// `courier run --window START..END`: the range every `window` task walks instead.
+    var windowOverride: WindowOverride?
+    /// When the windows end by default (now, less each task's lag).
+    var now = Date()
+    /// The job's kept cursors, read once when a `window` task needs them (which of its
+    /// windows are done).
+    private var cursors: [String: String]?
+
+    /// The cursors kept in `outputDir`'s cursor file (none when it cannot be read: every
+    /// window is then fetched, as a `since` task starts over).
+    func keptCursors(outputDir: String) -> [String: String] {
+        if let cursors { return cursors }
+        let found = (try? CursorFile.load(CursorFile.location(outputDir: outputDir)).get()) ?? [:]
+        cursors = found
+        return found
+    }
 
     init(file: String, environment: [String: String], folder: URL? = nil) {
         self.file = file

@@ -85,6 +85,7 @@ enum TaskBuilder {
                 retry: spec.retry,
                 specPath: spec.path, specIndex: index))
         task.oauth2 = spec.oauth2(in: job)
+        if spec.window != nil { task.windowEnd = bindings[WindowRule.endVariable] }
         return .success(task)
     }
 }

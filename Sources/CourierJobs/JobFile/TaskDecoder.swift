@@ -37,10 +37,12 @@ struct TaskDecoder {
 
     private mutating func decode() -> TaskSpec {
         _ = reader.take("description")
-        let (foreach, zip) = readForeach()
+        var (foreach, zip) = readForeach()
+        let window = readWindow(foreach: foreach)
         let paginate = readPaginate()
         let since = readSince()
         let id = readID()
+        if let window { (foreach, zip) = windowVariables(window, id: id) }
         checkSinceID(id, rule: since)
         let method = readMethod()
         let target = readTarget()
@@ -56,6 +58,12 @@ struct TaskDecoder {
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
         let records = readRecords(conditional: conditional)
+        if window != nil, records?.write == .replace {
+            context.error(
+                "\(path).records.write",
+                "\"replace\" keeps only one run's records, and a window task's runs fetch new windows only: use \"merge\" (or \"append\")",
+                at: node)
+        }
         let auth = readAuth()
         JobDecoder.addLiteralCredentials(
             headers.filter { Template($0.value).variables.isEmpty }.map {
@@ -98,6 +106,7 @@ struct TaskDecoder {
         spec.unresolved = unresolved
         spec.position = (node.line, node.column)
         spec.responseRules = responseRules
+        spec.window = window
         spec.checks = checks ?? DataChecks()
         spec.compiled = CompiledTemplates(spec)
         return spec

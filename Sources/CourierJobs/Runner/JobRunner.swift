@@ -122,7 +122,7 @@ final class JobRunner: Sendable {
         // The kept cursors are read before the lock is taken: a run that finds the lock held
         // stops before it renders a task.
         since =
-            job.tasks.contains { $0.since != nil }
+            job.tasks.contains { $0.since != nil || $0.window != nil }
             ? SinceState(outputDir: job.outputDir, tag: temporaries.tag) : nil
         pruning = Pruning(job: job)
         self.job = job

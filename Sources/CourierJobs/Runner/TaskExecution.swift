@@ -125,9 +125,13 @@ extension JobRunner {
             if task.paginate != nil { save = save.replacingOccurrences(of: "{page}", with: "1") }
             Self.askIfChanged(&request, state: state, save: save, outputDir: job.outputDir)
         }
-        return PageCursor(
+        let cursor = PageCursor(
             paginator: task.paginate.map { Paginator(rule: $0, first: task.request) },
             request: request)
+        // A window's cursor is its end, kept once the task ends ok (its records, if any, in
+        // their file first), as a `since` task's value is.
+        cursor.position.sinceValue = task.windowEnd
+        return cursor
     }
 
     @inline(never)

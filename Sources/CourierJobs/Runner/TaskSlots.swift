@@ -128,6 +128,7 @@ extension JobRunner {
         case .done:
             slots.progress.taskAlreadyDone()
             settledRecords(of: task, done: true)
+            keepWindow(of: task)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .reuseKept:
             break
@@ -183,6 +184,18 @@ extension JobRunner {
     /// Tells the ledger of a records task this run does not send for its records: done by the
     /// history (`done`), or, for a replay that did not select it (`nil`), done if the logs it
     /// replays say so.
+    /// A window an earlier run did, which the cursor file does not hold yet (its records
+    /// waited for this resume): held until its records are in their file, as a window this
+    /// run fetched is, else kept at once.
+    private func keepWindow(of task: ExpandedTask) {
+        guard let end = task.windowEnd else { return }
+        if task.records != nil {
+            since?.hold(end, for: task.id)
+        } else {
+            since?.record(end, for: task.id)
+        }
+    }
+
     private func settledRecords(of task: ExpandedTask, done: Bool?) {
         guard let ledger = recordsLedger, let records = task.records else { return }
         let key = FNV1a.taskKey(job: job.name, task: task.id)

@@ -20,7 +20,7 @@ final class SinceState: Sendable {
 
     /// Where the cursors of the job whose outputs are in `outputDir` are kept.
     static func location(outputDir: String) -> URL {
-        URL(fileURLWithPath: outputDir).appendingPathComponent(".courier/since")
+        CursorFile.location(outputDir: outputDir)
     }
 
     init(outputDir: String, tag: String?) {
@@ -111,23 +111,6 @@ final class SinceState: Sendable {
 
     /// The file's cursors: none when it does not exist; why not when it cannot be read.
     static func load(_ url: URL) -> Result<[String: String], Unreadable> {
-        let kind = "cursor file"
-        let members: StateDocument.Members
-        switch StateDocument.read(url, kind: kind) {
-        case nil: return .success([:])
-        case .failure(let problem)?: return .failure(problem)
-        case .success(let read)?: members = read
-        }
-        guard let cursors = members.first(where: { $0.key == "cursors" }),
-            case .object(let entries) = cursors.node.value
-        else { return .failure(Unreadable("not a \(kind) courier wrote")) }
-        var found: [String: String] = [:]
-        for entry in entries {
-            guard case .string(let value) = entry.node.value else {
-                return .failure(Unreadable("not a \(kind) courier wrote"))
-            }
-            found[entry.key] = value
-        }
-        return .success(found)
+        CursorFile.load(url)
     }
 }

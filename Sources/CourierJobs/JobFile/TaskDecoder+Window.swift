@@ -1,0 +1,101 @@
+import Courier
+import Foundation
+
+/// `window`: the time windows a task walks (``WindowRule``), as two zipped `foreach`
+/// variables, `{windowStart}` and `{windowEnd}`, the windows its cursor file holds as done
+/// left out.
+extension TaskDecoder {
+    static let windowFormats = WindowRule.Format.allCases.map { "\"\($0.rawValue)\"" }.joined(
+        separator: ", ")
+
+    /// Reads `window`, and makes its bounds the task's variables.
+    mutating func readWindow(foreach: [(name: String, source: ForeachSource)]) -> WindowRule? {
+        guard let node = reader.take("window") else { return nil }
+        let path = "\(self.path).window"
+        guard var inner = NodeReader(node, path: path, keys: JobKeys.window, context: context)
+        else { return nil }
+        defer { inner.rejectUnknownKeys() }
+        if !foreach.isEmpty {
+            context.error(
+                path, "walks windows of its own: leave foreach out of this task", at: node)
+        }
+        if case .object(let members) = reader.node.value,
+            members.contains(where: { $0.key == "since" })
+        {
+            context.error(
+                path, "keeps its own cursor (each window's end): leave since out of this task",
+                at: node)
+        }
+        variables.formUnion([WindowRule.startVariable, WindowRule.endVariable])
+        let start = inner.string("start", required: true).flatMap { text -> Date? in
+            guard let date = WindowRule.instant(text) else {
+                context.error(
+                    "\(path).start",
+                    "expected a time such as \"2026-01-01T00:00:00Z\", \"2026-01-01\" or seconds since 1970, found \"\(text)\"",
+                    at: node)
+                return nil
+            }
+            return date
+        }
+        let step = duration(&inner, "step", path: path, required: true)
+        let end = inner.string("end").flatMap { text -> Date? in
+            guard let date = WindowRule.instant(text) else {
+                context.error(
+                    "\(path).end",
+                    "expected a time such as \"2026-02-01\", found \"\(text)\" (leave it out for now)",
+                    at: node)
+                return nil
+            }
+            return date
+        }
+        let lag = duration(&inner, "lag", path: path, required: false) ?? 0
+        let format = inner.choice("format", of: WindowRule.Format.self) ?? .rfc3339
+        guard let start, let step else { return nil }
+        if let end, end <= start {
+            context.error("\(path).end", "comes before start: no window fits", at: node)
+        }
+        return WindowRule(start: start, step: step, end: end, lag: lag, format: format)
+    }
+
+    private func duration(_ reader: inout NodeReader, _ key: String, path: String, required: Bool)
+        -> TimeInterval?
+    {
+        guard let text = reader.string(key, required: required) else { return nil }
+        guard let seconds = WindowRule.duration(text), seconds >= 1 else {
+            context.error(
+                "\(path).\(key)",
+                "expected a length such as \"15m\", \"6h\" or \"1d\", found \"\(text)\"",
+                at: node)
+            return nil
+        }
+        return seconds
+    }
+
+    /// The task's windows as zipped variables: every whole window to the end, less those
+    /// whose task the cursor file holds as done (a backfill's range takes them all).
+    func windowVariables(_ rule: WindowRule, id: String) -> (
+        [(name: String, source: ForeachSource)], Bool
+    ) {
+        var rule = rule
+        var done: [String: String] = [:]
+        if let range = context.windowOverride {
+            (rule.start, rule.end) = (range.start, range.end)
+        } else {
+            done = context.keptCursors(outputDir: defaults.outputDir)
+        }
+        let template = Template(id)
+        let windows = rule.windows(now: context.now).filter { window in
+            done.isEmpty
+                || done[
+                    template.render([
+                        WindowRule.startVariable: window.start, WindowRule.endVariable: window.end,
+                    ])] == nil
+        }
+        return (
+            [
+                (WindowRule.startVariable, .list(windows.map(\.start))),
+                (WindowRule.endVariable, .list(windows.map(\.end))),
+            ], true
+        )
+    }
+}

@@ -1,0 +1,121 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// `window`: a task walked over time windows, each window a task; a window that ended ok is
+/// kept in the cursor file and left out later, so that a failed window is the only one fetched
+/// again; `--window START..END` backfills a range.
+@Suite("window")
+struct WindowTests {
+    /// Each window saved to a file of its own, or (`records`) merged into one file.
+    static func writeJob(_ space: JobWorkspace, key: String, end: String, records: Bool = false)
+        throws
+    {
+        let output =
+            records
+            ? #""records": {"from": "", "to": "days.jsonl", "write": "merge", "key": "/id"}"#
+            : #""save": "days/{windowStart}.json""#
+        try space.writeJob(
+            tasks: #"""
+                {"id": "day-{windowStart}", "path": "/records/item",
+                 "query": {"key": "\#(key)", "id": "{windowStart}", "to": "{windowEnd}"},
+                 "window": {"start": "2026-01-01", "end": "\#(end)", "step": "1d", "format": "date"},
+                 \#(output)}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+    }
+
+    static func days(_ range: ClosedRange<Int>, except: Int? = nil) -> [String] {
+        range.filter { $0 != except }.map { #"{"id": "2026-01-0\#($0)"}"# }
+    }
+
+    /// The ids of the windows the newest run asked for.
+    static func asked(_ space: JobWorkspace) throws -> [String] {
+        let lines = try space.logLines()
+        let run = lines.last { $0["event"] as? String == "run.start" }?["run"] as? String
+        return lines.filter { $0["run"] as? String == run && $0["event"] as? String == "request" }
+            .compactMap { $0["task"] as? String }.sorted()
+    }
+
+    @Test("a failed window is the only one fetched again; new windows come as the end moves")
+    func windows() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05")
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("id=2026-01-01&to=2026-01-02"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("4 tasks"), "\(plan.stdout)")
+
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "day 3 is missing upstream: \(first.stdout)")
+        #expect(try Self.asked(space) == (1...4).map { "day-2026-01-0\($0)" })
+
+        try RecordsTests.set(key, Self.days(1...6), on: space.server)
+        let second = try await space.run(backend: "urlsession")
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"], "only the failed window")
+        #expect(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.folder.appendingPathComponent("out/days").path
+            ).sorted() == (1...4).map { "2026-01-0\($0).json" })
+
+        let third = try await space.run(backend: "curl")
+        #expect(third.status == 0 && third.stdout.contains("0 tasks"), "\(third.stdout)")
+
+        try Self.writeJob(space, key: key, end: "2026-01-07")
+        #expect(try await space.run(backend: "curl").status == 0)
+        #expect(try Self.asked(space) == ["day-2026-01-05", "day-2026-01-06"])
+
+        // A backfill walks its own range, every window in it again.
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-03"], backend: "curl")
+        #expect(backfill.status == 0, "\(backfill.stdout)\(backfill.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-01", "day-2026-01-02"])
+        let bad = try await space.run(["--window", "2026-02-01..2026-01-01"], backend: "curl")
+        #expect(bad.status == 2 && bad.stderr.contains("--window expects START..END"))
+    }
+
+    @Test("with records, a failed window holds the file; --resume fetches it alone")
+    func windowsIntoRecords() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-records")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 1)
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"])
+        let file = space.folder.appendingPathComponent("out/days.jsonl")
+        #expect(
+            try String(contentsOf: file, encoding: .utf8)
+                == (1...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined())
+        // Every window's records are in the file: a plain run has nothing left to fetch.
+        let next = try await space.run(backend: "curl")
+        #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
+    }
+
+    @Test("the bounds as RFC 3339 and epoch seconds; windows end at now less the lag")
+    func formats() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "h-{windowStart}", "path": "/echo", "query": {"from": "{windowStart}", "to": "{windowEnd}"},
+                 "window": {"start": "2026-01-01T00:00:00Z", "end": "2026-01-01T12:00:00Z", "step": "6h"}},
+                {"id": "e-{windowStart}", "path": "/echo", "query": {"from": "{windowStart}"},
+                 "window": {"start": "1767225600", "end": "1767312000", "step": "12h", "format": "epoch"}},
+                {"id": "n-{windowStart}", "path": "/echo",
+                 "window": {"start": "2026-01-01", "step": "1d", "lag": "1h", "format": "date"}}
+                """#)
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains("from=2026-01-01T06%3A00%3A00Z&to=2026-01-01T12%3A00%3A00Z"),
+            "\(plan.stdout)")
+        #expect(plan.stdout.contains("e-1767268800"), "\(plan.stdout)")
+        // Every whole day from 2026-01-01 to now less an hour.
+        let days = Int((Date().timeIntervalSince1970 - 3600 - 1_767_225_600) / 86_400)
+        #expect(plan.stdout.contains("\(2 + 2 + days) tasks"), "\(plan.stdout)")
+    }
+}
