@@ -96,6 +96,41 @@ struct WindowTests {
         #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
     }
 
+    @Test("daily windows by Datasette's own filters hold every row once, boundaries included")
+    func datasetteWindows() async throws {
+        let sync = try DatasetteSyncTests.Sync("win")
+        defer { sync.space.remove() }
+        // Rows on the day boundaries too: each belongs to the window that starts there.
+        try await sync.put((1...12).map { ($0, ($0 * 7) % 60, "r\($0)") })
+        try await sync.change(
+            "put",
+            [#"[{"id": 13, "updated_at": "2026-01-02T00:00:00Z", "name": "edge", "deleted": 0}]"#])
+        func writeJob(end: String) throws {
+            try #"""
+            {"version": 1, "name": "ds", "baseURL": "\#(sync.base.absoluteString)", "outputDir": "out", "tasks": [
+             {"id": "day-{windowStart}", "path": "/store/\#(sync.table).json",
+              "query": {"_shape": "array", "_size": "max", "updated_at__gte": "{windowStart}", "updated_at__lt": "{windowEnd}"},
+              "window": {"start": "2025-12-31T00:00:00Z", "end": "\#(end)", "step": "1d"},
+              "records": {"from": "/*", "to": "rows.jsonl", "write": "merge", "key": "/id"}}
+            ]}
+            """#.write(
+                to: sync.space.folder.appendingPathComponent("job.json"), atomically: true,
+                encoding: .utf8)
+        }
+        try writeJob(end: "2026-01-02T00:00:00Z")
+        var result = try await sync.run("curl")
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("2 tasks, 2 ok"), "\(result.stdout)")
+        let file = sync.space.folder.appendingPathComponent("out/rows.jsonl")
+        var ids = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").count
+        #expect(ids == 12, "the row at 2026-01-02T00:00:00Z is the next window's")
+        try writeJob(end: "2026-01-03T00:00:00Z")
+        result = try await sync.run("urlsession")
+        #expect(result.stdout.contains("1 task, 1 ok"), "only the new window: \(result.stdout)")
+        ids = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").count
+        #expect(ids == 13)
+    }
+
     @Test("the bounds as RFC 3339 and epoch seconds; windows end at now less the lag")
     func formats() async throws {
         let space = try JobWorkspace()
