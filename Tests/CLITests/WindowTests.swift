@@ -73,6 +73,16 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-01", "day-2026-01-02"])
         let bad = try await space.run(["--window", "2026-02-01..2026-01-01"], backend: "curl")
         #expect(bad.status == 2 && bad.stderr.contains("--window expects START..END"))
+        // Off the grid, the range is put on it: 12:00 on the 3rd to the 5th is days 3 and 4.
+        let snapped = try await space.run(
+            ["--window", "2026-01-03T12:00:00Z..2026-01-05"], backend: "curl")
+        #expect(snapped.status == 0, "\(snapped.stdout)\(snapped.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03", "day-2026-01-04"])
+        // Never past now: a backfill to 2099 stops at the last whole day.
+        let future = try await space.run(
+            ["--window", "2026-11-01..2099-01-01", "--dry-run"], backend: "curl")
+        let days = Int((Date().timeIntervalSince1970 - 1_793_491_200) / 86_400)
+        #expect(future.stdout.contains("\(days) tasks"), "\(future.stdout)")
     }
 
     @Test("with records, a failed window holds the file; --resume fetches it alone")
@@ -129,6 +139,25 @@ struct WindowTests {
         #expect(result.stdout.contains("1 task, 1 ok"), "only the new window: \(result.stdout)")
         ids = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").count
         #expect(ids == 13)
+    }
+
+    @Test("--window is refused for a job with no window task, and for records that append")
+    func backfillRefusals() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/echo"}"#)
+        let none = try await space.run(["--window", "2026-01-01..2026-01-02"], backend: "curl")
+        #expect(none.status == 2 && none.stderr.contains("this job has none"), "\(none.stderr)")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "d-{windowStart}", "path": "/echo",
+                 "window": {"start": "2026-01-01", "end": "2026-01-03", "step": "1d"},
+                 "records": {"from": "", "to": "d.jsonl", "write": "append"}}
+                """#)
+        let append = try await space.run(["--window", "2026-01-01..2026-01-02"], backend: "curl")
+        #expect(append.status == 2, "\(append.stderr)")
+        #expect(append.stderr.contains("would add their records twice"), "\(append.stderr)")
+        #expect(try await space.run(backend: "curl").status == 0, "a plain run appends once")
     }
 
     @Test("the bounds as RFC 3339 and epoch seconds; windows end at now less the lag")

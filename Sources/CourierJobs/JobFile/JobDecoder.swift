@@ -178,6 +178,12 @@ enum JobDecoder {
         let checksNode = reader.take("checks")
         var tasks = decodeTasks(&reader, root: root, defaults: defaults, context: context)
         let checks = decodeJobChecks(checksNode, tasks: tasks, context: context)
+        if context.windowOverride != nil, !tasks.contains(where: { $0.window != nil }) {
+            context.error(
+                "tasks",
+                "--window backfills the tasks that have a \"window\", and this job has none",
+                at: nil)
+        }
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         RecordsRule.checkShared(tasks, context: context)

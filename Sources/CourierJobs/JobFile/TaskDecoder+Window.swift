@@ -52,9 +52,35 @@ extension TaskDecoder {
         let format = inner.choice("format", of: WindowRule.Format.self) ?? .rfc3339
         guard let start, let step else { return nil }
         if let end, end <= start {
-            context.error("\(path).end", "comes before start: no window fits", at: node)
+            context.error("\(path).end", "is not after start: no window fits", at: node)
+        }
+        // A date names a whole UTC day: windows that start mid-day or last part of one would
+        // be sent as the same dates.
+        if format == .date,
+            start.timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400) != 0
+                || step.truncatingRemainder(dividingBy: 86_400) != 0
+        {
+            context.error(
+                "\(path).format",
+                "\"date\" writes whole days: start must be a UTC midnight and step whole days (\"1d\", \"7d\"); use \"rfc3339\" for other windows",
+                at: node)
+        }
+        if context.windowOverride != nil, let write = records(in: node), write == "append" {
+            context.error(
+                "\(path)",
+                "--window fetches windows again, and \"append\" would add their records twice: backfill a task whose records merge",
+                at: node)
         }
         return WindowRule(start: start, step: step, end: end, lag: lag, format: format)
+    }
+
+    /// The `write` of the task's `records`, read ahead of its turn.
+    private func records(in node: JSONNode) -> String? {
+        guard case .object(let members) = self.node.value,
+            case .object(let records)? = members.first(where: { $0.key == "records" })?.node.value,
+            case .string(let write)? = records.first(where: { $0.key == "write" })?.node.value
+        else { return nil }
+        return write
     }
 
     private func duration(_ reader: inout NodeReader, _ key: String, path: String, required: Bool)
@@ -79,7 +105,13 @@ extension TaskDecoder {
         var rule = rule
         var done: [String: String] = [:]
         if let range = context.windowOverride {
-            (rule.start, rule.end) = (range.start, range.end)
+            // On the job's own grid, and never past now (less the lag): a window not over yet
+            // would be kept as done.
+            let first = (range.start.timeIntervalSince(rule.start) / rule.step).rounded(.down)
+            let last = (range.end.timeIntervalSince(rule.start) / rule.step).rounded(.up)
+            let latest = context.now.addingTimeInterval(-rule.lag)
+            rule.end = min(rule.start.addingTimeInterval(last * rule.step), latest)
+            rule.start = rule.start.addingTimeInterval(first * rule.step)
         } else {
             done = context.keptCursors(outputDir: defaults.outputDir)
         }

@@ -75,11 +75,12 @@ struct WindowRule: Sendable, Equatable {
         return formatter.date(from: text)
     }
 
-    /// `15m`, `6h`, `1d`, `7d` as seconds.
+    /// `15m`, `6h`, `1d`, `7d` (a whole number and a unit) as seconds.
     static func duration(_ text: String) -> TimeInterval? {
-        guard let unit = text.last, let amount = Double(text.dropLast()), amount > 0,
-            amount.isFinite
-        else { return nil }
+        guard let unit = text.last, let whole = Int(text.dropLast()), whole > 0 else {
+            return nil
+        }
+        let amount = Double(whole)
         switch unit {
         case "s": return amount
         case "m": return amount * 60
