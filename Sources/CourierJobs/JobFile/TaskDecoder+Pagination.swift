@@ -47,15 +47,8 @@ extension TaskDecoder {
         let maxPages =
             reader.integer(
                 "maxPages", range: 1...1_000_000, what: "a whole number from 1 to 1000000") ?? 1000
-        let items = reader.take("items").flatMap { node -> String? in
-            guard case .string(let text) = node.value else {
-                context.error(
-                    "\(path).items",
-                    "expected a JSON Pointer such as \"/items\", found \(NodeReader.describe(node))",
-                    at: node)
-                return nil
-            }
-            return pointer(text, at: "\(path).items", node, context: context)
+        let items = reader.take("items").flatMap {
+            pointerValue($0, at: "\(path).items", example: "/items", context: context)
         }
         let pageSize = reader.integer(
             "pageSize", range: 1...1_000_000, what: "a whole number from 1 to 1000000")
@@ -177,6 +170,22 @@ extension TaskDecoder {
         }
     }
 
+    /// A JSON Pointer given as a string (`nonEmpty`: not the whole document), or an error
+    /// naming `example`.
+    private static func pointerValue(
+        _ node: JSONNode, at path: String, example: String, nonEmpty: Bool = false,
+        context: DecodingContext
+    ) -> String? {
+        guard case .string(let text) = node.value, !(nonEmpty && text.isEmpty) else {
+            context.error(
+                path,
+                "expected a JSON Pointer such as \"\(example)\", found \(NodeReader.describe(node))",
+                at: node)
+            return nil
+        }
+        return pointer(text, at: path, node, context: context)
+    }
+
     /// `stopWhen`: `empty`, `false` and `total`, one or more.
     private static func readStopWhen(_ stopNode: JSONNode, path: String, context: DecodingContext)
         -> (empty: String?, false: String?, total: String?)
@@ -213,15 +222,10 @@ extension TaskDecoder {
         // `param` sends the value in the query; `body` writes it into the JSON body (a POST
         // search, a GraphQL variable). One of them, except for headerParam (a query only).
         let bodyNode = key == "headerParam" ? nil : inner.take("body")
-        let field = bodyNode.flatMap { node -> String? in
-            guard case .string(let text) = node.value, !text.isEmpty else {
-                context.error(
-                    "\(path).\(key).body",
-                    "expected a JSON Pointer into the request's body, such as \"/variables/after\", found \(NodeReader.describe(node))",
-                    at: node)
-                return nil
-            }
-            return pointer(text, at: "\(path).\(key).body", node, context: context)
+        let field = bodyNode.flatMap {
+            pointerValue(
+                $0, at: "\(path).\(key).body", example: "/variables/after", nonEmpty: true,
+                context: context)
         }
         // Both: said once, and the body taken, so that the rest of the rule is still read.
         if bodyNode != nil, inner.take("param") != nil {
