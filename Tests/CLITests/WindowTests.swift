@@ -79,10 +79,13 @@ struct WindowTests {
         #expect(snapped.status == 0, "\(snapped.stdout)\(snapped.stderr)")
         #expect(try Self.asked(space) == ["day-2026-01-03", "day-2026-01-04"])
         // Never past now: a backfill to 2099 stops at the last whole day.
+        // The count is of the days before the run's now: taken before and after it, so that
+        // a day that ends while it runs (however slowly) is either count, not a failure.
+        let before = Self.wholeDays(since: 1_793_491_200)
         let future = try await space.run(
             ["--window", "2026-11-01..2099-01-01", "--dry-run"], backend: "curl")
-        let days = Int((Date().timeIntervalSince1970 - 1_793_491_200) / 86_400)
-        #expect(future.stdout.contains("\(days) tasks"), "\(future.stdout)")
+        let counts = Set([before, Self.wholeDays(since: 1_793_491_200)]).map { "\($0) tasks" }
+        #expect(counts.contains { future.stdout.contains($0) }, "\(future.stdout)")
     }
 
     @Test("with records, a failed window holds the file; --resume fetches it alone")
@@ -141,6 +144,27 @@ struct WindowTests {
         #expect(ids == 13)
     }
 
+    @Test("two shards share the windows out, and each keeps the windows it did")
+    func windowsOverShards() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-shards")
+        try RecordsTests.set(key, Self.days(1...6), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-07")
+        var asked: [String] = []
+        for shard in ["0/2", "1/2"] {
+            let result = try await space.run(["--shard", shard], backend: "curl")
+            #expect(result.status == 0, "\(shard): \(result.stdout)\(result.stderr)")
+            asked += try Self.asked(space)
+        }
+        #expect(asked.sorted() == (1...6).map { "day-2026-01-0\($0)" }, "each window once")
+        let saved = try FileManager.default.contentsOfDirectory(
+            atPath: space.folder.appendingPathComponent("out/days").path)
+        #expect(saved.sorted() == (1...6).map { "2026-01-0\($0).json" })
+        let after = try await space.run(backend: "curl")
+        #expect(after.status == 0 && after.stdout.contains("0 tasks"), "\(after.stdout)")
+    }
+
     @Test("--window is refused for a job with no window task, and for records that append")
     func backfillRefusals() async throws {
         let space = try JobWorkspace()
@@ -173,13 +197,21 @@ struct WindowTests {
                 {"id": "n-{windowStart}", "path": "/echo",
                  "window": {"start": "2026-01-01", "step": "1d", "lag": "1h", "format": "date"}}
                 """#)
+        let before = Self.wholeDays(since: 1_767_225_600 + 3600)
         let plan = try await space.run(["--dry-run"], backend: "curl")
         #expect(
             plan.stdout.contains("from=2026-01-01T06%3A00%3A00Z&to=2026-01-01T12%3A00%3A00Z"),
             "\(plan.stdout)")
         #expect(plan.stdout.contains("e-1767268800"), "\(plan.stdout)")
-        // Every whole day from 2026-01-01 to now less an hour.
-        let days = Int((Date().timeIntervalSince1970 - 3600 - 1_767_225_600) / 86_400)
-        #expect(plan.stdout.contains("\(2 + 2 + days) tasks"), "\(plan.stdout)")
+        // Every whole day from 2026-01-01 to now less an hour (now as before or after the run).
+        let counts = Set([before, Self.wholeDays(since: 1_767_225_600 + 3600)]).map {
+            "\(2 + 2 + $0) tasks"
+        }
+        #expect(counts.contains { plan.stdout.contains($0) }, "\(plan.stdout)")
+    }
+
+    /// Whole days from `start` (seconds since 1970) to now.
+    static func wholeDays(since start: Double) -> Int {
+        Int((Date().timeIntervalSince1970 - start) / 86_400)
     }
 }

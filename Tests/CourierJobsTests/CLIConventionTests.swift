@@ -6,10 +6,10 @@ import Testing
 @Suite("CLI conventions")
 struct CLIConventionTests {
     @Test(
-        "durations: units h, m, s, ms, combined; a bare number is seconds",
+        "durations: units d, h, m, s, ms, combined; a bare number is seconds",
         arguments: [
             ("90s", 90.0), ("30m", 1800), ("2h", 7200), ("1h30m", 5400), ("1.5h", 5400),
-            ("250ms", 0.25), ("45", 45), ("2m30s", 150),
+            ("250ms", 0.25), ("45", 45), ("2m30s", 150), ("1d", 86_400), ("1d12h", 129_600),
         ])
     func duration(text: String, seconds: Double) {
         #expect(ArgumentParser.seconds(text) == seconds)

@@ -75,7 +75,7 @@ struct DataCheckVerdictTests {
         let stale = failures(["a": "2027-01-10T00:00:00Z", "b": "not a time"])
         #expect(
             stale == [
-                "the newest cursor, 2027-01-10T00:00:00Z (task a), is 5 d 8 h old, more than 1 d 12 h"
+                "the newest cursor, 2027-01-10T00:00:00Z (task a), is 5d8h old, more than 1d12h"
             ])
         #expect(failures([:]) == ["no since task has kept a cursor yet"])
         #expect(failures(["a": "abc"]).first?.hasPrefix("no cursor is a time") == true)

@@ -79,7 +79,7 @@ struct ArgumentParser {
         return number
     }
 
-    /// Removes a duration option (`90s`, `30m`, `2h`, `1h30m`, `1.5h`; a bare number is
+    /// Removes a duration option (`90s`, `30m`, `2h`, `1h30m`, `1.5h`, `1d`; a bare number is
     /// seconds), in seconds, if present.
     mutating func duration(_ name: String, allowZero: Bool = false) throws(UsageError)
         -> TimeInterval?
@@ -95,29 +95,8 @@ struct ArgumentParser {
         return seconds
     }
 
-    /// The seconds a duration names: numbers each followed by `h`, `m` or `s` (`ms` for
-    /// milliseconds), or one bare number of seconds; `nil` for anything else.
-    static func seconds(_ text: String) -> TimeInterval? {
-        if let bare = Double(text), bare.isFinite { return bare }
-        var total = 0.0
-        var rest = Substring(text)
-        guard !rest.isEmpty else { return nil }
-        while !rest.isEmpty {
-            let number = rest.prefix { $0.isNumber || $0 == "." }
-            rest = rest.dropFirst(number.count)
-            let unit = rest.prefix { $0.isLetter }
-            rest = rest.dropFirst(unit.count)
-            guard let value = Double(number) else { return nil }
-            switch unit {
-            case "h": total += value * 3600
-            case "m": total += value * 60
-            case "s": total += value
-            case "ms": total += value / 1000
-            default: return nil
-            }
-        }
-        return total
-    }
+    /// The seconds a duration names (``DurationText/seconds(_:)``).
+    static func seconds(_ text: String) -> TimeInterval? { DurationText.seconds(text) }
 
     /// Removes the next positional argument.
     mutating func positional(_ name: String) throws(UsageError) -> String {

@@ -21,17 +21,8 @@ enum ReportWindow {
     /// date (`2026-11-20`) or time (`2026-11-20T02:00Z`, seconds optional); `nil` when it is
     /// neither.
     static func start(_ text: String, now: Double) -> Double? {
-        if let unit = text.last, let amount = Double(text.dropLast()), amount > 0,
-            amount.isFinite
-        {
-            let seconds: Double? =
-                switch unit {
-                case "m": 60
-                case "h": 3600
-                case "d": 86_400
-                default: nil
-                }
-            if let seconds { return now - amount * seconds }
+        if text.last?.isLetter == true, let seconds = DurationText.seconds(text), seconds > 0 {
+            return now - seconds
         }
         let formats = ["yyyy-MM-dd", "yyyy-MM-dd'T'HH:mmX", "yyyy-MM-dd'T'HH:mm:ssX"]
         for format in formats {

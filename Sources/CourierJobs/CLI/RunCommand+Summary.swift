@@ -111,7 +111,7 @@ extension RunCommand {
         let notRun = summary.total - summary.ok - summary.failed
         if summary.interruptedBy != nil, notRun > 0 { text += ", \(notRun) not run" }
         if let seconds = summary.deadlineReached {
-            text += ", stopped at its deadline (\(Progress.duration(seconds)))"
+            text += ", stopped at its deadline (\(DurationText.short(seconds)))"
         } else if let reason = summary.stopReason {
             text += ", interrupted by \(reason)"
         }

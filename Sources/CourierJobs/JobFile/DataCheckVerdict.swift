@@ -61,7 +61,7 @@ struct DataCheckVerdict: Sendable, Equatable {
                 if old > age {
                     fail(
                         "checks.maxCursorAge",
-                        "the newest cursor, \(newest.value) (task \(newest.id)), is \(Self.duration(old)) old, more than \(Self.duration(age))"
+                        "the newest cursor, \(newest.value) (task \(newest.id)), is \(DurationText.short(old)) old, more than \(DurationText.short(age))"
                     )
                 }
             } else {
@@ -79,42 +79,21 @@ struct DataCheckVerdict: Sendable, Equatable {
         failures.append(Failure(check: check, message: message))
     }
 
-    /// A cursor as a time: an RFC 3339 date-time, a date (`2026-11-27`, UTC), or seconds
-    /// since 1970 from 10^9 on (milliseconds when it has 13 digits or more).
+    /// A cursor as a time: an RFC 3339 date-time or a date (`2026-11-27`, UTC), as a window's
+    /// bound reads (``WindowRule/instant(_:)``), or seconds since 1970 from 10^9 on
+    /// (milliseconds when it has 13 digits or more): a smaller whole number is an id or a
+    /// version, whose age means nothing.
     static func instant(_ value: String) -> Date? {
-        if let (date, _) = SinceRule.instant(value) { return date }
-        // Whole numbers count from 10^9 (2001 in seconds) on: a smaller one is an id or a
-        // version, whose age means nothing.
-        if let number = Int64(value), number >= 1_000_000_000 {
-            return Date(
-                timeIntervalSince1970: number >= 1_000_000_000_000
-                    ? Double(number) / 1000 : Double(number))
-        }
-        guard value.utf8.count == 10 else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.date(from: value)
+        guard let number = Int64(value) else { return WindowRule.instant(value) }
+        guard number >= 1_000_000_000 else { return nil }
+        return Date(
+            timeIntervalSince1970: number >= 1_000_000_000_000
+                ? Double(number) / 1000 : Double(number))
     }
 
     /// `5 %`, `0.5 %`.
     static func percent(_ share: Double) -> String {
         let value = (share * 1000).rounded() / 10
         return "\(value == value.rounded() ? String(Int(value)) : String(value)) %"
-    }
-
-    /// `36 h`, `2 d 3 h`, `45 min`, `30 s`, for ages.
-    static func duration(_ seconds: TimeInterval) -> String {
-        let whole = Int(seconds.rounded())
-        if whole >= 86_400 {
-            let hours = (whole % 86_400) / 3600
-            return "\(whole / 86_400) d" + (hours > 0 ? " \(hours) h" : "")
-        }
-        if whole >= 3600 {
-            return "\(whole / 3600) h" + (whole % 3600 >= 60 ? " \((whole % 3600) / 60) min" : "")
-        }
-        if whole >= 60 { return "\(whole / 60) min" }
-        return "\(whole) s"
     }
 }

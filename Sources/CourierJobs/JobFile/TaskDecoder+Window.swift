@@ -90,7 +90,7 @@ extension TaskDecoder {
         guard let seconds = WindowRule.duration(text), seconds >= 1 else {
             context.error(
                 "\(path).\(key)",
-                "expected a length such as \"15m\", \"6h\" or \"1d\", found \"\(text)\"",
+                "expected a length of a second or more, such as \"15m\", \"6h\", \"1d\" or \"1h30m\", found \"\(text)\"",
                 at: node)
             return nil
         }

@@ -75,20 +75,8 @@ struct WindowRule: Sendable, Equatable {
         return formatter.date(from: text)
     }
 
-    /// `15m`, `6h`, `1d`, `7d` (a whole number and a unit) as seconds.
-    static func duration(_ text: String) -> TimeInterval? {
-        guard let unit = text.last, let whole = Int(text.dropLast()), whole > 0 else {
-            return nil
-        }
-        let amount = Double(whole)
-        switch unit {
-        case "s": return amount
-        case "m": return amount * 60
-        case "h": return amount * 3600
-        case "d": return amount * 86_400
-        default: return nil
-        }
-    }
+    /// `15m`, `6h`, `1d`, `1h30m` as seconds (``DurationText/seconds(_:)``).
+    static func duration(_ text: String) -> TimeInterval? { DurationText.seconds(text) }
 }
 
 /// `courier run --window START..END`: a backfill of a past range, for every task with a

@@ -83,8 +83,8 @@ struct LogLine: Sendable {
         var alreadyDone: Int?
         /// `run.end` `tasks.ignored`: tasks ok on a response an `onResponse` rule ignores.
         var ignored: Int?
-        /// `run.end` `checks`: the data checks the run failed, as `check: message`.
-        var checks: [String] = []
+        /// `run.end` `checks`: the data checks the run failed.
+        var checks: [DataCheckVerdict.Failure] = []
         var exitCode: Int?
         var interrupted = false
     }

@@ -127,26 +127,21 @@ extension LogLineScanner {
         }
     }
 
-    /// `run.end` `checks`: each failed check's `check` and `message`, as `check: message`.
-    mutating func checks(into target: inout [String]) -> Bool {
+    /// `run.end` `checks`: each failed check's `check` and `message`.
+    mutating func checks(into target: inout [DataCheckVerdict.Failure]) -> Bool {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return skipValue() }
-        var found: [String] = []
+        var found: [DataCheckVerdict.Failure] = []
         let ok = array { scanner in
-            var check = ""
-            var message = ""
-            return scanner.object { scanner, name in
-                if name.is("check") {
-                    check = scanner.string() ?? ""
-                    return true
-                }
-                if name.is("message") {
-                    message = scanner.string() ?? ""
-                    found.append("\(check): \(message)")
-                    return true
-                }
+            var check: String?
+            var message: String?
+            let read = scanner.object { scanner, name in
+                if name.is("check") { return scanner.string(into: &check) }
+                if name.is("message") { return scanner.string(into: &message) }
                 return scanner.skipValue()
             }
+            found.append(DataCheckVerdict.Failure(check: check ?? "", message: message ?? ""))
+            return read
         }
         target = found
         return ok

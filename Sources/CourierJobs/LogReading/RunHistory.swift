@@ -11,9 +11,9 @@ struct RunHistory: Sendable {
     var okRuns: [UInt64: String]
     /// The log files read, oldest first (a resume's `resumedFrom`).
     var logs: [String]
-    /// The data checks the latest run that ended failed (`check: message`): a resume that
-    /// cannot judge them again carries them on.
-    var failedChecks: [String] = []
+    /// The data checks the latest run that ended failed: a resume that cannot judge them
+    /// again carries them on.
+    var failedChecks: [DataCheckVerdict.Failure] = []
 
     init(
         runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:], logs: [String] = []

@@ -30,8 +30,8 @@ struct TaskHistory {
     /// Runs whose `run.end` was read: a run in ``runs`` but not here was cut short (killed,
     /// or still running).
     private(set) var ended: Set<String> = []
-    /// The data checks the last `run.end` read says its run failed (`check: message`).
-    private(set) var lastEndChecks: [String] = []
+    /// The data checks the last `run.end` read says its run failed.
+    private(set) var lastEndChecks: [DataCheckVerdict.Failure] = []
     /// Replays rebuilt from the log alone, whose lines decide nothing.
     private(set) var logOnlyReplays: Set<String> = []
     /// Skips whose id is still a template (`c{id}`: the parent failed before its values

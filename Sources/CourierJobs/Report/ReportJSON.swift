@@ -121,7 +121,11 @@ enum ReportJSON {
             if let ignored = end.ignored { counts.append(("ignored", .int(ignored))) }
             fields.append(("tasks", .object(counts)))
             if !end.checks.isEmpty {
-                fields.append(("checksFailed", .array(end.checks.map { .string($0) })))
+                fields.append(
+                    (
+                        "checksFailed",
+                        .array(end.checks.map { .string("\($0.check): \($0.message)") })
+                    ))
             }
             if let code = end.exitCode { fields.append(("exitCode", .int(code))) }
         } else {

@@ -194,7 +194,9 @@ enum ReportText {
         if let ignored = end.ignored { text += ", \(ignored) ignored by onResponse" }
         if let code = end.exitCode { text += " (exit \(code))" }
         if !end.checks.isEmpty {
-            text += "; data checks failed: " + end.checks.joined(separator: "; ")
+            text +=
+                "; data checks failed: "
+                + end.checks.map { "\($0.check): \($0.message)" }.joined(separator: "; ")
         }
         return row.state == .interrupted ? "interrupted: " + text : text
     }

@@ -167,13 +167,13 @@ extension JobRunner {
         if summary.alreadyDone > 0 {
             checks.minRecords = nil
             for index in specs.indices { specs[index].checks.minRecords = nil }
-            carried = (options.resume?.failedChecks ?? []).compactMap { text in
-                let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-                guard parts.count == 2, parts[0].hasSuffix("minRecords") else { return nil }
-                return DataCheckVerdict.Failure(
-                    check: parts[0],
+            carried = (options.resume?.failedChecks ?? []).filter {
+                $0.check.hasSuffix("minRecords")
+            }.map {
+                DataCheckVerdict.Failure(
+                    check: $0.check,
                     message:
-                        "\(parts[1].trimmingCharacters(in: .whitespaces)) (as the run this resume completes ended; a whole run judges it again)"
+                        "\($0.message) (as the run this resume completes ended; a whole run judges it again)"
                 )
             }
         }

@@ -104,14 +104,7 @@ final class Progress: @unchecked Sendable {
         return String(
             format: "[%d/%d] %d%%  %.1f req/s  %d failed  ETA %@", counts.done, total, percent,
             rate,
-            counts.failed, Self.duration(remaining))
-    }
-
-    static func duration(_ seconds: Double) -> String {
-        let whole = Int(seconds.rounded())
-        return whole >= 3600
-            ? "\(whole / 3600)h\(whole % 3600 / 60)m"
-            : whole >= 60 ? "\(whole / 60)m\(whole % 60)s" : "\(whole)s"
+            counts.failed, DurationText.short(remaining))
     }
 
     /// Whether the line may be drawn: standard error is a terminal that can, and `NO_COLOR`
