@@ -69,7 +69,8 @@ struct CurlOutcome {
     /// The body, or its announced length, passed the size cap.
     var overCap = false
     var maxBodyBytes = 0
-    /// A failed write of the body's file, or read of the streamed request body.
+    /// A failed write of the body's file, a failed read of the streamed request body, or a
+    /// streaming reader too far behind a decoded body.
     var fileError: HTTPError? = nil
     /// How many times curl was about to send the request.
     var sends = 1

@@ -62,6 +62,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// Why the body was refused while it arrived (a corrupt stream, a coding not decoded),
     /// when the write callback stopped the transfer for that reason.
     private(set) var bodyProblem: String?
+    /// A decoded body's reader fell too far behind (``BodyChunkChannel/backlogCeiling``).
+    private(set) var readerTooFarBehind: HTTPError?
     /// Bytes of header lines received, status lines included (loop thread only).
     private(set) var headerBytes = 0
     /// The final response's Content-Length, to size the body buffer once.
@@ -134,7 +136,13 @@ final class CurlTransfer: @unchecked Sendable {
         if let channel, !channel.hasHead { channel.deliver(status: status, headers: headers) }
         let outcome = decoder.decode(bytes) { piece in
             guard let channel else { return receive(piece) }
-            return channel.offer(piece, canWait: false) != .readerGone
+            switch channel.offer(piece, canWait: false) {
+            case .taken, .full: return true
+            case .readerGone: return false
+            case .readerTooFarBehind:
+                readerTooFarBehind = channel.backlogError(url: displayURL)
+                return false
+            }
         }
         switch outcome {
         case .decoded: return bytes.count
@@ -156,7 +164,7 @@ final class CurlTransfer: @unchecked Sendable {
         case .full:
             state.pause()
             return Int(CURL_WRITEFUNC_PAUSE)
-        case .readerGone: return 0
+        case .readerGone, .readerTooFarBehind: return 0
         }
     }
 
@@ -234,7 +242,8 @@ final class CurlTransfer: @unchecked Sendable {
             head: head, status: status, headerBytes: headerBytes, bodyProblem: bodyProblem,
             overCap: overCap, maxBodyBytes: maxBodyBytes,
             fileError: failed
-                ? sink?.error(url: displayURL) ?? upload?.error(url: displayURL) : nil,
+                ? sink?.error(url: displayURL) ?? upload?.error(url: displayURL)
+                    ?? readerTooFarBehind : nil,
             sends: sends,
             unendedCoding: decoder.flatMap { $0.ended ? nil : $0.coding.name },
             body: body, responseURL: wire.url, requestHeaders: wire.headers,

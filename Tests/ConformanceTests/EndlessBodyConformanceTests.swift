@@ -66,10 +66,10 @@ struct EndlessBodyConformanceTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-endless-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: file) }
-        // A flood of ten minutes and a deadline beyond it: a caller that waited for the
+        // A flood of 150 s and a deadline beyond it: a caller that waited for the
         // transport to drain the body (FoundationNetworking went on for 5 to 74 s after its
         // cancel) or for the deadline would run into the suite's time limit, a hang guard.
-        var request = HTTPRequest(url: server.url("/endless-fast?seconds=600"), timeout: 900)
+        var request = HTTPRequest(url: server.url("/endless-fast?seconds=150"), timeout: 900)
         request.bodyDestination = .file(file)
         let client = transport.makeClient()
         let transfer = Task { try await client.perform(request) }
@@ -87,9 +87,10 @@ struct EndlessBodyConformanceTests {
 }
 
 extension EndlessBodyConformanceTests {
-    /// A streaming reader that stops reading: curl pauses the transfer at the buffer limit,
-    /// URLSession keeps taking chunks. Either way the deadline ends it, and the reader's next
-    /// read fails with `.timeout` instead of waiting for ever.
+    /// A streaming reader that stops reading: curl pauses the transfer at the buffer limit and
+    /// the deadline ends it; URLSession cannot pause, keeps taking chunks up to 64 times the
+    /// buffer limit and is ended there, unless the deadline came first. Either way the reader's
+    /// next read fails instead of waiting for ever.
     @Test(
         "a streamed endless body whose reader stops reading ends at the deadline",
         .timeLimit(.minutes(2)), arguments: TransportKind.allCases)
@@ -97,30 +98,77 @@ extension EndlessBodyConformanceTests {
         let server = try TestServers.floodFixture()
         let client = transport.makeClient()
         // Without the deadline, curl's paused transfer would wait for ever (the suite's time
-        // limit ends it) and URLSession's body would end with the flood, with no error. The
-        // 2 s deadline covers the head too: on a machine busy with this pass's other floods
-        // it once ran out before the head came, so the request is made again when it did, at
-        // most 5 times (a longer deadline lets URLSession take gigabytes before it ends).
+        // limit ends it). The 10 s deadline covers the head too: on a machine busy with this
+        // pass's other floods (FoundationNetworking reads a cancelled task's flood on for a
+        // while) the head can be late, so the request is made again when it did not come, at
+        // most 5 times.
         var opened: HTTPStreamedResponse?
         for _ in 0..<5 where opened == nil {
             do {
                 opened = try await client.stream(
-                    HTTPRequest(url: server.url("/endless-fast"), timeout: 2),
+                    HTTPRequest(url: server.url("/endless-fast?seconds=100"), timeout: 10),
                     bufferLimit: 1 << 20)
             } catch let error as HTTPError where error.kind == .timeout {
                 continue
             }
         }
-        let response = try #require(opened, "no head in 2 s, 5 times over")
-        try await Task.sleep(for: .seconds(4))
+        let response = try #require(opened, "no head in 10 s, 5 times over")
+        // The event, not a time: the transfer ends while the reader reads nothing (bounded by
+        // count: 900 looks, 100 ms apart, a hang guard).
+        for _ in 0..<900 where !response.body.transferEnded {
+            try await Task.sleep(for: .milliseconds(100))
+        }
         let error = try await #require(throws: HTTPError.self) {
-            // Bounded by bytes, not chunks (FoundationNetworking hands 16 KiB chunks, and took
-            // 2.5 GiB of the flood in the 2 s on one machine): 64 GiB is far beyond what 2 s
-            // can bring over loopback.
+            // Bounded by bytes: what waited is at most 64 MiB.
             var iterator = response.body.makeAsyncIterator()
             var bytes = 0
             while bytes < 1 << 36, let chunk = try await iterator.next() { bytes += chunk.count }
         }
-        #expect(error.kind == .timeout, "\(error)")
+        let expected: [HTTPError.Kind] =
+            transport == .curl ? [.timeout] : [.timeout, .bodyTooLarge]
+        #expect(expected.contains(error.kind), "\(error)")
+    }
+
+    /// Without a deadline to end it, a reader that stops reading a body that cannot be paused
+    /// (any body on URLSession; a compressed one on curl, whose decoded bytes cannot be handed
+    /// back) ends the transfer at the backlog ceiling, 64 times the buffer limit, with an error
+    /// that says so, after the chunks that waited. curl pauses a plain body instead, for as
+    /// long as the reader waits, holding at most the buffer limit. Memory is bounded on both.
+    @Test(
+        "a reader that stops reading holds at most the buffer limit, or 64 times it where it cannot pause",
+        .timeLimit(.minutes(2)),
+        arguments: TransportKind.allCases, [false, true])
+    func stalledReaderMemory(transport: TransportKind, gzipped: Bool) async throws {
+        let server = try TestServers.floodFixture()
+        let client = transport.makeClient()
+        // The flood lasts 15 s: long enough for every case, and FoundationNetworking, which
+        // goes on reading a cancelled task's body, is done with it soon after.
+        let path = "/endless-fast?seconds=15" + (gzipped ? "&encoding=gzip" : "")
+        let limit = 64 << 10
+        let response = try await client.stream(
+            HTTPRequest(url: server.url(path), timeout: 60), bufferLimit: limit)
+        var iterator = response.body.makeAsyncIterator()
+        var bytes = try #require(try await iterator.next()).count
+        if transport == .urlSession || gzipped {
+            // An event to wait for, not a time: the transfer ends at the ceiling; the reader
+            // then gets the chunks that waited and the error. Bounded by count (a hang guard).
+            for _ in 0..<900 where !response.body.transferEnded {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let error = try await #require(throws: HTTPError.self) {
+                while let chunk = try await iterator.next() { bytes += chunk.count }
+            }
+            #expect(error.kind == .bodyTooLarge, "\(error)")
+            #expect(error.message.contains("\(64 * limit) bytes behind"), "\(error)")
+        } else {
+            // curl's transfer stays paused, however long the reader waits; it goes on once the
+            // reader reads again (a bounded count of chunks).
+            try await Task.sleep(for: .seconds(1))
+            #expect(!response.body.transferEnded, "curl paused, not ended")
+            for _ in 0..<100 { bytes += try #require(try await iterator.next()).count }
+        }
+        let peak = response.body.peakBufferedBytes
+        #expect(peak <= 64 * limit, "\(peak) bytes waited")
+        #expect(bytes > 0)
     }
 }

@@ -20,8 +20,9 @@ Routes (any method):
                               about 160 KiB), many (N fields "X-A: b", 100,000, about 800 KiB);
                               N at most 1,000,000
   /endless-chunked            a chunk every 50 ms for up to 60 s
-  /endless-fast[?seconds=S]   64 KiB chunks as fast as they are taken, for up to S s (60; 600
-                              at most)
+  /endless-fast[?seconds=S&encoding=gzip]
+                              64 KiB chunks as fast as they are taken, for up to S s (60; 600
+                              at most); gzip: one endless gzip stream of them, flushed per chunk
   /gate?name=N[&max=S&key=K]  a chunked body: "first" at once, "last" once /toggle/on?name=N
                               was called (after max seconds, 10 by default, 300 at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
@@ -594,11 +595,18 @@ class Handler(BaseHTTPRequestHandler):
             # to 600): a cap and a deadline must end it from outside the transfer.
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
+            gzipped = arg("encoding") == "gzip"
+            if gzipped:
+                self.send_header("Content-Encoding", "gzip")
             self.end_headers()
             deadline = time.time() + min(float(arg("seconds", "60")), 600)
             chunk = b"%x\r\n" % len(PATTERN) + PATTERN + b"\r\n"
+            packer = zlib.compressobj(6, zlib.DEFLATED, 31)
             try:
                 while time.time() < deadline:
+                    if gzipped:
+                        packed = packer.compress(PATTERN) + packer.flush(zlib.Z_SYNC_FLUSH)
+                        chunk = b"%x\r\n" % len(packed) + packed + b"\r\n"
                     self.wfile.write(chunk)
             except OSError:
                 pass

@@ -6,7 +6,10 @@ import Foundation
 /// The transport offers chunks as they arrive; the reader takes them. When more than
 /// `bufferLimit` bytes wait, the channel refuses the next chunk and a transport that can wait
 /// (curl pauses the transfer) is told to go on once the reader has taken them, so a slow reader
-/// holds the body back instead of letting it fill memory.
+/// holds the body back instead of letting it fill memory. A transport that cannot wait
+/// (URLSession; curl decoding a compressed body) has its chunks taken until
+/// ``backlogCeiling`` bytes wait, and then is told the reader is too far behind: memory stays
+/// bounded, and the reader learns why at the end of what it was given.
 public final class BodyChunkChannel: Sendable, Hashable {
     /// What the reader learns first: the final response's head.
     package struct Head: Sendable {
@@ -108,6 +111,12 @@ public final class BodyChunkChannel: Sendable, Hashable {
         return state.withLock { $0.peakBuffered }
     }
 
+    /// Whether the body has ended, with or without an error (chunks may still wait).
+    package var hasEnded: Bool {
+        if let forward { return forward.parent.hasEnded }
+        return state.withLock { $0.end != nil }
+    }
+
     /// Whether the head has arrived (for an attempt's channel: whether it was decided).
     package var hasHead: Bool {
         if forward != nil { return state.withLock { $0.verdict != .undecided } }
@@ -146,19 +155,44 @@ public final class BodyChunkChannel: Sendable, Hashable {
         case full
         /// The reader has gone: stop the transfer.
         case readerGone
+        /// Not taken, and the transport cannot wait: ``backlogCeiling`` bytes already wait for
+        /// the reader. Stop the transfer with ``backlogError(url:)``.
+        case readerTooFarBehind
+    }
+
+    /// How many bytes may wait for the reader when the transport cannot pause: 64 times
+    /// ``bufferLimit`` (64 MiB by default). Past it, waiting is no longer back-pressure but a
+    /// leak: FoundationNetworking took 2.5 GiB of a fast body in 2 s while its reader slept.
+    package var backlogCeiling: Int {
+        let (product, overflow) = bufferLimit.multipliedReportingOverflow(by: 64)
+        return overflow ? Int.max : product
+    }
+
+    /// The error that ends a transfer whose reader fell ``backlogCeiling`` bytes behind.
+    package func backlogError(url: URL?) -> HTTPError {
+        HTTPError(
+            .bodyTooLarge,
+            "the reader fell \(backlogCeiling) bytes behind a body that cannot be paused "
+                + "(URLSession's, or a compressed body's): read faster, or pass stream(_:bufferLimit:) "
+                + "a larger bufferLimit (64 times it may wait)",
+            url: url)
     }
 
     /// Offers a chunk. `canWait` says whether the transport can hold it back (curl can pause;
-    /// URLSession cannot, so its chunks are always taken).
+    /// URLSession cannot, so its chunks are taken up to ``backlogCeiling``). `alreadyHeld`
+    /// says the bytes are in memory anyway (a whole body from a client that ignored the
+    /// destination), so the ceiling does not apply.
     package func offer(
-        _ bytes: UnsafeRawBufferPointer, canWait: Bool, resume: (@Sendable () -> Void)? = nil
+        _ bytes: UnsafeRawBufferPointer, canWait: Bool, resume: (@Sendable () -> Void)? = nil,
+        alreadyHeld: Bool = false
     )
         -> Offer
     {
         if let forward {
             // A discarded attempt's body is read to its end and dropped.
             if state.withLock({ $0.verdict == .discarded }) { return .taken }
-            return forward.parent.offer(bytes, canWait: canWait, resume: resume)
+            return forward.parent.offer(
+                bytes, canWait: canWait, resume: resume, alreadyHeld: alreadyHeld)
         }
         var handOver: (CheckedContinuation<Data?, any Error>, Data)?
         let offer = state.withLock { state -> Offer in
@@ -167,6 +201,9 @@ public final class BodyChunkChannel: Sendable, Hashable {
                 state.paused = true
                 state.resume = resume
                 return .full
+            }
+            if !canWait, !alreadyHeld, state.buffered + bytes.count > backlogCeiling {
+                return .readerTooFarBehind
             }
             let chunk = Data(bytes)
             if let waiter = state.chunkWaiter {

@@ -9,7 +9,8 @@ extension HTTPClient {
     /// ```
     /// Memory stays near `bufferLimit` however large the body: on the curl transport a reader
     /// that falls behind pauses the transfer; URLSession cannot be paused, so there chunks wait
-    /// in memory. Stopping the loop early (or dropping the response) cancels the transfer. The
+    /// in memory, up to 64 times `bufferLimit`: a reader further behind gets the chunks that
+    /// waited and then ``HTTPError/Kind/bodyTooLarge``. Stopping the loop early (or dropping the response) cancels the transfer. The
     /// client's `maxResponseBytes` does not apply; the request's deadline does, to the whole
     /// body. With a client that ignores ``HTTPRequest/bodyDestination`` (a stub, say) the body
     /// comes as one chunk.
@@ -26,7 +27,9 @@ extension HTTPClient {
                     !response.body.isEmpty
                 {
                     // The client ignored the destination: its body is the one chunk.
-                    _ = response.body.withUnsafeBytes { channel.offer($0, canWait: false) }
+                    _ = response.body.withUnsafeBytes {
+                        channel.offer($0, canWait: false, alreadyHeld: true)
+                    }
                 }
                 channel.finish()
                 return response
@@ -107,6 +110,9 @@ public struct HTTPBodyChunks: AsyncSequence, Sendable {
 
     /// The most bytes that waited for the reader at once.
     package var peakBufferedBytes: Int { owner.channel.peakBufferedBytes }
+
+    /// Whether the transfer has ended (chunks may still wait to be read).
+    package var transferEnded: Bool { owner.channel.hasEnded }
 
     /// Every chunk joined: for bodies known to be small.
     public func collect() async throws -> Data {

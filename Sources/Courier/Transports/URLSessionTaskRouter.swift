@@ -225,9 +225,13 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             }
             return
         }
-        // URLSession cannot be paused: every chunk is taken, and a gone reader stops the task.
-        if let channel, data.withUnsafeBytes({ channel.offer($0, canWait: false) }) == .readerGone {
-            cancelLater(dataTask)
+        // URLSession cannot be paused: chunks are taken up to the channel's ceiling, a reader
+        // too far behind ends the transfer (memory stays bounded), and a gone one stops it.
+        guard let channel else { return }
+        switch data.withUnsafeBytes({ channel.offer($0, canWait: false) }) {
+        case .taken, .full: break
+        case .readerGone: cancelLater(dataTask)
+        case .readerTooFarBehind: end(dataTask) { channel.backlogError(url: $0.url) }
         }
     }
 

@@ -50,10 +50,33 @@ struct StreamTests {
         #expect(offer(false) == .readerGone)
     }
 
+    /// A transport that cannot wait is refused once 64 times the buffer limit waits, and not
+    /// before: memory stays bounded whatever the reader does. Reading makes room again.
+    @Test func aTransportThatCannotWaitIsRefusedAtTheBacklogCeiling() async throws {
+        let channel = BodyChunkChannel(bufferLimit: 4)
+        #expect(channel.backlogCeiling == 256)
+        #expect(BodyChunkChannel(bufferLimit: .max).backlogCeiling == .max)
+        channel.deliver(status: 200, headers: [:])
+        let chunk = [UInt8](repeating: 7, count: 100)
+        func offer() -> BodyChunkChannel.Offer {
+            chunk.withUnsafeBytes { channel.offer($0, canWait: false) }
+        }
+        #expect(offer() == .taken)
+        #expect(offer() == .taken, "200 bytes wait")
+        #expect(offer() == .readerTooFarBehind, "300 would pass 256")
+        #expect(try await channel.next()?.count == 100)
+        #expect(offer() == .taken, "room again once read")
+        let error = channel.backlogError(url: URL(string: "http://u:p@127.0.0.1/x"))
+        #expect(error.kind == .bodyTooLarge)
+        #expect(error.message.contains("256 bytes behind"), "\(error.message)")
+        #expect(error.url?.absoluteString == "http://127.0.0.1/x")
+    }
+
     /// A transport that cannot wait (URLSession) and a reader far behind: every chunk comes,
     /// in order, through the backlog's compaction, and then the error the body ended with.
     @Test func aLongBacklogIsReadInOrderThenTheError() async throws {
-        let channel = BodyChunkChannel(bufferLimit: 16)
+        // A ceiling of 256 KiB: the 8,000 chunks of 8 bytes that wait at most stay under it.
+        let channel = BodyChunkChannel(bufferLimit: 4096)
         channel.deliver(status: 200, headers: [:])
         var sent = 0
         func offer(_ count: Int) {
