@@ -86,9 +86,12 @@ Routes (any method):
                               the next link absolute on that origin
   /store/put?key=K             (POST) upserts a JSON list of records ({"id", "updated_at", …});
                               {"id": I, "_remove": true} removes record I
-  /store/items?key=K[&since=S][&size=Z][&page=P][&fail_page=P][&hang_page=P]
+  /store/items?key=K[&since=S][&size=Z][&page=P][&fail_page=P][&hang_page=P][&fail_until=N]
+              [&hang_until=N]
                               the records updated after S, in updated_at order, Z a page (Link
-                              rel=next); fail_page answers 500, hang_page sleeps 30 s first
+                              rel=next); fail_page answers 500, hang_page sleeps 30 s first;
+                              with fail_until / hang_until, only until /toggle/on?name=N (a
+                              hang then ends when it is called, 300 s at most)
   /etag?v=V[&key]              a body naming V, with ETag "V" and a fixed Last-Modified; 304
                               when If-None-Match is "V" or If-Modified-Since is that date
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
@@ -930,10 +933,19 @@ class Handler(BaseHTTPRequestHandler):
                         records[record["id"]] = record
             return self.reply_json(200, {"stored": len(STORE[key])})
         page, size = int(arg("page", "1")), int(arg("size", "2"))
-        if arg("fail_page") and int(arg("fail_page")) == page:
+        def until(name):
+            # Without a name, always; with one, while /toggle/on?name= has not been called.
+            with state_lock:
+                return not name or name not in toggles
+        if arg("fail_page") and int(arg("fail_page")) == page and until(arg("fail_until")):
             return self.reply_json(500, {"error": "page %d is broken" % page})
         if arg("hang_page") and int(arg("hang_page")) == page:
-            time.sleep(30)
+            if arg("hang_until"):
+                deadline = time.time() + 300
+                while until(arg("hang_until")) and time.time() < deadline:
+                    time.sleep(0.02)
+            else:
+                time.sleep(30)
         since = arg("since") or ""
         with STORE_LOCK:
             found = sorted((r for r in STORE.get(key, {}).values() if r["updated_at"] > since),

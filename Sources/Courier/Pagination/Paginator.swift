@@ -23,6 +23,46 @@ public struct Paginator: Sendable {
 
     /// Items seen on the pages so far (for ``PaginationRule/stopAtTotal``).
     private var itemsSeen = 0
+    /// What the rule put into the last request it gave (``Checkpoint/step``).
+    private var lastStep: String?
+
+    /// Where the pages stand after a page that had a next one: enough to go on from there in
+    /// another process (``resuming(_:rule:first:)``), without the pages before it.
+    package struct Checkpoint: Sendable, Equatable {
+        /// Pages fetched so far.
+        package var pages: Int
+        /// Items seen so far (``PaginationRule/stopAtTotal``).
+        package var itemsSeen: Int
+        /// What the next request differs from the first by: the URL the response named
+        /// (`linkHeader`, `json`, `header`), the value set in the query (`cursor`,
+        /// `headerParam`, `page`, `offset`), or the JSON text set in the body (`body…`).
+        package var step: String
+
+        package init(pages: Int, itemsSeen: Int, step: String) {
+            self.pages = pages
+            self.itemsSeen = itemsSeen
+            self.step = step
+        }
+    }
+
+    /// Where the pages stand, once a page led to another; `nil` before.
+    package var checkpoint: Checkpoint? {
+        lastStep.map { Checkpoint(pages: pages, itemsSeen: itemsSeen, step: $0) }
+    }
+
+    /// The pages as they stood at `checkpoint`, and the request for the page after it. Pages
+    /// before it are not known again, so a loop through them is not seen.
+    package static func resuming(
+        _ checkpoint: Checkpoint, rule: PaginationRule, first: HTTPRequest
+    ) throws(PaginationError) -> (paginator: Paginator, request: HTTPRequest) {
+        var paginator = Paginator(rule: rule, first: first)
+        paginator.pages = checkpoint.pages
+        paginator.itemsSeen = checkpoint.itemsSeen
+        paginator.lastStep = checkpoint.step
+        let request = try paginator.request(stepping: checkpoint.step, from: first)
+        paginator.seen.insert(Self.identity(request))
+        return (paginator, request)
+    }
 
     /// What tells two pages' requests apart: the URL, and the body when the pages move in it.
     private static func identity(_ request: HTTPRequest) -> String {
@@ -59,10 +99,11 @@ public struct Paginator: Sendable {
             else { return nil }
         }
         guard !endsByItsFields(document) else { return nil }
-        guard let next = try nextRequest(after: response, to: request, document: document) else {
+        guard let step = try nextStep(after: response, to: request, document: document) else {
             try noteMissingNext(in: response, document: document)
             return nil
         }
+        let next = try self.request(stepping: step, from: request)
         guard seen.insert(Self.identity(next)).inserted else {
             let body =
                 next.body.map { " with the body \(String(decoding: $0, as: UTF8.self))" } ?? ""
@@ -71,6 +112,7 @@ public struct Paginator: Sendable {
                     "pagination loops: page \(pages + 1) would fetch \(next.displayURL.absoluteString)\(rule.movesInBody ? body : "") again"
             )
         }
+        lastStep = step
         return next
     }
 
@@ -100,45 +142,40 @@ public struct Paginator: Sendable {
         return false
     }
 
-    /// What the rule finds in `response`: the next page's request, or `nil` when it finds none.
-    private func nextRequest(
+    /// What the rule finds in `response` for the next page (``Checkpoint/step``), or `nil` when
+    /// it finds none.
+    private func nextStep(
         after response: HTTPResponse, to request: HTTPRequest, document: JSONNode?
-    ) throws(PaginationError) -> HTTPRequest? {
-        var next = request
+    ) throws(PaginationError) -> String? {
         switch rule.next {
         case .linkHeader(let relation):
-            guard
-                let url = LinkHeader.target(
-                    of: relation, in: response.headers.values(for: "Link"), base: request.url)
-            else { return nil }
-            return following(url)
+            return LinkHeader.target(
+                of: relation, in: response.headers.values(for: "Link"), base: request.url)?
+                .absoluteString
         case .jsonURL(let pointer):
             guard let document, let node = JSONPointer.resolve(pointer, in: document),
                 case .string(let text) = node.value, !text.isEmpty
             else { return nil }
-            return following(try Self.url(text, relativeTo: request.url))
+            return try Self.url(text, relativeTo: request.url).absoluteString
         case .headerURL(let name):
             guard let text = Self.field(name, of: response) else { return nil }
-            return following(try Self.url(text, relativeTo: request.url))
-        case .headerParameter(let name, let parameter):
-            guard let value = Self.field(name, of: response) else { return nil }
-            next.url = Self.setting(parameter, to: value, in: request.url)
-        case .cursor(let pointer, let parameter):
+            return try Self.url(text, relativeTo: request.url).absoluteString
+        case .headerParameter(let name, _):
+            return Self.field(name, of: response)
+        case .cursor(let pointer, _):
             guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
                 return nil
             }
             switch node.value {
-            case .string(let text) where !text.isEmpty:
-                next.url = Self.setting(parameter, to: text, in: request.url)
-            case .number:
-                next.url = Self.setting(parameter, to: node.numberSource ?? "", in: request.url)
+            case .string(let text) where !text.isEmpty: return text
+            case .number: return node.numberSource ?? ""
             default: return nil
             }
-        case .page(let parameter, let start):
-            next.url = Self.setting(parameter, to: String(start + pages), in: request.url)
-        case .offset(let parameter, let step):
-            next.url = Self.setting(parameter, to: String(step * pages), in: request.url)
-        case .bodyCursor(let pointer, let field):
+        case .page(_, let start):
+            return String(start + pages)
+        case .offset(_, let step):
+            return String(step * pages)
+        case .bodyCursor(let pointer, _):
             guard let document, let node = JSONPointer.resolve(pointer, in: document) else {
                 return nil
             }
@@ -147,18 +184,35 @@ public struct Paginator: Sendable {
             case .number: break
             default: return nil
             }
-            next.body = try Self.body(of: request, setting: field, to: node)
-        case .bodyPage(let field, let start):
-            next.body = try Self.body(
-                of: request, setting: field, to: Self.number(start + pages))
-        case .bodyOffset(let field, let step):
-            next.body = try Self.body(of: request, setting: field, to: Self.number(step * pages))
+            var bytes: [UInt8] = []
+            JSONWriter.write(node, to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        case .bodyPage(_, let start):
+            return String(start + pages)
+        case .bodyOffset(_, let step):
+            return String(step * pages)
         }
-        return next
     }
 
-    private static func number(_ value: Int) -> JSONNode {
-        JSONNode(.number(Double(value)), numberText: String(value))
+    /// `request` moved on by `step` (``Checkpoint/step``): another URL, or a value set in its
+    /// query or JSON body.
+    private func request(stepping step: String, from request: HTTPRequest)
+        throws(PaginationError) -> HTTPRequest
+    {
+        var next = request
+        switch rule.next {
+        case .linkHeader, .jsonURL, .headerURL:
+            return following(try Self.url(step, relativeTo: first.url))
+        case .headerParameter(_, let parameter), .cursor(_, let parameter),
+            .page(let parameter, _), .offset(let parameter, _):
+            next.url = Self.setting(parameter, to: step, in: request.url)
+        case .bodyCursor(_, let field), .bodyPage(let field, _), .bodyOffset(let field, _):
+            guard let value = try? JSONParser.parse(Array(step.utf8)) else {
+                throw PaginationError(message: "the next page's value \(step) is not JSON")
+            }
+            next.body = try Self.body(of: request, setting: field, to: value)
+        }
+        return next
     }
 
     /// The JSON body of `request` with `value` at `field`, written compactly; everything else

@@ -17,15 +17,34 @@ import Foundation
 final class RecordsPart: Sendable {
     let target: RecordsTarget
     let task: String
-    private let folder: URL
+    /// The records file's folder of parts.
+    let folder: URL
     private let name: String
     private let store: RecordsStore
-    private let file = Locked<AppendingTemporary?>(nil)
+    private let file = Locked<PartFile?>(nil)
+    private let run: String
+    /// A paginated task's part goes to a listing file (``RecordsListingFile``), which a
+    /// checkpoint can name, rather than to a temporary.
+    let listing: Bool
+    /// The earlier listing file whose records come first (a resumed listing), until the
+    /// part's file is made.
+    private let seed = Locked<(url: URL, bytes: Int, count: Int)?>(nil)
 
-    init(target: RecordsTarget, task: String, run: String, store: RecordsStore) {
+    /// Where the part's lines go until it is put in place.
+    private enum PartFile {
+        case temporary(AppendingTemporary)
+        case listing(RecordsListingFile)
+    }
+
+    init(
+        target: RecordsTarget, task: String, run: String, store: RecordsStore,
+        listing: Bool = false
+    ) {
         self.target = target
         self.task = task
         self.store = store
+        self.run = run
+        self.listing = listing
         folder = store.folder(for: target.path)
         name = store.partName(task: task, run: run)
     }
@@ -35,7 +54,13 @@ final class RecordsPart: Sendable {
         try file.withLock { file in
             Result { () throws(FileError) in
                 try prepare(&file, temporaries: temporaries)
-                try file?.append(lines)
+                switch file {
+                case .temporary(let temporary)?: try temporary.append(lines)
+                case .listing(var listing)?:
+                    try listing.append(lines)
+                    file = .listing(listing)
+                case nil: break
+                }
             }
         }.get()
         // One part line per record, each ending in a newline.
@@ -53,23 +78,52 @@ final class RecordsPart: Sendable {
         try file.withLock { file in
             Result { () throws(FileError) in
                 try prepare(&file, temporaries: temporaries)
-                try file?.commit()
+                switch file {
+                case .temporary(var temporary)?: try temporary.commit()
+                case .listing(var listing)?: try listing.commit()
+                case nil: break
+                }
                 file = nil
             }
         }.get()
         return folder
     }
 
-    /// Removes the temporary, if any: the task failed. Blocking.
-    func discard() {
+    /// Starts the part with the records of an earlier run's listing file (its first `bytes`,
+    /// `count` records): a resumed listing. Called before the first page's records.
+    func resume(from earlier: URL, bytes: Int, count: Int) {
+        seed.withLock { $0 = (earlier, bytes, count) }
+    }
+
+    /// The listing file made durable: its name and how many bytes it holds, with the records
+    /// in them (made now, seeded, when no page had records yet). Blocking.
+    func checkpoint(temporaries: StaleTemporaries) throws(FileError) -> (
+        file: String, bytes: Int, count: Int
+    )? {
+        try file.withLock { file in
+            Result { () throws(FileError) -> (String, Int, Int)? in
+                try prepare(&file, temporaries: temporaries)
+                guard case .listing(let listing)? = file else { return nil }
+                return (listing.url.lastPathComponent, try listing.sync(), records)
+            }
+        }.get()
+    }
+
+    /// Removes the part's file, if any: the task failed. A listing file that a checkpoint
+    /// names (`keepingListing`) stays, for a resume to go on from. Blocking.
+    func discard(keepingListing: Bool = false) {
         file.withLock { file in
-            file?.discard()
+            switch file {
+            case .temporary(var temporary)?: temporary.discard()
+            case .listing(var listing)?: listing.close(keeping: keepingListing)
+            case nil: break
+            }
             file = nil
         }
     }
 
     /// Makes the temporary and writes the header, the first time.
-    private func prepare(_ file: inout AppendingTemporary?, temporaries: StaleTemporaries)
+    private func prepare(_ file: inout PartFile?, temporaries: StaleTemporaries)
         throws(FileError)
     {
         guard file == nil else { return }
@@ -77,12 +131,26 @@ final class RecordsPart: Sendable {
         try FileSystem.makeOwnFolder(store.root)
         try FileSystem.makeOwnFolder(folder)
         temporaries.sweep(folder)
-        let opened = try AppendingTemporary(
-            replacing: folder.appendingPathComponent(name), tag: temporaries.tag)
-        file = opened
-        let header = RecordsStore.Header(
-            task: task, target: target.path, settings: target.rule.settings
-        ).line
-        try opened.append(Array(header))
+        let header = Array(
+            RecordsStore.Header(
+                task: task, target: target.path, settings: target.rule.settings
+            ).line)
+        guard listing else {
+            let opened = try AppendingTemporary(
+                replacing: folder.appendingPathComponent(name), tag: temporaries.tag)
+            file = .temporary(opened)
+            try opened.append(header)
+            return
+        }
+        let key = RecordsStore.hex(FNV1a.taskKey(job: store.job, task: task))
+        // A listing file of this run and task left by a failed attempt at it is replaced.
+        unlink(folder.appendingPathComponent(RecordsListingFile.name(key: key, run: run)).path)
+        var opened = try RecordsListingFile(folder: folder, key: key, run: run, header: header)
+        file = .listing(opened)
+        if let (earlier, bytes, count) = seed.withLock({ $0 }) {
+            try opened.append(recordsOf: earlier, length: bytes)
+            file = .listing(opened)
+            kept.withLock { $0 += count }
+        }
     }
 }

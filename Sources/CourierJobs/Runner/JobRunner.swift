@@ -81,6 +81,8 @@ final class JobRunner: Sendable {
     let hosts: HostThrottles?
     /// Where tasks keep their records until the run puts them in their files (``RecordsPart``).
     let recordsStore: RecordsStore
+    /// The paginated tasks' checkpoints, for a resume to go on from (``ListingCheckpoint``).
+    let listings: ListingCheckpoints
     /// The run's records files and whether each may change (`nil`: the job writes none).
     let recordsLedger: RecordsLedger?
     /// Records kept by the tasks that ended `ok`, by their entry's place in `tasks`
@@ -105,6 +107,7 @@ final class JobRunner: Sendable {
         let console = Console(redactor: learnsSecrets ? redactor.learning() : redactor)
         self.console = console
         recordsStore = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
+        listings = ListingCheckpoints(outputDir: job.outputDir, job: job.name)
         outputFolder = OutputFolder(URL(fileURLWithPath: job.outputDir))
         recordsLedger = RecordsLedger.needed(for: job) ? RecordsLedger(job: job) : nil
         // Tagged with what the job's lock is on (``JobLock``); a run of the whole job holds it

@@ -8,9 +8,10 @@ import Foundation
 extension JobRunner {
     /// The part file a records task's pages add to; `nil` for a task without `records`.
     @inline(never)
-    func recordsPart(of task: ExpandedTask, log: RunLog) -> RecordsPart? {
+    func recordsPart(of task: ExpandedTask, log: RunLog, listing: Bool) -> RecordsPart? {
         task.records.map {
-            RecordsPart(target: $0, task: task.id, run: log.run, store: recordsStore)
+            RecordsPart(
+                target: $0, task: task.id, run: log.run, store: recordsStore, listing: listing)
         }
     }
 
@@ -46,10 +47,11 @@ extension JobRunner {
         if let folder { await folderSyncs.sync(folder.path) }
     }
 
-    /// Removes a failed task's records part, on a file-work thread.
+    /// Removes a failed task's records part, on a file-work thread; a listing file that a
+    /// checkpoint names stays.
     @inline(never)
-    func discard(_ part: RecordsPart) async {
-        await files.run { part.discard() }
+    func discard(_ part: RecordsPart, keepingListing: Bool) async {
+        await files.run { part.discard(keepingListing: keepingListing) }
     }
 
     /// Puts the task's records part in place after its last page, before its `ok` line: the

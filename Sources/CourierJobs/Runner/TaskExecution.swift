@@ -25,12 +25,16 @@ extension JobRunner {
     ) async -> Bool {
         let cursor = firstPage(of: task, state: state)
         let streams = streamsSave(task, capturing: feed != nil)
-        let part = recordsPart(of: task, log: log)
         let kept =
             feed == nil
             ? nil
             : KeptCaptures(
                 task: task, job: job, run: log.run, shard: options.shard, redactor: log.redactor)
+        let listing = listing(of: task, capturing: kept != nil)
+        let part = recordsPart(of: task, log: log, listing: listing != nil)
+        if let listing {
+            await resumeListing(listing, of: task, cursor: cursor, part: part, log: log)
+        }
         while true {
             let streamed = streams ? await streamedTemporary(for: task, page: cursor.logged) : nil
             let send = preparePage(
@@ -42,18 +46,24 @@ extension JobRunner {
                 kept: kept, part: part)
             if result.hasFiles { result = await completingFiles(result) }
             let step = nextPage(send, of: task, cursor: cursor, result: &result)
+            if let listing, result.ok, !step.isLast {
+                await checkpoint(listing, of: task, cursor: cursor, part: part, log: log)
+            }
             if let part, result.ok, step.isLast {
                 result = await committing(part, result)
                 if result.ok, let index = task.specIndex {
                     recordCounts.withLock { $0[index, default: 0] += part.records }
                 }
             }
+            if let listing, result.ok, step.isLast {
+                await listingDone(listing, of: task, part: part)
+            }
             if let kept { await keep(kept, done: result.ok && step.isLast) }
             if let ok = finishPage(
                 send, of: task, cursor: cursor, result: result, step: step, log: log,
                 progress: progress, reporter: reporter)
             {
-                if !ok, let part { await discard(part) }
+                if !ok, let part { await discard(part, keepingListing: listing?.wrote == true) }
                 if !ok, let kept { await files.run { kept.discard() } }
                 return ok
             }

@@ -60,6 +60,16 @@ enum FileSystem {
         return nil
     }
 
+    /// The size of the regular file at `url` (not followed if a symbolic link); `nil` when
+    /// there is none.
+    static func size(of url: URL) -> Int? {
+        var status = stat()
+        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            return nil
+        }
+        return Int(status.st_size)
+    }
+
     /// The whole file. Reads until end of file, so a FIFO works; a folder is refused.
     /// With `limit`, a file (or a FIFO) holding more bytes fails with `EFBIG` after reading at
     /// most `limit + 1` of them.

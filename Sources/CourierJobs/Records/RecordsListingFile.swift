@@ -1,0 +1,98 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A paginated task's records part while its pages come: `KEY.RUN.listing` in the records
+/// file's folder of parts (``RecordsStore``), renamed to `KEY.RUN.part` when the task ends
+/// `ok`. Unlike a temporary it is not swept by the next run: a ``ListingCheckpoint`` may name
+/// it, and then `--resume` goes on from the records it holds instead of from page 1.
+///
+/// It starts with the part's header line; a resumed task's starts with the records of the
+/// pages the earlier run kept, copied from that run's listing file (which stays until this
+/// one's first checkpoint names the new file).
+struct RecordsListingFile {
+    let url: URL
+    private let partURL: URL
+    private var descriptor: Int32
+    /// Bytes written so far.
+    private(set) var size = 0
+
+    static func name(key: String, run: String) -> String { "\(key).\(run).listing" }
+
+    /// Makes the file (a new one: it must not exist) and writes `header`. Blocking.
+    init(folder: URL, key: String, run: String, header: [UInt8]) throws(FileError) {
+        url = folder.appendingPathComponent(Self.name(key: key, run: run))
+        partURL = folder.appendingPathComponent("\(key).\(run).part")
+        descriptor = open(
+            url.path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            throw FileError(path: url.path, action: "create", code: errno)
+        }
+        try append(header)
+    }
+
+    /// Appends `bytes` whole.
+    mutating func append(_ bytes: [UInt8]) throws(FileError) {
+        if let code = bytes.withUnsafeBytes({ POSIX.writeAll(descriptor, $0) }) {
+            throw FileError(path: url.path, action: "write", code: code)
+        }
+        size += bytes.count
+    }
+
+    /// Appends the records of an earlier listing file: its first `length` bytes after its
+    /// header line, in pieces of 1 MiB. Blocking.
+    mutating func append(recordsOf earlier: URL, length: Int) throws(FileError) {
+        var source = open(earlier.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard source >= 0 else { throw FileError(path: earlier.path, action: "open", code: errno) }
+        defer { POSIX.close(&source) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var left = length
+        var inHeader = true
+        while left > 0 {
+            let wanted = min(left, buffer.count)
+            let count = buffer.withUnsafeMutableBytes { [source] in
+                POSIX.read(source, UnsafeMutableRawBufferPointer(rebasing: $0[..<wanted]))
+            }
+            guard count > 0 else {
+                throw FileError(path: earlier.path, action: "read", code: count < 0 ? errno : EIO)
+            }
+            left -= count
+            var piece = buffer[..<count]
+            if inHeader {
+                guard let newline = piece.firstIndex(of: UInt8(ascii: "\n")) else { continue }
+                piece = piece[(newline + 1)...]
+                inHeader = false
+            }
+            try append(Array(piece))
+        }
+    }
+
+    /// Makes the bytes written so far durable (`fsync`); returns how many there are. Blocking.
+    func sync() throws(FileError) -> Int {
+        guard fsync(descriptor) == 0 else {
+            throw FileError(path: url.path, action: "sync", code: errno)
+        }
+        return size
+    }
+
+    /// Puts the part in place: `fsync`ed and renamed to `KEY.RUN.part`; its folder is left for
+    /// the caller to sync (``FolderSyncs``). Blocking.
+    mutating func commit() throws(FileError) {
+        _ = try sync()
+        POSIX.close(&descriptor)
+        guard rename(url.path, partURL.path) == 0 else {
+            throw FileError(path: partURL.path, action: "rename", code: errno)
+        }
+    }
+
+    /// Closes the file, and removes it unless a checkpoint names it (`keep`). Blocking.
+    mutating func close(keeping keep: Bool) {
+        POSIX.close(&descriptor)
+        if !keep { unlink(url.path) }
+    }
+}

@@ -1,0 +1,148 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A paginated task's checkpoints (``ListingCheckpoint``): written after each page that leads
+/// to another, read by `--resume` and `replay --job` to go on from the page after the last
+/// one kept, and removed once the task ends `ok`.
+extension JobRunner {
+    /// A paginated task's checkpoints as its pages go, held across the loop's awaits.
+    final class Listing {
+        /// The task's first request, hashed (``ListingCheckpoint/fingerprint(of:)``).
+        let first: String
+        /// The checkpoint found or written last: the next one replaces it, and its listing
+        /// file goes once the new one names another.
+        var last: ListingCheckpoint?
+        /// Whether this run wrote a checkpoint for the task: its listing file then stays
+        /// when the task fails, for a resume.
+        var wrote = false
+
+        init(first: String) { self.first = first }
+    }
+
+    /// The task's checkpoints, when it keeps them: a paginated task, unless it is
+    /// `conditional` (its first page asks whether anything changed, so its pages go
+    /// together) or captures values for other tasks (those are kept whole or not at all,
+    /// ``KeptCaptures``).
+    func listing(of task: ExpandedTask, capturing: Bool) -> Listing? {
+        guard task.paginate != nil, !task.conditional, !capturing else { return nil }
+        return Listing(first: ListingCheckpoint.fingerprint(of: task.request))
+    }
+
+    /// For `--resume` and `replay --job`: moves `cursor` to the page after the task's
+    /// checkpoint, and starts the task's records part with the records of the pages before.
+    /// A checkpoint that does not fit (the task asks for something else now, its records are
+    /// gone) is left, and the task starts at page 1. Any other run only learns of the
+    /// checkpoint, which its own replace, or its end removes.
+    @inline(never)
+    func resumeListing(
+        _ listing: Listing, of task: ExpandedTask, cursor: PageCursor, part: RecordsPart?,
+        log: RunLog
+    ) async {
+        guard let rule = task.paginate else { return }
+        let id = task.id
+        let found = await files.run { [listings] in listings.read(task: id) }
+        guard let found else { return }
+        guard case .success(let checkpoint) = found else {
+            if options.history != nil, case .failure(let problem) = found {
+                note("task \(id): \(listings.url(for: id).path): \(problem.reason); it starts at page 1")
+            }
+            return
+        }
+        listing.last = checkpoint
+        guard options.history != nil else { return }
+        guard checkpoint.first == listing.first else {
+            note("task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1")
+            return
+        }
+        var earlier: URL?
+        if let part {
+            guard let records = checkpoint.records else { return }
+            let url = part.folder.appendingPathComponent(records.file)
+            let size = await files.run { FileSystem.size(of: url) }
+            guard let size, size >= records.bytes else {
+                note("task \(id): the records of its first \(checkpoint.pages.pages) pages are gone; it starts at page 1")
+                return
+            }
+            earlier = url
+        }
+        guard
+            let (paginator, request) = try? Paginator.resuming(
+                checkpoint.pages, rule: rule, first: task.request)
+        else { return }
+        if let part, let earlier, let records = checkpoint.records {
+            part.resume(from: earlier, bytes: records.bytes, count: records.count)
+        }
+        cursor.position.paginator = paginator
+        cursor.position.request = request
+        if let since = checkpoint.since { cursor.position.sinceValue = since }
+        cursor.page = checkpoint.pages.pages + 1
+        let done = checkpoint.pages.pages
+        note(
+            "task \(id) goes on from page \(done + 1): \(done == 1 ? "page 1 was" : "pages 1-\(done) were") done by run \(checkpoint.run)"
+        )
+    }
+
+    /// After a good page that leads to another: the task's records so far made durable, then
+    /// its checkpoint written, then the listing file the one before named removed. A
+    /// checkpoint that cannot be written, or would hold a secret (a next link carrying an API
+    /// key), is not: a resume then goes on from the one before, or from page 1.
+    @inline(never)
+    func checkpoint(
+        _ listing: Listing, of task: ExpandedTask, cursor: PageCursor, part: RecordsPart?,
+        log: RunLog
+    ) async {
+        guard let pages = cursor.position.paginator?.checkpoint else { return }
+        let (id, run, first, since) = (task.id, log.run, listing.first, cursor.position.sinceValue)
+        let redactor = log.redactor
+        let written = await files.run { [listings, temporaries] () -> ListingCheckpoint? in
+            do {
+                let records = try part?.checkpoint(temporaries: temporaries).map {
+                    ListingCheckpoint.Records(file: $0.file, bytes: $0.bytes, count: $0.count)
+                }
+                let checkpoint = ListingCheckpoint(
+                    task: id, run: run, first: first, pages: pages, since: since,
+                    records: records)
+                let bytes = checkpoint.bytes
+                guard redactor.scrubJSON(bytes) == bytes else { return nil }
+                try listings.write(checkpoint, tag: temporaries.tag)
+                return checkpoint
+            } catch {
+                return nil
+            }
+        }
+        guard let written else { return }
+        let superseded = listing.last?.records?.file
+        listing.last = written
+        listing.wrote = true
+        if let part, let superseded, superseded != written.records?.file {
+            await files.run { _ = unlink(part.folder.appendingPathComponent(superseded).path) }
+        }
+    }
+
+    /// The task ended `ok`, its records part in place: its checkpoint goes, and the listing
+    /// file an earlier run left.
+    @inline(never)
+    func listingDone(_ listing: Listing, of task: ExpandedTask, part: RecordsPart?) async {
+        guard let last = listing.last else { return }
+        let (id, folder) = (task.id, part?.folder)
+        await files.run { [listings] in
+            listings.remove(task: id)
+            if let folder, let file = last.records?.file {
+                // This run's own was renamed into place; an earlier run's goes.
+                _ = unlink(folder.appendingPathComponent(file).path)
+            }
+        }
+    }
+
+    /// A note on stderr, unless `--quiet`.
+    private func note(_ text: String) {
+        guard !options.quiet else { return }
+        console.error("courier: \(text)")
+    }
+}

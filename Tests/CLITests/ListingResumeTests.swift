@@ -1,0 +1,158 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Resume inside a listing (issue 41, item 5): a paginated task that failed or was killed on a
+/// page goes on, with `--resume` or `replay --job`, from the page after the last one kept, not
+/// from page 1, and its outputs end byte for byte those of a clean run.
+@Suite("resume inside a listing")
+struct ListingResumeTests {
+    enum Interruption: String, CaseIterable, CustomTestStringConvertible {
+        /// Page 5 answers 500 until the test switches it on; the run fails.
+        case failedPage
+        /// Page 5 hangs until the test switches it on; the run is killed (SIGKILL) there.
+        case killed
+        var testDescription: String { rawValue }
+    }
+
+    enum Recovery: String, CustomTestStringConvertible {
+        case resume, replayJob
+        var testDescription: String { rawValue }
+    }
+
+    static let cases: [(Interruption, Recovery, String)] = [
+        (.failedPage, .resume, "curl"), (.failedPage, .resume, "urlsession"),
+        (.killed, .resume, "curl"), (.killed, .resume, "urlsession"),
+        (.failedPage, .replayJob, "curl"), (.killed, .replayJob, "urlsession"),
+    ]
+
+    /// 16 records in pages of 2: 8 pages.
+    static func fill(_ space: JobWorkspace, key: String) async throws {
+        let records = (1...16).map {
+            #"{"id": \#($0), "updated_at": "2026-01-01T00:00:\#(String(format: "%02d", $0))Z", "name": "r\#($0)"}"#
+        }
+        var components = URLComponents(
+            url: space.server.url("/store/put"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "key", value: key)]
+        try await ProbeClient().post(
+            components.url!, json: Data("[\(records.joined(separator: ","))]".utf8))
+    }
+
+    /// A listing with records, a save per page and a `since` cursor; `fault` is the query's
+    /// own part that makes page 5 fail or hang until `toggle` is switched on.
+    static func writeJob(_ space: JobWorkspace, key: String, fault: String) throws {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "size": "2", "since": "{since}"\#(fault)},
+                 "paginate": {"next": {"linkHeader": "next"}},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                 "records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"},
+                 "save": "pages/{page}.json"}
+                """#,
+            extra: #""retry": {"maxAttempts": 1}, "timeout": 600,"#)
+    }
+
+    /// The pages the server was asked for, in order, for `key`.
+    static func pagesAsked(_ space: JobWorkspace, key: String) -> [Int] {
+        let requests =
+            BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["requests"] as? [[String: Any]]
+            ?? []
+        return requests.compactMap { request -> Int? in
+            guard let path = request["path"] as? String, path.hasPrefix("/store/items"),
+                let query = URLComponents(string: path)?.queryItems
+            else { return nil }
+            return Int(query.first { $0.name == "page" }?.value ?? "1")
+        }
+    }
+
+    /// Every file under `out/`, the locks left out.
+    static func outputs(_ space: JobWorkspace) -> [String: Data] {
+        RecoveryMatrixTests.outputs(space)
+    }
+
+    @Test(
+        "a listing cut on page 5 of 8 goes on from page 5, and ends as a clean run",
+        arguments: cases)
+    func resumesInsideTheListing(
+        interruption: Interruption, recovery: Recovery, backend: String
+    ) async throws {
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        let cleanKey = FixtureServer.uniqueKey("listing-clean")
+        try await Self.fill(clean, key: cleanKey)
+        let toggle = FixtureServer.uniqueKey("listing-toggle")
+        // The same job text but for the key: the fault is switched on from the start.
+        _ = await ProbeClient().get(clean.server.url("/toggle/on?name=\(toggle)"))
+        let fault =
+            interruption == .failedPage
+            ? #", "fail_page": "5", "fail_until": "\#(toggle)""#
+            : #", "hang_page": "5", "hang_until": "\#(toggle)""#
+        try Self.writeJob(clean, key: cleanKey, fault: fault)
+        let cleanRun = try await clean.run(backend: backend)
+        #expect(cleanRun.status == 0, "\(cleanRun.stderr)")
+
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("listing")
+        try await Self.fill(space, key: key)
+        let cut = FixtureServer.uniqueKey("listing-toggle")
+        let cutFault = fault.replacingOccurrences(of: toggle, with: cut)
+        try Self.writeJob(space, key: key, fault: cutFault)
+        switch interruption {
+        case .failedPage:
+            let failed = try await space.run(backend: backend)
+            #expect(failed.status == 1, "\(failed.stderr)")
+        case .killed:
+            let running = try CourierBinary.launch(
+                ["run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                 "--no-progress"],
+                directory: space.folder)
+            // Six arrivals: the records put in, then pages 1 to 5 (which hangs).
+            await SignalTests.signal(
+                running, with: SIGKILL, afterArrivals: 6, key: key, server: space.server)
+            _ = await running.wait(seconds: 300)
+        }
+        #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5])
+        let checkpoints = space.folder.appendingPathComponent("out/.courier/listings")
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(atPath: checkpoints.path))?.count == 1,
+            "one checkpoint for the cut task")
+
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        let repaired =
+            switch recovery {
+            case .resume: try await space.run(["--resume"], backend: backend)
+            case .replayJob:
+                try await CourierBinary.run(
+                    ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--backend",
+                     backend, "--no-progress"],
+                    directory: space.folder)
+            }
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        #expect(
+            repaired.stderr.contains("task sync goes on from page 5: pages 1-4 were done by run"),
+            "\(repaired.stderr)")
+        #expect(
+            Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 5, 6, 7, 8],
+            "pages 1 to 4 are not asked for again")
+        let differences = RecoveryMatrixTests.differences(
+            Self.outputs(space), Self.outputs(clean))
+        #expect(differences.isEmpty, "outputs differ from the clean run's: \(differences)")
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(atPath: checkpoints.path)) ?? [] == [],
+            "the checkpoint goes once the task is ok")
+        let parts = space.folder.appendingPathComponent("out/.courier/records")
+        let leftovers = FileManager.default.enumerator(atPath: parts.path)?.allObjects
+            .compactMap { $0 as? String }.filter { $0.hasSuffix(".listing") || $0.hasSuffix(".part") }
+        #expect(leftovers ?? [] == [], "no listing file or part is left")
+
+        // The next run is a new night: every page again, nothing resumed.
+        let again = try await space.run(backend: backend)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(!again.stderr.contains("goes on from page"), "\(again.stderr)")
+    }
+}
