@@ -59,7 +59,8 @@ struct ListingResumeTests {
     /// The pages the server was asked for, in order, for `key`.
     static func pagesAsked(_ space: JobWorkspace, key: String) -> [Int] {
         let requests =
-            BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["requests"] as? [[String: Any]]
+            BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["requests"]
+            as? [[String: Any]]
             ?? []
         return requests.compactMap { request -> Int? in
             guard let path = request["path"] as? String, path.hasPrefix("/store/items"),
@@ -108,8 +109,10 @@ struct ListingResumeTests {
             #expect(failed.status == 1, "\(failed.stderr)")
         case .killed:
             let running = try CourierBinary.launch(
-                ["run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
-                 "--no-progress"],
+                [
+                    "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                    "--no-progress",
+                ],
                 directory: space.folder)
             // Six arrivals: the records put in, then pages 1 to 5 (which hangs).
             await SignalTests.signal(
@@ -128,8 +131,10 @@ struct ListingResumeTests {
             case .resume: try await space.run(["--resume"], backend: backend)
             case .replayJob:
                 try await CourierBinary.run(
-                    ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--backend",
-                     backend, "--no-progress"],
+                    [
+                        "replay", "--job", "job.json", "--log-dir", space.logs.path, "--backend",
+                        backend, "--no-progress",
+                    ],
                     directory: space.folder)
             }
         #expect(repaired.status == 0, "\(repaired.stderr)")
@@ -147,12 +152,39 @@ struct ListingResumeTests {
             "the checkpoint goes once the task is ok")
         let parts = space.folder.appendingPathComponent("out/.courier/records")
         let leftovers = FileManager.default.enumerator(atPath: parts.path)?.allObjects
-            .compactMap { $0 as? String }.filter { $0.hasSuffix(".listing") || $0.hasSuffix(".part") }
+            .compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".listing") || $0.hasSuffix(".part")
+            }
         #expect(leftovers ?? [] == [], "no listing file or part is left")
 
         // The next run is a new night: every page again, nothing resumed.
         let again = try await space.run(backend: backend)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(!again.stderr.contains("goes on from page"), "\(again.stderr)")
+    }
+
+    /// A next link that carries a secret (the API key in the query, kept in the link) is never
+    /// written into a checkpoint: the cut task starts again at page 1, and no byte under the
+    /// output folder holds the key.
+    @Test("a listing whose next link carries a secret keeps no checkpoint, and starts again")
+    func secretLinksAreNotKept() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("listing-secret")
+        try await Self.fill(space, key: key)
+        let cut = FixtureServer.uniqueKey("listing-toggle")
+        let secret = "sk-listing-\(UUID().uuidString)"
+        try Self.writeJob(
+            space, key: key,
+            fault: #", "api_key": "${env:LISTING_KEY}", "fail_page": "5", "fail_until": "\#(cut)""#)
+        let failed = try await space.run(backend: "curl", environment: ["LISTING_KEY": secret])
+        #expect(failed.status == 1, "\(failed.stderr)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        let resumed = try await space.run(
+            ["--resume"], backend: "curl", environment: ["LISTING_KEY": secret])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8])
+        let written = try space.everyWrittenByte()
+        #expect(written.range(of: Data(secret.utf8)) == nil, "the key is in a written byte")
     }
 }

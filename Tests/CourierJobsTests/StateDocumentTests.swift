@@ -99,4 +99,42 @@ struct StateDocumentTests {
         try Data((#"{"version":2,"run":"r1","task":"login"}"# + "\n" + values).utf8).write(to: file)
         #expect(KeptCaptures.load(job: job, task: "login", run: "r1") == nil)
     }
+
+    /// A listing checkpoint reads back as written, through the file; one of another task, a
+    /// later format or a missing member is not taken.
+    @Test func aListingCheckpointRoundTrips() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let listings = ListingCheckpoints(outputDir: folder.path, job: "nightly")
+        let checkpoint = ListingCheckpoint(
+            task: "users é", run: "0a1b2c3d", first: "00ff00ff00ff00ff",
+            pages: Paginator.Checkpoint(pages: 479, itemsSeen: 47_900, step: #"{"c":"x\"y"}"#),
+            since: "2026-11-27T00:00:00Z",
+            records: ListingCheckpoint.Records(
+                file: "k.0a1b2c3d.listing", bytes: 123_456, count: 47_900))
+        #expect(listings.read(task: checkpoint.task) == nil, "none yet")
+        try listings.write(checkpoint, tag: nil)
+        #expect(try listings.read(task: checkpoint.task)?.get() == checkpoint)
+        var bare = checkpoint
+        (bare.since, bare.records) = (nil, nil)
+        try listings.write(bare, tag: nil)
+        #expect(try listings.read(task: checkpoint.task)?.get() == bare)
+
+        // Written under another task's name: refused, not taken for this task.
+        try FileManager.default.copyItem(
+            at: listings.url(for: checkpoint.task), to: listings.url(for: "other"))
+        #expect(throws: StateDocument.Unreadable.self) { try listings.read(task: "other")?.get() }
+        let later = Array(#"{"version": 2, "task": "users é"}"#.utf8)
+        try Data(later).write(to: listings.url(for: checkpoint.task))
+        #expect(throws: StateDocument.Unreadable.self) {
+            try listings.read(task: checkpoint.task)?.get()
+        }
+        let members = try StateDocument.members(
+            of: Array(#"{"version": 1, "task": "t", "run": "r", "first": "f", "pages": 2}"#.utf8),
+            kind: "listing checkpoint"
+        ).get()
+        #expect(ListingCheckpoint(members) == nil, "no step: not a checkpoint")
+        listings.remove(task: checkpoint.task)
+        #expect(listings.read(task: checkpoint.task) == nil)
+    }
 }

@@ -21,6 +21,8 @@ extension JobRunner {
         /// Whether this run wrote a checkpoint for the task: its listing file then stays
         /// when the task fails, for a resume.
         var wrote = false
+        /// The task's checkpoint could not be read (a later format): it is left as it is.
+        var blocked = false
 
         init(first: String) { self.first = first }
     }
@@ -49,15 +51,20 @@ extension JobRunner {
         let found = await files.run { [listings] in listings.read(task: id) }
         guard let found else { return }
         guard case .success(let checkpoint) = found else {
+            listing.blocked = true
             if options.history != nil, case .failure(let problem) = found {
-                note("task \(id): \(listings.url(for: id).path): \(problem.reason); it starts at page 1")
+                note(
+                    "task \(id): \(listings.url(for: id).path): \(problem.reason); it starts at page 1, and the file is left as it is"
+                )
             }
             return
         }
         listing.last = checkpoint
         guard options.history != nil else { return }
         guard checkpoint.first == listing.first else {
-            note("task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1")
+            note(
+                "task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1"
+            )
             return
         }
         var earlier: URL?
@@ -66,7 +73,9 @@ extension JobRunner {
             let url = part.folder.appendingPathComponent(records.file)
             let size = await files.run { FileSystem.size(of: url) }
             guard let size, size >= records.bytes else {
-                note("task \(id): the records of its first \(checkpoint.pages.pages) pages are gone; it starts at page 1")
+                note(
+                    "task \(id): the records of its first \(checkpoint.pages.pages) pages are gone; it starts at page 1"
+                )
                 return
             }
             earlier = url
@@ -97,7 +106,7 @@ extension JobRunner {
         _ listing: Listing, of task: ExpandedTask, cursor: PageCursor, part: RecordsPart?,
         log: RunLog
     ) async {
-        guard let pages = cursor.position.paginator?.checkpoint else { return }
+        guard !listing.blocked, let pages = cursor.position.paginator?.checkpoint else { return }
         let (id, run, first, since) = (task.id, log.run, listing.first, cursor.position.sinceValue)
         let redactor = log.redactor
         let written = await files.run { [listings, temporaries] () -> ListingCheckpoint? in

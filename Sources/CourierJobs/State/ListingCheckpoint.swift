@@ -128,7 +128,8 @@ struct ListingCheckpoints: Sendable {
         StateDocument.read(url(for: task), kind: ListingCheckpoint.kind, limit: 1 << 20)?
             .flatMap { members in
                 guard let checkpoint = ListingCheckpoint(members), checkpoint.task == task else {
-                    return .failure(StateDocument.Unreadable("not a listing checkpoint of this task"))
+                    return .failure(
+                        StateDocument.Unreadable("not a listing checkpoint of this task"))
                 }
                 return .success(checkpoint)
             }
