@@ -30,9 +30,11 @@ struct ListingResumeTests {
         (.failedPage, .replayJob, "curl"), (.killed, .replayJob, "urlsession"),
     ]
 
-    /// 16 records in pages of 2: 8 pages.
-    static func fill(_ space: JobWorkspace, key: String) async throws {
-        let records = (1...16).map {
+    /// 16 records in pages of 2: 8 pages (or the records `ids`, updated in their order).
+    static func fill(
+        _ space: JobWorkspace, key: String, ids: ClosedRange<Int> = 1...16
+    ) async throws {
+        let records = ids.map {
             #"{"id": \#($0), "updated_at": "2026-01-01T00:00:\#(String(format: "%02d", $0))Z", "name": "r\#($0)"}"#
         }
         var components = URLComponents(
@@ -139,7 +141,8 @@ struct ListingResumeTests {
             }
         #expect(repaired.status == 0, "\(repaired.stderr)")
         #expect(
-            repaired.stderr.contains("task sync goes on from page 5: pages 1-4 were done by run"),
+            repaired.stderr.contains(
+                "courier: e2e: task sync goes on from page 5: pages 1-4 were kept by run"),
             "\(repaired.stderr)")
         #expect(
             Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 5, 6, 7, 8],
@@ -186,5 +189,67 @@ struct ListingResumeTests {
         #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8])
         let written = try space.everyWrittenByte()
         #expect(written.range(of: Data(secret.utf8)) == nil, "the key is in a written byte")
+    }
+
+    /// What a resume takes from disk is checked: records of the listing file changed since
+    /// the checkpoint are not used (the task starts at page 1), and a checkpoint file that is
+    /// not one Courier wrote is named and replaced by the next run's own.
+    @Test("a changed listing file or a garbage checkpoint is not trusted")
+    func tamperedStateIsNotTrusted() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("listing-tamper")
+        try await Self.fill(space, key: key)
+        let cut = FixtureServer.uniqueKey("listing-toggle")
+        try Self.writeJob(space, key: key, fault: #", "fail_page": "5", "fail_until": "\#(cut)""#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let checkpoints = space.folder.appendingPathComponent("out/.courier/listings")
+        let names = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path)
+        let checkpoint = checkpoints.appendingPathComponent(try #require(names.first))
+        // One byte of a record changed (its line count stays).
+        let parts = space.folder.appendingPathComponent("out/.courier/records")
+        let listingFile = try #require(
+            FileManager.default.enumerator(atPath: parts.path)?.allObjects
+                .compactMap { $0 as? String }.first { $0.hasSuffix(".listing") })
+        let listingURL = parts.appendingPathComponent(listingFile)
+        var bytes = try Data(contentsOf: listingURL)
+        let quote = try #require(bytes.lastIndex(of: UInt8(ascii: "r")))
+        bytes[quote] = UInt8(ascii: "X")
+        try bytes.write(to: listingURL)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains(
+                "pages are gone or changed since its checkpoint; it starts at page 1"),
+            "\(resumed.stderr)")
+        #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8])
+        let lines = try String(
+            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
+            encoding: .utf8
+        ).split(separator: "\n")
+        #expect(lines.count == 16)
+        #expect(!lines.joined().contains("X"), "the changed record is not in the file")
+
+        // Garbage where the checkpoint goes: the next cut run says so and keeps its own. Four
+        // new records (two pages after the cursor), the second page failing.
+        try Data("garbage".utf8).write(to: checkpoint)
+        try await Self.fill(space, key: key, ids: 17...20)
+        let cut2 = FixtureServer.uniqueKey("listing-toggle")
+        try Self.writeJob(space, key: key, fault: #", "fail_page": "2", "fail_until": "\#(cut2)""#)
+        let failed = try await space.run(backend: "curl")
+        #expect(failed.status == 1)
+        #expect(
+            failed.stderr.contains(
+                "not a listing checkpoint courier wrote; the task starts at page 1, and the task's next checkpoint replaces it"
+            ),
+            "\(failed.stderr)")
+        let replaced = try String(contentsOf: checkpoint, encoding: .utf8)
+        #expect(replaced.contains(#""pages":1"#), "\(replaced)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut2)"))
+        let again = try await space.run(["--resume"], backend: "curl")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            again.stderr.contains("goes on from page 2: page 1 was kept by run"), "\(again.stderr)")
     }
 }

@@ -111,7 +111,8 @@ struct StateDocumentTests {
             pages: Paginator.Checkpoint(pages: 479, itemsSeen: 47_900, step: #"{"c":"x\"y"}"#),
             since: "2026-11-27T00:00:00Z",
             records: ListingCheckpoint.Records(
-                file: "k.0a1b2c3d.listing", bytes: 123_456, count: 47_900))
+                file: "k.0a1b2c3d.listing", bytes: 123_456, count: 47_900,
+                hash: "0123456789abcdef"))
         #expect(listings.read(task: checkpoint.task) == nil, "none yet")
         try listings.write(checkpoint, tag: nil)
         #expect(try listings.read(task: checkpoint.task)?.get() == checkpoint)

@@ -16,7 +16,12 @@ enum StateDocument {
     /// Why a document cannot be read.
     struct Unreadable: Error, Equatable {
         let reason: String
-        init(_ reason: String) { self.reason = reason }
+        /// Written by a later Courier: never to be written over.
+        var isLaterFormat = false
+        init(_ reason: String, isLaterFormat: Bool = false) {
+            self.reason = reason
+            self.isLaterFormat = isLaterFormat
+        }
     }
 
     /// A document's members, in the order written (`version` left out).
@@ -39,8 +44,8 @@ enum StateDocument {
             if written > version {
                 return .failure(
                     Unreadable(
-                        "a \(kind) of format \(written), written by a later courier (this one reads format \(version))"
-                    ))
+                        "a \(kind) of format \(written), written by a later courier (this one reads format \(version))",
+                        isLaterFormat: true))
             }
         }
         return .success(members.filter { $0.key != "version" }.map { ($0.key, $0.node) })

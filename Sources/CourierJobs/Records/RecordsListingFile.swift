@@ -21,6 +21,10 @@ struct RecordsListingFile {
     private var descriptor: Int32
     /// Bytes written so far.
     private(set) var size = 0
+    /// The FNV-1a hash of the records written so far (the bytes after the header line): a
+    /// checkpoint keeps it, and a resume copies the records only when they still hash to it.
+    private(set) var recordsHash = FNV1a.hash([UInt8]())
+    private var inHeader = true
 
     static func name(key: String, run: String) -> String { "\(key).\(run).listing" }
 
@@ -34,6 +38,7 @@ struct RecordsListingFile {
             throw FileError(path: url.path, action: "create", code: errno)
         }
         try append(header)
+        inHeader = false
     }
 
     /// Appends `bytes` whole.
@@ -42,13 +47,29 @@ struct RecordsListingFile {
             throw FileError(path: url.path, action: "write", code: code)
         }
         size += bytes.count
+        if !inHeader { recordsHash = FNV1a.hash(bytes, into: recordsHash) }
     }
 
-    /// Appends the records of an earlier listing file: its first `length` bytes after its
-    /// header line, in pieces of 1 MiB. Blocking.
-    mutating func append(recordsOf earlier: URL, length: Int) throws(FileError) {
-        var source = open(earlier.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard source >= 0 else { throw FileError(path: earlier.path, action: "open", code: errno) }
+    /// The records of the listing file `url`, up to its `length`th byte (after its header
+    /// line): their hash and how many lines they are; `nil` when it cannot be read that far.
+    /// Blocking.
+    static func digest(of url: URL, length: Int) -> (hash: UInt64, lines: Int)? {
+        var hash = FNV1a.hash([UInt8]())
+        var lines = 0
+        let read = eachRecordsPiece(of: url, length: length) { piece in
+            hash = FNV1a.hash(piece, into: hash)
+            lines += piece.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        }
+        return read == nil ? (hash, lines) : nil
+    }
+
+    /// Hands `body` the bytes of the listing file `url` after its header line, up to its
+    /// `length`th byte, in pieces of at most 1 MiB; the error, if it could not read them.
+    private static func eachRecordsPiece(
+        of url: URL, length: Int, _ body: (ArraySlice<UInt8>) throws(FileError) -> Void
+    ) -> FileError? {
+        var source = open(url.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard source >= 0 else { return FileError(path: url.path, action: "open", code: errno) }
         defer { POSIX.close(&source) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var left = length
@@ -59,7 +80,7 @@ struct RecordsListingFile {
                 POSIX.read(source, UnsafeMutableRawBufferPointer(rebasing: $0[..<wanted]))
             }
             guard count > 0 else {
-                throw FileError(path: earlier.path, action: "read", code: count < 0 ? errno : EIO)
+                return FileError(path: url.path, action: "read", code: count < 0 ? errno : EIO)
             }
             left -= count
             var piece = buffer[..<count]
@@ -68,8 +89,25 @@ struct RecordsListingFile {
                 piece = piece[(newline + 1)...]
                 inHeader = false
             }
-            try append(Array(piece))
+            do {
+                try body(piece)
+            } catch {
+                return error
+            }
         }
+        return nil
+    }
+
+    /// Appends the records of an earlier listing file: its first `length` bytes after its
+    /// header line, in pieces of 1 MiB. Blocking.
+    mutating func append(recordsOf earlier: URL, length: Int) throws(FileError) {
+        var copy = self
+        if let error = Self.eachRecordsPiece(of: earlier, length: length, { piece throws(FileError) in
+            try copy.append(Array(piece))
+        }) {
+            throw error
+        }
+        self = copy
     }
 
     /// Makes the bytes written so far durable (`fsync`); returns how many there are. Blocking.

@@ -95,18 +95,30 @@ final class RecordsPart: Sendable {
         seed.withLock { $0 = (earlier, bytes, count) }
     }
 
-    /// The listing file made durable: its name and how many bytes it holds, with the records
-    /// in them (made now, seeded, when no page had records yet). Blocking.
-    func checkpoint(temporaries: StaleTemporaries) throws(FileError) -> (
-        file: String, bytes: Int, count: Int
-    )? {
+    /// The listing file made durable: its name, how many bytes it holds, the records in them
+    /// and their hash (made now, seeded, when no page had records yet). Blocking.
+    func checkpoint(temporaries: StaleTemporaries) throws(FileError) -> ListingCheckpoint.Records? {
         try file.withLock { file in
-            Result { () throws(FileError) -> (String, Int, Int)? in
+            Result { () throws(FileError) -> ListingCheckpoint.Records? in
                 try prepare(&file, temporaries: temporaries)
                 guard case .listing(let listing)? = file else { return nil }
-                return (listing.url.lastPathComponent, try listing.sync(), records)
+                return ListingCheckpoint.Records(
+                    file: listing.url.lastPathComponent, bytes: try listing.sync(),
+                    count: records, hash: RecordsStore.hex(listing.recordsHash))
             }
         }.get()
+    }
+
+    /// Removes the task's listing files other than this run's (those of runs whose
+    /// checkpoint is gone or was replaced). Blocking.
+    func removeOtherListings() {
+        let key = RecordsStore.hex(FNV1a.taskKey(job: store.job, task: task))
+        let own = RecordsListingFile.name(key: key, run: run)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names
+        where name.hasPrefix(key + ".") && name.hasSuffix(".listing") && name != own {
+            unlink(folder.appendingPathComponent(name).path)
+        }
     }
 
     /// Removes the part's file, if any: the task failed. A listing file that a checkpoint

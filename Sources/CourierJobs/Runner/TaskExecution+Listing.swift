@@ -23,6 +23,9 @@ extension JobRunner {
         var wrote = false
         /// The task's checkpoint could not be read (a later format): it is left as it is.
         var blocked = false
+        /// The task's checkpoint could not be read (not one Courier wrote): the listing files
+        /// it may have named are unknown, so the task's others go once it has its own.
+        var sweeps = false
 
         init(first: String) { self.first = first }
     }
@@ -50,32 +53,38 @@ extension JobRunner {
         let id = task.id
         let found = await files.run { [listings] in listings.read(task: id) }
         guard let found else { return }
-        guard case .success(let checkpoint) = found else {
-            listing.blocked = true
-            if options.history != nil, case .failure(let problem) = found {
-                note(
-                    "task \(id): \(listings.url(for: id).path): \(problem.reason); it starts at page 1, and the file is left as it is"
-                )
-            }
+        let checkpoint: ListingCheckpoint
+        switch found {
+        case .success(let read): checkpoint = read
+        case .failure(let problem):
+            // A later Courier's is left as it is (and no checkpoint of this task is written);
+            // anything else is replaced by the task's next checkpoint.
+            listing.blocked = problem.isLaterFormat
+            listing.sweeps = !problem.isLaterFormat
+            let fate =
+                problem.isLaterFormat
+                ? "it is left as it is, and no checkpoint of the task is kept"
+                : "the task's next checkpoint replaces it"
+            note("task \(id): \(listings.url(for: id).path): \(problem.reason); the task starts at page 1, and \(fate)")
             return
         }
         listing.last = checkpoint
         guard options.history != nil else { return }
         guard checkpoint.first == listing.first else {
-            note(
-                "task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1"
-            )
+            note("task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1")
             return
         }
         var earlier: URL?
         if let part {
             guard let records = checkpoint.records else { return }
             let url = part.folder.appendingPathComponent(records.file)
-            let size = await files.run { FileSystem.size(of: url) }
-            guard let size, size >= records.bytes else {
-                note(
-                    "task \(id): the records of its first \(checkpoint.pages.pages) pages are gone; it starts at page 1"
-                )
+            let digest = await files.run {
+                RecordsListingFile.digest(of: url, length: records.bytes)
+            }
+            guard let digest, RecordsStore.hex(digest.hash) == records.hash,
+                digest.lines == records.count
+            else {
+                note("task \(id): the records of its first \(checkpoint.pages.pages) pages are gone or changed since its checkpoint; it starts at page 1")
                 return
             }
             earlier = url
@@ -93,7 +102,7 @@ extension JobRunner {
         cursor.page = checkpoint.pages.pages + 1
         let done = checkpoint.pages.pages
         note(
-            "task \(id) goes on from page \(done + 1): \(done == 1 ? "page 1 was" : "pages 1-\(done) were") done by run \(checkpoint.run)"
+            "task \(id) goes on from page \(done + 1): \(done == 1 ? "page 1 was" : "pages 1-\(done) were") kept by run \(checkpoint.run)"
         )
     }
 
@@ -111,9 +120,7 @@ extension JobRunner {
         let redactor = log.redactor
         let written = await files.run { [listings, temporaries] () -> ListingCheckpoint? in
             do {
-                let records = try part?.checkpoint(temporaries: temporaries).map {
-                    ListingCheckpoint.Records(file: $0.file, bytes: $0.bytes, count: $0.count)
-                }
+                let records = try part?.checkpoint(temporaries: temporaries)
                 let checkpoint = ListingCheckpoint(
                     task: id, run: run, first: first, pages: pages, since: since,
                     records: records)
@@ -126,10 +133,16 @@ extension JobRunner {
             }
         }
         guard let written else { return }
+        let isFirst = !listing.wrote
         let superseded = listing.last?.records?.file
         listing.last = written
         listing.wrote = true
-        if let part, let superseded, superseded != written.records?.file {
+        // The listing file the checkpoint replaced (an earlier run's), or the task's others
+        // when the one before could not be read, go once this one stands.
+        guard let part, isFirst else { return }
+        if listing.sweeps {
+            await files.run { part.removeOtherListings() }
+        } else if let superseded, superseded != written.records?.file {
             await files.run { _ = unlink(part.folder.appendingPathComponent(superseded).path) }
         }
     }
@@ -138,20 +151,22 @@ extension JobRunner {
     /// file an earlier run left.
     @inline(never)
     func listingDone(_ listing: Listing, of task: ExpandedTask, part: RecordsPart?) async {
+        guard !listing.blocked else { return }
         guard let last = listing.last else { return }
-        let (id, folder) = (task.id, part?.folder)
+        let (id, sweeps) = (task.id, listing.sweeps)
         await files.run { [listings] in
             listings.remove(task: id)
-            if let folder, let file = last.records?.file {
-                // This run's own was renamed into place; an earlier run's goes.
-                _ = unlink(folder.appendingPathComponent(file).path)
+            // This run's own was renamed into place; an earlier run's goes.
+            if let part, let file = last.records?.file {
+                _ = unlink(part.folder.appendingPathComponent(file).path)
             }
+            if sweeps { part?.removeOtherListings() }
         }
     }
 
     /// A note on stderr, unless `--quiet`.
     private func note(_ text: String) {
         guard !options.quiet else { return }
-        console.error("courier: \(text)")
+        console.error("courier: \(job.name): \(text)")
     }
 }

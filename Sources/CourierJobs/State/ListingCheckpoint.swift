@@ -25,11 +25,13 @@ struct ListingCheckpoint: Sendable, Equatable {
     var records: Records?
 
     /// The pages' records: the listing file in the records file's folder of parts, how many of
-    /// its bytes hold them (header line included), and how many records that is.
+    /// its bytes hold them (header line included), how many records that is, and the FNV-1a
+    /// hash of those records (the bytes after the header line), which a resume checks.
     struct Records: Sendable, Equatable {
         var file: String
         var bytes: Int
         var count: Int
+        var hash: String
     }
 
     static let kind = "listing checkpoint"
@@ -48,7 +50,7 @@ struct ListingCheckpoint: Sendable, Equatable {
                     "records",
                     .object([
                         ("file", .string(records.file)), ("bytes", .int(records.bytes)),
-                        ("count", .int(records.count)),
+                        ("count", .int(records.count)), ("hash", .string(records.hash)),
                     ])
                 ))
         }
@@ -76,9 +78,10 @@ struct ListingCheckpoint: Sendable, Equatable {
         if let node = members.first(where: { $0.key == "records" })?.node {
             guard case .object(let fields) = node.value,
                 let file = string("file", in: fields), let bytes = int("bytes", in: fields),
-                let count = int("count", in: fields), !file.contains("/"), bytes >= 0, count >= 0
+                let count = int("count", in: fields), let hash = string("hash", in: fields),
+                !file.contains("/"), !file.hasPrefix("."), bytes >= 0, count >= 0
             else { return nil }
-            records = Records(file: file, bytes: bytes, count: count)
+            records = Records(file: file, bytes: bytes, count: count, hash: hash)
         }
         self.init(
             task: task, run: run, first: first,
