@@ -102,9 +102,12 @@ struct RecordsListingFile {
     /// header line, in pieces of 1 MiB. Blocking.
     mutating func append(recordsOf earlier: URL, length: Int) throws(FileError) {
         var copy = self
-        if let error = Self.eachRecordsPiece(of: earlier, length: length, { piece throws(FileError) in
-            try copy.append(Array(piece))
-        }) {
+        if let error = Self.eachRecordsPiece(
+            of: earlier, length: length,
+            { piece throws(FileError) in
+                try copy.append(Array(piece))
+            })
+        {
             throw error
         }
         self = copy

@@ -65,13 +65,17 @@ extension JobRunner {
                 problem.isLaterFormat
                 ? "it is left as it is, and no checkpoint of the task is kept"
                 : "the task's next checkpoint replaces it"
-            note("task \(id): \(listings.url(for: id).path): \(problem.reason); the task starts at page 1, and \(fate)")
+            note(
+                "task \(id): \(listings.url(for: id).path): \(problem.reason); the task starts at page 1, and \(fate)"
+            )
             return
         }
         listing.last = checkpoint
         guard options.history != nil else { return }
         guard checkpoint.first == listing.first else {
-            note("task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1")
+            note(
+                "task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1"
+            )
             return
         }
         var earlier: URL?
@@ -84,7 +88,9 @@ extension JobRunner {
             guard let digest, RecordsStore.hex(digest.hash) == records.hash,
                 digest.lines == records.count
             else {
-                note("task \(id): the records of its first \(checkpoint.pages.pages) pages are gone or changed since its checkpoint; it starts at page 1")
+                note(
+                    "task \(id): the records of its first \(checkpoint.pages.pages) pages are gone or changed since its checkpoint; it starts at page 1"
+                )
                 return
             }
             earlier = url
