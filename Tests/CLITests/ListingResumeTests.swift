@@ -127,6 +127,25 @@ struct ListingResumeTests {
             (try? FileManager.default.contentsOfDirectory(atPath: checkpoints.path))?.count == 1,
             "one checkpoint for the cut task")
 
+        // The repair's dry run says where the listing goes on, and sends nothing.
+        let plan =
+            recovery == .resume
+            ? try await space.run(["--resume", "--dry-run"], backend: backend)
+            : try await CourierBinary.run(
+                [
+                    "replay", "--job", "job.json", "--log-dir", space.logs.path, "--dry-run",
+                ],
+                directory: space.folder)
+        #expect(plan.stdout.contains("page=5"), "\(plan.stdout)")
+        #expect(
+            plan.stdout.contains("(goes on from page 5: its checkpoint, kept by run"),
+            "\(plan.stdout)")
+        if recovery == .resume {
+            #expect(
+                plan.stdout.contains("=> records merge into out/records/items.jsonl"),
+                "\(plan.stdout)")
+        }
+        #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5])
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
         let repaired =
             switch recovery {

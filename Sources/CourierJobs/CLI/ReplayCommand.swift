@@ -209,7 +209,21 @@ enum ReplayCommand {
         }
 
         if options.dryRun {
-            printPlan(tasks, curl: options.curlFormat, secrets: secrets, console: console)
+            // With --job, a paginated task goes on from its checkpoint, as the replay will.
+            var notes: [String: String] = [:]
+            if let job {
+                for index in tasks.indices {
+                    let built = jobTasks[tasks[index].id] ?? tasks[index]
+                    guard built.paginate != nil, built.spec(in: job)?.hasCaptures == false,
+                        let (page, run, next) = ResumePlan.checkpoint(of: built, job: job)
+                    else { continue }
+                    tasks[index].request = next
+                    notes[tasks[index].id] =
+                        "\t(goes on from page \(page): its checkpoint, kept by run \(run))"
+                }
+            }
+            printPlan(
+                tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes)
             return refused > 0
                 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
         }
@@ -293,7 +307,8 @@ enum ReplayCommand {
     }
 
     static func printPlan(
-        _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console
+        _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console,
+        notes: [String: String] = [:]
     ) {
         if curl {
             // An OAuth2 task's token is asked for when it is sent: the script asks for one.
@@ -319,7 +334,7 @@ enum ReplayCommand {
             for task in tasks {
                 let origin = task.replayOf.map { "\treplay of \($0.run)/\($0.task)" } ?? ""
                 console.output(
-                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)"
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)\(notes[task.id] ?? "")"
                 )
             }
         }

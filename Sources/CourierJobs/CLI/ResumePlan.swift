@@ -97,16 +97,41 @@ enum ResumePlan {
                 return
                     "\(task.id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
             case .sent(let again):
-                var line =
-                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+                var request = task.request
+                var resumed = ""
+                if !spec.hasCaptures,
+                    let (page, run, next) = ResumePlan.checkpoint(of: task, job: job)
+                {
+                    request = next
+                    resumed = "\t(goes on from page \(page): its checkpoint, kept by run \(run))"
+                }
+                var line = "\(task.id)\t\(request.method) \(request.displayURL.absoluteString)"
                 if let rule = task.paginate { line += "\t" + RunCommand.describe(rule) }
+                line += resumed
                 if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+                line += RunCommand.describeRecords(of: task, job: job)
                 if again {
                     line += "\t(done, sent again: what it captures is needed and was not kept)"
                 }
                 return line + RunCommand.notes(spec)
             }
         }
+    }
+
+    /// Where a paginated task's checkpoint has the resume go on (``ListingCheckpoint``): the
+    /// page, the run that kept it and the page's request; `nil` when it starts at page 1 (no
+    /// checkpoint, or one made for another first request). The run checks the records it
+    /// kept too, and starts at page 1 should they have changed.
+    static func checkpoint(of task: ExpandedTask, job: Job) -> (Int, String, HTTPRequest)? {
+        guard let rule = task.paginate, !task.conditional,
+            case .success(let checkpoint)? = ListingCheckpoints(
+                outputDir: job.outputDir, job: job.name
+            ).read(task: task.id),
+            checkpoint.first == ListingCheckpoint.fingerprint(of: task.request),
+            let (_, request) = try? Paginator.resuming(
+                checkpoint.pages, rule: rule, first: task.request)
+        else { return nil }
+        return (checkpoint.pages.pages + 1, checkpoint.run, request)
     }
 
     /// Decides what the resume does with `task`, handing its kept values to `feed` when it

@@ -119,13 +119,7 @@ extension RunCommand {
             if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
             if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
-            if let records = task.records {
-                line +=
-                    "\t=> records \(records.rule.write.rawValue) into \(job.outputDir)/\(records.path)"
-                if records.rule.csv != nil {
-                    line += " (and \(RecordsCSV.path(for: records.path)))"
-                }
-            }
+            line += describeRecords(of: task, job: job)
             line += notes(spec)
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
             guard console.output(line.showingControlCharacters) else { return }
@@ -144,6 +138,15 @@ extension RunCommand {
         console.output(
             "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(split)\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
+    }
+
+    /// Where a task's records go, for the plan (`\t=> records merge into …`), or nothing.
+    static func describeRecords(of task: ExpandedTask, job: Job) -> String {
+        guard let records = task.records else { return "" }
+        var text =
+            "\t=> records \(records.rule.write.rawValue) into \(job.outputDir)/\(records.path)"
+        if records.rule.csv != nil { text += " (and \(RecordsCSV.path(for: records.path)))" }
+        return text
     }
 
     /// What a spec captures and waits for, for the plan.
