@@ -271,4 +271,32 @@ struct ListingResumeTests {
         #expect(
             again.stderr.contains("goes on from page 2: page 1 was kept by run"), "\(again.stderr)")
     }
+
+    /// A SIGTERM that lets the tasks under way finish (its grace) and finds none left to run
+    /// cut nothing: the records file is written as without the signal, not held for a resume.
+    @Test("a SIGTERM after which every task ended holds no records file back")
+    func signalAfterEveryTaskEnded() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("records-term")
+        try RecordsTests.set(
+            key, [#"{"id":1,"v":1}"#, #"{"id":2,"v":1}"#], delayMs: 1500, on: space.server)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "one", "path": "/records/list", "query": {"key": "\#(key)", "size": "10"},
+                 "records": \#(RecordsTests.records("replace"))}
+                """#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        // Two arrivals: the record set, then the task's request, which the server holds.
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 2, key: key, server: space.server)
+        let ended = await running.wait(seconds: 300)
+        #expect(!ended.output.contains("before every task ran"), "\(ended.output)")
+        let file = space.folder.appendingPathComponent("out/records/users.jsonl")
+        #expect(
+            (try? String(contentsOf: file, encoding: .utf8)) == #"{"id":1,"v":1}"# + "\n"
+                + #"{"id":2,"v":1}"# + "\n", "\(ended.output)")
+    }
 }

@@ -97,7 +97,11 @@ extension JobRunner {
         case .progressLine:
             underway.ticker?.cancel()
             if showsProgress { console.overwriteLine() }
-        case .records: finishing.recordsFailed = await finishRecords(begun, underway)
+        case .records:
+            finishing.recordsFailed = await finishRecords(
+                begun, underway,
+                everyTaskEnded: sourceSpent.withLock { $0 }
+                    && finishing.progress.everyCountedTaskEnded)
         case .cursors:
             do {
                 try since?.flush()
@@ -191,9 +195,13 @@ extension JobRunner {
 
     /// The run's records files, unless it was a replay of logged requests alone; how many
     /// failed.
-    private func finishRecords(_ begun: Begun, _ underway: Underway) async -> Int {
+    private func finishRecords(_ begun: Begun, _ underway: Underway, everyTaskEnded: Bool)
+        async -> Int
+    {
         guard let ledger = recordsLedger, source.savesOutputs else { return 0 }
-        if let signal = begun.signals.signal {
+        // A signal that came once every task had ended (in the grace it gives them) cut
+        // nothing: each file is held only if a task writing it failed, as without a signal.
+        if let signal = begun.signals.signal, !everyTaskEnded {
             ledger.interrupted("the run was interrupted (signal \(signal)) before every task ran")
         } else if underway.vanished.withLock({ $0 }) {
             ledger.interrupted("the run stopped when its log was deleted")

@@ -59,6 +59,9 @@ final class JobRunner: Sendable {
     let time: any TimeSource
     /// Set by SIGINT/SIGTERM or the deadline (``RunStop``): no task starts after it.
     let stopping = Locked(false)
+    /// Set when the task source had nothing more to hand out: every task of the run was
+    /// started (or settled), fan-out children included.
+    let sourceSpent = Locked(false)
     /// Every line to the terminal goes through the job's redactor.
     let console: Console
     /// Temporaries a killed run left in the folders this run saves into.

@@ -49,6 +49,12 @@ final class Progress: @unchecked Sendable {
         discovering.withLock { $0 = value }
     }
 
+    /// Whether every task counted so far ended.
+    var everyCountedTaskEnded: Bool {
+        let counts = snapshot
+        return counts.done >= counts.total
+    }
+
     /// A task counted in the total that another shard runs.
     func taskInOtherShard() {
         counts.withLock { $0.total -= 1 }

@@ -97,6 +97,7 @@ extension JobRunner {
             case .wait(let changes):
                 return .wait(changes)
             case .end:
+                sourceSpent.withLock { $0 = true }
                 return .end
             }
         }
