@@ -272,6 +272,30 @@ struct RecordKeyTests {
         }
     }
 
+    /// A line whose key reads but which is not one whole value (cut, or two lines run
+    /// together by a damaged byte) has no key: the merge refuses the file instead of keeping
+    /// it as a record.
+    @Test("a line that is not one whole value has no key, however well its key reads")
+    func brokenLinesHaveNoKey() {
+        let lines = [
+            #"{"id":5000,"name":garbage not json"#,
+            #"{"id":74,"at":"2026-03-03T02:14:02XXXX+75\#t{"id":75,"at":"x"}"#,
+            #"{"id":1,"name":"cut"#,
+            #"{"id":1} {"id":2}"#,
+            #"{"id":1,"x":[1,2}"#,
+        ]
+        for line in lines {
+            let found = Array(line.utf8).withUnsafeBytes {
+                RecordKeyScanner(pointer: "/id").key(in: $0)
+            }
+            #expect(found == nil, "\(line)")
+        }
+        let whole = Array(#"  {"id":1,"x":[1,2]}  "#.utf8).withUnsafeBytes {
+            RecordKeyScanner(pointer: "/id").key(in: $0)
+        }
+        #expect(whole == Array("1".utf8))
+    }
+
     static let rule = RecordsRule(
         from: "/items/*", to: "r.jsonl", write: .merge, key: "/id", deleted: "/deleted")
 

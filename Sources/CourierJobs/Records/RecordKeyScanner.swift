@@ -24,9 +24,14 @@ struct RecordKeyScanner {
     }
 
     /// The canonical key of `line`, or `nil` when the pointer leads nowhere, to `null`, or
-    /// through bytes that are not JSON.
+    /// through bytes that are not JSON, or when the line is not one whole value: its strings,
+    /// objects and arrays must close, with nothing after (a cut line, or two run together,
+    /// would otherwise be kept as a record).
     func key(in line: UnsafeRawBufferPointer) -> [UInt8]? {
         var position = skipSpace(line, 0)
+        guard let whole = valueEnd(line, position), skipSpace(line, whole) == line.count else {
+            return nil
+        }
         for token in tokens {
             guard let next = descend(line, at: position, into: token) else { return nil }
             position = next
