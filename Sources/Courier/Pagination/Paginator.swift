@@ -263,7 +263,7 @@ public struct Paginator: Sendable {
                 : ": the response has a \"\(relation)\" header field, which {\"header\": \"\(relation)\"} follows"
             return "no Link header has rel=\"\(relation)\"\(hint)"
         case .jsonURL(let pointer), .cursor(let pointer, _), .bodyCursor(let pointer, _):
-            return "the body has no value at \(pointer)"
+            return "the body has no next value at \(pointer) (it is missing, null or empty)"
         case .headerURL(let name), .headerParameter(let name, _):
             return "the response has no \(name) header field"
         case .page, .offset, .bodyPage, .bodyOffset:

@@ -161,7 +161,7 @@ final class JobRunner: Sendable {
         let limit = 10
         for (index, held) in outcome.held.enumerated() where index < limit {
             console.error(
-                "courier: \(job.outputDir)/\(held); the file is left as it was: the records of its tasks that ended ok wait in \(recordsStore.root.relativePath), and `courier run --resume` fetches the others and writes the file"
+                "courier: \(job.outputDir)/\(held); the file is left as it was: any records of its tasks that ended ok wait in \(recordsStore.root.relativePath), and `courier run --resume` fetches the others and writes the file"
             )
         }
         if outcome.held.count > limit {
