@@ -2,6 +2,10 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Incremental syncs against Datasette (PyPI), an API server nobody here wrote: its own
 /// filters (`updated_at__gt`), keyset pagination (`Link: rel="next"` with `_next`) and row
 /// endpoints, the data changed between runs in its SQLite file as an upstream system would.
@@ -204,5 +208,63 @@ struct DatasetteSyncTests {
         let whole = try Data(
             contentsOf: clean.folder.appendingPathComponent("out/items-sync/records/items.jsonl"))
         #expect(merged == whole, "the increments end as a clean full run")
+    }
+
+    /// Resume inside a listing against Datasette's keyset pagination (`_next` in its `Link`):
+    /// a 200-page listing killed part-way goes on from the page after the last one kept, and
+    /// its records file ends as a clean run's, byte for byte.
+    @Test("a listing killed mid-way goes on from its checkpoint, and ends as a clean run")
+    func listingResume() async throws {
+        let sync = try Sync("listing")
+        defer { sync.space.remove() }
+        try await sync.put((1...1000).map { ($0, $0 % 60, "r\($0)") })
+        // The clean run is a job of its own name: one job's history would count it as done.
+        func writeJob(_ folder: String) throws {
+            let text = #"""
+                {"version": 1, "name": "\#(folder == "out" ? "ds" : "ds-clean")", "baseURL": "\#(sync.base.absoluteString)", "outputDir": "\#(folder)", "tasks": [
+                 {"id": "all", "path": "/store/\#(sync.table).json", "query": {"_shape": "array", "_size": "5"},
+                  "paginate": {"next": {"linkHeader": "next"}},
+                  "records": {"from": "/*", "to": "rows.jsonl", "write": "merge", "key": "/id"}}
+                ]}
+                """#
+            try text.write(
+                to: sync.space.folder.appendingPathComponent("job.json"), atomically: true,
+                encoding: .utf8)
+        }
+        try writeJob("clean")
+        #expect(try await sync.run("curl").status == 0)
+        try writeJob("out")
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", sync.space.logs.path, "--no-progress"],
+            directory: sync.space.folder)
+        // The event: ten pages logged (a hang guard of 2,400 looks, 25 ms apart).
+        let logs = sync.space.logs.appendingPathComponent("ds")
+        for _ in 0..<2_400 {
+            let pages =
+                ((try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? [])
+                .compactMap {
+                    try? String(contentsOf: logs.appendingPathComponent($0), encoding: .utf8)
+                }
+                .joined().components(separatedBy: #""outcome":"page""#).count - 1
+            if pages >= 10 { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        running.send(SIGKILL)
+        _ = await running.wait(seconds: 300)
+        let cut = try sync.space.logLines(job: "ds").filter {
+            $0["event"] as? String == "request"
+        }.count
+        let resumed = try await sync.space.run(["--resume"], backend: "urlsession")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        let lines = try sync.space.logLines(job: "ds")
+        let sent = lines.filter { $0["event"] as? String == "request" }.count - cut
+        #expect(resumed.stderr.contains("goes on from page"), "\(resumed.stderr)")
+        #expect(sent < 200, "the resume sent \(sent) requests: every page again")
+        #expect(cut + sent >= 200, "\(cut) + \(sent) requests for 200 pages")
+        let out = try Data(contentsOf: sync.space.folder.appendingPathComponent("out/rows.jsonl"))
+        let clean = try Data(
+            contentsOf: sync.space.folder.appendingPathComponent("clean/rows.jsonl"))
+        #expect(out == clean, "the records file differs from the clean run's")
+        #expect(String(decoding: clean, as: UTF8.self).split(separator: "\n").count == 1000)
     }
 }
