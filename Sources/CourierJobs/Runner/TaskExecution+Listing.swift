@@ -112,8 +112,10 @@ extension JobRunner {
         )
     }
 
-    /// After a good page that leads to another: the task's records so far made durable, then
-    /// its checkpoint written, then the listing file the one before named removed. A
+    /// After a good page that leads to another, once its line is logged (and handed to the
+    /// system: a page the checkpoint covers is never without its line, even after a kill -9):
+    /// the task's records so far made durable, then its checkpoint written, then the listing
+    /// file the one before named removed. A
     /// checkpoint that cannot be written, or would hold a secret (a next link carrying an API
     /// key), is not: a resume then goes on from the one before, or from page 1.
     @inline(never)
@@ -122,6 +124,7 @@ extension JobRunner {
         log: RunLog
     ) async {
         guard !listing.blocked, let pages = cursor.position.paginator?.checkpoint else { return }
+        log.flush()
         let (id, run, first, since) = (task.id, log.run, listing.first, cursor.position.sinceValue)
         let redactor = log.redactor
         let written = await files.run { [listings, temporaries] () -> ListingCheckpoint? in

@@ -15,7 +15,7 @@ extension JobRunner {
     /// A page ends in this order: judged (captures taken, records found), saved (its bytes on
     /// disk and renamed into place), its conditional state recorded, its records added to the
     /// task's part, the part put in place after the last page, its line logged, the task
-    /// reported finished. The file work runs on the run's file-work threads (``FileWork``),
+    /// reported finished; a page another follows then has the task's checkpoint written. The file work runs on the run's file-work threads (``FileWork``),
     /// never on the curl loop that runs the task.
     @inline(never)
     func execute(
@@ -46,9 +46,6 @@ extension JobRunner {
                 kept: kept, part: part)
             if result.hasFiles { result = await completingFiles(result) }
             let step = nextPage(send, of: task, cursor: cursor, result: &result)
-            if let listing, result.ok, !step.isLast {
-                await checkpoint(listing, of: task, cursor: cursor, part: part, log: log)
-            }
             if let part, result.ok, step.isLast {
                 result = await committing(part, result)
                 if result.ok, let index = task.specIndex {
@@ -66,6 +63,10 @@ extension JobRunner {
                 if !ok, let part { await discard(part, keepingListing: listing?.wrote == true) }
                 if !ok, let kept { await files.run { kept.discard() } }
                 return ok
+            }
+            // The page is logged and another follows: the pages so far are kept.
+            if let listing {
+                await checkpoint(listing, of: task, cursor: cursor, part: part, log: log)
             }
         }
     }

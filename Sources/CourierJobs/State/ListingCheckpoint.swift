@@ -7,8 +7,8 @@ import Foundation
 ///
 /// Kept in `outputDir/.courier/listings/KEY` (KEY: the task's key, ``FNV1a/taskKey(job:task:)``,
 /// 16 hex digits), one ``StateDocument`` per task, replaced atomically after each such page,
-/// once the page's save is in place and its records are on disk in the task's listing file
-/// (``RecordsPart``), before the page's line is logged. Removed once the task ends `ok`.
+/// once the page's save is in place, its line logged and its records on disk in the task's
+/// listing file (``RecordsPart``). Removed once the task ends `ok`.
 struct ListingCheckpoint: Sendable, Equatable {
     /// The task's id.
     var task: String
