@@ -168,10 +168,13 @@ Routes (any method):
                               until the next /recovery/level call (300 s at most)
     /recovery/held?key        {"held": requests of K that were held so far}
     /recovery/item?key&id=I   {"id": I, "v": 1} with ETag "v1-I" (304 on If-None-Match), or
-                              503 when I is out at the current level
+                              503 when I is out at the current level; 404 when I starts "gone"
     /recovery/list?key&total=T&size=Z&page=P&name=N
                               ids 1..T in pages of Z (Link rel=next); page P is out like an
                               item named "NpageP"
+    /recovery/search?key&total=T&name=N
+                              POST {"page": P, "size": Z}: {"items": ids of page P, "has_more"};
+                              page P is out like an item named "NsearchP"
     /recovery/login?key       POST {"password":"hunter22"} gives {"token":"tok-K"}
     /recovery/private?key&id  as item, with "Authorization: Bearer tok-K" or Basic
                               user:hunter22; 401 otherwise
@@ -905,8 +908,24 @@ class Handler(BaseHTTPRequestHandler):
                 keep = "key=%s&total=%d&size=%d&name=%s" % (key, total, size, arg("name", ""))
                 headers.append(("Link", '</recovery/list?%s&page=%d>; rel="next"' % (keep, page + 1)))
             return self.reply_json(200, {"items": items, "page": page}, headers)
+        if route == "/recovery/search":
+            # A POST search paged by {"page", "size"} in the body; a page's name is out as
+            # /recovery/list's are.
+            try:
+                request = json.loads(body or b"{}")
+            except ValueError:
+                return self.reply_json(400, {"error": "the body is not JSON"})
+            total, size = int(arg("total", "9")), int(request.get("size") or 3)
+            page = int(request.get("page") or 1)
+            if out("%ssearch%d" % (arg("name", ""), page)):
+                return self.reply_json(503, {"error": "search page %d is out" % page})
+            start = (page - 1) * size
+            items = [{"id": i, "name": "item %d" % i} for i in range(start + 1, min(total, start + size) + 1)]
+            return self.reply_json(200, {"items": items, "has_more": start + size < total})
         if route in ("/recovery/item", "/recovery/private"):
             ident = arg("id", "")
+            if ident.startswith("gone"):
+                return self.reply_json(404, {"error": "%s was deleted" % ident})
             if route == "/recovery/private":
                 basic = "Basic " + base64.b64encode(b"user:hunter22").decode()
                 if self.headers.get("Authorization") not in ("Bearer tok-" + key, basic):
