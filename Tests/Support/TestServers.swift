@@ -10,6 +10,13 @@ public enum TestServers {
     private static let datasetteProcess = Result {
         try ServerProcess(script: "datasette_server.py")
     }
+    private static let kintoProcess = Result { try ServerProcess(script: "kinto_server.py") }
+
+    /// Kinto (PyPI) with its memory backends: its base URL (`…/v1` is its API). Anyone may make
+    /// an account, and any account buckets; each test makes its own.
+    public static func kinto() throws -> URL {
+        URL(string: "http://127.0.0.1:\(try kintoProcess.get().ports[0])")!
+    }
 
     /// Datasette (PyPI) over a SQLite database of its own: its base URL, and the database's
     /// path, which `Tests/Fixtures/datasette_store.py` changes between runs.

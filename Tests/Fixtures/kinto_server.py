@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Runs Kinto (PyPI, installed by `make test` into .build/pyvenv) on a free loopback port with
+its memory backends, for the tests against a server nobody here wrote.
+
+Prints "READY <port>" once Kinto answers, and stops it when standard input closes. Anyone may
+make an account of Kinto's own (its accounts plugin), and any account may make buckets
+(kinto.bucket_create_principals = system.Authenticated): each test makes an account and a
+bucket of its own, and owns what is in it.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from fixture_support import run_until_stdin_closes
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KINTO = os.path.join(ROOT, ".build", "pyvenv", "bin", "kinto")
+if not os.path.exists(KINTO):
+    print("kinto is not installed: run `make test-deps` (it installs it into .build/pyvenv)",
+          flush=True)
+    sys.exit(1)
+
+folder = tempfile.mkdtemp(prefix="courier-kinto-")
+ini = os.path.join(folder, "kinto.ini")
+made = subprocess.run(
+    [KINTO, "init", "--ini", ini, "--backend", "memory", "--cache-backend", "memory"],
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if made.returncode != 0:
+    print("kinto init failed: %s" % made.stderr.decode(errors="replace")[-300:], flush=True)
+    sys.exit(1)
+with open(ini) as handle:
+    settings = handle.read()
+settings = settings.replace(
+    "kinto.bucket_create_principals = account:admin",
+    "kinto.bucket_create_principals = system.Authenticated")
+with open(ini, "w") as handle:
+    handle.write(settings)
+probe = socket.socket()
+probe.bind(("127.0.0.1", 0))
+port = probe.getsockname()[1]
+probe.close()
+child = subprocess.Popen(
+    [KINTO, "start", "--ini", ini, "--port", str(port)],
+    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    cwd=folder)
+for _ in range(300):
+    try:
+        urllib.request.urlopen("http://127.0.0.1:%d/v1/" % port, timeout=1).read()
+        break
+    except Exception:
+        if child.poll() is not None:
+            print("kinto exited with status %d" % child.returncode, flush=True)
+            sys.exit(1)
+        time.sleep(0.1)
+print("READY %d" % port, flush=True)
+run_until_stdin_closes(child)
