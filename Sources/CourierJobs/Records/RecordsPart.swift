@@ -97,12 +97,12 @@ final class RecordsPart: Sendable {
 
     /// The listing file made durable: its name, how many bytes it holds, the records in them
     /// and their hash (made now, seeded, when no page had records yet). Blocking.
-    func checkpoint(temporaries: StaleTemporaries) throws(FileError) -> ListingCheckpoint.Records? {
+    func checkpoint(temporaries: StaleTemporaries) throws(FileError) -> ListingRecords? {
         try file.withLock { file in
-            Result { () throws(FileError) -> ListingCheckpoint.Records? in
+            Result { () throws(FileError) -> ListingRecords? in
                 try prepare(&file, temporaries: temporaries)
                 guard case .listing(let listing)? = file else { return nil }
-                return ListingCheckpoint.Records(
+                return ListingRecords(
                     file: listing.url.lastPathComponent, bytes: try listing.sync(),
                     count: records, hash: RecordsStore.hex(listing.recordsHash))
             }

@@ -115,19 +115,19 @@ extension JobRunner {
     /// After a good page that leads to another, once its line is logged (and handed to the
     /// system: a page the checkpoint covers is never without its line, even after a kill -9):
     /// the task's records so far made durable, then its checkpoint written, then the listing
-    /// file the one before named removed. A
-    /// checkpoint that cannot be written, or would hold a secret (a next link carrying an API
-    /// key), is not: a resume then goes on from the one before, or from page 1.
+    /// file the one before named removed. A checkpoint that cannot be written, or would hold a
+    /// secret (a next link carrying an API key), is not: a resume then goes on from the one
+    /// before, or from page 1. The file work runs on a file-work thread, as a save's does.
     @inline(never)
     func checkpoint(
         _ listing: Listing, of task: ExpandedTask, cursor: PageCursor, part: RecordsPart?,
         log: RunLog
     ) async {
         guard !listing.blocked, let pages = cursor.position.paginator?.checkpoint else { return }
-        log.flush()
         let (id, run, first, since) = (task.id, log.run, listing.first, cursor.position.sinceValue)
         let redactor = log.redactor
         let written = await files.run { [listings, temporaries] () -> ListingCheckpoint? in
+            log.flush()
             do {
                 let records = try part?.checkpoint(temporaries: temporaries)
                 let checkpoint = ListingCheckpoint(
@@ -156,19 +156,16 @@ extension JobRunner {
         }
     }
 
-    /// The task ended `ok`, its records part in place: its checkpoint goes, and the listing
-    /// file an earlier run left.
+    /// The task ended `ok`, its records part in place: its checkpoint goes (or the file that
+    /// was not one), and the listing file an earlier run left.
     @inline(never)
     func listingDone(_ listing: Listing, of task: ExpandedTask, part: RecordsPart?) async {
-        guard !listing.blocked else { return }
-        guard let last = listing.last else { return }
-        let (id, sweeps) = (task.id, listing.sweeps)
+        guard !listing.blocked, listing.last != nil || listing.sweeps else { return }
+        let (id, sweeps, file) = (task.id, listing.sweeps, listing.last?.records?.file)
         await files.run { [listings] in
             listings.remove(task: id)
             // This run's own was renamed into place; an earlier run's goes.
-            if let part, let file = last.records?.file {
-                _ = unlink(part.folder.appendingPathComponent(file).path)
-            }
+            if let part, let file { _ = unlink(part.folder.appendingPathComponent(file).path) }
             if sweeps { part?.removeOtherListings() }
         }
     }

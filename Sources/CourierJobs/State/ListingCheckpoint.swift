@@ -24,15 +24,8 @@ struct ListingCheckpoint: Sendable, Equatable {
     /// The records of those pages, when the task keeps records.
     var records: Records?
 
-    /// The pages' records: the listing file in the records file's folder of parts, how many of
-    /// its bytes hold them (header line included), how many records that is, and the FNV-1a
-    /// hash of those records (the bytes after the header line), which a resume checks.
-    struct Records: Sendable, Equatable {
-        var file: String
-        var bytes: Int
-        var count: Int
-        var hash: String
-    }
+    /// The pages' records (``ListingRecords``).
+    typealias Records = ListingRecords
 
     static let kind = "listing checkpoint"
 
