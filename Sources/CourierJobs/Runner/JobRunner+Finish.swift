@@ -184,7 +184,8 @@ extension JobRunner {
         let figures = DataCheckVerdict.Figures(
             records: recordCounts.withLock { $0 }, requests: counts.requests,
             unsuccessful: counts.unsuccessful, cursors: since?.cursors ?? [:])
-        let verdict = DataCheckVerdict(job: checks, specs: specs, figures: figures, now: Date())
+        let verdict = DataCheckVerdict(
+            job: checks, specs: specs, figures: figures, now: time.date())
         var summary = summary
         summary.checkFailures = carried + verdict.failures
         for failure in summary.checkFailures {
@@ -238,7 +239,8 @@ extension JobRunner {
             total: total, ok: counts.ok, failed: counts.failed + notRun,
             alreadyDone: counts.alreadyDone, requests: counts.requests,
             notModified: counts.notModified,
-            duration: Date().timeIntervalSince(begun.started), interruptedBy: cause?.exitSignal,
+            duration: time.date().timeIntervalSince(begun.started),
+            interruptedBy: cause?.exitSignal,
             logURL: begun.logURL, logFailure: begun.log.failure)
         if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
         summary.ignored = counts.ignored

@@ -62,7 +62,7 @@ extension JobRunner {
             }
         }
         let runID = String(UUID().uuidString.lowercased().prefix(8))
-        let started = Date()
+        let started = time.date()
         let logName =
             "\(Timestamp.compact(started))-\(runID)"
             + (options.shard.map { "-" + $0.fileTag } ?? "") + ".jsonl"
@@ -177,7 +177,7 @@ extension JobRunner {
         let flusher = state.map { state in
             Task {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
+                    try? await time.sleep(for: .seconds(1))
                     // The state never on disk ahead of the lines of the responses it holds.
                     log.flush()
                     try? state.flush()

@@ -48,11 +48,11 @@ extension JobRunner {
                 write(metrics, final: false) {
                     let counts = progress.snapshot
                     return MetricsSnapshot(
-                        started: started, duration: Date().timeIntervalSince(started),
+                        started: started, duration: time.date().timeIntervalSince(started),
                         tasksOK: counts.ok, tasksFailed: counts.failed, tasksPlanned: counts.total,
                         requests: metrics.figures.snapshot)
                 }
-                try? await Task.sleep(for: .seconds(metrics.file.settings.interval))
+                try? await time.sleep(for: .seconds(metrics.file.settings.interval))
             }
         }
     }

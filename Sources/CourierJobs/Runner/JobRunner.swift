@@ -210,7 +210,7 @@ final class JobRunner: Sendable {
     {
         Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
+                try? await time.sleep(for: .seconds(1))
                 if Task.isCancelled { return }
                 if writer.isGone {
                     gone()
@@ -228,7 +228,7 @@ final class JobRunner: Sendable {
         Task {
             while !Task.isCancelled {
                 console.overwriteLine(progress.line())
-                try? await Task.sleep(for: .milliseconds(250))
+                try? await time.sleep(for: .milliseconds(250))
             }
         }
     }
