@@ -20,7 +20,8 @@ struct FolderLayeringTests {
             "CourierJobs",
             [
                 "Support", "Secrets", "Durability", "JobFile", "Records", "State", "Pages",
-                "LogReading", "Metrics", "Log", "Replay", "Runner", "Report", "Export", "Bench",
+                "LogFormat", "LogReading", "Metrics", "Log", "Replay", "Runner", "Report", "Export",
+                "Bench",
                 "CLI",
             ]
         ),

@@ -45,24 +45,31 @@ struct LogRoundTripTests {
         try log.runStart(
             jobFile: "job.json", sha256: "abc", backend: .curl, replayOf: ["r0"],
             replayFrom: "job", resumedFrom: ["/logs/a.jsonl"], shard: Shard(index: 1, count: 4))
-        try log.request(task: "t-retry", attempt: Self.attempt(1, status: 503), outcome: .retry)
         try log.request(
-            task: "t-ok", attempt: Self.attempt(2, status: 200, body: Data("hé".utf8)),
-            outcome: .ok, savedTo: "out/ok.json", replayOf: origin,
-            waits: AttemptWaits(host: 1.25, rateLimit: 0.5))
+            AttemptRecord(task: "t-retry", attempt: Self.attempt(1, status: 503), outcome: .retry))
         try log.request(
-            task: "t-page", attempt: Self.attempt(1, status: 200, body: Data([0xFF, 0x00])),
-            outcome: .page, page: 1)
+            AttemptRecord(
+                task: "t-ok", attempt: Self.attempt(2, status: 200, body: Data("hé".utf8)),
+                outcome: .ok, savedTo: "out/ok.json", replayOf: origin,
+                waits: AttemptWaits(host: 1.25, rateLimit: 0.5)))
         try log.request(
-            task: "t-304", attempt: Self.attempt(1, status: 304), outcome: .ok, notModified: true)
+            AttemptRecord(
+                task: "t-page", attempt: Self.attempt(1, status: 200, body: Data([0xFF, 0x00])),
+                outcome: .page, page: 1))
         try log.request(
-            task: "t-failed",
-            attempt: Self.attempt(
-                1, status: nil, error: HTTPError(.timeout, "timed out")),
-            outcome: .failed)
+            AttemptRecord(
+                task: "t-304", attempt: Self.attempt(1, status: 304), outcome: .ok,
+                notModified: true))
         try log.request(
-            task: "t-expect", attempt: Self.attempt(1, status: 200), outcome: .failed,
-            failure: (kind: "expectation", message: "no /id"))
+            AttemptRecord(
+                task: "t-failed",
+                attempt: Self.attempt(
+                    1, status: nil, error: HTTPError(.timeout, "timed out")),
+                outcome: .failed))
+        try log.request(
+            AttemptRecord(
+                task: "t-expect", attempt: Self.attempt(1, status: 200), outcome: .failed,
+                failure: (kind: "expectation", message: "no /id")))
         try log.skipped(task: "t-skipped", reason: "input task login failed")
         try log.invalid(task: "t-invalid", reason: "bad URL")
         try log.token(

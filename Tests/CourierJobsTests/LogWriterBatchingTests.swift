@@ -94,8 +94,8 @@ struct LogWriterBatchingTests {
                 request: request, number: 1, outcome: .success(response), retryDelay: nil,
                 duration: 0.001, started: Date(timeIntervalSince1970: 0))
         }
-        try log.request(task: "get", attempt: attempt(.get), outcome: .ok)
-        try log.request(task: "post", attempt: attempt(.post), outcome: .ok)
+        try log.request(AttemptRecord(task: "get", attempt: attempt(.get), outcome: .ok))
+        try log.request(AttemptRecord(task: "post", attempt: attempt(.post), outcome: .ok))
         let tasks = try Self.lines(file).map { line -> String in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             return object?["task"] as? String ?? ""

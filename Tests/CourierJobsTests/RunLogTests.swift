@@ -67,7 +67,8 @@ struct RunLogTests {
             request: request, number: 2, outcome: .success(response), retryDelay: nil,
             duration: 0.005, started: Date(timeIntervalSince1970: 0))
         let lines = try withLog {
-            try $0.request(task: "t1", attempt: attempt, outcome: .ok, savedTo: "out/x.json")
+            try $0.request(
+                AttemptRecord(task: "t1", attempt: attempt, outcome: .ok, savedTo: "out/x.json"))
         }
         let line = try #require(lines.first)
         #expect(line["event"] as? String == "request")
@@ -101,7 +102,9 @@ struct RunLogTests {
             request: request, number: 1,
             outcome: .failure(HTTPError(.connect, "refused s3cret", url: request.url)),
             retryDelay: 0.25, duration: 0.01, started: Date())
-        let lines = try withLog { try $0.request(task: "t", attempt: attempt, outcome: .retry) }
+        let lines = try withLog {
+            try $0.request(AttemptRecord(task: "t", attempt: attempt, outcome: .retry))
+        }
         let line = try #require(lines.first)
         #expect(line["status"] == nil && line["finalURL"] == nil)
         #expect(line["url"] as? String == "http://h.example/x?t=<redacted>")

@@ -82,7 +82,9 @@ struct RunLog: Sendable {
                     "checks",
                     .array(
                         checks.map {
-                            .object([("check", .string($0.check)), ("message", .string($0.message))])
+                            .object([
+                                ("check", .string($0.check)), ("message", .string($0.message)),
+                            ])
                         })
                 ))
         }
@@ -220,17 +222,11 @@ struct RunLog: Sendable {
         return (timings, response.bodyCount)
     }
 
-    /// One attempt of one task.
-    /// - Parameter waits: what the attempt waited before it was handed to the transport: its
-    ///   `ts` is the attempt's start plus all of it (when the request went out), `blockedMs`
-    ///   the whole wait and `throttledMs` its host's part, each written when not zero.
-    func request(
-        task: String, attempt: RetryAttempt, outcome: LogOutcome,
-        savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
-        replayOf: ReplayOrigin? = nil, notModified: Bool = false, page: Int? = nil,
-        renewedToken: String? = nil, renewal: Bool = false, warning: String? = nil,
-        action: String? = nil, waits: AttemptWaits = AttemptWaits()
-    ) throws {
+    /// One attempt of one task: its `request` line. Its `ts` is the attempt's start plus what
+    /// it waited (when the request went out), `blockedMs` the whole wait and `throttledMs` its
+    /// host's part, each written when not zero.
+    func request(_ record: AttemptRecord) throws {
+        let (attempt, outcome, waits) = (record.attempt, record.outcome, record.waits)
         let request = attempt.request
         let sent: HTTPHeaders
         if case .success(let response) = attempt.outcome, !response.requestHeaders.isEmpty {
@@ -243,9 +239,9 @@ struct RunLog: Sendable {
         line.timestamp("ts", attempt.started.addingTimeInterval(waits.total))
         line.string("run", run)
         line.string("job", job)
-        line.string("task", task)
+        line.string("task", record.task)
         line.int("attempt", attempt.number)
-        if let page { line.int("page", page) }
+        if let page = record.page { line.int("page", page) }
         line.string("method", request.method.rawValue)
         line.string("url", request.displayURL.absoluteString)
         // The fields as they went on the wire, defaults and cookies included
@@ -260,7 +256,7 @@ struct RunLog: Sendable {
         line.int("bytesSent", sentBytes)
         line.int("bytesReceived", received)
         line.attemptEnd(
-            attempt, timings: timings, outcome: outcome, failure: failure, waits: waits)
+            attempt, timings: timings, outcome: outcome, failure: record.failure, waits: waits)
         if let figures {
             var status: Int?
             if case .success(let response) = attempt.outcome { status = response.status }
@@ -268,16 +264,16 @@ struct RunLog: Sendable {
                 status: status, retried: outcome == .retry, bytesSent: sentBytes,
                 bytesReceived: received, totalMs: timings.total * 1000)
         }
-        if let savedTo { line.string("savedTo", savedTo) }
-        if notModified { line.value("notModified", .bool(true)) }
+        if let savedTo = record.savedTo { line.string("savedTo", savedTo) }
+        if record.notModified { line.value("notModified", .bool(true)) }
         // The `onResponse` rule the response matched: what it made of it.
-        if let action { line.string("action", action) }
+        if let action = record.action { line.string("action", action) }
         // A rejected token (this attempt's 401) that was renewed before the next attempt, and
         // the login request sent again to renew it.
-        if let renewedToken { line.string("renewedToken", renewedToken) }
-        if renewal { line.value("renewal", .bool(true)) }
-        if let warning { line.string("warning", warning) }
-        if let replayOf {
+        if let renewedToken = record.renewedToken { line.string("renewedToken", renewedToken) }
+        if record.renewal { line.value("renewal", .bool(true)) }
+        if let warning = record.warning { line.string("warning", warning) }
+        if let replayOf = record.replayOf {
             line.value(
                 "replayOf",
                 .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))

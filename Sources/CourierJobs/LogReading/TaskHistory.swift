@@ -112,38 +112,3 @@ struct TaskHistory {
         return history
     }
 }
-
-/// A line's `outcome` (docs/log-format.md), in one place for the writer and the readers.
-enum LogOutcome: String, CaseIterable, Sendable {
-    /// The task is done and met its expectation.
-    case ok
-    /// Another attempt follows.
-    case retry
-    /// A page was fine and the next one follows.
-    case page
-    /// The task is done and did not succeed.
-    case failed
-    /// The task was not sent: a task it needed did not succeed.
-    case skipped
-}
-
-/// The log's event names (docs/log-format.md), in one place for the writer and the readers.
-enum LogEvent {
-    static let runStart = "run.start"
-    static let runEnd = "run.end"
-    static let request = "request"
-    /// A task not sent because a task it needed did not succeed.
-    static let skipped = "task.skipped"
-    /// A task that could not be built (a captured value that makes no valid URL, say): no
-    /// request was sent, and the task is failed.
-    static let failed = "task.failed"
-    /// One attempt of an OAuth2 token request (`auth.oauth2`); no task's outcome.
-    static let token = "token"
-    /// A dead man's switch ping (`notify`): the run's start or end, no task's outcome.
-    static let ping = "ping"
-
-    /// Whether a line of this event can be a task's final word.
-    static func decidesOutcome(_ event: String) -> Bool {
-        event == request || event == skipped || event == failed
-    }
-}

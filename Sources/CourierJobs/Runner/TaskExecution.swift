@@ -174,9 +174,10 @@ extension JobRunner {
             }
             if attempt.retryDelay != nil {
                 try? log.request(
-                    task: taskID, attempt: attempt, outcome: .retry, replayOf: replayOf,
-                    page: pageNumber, action: Self.action(of: attempt, rules: rules),
-                    waits: waits)
+                    AttemptRecord(
+                        task: taskID, attempt: attempt, outcome: .retry, page: pageNumber,
+                        replayOf: replayOf, action: Self.action(of: attempt, rules: rules),
+                        waits: waits))
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
@@ -190,8 +191,9 @@ extension JobRunner {
             if var rejected {
                 rejected.retryDelay = 0
                 try? log.request(
-                    task: taskID, attempt: rejected, outcome: .retry,
-                    replayOf: replayOf, page: pageNumber, renewedToken: name, waits: waits)
+                    AttemptRecord(
+                        task: taskID, attempt: rejected, outcome: .retry, page: pageNumber,
+                        replayOf: replayOf, renewedToken: name, waits: waits))
             }
         }
         let renewing =
@@ -328,10 +330,11 @@ extension JobRunner {
             separator: "; ")
         let outcome: LogOutcome = !result.ok ? .failed : step.isLast ? .ok : .page
         try? log.request(
-            task: task.id, attempt: attempt, outcome: outcome, savedTo: result.savedTo,
-            failure: attempt.outcome.isFailure ? nil : result.failure,
-            replayOf: task.replayOf, notModified: result.notModified, page: pageNumber,
-            warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits)
+            AttemptRecord(
+                task: task.id, attempt: attempt, outcome: outcome, page: pageNumber,
+                savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
+                replayOf: task.replayOf, notModified: result.notModified,
+                warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits))
         if let warning = step.following.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }

@@ -91,8 +91,9 @@ extension JobRunner {
         ) { attempt, waits in
             if attempt.retryDelay != nil {
                 try? log.request(
-                    task: task.id, attempt: attempt, outcome: .retry, renewal: true,
-                    waits: waits)
+                    AttemptRecord(
+                        task: task.id, attempt: attempt, outcome: .retry, renewal: true,
+                        waits: waits))
             } else {
                 last.withLock { $0 = (attempt, waits) }
             }
@@ -121,9 +122,10 @@ extension JobRunner {
             result.failure = ("capture", "the response held no value for \"\(name)\"")
         }
         try? log.request(
-            task: task.id, attempt: attempt, outcome: result.ok ? .ok : .failed,
-            savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
-            renewal: true, waits: waits)
+            AttemptRecord(
+                task: task.id, attempt: attempt, outcome: result.ok ? .ok : .failed,
+                savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
+                renewal: true, waits: waits))
         guard result.ok, let value = feed.currentValue(of: name) else {
             let reason = result.failure?.message ?? "it failed"
             throw CapturedToken.Unavailable(
