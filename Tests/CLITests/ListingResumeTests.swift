@@ -46,13 +46,15 @@ struct ListingResumeTests {
 
     /// A listing with records, a save per page and a `since` cursor; `fault` is the query's
     /// own part that makes page 5 fail or hang until `toggle` is switched on.
-    static func writeJob(_ space: JobWorkspace, key: String, fault: String) throws {
+    static func writeJob(
+        _ space: JobWorkspace, key: String, fault: String, shaping: String = ""
+    ) throws {
         try space.writeJob(
             tasks: #"""
                 {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "size": "2", "since": "{since}"\#(fault)},
                  "paginate": {"next": {"linkHeader": "next"}},
                  "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
-                 "records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"},
+                 "records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"\#(shaping)},
                  "save": "pages/{page}.json"}
                 """#,
             extra: #""retry": {"maxAttempts": 1}, "timeout": 600,"#)
@@ -298,5 +300,38 @@ struct ListingResumeTests {
         #expect(
             (try? String(contentsOf: file, encoding: .utf8)) == #"{"id":1,"v":1}"# + "\n"
                 + #"{"id":2,"v":1}"# + "\n", "\(ended.output)")
+    }
+
+    /// The records kept by a checkpoint were made under the job's records settings: a job
+    /// that now keeps them otherwise (here, `select`) starts the listing at page 1, and the
+    /// earlier run's listing file goes.
+    @Test("a listing whose records settings changed since its checkpoint starts at page 1")
+    func changedRecordsSettingsStartAgain() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("listing-settings")
+        try await Self.fill(space, key: key)
+        let cut = FixtureServer.uniqueKey("listing-toggle")
+        let fault = #", "fail_page": "5", "fail_until": "\#(cut)""#
+        try Self.writeJob(space, key: key, fault: fault)
+        #expect(try await space.run(backend: "curl").status == 1)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        try Self.writeJob(space, key: key, fault: fault, shaping: #", "select": ["id", "name"]"#)
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("keeps its records otherwise"), "\(resumed.stderr)")
+        #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8])
+        let lines = try String(
+            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
+            encoding: .utf8
+        ).split(separator: "\n")
+        #expect(lines.count == 16)
+        #expect(lines.allSatisfy { !$0.contains("updated_at") }, "every record selected")
+        let parts = space.folder.appendingPathComponent("out/.courier")
+        let left = FileManager.default.enumerator(atPath: parts.path)?.allObjects
+            .compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".listing") || $0.hasSuffix(".tmp")
+            }
+        #expect(left ?? [] == [], "nothing of the checkpoint is left")
     }
 }

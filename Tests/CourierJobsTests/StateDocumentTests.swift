@@ -111,14 +111,14 @@ struct StateDocumentTests {
             pages: Paginator.Checkpoint(pages: 479, itemsSeen: 47_900, step: #"{"c":"x\"y"}"#),
             since: "2026-11-27T00:00:00Z",
             records: ListingCheckpoint.Records(
-                file: "k.0a1b2c3d.listing", bytes: 123_456, count: 47_900,
+                file: "0123456789abcdef/k.0a1b2c3d.listing", bytes: 123_456, count: 47_900,
                 hash: "0123456789abcdef"))
         #expect(listings.read(task: checkpoint.task) == nil, "none yet")
-        try listings.write(checkpoint, tag: nil)
+        try listings.write(checkpoint, temporaries: StaleTemporaries { _ in })
         #expect(try listings.read(task: checkpoint.task)?.get() == checkpoint)
         var bare = checkpoint
         (bare.since, bare.records) = (nil, nil)
-        try listings.write(bare, tag: nil)
+        try listings.write(bare, temporaries: StaleTemporaries { _ in })
         #expect(try listings.read(task: checkpoint.task)?.get() == bare)
 
         // Written under another task's name: refused, not taken for this task.

@@ -127,7 +127,8 @@ enum ResumePlan {
             case .success(let checkpoint)? = ListingCheckpoints(
                 outputDir: job.outputDir, job: job.name
             ).read(task: task.id),
-            checkpoint.first == ListingCheckpoint.fingerprint(of: task.request),
+            checkpoint.first
+                == ListingCheckpoint.fingerprint(of: task.request, records: task.records),
             let (_, request) = try? Paginator.resuming(
                 checkpoint.pages, rule: rule, first: task.request)
         else { return nil }

@@ -103,7 +103,8 @@ final class RecordsPart: Sendable {
                 try prepare(&file, temporaries: temporaries)
                 guard case .listing(let listing)? = file else { return nil }
                 return ListingRecords(
-                    file: listing.url.lastPathComponent, bytes: try listing.sync(),
+                    file: folder.lastPathComponent + "/" + listing.url.lastPathComponent,
+                    bytes: try listing.sync(),
                     count: records, hash: RecordsStore.hex(listing.recordsHash))
             }
         }.get()

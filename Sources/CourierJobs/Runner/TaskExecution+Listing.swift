@@ -36,7 +36,8 @@ extension JobRunner {
     /// ``KeptCaptures``).
     func listing(of task: ExpandedTask, capturing: Bool) -> Listing? {
         guard task.paginate != nil, !task.conditional, !capturing else { return nil }
-        return Listing(first: ListingCheckpoint.fingerprint(of: task.request))
+        return Listing(
+            first: ListingCheckpoint.fingerprint(of: task.request, records: task.records))
     }
 
     /// For `--resume` and `replay --job`: moves `cursor` to the page after the task's
@@ -74,14 +75,14 @@ extension JobRunner {
         guard options.history != nil else { return }
         guard checkpoint.first == listing.first else {
             note(
-                "task \(id) asks for another first page than the run that left its checkpoint; it starts at page 1"
+                "task \(id) asks for another first page, or keeps its records otherwise, than the run that left its checkpoint; it starts at page 1"
             )
             return
         }
         var earlier: URL?
         if let part {
             guard let records = checkpoint.records else { return }
-            let url = part.folder.appendingPathComponent(records.file)
+            let url = recordsStore.root.appendingPathComponent(records.file)
             let digest = await files.run {
                 RecordsListingFile.digest(of: url, length: records.bytes)
             }
@@ -135,7 +136,7 @@ extension JobRunner {
                     records: records)
                 let bytes = checkpoint.bytes
                 guard redactor.scrubJSON(bytes) == bytes else { return nil }
-                try listings.write(checkpoint, tag: temporaries.tag)
+                try listings.write(checkpoint, temporaries: temporaries)
                 return checkpoint
             } catch {
                 return nil
@@ -148,11 +149,12 @@ extension JobRunner {
         listing.wrote = true
         // The listing file the checkpoint replaced (an earlier run's), or the task's others
         // when the one before could not be read, go once this one stands.
-        guard let part, isFirst else { return }
-        if listing.sweeps {
+        guard isFirst else { return }
+        if let part, listing.sweeps {
             await files.run { part.removeOtherListings() }
         } else if let superseded, superseded != written.records?.file {
-            await files.run { _ = unlink(part.folder.appendingPathComponent(superseded).path) }
+            let url = recordsStore.root.appendingPathComponent(superseded)
+            await files.run { _ = unlink(url.path) }
         }
     }
 
@@ -161,11 +163,14 @@ extension JobRunner {
     @inline(never)
     func listingDone(_ listing: Listing, of task: ExpandedTask, part: RecordsPart?) async {
         guard !listing.blocked, listing.last != nil || listing.sweeps else { return }
-        let (id, sweeps, file) = (task.id, listing.sweeps, listing.last?.records?.file)
+        let (id, sweeps) = (task.id, listing.sweeps)
+        let earlier = listing.last?.records.map {
+            recordsStore.root.appendingPathComponent($0.file)
+        }
         await files.run { [listings] in
             listings.remove(task: id)
             // This run's own was renamed into place; an earlier run's goes.
-            if let part, let file { _ = unlink(part.folder.appendingPathComponent(file).path) }
+            if let earlier { _ = unlink(earlier.path) }
             if sweeps { part?.removeOtherListings() }
         }
     }

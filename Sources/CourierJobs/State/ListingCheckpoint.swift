@@ -14,8 +14,9 @@ struct ListingCheckpoint: Sendable, Equatable {
     var task: String
     /// The run that wrote it, whose listing file holds the records.
     var run: String
-    /// The task's first request, hashed (``fingerprint(of:)``): a job whose task now asks for
-    /// something else starts it at page 1 again.
+    /// The task's first request and its records settings, hashed (``fingerprint(of:records:)``):
+    /// a job whose task now asks for something else, or keeps its records otherwise (another
+    /// file, `from`, `write`, key or shaping), starts it at page 1 again.
     var first: String
     /// The pages done and the next one's request (``Paginator/Checkpoint``).
     var pages: Paginator.Checkpoint
@@ -72,7 +73,7 @@ struct ListingCheckpoint: Sendable, Equatable {
             guard case .object(let fields) = node.value,
                 let file = string("file", in: fields), let bytes = int("bytes", in: fields),
                 let count = int("count", in: fields), let hash = string("hash", in: fields),
-                !file.contains("/"), !file.hasPrefix("."), bytes >= 0, count >= 0
+                Self.isListingPath(file), bytes >= 0, count >= 0
             else { return nil }
             records = Records(file: file, bytes: bytes, count: count, hash: hash)
         }
@@ -94,13 +95,29 @@ struct ListingCheckpoint: Sendable, Equatable {
         self.records = records
     }
 
-    /// The hash of a task's first request: its method, URL and body.
-    static func fingerprint(of request: HTTPRequest) -> String {
+    /// Whether `file` is a listing file's path under `.courier/records`: a folder and a name,
+    /// neither hidden nor `..`, nothing else (a checkpoint never names a file elsewhere).
+    static func isListingPath(_ file: String) -> Bool {
+        let parts = file.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 2
+            && parts.allSatisfy { !$0.isEmpty && !$0.hasPrefix(".") }
+            && file.hasSuffix(".listing")
+    }
+
+    /// The hash of a task's first request (its method, URL and body) and of where and how it
+    /// keeps its records, if it does.
+    static func fingerprint(of request: HTTPRequest, records: RecordsTarget?) -> String {
         var hash = FNV1a.hash(request.method.rawValue.utf8)
         hash = FNV1a.hash([0], into: hash)
         hash = FNV1a.hash(request.url.absoluteString.utf8, into: hash)
         hash = FNV1a.hash([0], into: hash)
         if let body = request.body { hash = FNV1a.hash(body, into: hash) }
+        if let records {
+            for field in [records.path, records.rule.from, records.rule.settings] {
+                hash = FNV1a.hash([0], into: hash)
+                hash = FNV1a.hash(field.utf8, into: hash)
+            }
+        }
         return RecordsStore.hex(hash)
     }
 }
@@ -131,11 +148,14 @@ struct ListingCheckpoints: Sendable {
             }
     }
 
-    /// Replaces the task's checkpoint, durably (file and folder synced). Blocking.
-    func write(_ checkpoint: ListingCheckpoint, tag: String?) throws(FileError) {
+    /// Replaces the task's checkpoint, durably (file and folder synced), after sweeping the
+    /// folder of the temporaries a killed run left (once a run). Blocking.
+    func write(_ checkpoint: ListingCheckpoint, temporaries: StaleTemporaries) throws(FileError) {
         try FileSystem.makeOwnFolder(folder.deletingLastPathComponent())
         try FileSystem.makeOwnFolder(folder)
-        try OutputFile.write(Data(checkpoint.bytes), to: url(for: checkpoint.task), tag: tag)
+        temporaries.sweep(folder)
+        try OutputFile.write(
+            Data(checkpoint.bytes), to: url(for: checkpoint.task), tag: temporaries.tag)
     }
 
     /// Removes the task's checkpoint, if any. Blocking.

@@ -26,6 +26,14 @@ enum DurationText {
         return total
     }
 
+    /// A setting as given (`--grace 0.5` is `0.5s`, not `1s`): ``short(_:)`` for whole
+    /// seconds, else the seconds to the millisecond.
+    static func exact(_ seconds: Double) -> String {
+        guard seconds.rounded() != seconds else { return short(seconds) }
+        let milliseconds = (seconds * 1000).rounded() / 1000
+        return "\(milliseconds)s"
+    }
+
     /// `45s`, `2m30s`, `1h30m`, `5d8h`: the two largest units, rounded to the second.
     static func short(_ seconds: Double) -> String {
         let whole = Int(seconds.rounded())
