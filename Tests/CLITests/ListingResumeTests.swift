@@ -334,4 +334,37 @@ struct ListingResumeTests {
             }
         #expect(left ?? [] == [], "nothing of the checkpoint is left")
     }
+
+    /// A run killed early in a listing (its records in the listing's tagged temporary until its
+    /// first checkpoint renames it, which the next run would sweep) leaves nothing under
+    /// `.courier` once the resume is done: no listing file, temporary or part piles up.
+    @Test("a listing killed on page 2 leaves nothing under .courier after the resume")
+    func killedBeforeTheFirstCheckpoint() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("listing-first")
+        try await Self.fill(space, key: key)
+        let cut = FixtureServer.uniqueKey("listing-toggle")
+        try Self.writeJob(space, key: key, fault: #", "hang_page": "2", "hang_until": "\#(cut)""#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        // Three arrivals: the records put in, page 1, then page 2, which hangs.
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 3, key: key, server: space.server)
+        _ = await running.wait(seconds: 300)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        let again = try await space.run(["--resume"], backend: "curl")
+        #expect(again.status == 0, "\(again.stderr)")
+        let courier = space.folder.appendingPathComponent("out/.courier")
+        let left = FileManager.default.enumerator(atPath: courier.path)?.allObjects
+            .compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".listing") || $0.hasSuffix(".tmp") || $0.hasSuffix(".part") }
+        #expect(left ?? [] == [], "left under .courier: \(left ?? [])")
+        let lines = try String(
+            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
+            encoding: .utf8
+        ).split(separator: "\n")
+        #expect(lines.count == 16)
+    }
 }

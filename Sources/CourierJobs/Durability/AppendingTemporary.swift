@@ -39,12 +39,12 @@ struct AppendingTemporary {
     }
 
     /// Puts the file in place: `fsync`ed and renamed over the target; its folder is left for
-    /// the caller to sync (``FolderSyncs``).
-    mutating func commit() throws(FileError) {
+    /// the caller to sync (``FolderSyncs``) unless `syncingFolder`.
+    mutating func commit(syncingFolder: Bool = false) throws(FileError) {
         POSIX.close(&descriptor)
         let replacement = self.replacement
         self.replacement = nil
-        try replacement?.commit(syncingFolder: false)
+        try replacement?.commit(syncingFolder: syncingFolder)
     }
 
     /// Removes the temporary: the file stays as it was.

@@ -9,16 +9,22 @@ import Foundation
 
 /// A paginated task's records part while its pages come: `KEY.RUN.listing` in the records
 /// file's folder of parts (``RecordsStore``), renamed to `KEY.RUN.part` when the task ends
-/// `ok`. Unlike a temporary it is not swept by the next run: a ``ListingCheckpoint`` may name
-/// it, and then `--resume` goes on from the records it holds instead of from page 1.
+/// `ok`. Until the task's first checkpoint it is a tagged temporary, which the next run sweeps
+/// should this one be killed; from then on it has its name, which the ``ListingCheckpoint``
+/// gives, and `--resume` goes on from the records it holds instead of from page 1.
 ///
 /// It starts with the part's header line; a resumed task's starts with the records of the
 /// pages the earlier run kept, copied from that run's listing file (which stays until this
 /// one's first checkpoint names the new file).
 struct RecordsListingFile {
+    /// The listing file's name, which a checkpoint gives it.
     let url: URL
     private let partURL: URL
-    private var descriptor: Int32
+    /// Until the task's first checkpoint, the lines go to a tagged temporary beside `url`: a
+    /// run killed before it leaves a temporary, which the next run sweeps (``StaleTemporaries``).
+    private var temporary: AppendingTemporary?
+    /// After it, to `url`, opened for appending.
+    private var descriptor: Int32 = -1
     /// Bytes written so far.
     private(set) var size = 0
     /// The FNV-1a hash of the records written so far (the bytes after the header line): a
@@ -28,22 +34,22 @@ struct RecordsListingFile {
 
     static func name(key: String, run: String) -> String { "\(key).\(run).listing" }
 
-    /// Makes the file (a new one: it must not exist) and writes `header`. Blocking.
-    init(folder: URL, key: String, run: String, header: [UInt8]) throws(FileError) {
+    /// Makes the file's temporary and writes `header`. Blocking.
+    init(folder: URL, key: String, run: String, header: [UInt8], tag: String?)
+        throws(FileError)
+    {
         url = folder.appendingPathComponent(Self.name(key: key, run: run))
         partURL = folder.appendingPathComponent("\(key).\(run).part")
-        descriptor = open(
-            url.path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else {
-            throw FileError(path: url.path, action: "create", code: errno)
-        }
+        temporary = try AppendingTemporary(replacing: url, tag: tag)
         try append(header)
         inHeader = false
     }
 
     /// Appends `bytes` whole.
     mutating func append(_ bytes: [UInt8]) throws(FileError) {
-        if let code = bytes.withUnsafeBytes({ POSIX.writeAll(descriptor, $0) }) {
+        if let temporary {
+            try temporary.append(bytes)
+        } else if let code = bytes.withUnsafeBytes({ POSIX.writeAll(descriptor, $0) }) {
             throw FileError(path: url.path, action: "write", code: code)
         }
         size += bytes.count
@@ -113,9 +119,18 @@ struct RecordsListingFile {
         self = copy
     }
 
-    /// Makes the bytes written so far durable (`fsync`); returns how many there are. Blocking.
-    func sync() throws(FileError) -> Int {
-        guard fsync(descriptor) == 0 else {
+    /// Makes the bytes written so far durable under the listing's name (the first time, the
+    /// temporary `fsync`ed, renamed to it and its folder `fsync`ed); returns how many there
+    /// are. Blocking.
+    mutating func sync() throws(FileError) -> Int {
+        if var temporary {
+            try temporary.commit(syncingFolder: true)
+            self.temporary = nil
+            descriptor = open(url.path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else {
+                throw FileError(path: url.path, action: "open", code: errno)
+            }
+        } else if fsync(descriptor) != 0 {
             throw FileError(path: url.path, action: "sync", code: errno)
         }
         return size
@@ -124,8 +139,15 @@ struct RecordsListingFile {
     /// Puts the part in place: `fsync`ed and renamed to `KEY.RUN.part`; its folder is left for
     /// the caller to sync (``FolderSyncs``). Blocking.
     mutating func commit() throws(FileError) {
-        _ = try sync()
-        POSIX.close(&descriptor)
+        if var temporary {
+            try temporary.commit()
+            self.temporary = nil
+        } else {
+            if fsync(descriptor) != 0 {
+                throw FileError(path: url.path, action: "sync", code: errno)
+            }
+            POSIX.close(&descriptor)
+        }
         guard rename(url.path, partURL.path) == 0 else {
             throw FileError(path: partURL.path, action: "rename", code: errno)
         }
@@ -133,6 +155,11 @@ struct RecordsListingFile {
 
     /// Closes the file, and removes it unless a checkpoint names it (`keep`). Blocking.
     mutating func close(keeping keep: Bool) {
+        if var temporary {
+            temporary.discard()
+            self.temporary = nil
+            return
+        }
         POSIX.close(&descriptor)
         if !keep { unlink(url.path) }
     }

@@ -101,11 +101,12 @@ final class RecordsPart: Sendable {
         try file.withLock { file in
             Result { () throws(FileError) -> ListingRecords? in
                 try prepare(&file, temporaries: temporaries)
-                guard case .listing(let listing)? = file else { return nil }
+                guard case .listing(var listing)? = file else { return nil }
+                let bytes = try listing.sync()
+                file = .listing(listing)
                 return ListingRecords(
                     file: folder.lastPathComponent + "/" + listing.url.lastPathComponent,
-                    bytes: try listing.sync(),
-                    count: records, hash: RecordsStore.hex(listing.recordsHash))
+                    bytes: bytes, count: records, hash: RecordsStore.hex(listing.recordsHash))
             }
         }.get()
     }
@@ -158,7 +159,8 @@ final class RecordsPart: Sendable {
         let key = RecordsStore.hex(FNV1a.taskKey(job: store.job, task: task))
         // A listing file of this run and task left by a failed attempt at it is replaced.
         unlink(folder.appendingPathComponent(RecordsListingFile.name(key: key, run: run)).path)
-        var opened = try RecordsListingFile(folder: folder, key: key, run: run, header: header)
+        var opened = try RecordsListingFile(
+            folder: folder, key: key, run: run, header: header, tag: temporaries.tag)
         file = .listing(opened)
         if let (earlier, bytes, count) = seed.withLock({ $0 }) {
             try opened.append(recordsOf: earlier, length: bytes)
