@@ -44,6 +44,10 @@ final class TaskFeed: Sendable {
     }
 
     private let state: Locked<TaskSchedule>
+    /// The schedule's constants, to build its tasks outside the lock.
+    private let job: Job
+    private let base: URLBuilder.Base?
+    private let cursors: [String: String]
     private let redactor: Redactor
     /// Whether any task waits for another's captures: without, nothing reads what
     /// ``finished(_:ok:id:)`` records, and each task's end need not take the lock that every
@@ -58,7 +62,11 @@ final class TaskFeed: Sendable {
         job: Job, cursors: [String: String] = [:], redactor: Redactor,
         memoryLimit: Int = 100_000
     ) {
-        state = Locked(TaskSchedule(job: job, cursors: cursors, memoryLimit: memoryLimit))
+        let schedule = TaskSchedule(job: job, cursors: cursors, memoryLimit: memoryLimit)
+        state = Locked(schedule)
+        self.job = schedule.job
+        base = schedule.base
+        self.cursors = schedule.cursors
         self.redactor = redactor
         hasDependents = job.tasks.contains(where: \.isDependent)
     }
@@ -89,15 +97,21 @@ final class TaskFeed: Sendable {
         }
     }
 
-    /// The next thing to do.
+    /// The next thing to do. A task is built after the lock is let go: the slots of the other
+    /// curl loop waited for each build, the lock being the schedule's.
     func next() -> Item {
-        let (item, woken) = state.withLock { state in
+        let (step, woken) = state.withLock { state in
             let before = state.changes
-            let item = state.next()
-            return (item, state.changes == before ? [] : state.takeWaiters())
+            let step = state.nextStep()
+            return (step, state.changes == before ? [] : state.takeWaiters())
         }
         for waiter in woken { waiter.resume() }
-        return item
+        switch step {
+        case .item(let item): return item
+        case .build(let spec, let bindings):
+            return TaskSchedule.built(
+                spec, bindings: bindings, job: job, base: base, cursors: cursors)
+        }
     }
 
     /// Records the values one response of a task gave; secret ones are redacted from here on.

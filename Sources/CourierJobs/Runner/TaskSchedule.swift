@@ -89,7 +89,42 @@ struct TaskSchedule {
         return (spec.isComplete, spec.failedTask)
     }
 
+    /// What comes next: an item, or a task to build (``Next``).
+    enum Next {
+        case item(Item)
+        /// Task `spec` with `bindings`, counted as handed out: the feed builds it outside its
+        /// lock, so that the slots of the other curl loop need not wait for the build.
+        case build(spec: Int, bindings: [String: String])
+    }
+
+    /// The next item, its task built.
     mutating func next() -> Item {
+        switch nextStep() {
+        case .item(let item): return item
+        case .build(let spec, let bindings):
+            return Self.built(spec, bindings: bindings, job: job, base: base, cursors: cursors)
+        }
+    }
+
+    /// Task `index` built with `bindings`: ``Next/build(spec:bindings:)``, done.
+    static func built(
+        _ index: Int, bindings: [String: String], job: Job, base: URLBuilder.Base?,
+        cursors: [String: String]
+    ) -> Item {
+        let spec = job.tasks[index]
+        switch TaskBuilder.build(
+            spec, index: index, bindings: bindings, job: job, base: base, cursors: cursors)
+        {
+        case .success(var task):
+            if spec.refreshableToken != nil { task.authBindings = bindings }
+            return .task(task)
+        case .failure(let error):
+            let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
+            return .failure(error, spec: index, id: id)
+        }
+    }
+
+    mutating func nextStep() -> Next {
         while true {
             // Dependants first: their values are waiting in memory, and children that
             // start early keep the run's memory flat.
@@ -99,7 +134,9 @@ struct TaskSchedule {
                 if specs[index].isOpen { waiting = true }
             }
             if current == nil {
-                guard !independent.isEmpty else { return waiting ? .wait(changes) : .end }
+                guard !independent.isEmpty else {
+                    return .item(waiting ? .wait(changes) : .end)
+                }
                 let index = independent.removeFirst()
                 let spec = job.tasks[index]
                 current = (index, CombinationIterator(spec.foreach, zip: spec.zip))
@@ -117,7 +154,7 @@ struct TaskSchedule {
 
     /// One step of a dependent spec: a task, a skip, or `nil` when it must wait (or just
     /// ended).
-    private mutating func advance(_ index: Int) -> Item? {
+    private mutating func advance(_ index: Int) -> Next? {
         let spec = job.tasks[index]
         while true {
             switch specs[index].phase {
@@ -175,14 +212,15 @@ struct TaskSchedule {
                         return nil
                     }
                     specs[index].emitted += 1
-                    return .skipped(
-                        SkippedTask(
-                            id: Template(spec.id).render(bindings), spec: index, reason: reason)
-                    )
+                    return .item(
+                        .skipped(
+                            SkippedTask(
+                                id: Template(spec.id).render(bindings), spec: index,
+                                reason: reason)))
                 }
                 endExpansion(index)
                 specs[index].emitted += 1
-                return .skipped(SkippedTask(id: spec.id, spec: index, reason: reason))
+                return .item(.skipped(SkippedTask(id: spec.id, spec: index, reason: reason)))
             }
         }
     }
@@ -192,7 +230,7 @@ struct TaskSchedule {
         /// Take another step.
         case again
         /// What ``advance(_:)`` returns.
-        case item(Item?)
+        case item(Next?)
     }
 
     /// One step of a spec that fans out over a capture: the next child for the value at
@@ -240,7 +278,7 @@ struct TaskSchedule {
                 reason: failureReason(capture, failed)
                     + "; its later values are unknown")
             specs[index].emitted += 1
-            return .item(.skipped(item))
+            return .item(.item(.skipped(item)))
         }
         return .item(nil)
     }
@@ -283,7 +321,7 @@ struct TaskSchedule {
     }
 
     /// Marks a dependent spec skipped, and returns its first skip.
-    private mutating func skipAll(_ index: Int, reason: String) -> Item? {
+    private mutating func skipAll(_ index: Int, reason: String) -> Next? {
         let spec = job.tasks[index]
         let idNeedsCaptures = Template(spec.id).variables.contains { name in
             !spec.foreach.contains { $0.name == name }
@@ -301,7 +339,9 @@ struct TaskSchedule {
         changes += 1
     }
 
-    private mutating func build(_ index: Int, bindings: [String: String]) -> Item? {
+    /// Counts task `index` with `bindings` as handed out, for the feed to build; `nil` for a
+    /// fan-out child whose value came before (its child was handed out then).
+    private mutating func build(_ index: Int, bindings: [String: String]) -> Next? {
         let spec = job.tasks[index]
         if spec.captureSource != nil {
             let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
@@ -310,16 +350,7 @@ struct TaskSchedule {
             guard keys.insert(FNV1a.taskKey(job: job.name, task: id)) else { return nil }
         }
         specs[index].emitted += 1
-        switch TaskBuilder.build(
-            spec, index: index, bindings: bindings, job: job, base: base, cursors: cursors)
-        {
-        case .success(var task):
-            if spec.refreshableToken != nil { task.authBindings = bindings }
-            return .task(task)
-        case .failure(let error):
-            let id = (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
-            return .failure(error, spec: index, id: id)
-        }
+        return .build(spec: index, bindings: bindings)
     }
 }
 
