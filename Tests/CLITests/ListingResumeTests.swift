@@ -74,6 +74,36 @@ struct ListingResumeTests {
         }
     }
 
+    /// The lines of the records file.
+    static func recordLines(_ space: JobWorkspace) throws -> [Substring] {
+        try String(
+            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
+            encoding: .utf8
+        ).split(separator: "\n")
+    }
+
+    /// What a listing leaves under `out/.courier` while it is not done: listing files,
+    /// temporaries and parts (empty once every task ended ok).
+    static func leftovers(_ space: JobWorkspace) -> [String] {
+        let courier = space.folder.appendingPathComponent("out/.courier")
+        return (FileManager.default.enumerator(atPath: courier.path)?.allObjects ?? [])
+            .compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".listing") || $0.hasSuffix(".tmp") || $0.hasSuffix(".part") }
+    }
+
+    /// A workspace whose store holds the 16 records, with the job whose page fault (query
+    /// members, `TOGGLE` standing for a toggle of its own) lasts until the toggle is switched on.
+    static func cutListing(_ name: String, fault: String) async throws -> (
+        space: JobWorkspace, key: String, toggle: String
+    ) {
+        let space = try JobWorkspace()
+        let key = FixtureServer.uniqueKey(name)
+        try await fill(space, key: key)
+        let toggle = FixtureServer.uniqueKey("listing-toggle")
+        try writeJob(space, key: key, fault: fault.replacingOccurrences(of: "TOGGLE", with: toggle))
+        return (space, key, toggle)
+    }
+
     /// Every file under `out/`, the locks left out.
     static func outputs(_ space: JobWorkspace) -> [String: Data] {
         RecoveryMatrixTests.outputs(space)
@@ -174,12 +204,7 @@ struct ListingResumeTests {
         #expect(
             (try? FileManager.default.contentsOfDirectory(atPath: checkpoints.path)) ?? [] == [],
             "the checkpoint goes once the task is ok")
-        let parts = space.folder.appendingPathComponent("out/.courier/records")
-        let leftovers = FileManager.default.enumerator(atPath: parts.path)?.allObjects
-            .compactMap { $0 as? String }.filter {
-                $0.hasSuffix(".listing") || $0.hasSuffix(".part")
-            }
-        #expect(leftovers ?? [] == [], "no listing file or part is left")
+        #expect(Self.leftovers(space) == [], "no listing file, temporary or part is left")
 
         // The next run is a new night: every page again, nothing resumed.
         let again = try await space.run(backend: backend)
@@ -217,12 +242,9 @@ struct ListingResumeTests {
     /// not one Courier wrote is named and replaced by the next run's own.
     @Test("a changed listing file or a garbage checkpoint is not trusted")
     func tamperedStateIsNotTrusted() async throws {
-        let space = try JobWorkspace()
+        let (space, key, cut) = try await Self.cutListing(
+            "listing-tamper", fault: #", "fail_page": "5", "fail_until": "TOGGLE""#)
         defer { space.remove() }
-        let key = FixtureServer.uniqueKey("listing-tamper")
-        try await Self.fill(space, key: key)
-        let cut = FixtureServer.uniqueKey("listing-toggle")
-        try Self.writeJob(space, key: key, fault: #", "fail_page": "5", "fail_until": "\#(cut)""#)
         #expect(try await space.run(backend: "curl").status == 1)
         let checkpoints = space.folder.appendingPathComponent("out/.courier/listings")
         let names = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path)
@@ -245,10 +267,7 @@ struct ListingResumeTests {
                 "pages are gone or changed since its checkpoint; it starts at page 1"),
             "\(resumed.stderr)")
         #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8])
-        let lines = try String(
-            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
-            encoding: .utf8
-        ).split(separator: "\n")
+        let lines = try Self.recordLines(space)
         #expect(lines.count == 16)
         #expect(!lines.joined().contains("X"), "the changed record is not in the file")
 
@@ -307,13 +326,10 @@ struct ListingResumeTests {
     /// earlier run's listing file goes.
     @Test("a listing whose records settings changed since its checkpoint starts at page 1")
     func changedRecordsSettingsStartAgain() async throws {
-        let space = try JobWorkspace()
+        let (space, key, cut) = try await Self.cutListing(
+            "listing-settings", fault: #", "fail_page": "5", "fail_until": "TOGGLE""#)
         defer { space.remove() }
-        let key = FixtureServer.uniqueKey("listing-settings")
-        try await Self.fill(space, key: key)
-        let cut = FixtureServer.uniqueKey("listing-toggle")
         let fault = #", "fail_page": "5", "fail_until": "\#(cut)""#
-        try Self.writeJob(space, key: key, fault: fault)
         #expect(try await space.run(backend: "curl").status == 1)
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
         try Self.writeJob(space, key: key, fault: fault, shaping: #", "select": ["id", "name"]"#)
@@ -321,18 +337,10 @@ struct ListingResumeTests {
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("keeps its records otherwise"), "\(resumed.stderr)")
         #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6, 7, 8])
-        let lines = try String(
-            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
-            encoding: .utf8
-        ).split(separator: "\n")
+        let lines = try Self.recordLines(space)
         #expect(lines.count == 16)
         #expect(lines.allSatisfy { !$0.contains("updated_at") }, "every record selected")
-        let parts = space.folder.appendingPathComponent("out/.courier")
-        let left = FileManager.default.enumerator(atPath: parts.path)?.allObjects
-            .compactMap { $0 as? String }.filter {
-                $0.hasSuffix(".listing") || $0.hasSuffix(".tmp")
-            }
-        #expect(left ?? [] == [], "nothing of the checkpoint is left")
+        #expect(Self.leftovers(space) == [], "nothing of the checkpoint is left")
     }
 
     /// A run killed early in a listing (its records in the listing's tagged temporary until its
@@ -340,12 +348,9 @@ struct ListingResumeTests {
     /// `.courier` once the resume is done: no listing file, temporary or part piles up.
     @Test("a listing killed on page 2 leaves nothing under .courier after the resume")
     func killedBeforeTheFirstCheckpoint() async throws {
-        let space = try JobWorkspace()
+        let (space, key, cut) = try await Self.cutListing(
+            "listing-first", fault: #", "hang_page": "2", "hang_until": "TOGGLE""#)
         defer { space.remove() }
-        let key = FixtureServer.uniqueKey("listing-first")
-        try await Self.fill(space, key: key)
-        let cut = FixtureServer.uniqueKey("listing-toggle")
-        try Self.writeJob(space, key: key, fault: #", "hang_page": "2", "hang_until": "\#(cut)""#)
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
@@ -356,15 +361,8 @@ struct ListingResumeTests {
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
         let again = try await space.run(["--resume"], backend: "curl")
         #expect(again.status == 0, "\(again.stderr)")
-        let courier = space.folder.appendingPathComponent("out/.courier")
-        let left = FileManager.default.enumerator(atPath: courier.path)?.allObjects
-            .compactMap { $0 as? String }
-            .filter { $0.hasSuffix(".listing") || $0.hasSuffix(".tmp") || $0.hasSuffix(".part") }
-        #expect(left ?? [] == [], "left under .courier: \(left ?? [])")
-        let lines = try String(
-            contentsOf: space.folder.appendingPathComponent("out/records/items.jsonl"),
-            encoding: .utf8
-        ).split(separator: "\n")
+        #expect(Self.leftovers(space) == [], "left under .courier: \(Self.leftovers(space))")
+        let lines = try Self.recordLines(space)
         #expect(lines.count == 16)
     }
 }

@@ -8,15 +8,12 @@ in mutable mode, so every request reads it as it is then.
 """
 
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
-from fixture_support import run_until_stdin_closes
+from fixture_support import free_port, run_until_stdin_closes, wait_until_answers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATASETTE = os.path.join(ROOT, ".build", "pyvenv", "bin", "datasette")
@@ -28,22 +25,11 @@ if not os.path.exists(DATASETTE):
 folder = tempfile.mkdtemp(prefix="courier-datasette-")
 database = os.path.join(folder, "store.db")
 sqlite3.connect(database).close()
-probe = socket.socket()
-probe.bind(("127.0.0.1", 0))
-port = probe.getsockname()[1]
-probe.close()
+port = free_port()
 child = subprocess.Popen(
     [DATASETTE, "serve", database, "-h", "127.0.0.1", "-p", str(port),
      "--setting", "max_returned_rows", "100000"],
     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-for _ in range(200):
-    try:
-        urllib.request.urlopen("http://127.0.0.1:%d/-/versions.json" % port, timeout=1).read()
-        break
-    except Exception:
-        if child.poll() is not None:
-            print("datasette exited with status %d" % child.returncode, flush=True)
-            sys.exit(1)
-        time.sleep(0.1)
+wait_until_answers("http://127.0.0.1:%d/-/versions.json" % port, child, "datasette", 200)
 print("READY %d %s" % (port, database), flush=True)
 run_until_stdin_closes(child)

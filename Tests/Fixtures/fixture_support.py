@@ -2,8 +2,34 @@
 
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def wait_until_answers(url, child, name, tries):
+    """Waits until `url` answers (0.1 s between `tries`); exits with a READY-less line saying
+    why when `child` (the server `name`) exits first."""
+    for _ in range(tries):
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except Exception:
+            if child.poll() is not None:
+                print("%s exited with status %d" % (name, child.returncode), flush=True)
+                sys.exit(1)
+            time.sleep(0.1)
 
 
 def make_certificate(folder):

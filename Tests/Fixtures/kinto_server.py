@@ -9,14 +9,11 @@ bucket of its own, and owns what is in it.
 """
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
-from fixture_support import run_until_stdin_closes
+from fixture_support import free_port, run_until_stdin_closes, wait_until_answers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KINTO = os.path.join(ROOT, ".build", "pyvenv", "bin", "kinto")
@@ -40,22 +37,11 @@ settings = settings.replace(
     "kinto.bucket_create_principals = system.Authenticated")
 with open(ini, "w") as handle:
     handle.write(settings)
-probe = socket.socket()
-probe.bind(("127.0.0.1", 0))
-port = probe.getsockname()[1]
-probe.close()
+port = free_port()
 child = subprocess.Popen(
     [KINTO, "start", "--ini", ini, "--port", str(port)],
     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     cwd=folder)
-for _ in range(300):
-    try:
-        urllib.request.urlopen("http://127.0.0.1:%d/v1/" % port, timeout=1).read()
-        break
-    except Exception:
-        if child.poll() is not None:
-            print("kinto exited with status %d" % child.returncode, flush=True)
-            sys.exit(1)
-        time.sleep(0.1)
+wait_until_answers("http://127.0.0.1:%d/v1/" % port, child, "kinto", 300)
 print("READY %d" % port, flush=True)
 run_until_stdin_closes(child)
