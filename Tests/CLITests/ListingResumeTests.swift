@@ -46,15 +46,21 @@ struct ListingResumeTests {
 
     /// A listing with records, a save per page and a `since` cursor; `fault` is the query's
     /// own part that makes page 5 fail or hang until `toggle` is switched on.
+    /// - Parameter records: `false` for shards, which write no records.
     static func writeJob(
-        _ space: JobWorkspace, key: String, fault: String, shaping: String = ""
+        _ space: JobWorkspace, key: String, fault: String, shaping: String = "",
+        records: Bool = true
     ) throws {
+        let recordsRule =
+            records
+            ? #""records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"\#(shaping)},"#
+            : ""
         try space.writeJob(
             tasks: #"""
                 {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "size": "2", "since": "{since}"\#(fault)},
                  "paginate": {"next": {"linkHeader": "next"}},
                  "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
-                 "records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"\#(shaping)},
+                 \#(recordsRule)
                  "save": "pages/{page}.json"}
                 """#,
             extra: #""retry": {"maxAttempts": 1}, "timeout": 600,"#)
@@ -364,5 +370,44 @@ struct ListingResumeTests {
         #expect(Self.leftovers(space) == [], "left under .courier: \(Self.leftovers(space))")
         let lines = try Self.recordLines(space)
         #expect(lines.count == 16)
+    }
+
+    /// Shards: the shard that owns the listing keeps its checkpoint, and its own `--resume`
+    /// goes on from it; the saves and the cursor end as a clean unsharded run's.
+    @Test("a sharded listing cut on page 5 goes on from page 5 in its shard's resume")
+    func shardsResumeTheirListing() async throws {
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        let cleanKey = FixtureServer.uniqueKey("listing-shard-clean")
+        try await Self.fill(clean, key: cleanKey)
+        try Self.writeJob(clean, key: cleanKey, fault: "", records: false)
+        #expect(try await clean.run(backend: "curl").status == 0)
+
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("listing-shard")
+        try await Self.fill(space, key: key)
+        let cut = FixtureServer.uniqueKey("listing-toggle")
+        try Self.writeJob(
+            space, key: key, fault: #", "fail_page": "5", "fail_until": "\#(cut)""#,
+            records: false)
+        var statuses: [Int32] = []
+        for shard in ["0/2", "1/2"] {
+            statuses.append(try await space.run(["--shard", shard], backend: "curl").status)
+        }
+        #expect(statuses.sorted() == [0, 1], "the owning shard failed, the other had nothing")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        var notes = ""
+        for shard in ["0/2", "1/2"] {
+            let resumed = try await space.run(["--shard", shard, "--resume"], backend: "curl")
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            notes += resumed.stderr
+        }
+        #expect(
+            notes.contains("task sync goes on from page 5: pages 1-4 were kept by run"), "\(notes)")
+        #expect(Self.pagesAsked(space, key: key) == [1, 2, 3, 4, 5, 5, 6, 7, 8])
+        let differences = RecoveryMatrixTests.differences(
+            Self.outputs(space), Self.outputs(clean))
+        #expect(differences.isEmpty, "outputs differ from the clean run's: \(differences)")
     }
 }

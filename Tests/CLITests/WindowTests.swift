@@ -184,6 +184,28 @@ struct WindowTests {
         #expect(try await space.run(backend: "curl").status == 0, "a plain run appends once")
     }
 
+    @Test("a bound that is not a time is refused, naming its path and what was found")
+    func badBounds() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "d-{windowStart}", "path": "/echo",
+                 "window": {"start": "yesterday", "end": "soon", "step": "1d"}}
+                """#)
+        let refused = try await CourierBinary.run(
+            ["validate", "job.json"], directory: space.folder)
+        #expect(refused.status == 2)
+        #expect(
+            refused.stderr.contains(
+                #"tasks[0].window.start: expected a time such as "2026-01-01T00:00:00Z", "2026-01-01" or seconds since 1970, found "yesterday""#
+            ), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains(
+                #"tasks[0].window.end: expected a time such as "2026-02-01", found "soon" (leave it out for now)"#
+            ), "\(refused.stderr)")
+    }
+
     @Test("the bounds as RFC 3339 and epoch seconds; windows end at now less the lag")
     func formats() async throws {
         let space = try JobWorkspace()

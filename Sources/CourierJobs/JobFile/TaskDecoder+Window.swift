@@ -27,27 +27,14 @@ extension TaskDecoder {
                 at: node)
         }
         variables.formUnion([WindowRule.startVariable, WindowRule.endVariable])
-        let start = inner.string("start", required: true).flatMap { text -> Date? in
-            guard let date = WindowRule.instant(text) else {
-                context.error(
-                    "\(path).start",
-                    "expected a time such as \"2026-01-01T00:00:00Z\", \"2026-01-01\" or seconds since 1970, found \"\(text)\"",
-                    at: node)
-                return nil
-            }
-            return date
-        }
+        let start = instant(
+            &inner, "start", path: path, node: node, required: true,
+            expected:
+                "a time such as \"2026-01-01T00:00:00Z\", \"2026-01-01\" or seconds since 1970")
         let step = duration(&inner, "step", path: path, required: true)
-        let end = inner.string("end").flatMap { text -> Date? in
-            guard let date = WindowRule.instant(text) else {
-                context.error(
-                    "\(path).end",
-                    "expected a time such as \"2026-02-01\", found \"\(text)\" (leave it out for now)",
-                    at: node)
-                return nil
-            }
-            return date
-        }
+        let end = instant(
+            &inner, "end", path: path, node: node, required: false,
+            expected: "a time such as \"2026-02-01\"", hint: " (leave it out for now)")
         let lag = duration(&inner, "lag", path: path, required: false) ?? 0
         let format = inner.choice("format", of: WindowRule.Format.self) ?? .rfc3339
         guard let start, let step else { return nil }
@@ -72,6 +59,22 @@ extension TaskDecoder {
                 at: node)
         }
         return WindowRule(start: start, step: step, end: end, lag: lag, format: format)
+    }
+
+    /// The instant at `key` of `window` (``WindowRule/instant(_:)``), or `nil` (and an error
+    /// naming what was `expected` and what was found, when there is a value).
+    private func instant(
+        _ inner: inout NodeReader, _ key: String, path: String, node: JSONNode, required: Bool,
+        expected: String, hint: String = ""
+    ) -> Date? {
+        inner.string(key, required: required).flatMap { text -> Date? in
+            guard let date = WindowRule.instant(text) else {
+                context.error(
+                    "\(path).\(key)", "expected \(expected), found \"\(text)\"\(hint)", at: node)
+                return nil
+            }
+            return date
+        }
     }
 
     /// The `write` of the task's `records`, read ahead of its turn.
