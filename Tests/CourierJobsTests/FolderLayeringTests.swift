@@ -76,6 +76,7 @@ struct FolderLayeringTests {
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             var kept = ""
             var inString = false
+            var escaped = false
             var previous: Character = " "
             var iterator = line.makeIterator()
             while let character = iterator.next() {
@@ -83,7 +84,14 @@ struct FolderLayeringTests {
                     kept.removeLast()
                     break
                 }
-                if character == "\"", previous != "\\" { inString.toggle() }
+                // A backslash in a string escapes the next character, itself included.
+                if inString, escaped {
+                    escaped = false
+                } else if inString, character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    inString.toggle()
+                }
                 if !inString { kept.append(character) }
                 previous = character
             }

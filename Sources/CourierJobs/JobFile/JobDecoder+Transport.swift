@@ -3,6 +3,26 @@ import Foundation
 
 /// The job's transport settings: `http2`, and `tls` (whom to trust, who we are).
 extension JobDecoder {
+    /// `http2` and `tls`, each checked against the backend that would apply it.
+    static func decodeTransport(
+        _ reader: inout NodeReader, file: URL, backend: Backend, context: DecodingContext
+    ) -> (http2: Bool, tls: TLSOptions) {
+        let http2 = reader.bool("http2") ?? false
+        if http2, backend == .urlsession, let node = reader.take("http2") {
+            reader.fail(
+                "http2",
+                "the urlsession backend cannot be told to use HTTP/2 (FoundationNetworking chooses by itself); use \"backend\": \"curl\"",
+                at: node)
+        }
+        let tls =
+            reader.take("tls").flatMap {
+                decodeTLS(
+                    $0, jobFolder: file.deletingLastPathComponent(), backend: backend,
+                    context: context)
+            } ?? TLSOptions()
+        return (http2, tls)
+    }
+
     /// `tls`: the files are relative to the job file's folder; the key's passphrase is a
     /// secret like any `${env:…}` value. Refused with the URLSession backend, which cannot
     /// apply any of it on Linux (it would fail every request).

@@ -153,19 +153,7 @@ enum JobDecoder {
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
         let home = decodeHome(&reader, file: file)
         let hostThrottle = reader.bool("hostThrottle") ?? true
-        let http2 = reader.bool("http2") ?? false
-        if http2, backend == .urlsession, let node = reader.take("http2") {
-            reader.fail(
-                "http2",
-                "the urlsession backend cannot be told to use HTTP/2 (FoundationNetworking chooses by itself); use \"backend\": \"curl\"",
-                at: node)
-        }
-        let tls =
-            reader.take("tls").flatMap {
-                decodeTLS(
-                    $0, jobFolder: file.deletingLastPathComponent(), backend: backend,
-                    context: context)
-            } ?? TLSOptions()
+        let (http2, tls) = decodeTransport(&reader, file: file, backend: backend, context: context)
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
         var defaults = TaskDefaults(
             retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),

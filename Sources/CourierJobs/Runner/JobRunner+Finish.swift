@@ -110,21 +110,7 @@ extension JobRunner {
             }
         case .metricsTimer: underway.metricsTicker?.cancel()
         case .pruning: prune(begun, underway, counts: finishing.progress.snapshot)
-        case .summary:
-            var summary = summarize(begun, underway, counts: finishing.progress.snapshot)
-            summary.recordsFailed = finishing.recordsFailed
-            // A repair says what the job's whole history still lacks: every log of the job
-            // (other shards' too), this run's lines on file since `linesOnFile`.
-            if options.resume != nil || source.repairsFromLogs, !options.logToStandardOutput,
-                !summary.logVanished
-            {
-                summary.missing = JobHistory.notDoneCount(
-                    folder: options.logDirectory.appendingPathComponent(job.name))
-            }
-            if let failure = summary.logFailure {
-                console.error("courier: the log is incomplete: \(failure)")
-            }
-            finishing.summary = summary
+        case .summary: finishing.summary = summarizeEnd(finishing)
         case .dataChecks:
             if let summary = finishing.summary {
                 finishing.summary = judgeChecks(summary, counts: finishing.progress.snapshot)
@@ -136,21 +122,44 @@ extension JobRunner {
                 body: options.summaryLine?(summary) ?? Self.shortSummary(summary, job: job.name),
                 log: begun.log)
         case .signalWatcher: begun.signals.stop()
-        case .runEnd:
-            guard var summary = finishing.summary else { return }
-            try? begun.log.runEnd(
-                duration: summary.duration, total: summary.total, ok: summary.ok,
-                failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
-                interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
-                alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
-                ignored: summary.ignored, checks: summary.checkFailures)
-            summary.logFailure = summary.logFailure ?? begun.log.failure
-            finishing.summary = summary
+        case .runEnd: finishing.summary = finishing.summary.map { writeRunEnd($0, begun) }
         case .metricsFile:
             if let metrics = begun.metrics, let summary = finishing.summary {
                 finishMetrics(metrics, summary: summary, started: begun.started)
             }
         }
+    }
+
+    /// The run's figures at its end, with (for a repair) what the job's history still lacks.
+    private func summarizeEnd(_ finishing: Finishing) -> RunSummary {
+        let (begun, underway) = (finishing.begun, finishing.underway)
+        var summary = summarize(begun, underway, counts: finishing.progress.snapshot)
+        summary.recordsFailed = finishing.recordsFailed
+        // A repair says what the job's whole history still lacks: every log of the job
+        // (other shards' too), this run's lines on file since `linesOnFile`.
+        if options.resume != nil || source.repairsFromLogs, !options.logToStandardOutput,
+            !summary.logVanished
+        {
+            summary.missing = JobHistory.notDoneCount(
+                folder: options.logDirectory.appendingPathComponent(job.name))
+        }
+        if let failure = summary.logFailure {
+            console.error("courier: the log is incomplete: \(failure)")
+        }
+        return summary
+    }
+
+    /// `run.end` written; `summary` with the log's failure, if writing it failed.
+    private func writeRunEnd(_ summary: RunSummary, _ begun: Begun) -> RunSummary {
+        var summary = summary
+        try? begun.log.runEnd(
+            duration: summary.duration, total: summary.total, ok: summary.ok,
+            failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
+            interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
+            alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
+            ignored: summary.ignored, checks: summary.checkFailures)
+        summary.logFailure = summary.logFailure ?? begun.log.failure
+        return summary
     }
 
     /// `summary` with the job's `checks` judged (``DataCheckVerdict``), each failure said on
