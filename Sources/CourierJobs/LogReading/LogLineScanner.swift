@@ -289,22 +289,9 @@ struct LogLineScanner {
         var integer: UInt64 = 0
         var digits = 0
         var simple = true
-        while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-            if digits < 18 {
-                integer = integer * 10 + UInt64(bytes[index] - 0x30)
-            } else {
-                simple = false
-            }
-            digits += 1
-            index += 1
-        }
-        guard digits > 0 else { return nil }
-        if digits > 1, bytes[start + (bytes[start] == UInt8(ascii: "-") ? 1 : 0)] == 0x30 {
-            return nil
-        }
-        var fraction = 0
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
+        // The digits from `index` on, into `integer` while it holds them exactly; how many.
+        func digitRun() -> Int {
+            let first = index
             while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
                 if digits < 18 {
                     integer = integer * 10 + UInt64(bytes[index] - 0x30)
@@ -312,9 +299,18 @@ struct LogLineScanner {
                     simple = false
                 }
                 digits += 1
-                fraction += 1
                 index += 1
             }
+            return index - first
+        }
+        guard digitRun() > 0 else { return nil }
+        if digits > 1, bytes[start + (bytes[start] == UInt8(ascii: "-") ? 1 : 0)] == 0x30 {
+            return nil
+        }
+        var fraction = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            fraction = digitRun()
             guard fraction > 0 else { return nil }
         }
         if index < bytes.count,
