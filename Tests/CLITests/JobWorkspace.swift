@@ -93,6 +93,7 @@ enum LogContract {
         "bytesSent",
         "bytesReceived", "timings", "outcome",
     ]
+    static let requestStart = ["event", "ts", "run", "job", "task", "method", "url"]
     static let skipped = ["event", "ts", "run", "job", "task", "outcome", "error"]
     static let token = [
         "event", "ts", "run", "job", "url", "grant", "attempt", "timings", "outcome",
@@ -111,6 +112,9 @@ enum LogContract {
             switch line["event"] as? String {
             case "run.start": fields = runStart
             case "request": fields = request
+            case "request.start":
+                fields = requestStart
+                #expect(["POST", "PATCH"].contains(line["method"] as? String ?? ""))
             case "run.end": fields = runEnd
             case "token":
                 fields = token

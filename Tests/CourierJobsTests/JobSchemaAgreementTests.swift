@@ -102,6 +102,7 @@ struct JobSchemaAgreementTests {
         case .stringOrArray: ["string", "array"]
         case .booleanOrString: ["boolean", "string"]
         case .booleanOrArray: ["array", "boolean"]
+        case .booleanOrObject: ["boolean", "object"]
         case .any: nil
         }
     }

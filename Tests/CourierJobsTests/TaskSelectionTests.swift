@@ -43,6 +43,8 @@ struct TaskSelectionTests {
             "send" + (send.task.records == nil ? " without records" : "")
                 + (send.recordsSettled.map { $0 == .done ? ", done" : ", by history" } ?? "")
                 + (send.found ? ", found" : "")
+                + (send.unknownIn.map { ", unknown in \($0)" } ?? "")
+        case .hold(_, let done): "hold" + (done ? ", done" : "")
         }
     }
 

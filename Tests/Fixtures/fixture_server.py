@@ -92,6 +92,17 @@ Routes (any method):
                               rel=next); fail_page answers 500, hang_page sleeps 30 s first;
                               with fail_until / hang_until, only until /toggle/on?name=N (a
                               hang then ends when it is called, 300 s at most)
+  /charges?key=K[&header=H][&hang_until=N][&fail_until=N][&status=S]
+                              (POST) a write that charges once per idempotency key, as Stripe
+                              documents: the key in header H (Idempotency-Key) makes a repeat
+                              answer the first answer again (Idempotent-Replayed: true) without
+                              a second effect; a repeat while the first is under way is 409, one
+                              with another body 400. Each effect gets an id; 201 {"id", "status":
+                              S (paid)}. hang_until: the effect is made, then the answer waits
+                              for /toggle/on?name=N (300 s at most); fail_until: 503 (no
+                              effect) until then
+  /charges/effects?key=K       the effects made so far: {"count", "pending" (keys whose first
+                              request is under way), "charges": [{"id", "key", "body"}]}
   /etag?v=V[&key]              a body naming V, with ETag "V" and a fixed Last-Modified; 304
                               when If-None-Match is "V" or If-Modified-Since is that date
   /v1/users[?page&per_page&q] the seed articles' user API: a Page of users, filtered by q;
@@ -204,6 +215,7 @@ from fixture_support import make_certificate
 # /store: records per test key, {id: record}; a record has "id" and "updated_at".
 STORE = {}
 STORE_LOCK = threading.Lock()
+CHARGES = {}  # key -> {"effects": [...], "answers": {idempotency key: (status, body, request body) or None}}
 
 PATTERN = bytes(range(256)) * 256  # 64 KiB; byte i of a body is i % 256
 # The /cut/ routes' body: JSON text that compresses to a few KiB, so a cut stream decodes to
@@ -243,7 +255,7 @@ SEED_USERS = [{"id": str(n), "name": name, "email": name.lower() + "@example.com
                "created_at": 1700000000 + n, "updated_at": 1700000100 + n}
               for n, name in enumerate(["Ada", "Swift", "Grace", "Swiftie", "Linus"], start=1)]
 
-BOOKKEEPING = ("/hits", "/concurrency", "/paused")  # read the records without adding to them
+BOOKKEEPING = ("/hits", "/concurrency", "/paused", "/charges/effects")  # read the records without adding to them
 state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
@@ -648,6 +660,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply_json(200, {"version": arg("v", "1")}, headers)
         elif route == "/pages":
             self.pages(arg)
+        elif route in ("/charges", "/charges/effects"):
+            self.charges(route, arg, body)
         elif route in ("/store/put", "/store/items"):
             self.store(route, arg, body)
         elif route == "/toggle/on":
@@ -937,6 +951,50 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(304, b"", [("ETag", etag)])
             return self.reply_json(200, {"id": ident, "v": 1}, [("ETag", etag)])
         self.reply_json(404, {"error": "no route " + route})
+
+    def charges(self, route, arg, body):
+        """A write with Stripe's idempotency: an effect per new key (or per request without
+        one), a repeat of a key answered as the first time, 409 while the first is under way."""
+        def toggled_off(name):
+            with state_lock:
+                return bool(name) and name not in toggles
+        with state_lock:
+            state = CHARGES.setdefault(arg("key") or "", {"effects": [], "answers": {}})
+        if route == "/charges/effects":
+            with state_lock:
+                pending = sum(1 for answer in state["answers"].values() if answer is None)
+                return self.reply_json(200, {"count": len(state["effects"]), "pending": pending,
+                                             "charges": list(state["effects"])})
+        if toggled_off(arg("fail_until")):
+            return self.reply_json(503, {"error": "try again"})
+        key = self.headers.get(arg("header") or "Idempotency-Key")
+        with state_lock:
+            if key is not None and key in state["answers"]:
+                answer = state["answers"][key]
+                if answer is None:
+                    return self.reply_json(409, {"error": "a request with this key is under way"})
+                status, reply, sent = answer
+                if sent != body:
+                    return self.reply_json(400, {"error": "this key was used with another body"})
+                return self.reply(status, reply, [("Content-Type", "application/json"),
+                                                  ("Idempotent-Replayed", "true")])
+            charge = {"id": "ch_%d" % (len(state["effects"]) + 1), "key": key,
+                      "body": body.decode("utf-8", "replace")}
+            state["effects"].append(charge)
+            if key is not None:
+                state["answers"][key] = None
+        if arg("hang_until"):
+            deadline = time.time() + 300
+            while toggled_off(arg("hang_until")) and time.time() < deadline:
+                time.sleep(0.02)
+        reply = json.dumps({"id": charge["id"], "status": arg("status") or "paid"}).encode()
+        with state_lock:
+            if key is not None:
+                state["answers"][key] = (201, reply, body)
+        try:
+            self.reply(201, reply, [("Content-Type", "application/json")])
+        except OSError:
+            self.close_connection = True
 
     def store(self, route, arg, body):
         """An incremental-sync API: PUT records in (JSON list, upserted by id), list those

@@ -15,6 +15,7 @@ extension ReplayCommand {
             options.filter.errorKinds = Set(text.split(separator: ",").map(String.init))
         }
         options.filter.taskGlob = try parser.option("--task")
+        if let glob = options.filter.taskGlob, WriteRule.names(glob) { options.run.named = [glob] }
         for header in try parser.all("--header") {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
                 throw UsageError("replay: --header expects 'Name: value', got '\(header)'")

@@ -82,17 +82,14 @@ enum ReplayCommand {
         guard
             let (selected, jobNames) = select(history, job: job, options: options, console: console)
         else { return CommandLineInterface.ExitCode.usage }
-        // A cut run's tasks that never ended have no final line: replay cannot see them.
-        if let cut = history.runs.last, !history.ended.contains(cut) {
-            let job = options.jobPath ?? "JOB.json"
-            console.error(
-                "courier: the last run (\(cut)) did not finish: replay re-sends the tasks that failed; `courier run \(job) --resume` sends every task not done"
-            )
-        }
+        warnIfCut(history, options: options, console: console)
         guard !selected.isEmpty else {
             console.output("courier: nothing to replay: no task in the logs matches")
             return CommandLineInterface.ExitCode.success
         }
+        // A write the logs say was answered, or whose outcome they leave unknown, is sent
+        // again only as ``WriteRule`` allows.
+        options.run.writes = history.writes
 
         if let job, !options.logDirectoryGiven {
             options.run.logDirectory = job.home.logs
@@ -187,6 +184,14 @@ enum ReplayCommand {
         var refused = 0
         let firstTime = selected.first?.time ?? 0
         for line in selected {
+            if options.dryRun,
+                let reason = held(
+                    line, built: jobTasks[line.task ?? ""], job: job, options: options)
+            {
+                console.output(
+                    "\(line.task ?? "?")\t(not sent: \(reason))".showingControlCharacters)
+                continue
+            }
             switch builder.build(line) {
             case .success(var task):
                 if options.paced { task.sendAt = (line.time - firstTime) / options.speed }
@@ -233,6 +238,35 @@ enum ReplayCommand {
             source: .replay(tasks, replayOf: replayOf))
         return await finish(
             runner, job: replayJob, refused: refused, options: options, console: console)
+    }
+
+    /// A cut run's tasks that never ended have no final line: replay cannot see them, and
+    /// says so.
+    static func warnIfCut(_ history: TaskHistory, options: Options, console: Console) {
+        guard let cut = history.runs.last, !history.ended.contains(cut) else { return }
+        let job = options.jobPath ?? "JOB.json"
+        console.error(
+            "courier: the last run (\(cut)) did not finish: replay re-sends the tasks that failed; `courier run \(job) --resume` sends every task not done"
+        )
+    }
+
+    /// Why a dry run's selected task would not be sent, when it is a write the history says
+    /// must not be sent again (``WriteRule``, as the run decides it).
+    static func held(_ line: LogLine, built: ExpandedTask?, job: Job?, options: Options) -> String?
+    {
+        guard let id = line.task, let writes = options.run.writes else { return nil }
+        let spec = job.flatMap { built?.spec(in: $0) }
+        guard spec?.isWrite ?? WriteSettings.writes(line.method ?? "") else { return nil }
+        let header = spec?.writes.keyHeader ?? "Idempotency-Key"
+        let keyed =
+            built?.request.headers.contains(header)
+            ?? line.requestHeaders.contains { $0.name.lowercased() == header.lowercased() }
+        let fact = writes[FNV1a.taskKey(job: line.job, task: id)]
+        guard
+            case .hold(let reason) = WriteRule.decide(
+                task: id, fact: fact, keyed: keyed, named: options.run.named.contains(id))
+        else { return nil }
+        return reason
     }
 
     /// A replay with `--job`: the selected tasks are found again in the job's expansion and

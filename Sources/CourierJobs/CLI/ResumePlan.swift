@@ -19,6 +19,7 @@ enum ResumePlan {
         defer { feed.close() }
         var sent = 0
         var done = 0
+        var held = 0
         /// Specs whose values come only when their sent-again producer runs.
         var unknownProducers = Set<Int>()
         loop: while true {
@@ -36,7 +37,8 @@ enum ResumePlan {
                 case .otherShard: continue
                 case .done: done += 1
                 case .kept: done += 1
-                case .sent: sent += 1
+                case .sent, .resent: sent += 1
+                case .held: held += 1
                 }
                 if case .sent = planned, spec.hasCaptures { unknownProducers.insert(index) }
                 if let line = planned.line(task: task, spec: spec, job: job),
@@ -74,7 +76,7 @@ enum ResumePlan {
         }
         let backend = options.backend ?? job.backend
         console.output(
-            "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(unknownProducers.isEmpty ? "" : " (and the children of what they capture)"), \(done) done by earlier runs and not sent, on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+            "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(unknownProducers.isEmpty ? "" : " (and the children of what they capture)"), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
     }
 
@@ -88,11 +90,19 @@ enum ResumePlan {
         case kept(values: Int)
         /// Sent; `again` when it is done but what it captures was not kept.
         case sent(again: Bool)
+        /// A write whose outcome in that run is unknown, sent again with its key.
+        case resent(unknownIn: String)
+        /// A write not sent again, for this reason (``WriteRule``).
+        case held(String)
 
         /// The plan's line for it, if it has one.
         func line(task: ExpandedTask, spec: TaskSpec, job: Job) -> String? {
             switch self {
             case .otherShard, .done: return nil
+            case .held(let reason): return "\(task.id)\t(not sent: \(reason))"
+            case .resent(let run):
+                return
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\t(its write's outcome in run \(run) is unknown: sent again with its idempotency key)"
             case .kept(let count):
                 return
                     "\(task.id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
@@ -145,14 +155,27 @@ enum ResumePlan {
             return .otherShard
         }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
-        guard resume.done.contains(key) else { return .sent(again: false) }
-        guard spec.hasCaptures else { return .done }
-        if let kept = resume.okRuns[key].flatMap({
+        let sending: Planned
+        if !resume.done.contains(key) {
+            sending = .sent(again: false)
+        } else if !spec.hasCaptures {
+            return .done
+        } else if let kept = resume.okRuns[key].flatMap({
             KeptCaptures.load(job: job, task: task.id, run: $0)
         }), handOn(kept, of: spec, to: feed) {
             return .kept(values: kept.reduce(0) { $0 + $1.values.count })
+        } else {
+            sending = .sent(again: true)
         }
-        return .sent(again: true)
+        // A write is sent again only as the run's rule says (``WriteRule``).
+        guard spec.isWrite else { return sending }
+        let keyed = task.request.headers.contains(spec.writes.keyHeader ?? "Idempotency-Key")
+        switch WriteRule.decide(task: task.id, fact: resume.writes[key], keyed: keyed, named: false)
+        {
+        case .send: return sending
+        case .sendWithKey(let run): return .resent(unknownIn: run)
+        case .hold(let reason): return .held(reason)
+        }
     }
 
     /// Hands kept values to the plan's feed; whether every kept capture is still one of the

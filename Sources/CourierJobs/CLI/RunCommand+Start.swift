@@ -130,6 +130,7 @@ extension RunCommand {
         options.history = options.resume
         if !arguments.only.isEmpty {
             options.only = arguments.only
+            options.named = Set(arguments.only.filter(WriteRule.names))
             // What the history kept of the tasks that capture saves sending them again.
             if options.history == nil, !options.logToStandardOutput {
                 let logs = JobHistory.read(folder: folder).logs
@@ -137,6 +138,7 @@ extension RunCommand {
                     TaskHistory.read(logs, keepRunsOf: capturing, warn: { _ in }), logs: logs)
             }
         }
+        options.writes = options.history?.writes
         return nil
     }
 

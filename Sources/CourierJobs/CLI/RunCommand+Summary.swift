@@ -34,7 +34,7 @@ extension RunCommand {
                         job: job, options: options, total: 0,
                         source: .selection($0, replayOf: []))
                 } ?? JobRunner(job: job, options: options, total: total)
-            var summary = try await runner.run()
+            let summary = try await runner.run()
             if let unmatched = selection?.unmatched, !unmatched.isEmpty {
                 for glob in unmatched { noMatch(glob, job: job, console: console) }
                 if summary.total == 0 { return CommandLineInterface.ExitCode.usage }
@@ -107,6 +107,14 @@ extension RunCommand {
         text +=
             ", \(summary.failed) failed, \(summary.requests) request\(summary.requests == 1 ? "" : "s") in \(String(format: "%.1f", summary.duration)) s"
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
+        if summary.writesResent > 0 {
+            text +=
+                "; \(summary.writesResent) write\(summary.writesResent == 1 ? "" : "s") of unknown outcome sent again with \(summary.writesResent == 1 ? "its" : "their") idempotency key"
+        }
+        if summary.writesHeld > 0 {
+            text +=
+                "; \(summary.writesHeld) write\(summary.writesHeld == 1 ? "" : "s") not sent again (each said why on stderr)"
+        }
         // An interrupted run's tasks that never started are neither ok nor failed.
         let notRun = summary.total - summary.ok - summary.failed
         if summary.interruptedBy != nil, notRun > 0 { text += ", \(notRun) not run" }

@@ -139,6 +139,8 @@ struct TaskSpec: Sendable {
     var responseRules: [ResponseRule] = []
     /// The task's own `checks` (`minRecords`), judged over its entry's tasks.
     var checks = DataChecks()
+    /// `idempotencyKey` and `safe`: whether the task is a write, and its key's header.
+    var writes = WriteSettings()
     /// The task's own `auth` (its strings are templates: `{"bearer": "{token}"}`); it replaces
     /// the job's.
     var auth: Authentication? = nil

@@ -13,6 +13,8 @@ struct JobKey: Sendable {
         case booleanOrString
         /// `true` or a list (`records.csv`).
         case booleanOrArray
+        /// `true`/`false` or an object (`idempotencyKey`).
+        case booleanOrObject
         case any
     }
 
@@ -165,21 +167,6 @@ enum JobKeys {
             JobKey("onExpectation", .boolean),
         ])
 
-    /// `auth` and the objects of its forms.
-    struct Auth: Sendable {
-        let forms: JobObjectKeys
-        let basic: JobObjectKeys
-        let header: JobObjectKeys
-        let oauth2: JobObjectKeys
-
-        init(named name: String, schema: String, templated: Bool) {
-            forms = JobKeys.auth(named: name, schema: schema, templated: templated)
-            basic = JobKeys.authBasic(named: "\(name).basic", templated: templated)
-            header = JobKeys.authHeader(named: "\(name).header", templated: templated)
-            oauth2 = JobKeys.authOAuth2(named: "\(name).oauth2")
-        }
-    }
-
     /// The job's `auth`: literal credentials.
     static let jobAuth = Auth(named: "auth", schema: "/properties/auth", templated: false)
     /// A task's `auth`: the same forms, as templates (captures, variables).
@@ -215,7 +202,14 @@ enum JobKeys {
             JobKey("onResponse", .array),
             JobKey("checks", .object),
             JobKey("window", .object),
+            JobKey("idempotencyKey", .booleanOrObject),
+            JobKey("safe", .boolean),
         ])
+
+    /// A task's `idempotencyKey` in its object form: the header its key goes in.
+    static let idempotencyKey = JobObjectKeys(
+        name: "task.idempotencyKey", schema: "/$defs/task/properties/idempotencyKey",
+        keys: [JobKey("header", .string)])
 
     /// A task's `window`: the time windows it walks (``WindowRule``).
     static let window = JobObjectKeys(
@@ -336,61 +330,8 @@ enum JobKeys {
         jobAuth.header,
         jobAuth.oauth2,
         task, taskAuth.forms, taskAuth.basic, taskAuth.header, taskAuth.oauth2, records, expect,
-        capture,
+        capture, idempotencyKey,
         foreachSource, paginate, paginateNext, paginateHeaderParam, since, paginateCursor,
         paginatePage, paginateOffset, stopWhen,
     ]
-
-    /// A credential: always `${env:…}`, templated in a task's `auth`.
-    private static func credential(templated: Bool) -> [JobKey.Trait] {
-        templated ? [.templated, .env] : [.env]
-    }
-
-    private static func auth(named name: String, schema: String, templated: Bool)
-        -> JobObjectKeys
-    {
-        JobObjectKeys(
-            name: name, schema: schema,
-            keys: [
-                JobKey("bearer", .string, credential(templated: templated)),
-                JobKey("basic", .object),
-                JobKey("header", .object),
-                JobKey("oauth2", .object),
-            ])
-    }
-
-    private static func authBasic(named name: String, templated: Bool) -> JobObjectKeys {
-        JobObjectKeys(
-            name: name, schema: "/properties/auth/oneOf/1/properties/basic",
-            keys: [
-                JobKey("user", .string, credential(templated: templated)),
-                JobKey("password", .string, credential(templated: templated)),
-            ])
-    }
-
-    /// `auth.oauth2`, the same in a task's `auth`: no templates (a token endpoint and its client
-    /// are the job's configuration, not data); the secret and the refresh token must be
-    /// `${env:…}` or `${file:…}` references (``JobDecoder/decodeOAuth2``).
-    private static func authOAuth2(named name: String) -> JobObjectKeys {
-        JobObjectKeys(
-            name: name, schema: "/properties/auth/oneOf/3/properties/oauth2",
-            keys: [
-                JobKey("tokenURL", .string, .env),
-                JobKey("grant", .string),
-                JobKey("clientId", .string, .env),
-                JobKey("clientSecret", .string, .env),
-                JobKey("refreshToken", .string, .env),
-                JobKey("scope", .string, .env),
-                JobKey("clientAuth", .string),
-            ])
-    }
-
-    private static func authHeader(named name: String, templated: Bool) -> JobObjectKeys {
-        JobObjectKeys(
-            name: name, schema: "/properties/auth/oneOf/2/properties/header",
-            keys: [
-                JobKey("name", .string),
-                JobKey("value", .string, credential(templated: templated)),
-            ])
-    }
 }

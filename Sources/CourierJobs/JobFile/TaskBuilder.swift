@@ -65,14 +65,11 @@ enum TaskBuilder {
             url: url, method: spec.method, headers: headers, body: body, timeout: spec.timeout)
         request.streamedBody = streamed
         request.tls = job.tls
-        // The task's own credentials (perhaps a captured token, or OAuth2) replace the job's.
-        // OAuth2 tokens are asked for when the task is sent, not now (``OAuth2Sessions``).
-        if spec.auth != nil || spec.oauth2 != nil {
-            spec.auth?.rendered(bindings).apply(to: &request)
-        } else {
-            job.auth?.apply(to: &request)
-        }
+        authorize(&request, spec: spec, bindings: bindings, job: job)
         SecretMarking.mark(&request, spec: spec, templates: templates, job: job)
+        if let header = spec.writes.keyHeader {
+            IdempotencyKey.stamp(&request, header: header, job: job, task: id)
+        }
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the
         // transport checks again before anything is sent.
         var task = ExpandedTask(
@@ -91,6 +88,18 @@ enum TaskBuilder {
 }
 
 extension TaskBuilder {
+    /// The task's own credentials (perhaps a captured token, or OAuth2) replace the job's.
+    /// OAuth2 tokens are asked for when the task is sent, not now (``OAuth2Sessions``).
+    static func authorize(
+        _ request: inout HTTPRequest, spec: TaskSpec, bindings: [String: String], job: Job
+    ) {
+        if spec.auth != nil || spec.oauth2 != nil {
+            spec.auth?.rendered(bindings).apply(to: &request)
+        } else {
+            job.auth?.apply(to: &request)
+        }
+    }
+
     /// The task's URL: its `path` joined to the job's base, or its `url`, with its query.
     static func target(
         _ target: TaskSpec.Target, templates: CompiledTemplates, bindings: [String: String],

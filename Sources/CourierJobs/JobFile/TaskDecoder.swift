@@ -65,15 +65,12 @@ struct TaskDecoder {
                 at: node)
         }
         let auth = readAuth()
+        let writes = readWrites(method: method)
         JobDecoder.addLiteralCredentials(
             headers.filter { Template($0.value).variables.isEmpty }.map {
                 ($0.name, Template($0.value).render([:]))
             }, context: context)
-        let retry =
-            reader.take("retry").map {
-                JobDecoder.decodeRetry(
-                    $0, path: "\(path).retry", base: defaults.retry, context: context)
-            } ?? defaults.retry
+        let retry = readRetry(writes: writes)
         let timeout =
             reader.number("timeout", range: 0.001...86_400, what: "seconds greater than 0")
             ?? defaults.timeout
@@ -108,8 +105,21 @@ struct TaskDecoder {
         spec.responseRules = responseRules
         spec.window = window
         spec.checks = checks ?? DataChecks()
+        spec.writes = writes
         spec.compiled = CompiledTemplates(spec)
         return spec
+    }
+
+    /// `retry`, the job's when the task has none. A key lets the server recognise a repeat,
+    /// and a safe request has no effect to repeat: both are retried like an idempotent method.
+    private mutating func readRetry(writes: WriteSettings) -> RetryPolicy {
+        var retry =
+            reader.take("retry").map {
+                JobDecoder.decodeRetry(
+                    $0, path: "\(path).retry", base: defaults.retry, context: context)
+            } ?? defaults.retry
+        if writes.keyHeader != nil || writes.safe { retry.retriesNonIdempotent = true }
+        return retry
     }
 
     /// Records the `{names}` in `text` that are not the task's variables, for ``CaptureLinker``.

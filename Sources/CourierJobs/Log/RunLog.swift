@@ -100,12 +100,12 @@ struct RunLog: Sendable {
 
     /// A task that did not run because a task it needed did not succeed: no request was
     /// sent. (`--resume` runs it again, with its inputs.)
-    func skipped(task: String, reason: String) throws {
+    func skipped(task: String, reason: String, kind: String = "skipped") throws {
         try write([
             ("event", .string(LogEvent.skipped)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
             ("outcome", .string(LogOutcome.skipped.rawValue)),
-            ("error", .object([("kind", .string("skipped")), ("message", .string(reason))])),
+            ("error", .object([("kind", .string(kind)), ("message", .string(reason))])),
         ])
     }
 
@@ -222,6 +222,25 @@ struct RunLog: Sendable {
         return (timings, response.bodyCount)
     }
 
+    /// A write about to go to the transport: its `request.start` line, on file before this
+    /// returns, so that a run killed while the write is under way leaves its outcome unknown
+    /// rather than unsaid (``WriteHistory``).
+    func requestStart(task: String, request: HTTPRequest, page: Int?, keyHeader: String?) throws {
+        var line = JSONLineBuilder()
+        line.string("event", LogEvent.requestStart)
+        line.timestamp("ts", Date())
+        line.string("run", run)
+        line.string("job", job)
+        line.string("task", task)
+        if let page { line.int("page", page) }
+        line.string("method", request.method.rawValue)
+        line.string("url", request.displayURL.absoluteString)
+        if let key = keyHeader.flatMap({ request.headers[$0] }) {
+            line.string("idempotencyKey", key)
+        }
+        try write(line: line.finishLine(), now: true)
+    }
+
     /// One attempt of one task: its `request` line. Its `ts` is the attempt's start plus what
     /// it waited (when the request went out), `blockedMs` the whole wait and `throttledMs` its
     /// host's part, each written when not zero.
@@ -244,6 +263,9 @@ struct RunLog: Sendable {
         if let page = record.page { line.int("page", page) }
         line.string("method", request.method.rawValue)
         line.string("url", request.displayURL.absoluteString)
+        if let key = record.keyHeader.flatMap({ request.headers[$0] }) {
+            line.string("idempotencyKey", key)
+        }
         // The fields as they went on the wire, defaults and cookies included
         // (docs/transports.md); computed the same way when no response came back.
         line.headers("requestHeaders", sent, placeholder: Redactor.placeholder) { name in

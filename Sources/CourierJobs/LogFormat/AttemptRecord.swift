@@ -28,13 +28,16 @@ struct AttemptRecord: Sendable {
     var action: String?
     /// What the attempt waited before it was sent.
     var waits: AttemptWaits
+    /// The header the task's idempotency key is in (`idempotencyKey`), when it asked for one:
+    /// the line says the key it sent.
+    var keyHeader: String?
 
     init(
         task: String, attempt: RetryAttempt, outcome: LogOutcome, page: Int? = nil,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, renewedToken: String? = nil,
         renewal: Bool = false, warning: String? = nil, action: String? = nil,
-        waits: AttemptWaits = AttemptWaits()
+        waits: AttemptWaits = AttemptWaits(), keyHeader: String? = nil
     ) {
         self.task = task
         self.attempt = attempt
@@ -49,5 +52,6 @@ struct AttemptRecord: Sendable {
         self.warning = warning
         self.action = action
         self.waits = waits
+        self.keyHeader = keyHeader
     }
 }

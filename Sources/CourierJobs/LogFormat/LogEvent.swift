@@ -3,6 +3,10 @@ enum LogEvent {
     static let runStart = "run.start"
     static let runEnd = "run.end"
     static let request = "request"
+    /// A write (POST, PATCH) about to go to the transport, on file before its first byte is
+    /// sent: a write whose last start has no `request` line after it was cut off under way,
+    /// and its outcome is unknown (``WriteHistory``). No task's outcome.
+    static let requestStart = "request.start"
     /// A task not sent because a task it needed did not succeed.
     static let skipped = "task.skipped"
     /// A task that could not be built (a captured value that makes no valid URL, say): no

@@ -14,6 +14,8 @@ struct RunHistory: Sendable {
     /// The data checks the latest run that ended failed: a resume that cannot judge them
     /// again carries them on.
     var failedChecks: [DataCheckVerdict.Failure] = []
+    /// What the earlier runs did with the job's writes (``WriteHistory``).
+    var writes = WriteHistory()
 
     init(
         runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:], logs: [String] = []
@@ -28,5 +30,6 @@ struct RunHistory: Sendable {
     init(_ history: TaskHistory, logs: [String]) {
         self.init(runs: history.runs, done: history.done, okRuns: history.okRuns, logs: logs)
         failedChecks = history.lastEndChecks
+        writes = history.writes
     }
 }

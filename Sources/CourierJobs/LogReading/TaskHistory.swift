@@ -44,6 +44,15 @@ struct TaskHistory {
     let keepRunsOf: [String]
     /// The run of the latest `ok` of each done task that `keepRunsOf` names.
     private(set) var okRuns: [UInt64: String] = [:]
+    /// What the history says of each task's write (``WriteHistory``), as folded so far.
+    private var writeFacts = WriteHistory()
+
+    /// What the history says of each task's write, with which of them are done.
+    var writes: WriteHistory {
+        var writes = writeFacts
+        writes.done = done.filter { writes.facts[$0] != nil }
+        return writes
+    }
 
     init(keepAllFinals: Bool = false, keepRunsOf: [String] = []) {
         self.keepAllFinals = keepAllFinals
@@ -65,6 +74,12 @@ struct TaskHistory {
             if !runs.contains(line.run) { runs.append(line.run) }
             if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
             return
+        }
+        // Every write counts, a log-only replay's too: what it sent, it sent.
+        if line.event == LogEvent.request || line.event == LogEvent.requestStart,
+            let task = line.task
+        {
+            writeFacts.add(line, key: FNV1a.taskKey(job: line.job, task: task))
         }
         guard LogEvent.decidesOutcome(line.event), let task = line.task,
             !logOnlyReplays.contains(line.run)

@@ -31,7 +31,9 @@ enum HTTPStack {
             timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
             maxConnectionsPerHost: concurrency, http2: job.http2)
         let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
-        var client = AnyHTTPClient(transport)
+        // Nearest the transport: a write's `request.start` line goes on file as its request
+        // goes out, after every wait above (``WriteStarts``).
+        var client = AnyHTTPClient(WriteStartAnnouncer(wrapped: AnyHTTPClient(transport)))
         if let limit = job.rateLimit?.share(for: shard) {
             client = AnyHTTPClient(
                 RateLimitingHTTPClient(
@@ -62,6 +64,7 @@ enum HTTPStack {
     static func retrying(
         _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource, hosts: HostThrottles?,
         rateLimited: Bool = false, rules: [ResponseRule] = [],
+        writeStart: (@Sendable (HTTPRequest) -> Void)? = nil,
         observer: @escaping @Sendable (_ attempt: RetryAttempt, _ waits: AttemptWaits) -> Void
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
@@ -70,6 +73,9 @@ enum HTTPStack {
         // What the attempt under way has waited so far: at the rate limit (shared, below the
         // redirects: it reports through a task-local) and at its host's gate.
         let waited = hosts != nil || rateLimited ? Locked(AttemptWaits()) : nil
+        if let writeStart {
+            client = AnyHTTPClient(WriteStartRecorder(wrapped: client, record: writeStart))
+        }
         if let waited, rateLimited {
             client = AnyHTTPClient(RateLimitWaitRecorder(wrapping: client, waits: waited))
         }

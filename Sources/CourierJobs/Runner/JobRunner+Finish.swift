@@ -253,6 +253,7 @@ extension JobRunner {
             logURL: begun.logURL, logFailure: begun.log.failure)
         if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
         summary.ignored = counts.ignored
+        (summary.writesResent, summary.writesHeld) = (counts.writesResent, counts.writesHeld)
         if underway.vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(begun.logURL.relativePath) was deleted (or its folder) during the run; the run stopped"

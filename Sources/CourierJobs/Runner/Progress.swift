@@ -20,6 +20,10 @@ final class Progress: @unchecked Sendable {
         var notModified = 0
         /// Tasks that ended `ok` on a response an `onResponse` rule ignores.
         var ignored = 0
+        /// Writes sent again with their idempotency keys, their earlier outcome unknown.
+        var writesResent = 0
+        /// Writes not sent again (``WriteRule``): each ended its task failed.
+        var writesHeld = 0
         /// Requests retried, or that ended their task failed (`checks.maxErrorRate`).
         var unsuccessful = 0
         /// Every task known so far: the validated count, plus those found while running
@@ -68,6 +72,13 @@ final class Progress: @unchecked Sendable {
             $0.done += 1
             $0.ok += 1
             $0.alreadyDone += 1
+        }
+    }
+
+    /// A write ``WriteRule`` sent again with its key, or held.
+    func write(resent: Bool) {
+        counts.withLock {
+            if resent { $0.writesResent += 1 } else { $0.writesHeld += 1 }
         }
     }
 

@@ -33,6 +33,12 @@ struct RunOptions: Sendable {
     /// `run --task GLOB…`: the ids (globs) of the tasks this run sends, with what they need;
     /// written in `run.start` as `only`.
     var only: [String] = []
+    /// The task ids the command line named (`--task ID`, not a pattern): a write among them
+    /// is sent even when its history says not to (``WriteRule``).
+    var named: Set<String> = []
+    /// What the job's history says of its writes, for `--resume`, `replay` and `run --task`
+    /// (``WriteRule``); `nil` for a plain run, which starts the job afresh.
+    var writes: WriteHistory?
     /// Bytes of records a merge sorts in memory before spilling a sorted run to disk
     /// (`COURIER_RECORDS_RUN_BYTES` sets it; tests make it small to prove the spilling).
     var recordsRunBytes = 32 << 20
@@ -75,6 +81,10 @@ struct RunSummary: Sendable {
     var requests: Int
     /// 304s: tasks ok whose saved output was left as it was.
     var notModified = 0
+    /// Writes sent again with their keys (their outcome was unknown), and writes not sent
+    /// again (``WriteRule``).
+    var writesResent = 0
+    var writesHeld = 0
     /// Tasks that ended `ok` on a response an `onResponse` rule ignores (counted in `ok`).
     var ignored = 0
     var duration: TimeInterval

@@ -158,9 +158,17 @@ extension JobRunner {
         let taskID = task.id
         let replayOf = task.replayOf
         let rules = task.responseRules(in: job)
+        let keyHeader = task.spec(in: job)?.writes.keyHeader
+        var writeStart: (@Sendable (HTTPRequest) -> Void)?
+        if isWrite(task) {
+            writeStart = { request in
+                try? log.requestStart(
+                    task: taskID, request: request, page: pageNumber, keyHeader: keyHeader)
+            }
+        }
         let retrying = HTTPStack.retrying(
             shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil,
-            rules: rules
+            rules: rules, writeStart: writeStart
         ) { attempt, waits in
             // One lock per attempt: numbered on after a renewal, and kept when final, with
             // what it waited before it was sent.
@@ -177,7 +185,7 @@ extension JobRunner {
                     AttemptRecord(
                         task: taskID, attempt: attempt, outcome: .retry, page: pageNumber,
                         replayOf: replayOf, action: Self.action(of: attempt, rules: rules),
-                        waits: waits))
+                        waits: waits, keyHeader: keyHeader))
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
@@ -334,7 +342,8 @@ extension JobRunner {
                 task: task.id, attempt: attempt, outcome: outcome, page: pageNumber,
                 savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
                 replayOf: task.replayOf, notModified: result.notModified,
-                warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits))
+                warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits,
+                keyHeader: task.spec(in: job)?.writes.keyHeader))
         if let warning = step.following.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }

@@ -19,6 +19,10 @@ struct TaskSelection: Sendable {
     let okRuns: [UInt64: String]
     /// A replay with `--job`, or `run --task`: the tasks it chose.
     let chosen: ReplaySelection?
+    /// What the history says of the job's writes (``WriteRule``).
+    var writes = WriteHistory()
+    /// The task ids the command line named (`--task ID`, not a pattern): sent as asked.
+    var named: Set<String> = []
 
     /// What becomes of one task.
     enum Verdict {
@@ -34,6 +38,9 @@ struct TaskSelection: Sendable {
         /// Not chosen by a replay or `--task` run, and not needed for its captures: settled
         /// without a line.
         case notChosen
+        /// A write the history says must not be sent again (``WriteRule``), for this reason;
+        /// `done`: its task is done, and stays so without a line (a replay with `--all`).
+        case hold(String, done: Bool)
     }
 
     /// A task to send, as it is sent.
@@ -46,6 +53,8 @@ struct TaskSelection: Sendable {
         /// Whether the run counts it as found now: a task a pattern chose, or one sent for its
         /// captures, which the validated total did not count.
         var found = false
+        /// A write sent again with its key, whose outcome in this run was unknown.
+        var unknownIn: String?
     }
 
     /// Whose word settles a task's records when it does not send them.
@@ -54,8 +63,9 @@ struct TaskSelection: Sendable {
         case byHistory
     }
 
-    /// The verdict on `task` (`capturing`: its spec has captures).
-    func verdict(on task: ExpandedTask, capturing: Bool) -> Verdict {
+    /// The verdict on `task` (`capturing`: its spec has captures; `keyed`: `nil` when it is
+    /// not a write, else whether it carries an idempotency key).
+    func verdict(on task: ExpandedTask, capturing: Bool, keyed: Bool? = nil) -> Verdict {
         if let shard, !shard.runs(taskID: task.id, capturing: capturing) { return .otherShard }
         // A task's key is a hash of its id: made only when there is a history to look it up in.
         if !done.isEmpty || !okRuns.isEmpty {
@@ -63,12 +73,31 @@ struct TaskSelection: Sendable {
             if !capturing, done.contains(key) { return .done }
             if capturing, let run = okRuns[key] { return .reuseKept(run: run) }
         }
-        return sending(task, capturing: capturing)
+        return sending(task, capturing: capturing, keyed: keyed)
     }
 
-    /// Whether `task`, to be sent unless kept values stand in for it, is sent, and as what.
-    /// Marks it as found by the replay's or `--task` run's choice (``ReplaySelection``).
-    func sending(_ task: ExpandedTask, capturing: Bool) -> Verdict {
+    /// Whether `task`, to be sent unless kept values stand in for it, is sent, and as what:
+    /// a write only as ``WriteRule`` allows.
+    func sending(_ task: ExpandedTask, capturing: Bool, keyed: Bool? = nil) -> Verdict {
+        let verdict = choosing(task, capturing: capturing)
+        guard let keyed, case .send(var send) = verdict, !writes.facts.isEmpty else {
+            return verdict
+        }
+        let key = FNV1a.taskKey(job: job, task: task.id)
+        switch WriteRule.decide(
+            task: task.id, fact: writes[key], keyed: keyed, named: named.contains(task.id))
+        {
+        case .send: return verdict
+        case .sendWithKey(let run):
+            send.unknownIn = run
+            return .send(send)
+        case .hold(let reason): return .hold(reason, done: writes.done.contains(key))
+        }
+    }
+
+    /// Whether `task` is sent, and as what, before the rule on writes. Marks it as found by
+    /// the replay's or `--task` run's choice (``ReplaySelection``).
+    private func choosing(_ task: ExpandedTask, capturing: Bool) -> Verdict {
         var send = Send(task: task)
         guard let chosen else {
             if task.records != nil, done.contains(FNV1a.taskKey(job: job, task: task.id)) {

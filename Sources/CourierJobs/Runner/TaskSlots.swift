@@ -109,7 +109,8 @@ extension JobRunner {
     /// replay or `--task` run did not choose and does not need.
     private func runnable(_ task: ExpandedTask, _ slots: TaskSlots) -> ExpandedTask? {
         let capturing = !task.captures(in: job).isEmpty
-        var verdict = slots.selection.verdict(on: task, capturing: capturing)
+        let keyed = isWrite(task) ? hasKey(task) : nil
+        var verdict = slots.selection.verdict(on: task, capturing: capturing, keyed: keyed)
         if case .reuseKept(let run) = verdict {
             if reuseKeptCaptures(of: task, run: run, slots) {
                 // Its values go to the tasks that wait for them, and it is not sent again. A
@@ -120,7 +121,7 @@ extension JobRunner {
                 slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
                 return nil
             }
-            verdict = slots.selection.sending(task, capturing: capturing)
+            verdict = slots.selection.sending(task, capturing: capturing, keyed: keyed)
         }
         switch verdict {
         case .otherShard:
@@ -135,6 +136,12 @@ extension JobRunner {
             break
         case .send(let send):
             if send.found { slots.progress.tasksFound(1) }
+            if let run = send.unknownIn {
+                slots.progress.write(resent: true)
+                slots.reporter.report(
+                    "task \(task.id): its write's outcome in run \(run) is unknown; sent again with its idempotency key"
+                )
+            }
             if let settled = send.recordsSettled {
                 settledRecords(of: task, done: settled == .done ? true : nil)
             }
@@ -142,6 +149,17 @@ extension JobRunner {
         case .notChosen:
             settledRecords(of: task, done: nil)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
+        case .hold(let reason, let done):
+            slots.reporter.report("task \(task.id) not sent: \(reason)")
+            slots.progress.write(resent: false)
+            settledRecords(of: task, done: done ? true : nil)
+            if done {
+                slots.progress.taskAlreadyDone()
+            } else {
+                try? slots.log.skipped(task: task.id, reason: reason, kind: WriteRule.heldKind)
+                slots.progress.taskFinished(ok: false, requests: 0)
+            }
+            slots.cursor.feed?.finished(task.specIndex, ok: done, id: task.id)
         }
         return nil
     }
@@ -255,7 +273,9 @@ extension JobRunner {
             selection: TaskSelection(
                 job: job.name, shard: options.shard, done: options.resume?.done ?? [],
                 okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
-                chosen: chosen),
+                chosen: chosen,
+                writes: options.writes ?? WriteHistory(),
+                named: options.named),
             startedAt: time.now(),
             tracksDiscovery: showsProgress && job.tasks.contains { $0.captureSource != nil })
         var nextExecutor = 0

@@ -70,6 +70,13 @@ struct Redactor: Sendable {
         return String(decoding: replacing(ranges, in: bytes), as: UTF8.self)
     }
 
+    /// The bytes with every form of every secret replaced by `<redacted>`.
+    func scrub(bytes: [UInt8]) -> [UInt8] {
+        guard !patterns.isEmpty else { return bytes }
+        let ranges = matches(in: bytes, from: 0, to: bytes.count)
+        return ranges.isEmpty ? bytes : replacing(ranges, in: bytes)
+    }
+
     /// One JSON line with secrets replaced inside its string values only, so that the line
     /// stays valid JSON whatever the secrets are.
     ///

@@ -1,0 +1,46 @@
+/// What a job's history says about its writes (POST and PATCH requests): which were answered
+/// 2xx, and which were cut off while under way, so that their outcome is unknown. Folded from
+/// every log of the history, log-only replays included (they sent what they sent), by
+/// ``TaskHistory``; ``WriteRule`` decides from it what `--resume` and `replay` send again.
+///
+/// Memory: one entry per task whose write was answered 2xx or is unknown.
+struct WriteHistory: Sendable {
+    /// What is known of one task's write.
+    enum Fact: Sendable, Equatable {
+        /// A 2xx answered it (in `run`): the server took it, whatever the task's outcome.
+        case answered(run: String, status: Int)
+        /// Its last attempt went out (in `run`) and no answer says what became of it: the run
+        /// was cut off, or the attempt failed after it may have reached the server.
+        case unknown(run: String)
+    }
+
+    private(set) var facts: [UInt64: Fact] = [:]
+    /// Which of these tasks the history says are done (their final outcome is `ok`).
+    var done: Set<UInt64> = []
+
+    /// Transport errors that say a request never reached the server: its write did not happen.
+    static let notSentKinds: Set<String> = [
+        "invalidURL", "invalidRequest", "dns", "connect", "tls", "throttled", "unsupported",
+    ]
+
+    /// Folds one line of the task `key` (its `request.start` and `request` lines; others are
+    /// ignored). A 2xx stands for good: a later run cannot undo a write the server took.
+    mutating func add(_ line: LogLine, key: UInt64) {
+        guard let method = line.method, WriteSettings.writes(method) else { return }
+        if case .answered = facts[key] { return }
+        if line.event == LogEvent.requestStart {
+            facts[key] = .unknown(run: line.run)
+        } else if line.event == LogEvent.request {
+            if let status = line.status {
+                facts[key] =
+                    (200..<300).contains(status) ? .answered(run: line.run, status: status) : nil
+            } else if let kind = line.errorKind, Self.notSentKinds.contains(kind) {
+                facts[key] = nil
+            } else {
+                facts[key] = .unknown(run: line.run)
+            }
+        }
+    }
+
+    subscript(key: UInt64) -> Fact? { facts[key] }
+}

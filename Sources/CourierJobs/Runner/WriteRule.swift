@@ -1,0 +1,49 @@
+/// Whether `--resume` or `replay` sends a write again (docs/job-file.md, "Writes that happen
+/// once"), as a pure decision on what the history says of it (``WriteHistory``):
+///
+/// - a write answered 2xx is never sent again: the server took it, whatever the task's
+///   outcome (an unmet expectation, say) and whatever `--all` asks;
+/// - a write whose outcome is unknown (cut off under way, or failed after it may have reached
+///   the server) is sent again only with its idempotency key, which lets the server recognise
+///   the repeat;
+/// - a task named on the command line (`--task ID`, the id itself, not a pattern) is sent as
+///   asked: the user has checked.
+enum WriteRule {
+    enum Decision: Equatable {
+        /// Sent, as any task.
+        case send
+        /// Sent again with its key: the outcome of the write `run` sent is unknown.
+        case sendWithKey(unknownIn: String)
+        /// Not sent, for this reason (a sentence naming what to do).
+        case hold(String)
+    }
+
+    /// - Parameters:
+    ///   - keyed: the request carries an idempotency key.
+    ///   - named: the command line named the task by its id.
+    static func decide(task: String, fact: WriteHistory.Fact?, keyed: Bool, named: Bool)
+        -> Decision
+    {
+        guard let fact, !named else { return .send }
+        switch fact {
+        case .answered(let run, let status):
+            return .hold(
+                "its write was answered \(status) by run \(run), and a resume or replay never sends a write twice; name it (--task \(task)) to send it again"
+            )
+        case .unknown(let run) where keyed:
+            return .sendWithKey(unknownIn: run)
+        case .unknown(let run):
+            return .hold(
+                "its write went out in run \(run) and no answer says what became of it; without an idempotency key it is not sent again: check the server, then name it (--task \(task)) to send it again, or give the task \"idempotencyKey\""
+            )
+        }
+    }
+
+    /// The `error.kind` of a held write's `task.skipped` line.
+    static let heldKind = "writeHeld"
+
+    /// Whether `glob`, given on the command line, names one task by its id (no pattern).
+    static func names(_ glob: String) -> Bool {
+        !glob.contains { "*?[\\".contains($0) }
+    }
+}

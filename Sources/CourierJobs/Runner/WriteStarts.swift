@@ -1,0 +1,49 @@
+import Courier
+
+/// How a write's `request.start` line is written just before the request goes to the
+/// transport (``RunLog/requestStart(task:request:page:keyHeader:)``), below the host's gate,
+/// the rate limit and the redirects: a run killed while a write waits for its turn has not
+/// sent it, and its history must not say that its outcome is unknown.
+///
+/// The stack below the retry layer is the run's, shared by every task, so the task's
+/// recorder reaches the bottom layer as a task-local bound around each attempt.
+enum WriteStarts {
+    /// What the attempt under way does just before its request (each redirect hop's too)
+    /// goes to the transport.
+    @TaskLocal static var current: (@Sendable (HTTPRequest) -> Void)?
+}
+
+/// The layer right above the transport: tells the attempt's recorder, when one is bound, that
+/// its request goes out now.
+struct WriteStartAnnouncer: HTTPClient {
+    let wrapped: AnyHTTPClient
+
+    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        WriteStarts.current?(request)
+        return try await wrapped.perform(request)
+    }
+}
+
+/// The layer under a write task's retries: binds its recorder around each attempt.
+struct WriteStartRecorder: HTTPClient {
+    let wrapped: AnyHTTPClient
+    let record: @Sendable (HTTPRequest) -> Void
+
+    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        try await WriteStarts.$current.withValue(record) { try await wrapped.perform(request) }
+    }
+}
+
+extension JobRunner {
+    /// Whether `task` is a write: its spec says so (``TaskSpec/isWrite``), or, for a request
+    /// rebuilt from a log alone, its method does.
+    func isWrite(_ task: ExpandedTask) -> Bool {
+        task.spec(in: job)?.isWrite ?? WriteSettings.writes(task.request.method.rawValue)
+    }
+
+    /// Whether `task`'s request carries an idempotency key: the header its spec names, or, for
+    /// a request rebuilt from a log alone, `Idempotency-Key`.
+    func hasKey(_ task: ExpandedTask) -> Bool {
+        task.request.headers.contains(task.spec(in: job)?.writes.keyHeader ?? "Idempotency-Key")
+    }
+}

@@ -1,0 +1,290 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes that happen once (issue 42, item 1), end to end against the fixture's `/charges`,
+/// which makes an effect per new idempotency key as Stripe documents: the server counts
+/// effects, not requests. A run is killed while a write is under way, or while the next one
+/// waits for its turn, and repaired by `--resume` and `replay --job`; a write answered 2xx
+/// whose expectation failed is never sent again by either, nor by a replay of the log alone.
+@Suite("writes that happen once")
+struct WritesOnceRunTests {
+    enum Key: String, CaseIterable, CustomTestStringConvertible {
+        /// `"idempotencyKey": true`: `Idempotency-Key`.
+        case standard
+        /// `"idempotencyKey": {"header": "X-Request-Key"}`.
+        case custom
+        /// No key.
+        case none
+        var testDescription: String { rawValue }
+
+        var jobMember: String {
+            switch self {
+            case .standard: #", "idempotencyKey": true"#
+            case .custom: #", "idempotencyKey": {"header": "X-Request-Key"}"#
+            case .none: ""
+            }
+        }
+
+        var query: String { self == .custom ? #", "header": "X-Request-Key""# : "" }
+        var header: String { self == .custom ? "X-Request-Key" : "Idempotency-Key" }
+    }
+
+    /// Four charges, one at a time; charge-N's answer waits for the toggle `TOGGLE-N`.
+    static func writeJob(
+        _ space: JobWorkspace, key: String, toggle: String, keyed: Key, extra: String = ""
+    ) throws {
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge-{n}", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "hang_until": "\#(toggle)-{n}"\#(keyed.query)},
+                 "json": {"amount": "{n}00"}, "foreach": {"n": {"range": [1, 4]}},
+                 "save": "charges/{n}.json"\#(keyed.jobMember)}
+                """#,
+            extra: #""concurrency": 1, "retry": {"maxAttempts": 1}, "timeout": 600, \#(extra)"#)
+    }
+
+    static func effects(_ space: JobWorkspace, key: String) -> (count: Int, pending: Int) {
+        let json = BlockingFetch.json(space.server.url("/charges/effects?key=\(key)"))
+        return (json?["count"] as? Int ?? -1, json?["pending"] as? Int ?? -1)
+    }
+
+    /// The idempotency keys the server was sent, request by request.
+    static func sentKeys(_ space: JobWorkspace, key: String, header: String) -> [String?] {
+        let requests =
+            BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["requests"]
+            as? [[String: Any]] ?? []
+        return requests.map { request in
+            let headers = request["headers"] as? [[String]] ?? []
+            return headers.first { $0.first?.lowercased() == header.lowercased() }?.last
+        }
+    }
+
+    /// Switches the toggles on, and waits (a hang guard of 300 s) until the server has
+    /// answered every write it had under way, so that a repeat gets its stored answer.
+    static func release(_ space: JobWorkspace, key: String, toggles: [String]) async {
+        for toggle in toggles {
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        }
+        let deadline = ContinuousClock.now + .seconds(300)
+        while Self.effects(space, key: key).pending != 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The clean run's outputs: the same job, every write answered at once.
+    static func cleanOutputs(keyed: Key, backend: String) async throws -> [String: Data] {
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        let key = FixtureServer.uniqueKey("charges-clean")
+        let toggle = FixtureServer.uniqueKey("charge")
+        await release(clean, key: key, toggles: (1...4).map { "\(toggle)-\($0)" })
+        try writeJob(clean, key: key, toggle: toggle, keyed: keyed)
+        let run = try await clean.run(backend: backend)
+        #expect(run.status == 0, "\(run.stderr)")
+        return RecoveryMatrixTests.outputs(clean)
+    }
+
+    static let killCases: [(Key, String)] = [
+        (.standard, "curl"), (.standard, "urlsession"), (.custom, "curl"), (.none, "curl"),
+        (.none, "urlsession"),
+    ]
+
+    /// (A replay sees only tasks with a final line; a killed run's write in flight has none,
+    /// so `--resume` is the repair here.)
+    @Test(
+        "a run killed while a write is under way: sent again only with its key, taken once",
+        arguments: killCases)
+    func killedUnderWay(keyed: Key, backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges")
+        let toggle = FixtureServer.uniqueKey("charge")
+        for n in [1, 2, 4] {
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)-\(n)"))
+        }
+        try Self.writeJob(space, key: key, toggle: toggle, keyed: keyed)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress",
+            ],
+            directory: space.folder)
+        // Charges 1 and 2 answered; charge 3 made its effect and waits for its answer.
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 3, key: key, server: space.server)
+        _ = await running.wait(seconds: 300)
+        #expect(Self.effects(space, key: key).count == 3)
+        let cut = try space.logLines(job: "charges")
+        let started = cut.filter {
+            $0["event"] as? String == "request.start" && $0["task"] as? String == "charge-3"
+        }
+        #expect(started.count == 1, "the write's start is on file before it went out")
+        #expect((started.first?["idempotencyKey"] != nil) == (keyed != .none))
+        #expect(
+            !cut.contains {
+                $0["event"] as? String == "request" && $0["task"] as? String == "charge-3"
+            })
+        await Self.release(space, key: key, toggles: ["\(toggle)-3"])
+
+        let repaired = try await space.run(["--resume"], backend: backend)
+        let effects = Self.effects(space, key: key).count
+        if keyed == .none {
+            #expect(repaired.status == 1, "\(repaired.stderr)")
+            #expect(effects == 4, "charge-3 is not sent again, charge-4 is sent")
+            #expect(
+                repaired.stderr.contains(
+                    "task charge-3 not sent: its write went out in run"), "\(repaired.stderr)")
+            #expect(repaired.stdout.contains("1 write not sent again"), "\(repaired.stdout)")
+            let held = try space.logLines(job: "charges").filter {
+                $0["event"] as? String == "task.skipped" && $0["task"] as? String == "charge-3"
+            }
+            #expect((held.last?["error"] as? [String: Any])?["kind"] as? String == "writeHeld")
+            // Named, it is sent: the user has checked the server.
+            let named = try await CourierBinary.run(
+                [
+                    "replay", "--job", "job.json", "--log-dir", space.logs.path, "--task",
+                    "charge-3", "--backend", backend, "--no-progress",
+                ], directory: space.folder)
+            #expect(named.status == 0, "\(named.stderr)")
+            #expect(Self.effects(space, key: key).count == effects + 1)
+        } else {
+            #expect(repaired.status == 0, "\(repaired.stderr)")
+            #expect(effects == 4, "charge-3 taken once, charge-4 once")
+            #expect(
+                repaired.stdout.contains(
+                    "1 write of unknown outcome sent again with its idempotency key"),
+                "\(repaired.stdout)")
+            let keys = Self.sentKeys(space, key: key, header: keyed.header)
+            // charge-3 went twice with one key, and the server answered the repeat as before.
+            #expect(keys.count == 5 && keys[2] != nil && keys[2] == keys[3], "\(keys)")
+            #expect(Set(keys.compactMap { $0 }).count == 4)
+            #expect(
+                RecoveryMatrixTests.outputs(space)
+                    == (try await Self.cleanOutputs(keyed: keyed, backend: backend)))
+        }
+        LogContract.check(try space.logLines(job: "charges"))
+    }
+
+    @Test(
+        "a run killed while a write waits for its turn: the write was not sent, and goes as any task"
+    )
+    func killedBeforeSending() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-wait")
+        let toggle = FixtureServer.uniqueKey("charge")
+        await Self.release(space, key: key, toggles: (1...4).map { "\(toggle)-\($0)" })
+        // Two at once, then one a minute: charge-3 waits at the rate limit when the run dies.
+        try Self.writeJob(
+            space, key: key, toggle: toggle, keyed: .none,
+            extra: #""rateLimit": {"perSecond": 0.0167, "burst": 2},"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", "curl",
+                "--no-progress",
+            ],
+            directory: space.folder)
+        // Killed once charge-2's line is on file (an event, not a time).
+        let deadline = ContinuousClock.now + .seconds(300)
+        while ContinuousClock.now < deadline {
+            let lines = (try? space.logLines(job: "charges")) ?? []
+            if lines.contains(where: {
+                $0["event"] as? String == "request" && $0["task"] as? String == "charge-2"
+            }) {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        running.send(SIGKILL)
+        _ = await running.wait(seconds: 300)
+        #expect(Self.effects(space, key: key).count == 2)
+        #expect(
+            !(try space.logLines(job: "charges")).contains {
+                $0["event"] as? String == "request.start" && $0["task"] as? String == "charge-3"
+            }, "a write waiting for its turn has not started")
+        // The resume's burst sends the two left at once.
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(Self.effects(space, key: key).count == 4)
+        #expect(!resumed.stdout.contains("write"), "\(resumed.stdout)")
+    }
+
+    @Test("a write answered 2xx whose expectation failed is not sent again by resume or replay")
+    func answeredIsNeverSentAgain() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-pending")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "status": "pending"}, "json": {"amount": 100},
+                 "expect": {"json": {"/status": "paid"}}}
+                """#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "\(first.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("charges").path
+            ).first)
+        let repairs: [[String]] = [
+            ["run", "job.json", "--log-dir", space.logs.path, "--resume"],
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path],
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--all"],
+            ["replay", space.logs.appendingPathComponent("charges/\(log)").path],
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--task", "charg*"],
+        ]
+        for repair in repairs {
+            let plan = try await CourierBinary.run(repair + ["--dry-run"], directory: space.folder)
+            #expect(
+                plan.stdout.contains("charge\t(not sent: its write was answered 201 by run"),
+                "\(repair): \(plan.stdout)")
+            let result = try await CourierBinary.run(
+                repair + ["--no-progress"], directory: space.folder)
+            #expect(result.status == 1, "\(repair): \(result.stderr)")
+            #expect(
+                result.stderr.contains("task charge not sent: its write was answered 201 by run"),
+                "\(repair): \(result.stderr)")
+            #expect(Self.effects(space, key: key).count == 1, "\(repair) sent it again")
+        }
+        let named = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--task", "charge"],
+            directory: space.folder)
+        #expect(named.status == 1, "its expectation fails again: \(named.stderr)")
+        #expect(Self.effects(space, key: key).count == 2, "named, it was sent")
+    }
+
+    @Test("a safe POST (a login) is sent again when a resume needs what it captures")
+    func safeWriteIsSentAgain() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-login")
+        let toggle = FixtureServer.uniqueKey("after-login")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/charges", "query": {"key": "\#(key)"},
+                 "json": {"user": "u"}, "safe": true,
+                 "capture": {"session": {"json": "/id", "secret": true}}},
+                {"id": "use", "path": "/toggle", "query": {"name": "\#(toggle)", "s": "{session}"}}
+                """#,
+            extra: #""retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "\(first.stderr)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(Self.effects(space, key: key).count == 2, "the login was sent again for its value")
+        #expect(
+            !(try space.logLines(job: "charges")).contains {
+                $0["event"] as? String == "request.start"
+            })
+    }
+}

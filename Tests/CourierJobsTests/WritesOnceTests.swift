@@ -1,0 +1,222 @@
+import Courier
+@testable import CourierJobs
+import Foundation
+import Testing
+
+/// Writes that happen once (docs/job-file.md): the key a task derives, what the history says
+/// of its writes, and what `--resume` and `replay` decide from it, all without a network.
+@Suite("Writes that happen once")
+struct WritesOnceTests {
+    static func line(_ json: String) -> LogLine {
+        LogLine(bytes: Array(json.utf8)[...])!
+    }
+
+    static func start(_ task: String, run: String = "r1", method: String = "POST") -> LogLine {
+        line(
+            #"{"event":"request.start","ts":"2026-11-27T10:00:00.000Z","run":"\#(run)","job":"t","task":"\#(task)","method":"\#(method)","url":"http://h/c"}"#
+        )
+    }
+
+    static func request(
+        _ task: String, run: String = "r1", method: String = "POST", status: Int? = nil,
+        error: String? = nil, outcome: String = "failed"
+    ) -> LogLine {
+        let status = status.map { #","status":\#($0)"# } ?? ""
+        let error = error.map { #","error":{"kind":"\#($0)","message":"m"}"# } ?? ""
+        return line(
+            #"{"event":"request","ts":"2026-11-27T10:00:01.000Z","run":"\#(run)","job":"t","task":"\#(task)","attempt":1,"method":"\#(method)","url":"http://h/c"\#(status)\#(error),"outcome":"\#(outcome)"}"#
+        )
+    }
+
+    static func fact(_ lines: [LogLine], task: String = "c") -> WriteHistory.Fact? {
+        var history = WriteHistory()
+        let key = FNV1a.taskKey(job: "t", task: task)
+        for line in lines { history.add(line, key: key) }
+        return history[key]
+    }
+
+    @Test("a write's fact: answered by a 2xx for good, unknown while no answer says more")
+    func facts() {
+        #expect(Self.fact([Self.start("c")]) == .unknown(run: "r1"))
+        #expect(
+            Self.fact([Self.start("c"), Self.request("c", status: 201, outcome: "ok")])
+                == .answered(run: "r1", status: 201))
+        // An answer that failed its expectation still means the server took the write.
+        #expect(
+            Self.fact([Self.start("c"), Self.request("c", status: 200, error: "expectation")])
+                == .answered(run: "r1", status: 200))
+        // The server answered, and not with a 2xx: known, not taken.
+        #expect(Self.fact([Self.start("c"), Self.request("c", status: 500)]) == nil)
+        // Refused before it was sent: known, not taken.
+        #expect(Self.fact([Self.start("c"), Self.request("c", error: "connect")]) == nil)
+        // A timeout may have reached the server.
+        #expect(
+            Self.fact([Self.start("c"), Self.request("c", error: "timeout")]) == .unknown(run: "r1")
+        )
+        // A 2xx stands: a later run cannot undo a write the server took.
+        #expect(
+            Self.fact([
+                Self.request("c", status: 201, outcome: "ok"), Self.start("c", run: "r2"),
+                Self.request("c", run: "r2", status: 500),
+            ]) == .answered(run: "r1", status: 201))
+        // A read says nothing of writes.
+        #expect(
+            Self.fact([Self.start("c", method: "GET"), Self.request("c", method: "GET")]) == nil)
+        #expect(Self.fact([Self.start("c", method: "PUT")]) == nil)
+    }
+
+    @Test("the history folds every log's writes, a log-only replay's too, and knows the done ones")
+    func historyFolds() {
+        var history = TaskHistory()
+        history.add(
+            Self.line(
+                #"{"event":"run.start","ts":"2026-11-27T10:00:00.000Z","run":"r1","job":"t"}"#))
+        history.add(Self.start("a"))
+        history.add(Self.request("a", status: 201, outcome: "ok"))
+        history.add(Self.start("b"))
+        history.add(
+            Self.line(
+                #"{"event":"run.start","ts":"2026-11-27T11:00:00.000Z","run":"r2","job":"t","replayOf":["r1"],"replayFrom":"log"}"#
+            ))
+        history.add(Self.start("c", run: "r2"))
+        history.add(Self.request("c", run: "r2", status: 202, outcome: "ok"))
+        let writes = history.writes
+        #expect(writes[FNV1a.taskKey(job: "t", task: "a")] == .answered(run: "r1", status: 201))
+        #expect(writes[FNV1a.taskKey(job: "t", task: "b")] == .unknown(run: "r1"))
+        #expect(writes[FNV1a.taskKey(job: "t", task: "c")] == .answered(run: "r2", status: 202))
+        // A log-only replay's ok decides no outcome; the first run's does.
+        #expect(writes.done == [FNV1a.taskKey(job: "t", task: "a")])
+    }
+
+    @Test(
+        "the rule: an answered write is held, an unknown one goes only with its key, a named one goes"
+    )
+    func rule() {
+        let answered = WriteHistory.Fact.answered(run: "r1", status: 201)
+        let unknown = WriteHistory.Fact.unknown(run: "r1")
+        #expect(WriteRule.decide(task: "c", fact: nil, keyed: false, named: false) == .send)
+        guard
+            case .hold(let reason) = WriteRule.decide(
+                task: "c", fact: answered, keyed: true, named: false)
+        else {
+            Issue.record("an answered write was not held")
+            return
+        }
+        #expect(reason.contains("answered 201 by run r1"), "\(reason)")
+        #expect(reason.contains("--task c"), "\(reason)")
+        #expect(
+            WriteRule.decide(task: "c", fact: unknown, keyed: true, named: false)
+                == .sendWithKey(unknownIn: "r1"))
+        guard
+            case .hold(let why) = WriteRule.decide(
+                task: "c", fact: unknown, keyed: false, named: false)
+        else {
+            Issue.record("an unknown write without a key was not held")
+            return
+        }
+        #expect(why.contains("idempotencyKey"), "\(why)")
+        #expect(WriteRule.decide(task: "c", fact: answered, keyed: false, named: true) == .send)
+        #expect(WriteRule.decide(task: "c", fact: unknown, keyed: false, named: true) == .send)
+        #expect(WriteRule.names("charge-7"))
+        #expect(!WriteRule.names("charge-*"))
+        #expect(!WriteRule.names("charge-[12]"))
+    }
+
+    static func writeJob(_ body: String, query: String = "", extra: String = "") throws -> Job {
+        try ExpansionTests.load(
+            ExpansionTests.job(
+                tasks: #"""
+                    {"id": "charge", "method": "POST", "path": "/charges"\#(query),
+                     "json": \#(body), "idempotencyKey": true},
+                    {"id": "custom", "method": "PATCH", "path": "/c", "body": "x",
+                     "idempotencyKey": {"header": "X-Request-Key"}},
+                    {"id": "own", "method": "POST", "path": "/o", "body": "x",
+                     "headers": {"Idempotency-Key": "mine-1"}, "idempotencyKey": true},
+                    {"id": "login", "method": "POST", "path": "/login", "body": "x", "safe": true}
+                    """#, extra: extra),
+            environment: ["PASSWORD": "hunter22-secret", "OTHER": "another-secret-value"])
+    }
+
+    static func keys(of job: Job) throws -> [String: String] {
+        var keys: [String: String] = [:]
+        for task in try ExpansionTests.expand(job) {
+            let header = task.spec(in: job)?.writes.keyHeader ?? "Idempotency-Key"
+            keys[task.id] = task.request.headers[header]
+        }
+        return keys
+    }
+
+    @Test("a task's key: a version 8 UUID, the same for the same write, new for a changed one")
+    func derivedKeys() throws {
+        let body = #"{"amount": 100, "password": "${env:PASSWORD}"}"#
+        let keys = try Self.keys(of: Self.writeJob(body))
+        let key = try #require(keys["charge"])
+        let uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+        #expect(key.wholeMatch(of: uuid) != nil, "\(key)")
+        #expect(try Self.keys(of: Self.writeJob(body))["charge"] == key, "the same write")
+        #expect(
+            try Self.keys(of: Self.writeJob(#"{"amount": 200, "password": "${env:PASSWORD}"}"#))[
+                "charge"] != key, "another body")
+        #expect(
+            try Self.keys(of: Self.writeJob(body, query: #", "query": {"n": "2"}"#))["charge"]
+                != key, "another URL")
+        // A rotated secret is the same write: secrets are taken out before hashing.
+        #expect(
+            try Self.keys(of: Self.writeJob(#"{"amount": 100, "password": "${env:OTHER}"}"#))[
+                "charge"] == key, "a rotated secret")
+        #expect(keys["custom"]?.wholeMatch(of: uuid) != nil, "the named header carries it")
+        #expect(keys["own"] == "mine-1", "the job file's own key is sent as written")
+        #expect(keys["login"] == nil, "a safe request gets no key")
+    }
+
+    @Test("a key or safe lets a write be retried; safe makes a POST no write")
+    func settings() throws {
+        let job = try Self.writeJob("1")
+        let specs = Dictionary(uniqueKeysWithValues: job.tasks.map { ($0.id, $0) })
+        #expect(specs["charge"]?.isWrite == true)
+        #expect(specs["charge"]?.retry.retriesNonIdempotent == true)
+        #expect(specs["custom"]?.writes.keyHeader == "X-Request-Key")
+        #expect(specs["login"]?.isWrite == false)
+        #expect(specs["login"]?.retry.retriesNonIdempotent == true)
+    }
+
+    @Test("selection: a held write is not sent; a done one stays done; a named one is sent")
+    func selection() throws {
+        let job = try Self.writeJob("1")
+        let tasks = Dictionary(
+            uniqueKeysWithValues: try ExpansionTests.expand(job).map { ($0.id, $0) })
+        var history = TaskHistory()
+        history.add(Self.start("charge"))
+        history.add(Self.request("charge", status: 201, error: "expectation"))
+        history.add(Self.start("custom"))
+        var selection = TaskSelection(
+            job: "t", shard: nil, done: [], okRuns: [:], chosen: nil, writes: history.writes)
+        #expect(
+            TaskSelectionTests.said(
+                selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
+                == "hold")
+        #expect(
+            TaskSelectionTests.said(
+                selection.verdict(on: tasks["custom"]!, capturing: false, keyed: true))
+                == "send without records, unknown in r1")
+        #expect(
+            TaskSelectionTests.said(
+                selection.verdict(on: tasks["custom"]!, capturing: false, keyed: false))
+                == "hold")
+        #expect(
+            TaskSelectionTests.said(selection.verdict(on: tasks["custom"]!, capturing: false))
+                == "send without records", "not a write")
+        selection.named = ["charge"]
+        #expect(
+            TaskSelectionTests.said(
+                selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
+                == "send without records")
+        history.add(Self.request("charge", run: "r2", status: 201, outcome: "ok"))
+        selection = TaskSelection(
+            job: "t", shard: nil, done: [], okRuns: [:], chosen: nil, writes: history.writes)
+        #expect(
+            TaskSelectionTests.said(
+                selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
+                == "hold, done")
+    }
+}
