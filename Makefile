@@ -101,13 +101,14 @@ HOSTILE_SUITES := EndlessBodyConformanceTests|HeaderBlockConformanceTests|Hostil
 TEST := SWIFT=$(SWIFT) Tests/Harness/swift-test.sh
 # Test servers from PyPI, in a virtual environment under .build (never committed): Datasette,
 # a real third-party API server for the sync tests, with its GraphQL plugin for GraphQL
-# cursor pagination (pinned, so that CI runs what was tested).
+# cursor pagination; Kinto for incremental syncs; localstripe, a fake Stripe, for writes that
+# happen once (pinned, so that CI runs what was tested).
 PYVENV := .build/pyvenv
-PY_TEST_PACKAGES := datasette==0.65.1 datasette-graphql==2.2 kinto==26.5.0
+PY_TEST_PACKAGES := datasette==0.65.1 datasette-graphql==2.2 kinto==26.5.0 localstripe==1.15.10
 
 test-deps:
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(TEST_PACKAGES)"
-	@$(PYVENV)/bin/python -c "import datasette_graphql, kinto" >/dev/null 2>&1 || { \
+	@$(PYVENV)/bin/python -c "import datasette_graphql, kinto, localstripe" >/dev/null 2>&1 || { \
 	  echo "make: installing $(PY_TEST_PACKAGES) into $(PYVENV)"; \
 	  { [ -x $(PYVENV)/bin/pip ] || python3 -m venv $(PYVENV); } && \
 	  $(PYVENV)/bin/pip install -q $(PY_TEST_PACKAGES); }

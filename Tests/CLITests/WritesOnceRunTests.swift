@@ -77,6 +77,20 @@ struct WritesOnceRunTests {
         }
     }
 
+    /// Whether a whole line of the job's log (its run still writing) holds `wanted`.
+    static func logged(_ space: JobWorkspace, _ wanted: String) -> Bool {
+        let folder = space.logs.appendingPathComponent("charges")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return files.contains { name in
+            let data = FileManager.default.contents(
+                atPath: folder.appendingPathComponent(name).path)
+            let text = String(decoding: data ?? Data(), as: UTF8.self)
+            return text.split(separator: "\n").dropLast(text.hasSuffix("\n") ? 0 : 1).contains {
+                $0.contains(wanted)
+            }
+        }
+    }
+
     /// The clean run's outputs: the same job, every write answered at once.
     static func cleanOutputs(keyed: Key, backend: String) async throws -> [String: Data] {
         let clean = try JobWorkspace()
@@ -192,13 +206,7 @@ struct WritesOnceRunTests {
             directory: space.folder)
         // Killed once charge-2's line is on file (an event, not a time).
         let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline {
-            let lines = (try? space.logLines(job: "charges")) ?? []
-            if lines.contains(where: {
-                $0["event"] as? String == "request" && $0["task"] as? String == "charge-2"
-            }) {
-                break
-            }
+        while ContinuousClock.now < deadline, !Self.logged(space, #""task":"charge-2","attempt""#) {
             try await Task.sleep(for: .milliseconds(20))
         }
         running.send(SIGKILL)

@@ -180,6 +180,27 @@ struct WritesOnceTests {
         #expect(specs["login"]?.retry.retriesNonIdempotent == true)
     }
 
+    @Test("without a safe of its own, a POST that pages or hands a token to auth reads")
+    func inferredSafety() throws {
+        let job = try ExpansionTests.load(
+            ExpansionTests.job(
+                tasks: #"""
+                    {"id": "login", "method": "POST", "path": "/login", "json": {"u": 1},
+                     "capture": {"token": {"json": "/token"}}},
+                    {"id": "me", "path": "/me", "auth": {"bearer": "{token}"}},
+                    {"id": "search", "method": "POST", "path": "/search", "json": {"page": 1},
+                     "paginate": {"next": {"page": {"body": "/page", "start": 1}},
+                                  "stopWhen": {"empty": "/items"}}},
+                    {"id": "create", "method": "POST", "path": "/orders", "json": {"n": 1},
+                     "capture": {"order": {"json": "/id"}}},
+                    {"id": "audit", "method": "POST", "path": "/login2", "json": {"u": 1},
+                     "capture": {"other": {"json": "/token", "secret": true}}, "safe": false}
+                    """#))
+        let writes = Dictionary(uniqueKeysWithValues: job.tasks.map { ($0.id, $0.isWrite) })
+        #expect(
+            writes == ["login": false, "me": false, "search": false, "create": true, "audit": true])
+    }
+
     @Test("selection: a held write is not sent; a done one stays done; a named one is sent")
     func selection() throws {
         let job = try Self.writeJob("1")

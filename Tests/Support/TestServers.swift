@@ -11,6 +11,15 @@ public enum TestServers {
         try ServerProcess(script: "datasette_server.py")
     }
     private static let kintoProcess = Result { try ServerProcess(script: "kinto_server.py") }
+    private static let localstripeProcess = Result {
+        try ServerProcess(script: "localstripe_server.py")
+    }
+
+    /// localstripe (PyPI), a fake but stateful Stripe API: its base URL (`…/v1` is its API).
+    /// Any `sk_test_…` key, as the Basic auth user, is accepted.
+    public static func localstripe() throws -> URL {
+        URL(string: "http://127.0.0.1:\(try localstripeProcess.get().ports[0])")!
+    }
 
     /// Kinto (PyPI) with its memory backends: its base URL (`…/v1` is its API). Anyone may make
     /// an account, and any account buckets; each test makes its own.

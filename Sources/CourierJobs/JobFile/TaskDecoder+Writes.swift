@@ -6,7 +6,7 @@ import Foundation
 extension TaskDecoder {
     mutating func readWrites(method: HTTPMethod) -> WriteSettings {
         var settings = WriteSettings()
-        settings.safe = reader.bool("safe") ?? false
+        settings.safe = reader.bool("safe")
         guard let keyNode = reader.take("idempotencyKey") else { return settings }
         switch keyNode.value {
         case .bool(true): settings.keyHeader = "Idempotency-Key"
@@ -32,7 +32,8 @@ extension TaskDecoder {
                 at: keyNode)
             return settings
         }
-        if let problem = Self.keyProblem(method: method, safe: settings.safe, paginated: paginated)
+        if let problem = Self.keyProblem(
+            method: method, safe: settings.safe == true, paginated: paginated)
         {
             reader.fail("idempotencyKey", problem, at: keyNode)
         }

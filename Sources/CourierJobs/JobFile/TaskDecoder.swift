@@ -118,7 +118,7 @@ struct TaskDecoder {
                 JobDecoder.decodeRetry(
                     $0, path: "\(path).retry", base: defaults.retry, context: context)
             } ?? defaults.retry
-        if writes.keyHeader != nil || writes.safe { retry.retriesNonIdempotent = true }
+        if writes.keyHeader != nil || writes.safe == true { retry.retriesNonIdempotent = true }
         return retry
     }
 
