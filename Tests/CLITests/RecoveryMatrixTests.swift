@@ -24,11 +24,17 @@ struct RecoveryMatrixTests {
     }
 
     static let password = "hunter22"
-    /// Tasks in the job: static 1, range 8, lines 6, listing 1 + its 12 children, paginated 1,
-    /// basic 6, login 1, token 6, conditional 6, a POST search paged in its body 1, a
-    /// paginated listing keeping shaped records 1 (not in shards: a sharded run writes no
-    /// records), children deleted upstream (404, ignored) 3.
-    static func taskCount(records: Bool) -> Int { records ? 53 : 52 }
+    /// Tasks in the job: static 1, range 8, writes with idempotency keys 4 (POSTs whose
+    /// effects the server counts: a kill may land while one is under way), lines 6, listing 1
+    /// + its 12 children, paginated 1, basic 6, login 1, token 6, conditional 6, a POST search
+    /// paged in its body 1, a paginated listing keeping shaped records 1 (not in shards: a
+    /// sharded run writes no records), children deleted upstream (404, ignored) 3.
+    static func taskCount(records: Bool) -> Int { records ? 57 : 56 }
+
+    /// The effects the server made for `key`'s writes.
+    static func effects(key: String, server: FixtureServer) -> Int {
+        BlockingFetch.json(server.url("/recovery/effects?key=\(key)"))?["count"] as? Int ?? -1
+    }
 
     static func writeJob(_ space: JobWorkspace, key: String, records: Bool = true) throws {
         try "alpha\nbravo\ncharlie\ndelta\necho\nfoxtrot\n".write(
@@ -45,6 +51,8 @@ struct RecoveryMatrixTests {
             tasks: #"""
                 {"id": "static", \#(item)"static"}, "save": "static.json"},
                 {"id": "r{n}", \#(item)"r{n}"}, "foreach": {"n": {"range": [1, 8]}}, "save": "range/{n}.json"},
+                {"id": "w{n}", "method": "POST", "path": "/recovery/write", "query": {"key": "\#(key)", "id": "w{n}"},
+                 "json": {"n": "{n}"}, "foreach": {"n": {"range": [1, 4]}}, "idempotencyKey": true, "save": "writes/{n}.json"},
                 {"id": "l-{w}", \#(item)"l-{w}"}, "foreach": {"w": {"lines": "words.txt"}}, "save": "lines/{w}.json"},
                 {"id": "ids", "path": "/recovery/list", "query": {"key": "\#(key)", "total": "12", "size": "12", "name": "list"},
                  "capture": {"ids": {"json": "/items/*/id"}}},
@@ -238,9 +246,9 @@ struct RecoveryMatrixTests {
         let reference = try await Self.courier(["run", "job.json"], clean, backend: backend)
         #expect(reference.status == 0, "\(reference.stdout) \(reference.stderr)")
         let expected = Self.outputs(clean)
-        // static, range, lines, fan-out, pages, basic, token, conditional, the state, the
-        // search's pages, the records file and its CSV (the ignored 404s save nothing).
-        let outputCount = 1 + 8 + 6 + 12 + 5 + 6 + 6 + 6 + 1 + 4 + (records ? 2 : 0)
+        // static, range, writes, lines, fan-out, pages, basic, token, conditional, the state,
+        // the search's pages, the records file and its CSV (the ignored 404s save nothing).
+        let outputCount = 1 + 8 + 4 + 6 + 12 + 5 + 6 + 6 + 6 + 1 + 4 + (records ? 2 : 0)
         #expect(expected.count == outputCount, "every output and the state")
 
         let space = try JobWorkspace()
@@ -320,6 +328,14 @@ struct RecoveryMatrixTests {
         }
 
         let repaired = try await Self.courier(repair, space, backend: backend)
+        if path == .killThenResume {
+            // The thirteenth request to arrive, the one held when the kill landed, is w3 or w4
+            // (the twelfth and thirteenth sent): a write whose effect was made, its answer lost.
+            #expect(
+                repaired.stdout.contains(
+                    "1 write of unknown outcome sent again with its idempotency key"),
+                "\(repaired.stdout)")
+        }
         #expect(repaired.status == 0, "\(repaired.stdout) \(repaired.stderr)")
         if [.outageThenReplay, .replayThenResume, .resumeThenReplay].contains(path) {
             // The outage cut the records listing on page 4: the repair goes on from there.
@@ -338,6 +354,8 @@ struct RecoveryMatrixTests {
         #expect(finals.count == Self.taskCount(records: records), "\(finals.keys.sorted())")
         let notOK = finals.filter { $0.value != "ok" }
         #expect(notOK.isEmpty, "\(notOK)")
+        // Each write was taken once, however the run was cut and repaired.
+        #expect(Self.effects(key: key, server: server) == 4)
 
         // The same repair again, twice: nothing left to do, nothing changes.
         for _ in 0..<2 {
@@ -352,6 +370,7 @@ struct RecoveryMatrixTests {
             #expect(again.stdout.contains(" 1 request "), "\(again.stdout)")
             let rerun = Self.differences(Self.outputs(space), expected)
             #expect(rerun.isEmpty, "\(rerun)")
+            #expect(Self.effects(key: key, server: server) == 4)
         }
     }
 }

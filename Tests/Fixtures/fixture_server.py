@@ -189,6 +189,10 @@ Routes (any method):
     /recovery/login?key       POST {"password":"hunter22"} gives {"token":"tok-K"}
     /recovery/private?key&id  as item, with "Authorization: Bearer tok-K" or Basic
                               user:hunter22; 401 otherwise
+    /recovery/write?key&id=I  POST: a write, 201 {"written": I}, or 503 (no effect) when I is
+                              out; its effect is made when it arrives, before a hold, once per
+                              Idempotency-Key (a repeat has none)
+    /recovery/effects?key     {"count": the writes' effects so far}
 """
 
 import base64
@@ -262,6 +266,7 @@ in_flight = {}  # key -> (current, max)
 toggles = set()  # names switched on by /toggle/on
 recovery = {}  # key -> (outage level, delay in ms) for /recovery/...
 recovery_holds = {}  # key -> {"after", "served", "held", "generation"} for /recovery/...
+recovery_writes = {}  # key -> {"effects": n, "keys": set of Idempotency-Keys} for /recovery/write
 sessions = {}  # key -> [login count, uses of the first token] for /sync/...&expire_after=N
 oauth = {}  # key -> token endpoint state for /oauth/... (see Handler.oauth_token)
 OAUTH_CLIENT_ID = "courier-test"
@@ -879,8 +884,28 @@ class Handler(BaseHTTPRequestHandler):
         if route == "/recovery/held":
             with state_lock:
                 return self.reply_json(200, {"held": recovery_holds.get(key, {}).get("held", 0)})
+        if route == "/recovery/effects":
+            with state_lock:
+                return self.reply_json(
+                    200, {"count": recovery_writes.get(key, {}).get("effects", 0)})
+
+        def out(name):
+            # Deterministic: a quarter of names are out at level 1, the same and another
+            # quarter at level 2.
+            bucket = zlib.crc32(name.encode()) % 4
+            return (level >= 1 and bucket == 1) or (level >= 2 and bucket == 3)
+
         with state_lock:
             level, delay = recovery.get(key, (0, 0))
+            if route == "/recovery/write" and not out("write" + (arg("id") or "")):
+                # The effect is made as the write arrives: a run killed while it is held has
+                # made it, and does not know.
+                writes = recovery_writes.setdefault(key, {"effects": 0, "keys": set()})
+                idempotency = self.headers.get("Idempotency-Key")
+                if idempotency is None or idempotency not in writes["keys"]:
+                    writes["effects"] += 1
+                if idempotency is not None:
+                    writes["keys"].add(idempotency)
             hold = recovery_holds.get(key)
             held = False
             if hold and hold["after"]:
@@ -901,12 +926,10 @@ class Handler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay / 1000)
 
-        def out(name):
-            # Deterministic: a quarter of names are out at level 1, the same and another
-            # quarter at level 2.
-            bucket = zlib.crc32(name.encode()) % 4
-            return (level >= 1 and bucket == 1) or (level >= 2 and bucket == 3)
-
+        if route == "/recovery/write":
+            if out("write" + (arg("id") or "")):
+                return self.reply_json(503, {"error": "writes are out"})
+            return self.reply_json(201, {"written": arg("id")})
         if route == "/recovery/login":
             if not self.good_login(body):
                 return self.reply_json(401, {"error": "bad credentials"})
