@@ -10,17 +10,11 @@ in mutable mode, so every request reads it as it is then.
 import os
 import sqlite3
 import subprocess
-import sys
 import tempfile
 
-from fixture_support import free_port, run_until_stdin_closes, wait_until_answers
+from fixture_support import free_port, run_until_stdin_closes, venv_program, wait_until_answers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DATASETTE = os.path.join(ROOT, ".build", "pyvenv", "bin", "datasette")
-if not os.path.exists(DATASETTE):
-    print("datasette is not installed: run `make test-deps` (it installs it into .build/pyvenv)",
-          flush=True)
-    sys.exit(1)
+DATASETTE = venv_program("datasette")
 
 folder = tempfile.mkdtemp(prefix="courier-datasette-")
 database = os.path.join(folder, "store.db")

@@ -1,5 +1,6 @@
 """Helpers shared by the fixture servers (standard library only)."""
 
+import os
 import shutil
 import signal
 import socket
@@ -16,6 +17,19 @@ def free_port():
     port = probe.getsockname()[1]
     probe.close()
     return port
+
+
+def venv_program(name):
+    """The path of `name` in the test servers' virtual environment (.build/pyvenv, which
+    `make test-deps` fills from PyPI); exits with a READY-less line saying so when it is not
+    installed."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    program = os.path.join(root, ".build", "pyvenv", "bin", name)
+    if not os.path.exists(program):
+        print("%s is not installed: run `make test-deps` (it installs it into .build/pyvenv)"
+              % name, flush=True)
+        sys.exit(1)
+    return program
 
 
 def wait_until_answers(url, child, name, tries):

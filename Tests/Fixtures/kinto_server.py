@@ -13,14 +13,9 @@ import subprocess
 import sys
 import tempfile
 
-from fixture_support import free_port, run_until_stdin_closes, wait_until_answers
+from fixture_support import free_port, run_until_stdin_closes, venv_program, wait_until_answers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-KINTO = os.path.join(ROOT, ".build", "pyvenv", "bin", "kinto")
-if not os.path.exists(KINTO):
-    print("kinto is not installed: run `make test-deps` (it installs it into .build/pyvenv)",
-          flush=True)
-    sys.exit(1)
+KINTO = venv_program("kinto")
 
 folder = tempfile.mkdtemp(prefix="courier-kinto-")
 ini = os.path.join(folder, "kinto.ini")

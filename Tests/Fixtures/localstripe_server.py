@@ -7,19 +7,12 @@ key of the form sk_test_… is accepted (Basic auth, the key as the user); its s
 memory (--from-scratch) and in a folder of its own.
 """
 
-import os
 import subprocess
-import sys
 import tempfile
 
-from fixture_support import free_port, run_until_stdin_closes, wait_until_answers
+from fixture_support import free_port, run_until_stdin_closes, venv_program, wait_until_answers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LOCALSTRIPE = os.path.join(ROOT, ".build", "pyvenv", "bin", "localstripe")
-if not os.path.exists(LOCALSTRIPE):
-    print("localstripe is not installed: run `make test-deps` (it installs it into .build/pyvenv)",
-          flush=True)
-    sys.exit(1)
+LOCALSTRIPE = venv_program("localstripe")
 
 folder = tempfile.mkdtemp(prefix="courier-localstripe-")
 port = free_port()
