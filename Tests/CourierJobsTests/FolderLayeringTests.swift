@@ -20,7 +20,8 @@ struct FolderLayeringTests {
             "CourierJobs",
             [
                 "Support", "Secrets", "Durability", "JobFile", "Records", "State", "Pages",
-                "LogFormat", "LogReading", "Metrics", "Log", "Replay", "Runner", "Report", "Export",
+                "LogFormat", "LogReading", "Metrics", "Recording", "Log", "Replay", "Runner",
+                "Report", "Export",
                 "Bench",
                 "CLI",
             ]

@@ -184,6 +184,13 @@ enum ReplayCommand {
         var refused = 0
         let firstTime = selected.first?.time ?? 0
         for line in selected {
+            // A write a repair held, now named: the replay sends it as the job builds it.
+            if line.errorKind == LogErrorKind.writeHeld, let built = jobTasks[line.task ?? ""],
+                held(line, built: built, job: job, options: options) == nil
+            {
+                tasks.append(built)
+                continue
+            }
             if options.dryRun,
                 let reason = held(
                     line, built: jobTasks[line.task ?? ""], job: job, options: options)

@@ -22,6 +22,9 @@ struct RunArguments {
     /// `--task GLOB…`.
     var only: [String] = []
     var pingURL: String?
+    /// `--record DIR`, `--offline DIR`: keep every answer, or rehearse against those kept.
+    var record: URL?
+    var offline: URL?
     /// `--resume`, and the logs it names, if any.
     var resume = false
     var resumeLogs: [String] = []
@@ -134,6 +137,8 @@ extension RunCommand {
             parsed.pingURL = text
         }
         parsed.options.metrics = try metricsSettings(&parser)
+        parsed.record = try parser.option("--record").map { URL(fileURLWithPath: $0) }
+        parsed.offline = try parser.option("--offline").map { URL(fileURLWithPath: $0) }
     }
 
     /// Every `--ping-url` value among the arguments, before they are parsed.

@@ -114,6 +114,11 @@ extension RunCommand {
             }
             let everyShard = options.shard != nil && capturing
             inShard += 1
+            if let reason = heldWrite(task, spec: spec, job: job, options: options) {
+                guard console.output("\(task.id)\t(not sent: \(reason))".showingControlCharacters)
+                else { return }
+                continue
+            }
             var line =
                 "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
             if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
@@ -125,6 +130,11 @@ extension RunCommand {
             guard console.output(line.showingControlCharacters) else { return }
         }
         guard fanOuts(upTo: job.tasks.count) else { return }
+        console.output(planSummary(job, total: total, inShard: inShard, options: options))
+    }
+
+    /// The plan's last line: how many tasks, where, how.
+    static func planSummary(_ job: Job, total: Int, inShard: Int, options: RunOptions) -> String {
         let backend = options.backend ?? job.backend
         let fanOutCount = job.tasks.filter { $0.captureSource != nil }.count
         let more =
@@ -135,9 +145,22 @@ extension RunCommand {
             job.tasks.contains { $0.captureSource != nil }
             ? ", children of fan-outs split by their own ids" : ""
         let split = options.shard.map { " (shard \($0): \(inShard) of them\(children))" } ?? ""
-        console.output(
+        return
             "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(split)\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
-        )
+    }
+
+    /// Why a `--task` run's plan does not send a write, when the history says so
+    /// (``WriteRule``, as the run decides it).
+    static func heldWrite(_ task: ExpandedTask, spec: TaskSpec, job: Job, options: RunOptions)
+        -> String?
+    {
+        guard spec.isWrite, let writes = options.writes else { return nil }
+        let keyed = task.request.headers.contains(spec.writes.keyHeader ?? "Idempotency-Key")
+        let decision = WriteRule.decide(
+            task: task.id, fact: writes[FNV1a.taskKey(job: job.name, task: task.id)],
+            keyed: keyed, named: options.named.contains(task.id))
+        guard case .hold(let reason) = decision else { return nil }
+        return reason
     }
 
     /// Where a task's records go, for the plan (`\t=> records merge into …`), or nothing.

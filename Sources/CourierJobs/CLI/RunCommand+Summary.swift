@@ -49,6 +49,10 @@ extension RunCommand {
             #endif
             printSummary(
                 summary, job: job, json: arguments.json, options: options, console: console)
+            if let failure = options.recorder?.failure.withLock({ $0 }) {
+                console.error("courier: \(job.name): the recording is incomplete: \(failure)")
+                return max(summary.exitCode, CommandLineInterface.ExitCode.taskFailed)
+            }
             return summary.exitCode
         } catch {
             console.error("courier: \(job.name): \(error)")
@@ -92,6 +96,23 @@ extension RunCommand {
         }
     }
 
+    /// What the job's history still lacks after a repair, and what runs it: `--resume`, except
+    /// for the writes it held, which only a name sends (``WriteRule``).
+    static func historyNote(missing: Int, held: Int, job: Job, log: URL) -> String {
+        guard missing > 0 else { return "; the job's history: every task done" }
+        let repair = "`\(repairCommand(job, log: log))`"
+        let plural = missing == 1 ? "" : "s"
+        guard held > 0 else {
+            return
+                "; the job's history: \(missing) task\(plural) not done (\(repair) runs \(missing == 1 ? "it" : "them"))"
+        }
+        let rest = max(0, missing - held)
+        let heldText =
+            "\(min(held, missing)) of them held writes: check the server, then name each with --task ID to send it"
+        return
+            "; the job's history: \(missing) task\(plural) not done (\(heldText)\(rest > 0 ? "; \(repair) runs the other \(rest)" : ""))"
+    }
+
     /// The summary line cron mails: tasks, ok (not modified), failed, requests and time;
     /// after a resume or a replay, how many of the job's tasks its history still misses, and
     /// the command that repairs them.
@@ -124,10 +145,8 @@ extension RunCommand {
             text += ", interrupted by \(reason)"
         }
         if let missing = summary.missing {
-            text +=
-                missing == 0
-                ? "; the job's history: every task done"
-                : "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done (`\(repairCommand(job, log: summary.logURL))` runs \(missing == 1 ? "it" : "them"))"
+            text += historyNote(
+                missing: missing, held: summary.writesHeld, job: job, log: summary.logURL)
         }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")

@@ -18,6 +18,7 @@ enum RunCommand {
                                     [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
                                     [--base-url URL] [--task GLOB] [--window START..END]
+                                    [--record DIR | --offline DIR]
                                     [--quiet] [--no-progress]
                                     [--json]
         Validates the job, then runs its tasks and writes one JSON line per request attempt to
@@ -54,6 +55,13 @@ enum RunCommand {
                          they need (those that capture their inputs, unless an earlier run
                          kept what they captured); the run joins the job's history, as a
                          replay does, and never starts it afresh
+          --record DIR   keep every answer the run gets in DIR (a new or empty folder): a
+                         line each in DIR/recording.jsonl, the bodies in DIR/bodies, secrets
+                         taken out; and the cursors, validators and records files it starts
+                         from in DIR/state
+          --offline DIR  rehearse the job against DIR's recording, without a network: every
+                         request is answered as it was recorded (one it lacks fails, named);
+                         outputs and logs go to DIR/rehearsals/<time>/, never to the job's
           --dry-run      print the expanded tasks and send nothing
           --deadline     stop the whole run after DURATION (90s, 30m, 2h, 1h30m; seconds when
                          bare) as SIGTERM does: no new task starts, those in flight have the
@@ -66,7 +74,8 @@ enum RunCommand {
           --no-progress  no live progress line on stderr
           --json         print the summary as one JSON object on stdout (on stderr with
                          --log-dir -), even with --quiet: {"job", "shard", "tasks": {"total",
-                         "ok", "failed", "notModified", "alreadyDone", "notRun"}, "requests",
+                         "ok", "failed", "notModified", "alreadyDone", "writesResent",
+                         "writesHeld", "notRun"}, "requests",
                          "durationMs", "exitCode", "interrupted", "stoppedBy" (null, "SIGINT",
                          "SIGTERM", "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
                          why), "missing" (after --resume: tasks the history lacks, else null)};
@@ -94,7 +103,7 @@ enum RunCommand {
             let values: Set<String> = [
                 "--log-dir", "--backend", "--concurrency", "--shard",
                 "--ping-url", "--metrics-file", "--metrics-interval", "--deadline", "--grace",
-                "--base-url", "--window",
+                "--base-url", "--window", "--record", "--offline",
             ]
             let jobFile = arguments.indices.first { index in
                 let argument = arguments[index]
@@ -145,7 +154,7 @@ enum RunCommand {
             usageConsole.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
         }
-        guard let (job, total) = await loadJob(parsed, console: usageConsole) else {
+        guard var (job, total) = await loadJob(parsed, console: usageConsole) else {
             return CommandLineInterface.ExitCode.usage
         }
         let console = Console(redactor: Redactor(secrets: job.secrets))
@@ -156,6 +165,11 @@ enum RunCommand {
         }
         if let code = await history(
             of: job, arguments: parsed, options: &options, console: console)
+        {
+            return code
+        }
+        if let code = prepareRehearsal(
+            &job, arguments: parsed, options: &options, console: console)
         {
             return code
         }

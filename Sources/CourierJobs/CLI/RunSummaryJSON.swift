@@ -11,6 +11,7 @@ enum RunSummaryJSON {
             ("failed", .int(summary.failed)), ("notModified", .int(summary.notModified)),
             ("ignored", .int(summary.ignored)),
             ("alreadyDone", .int(summary.alreadyDone)),
+            ("writesResent", .int(summary.writesResent)), ("writesHeld", .int(summary.writesHeld)),
         ]
         tasks.append(("notRun", .int(max(0, summary.total - summary.ok - summary.failed))))
         return .object([

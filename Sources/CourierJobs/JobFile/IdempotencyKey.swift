@@ -24,18 +24,12 @@ enum IdempotencyKey {
         -> String
     {
         var input = Array("courier idempotency key 1".utf8)
-        for part in [job, task, request.method.rawValue, request.displayURL.absoluteString] {
+        for part in [job, task] {
             input.append(0)
             input += part.utf8
         }
         input.append(0)
-        if let body = request.body { input += redactor.scrub(bytes: Array(body)) }
-        for part in request.streamedBody?.parts ?? [] {
-            switch part {
-            case .data(let data): input += redactor.scrub(bytes: Array(data))
-            case .file(let url): input += fingerprint(of: url)
-            }
-        }
+        input += RequestDigest.bytes(of: request, redactor: redactor)
         var bytes = Array(SHA256.digest(input).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80
@@ -46,19 +40,5 @@ enum IdempotencyKey {
             key.append(character)
         }
         return key
-    }
-
-    /// A file's size and FNV-1a hash of its bytes, read a mebibyte at a time (a body file may
-    /// be larger than memory); its path when it cannot be read (the send will say why).
-    static func fingerprint(of url: URL) -> [UInt8] {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return Array(url.path.utf8) }
-        defer { try? handle.close() }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        var size = 0
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            hash = FNV1a.hash(chunk, into: hash)
-            size += chunk.count
-        }
-        return Array("\(size):\(hash)".utf8)
     }
 }

@@ -24,6 +24,13 @@ extension TaskDecoder {
                 keyReader.fail("header", "\"\(header)\" is not a valid header name", at: keyNode)
                 return settings
             }
+            if SecretHeaders.isSecret(header) {
+                keyReader.fail(
+                    "header",
+                    "\"\(header)\" is a secret header, redacted in every log line: the key could not be read back; name another",
+                    at: keyNode)
+                return settings
+            }
             settings.keyHeader = header
         default:
             reader.fail(
@@ -44,7 +51,7 @@ extension TaskDecoder {
     static func keyProblem(method: HTTPMethod, safe: Bool, paginated: Bool) -> String? {
         if method == .get || method == .head {
             return
-                "a \(method) is sent again safely; an idempotency key is for a write (POST, PATCH, PUT, DELETE)"
+                "a \(method) is sent again safely; an idempotency key is for a request that changes something (POST, PATCH, PUT, DELETE)"
         }
         if safe {
             return "a \"safe\" request changes nothing on the server and needs no idempotency key"

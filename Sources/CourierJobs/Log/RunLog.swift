@@ -9,6 +9,8 @@ struct RunLog: Sendable {
     let redactor: Redactor
     /// Where each `request` line's figures are added up for the metrics file, if there is one.
     let figures: RequestFigures?
+    /// `--record`: where each attempt's answer is kept as it is logged.
+    var recorder: Recorder?
     /// Request bodies up to this size are logged; larger ones by size and hash.
     static let bodyLimit = 1 << 20
 
@@ -300,22 +302,14 @@ struct RunLog: Sendable {
                 "replayOf",
                 .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))
         }
+        if let recorder, case .success(let response) = attempt.outcome {
+            recorder.record(
+                request: request, response: response,
+                body: Self.body(of: response, savedTo: record.savedTo), redactor: redactor)
+        }
         // A request that may not be sent twice has its line on file before the task goes on:
         // `--resume` sends again every task whose line is missing.
         try write(line: line.finishLine(), now: !request.isRepeatable)
-    }
-
-    /// The bytes of a streamed body: its data parts and its files' sizes now.
-    static func size(_ body: StreamedBody) -> Int {
-        body.parts.reduce(0) { total, part in
-            switch part {
-            case .data(let data): return total + data.count
-            case .file(let url):
-                let size =
-                    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? Int
-                return total + (size ?? 0)
-            }
-        }
     }
 
     /// What the transport sent: the request's fields and the transport's defaults.

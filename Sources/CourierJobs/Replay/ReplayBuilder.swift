@@ -28,6 +28,11 @@ struct ReplayBuilder {
         func refuse(_ reason: String) -> Result<ExpandedTask, Refusal> {
             .failure(Refusal(task: id, reason: reason))
         }
+        if line.errorKind == LogErrorKind.writeHeld {
+            return refuse(
+                "it is a write a resume or replay held (\(line.errorMessage ?? "")); its line holds no request: replay it with --job JOB --task \(id)"
+            )
+        }
         if line.outcome == LogOutcome.skipped.rawValue {
             return refuse(
                 "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs"

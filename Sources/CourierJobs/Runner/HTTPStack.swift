@@ -25,11 +25,14 @@ enum HTTPStack {
     ///   loops (``CurlHTTPClient/taskExecutors``), none with URLSession.
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
-        shard: Shard? = nil
+        shard: Shard? = nil, offline: OfflineHTTPClient? = nil
     ) -> (client: AnyHTTPClient, unredirected: AnyHTTPClient, executors: [any TaskExecutor]) {
-        let transport = backend.makeClient(
-            timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
-            maxConnectionsPerHost: concurrency, http2: job.http2)
+        // A rehearsal (`--offline`) answers from its recording: nothing goes to the network.
+        let transport: any HTTPClient =
+            offline
+            ?? backend.makeClient(
+                timeout: job.timeout, maxResponseBytes: job.maxBodyBytes,
+                maxConnectionsPerHost: concurrency, http2: job.http2)
         let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
         // Nearest the transport: a write's `request.start` line goes on file as its request
         // goes out, after every wait above (``WriteStarts``).

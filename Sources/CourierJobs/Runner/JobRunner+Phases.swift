@@ -123,9 +123,10 @@ extension JobRunner {
             options.logToStandardOutput
             ? LogWriter(standardOutput: (), batching: true)
             : try LogWriter(url: url, batching: true)
-        let log = RunLog(
+        var log = RunLog(
             writer: writer, run: run, job: job.name, redactor: console.redactor,
             figures: metrics?.figures)
+        log.recorder = options.recorder
         var replayOf: [String] = []
         var replayFrom: String?
         var fanOut = job.tasks.contains { $0.captureSource != nil }
@@ -158,7 +159,7 @@ extension JobRunner {
         }
         let (shared, unredirected, executors) = HTTPStack.shared(
             for: job, backend: begun.backend, concurrency: options.concurrency ?? job.concurrency,
-            time: time, shard: options.shard)
+            time: time, shard: options.shard, offline: options.offline)
         let oauth2 = OAuth2Sessions(
             job: job, client: unredirected, log: log, redactor: console.redactor, time: time)
         // Validators of saved outputs for `conditional` tasks, written once a second and at

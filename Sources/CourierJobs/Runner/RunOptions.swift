@@ -39,6 +39,10 @@ struct RunOptions: Sendable {
     /// What the job's history says of its writes, for `--resume`, `replay` and `run --task`
     /// (``WriteRule``); `nil` for a plain run, which starts the job afresh.
     var writes: WriteHistory?
+    /// `--record DIR`: keeps every answer the run gets (``Recorder``).
+    var recorder: Recorder?
+    /// `--offline DIR`: the transport that answers from a recording instead of the network.
+    var offline: OfflineHTTPClient?
     /// Bytes of records a merge sorts in memory before spilling a sorted run to disk
     /// (`COURIER_RECORDS_RUN_BYTES` sets it; tests make it small to prove the spilling).
     var recordsRunBytes = 32 << 20

@@ -39,8 +39,9 @@ struct TaskSelection: Sendable {
         /// without a line.
         case notChosen
         /// A write the history says must not be sent again (``WriteRule``), for this reason;
-        /// `done`: its task is done, and stays so without a line (a replay with `--all`).
-        case hold(String, done: Bool)
+        /// `done`: its task is done, and stays so without a line (a replay with `--all`);
+        /// `found`: as ``Send/found``.
+        case hold(String, done: Bool, found: Bool)
     }
 
     /// A task to send, as it is sent.
@@ -91,7 +92,8 @@ struct TaskSelection: Sendable {
         case .sendWithKey(let run):
             send.unknownIn = run
             return .send(send)
-        case .hold(let reason): return .hold(reason, done: writes.done.contains(key))
+        case .hold(let reason):
+            return .hold(reason, done: writes.done.contains(key), found: send.found)
         }
     }
 

@@ -149,7 +149,8 @@ extension JobRunner {
         case .notChosen:
             settledRecords(of: task, done: nil)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-        case .hold(let reason, let done):
+        case .hold(let reason, let done, let found):
+            if found { slots.progress.tasksFound(1) }
             slots.reporter.report("task \(task.id) not sent: \(reason)")
             slots.progress.write(resent: false)
             settledRecords(of: task, done: done ? true : nil)

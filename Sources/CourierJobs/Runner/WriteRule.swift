@@ -40,7 +40,7 @@ enum WriteRule {
     }
 
     /// The `error.kind` of a held write's `task.skipped` line.
-    static let heldKind = "writeHeld"
+    static let heldKind = LogErrorKind.writeHeld
 
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
     static func names(_ glob: String) -> Bool {

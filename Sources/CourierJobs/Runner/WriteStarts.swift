@@ -9,8 +9,16 @@ import Courier
 /// recorder reaches the bottom layer as a task-local bound around each attempt.
 enum WriteStarts {
     /// What the attempt under way does just before its request (each redirect hop's too)
-    /// goes to the transport.
-    @TaskLocal static var current: (@Sendable (HTTPRequest) -> Void)?
+    /// goes to the transport. (A class, not a closure: a task-local of an optional function
+    /// type crashed the optimized build in `swift_task_localValuePush`, Swift 6.3.1.)
+    @TaskLocal static var current: Recorder?
+
+    /// A write task's recorder of its `request.start` lines.
+    final class Recorder: Sendable {
+        let record: @Sendable (HTTPRequest) -> Void
+
+        init(_ record: @escaping @Sendable (HTTPRequest) -> Void) { self.record = record }
+    }
 }
 
 /// The layer right above the transport: tells the attempt's recorder, when one is bound, that
@@ -19,7 +27,7 @@ struct WriteStartAnnouncer: HTTPClient {
     let wrapped: AnyHTTPClient
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        WriteStarts.current?(request)
+        WriteStarts.current?.record(request)
         return try await wrapped.perform(request)
     }
 }
@@ -27,10 +35,15 @@ struct WriteStartAnnouncer: HTTPClient {
 /// The layer under a write task's retries: binds its recorder around each attempt.
 struct WriteStartRecorder: HTTPClient {
     let wrapped: AnyHTTPClient
-    let record: @Sendable (HTTPRequest) -> Void
+    let recorder: WriteStarts.Recorder
+
+    init(wrapped: AnyHTTPClient, record: @escaping @Sendable (HTTPRequest) -> Void) {
+        self.wrapped = wrapped
+        recorder = WriteStarts.Recorder(record)
+    }
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await WriteStarts.$current.withValue(record) { try await wrapped.perform(request) }
+        try await WriteStarts.$current.withValue(recorder) { try await wrapped.perform(request) }
     }
 }
 

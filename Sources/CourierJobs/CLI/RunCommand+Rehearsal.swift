@@ -1,0 +1,68 @@
+import Courier
+import Foundation
+
+/// `--record DIR` and `--offline DIR`: a run that keeps every answer it gets, and a run that
+/// rehearses the job against those answers without a network (docs/cli.md, "Rehearse a job
+/// offline").
+extension RunCommand {
+    /// The state a rehearsal starts from, copied from the job's outputs when it is recorded:
+    /// the `since` cursors and the conditional validators, so that the rehearsal sends the
+    /// requests the recorded run sent, and the records files (those whose path takes no
+    /// variable), so that it merges into what the recorded run merged into. Paths under
+    /// `outputDir`.
+    static func rehearsedState(of job: Job) -> [String] {
+        [".courier/since", ".courier/state"]
+            + job.tasks.compactMap(\.records?.to).filter { Template($0).variables.isEmpty }
+    }
+
+    /// Sets the run up to record or to rehearse; the refusal's exit code when it cannot.
+    static func prepareRehearsal(
+        _ job: inout Job, arguments: RunArguments, options: inout RunOptions, console: Console
+    ) -> Int32? {
+        guard arguments.record != nil || arguments.offline != nil else { return nil }
+        if arguments.resume || !arguments.only.isEmpty || options.logToStandardOutput
+            || (arguments.record != nil && arguments.offline != nil)
+        {
+            console.error(
+                "courier: --record and --offline go with a plain run: not with each other, --resume, --task or --log-dir -"
+            )
+            return CommandLineInterface.ExitCode.usage
+        }
+        let state = rehearsedState(of: job)
+        do throws(RecordingError) {
+            if let folder = arguments.record {
+                let recorder = try Recorder(folder: folder)
+                copy(
+                    state, from: URL(fileURLWithPath: job.outputDir),
+                    to: folder.appendingPathComponent("state"))
+                options.recorder = recorder
+            }
+            if let folder = arguments.offline {
+                options.offline = try OfflineHTTPClient(
+                    folder: folder, redactor: Redactor(secrets: job.secrets))
+                // A rehearsal writes beside its recording, never into the job's outputs, logs
+                // or state: each into a folder of its own.
+                let rehearsal = folder.appendingPathComponent(
+                    "rehearsals/\(Timestamp.compact(Date()))")
+                job.outputDir = rehearsal.appendingPathComponent("out").path
+                options.logDirectory = rehearsal.appendingPathComponent("logs")
+                copy(
+                    state, from: folder.appendingPathComponent("state"),
+                    to: URL(fileURLWithPath: job.outputDir))
+            }
+        } catch {
+            console.error("courier: \(job.name): \(error)")
+            return CommandLineInterface.ExitCode.usage
+        }
+        return nil
+    }
+
+    /// Copies the files of `paths` that exist under `from` to the same paths under `to`.
+    private static func copy(_ paths: [String], from: URL, to: URL) {
+        for path in paths {
+            let source = from.appendingPathComponent(path)
+            guard let data = FileManager.default.contents(atPath: source.path) else { continue }
+            try? OutputFile.write(data, to: to.appendingPathComponent(path))
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Courier
+import Foundation
+
+/// What identifies a request as the same request again, in bytes: its method, its URL in
+/// display form (no userinfo, no secret query values) and its body with the job's secrets
+/// taken out (a body file by its size and hash). Both an idempotency key (``IdempotencyKey``)
+/// and a recording's entry (`--record`, `--offline`) are made from it, so that a rotated token
+/// does not make the same request another, and no digest can be traced back to a secret.
+enum RequestDigest {
+    /// The request's identifying bytes, each part ended by a NUL.
+    static func bytes(of request: HTTPRequest, redactor: Redactor) -> [UInt8] {
+        var input: [UInt8] = []
+        for part in [request.method.rawValue, request.displayURL.absoluteString] {
+            input += part.utf8
+            input.append(0)
+        }
+        if let body = request.body { input += redactor.scrub(bytes: Array(body)) }
+        for part in request.streamedBody?.parts ?? [] {
+            switch part {
+            case .data(let data): input += redactor.scrub(bytes: Array(data))
+            case .file(let url): input += fingerprint(of: url)
+            }
+        }
+        return input
+    }
+
+    /// The lowercase hex SHA-256 of `bytes(of:redactor:)`.
+    static func hex(of request: HTTPRequest, redactor: Redactor) -> String {
+        SHA256.hex(of: bytes(of: request, redactor: redactor))
+    }
+
+    /// A file's size and FNV-1a hash of its bytes, read a mebibyte at a time (a body file may
+    /// be larger than memory); its path when it cannot be read (the send will say why).
+    static func fingerprint(of url: URL) -> [UInt8] {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return Array(url.path.utf8) }
+        defer { try? handle.close() }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        var size = 0
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hash = FNV1a.hash(chunk, into: hash)
+            size += chunk.count
+        }
+        return Array("\(size):\(hash)".utf8)
+    }
+}

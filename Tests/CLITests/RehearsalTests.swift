@@ -1,0 +1,154 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// Offline rehearsal (issue 42, item 2): `courier run JOB --record DIR` keeps every answer,
+/// `--offline DIR` runs the whole job against them without a network (pages, fan-out,
+/// captures, a login's token, records, a `since` cursor, a retry) and ends with the recorded
+/// run's outputs byte for byte; a changed job names the request the recording lacks.
+@Suite("offline rehearsal")
+struct RehearsalTests {
+    /// A login whose token the users need, a listing by Link pages whose ids fan out, an
+    /// incremental listing into records from the cursor an earlier run left, and a flaky
+    /// endpoint retried once.
+    static func writeJob(_ space: JobWorkspace, key: String, total: Int = 6) throws {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(key)"},
+                 "json": {"password": "${env:SYNC_PASSWORD}"}, "capture": {"token": {"json": "/access_token"}}},
+                {"id": "users", "path": "/sync/users", "query": {"key": "\#(key)"}, "auth": {"bearer": "{token}"},
+                 "save": "users.json"},
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "\#(total)", "size": "2"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/echo", "query": {"id": "{id}"}, "foreach": {"id": {"capture": "ids"}},
+                 "save": "items/{id}.json"},
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "size": "2", "since": "{since}"},
+                 "paginate": {"next": {"linkHeader": "next"}},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                 "records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"}},
+                {"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"},
+                 "retry": {"maxAttempts": 2, "initialDelay": 0.01}, "save": "flaky.json"}
+                """#,
+            extra: #""concurrency": 2,"#)
+    }
+
+    static let environment = ["SYNC_PASSWORD": "hunter22"]
+
+    static func put(_ space: JobWorkspace, key: String, ids: ClosedRange<Int>) async throws {
+        let records = ids.map {
+            #"{"id": \#($0), "updated_at": "2026-01-01T00:00:\#(String(format: "%02d", $0))Z"}"#
+        }
+        try await ProbeClient().post(
+            space.server.url("/store/put?key=\(key)"),
+            json: Data("[\(records.joined(separator: ","))]".utf8))
+    }
+
+    static func requests(_ space: JobWorkspace, key: String) -> Int {
+        BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["count"] as? Int ?? -1
+    }
+
+    /// Every file under `folder`, kept captures left out (they name their run).
+    static func files(_ folder: URL) -> [String: Data] {
+        var files: [String: Data] = [:]
+        let walker = FileManager.default.enumerator(atPath: folder.path)
+        while let relative = walker?.nextObject() as? String {
+            let url = folder.appendingPathComponent(relative)
+            var directory: ObjCBool = false
+            guard !relative.hasPrefix(".courier/captures"), !relative.hasSuffix(".lock"),
+                !relative.hasPrefix(".courier/lock"),
+                FileManager.default.fileExists(atPath: url.path, isDirectory: &directory),
+                !directory.boolValue
+            else { continue }
+            files[relative] = FileManager.default.contents(atPath: url.path)
+        }
+        return files
+    }
+
+    @Test(
+        "a recorded run rehearsed offline sends nothing and ends with its outputs, byte for byte",
+        arguments: RunCommandTests.backends)
+    func rehearsal(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rehearse")
+        try await Self.put(space, key: key, ids: 1...3)
+        try Self.writeJob(space, key: key)
+        // An earlier run leaves the cursor the recorded run starts from.
+        let earlier = try await space.run(backend: backend, environment: Self.environment)
+        #expect(earlier.status == 0, "\(earlier.stderr)")
+        try await Self.put(space, key: key, ids: 4...7)
+        let recording = space.folder.appendingPathComponent("rec")
+        let recorded = try await space.run(
+            ["--record", recording.path], backend: backend, environment: Self.environment)
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let sent = Self.requests(space, key: key)
+        let outputs = Self.files(space.folder.appendingPathComponent("out"))
+        #expect(outputs["records/items.jsonl"] != nil && outputs["items/5.json"] != nil)
+
+        let rehearsed = try await space.run(
+            ["--offline", recording.path], backend: backend, environment: Self.environment)
+        #expect(rehearsed.status == 0, "\(rehearsed.stderr)")
+        #expect(Self.requests(space, key: key) == sent, "the rehearsal sent nothing")
+        let rehearsals = recording.appendingPathComponent("rehearsals")
+        let runs = try FileManager.default.contentsOfDirectory(atPath: rehearsals.path)
+        #expect(runs.count == 1)
+        let rehearsal = rehearsals.appendingPathComponent(runs.first ?? "?")
+        let rehearsedOutputs = Self.files(rehearsal.appendingPathComponent("out"))
+        #expect(
+            rehearsedOutputs == outputs,
+            "\(Set(rehearsedOutputs.keys).symmetricDifference(outputs.keys).sorted()) \(rehearsedOutputs.filter { outputs[$0.key] != $0.value }.keys.sorted())"
+        )
+        #expect(rehearsed.stdout.contains(rehearsal.appendingPathComponent("out").path))
+        // The job's own outputs and history are untouched by it.
+        #expect(Self.files(space.folder.appendingPathComponent("out")) == outputs)
+
+        // No secret in the recording: the password, and the token the login answered with.
+        var written = Data()
+        let walker = FileManager.default.enumerator(atPath: recording.path)
+        while let relative = walker?.nextObject() as? String {
+            written.append(
+                FileManager.default.contents(
+                    atPath: recording.appendingPathComponent(relative).path)
+                    ?? Data())
+        }
+        #expect(written.range(of: Data("hunter22".utf8)) == nil)
+        // The fixture's token for this key, which the login's body carried.
+        let token = "tok-\(key)-s3cr3t"
+        #expect(written.range(of: Data(token.utf8)) == nil, "the login's token is not recorded")
+    }
+
+    @Test("a changed job rehearsed names the request its recording lacks; bad folders are refused")
+    func changedJobAndRefusals() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rehearse-changed")
+        try Self.writeJob(space, key: key)
+        let recording = space.folder.appendingPathComponent("rec")
+        let recorded = try await space.run(
+            ["--record", recording.path], backend: "curl", environment: Self.environment)
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        try Self.writeJob(space, key: key, total: 8)
+        let changed = try await space.run(
+            ["--offline", recording.path], backend: "curl", environment: Self.environment)
+        #expect(changed.status == 1)
+        #expect(
+            changed.stderr.contains(
+                "not in the recording \(recording.path): GET \(space.server.baseURL.absoluteString)/pages?style=link&total=8&size=2"
+            ),
+            "\(changed.stderr)")
+        let again = try await space.run(
+            ["--record", recording.path], backend: "curl", environment: Self.environment)
+        #expect(again.status == 2)
+        #expect(again.stderr.contains("the folder holds files already"), "\(again.stderr)")
+        let missing = try await space.run(
+            ["--offline", space.folder.appendingPathComponent("none").path], backend: "curl",
+            environment: Self.environment)
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("no recording there"), "\(missing.stderr)")
+        let resumed = try await space.run(
+            ["--offline", recording.path, "--resume"], backend: "curl",
+            environment: Self.environment)
+        #expect(resumed.status == 2)
+        #expect(resumed.stderr.contains("go with a plain run"), "\(resumed.stderr)")
+    }
+}
