@@ -34,10 +34,12 @@ Routes (any method):
                               429 with Retry-After for the first N requests of key, then 200
   /slow?ms=N[&key&after=K]    answers after N ms (with after: N ms after /host-pause sent K's
                               429, 5 s at most); tracks requests in flight per key
-  /host-pause?key&first=N&seconds=S
+  /host-pause?key&first=N&seconds=S[&release=NAME]
                               the first request of key waits until N requests of key have
                               come (5 s at most), then gets 429 with Retry-After S; requests 2..N
-                              are answered 200 0.5 s after that 429; later ones 200 at once.
+                              are answered 200 0.5 s after that 429 (with release, once
+                              /toggle/on?name=NAME was called, 300 s at most); later ones 200 at
+                              once.
                               GET /paused?key=K says when the 429 went ({"at": time, 0 if not})
   /quota?key&limit=L&remaining=R&window=W
                               a quota of R requests per window of W seconds (from the key's
@@ -1298,7 +1300,12 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(429, {"attempt": count}, [("Retry-After", arg("seconds", "2"))])
         elif count <= first:
             self.wait_until(lambda: key in paused)
-            time.sleep(0.5)
+            if arg("release"):
+                # The test lets them go once the client has logged the 429: an event, so that
+                # a loaded machine cannot let a slot free up before the pause is known.
+                self.wait_until(lambda: arg("release") in toggles, seconds=300)
+            else:
+                time.sleep(0.5)
             self.reply_json(200, {"attempt": count})
         else:
             self.reply_json(200, {"attempt": count})
