@@ -34,6 +34,15 @@ struct RehearsalTests {
 
     static let environment = ["SYNC_PASSWORD": "hunter22"]
 
+    /// `courier run job.json --offline DIR` (a rehearsal keeps its log beside its recording).
+    static func rehearse(_ space: JobWorkspace, _ recording: URL, _ extra: [String] = [])
+        async throws -> CourierBinary.Result
+    {
+        try await CourierBinary.run(
+            ["run", "job.json", "--offline", recording.path, "--no-progress"] + extra,
+            environment: environment, directory: space.folder)
+    }
+
     static func put(_ space: JobWorkspace, key: String, ids: ClosedRange<Int>) async throws {
         let records = ids.map {
             #"{"id": \#($0), "updated_at": "2026-01-01T00:00:\#(String(format: "%02d", $0))Z"}"#
@@ -85,8 +94,7 @@ struct RehearsalTests {
         let outputs = Self.files(space.folder.appendingPathComponent("out"))
         #expect(outputs["records/items.jsonl"] != nil && outputs["items/5.json"] != nil)
 
-        let rehearsed = try await space.run(
-            ["--offline", recording.path], backend: backend, environment: Self.environment)
+        let rehearsed = try await Self.rehearse(space, recording, ["--backend", backend])
         #expect(rehearsed.status == 0, "\(rehearsed.stderr)")
         #expect(Self.requests(space, key: key) == sent, "the rehearsal sent nothing")
         let rehearsals = recording.appendingPathComponent("rehearsals")
@@ -128,9 +136,12 @@ struct RehearsalTests {
             ["--record", recording.path], backend: "curl", environment: Self.environment)
         #expect(recorded.status == 0, "\(recorded.stderr)")
         try Self.writeJob(space, key: key, total: 8)
-        let changed = try await space.run(
-            ["--offline", recording.path], backend: "curl", environment: Self.environment)
+        let changed = try await Self.rehearse(space, recording)
         #expect(changed.status == 1)
+        // No repair is offered: a repair would send for real what the rehearsal could not.
+        #expect(
+            changed.stdout.contains("; rehearsed offline: nothing was sent"), "\(changed.stdout)")
+        #expect(!changed.stdout.contains("to repair"), "\(changed.stdout)")
         #expect(
             changed.stderr.contains(
                 "not in the recording \(recording.path): GET \(space.server.baseURL.absoluteString)/pages?style=link&total=8&size=2"
@@ -140,15 +151,18 @@ struct RehearsalTests {
             ["--record", recording.path], backend: "curl", environment: Self.environment)
         #expect(again.status == 2)
         #expect(again.stderr.contains("the folder holds files already"), "\(again.stderr)")
-        let missing = try await space.run(
-            ["--offline", space.folder.appendingPathComponent("none").path], backend: "curl",
-            environment: Self.environment)
+        let missing = try await Self.rehearse(space, space.folder.appendingPathComponent("none"))
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("no recording there"), "\(missing.stderr)")
-        let resumed = try await space.run(
-            ["--offline", recording.path, "--resume"], backend: "curl",
-            environment: Self.environment)
-        #expect(resumed.status == 2)
-        #expect(resumed.stderr.contains("go with a plain run"), "\(resumed.stderr)")
+        for extra in [["--resume"], ["--dry-run"], ["--log-dir", space.logs.path]] {
+            let refused = try await Self.rehearse(space, recording, extra)
+            #expect(refused.status == 2, "\(extra)")
+            #expect(refused.stderr.contains("go with a plain run"), "\(extra): \(refused.stderr)")
+        }
+        let dry = space.folder.appendingPathComponent("dry")
+        let plan = try await space.run(
+            ["--record", dry.path, "--dry-run"], backend: "curl", environment: Self.environment)
+        #expect(plan.status == 2)
+        #expect(!FileManager.default.fileExists(atPath: dry.path), "a refused run leaves nothing")
     }
 }

@@ -103,3 +103,30 @@ enum ServerArrivals {
         }
     }
 }
+
+/// Waits for an event off the cooperative pool: a test's polling on the pool can be starved
+/// for tens of seconds while the parallel pass fills the pool's few threads with blocking
+/// work, and a run it should act on in time goes on without it.
+enum OffPool {
+    /// Looks at `condition` every 20 ms on a thread of its own (`seconds` at most: a hang
+    /// guard), then runs `action` there; whether the condition held.
+    static func when(
+        _ condition: @escaping @Sendable () -> Bool, seconds: Double = 300,
+        then action: @escaping @Sendable () -> Void = {}
+    ) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let deadline = Date().addingTimeInterval(seconds)
+                while Date() < deadline {
+                    if condition() {
+                        action()
+                        continuation.resume(returning: true)
+                        return
+                    }
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
+                continuation.resume(returning: false)
+            }
+        }
+    }
+}

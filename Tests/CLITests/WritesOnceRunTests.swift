@@ -71,10 +71,7 @@ struct WritesOnceRunTests {
         for toggle in toggles {
             _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
         }
-        let deadline = ContinuousClock.now + .seconds(300)
-        while Self.effects(space, key: key).pending != 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await OffPool.when { Self.effects(space, key: key).pending == 0 }
     }
 
     /// Whether a whole line of the job's log (its run still writing) holds `wanted`.
@@ -205,11 +202,12 @@ struct WritesOnceRunTests {
             ],
             directory: space.folder)
         // Killed once charge-2's line is on file (an event, not a time).
-        let deadline = ContinuousClock.now + .seconds(300)
-        while ContinuousClock.now < deadline, !Self.logged(space, #""task":"charge-2","attempt""#) {
-            try await Task.sleep(for: .milliseconds(20))
+        let logged = await OffPool.when {
+            Self.logged(space, #""task":"charge-2","attempt""#)
+        } then: {
+            running.send(SIGKILL)
         }
-        running.send(SIGKILL)
+        #expect(logged, "charge-2's line never came")
         _ = await running.wait(seconds: 300)
         #expect(Self.effects(space, key: key).count == 2)
         #expect(

@@ -146,7 +146,7 @@ extension RunCommand {
         }
         if let missing = summary.missing {
             text += historyNote(
-                missing: missing, held: summary.writesHeld, job: job, log: summary.logURL)
+                missing: missing, held: summary.missingHeld, job: job, log: summary.logURL)
         }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")
@@ -158,6 +158,8 @@ extension RunCommand {
             text += "; outputs: \(job.outputDir)"
         }
         text += "; log: \(summary.logURL.relativePath)"
+        // A rehearsal is not repaired: a request its recording lacks is recorded again.
+        if summary.rehearsal { return text + "; rehearsed offline: nothing was sent" }
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
         if summary.missing == nil, summary.failed > 0 || notRun > 0 {

@@ -140,7 +140,7 @@ extension JobRunner {
         if options.resume != nil || source.repairsFromLogs, !options.logToStandardOutput,
             !summary.logVanished
         {
-            summary.missing = JobHistory.notDoneCount(
+            (summary.missing, summary.missingHeld) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name))
         }
         if let failure = summary.logFailure {
@@ -254,6 +254,7 @@ extension JobRunner {
         if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
         summary.ignored = counts.ignored
         (summary.writesResent, summary.writesHeld) = (counts.writesResent, counts.writesHeld)
+        summary.rehearsal = options.offline != nil
         if underway.vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(begun.logURL.relativePath) was deleted (or its folder) during the run; the run stopped"

@@ -89,6 +89,11 @@ struct RunSummary: Sendable {
     /// again (``WriteRule``).
     var writesResent = 0
     var writesHeld = 0
+    /// Of ``missing``, the writes held by a repair (`task.skipped`, `writeHeld`): only a name
+    /// sends them.
+    var missingHeld = 0
+    /// An offline rehearsal (`--offline`): no repair of it is offered, it is rehearsed again.
+    var rehearsal = false
     /// Tasks that ended `ok` on a response an `onResponse` rule ignores (counted in `ok`).
     var ignored = 0
     var duration: TimeInterval

@@ -1,0 +1,79 @@
+import Courier
+import Foundation
+
+/// Keeps every request within its host's budget as all courier processes of the user share it
+/// (`"hostThrottle": "shared"`: shards, other jobs and replays on the machine; ``HostBudget``
+/// decides, ``HostBudgetStore`` keeps it): each request, a redirect's hop too, takes its place
+/// before it goes and teaches the budget with its answer. Nearest the transport, below the
+/// run's own rate limit and the per-task host throttle, which go on as before.
+///
+/// A wait longer than `maxDelay` is not waited for: the request fails with `.throttled`, as the
+/// host throttle's would. The budget's file failing (a full disk, no permission) never stops a
+/// run: the request goes as if the budget were not shared, and the run says so once.
+struct HostBudgetHTTPClient: HTTPClient {
+    let wrapped: AnyHTTPClient
+    let store: HostBudgetStore
+    let time: any TimeSource
+    /// How long a probe may hold the others: the job's request timeout.
+    let lease: TimeInterval
+    let maxDelay: TimeInterval?
+    let warn: @Sendable (String) -> Void
+
+    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let origin = Origin(request.url) else { return try await wrapped.perform(request) }
+        var waited = 0.0
+        while true {
+            let now = time.date().timeIntervalSince1970
+            let admission: HostBudget.Admission
+            do {
+                admission = try store.update(origin) { $0.admit(now: now, lease: lease) }
+            } catch {
+                warn("the shared host budget cannot be kept (\(error)); requests go unshared")
+                return try await wrapped.perform(request)
+            }
+            let wait: Double
+            switch admission {
+            case .send(let seconds): wait = seconds
+            case .askAgain(let seconds): wait = seconds
+            }
+            waited += wait
+            if let maxDelay, waited > maxDelay {
+                if case .send = admission { learn(origin, status: nil, headers: HTTPHeaders()) }
+                throw HTTPError(
+                    .throttled,
+                    "not sent: its host's shared budget would hold it \(Int(waited.rounded(.up))) s, more than maxDelay \(Int(maxDelay)) s",
+                    url: request.displayURL)
+            }
+            if wait > 0 {
+                do {
+                    try await time.sleep(for: .seconds(wait))
+                } catch {
+                    if case .send = admission { learn(origin, status: nil, headers: HTTPHeaders()) }
+                    throw HTTPError(
+                        .cancelled, "cancelled while waiting for the host", url: request.displayURL)
+                }
+            }
+            if case .send = admission { break }
+        }
+        let response: HTTPResponse
+        do {
+            response = try await wrapped.perform(request)
+        } catch {
+            learn(origin, status: nil, headers: HTTPHeaders())
+            throw error
+        }
+        learn(origin, status: response.status, headers: response.headers)
+        return response
+    }
+
+    private func learn(_ origin: Origin, status: Int?, headers: HTTPHeaders) {
+        let (now, date) = (time.date().timeIntervalSince1970, time.date())
+        do {
+            try store.update(origin) {
+                $0.learn(status: status, headers: headers, now: now, date: date)
+            }
+        } catch {
+            warn("the shared host budget cannot be kept (\(error)); requests go unshared")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Courier
+import Foundation
+
+/// One host's politeness budget as every courier process on the machine shares it
+/// (`"hostThrottle": "shared"`; ``HostBudgetStore`` keeps it in a file): when the host asked
+/// not to be sent anything (`Retry-After`), the quota it announced (`RateLimit-*`,
+/// `X-RateLimit-*`) counted down by every process's requests, and who is learning the quota of
+/// a new window. A pure value over wall-clock seconds since 1970 (processes share no other
+/// clock), tested without a file or a network.
+///
+/// - A paused host gets nothing until the pause ends.
+/// - A known quota is taken from by each request; when little is left (a tenth of its limit,
+///   or one request), the rest are spread until its reset; a spent one holds every request
+///   until then.
+/// - While no quota is known (a new window, or a host never heard from), one request at a
+///   time goes (the *probe*), and the others look again shortly: its answer tells the window's
+///   quota, so that five processes starting together do not send five bursts. The probe holds
+///   its place for a lease only: a process killed while probing blocks no one for longer. A
+///   host whose answers announce no quota is left open for ``openFor`` seconds.
+struct HostBudget: Sendable, Equatable {
+    /// Until when the host asked for nothing.
+    var pausedUntil: Double?
+    /// The quota last announced, counted down by every process's requests since.
+    var quota: Quota?
+    /// Until when a probe (a request learning the quota) holds the others back.
+    var probeUntil: Double?
+    /// Until when the host, which announced no quota, takes requests freely.
+    var openUntil: Double?
+    /// The earliest the next request may go, when requests are spread.
+    var nextSlot: Double?
+
+    struct Quota: Sendable, Equatable {
+        var remaining: Int
+        var resetAt: Double
+        var limit: Int?
+    }
+
+    /// How long a host that announced no quota is left open before it is probed again.
+    static let openFor: Double = 60
+
+    /// What ``admit(now:lease:)`` decided.
+    enum Admission: Sendable, Equatable {
+        /// Send after `wait` seconds (zero: at once).
+        case send(wait: Double)
+        /// Another request is learning the quota, or the quota is spent: ask again after
+        /// `after` seconds.
+        case askAgain(after: Double)
+    }
+
+    /// Takes a place for a request at `now`; `lease`: how long a probe may hold the others
+    /// (the request's timeout).
+    mutating func admit(now: Double, lease: Double) -> Admission {
+        var earliest = now
+        if let until = pausedUntil {
+            if until > now { earliest = until } else { pausedUntil = nil }
+        }
+        if let quota, quota.resetAt <= earliest { self.quota = nil }
+        if let openUntil, openUntil <= earliest { self.openUntil = nil }
+        guard var quota else {
+            if openUntil != nil { return .send(wait: earliest - now) }
+            if let probeUntil, probeUntil > now {
+                return .askAgain(after: min(0.05, probeUntil - now))
+            }
+            probeUntil = earliest + lease
+            return .send(wait: earliest - now)
+        }
+        guard quota.remaining > 0 else { return .askAgain(after: quota.resetAt - now) }
+        let slot = max(earliest, nextSlot ?? earliest)
+        let low = quota.remaining <= max(1, Int((Double(quota.limit ?? 0) * 0.1).rounded(.up)))
+        let spacing = low ? max(0, quota.resetAt - slot) / Double(quota.remaining) : 0
+        quota.remaining -= 1
+        self.quota = quota
+        nextSlot = spacing > 0 ? slot + spacing : nil
+        return .send(wait: slot - now)
+    }
+
+    /// Learns from an answer to a request this budget admitted (`nil` when none came): a
+    /// `Retry-After` pauses the host, an announced quota replaces what was known of the
+    /// window (keeping the fewer requests left when it is the same window: others' requests
+    /// may be under way), no quota at all leaves the host open for a while.
+    mutating func learn(status: Int?, headers: HTTPHeaders, now: Double, date: Date) {
+        probeUntil = nil
+        guard let status else { return }
+        if status == 429 || status == 503, let value = headers["Retry-After"],
+            let seconds = RetryAfter.seconds(from: value, now: date)
+        {
+            let until = now + min(seconds, HostThrottle.longestPause)
+            pausedUntil = max(pausedUntil ?? until, until)
+        }
+        guard let announced = RateLimitQuota.parse(headers, now: date), let reset = announced.reset
+        else {
+            if status != 429, quota == nil { openUntil = now + Self.openFor }
+            return
+        }
+        let resetAt = now + reset
+        var remaining = announced.remaining
+        if let known = quota {
+            // An answer from a window already over says nothing of the new one.
+            if resetAt < known.resetAt - 1.5 { return }
+            if abs(known.resetAt - resetAt) < 1.5 { remaining = min(remaining, known.remaining) }
+        }
+        quota = Quota(remaining: remaining, resetAt: resetAt, limit: announced.limit)
+        openUntil = nil
+    }
+}
