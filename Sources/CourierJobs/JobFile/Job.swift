@@ -30,6 +30,9 @@ struct Job: Sendable {
     /// every request to its host, `RateLimit-*` quotas are spread until their reset, and 429s
     /// halve the host's rate (``HostThrottlingHTTPClient``).
     var hostThrottle = true
+    /// `"hostThrottle": "shared"`: each host's pause and quota are shared with every courier
+    /// process of the user (shards, other jobs, replays) through ``HostBudgetStore``.
+    var sharedHosts = false
     /// Seconds after which the whole run stops as on SIGTERM (`"deadline"`; `--deadline`
     /// overrides it): no new task starts, those in flight have the grace period.
     var deadline: TimeInterval? = nil

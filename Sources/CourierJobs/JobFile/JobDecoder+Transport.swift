@@ -23,6 +23,21 @@ extension JobDecoder {
         return (http2, tls)
     }
 
+    /// `hostThrottle`: `true` (the default) or `false`, or `"shared"`: on, and shared with the
+    /// user's other courier processes. Whether it is on, and whether it is shared.
+    static func decodeHostThrottle(_ reader: inout NodeReader) -> (on: Bool, shared: Bool) {
+        guard let node = reader.take("hostThrottle") else { return (true, false) }
+        switch node.value {
+        case .bool(let on): return (on, false)
+        case .string("shared"): return (true, true)
+        default:
+            reader.fail(
+                "hostThrottle",
+                "expected true, false or \"shared\", found \(reader.describe(node))", at: node)
+            return (true, false)
+        }
+    }
+
     /// `tls`: the files are relative to the job file's folder; the key's passphrase is a
     /// secret like any `${env:…}` value. Refused with the URLSession backend, which cannot
     /// apply any of it on Linux (it would fail every request).

@@ -152,7 +152,7 @@ enum JobDecoder {
             ?? Job.defaultMaxBodyBytes
         let outputDir = reader.string("outputDir") ?? "out/\(name)"
         let home = decodeHome(&reader, file: file)
-        let hostThrottle = reader.bool("hostThrottle") ?? true
+        let (hostThrottle, sharedHosts) = decodeHostThrottle(&reader)
         let (http2, tls) = decodeTransport(&reader, file: file, backend: backend, context: context)
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
         var defaults = TaskDefaults(
@@ -186,6 +186,7 @@ enum JobDecoder {
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
         job.notify = notify
+        job.sharedHosts = sharedHosts
         job.checks = checks
         job.home = home
         job.writtenOutputDir = outputDir

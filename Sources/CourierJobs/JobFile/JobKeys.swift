@@ -88,7 +88,7 @@ enum JobKeys {
             JobKey("maxBodyBytes", .integer),
             JobKey("http2", .boolean),
             JobKey("tls", .object),
-            JobKey("hostThrottle", .boolean),
+            JobKey("hostThrottle", .booleanOrString),
             JobKey("deadline", .number),
             JobKey("notify", .object),
             JobKey("onResponse", .array),

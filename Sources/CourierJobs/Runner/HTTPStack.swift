@@ -25,7 +25,8 @@ enum HTTPStack {
     ///   loops (``CurlHTTPClient/taskExecutors``), none with URLSession.
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
-        shard: Shard? = nil, offline: OfflineHTTPClient? = nil
+        shard: Shard? = nil, offline: OfflineHTTPClient? = nil, budget: HostBudgetStore? = nil,
+        warn: @escaping @Sendable (String) -> Void = { _ in }
     ) -> (client: AnyHTTPClient, unredirected: AnyHTTPClient, executors: [any TaskExecutor]) {
         // A rehearsal (`--offline`) answers from its recording: nothing goes to the network.
         let transport: any HTTPClient =
@@ -37,6 +38,14 @@ enum HTTPStack {
         // Nearest the transport: a write's `request.start` line goes on file as its request
         // goes out, after every wait above (``WriteStarts``).
         var client = AnyHTTPClient(WriteStartAnnouncer(wrapped: AnyHTTPClient(transport)))
+        // Above it, the budget every courier process shares for each host (`"shared"`): each
+        // request and redirect hop takes its place, after the run's own waits.
+        if let budget {
+            client = AnyHTTPClient(
+                HostBudgetHTTPClient(
+                    wrapped: client, store: budget, time: time, lease: job.timeout,
+                    maxDelay: job.retry.maxDelay, warn: warn))
+        }
         if let limit = job.rateLimit?.share(for: shard) {
             client = AnyHTTPClient(
                 RateLimitingHTTPClient(

@@ -77,3 +77,17 @@ struct HostBudgetHTTPClient: HTTPClient {
         }
     }
 }
+
+extension JobRunner {
+    /// `say`, said once: a warning every request would repeat.
+    static func once(_ say: @escaping @Sendable (String) -> Void) -> @Sendable (String) -> Void {
+        let said = Locked(false)
+        return { message in
+            let first = said.withLock { said in
+                defer { said = true }
+                return !said
+            }
+            if first { say(message) }
+        }
+    }
+}

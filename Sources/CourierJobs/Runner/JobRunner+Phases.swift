@@ -159,7 +159,15 @@ extension JobRunner {
         }
         let (shared, unredirected, executors) = HTTPStack.shared(
             for: job, backend: begun.backend, concurrency: options.concurrency ?? job.concurrency,
-            time: time, shard: options.shard, offline: options.offline)
+            time: time, shard: options.shard, offline: options.offline,
+            budget: job.sharedHosts
+                ? HostBudgetStore(
+                    folder: HostBudgetStore.folder(environment: ProcessInfo.processInfo.environment)
+                )
+                : nil,
+            warn: Self.once { [console, name = job.name] in
+                console.error("courier: \(name): warning: \($0)")
+            })
         let oauth2 = OAuth2Sessions(
             job: job, client: unredirected, log: log, redactor: console.redactor, time: time)
         // Validators of saved outputs for `conditional` tasks, written once a second and at

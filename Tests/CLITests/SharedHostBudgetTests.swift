@@ -1,0 +1,74 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// One politeness budget per host shared by every process (issue 42, item 3): four shards of
+/// one job and a second job, started together with `"hostThrottle": "shared"`, against a host
+/// whose quota is 4 requests per 2 s window (the fixture's `/quota` answers a request over it
+/// with 429, and each task has one attempt): no process gets a 429, and the server never sees
+/// more than its quota in a window.
+@Suite("shared host budget")
+struct SharedHostBudgetTests {
+    static func tasks(key: String, prefix: String, count: Int) -> String {
+        #"{"id": "\#(prefix){n}", "path": "/quota", "query": {"key": "\#(key)", "limit": "10", "remaining": "4", "window": "2", "n": "\#(prefix){n}"}, "foreach": {"n": {"range": [1, \#(count)]}}}"#
+    }
+
+    /// The most requests the fixture counted in one of its windows (a window starts at the
+    /// first request after the last one ended, and lasts 2 s), from the arrival times.
+    static func busiestWindow(_ arrivals: [Double], window: Double = 2) -> Int {
+        var start = -Double.infinity
+        var count = 0
+        var most = 0
+        for time in arrivals.sorted() {
+            if time >= start + window { (start, count) = (time, 0) }
+            count += 1
+            most = max(most, count)
+        }
+        return most
+    }
+
+    @Test("four shards and a second job keep one host's quota between them: no 429")
+    func shardsAndAnotherJobShareTheQuota() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shared-quota")
+        let hosts = space.folder.appendingPathComponent("hosts")
+        try space.writeJob(
+            tasks: Self.tasks(key: key, prefix: "q", count: 12),
+            extra:
+                #""concurrency": 4, "hostThrottle": "shared", "retry": {"maxAttempts": 1, "maxDelay": 120},"#
+        )
+        let other =
+            #"{"version": 1, "name": "other", "baseURL": "\#(space.server.baseURL.absoluteString)", "outputDir": "out-other", "concurrency": 4, "hostThrottle": "shared", "retry": {"maxAttempts": 1, "maxDelay": 120}, "tasks": [\#(Self.tasks(key: key, prefix: "o", count: 4))]}"#
+        try other.write(
+            to: space.folder.appendingPathComponent("other.json"), atomically: true,
+            encoding: .utf8)
+        let environment = ["COURIER_HOSTS_DIR": hosts.path]
+        var runs: [CourierBinary.Running] = []
+        for index in 0..<4 {
+            runs.append(
+                try CourierBinary.launch(
+                    [
+                        "run", "job.json", "--shard", "\(index)/4", "--log-dir", space.logs.path,
+                        "--no-progress",
+                    ], environment: environment, directory: space.folder))
+        }
+        runs.append(
+            try CourierBinary.launch(
+                ["run", "other.json", "--log-dir", space.logs.path, "--no-progress"],
+                environment: environment, directory: space.folder))
+        for (index, run) in runs.enumerated() {
+            let (status, output) = await run.wait(seconds: 300)
+            #expect(status == 0, "run \(index) got a 429 or failed: \(output)")
+        }
+        let arrivals = try await ServerHits.of(key, on: space.server).requests.map(\.time)
+        #expect(arrivals.count == 16)
+        #expect(
+            Self.busiestWindow(arrivals) <= 4,
+            "the server saw more than its quota in a window: \(arrivals.sorted().map { $0 - (arrivals.min() ?? 0) })"
+        )
+        // The budget is a small document per host in the folder the environment names.
+        let files = try FileManager.default.contentsOfDirectory(atPath: hosts.path)
+        #expect(files.filter { $0.hasSuffix(".json") }.count == 1, "\(files)")
+    }
+}

@@ -1,0 +1,107 @@
+import Courier
+@testable import CourierJobs
+import Foundation
+import Testing
+
+/// The budget every courier process shares for a host (`"hostThrottle": "shared"`), decided
+/// without a network or a clock, and kept in a file under a lock.
+@Suite("Shared host budget")
+struct HostBudgetTests {
+    static let date = Date(timeIntervalSince1970: 1_000)
+
+    static func quota(_ remaining: Int, reset: Int, limit: Int = 10) -> HTTPHeaders {
+        HTTPHeaders([
+            ("RateLimit-Limit", "\(limit)"), ("RateLimit-Remaining", "\(remaining)"),
+            ("RateLimit-Reset", "\(reset)"),
+        ])
+    }
+
+    @Test("no quota known: one probe at a time, the others ask again; the answer sets the quota")
+    func probe() {
+        var budget = HostBudget()
+        #expect(budget.admit(now: 1_000, lease: 30) == .send(wait: 0))
+        #expect(budget.admit(now: 1_000.01, lease: 30) == .askAgain(after: 0.05))
+        budget.learn(status: 200, headers: Self.quota(9, reset: 10), now: 1_000.1, date: Self.date)
+        #expect(budget.quota == HostBudget.Quota(remaining: 9, resetAt: 1_010.1, limit: 10))
+        #expect(budget.admit(now: 1_000.2, lease: 30) == .send(wait: 0))
+        #expect(budget.quota?.remaining == 8)
+    }
+
+    @Test("a probe whose process died holds the others only for its lease")
+    func leaseEnds() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 5)
+        #expect(budget.admit(now: 1_004, lease: 5) == .askAgain(after: 0.05))
+        #expect(budget.admit(now: 1_005.5, lease: 5) == .send(wait: 0), "a new probe")
+    }
+
+    @Test("a low quota is spread until its reset; a spent one holds every request until then")
+    func lowAndSpent() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 30)
+        budget.learn(
+            status: 200, headers: Self.quota(2, reset: 4, limit: 20), now: 1_000, date: Self.date)
+        // 2 left of 20 is low: the 4 s to the reset spread over the 2 requests.
+        #expect(budget.admit(now: 1_000, lease: 30) == .send(wait: 0))
+        #expect(budget.admit(now: 1_000, lease: 30) == .send(wait: 2))
+        #expect(budget.admit(now: 1_000, lease: 30) == .askAgain(after: 4))
+        // After the reset the window's quota is unknown again: a probe.
+        #expect(budget.admit(now: 1_004.5, lease: 30) == .send(wait: 0))
+        #expect(budget.admit(now: 1_004.5, lease: 30) == .askAgain(after: 0.05))
+    }
+
+    @Test(
+        "a Retry-After pauses the host for every process; a late answer of an old window is ignored"
+    )
+    func pauseAndStaleAnswers() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 30)
+        budget.learn(
+            status: 429, headers: HTTPHeaders([("Retry-After", "3")]), now: 1_000, date: Self.date)
+        #expect(budget.pausedUntil == 1_003)
+        #expect(budget.admit(now: 1_001, lease: 30) == .send(wait: 2), "the probe after the pause")
+        budget.learn(status: 200, headers: Self.quota(5, reset: 20), now: 1_003, date: Self.date)
+        budget.learn(status: 200, headers: Self.quota(9, reset: 2), now: 1_003, date: Self.date)
+        #expect(budget.quota?.resetAt == 1_023, "the older window's answer says nothing")
+        // The same window: the fewer left wins (others' requests may be under way).
+        budget.learn(status: 200, headers: Self.quota(7, reset: 20), now: 1_003.5, date: Self.date)
+        #expect(budget.quota?.remaining == 5)
+    }
+
+    @Test("a host that announces no quota is left open for a while, then probed again")
+    func openHost() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 30)
+        budget.learn(status: 200, headers: HTTPHeaders(), now: 1_000, date: Self.date)
+        #expect(budget.admit(now: 1_001, lease: 30) == .send(wait: 0))
+        #expect(budget.admit(now: 1_001, lease: 30) == .send(wait: 0))
+        #expect(budget.admit(now: 1_061, lease: 30) == .send(wait: 0), "a probe")
+        #expect(budget.admit(now: 1_061, lease: 30) == .askAgain(after: 0.05))
+    }
+
+    @Test("the store keeps the budget between updates, and starts afresh from a damaged file")
+    func store() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-hosts-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = HostBudgetStore(folder: folder)
+        let origin = try #require(Origin(URL(string: "https://api.example.com/x")!))
+        _ = try store.update(origin) { $0.admit(now: 1_000, lease: 30) }
+        try store.update(origin) {
+            $0.learn(status: 200, headers: Self.quota(3, reset: 10), now: 1_000, date: Self.date)
+        }
+        #expect(try store.update(origin) { $0.quota?.remaining } == 3)
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        let document = try #require(files.first { $0.hasSuffix(".json") })
+        try Data("{not json".utf8).write(to: folder.appendingPathComponent(document))
+        #expect(try store.update(origin) { $0 } == HostBudget(), "a damaged file is started afresh")
+        #expect(
+            HostBudgetStore.folder(environment: ["HOME": "/home/u"]).path
+                == "/home/u/.local/state/courier/hosts")
+        #expect(
+            HostBudgetStore.folder(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]).path
+                == "/s/courier/hosts")
+        #expect(
+            HostBudgetStore.folder(environment: ["COURIER_HOSTS_DIR": "/given"]).path == "/given")
+    }
+}
