@@ -67,6 +67,9 @@ struct SharedHostBudgetTests {
             Self.busiestWindow(arrivals) <= 4,
             "the server saw more than its quota in a window: \(arrivals.sorted().map { $0 - (arrivals.min() ?? 0) })"
         )
+        // The waits are in the log, as blockedMs.
+        let lines = try space.logLines() + space.logLines(job: "other")
+        #expect(lines.contains { ($0["blockedMs"] as? Double ?? 0) > 0 }, "no wait was logged")
         // The budget is a small document per host in the folder the environment names.
         let files = try FileManager.default.contentsOfDirectory(atPath: hosts.path)
         #expect(files.filter { $0.hasSuffix(".json") }.count == 1, "\(files)")

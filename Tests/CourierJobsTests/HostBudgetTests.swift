@@ -77,6 +77,20 @@ struct HostBudgetTests {
         #expect(budget.admit(now: 1_001, lease: 30) == .send(wait: 0))
         #expect(budget.admit(now: 1_061, lease: 30) == .send(wait: 0), "a probe")
         #expect(budget.admit(now: 1_061, lease: 30) == .askAgain(after: 0.05))
+        // Answers that keep saying no quota keep it open, written once per half minute.
+        budget.learn(status: 200, headers: HTTPHeaders(), now: 1_062, date: Self.date)
+        let open = budget.openUntil
+        budget.learn(status: 200, headers: HTTPHeaders(), now: 1_070, date: Self.date)
+        #expect(budget.openUntil == open, "unchanged: nothing to write")
+        budget.learn(status: 200, headers: HTTPHeaders(), now: 1_095, date: Self.date)
+        #expect(budget.openUntil == 1_155)
+    }
+
+    @Test("a probe holds the others 5 s at most, however long its request's timeout")
+    func probeIsShort() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 600)
+        #expect(budget.probeUntil == 1_005)
     }
 
     @Test("the store keeps the budget between updates, and starts afresh from a damaged file")

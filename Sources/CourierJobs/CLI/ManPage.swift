@@ -54,6 +54,10 @@ enum ManPage {
             ".TP", ".B JOB_COMPLETION_INDEX, JOB_COMPLETIONS",
             escaped(
                 "The shard of courier run when --shard is not given (a Kubernetes Indexed Job)."),
+            ".TP", ".B COURIER_HOSTS_DIR, XDG_STATE_HOME",
+            escaped(
+                "Where the host budgets of \"hostThrottle\": \"shared\" are kept: COURIER_HOSTS_DIR, else $XDG_STATE_HOME/courier/hosts, else ~/.local/state/courier/hosts (an empty value counts as unset)."
+            ),
             ".SH SEE ALSO",
             escaped(
                 "curl(1); docs/job-file.md, docs/log-format.md and docs/report.md in the source."),

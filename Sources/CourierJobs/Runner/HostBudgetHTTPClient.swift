@@ -37,11 +37,13 @@ struct HostBudgetHTTPClient: HTTPClient {
             case .askAgain(let seconds): wait = seconds
             }
             waited += wait
+            // The attempt's `blockedMs` counts it, with the rate limit's wait.
+            if wait > 0 { RateLimitWaits.current?.withLock { $0 += wait } }
             if let maxDelay, waited > maxDelay {
                 if case .send = admission { learn(origin, status: nil, headers: HTTPHeaders()) }
                 throw HTTPError(
                     .throttled,
-                    "not sent: its host's shared budget would hold it \(Int(waited.rounded(.up))) s, more than maxDelay \(Int(maxDelay)) s",
+                    "not sent: its host's shared budget would hold it \(Int(waited.rounded(.up))) s, more than maxDelay \(Int(maxDelay)) s (the budget is \(store.file(for: origin).path); remove it to forget what the host said)",
                     url: request.displayURL)
             }
             if wait > 0 {

@@ -167,7 +167,8 @@ extension JobRunner {
             }
         }
         let retrying = HTTPStack.retrying(
-            shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil,
+            shared, task: task, time: time, hosts: hosts,
+            rateLimited: job.rateLimit != nil || job.sharedHosts,
             rules: rules, writeStart: writeStart
         ) { attempt, waits in
             // One lock per attempt: numbered on after a renewal, and kept when final, with

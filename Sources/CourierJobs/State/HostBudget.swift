@@ -35,8 +35,12 @@ struct HostBudget: Sendable, Equatable {
         var limit: Int?
     }
 
-    /// How long a host that announced no quota is left open before it is probed again.
+    /// How long a host that announced no quota is left open before it is probed again (each
+    /// answer without a quota keeps it open that much longer).
     static let openFor: Double = 60
+    /// The longest a probe holds the others: a slow request (a large body, a long poll) must
+    /// not stall every process's requests to its host for its whole length.
+    static let longestProbe: Double = 5
 
     /// What ``admit(now:lease:)`` decided.
     enum Admission: Sendable, Equatable {
@@ -61,7 +65,7 @@ struct HostBudget: Sendable, Equatable {
             if let probeUntil, probeUntil > now {
                 return .askAgain(after: min(0.05, probeUntil - now))
             }
-            probeUntil = earliest + lease
+            probeUntil = earliest + min(lease, Self.longestProbe)
             return .send(wait: earliest - now)
         }
         guard quota.remaining > 0 else { return .askAgain(after: quota.resetAt - now) }
@@ -89,7 +93,11 @@ struct HostBudget: Sendable, Equatable {
         }
         guard let announced = RateLimitQuota.parse(headers, now: date), let reset = announced.reset
         else {
-            if status != 429, quota == nil { openUntil = now + Self.openFor }
+            // Kept open while its answers keep saying no quota; the document is rewritten only
+            // when half the time is gone, not on every answer.
+            if status != 429, quota == nil, (openUntil ?? 0) < now + Self.openFor / 2 {
+                openUntil = now + Self.openFor
+            }
             return
         }
         let resetAt = now + reset

@@ -28,29 +28,55 @@ struct HostBudgetStore: Sendable {
         return URL(fileURLWithPath: state).appendingPathComponent("courier/hosts")
     }
 
-    /// The budget of `origin`, changed by `body` under the origin's lock; `body`'s result.
+    /// The document of `origin`'s budget: named by a hash of the origin, which it holds.
+    func file(for origin: Origin) -> URL {
+        folder.appendingPathComponent("\(Self.name(of: origin)).json")
+    }
+
+    private static func name(of origin: Origin) -> String {
+        String(SHA256.hex(of: Array(origin.description.utf8)).prefix(24))
+    }
+
+    /// The budget of `origin`, changed by `body` under the origin's lock; `body`'s result. The
+    /// document is written only when the budget changed (a host left open costs a lock and a
+    /// read per request, no write), and not `fsync`ed: after a power cut the budget starts
+    /// afresh, which costs one probe.
     func update<Result>(_ origin: Origin, _ body: (inout HostBudget) -> Result)
         throws(FileError) -> Result
     {
-        let name = String(SHA256.hex(of: Array(origin.description.utf8)).prefix(24))
+        let name = Self.name(of: origin)
         let lock = try FileLockGuard(folder.appendingPathComponent("\(name).lock"))
         let file = folder.appendingPathComponent("\(name).json")
-        var budget = Self.load(file)
+        let before = Self.load(file)
+        var budget = before
         let result = body(&budget)
-        let temporary = folder.appendingPathComponent(".\(name).\(getpid()).tmp")
-        let bytes = Self.bytes(budget, origin: origin)
-        do {
-            try Data(bytes).write(to: temporary)
-        } catch {
-            throw FileError(path: temporary.path, action: "write", code: EIO)
+        if budget != before {
+            try Self.replace(file, with: Self.bytes(budget, origin: origin), name: name)
+        }
+        withExtendedLifetime(lock) {}
+        return result
+    }
+
+    /// Writes `bytes` to a temporary beside `file` and renames it over `file`.
+    private static func replace(_ file: URL, with bytes: [UInt8], name: String) throws(FileError) {
+        let temporary = file.deletingLastPathComponent().appendingPathComponent(
+            ".\(name).\(getpid()).tmp")
+        let descriptor = open(
+            temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            throw FileError(path: temporary.path, action: "create", code: errno)
+        }
+        let failed = bytes.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
+        close(descriptor)
+        if let failed {
+            unlink(temporary.path)
+            throw FileError(path: temporary.path, action: "write", code: failed)
         }
         if rename(temporary.path, file.path) != 0 {
             let code = errno
             unlink(temporary.path)
             throw FileError(path: file.path, action: "replace", code: code)
         }
-        withExtendedLifetime(lock) {}
-        return result
     }
 
     /// The budget in `file`; a fresh one when there is none or it cannot be read.
