@@ -237,19 +237,21 @@ struct DatasetteSyncTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", sync.space.logs.path, "--no-progress"],
             directory: sync.space.folder)
-        // The event: ten pages logged (a hang guard of 2,400 looks, 25 ms apart).
+        // The event: ten pages logged, watched off the cooperative pool (a poll on the pool
+        // can be starved while the run ends), and the kill sent from there at once.
         let logs = sync.space.logs.appendingPathComponent("ds")
-        for _ in 0..<2_400 {
+        let paged = await OffPool.when {
             let pages =
                 ((try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? [])
                 .compactMap {
                     try? String(contentsOf: logs.appendingPathComponent($0), encoding: .utf8)
                 }
                 .joined().components(separatedBy: #""outcome":"page""#).count - 1
-            if pages >= 10 { break }
-            try await Task.sleep(for: .milliseconds(25))
+            return pages >= 10
+        } then: {
+            running.send(SIGKILL)
         }
-        running.send(SIGKILL)
+        #expect(paged, "ten pages were never logged")
         _ = await running.wait(seconds: 300)
         let cut = try sync.space.logLines(job: "ds").filter {
             $0["event"] as? String == "request"

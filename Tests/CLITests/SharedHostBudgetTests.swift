@@ -2,6 +2,10 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One politeness budget per host shared by every process (issue 42, item 3): four shards of
 /// one job and a second job, started together with `"hostThrottle": "shared"`, against a host
 /// whose quota is 4 requests per 2 s window (the fixture's `/quota` answers a request over it
@@ -73,5 +77,40 @@ struct SharedHostBudgetTests {
         // The budget is a small document per host in the folder the environment names.
         let files = try FileManager.default.contentsOfDirectory(atPath: hosts.path)
         #expect(files.filter { $0.hasSuffix(".json") }.count == 1, "\(files)")
+    }
+
+    /// A process killed with `kill -9` while its request was the one learning the host's
+    /// quota (a 60 s request, timeout 120 s) blocks no other: the kernel lets its lock go, and
+    /// its probe holds the others 5 s at most, so a second job (maxDelay 30 s) gets through.
+    /// Before the probe was bounded, the second job's tasks waited for the killed one's
+    /// timeout and failed as throttled.
+    @Test("a process killed while it learns the quota holds no other run")
+    func killedProberBlocksNoOne() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let hosts = space.folder.appendingPathComponent("hosts")
+        let slow = FixtureServer.uniqueKey("shared-slow")
+        let quick = FixtureServer.uniqueKey("shared-quick")
+        try space.writeJob(
+            tasks: #"{"id": "slow", "path": "/slow", "query": {"key": "\#(slow)", "ms": "60000"}}"#,
+            extra: #""hostThrottle": "shared", "timeout": 120, "retry": {"maxAttempts": 1},"#)
+        let environment = ["COURIER_HOSTS_DIR": hosts.path]
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            environment: environment, directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 1, key: slow, server: space.server)
+        _ = await running.wait(seconds: 300)
+        let other =
+            #"{"version": 1, "name": "other", "baseURL": "\#(space.server.baseURL.absoluteString)", "outputDir": "out-other", "hostThrottle": "shared", "retry": {"maxAttempts": 1}, "tasks": [{"id": "q{n}", "path": "/slow", "query": {"key": "\#(quick)", "ms": "10", "n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}}]}"#
+        try other.write(
+            to: space.folder.appendingPathComponent("other.json"), atomically: true,
+            encoding: .utf8)
+        let second = try await CourierBinary.run(
+            ["run", "other.json", "--log-dir", space.logs.path, "--no-progress"],
+            environment: environment, directory: space.folder)
+        #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
+        let arrivals = try await ServerHits.of(quick, on: space.server).requests
+        #expect(arrivals.count == 3)
     }
 }

@@ -262,12 +262,12 @@ enum ReplayCommand {
     static func held(_ line: LogLine, built: ExpandedTask?, job: Job?, options: Options) -> String?
     {
         guard let id = line.task, let writes = options.run.writes else { return nil }
-        let spec = job.flatMap { built?.spec(in: $0) }
-        guard spec?.isWrite ?? WriteSettings.writes(line.method ?? "") else { return nil }
-        let header = spec?.writes.keyHeader ?? "Idempotency-Key"
-        let keyed =
-            built?.request.headers.contains(header)
-            ?? line.requestHeaders.contains { $0.name.lowercased() == header.lowercased() }
+        if let job, let built {
+            return WriteRule.held(built, in: job, writes: writes, named: options.run.named)
+        }
+        // A logged line alone: a write by its method, with a key by its logged header.
+        guard WriteSettings.writes(line.method ?? "") else { return nil }
+        let keyed = line.requestHeaders.contains { $0.name.lowercased() == "idempotency-key" }
         let fact = writes[FNV1a.taskKey(job: line.job, task: id)]
         guard
             case .hold(let reason) = WriteRule.decide(

@@ -168,8 +168,7 @@ enum ResumePlan {
             sending = .sent(again: true)
         }
         // A write is sent again only as the run's rule says (``WriteRule``).
-        guard spec.isWrite else { return sending }
-        let keyed = task.request.headers.contains(spec.writes.keyHeader ?? "Idempotency-Key")
+        guard let keyed = WriteRule.keyed(task, in: job) else { return sending }
         switch WriteRule.decide(task: task.id, fact: resume.writes[key], keyed: keyed, named: false)
         {
         case .send: return sending

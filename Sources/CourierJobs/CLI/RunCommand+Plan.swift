@@ -114,7 +114,9 @@ extension RunCommand {
             }
             let everyShard = options.shard != nil && capturing
             inShard += 1
-            if let reason = heldWrite(task, spec: spec, job: job, options: options) {
+            if let writes = options.writes,
+                let reason = WriteRule.held(task, in: job, writes: writes, named: options.named)
+            {
                 guard console.output("\(task.id)\t(not sent: \(reason))".showingControlCharacters)
                 else { return }
                 continue
@@ -147,20 +149,6 @@ extension RunCommand {
         let split = options.shard.map { " (shard \($0): \(inShard) of them\(children))" } ?? ""
         return
             "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(split)\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
-    }
-
-    /// Why a `--task` run's plan does not send a write, when the history says so
-    /// (``WriteRule``, as the run decides it).
-    static func heldWrite(_ task: ExpandedTask, spec: TaskSpec, job: Job, options: RunOptions)
-        -> String?
-    {
-        guard spec.isWrite, let writes = options.writes else { return nil }
-        let keyed = task.request.headers.contains(spec.writes.keyHeader ?? "Idempotency-Key")
-        let decision = WriteRule.decide(
-            task: task.id, fact: writes[FNV1a.taskKey(job: job.name, task: task.id)],
-            keyed: keyed, named: options.named.contains(task.id))
-        guard case .hold(let reason) = decision else { return nil }
-        return reason
     }
 
     /// Where a task's records go, for the plan (`\t=> records merge into …`), or nothing.

@@ -154,9 +154,10 @@ enum RunCommand {
             usageConsole.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
         }
-        guard var (job, total) = await loadJob(parsed, console: usageConsole) else {
+        guard let (loaded, total) = await loadJob(parsed, console: usageConsole) else {
             return CommandLineInterface.ExitCode.usage
         }
+        var job = loaded
         let console = Console(redactor: Redactor(secrets: job.secrets))
         var options = parsed.options
         if !parsed.logDirectoryGiven { options.logDirectory = job.home.logs }

@@ -22,11 +22,9 @@ struct JobHistory: Equatable {
     }
 
     /// How many of the job's tasks the logs in `folder` leave not done (their final line is
-    /// not `ok`): every shard's and run's, this one's included once its lines are on file.
-    static func notDoneCount(folder: URL) -> Int { notDone(folder: folder).count }
-
-    /// ``notDoneCount(folder:)``, and how many of those are writes a repair held
-    /// (`task.skipped` lines of `error.kind` `writeHeld`): only a name sends them.
+    /// not `ok`), every shard's and run's, this one's included once its lines are on file; and
+    /// how many of those are writes a repair held (`task.skipped`, `writeHeld`): only a name
+    /// sends them.
     static func notDone(folder: URL) -> (count: Int, held: Int) {
         let finals = TaskHistory.read(read(folder: folder).logs, warn: { _ in }).finals
         return (finals.count, finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count)

@@ -36,8 +36,13 @@ enum HTTPStack {
                 maxConnectionsPerHost: concurrency, http2: job.http2)
         let executors = (transport as? CurlHTTPClient)?.taskExecutors ?? []
         // Nearest the transport: a write's `request.start` line goes on file as its request
-        // goes out, after every wait above (``WriteStarts``).
-        var client = AnyHTTPClient(WriteStartAnnouncer(wrapped: AnyHTTPClient(transport)))
+        // goes out, after every wait above (``WriteStarts``); only in a run that can send a
+        // write (a replay of logs alone has no specs: its requests' methods decide), so a
+        // run of reads pays nothing for it.
+        var client = AnyHTTPClient(transport)
+        if job.tasks.isEmpty || job.tasks.contains(where: \.isWrite) {
+            client = AnyHTTPClient(WriteStartAnnouncer(wrapped: client))
+        }
         // Above it, the budget every courier process shares for each host (`"shared"`): each
         // request and redirect hop takes its place, after the run's own waits.
         if let budget {

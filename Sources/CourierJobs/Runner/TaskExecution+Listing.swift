@@ -80,7 +80,7 @@ extension JobRunner {
             return
         }
         var earlier: URL?
-        if let part {
+        if part != nil {
             guard let records = checkpoint.records else { return }
             let url = recordsStore.root.appendingPathComponent(records.file)
             let digest = await files.run {

@@ -160,7 +160,7 @@ extension JobRunner {
         let rules = task.responseRules(in: job)
         let keyHeader = task.spec(in: job)?.writes.keyHeader
         var writeStart: (@Sendable (HTTPRequest) -> Void)?
-        if isWrite(task) {
+        if WriteRule.keyed(task, in: job) != nil {
             writeStart = { request in
                 try? log.requestStart(
                     task: taskID, request: request, page: pageNumber, keyHeader: keyHeader)

@@ -109,7 +109,7 @@ extension JobRunner {
     /// replay or `--task` run did not choose and does not need.
     private func runnable(_ task: ExpandedTask, _ slots: TaskSlots) -> ExpandedTask? {
         let capturing = !task.captures(in: job).isEmpty
-        let keyed = isWrite(task) ? hasKey(task) : nil
+        let keyed = WriteRule.keyed(task, in: job)
         var verdict = slots.selection.verdict(on: task, capturing: capturing, keyed: keyed)
         if case .reuseKept(let run) = verdict {
             if reuseKeptCaptures(of: task, run: run, slots) {
@@ -157,7 +157,7 @@ extension JobRunner {
             if done {
                 slots.progress.taskAlreadyDone()
             } else {
-                try? slots.log.skipped(task: task.id, reason: reason, kind: WriteRule.heldKind)
+                try? slots.log.skipped(task: task.id, reason: reason, kind: LogErrorKind.writeHeld)
                 slots.progress.taskFinished(ok: false, requests: 0)
             }
             slots.cursor.feed?.finished(task.specIndex, ok: done, id: task.id)

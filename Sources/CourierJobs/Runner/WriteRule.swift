@@ -39,8 +39,30 @@ enum WriteRule {
         }
     }
 
-    /// The `error.kind` of a held write's `task.skipped` line.
-    static let heldKind = LogErrorKind.writeHeld
+    /// `nil` when `task` is not a write (its spec says so, ``TaskSpec/isWrite``, or, for a
+    /// request rebuilt from a log alone, its method); else whether its request carries its
+    /// idempotency key (the header its spec names, or `Idempotency-Key`). The one reading of
+    /// a task that the run, its dry runs and the replay decide from.
+    static func keyed(_ task: ExpandedTask, in job: Job) -> Bool? {
+        let spec = task.spec(in: job)
+        guard spec?.isWrite ?? WriteSettings.writes(task.request.method.rawValue) else {
+            return nil
+        }
+        return task.request.headers.contains(spec?.writes.keyHeader ?? "Idempotency-Key")
+    }
+
+    /// Why `task` is not sent, when it is a write the history holds; `nil` when it is sent.
+    static func held(
+        _ task: ExpandedTask, in job: Job, writes: WriteHistory, named: Set<String>
+    ) -> String? {
+        guard let keyed = keyed(task, in: job) else { return nil }
+        let fact = writes[FNV1a.taskKey(job: job.name, task: task.id)]
+        guard
+            case .hold(let reason) = decide(
+                task: task.id, fact: fact, keyed: keyed, named: named.contains(task.id))
+        else { return nil }
+        return reason
+    }
 
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
     static func names(_ glob: String) -> Bool {

@@ -46,17 +46,3 @@ struct WriteStartRecorder: HTTPClient {
         try await WriteStarts.$current.withValue(recorder) { try await wrapped.perform(request) }
     }
 }
-
-extension JobRunner {
-    /// Whether `task` is a write: its spec says so (``TaskSpec/isWrite``), or, for a request
-    /// rebuilt from a log alone, its method does.
-    func isWrite(_ task: ExpandedTask) -> Bool {
-        task.spec(in: job)?.isWrite ?? WriteSettings.writes(task.request.method.rawValue)
-    }
-
-    /// Whether `task`'s request carries an idempotency key: the header its spec names, or, for
-    /// a request rebuilt from a log alone, `Idempotency-Key`.
-    func hasKey(_ task: ExpandedTask) -> Bool {
-        task.request.headers.contains(task.spec(in: job)?.writes.keyHeader ?? "Idempotency-Key")
-    }
-}
