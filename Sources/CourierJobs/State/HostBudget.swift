@@ -79,9 +79,9 @@ struct HostBudget: Sendable, Equatable {
     }
 
     /// Learns from an answer to a request this budget admitted (`nil` when none came): a
-    /// `Retry-After` pauses the host, an announced quota replaces what was known of the
-    /// window (keeping the fewer requests left when it is the same window: others' requests
-    /// may be under way), no quota at all leaves the host open for a while.
+    /// `Retry-After` pauses the host, an announced quota is what is known of a new window and
+    /// lowers what is left of the current one, no quota at all leaves the host open for a
+    /// while.
     mutating func learn(status: Int?, headers: HTTPHeaders, now: Double, date: Date) {
         probeUntil = nil
         guard let status else { return }
@@ -100,12 +100,14 @@ struct HostBudget: Sendable, Equatable {
             }
             return
         }
-        let resetAt = now + reset
+        var resetAt = now + reset
         var remaining = announced.remaining
-        if let known = quota {
-            // An answer from a window already over says nothing of the new one.
-            if resetAt < known.resetAt - 1.5 { return }
-            if abs(known.resetAt - resetAt) < 1.5 { remaining = min(remaining, known.remaining) }
+        if let known = quota, now < known.resetAt {
+            // The window the budget knows still runs: an answer never gives back requests
+            // (others may be under way, and an answer read late, on a loaded machine, counts
+            // fewer than were sent), nor ends the window sooner.
+            remaining = min(remaining, known.remaining)
+            resetAt = max(resetAt, known.resetAt)
         }
         quota = Quota(remaining: remaining, resetAt: resetAt, limit: announced.limit)
         openUntil = nil
