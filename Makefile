@@ -9,12 +9,13 @@ BUILD_PACKAGES := libcurl4-openssl-dev libbrotli-dev libzstd-dev zlib1g-dev pkg-
 DEMO_PACKAGES := python3 openssl
 # `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the brotli and
 # zstd tools the fixture server compresses its br and zstd bodies with, the checkers of
-# schemas, manifests, report screenshots and metrics files, the shells whose completion scripts
+# schemas, manifests, report screenshots and metrics files, the Prometheus Pushgateway the
+# metrics are pushed to, the shells whose completion scripts
 # are checked, systemd-analyze for the units in deploy/, groff for the manual page, and
 # python3-venv for the PyPI packages below.
 TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
   python3-jsonschema python3-yaml chromium python3-pil python3-prometheus-client zsh fish \
-  systemd groff-base brotli zstd sqlite3
+  systemd groff-base brotli zstd sqlite3 prometheus-pushgateway
 # `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -197,4 +197,21 @@ struct MetricsFileTests {
             }
         }
     }
+
+    @Test("a push goes to the job's and shard's group, each value in base64url")
+    func pushGroupURL() {
+        let gateway = URL(string: "http://127.0.0.1:9091/")!
+        // "2/4" holds a slash, which a path segment cannot: base64url "Mi80".
+        #expect(
+            MetricsPush.groupURL(gateway: gateway, job: "nightly", shard: "2/4").absoluteString
+                == "http://127.0.0.1:9091/metrics/job@base64/bmlnaHRseQ==/shard@base64/Mi80")
+        // Under a proxy's path; "+" and "/" of base64 become "-" and "_"; empty is "=".
+        let proxied = URL(string: "https://ops.example/pushgateway")!
+        #expect(
+            MetricsPush.groupURL(gateway: proxied, job: "\u{FB}\u{FF}", shard: "").absoluteString
+                == "https://ops.example/pushgateway/metrics/job@base64/w7vDvw==/shard@base64/=")
+        #expect(
+            MetricsPush.groupURL(gateway: proxied, job: "?>?", shard: "whole").absoluteString
+                == "https://ops.example/pushgateway/metrics/job@base64/Pz4_/shard@base64/d2hvbGU=")
+    }
 }

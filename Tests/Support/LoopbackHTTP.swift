@@ -80,7 +80,29 @@ public enum LoopbackHTTP {
             throw Failure(description: "a bad status line from \(url): \(statusLine)")
         }
         // The fixture servers send Content-Length and close: the body is what follows the head.
-        return (status, Data(response[end.upperBound...]))
+        // Servers written elsewhere (the Pushgateway) may send it in chunks.
+        let body = Data(response[end.upperBound...])
+        let chunked = String(decoding: response[..<end.lowerBound], as: UTF8.self).lowercased()
+            .contains("\r\ntransfer-encoding: chunked")
+        return (status, chunked ? try dechunk(body, url: url) : body)
+    }
+
+    /// A chunked body's data: each chunk's size in hex, its bytes, until the chunk of size 0.
+    private static func dechunk(_ body: Data, url: URL) throws -> Data {
+        var data = Data()
+        var rest = body[...]
+        while let line = rest.range(of: Data("\r\n".utf8)) {
+            let sizeText = String(decoding: rest[..<line.lowerBound], as: UTF8.self)
+            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16),
+                rest.distance(from: line.upperBound, to: rest.endIndex) >= size
+            else { throw Failure(description: "a bad chunk from \(url): \(sizeText)") }
+            if size == 0 { return data }
+            let start = line.upperBound
+            let stop = rest.index(start, offsetBy: size)
+            data.append(rest[start..<stop])
+            rest = rest[stop...].dropFirst(2)
+        }
+        throw Failure(description: "a chunked body from \(url) without its last chunk")
     }
 
     /// ``exchange(_:_:body:headers:timeout:)`` on a thread of its own, never blocking a thread

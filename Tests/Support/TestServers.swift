@@ -11,6 +11,9 @@ public enum TestServers {
         try ServerProcess(script: "datasette_server.py")
     }
     private static let kintoProcess = Result { try ServerProcess(script: "kinto_server.py") }
+    private static let pushgatewayProcess = Result {
+        try ServerProcess(script: "pushgateway_server.py")
+    }
     private static let localstripeProcess = Result {
         try ServerProcess(script: "localstripe_server.py")
     }
@@ -19,6 +22,12 @@ public enum TestServers {
     /// Any `sk_test_…` key, as the Basic auth user, is accepted.
     public static func localstripe() throws -> URL {
         URL(string: "http://127.0.0.1:\(try localstripeProcess.get().ports[0])")!
+    }
+
+    /// The Prometheus Pushgateway (Debian's): its base URL. Its groups outlive a test: each
+    /// test pushes under a job name of its own.
+    public static func pushgateway() throws -> URL {
+        URL(string: "http://127.0.0.1:\(try pushgatewayProcess.get().ports[0])")!
     }
 
     /// Kinto (PyPI) with its memory backends: its base URL (`…/v1` is its API). Anyone may make

@@ -28,9 +28,9 @@ struct RunArguments {
     /// `--resume`, and the logs it names, if any.
     var resume = false
     var resumeLogs: [String] = []
-    /// The `--ping-url` values' secrets: known before anything is parsed, so that no message,
-    /// a usage error's included, shows them.
-    var pingSecrets: Set<String> = []
+    /// The `--ping-url` and `--metrics-push` values' secrets: known before anything is parsed,
+    /// so that no message, a usage error's included, shows them.
+    var argumentSecrets: Set<String> = []
 }
 
 extension RunCommand {
@@ -38,9 +38,7 @@ extension RunCommand {
     static func parse(_ arguments: [String]) throws(UsageError) -> RunArguments? {
         var arguments = arguments
         var parsed = RunArguments()
-        parsed.pingSecrets = pingURLArguments(arguments).reduce(into: Set<String>()) {
-            $0.formUnion(NotifySettings(ping: $1).secrets)
-        }
+        parsed.argumentSecrets = argumentSecrets(arguments)
         // `--resume` takes an optional LOG: the next argument when it names a .jsonl file.
         if let index = arguments.firstIndex(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }
         ) {
@@ -136,32 +134,49 @@ extension RunCommand {
             }
             parsed.pingURL = text
         }
-        parsed.options.metrics = try metricsSettings(&parser)
+        (parsed.options.metrics, parsed.options.metricsPush) = try metricsSettings(&parser)
         parsed.record = try parser.option("--record").map { URL(fileURLWithPath: $0) }
         parsed.offline = try parser.option("--offline").map { URL(fileURLWithPath: $0) }
     }
 
-    /// Every `--ping-url` value among the arguments, before they are parsed.
-    static func pingURLArguments(_ arguments: [String]) -> [String] {
+    /// Every form of the secret URLs among the arguments (`--ping-url`, `--metrics-push` and
+    /// the URL its `@FILE` holds), before they are parsed.
+    static func argumentSecrets(_ arguments: [String]) -> Set<String> {
+        let urls =
+            values(of: "--ping-url", in: arguments)
+            + values(of: "--metrics-push", in: arguments).compactMap(metricsPushURL)
+        // A ping URL's forms: the URL, its path and query, its long segments.
+        return urls.reduce(into: Set<String>()) { $0.formUnion(NotifySettings(ping: $1).secrets) }
+    }
+
+    /// Every value of the option `name` among the arguments, before they are parsed.
+    private static func values(of name: String, in arguments: [String]) -> [String] {
         var values: [String] = []
         for (index, argument) in arguments.enumerated() {
-            if argument.hasPrefix("--ping-url=") {
-                values.append(String(argument.dropFirst("--ping-url=".count)))
-            } else if argument == "--ping-url", index + 1 < arguments.count {
+            if argument.hasPrefix(name + "=") {
+                values.append(String(argument.dropFirst(name.count + 1)))
+            } else if argument == name, index + 1 < arguments.count {
                 values.append(arguments[index + 1])
             }
         }
         return values
     }
 
-    /// `--metrics-file FILE` and `--metrics-interval SECONDS`; the file's folder must exist.
+    /// `--metrics-file FILE`, `--metrics-push URL` and `--metrics-interval SECONDS`; the file's
+    /// folder must exist.
     static func metricsSettings(_ parser: inout ArgumentParser) throws(UsageError)
-        -> MetricsSettings?
+        -> (MetricsSettings?, MetricsPushSettings?)
     {
-        let interval = try parser.optionalInteger("--metrics-interval", range: 1...86_400)
+        let given = try parser.optionalInteger("--metrics-interval", range: 1...86_400)
+        let interval = given.map(TimeInterval.init) ?? MetricsSettings.defaultInterval
+        let push = try metricsPush(&parser).map {
+            MetricsPushSettings(gateway: $0, interval: interval)
+        }
         guard let path = try parser.option("--metrics-file") else {
-            if interval != nil { throw UsageError("run: --metrics-interval needs --metrics-file") }
-            return nil
+            if given != nil, push == nil {
+                throw UsageError("run: --metrics-interval needs --metrics-file or --metrics-push")
+            }
+            return (nil, push)
         }
         let file = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
@@ -174,8 +189,35 @@ extension RunCommand {
         guard !path.hasSuffix("/"), file.lastPathComponent != "." else {
             throw UsageError("run: --metrics-file expects a file name, got '\(path)'")
         }
-        return MetricsSettings(
-            file: file, interval: TimeInterval(interval ?? Int(MetricsSettings.defaultInterval)))
+        return (MetricsSettings(file: file, interval: interval), push)
+    }
+
+    /// `--metrics-push URL`, or `@FILE` to read the URL from a file (a systemd credential, a
+    /// mounted Secret), so that it is not on the command line for `ps` to show. Never shown.
+    static func metricsPush(_ parser: inout ArgumentParser) throws(UsageError) -> URL? {
+        guard let value = try parser.option("--metrics-push") else { return nil }
+        guard let text = metricsPushURL(value) else {
+            throw UsageError(
+                "run: --metrics-push: cannot read the file \(value.dropFirst()) (it should hold the push gateway's URL)"
+            )
+        }
+        guard let url = Origin.httpURL(text) else {
+            throw UsageError(
+                "run: --metrics-push expects the push gateway's absolute http or https URL, or @FILE holding it (not shown: the URL is a secret)"
+            )
+        }
+        return url
+    }
+
+    /// The push URL a `--metrics-push` value gives: the value, or the first line of `@FILE`.
+    static func metricsPushURL(_ value: String) -> String? {
+        guard value.hasPrefix("@") else { return value }
+        guard
+            let data = try? FileSystem.read(
+                URL(fileURLWithPath: String(value.dropFirst())), limit: 64 << 10)
+        else { return nil }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
     }
 
     /// The shard Kubernetes gives an Indexed Job's pod: `JOB_COMPLETION_INDEX` of

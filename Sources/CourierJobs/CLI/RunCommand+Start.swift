@@ -18,10 +18,11 @@ extension RunCommand {
             var job = try JobDecoder.load(
                 argument: arguments.jobPath, baseURL: arguments.baseURL, window: arguments.window)
             let total = try JobValidator.validate(job)
+            // The ping and push URLs, secrets like every ping URL.
+            job.secrets.formUnion(arguments.argumentSecrets)
             if let pingURL = arguments.pingURL {
-                // Replaces the job's own notify; a secret like every ping URL.
+                // Replaces the job's own notify.
                 job.notify = NotifySettings(ping: pingURL)
-                job.secrets.formUnion(arguments.pingSecrets)
             }
             if arguments.options.http2 { job.http2 = true }
             return (job, total)

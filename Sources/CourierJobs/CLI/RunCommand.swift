@@ -8,14 +8,15 @@ import Foundation
 #endif
 
 /// `courier run JOB.json [--backend …] [--concurrency N] [--log-dir DIR|-] [--shard I/N]
-/// [--resume [LOG…]] [--http2] [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
-/// [--dry-run] [--deadline DURATION] [--grace DURATION] [--quiet] [--no-progress] [--json]`
+/// [--resume [LOG…]] [--http2] [--ping-url URL] [--metrics-file FILE] [--metrics-push URL]
+/// [--metrics-interval S] [--trace] [--dry-run] [--deadline DURATION] [--grace DURATION] [--quiet] [--no-progress] [--json]`
 enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
                                     [--shard I/N] [--resume [LOG.jsonl...]]
                                     [--fresh-if-no-history] [--http2]
-                                    [--ping-url URL] [--metrics-file FILE [--metrics-interval S]]
+                                    [--ping-url URL] [--metrics-file FILE] [--metrics-push URL]
+                                    [--metrics-interval S] [--trace]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
                                     [--base-url URL] [--task GLOB] [--window START..END]
                                     [--record DIR | --offline DIR]
@@ -46,6 +47,11 @@ enum RunCommand {
                          write the run's figures in Prometheus text format to FILE (for
                          node_exporter's textfile collector), replaced atomically every
                          --metrics-interval seconds (15) and at the end
+          --metrics-push URL|@FILE
+                         push the same figures to a Prometheus Pushgateway at URL (grouped by
+                         job and shard) at the start, every --metrics-interval seconds and at
+                         the end; @FILE reads the URL from FILE. The URL is a secret, never
+                         written; a failed push is a warning and never changes the exit code
           --base-url URL the job's baseURL, in place of the file's: the same job against
                          another server (a staging copy, a local recording), unedited
           --window START..END
@@ -101,9 +107,9 @@ enum RunCommand {
             let logOnStdout = Self.logsToStandardOutput(arguments)
             // The job file: the first operand that is not an option's value.
             let values: Set<String> = [
-                "--log-dir", "--backend", "--concurrency", "--shard",
-                "--ping-url", "--metrics-file", "--metrics-interval", "--deadline", "--grace",
-                "--base-url", "--window", "--record", "--offline",
+                "--log-dir", "--backend", "--concurrency", "--shard", "--ping-url",
+                "--metrics-file", "--metrics-push", "--metrics-interval", "--deadline",
+                "--grace", "--base-url", "--window", "--record", "--offline",
             ]
             let jobFile = arguments.indices.first { index in
                 let argument = arguments[index]
@@ -137,13 +143,9 @@ enum RunCommand {
 
     /// `courier run` itself, phase by phase; ``run(_:)`` adds the JSON object of a refusal.
     private static func runCommand(_ arguments: [String]) async -> Int32 {
-        // The ping URL is a secret from the start: no message, a usage error's included,
-        // may show it.
-        let usageConsole = Console(
-            redactor: Redactor(
-                secrets: pingURLArguments(arguments).reduce(into: Set<String>()) {
-                    $0.formUnion(NotifySettings(ping: $1).secrets)
-                }))
+        // The ping and push URLs are secrets from the start: no message, a usage error's
+        // included, may show them.
+        let usageConsole = Console(redactor: Redactor(secrets: argumentSecrets(arguments)))
         let parsed: RunArguments
         do throws(UsageError) {
             guard let arguments = try parse(arguments) else {

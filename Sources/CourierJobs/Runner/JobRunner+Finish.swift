@@ -36,7 +36,7 @@ extension JobRunner {
         case signalWatcher
         /// `run.end` written.
         case runEnd
-        /// The metrics file written with the run's figures.
+        /// The metrics file written and pushed with the run's figures.
         case metricsFile
     }
 
@@ -125,7 +125,7 @@ extension JobRunner {
         case .runEnd: finishing.summary = finishing.summary.map { writeRunEnd($0, begun) }
         case .metricsFile:
             if let metrics = begun.metrics, let summary = finishing.summary {
-                finishMetrics(metrics, summary: summary, started: begun.started)
+                await finishMetrics(metrics, summary: summary, started: begun.started)
             }
         }
     }

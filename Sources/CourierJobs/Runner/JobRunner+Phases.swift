@@ -78,7 +78,7 @@ extension JobRunner {
         let signals = watchSignals(stop: stop, work: work)
         let backend = options.backend ?? job.backend
         let reports: Bool = if case .job = source { true } else { false }
-        let metrics = reports ? options.metrics.map(startMetrics) : nil
+        let metrics = reports ? startMetrics() : nil
         let log: RunLog
         do {
             log = try openLog(at: logURL, run: runID, backend: backend, metrics: metrics)

@@ -57,6 +57,8 @@ struct RunOptions: Sendable {
     /// `--metrics-file` and `--metrics-interval`: a Prometheus text file of the run's figures,
     /// replaced while it runs and at its end (``MetricsFile``). Only `courier run` writes one.
     var metrics: MetricsSettings?
+    /// `--metrics-push`: the same figures pushed to a Prometheus Pushgateway (``MetricsPush``).
+    var metricsPush: MetricsPushSettings?
     /// The run's one-line summary, as `courier run` prints it: the body of the end's ping
     /// (`notify`). Without it, a shorter line of the same counts.
     var summaryLine: (@Sendable (RunSummary) -> String)?
