@@ -59,6 +59,7 @@ enum ReplayCommand {
         }
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))
+        if !options.dryRun { options.run.trace = traceSettings(of: job, console: console) }
         if let job, options.logs.isEmpty {
             // `--job` alone: the job's own history, as `run --resume` reads it.
             let folder =
@@ -247,6 +248,14 @@ enum ReplayCommand {
             runner, job: replayJob, refused: refused, options: options, console: console)
     }
 
+    /// Trace context as a run has it: the job's `"trace"` (with `--job`), `TRACEPARENT`, an
+    /// OTLP endpoint of the environment.
+    private static func traceSettings(of job: Job?, console: Console) -> TraceSettings? {
+        RunCommand.traceSettings(
+            asked: job?.trace ?? false, environment: ProcessInfo.processInfo.environment,
+            console: console)
+    }
+
     /// A cut run's tasks that never ended have no final line: replay cannot see them, and
     /// says so.
     static func warnIfCut(_ history: TaskHistory, options: Options, console: Console) {
@@ -305,6 +314,7 @@ enum ReplayCommand {
     ) async -> Int32 {
         do {
             let summary = try await runner.run()
+            await RunCommand.exportTrace(summary, job: job, options: options.run, console: console)
             var refused = refused
             if summary.interruptedBy == nil {
                 for id in unmatched() {

@@ -23,6 +23,8 @@ struct RunArguments {
     var only: [String] = []
     var pingURL: String?
     /// `--record DIR`, `--offline DIR`: keep every answer, or rehearse against those kept.
+    /// `--trace`: `traceparent` on every request, as the job's `"trace": true`.
+    var trace = false
     var record: URL?
     var offline: URL?
     /// `--resume`, and the logs it names, if any.
@@ -63,6 +65,7 @@ extension RunCommand {
         parsed.options.quiet = parser.flag("--quiet")
         parsed.options.progress = !parser.flag("--no-progress")
         parsed.json = parser.flag("--json")
+        parsed.trace = parser.flag("--trace")
         parsed.only = try parser.all("--task")
         if parsed.only.contains(where: \.isEmpty) {
             throw UsageError("run: --task expects a task id or glob")

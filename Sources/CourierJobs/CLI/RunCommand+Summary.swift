@@ -49,6 +49,7 @@ extension RunCommand {
             #endif
             printSummary(
                 summary, job: job, json: arguments.json, options: options, console: console)
+            await exportTrace(summary, job: job, options: options, console: console)
             if let failure = options.recorder?.failure.withLock({ $0 }) {
                 console.error("courier: \(job.name): the recording is incomplete: \(failure)")
                 return max(summary.exitCode, CommandLineInterface.ExitCode.taskFailed)

@@ -52,6 +52,11 @@ enum RunCommand {
                          job and shard) at the start, every --metrics-interval seconds and at
                          the end; @FILE reads the URL from FILE. The URL is a secret, never
                          written; a failed push is a warning and never changes the exit code
+          --trace        send W3C trace context on every request attempt (traceparent, a span
+                         each; TRACESTATE's tracestate), as the job's "trace": true. With
+                         TRACEPARENT set, the run is a child of that span; with
+                         OTEL_EXPORTER_OTLP_ENDPOINT set, the run's trace is exported there
+                         when it ends (docs/cli.md, "Traces for OpenTelemetry")
           --base-url URL the job's baseURL, in place of the file's: the same job against
                          another server (a staging copy, a local recording), unedited
           --window START..END
@@ -186,6 +191,9 @@ enum RunCommand {
             await pingRefusal(job, backend: options.backend, console: console, reason: refusal)
             return CommandLineInterface.ExitCode.usage
         }
+        options.trace = traceSettings(
+            asked: parsed.trace || job.trace, environment: ProcessInfo.processInfo.environment,
+            console: console)
         return await execute(
             job, total: total, arguments: parsed, options: options, console: console)
     }

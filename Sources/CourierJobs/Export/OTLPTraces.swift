@@ -5,9 +5,12 @@ import Foundation
 /// a root span for the run and a CLIENT span per request attempt under it, with the HTTP
 /// semantic conventions' attribute names (docs/report.md, "OpenTelemetry").
 ///
-/// Every id is derived from the run id, so the same logs always give the same export. Values
-/// come from the log as written: its URLs and messages are already redacted, and nothing is
-/// added to them.
+/// A run whose `run.start` names its trace (`trace`: `--trace`, the job's `"trace"`,
+/// `TRACEPARENT`) is exported in that trace, under the caller's span, and each attempt's span
+/// id is the one its logged `traceparent` carried to the server, so that the server's spans
+/// join the run's. Every other id is derived from the run id, so the same logs always give the
+/// same export. Values come from the log as written: its URLs and messages are already
+/// redacted, and nothing is added to them.
 struct OTLPTraces {
     /// One run's spans as they are read, and what its first and last lines said.
     private struct Run {
@@ -18,10 +21,19 @@ struct OTLPTraces {
         var ended = false
         var exitCode: Int?
         var spans: [JSONWriter.Value] = []
+        /// `run.start`'s `trace`, when it has one.
+        var traceID: String?
+        var parentSpanID: String?
     }
 
     private var runs: [String: Run] = [:]
     private var runOrder: [String] = []
+    /// `service.name` of every span's resource (`OTEL_SERVICE_NAME`, else `courier`).
+    let serviceName: String
+
+    init(serviceName: String = "courier") {
+        self.serviceName = serviceName
+    }
 
     mutating func add(_ line: LogLine) {
         if runs[line.run] == nil {
@@ -34,13 +46,17 @@ struct OTLPTraces {
         case "run.start":
             run.start = line.time
             run.attributes = Self.runStartAttributes(line)
+            run.traceID = line.runFields?.traceID
+            run.parentSpanID = line.runFields?.parentSpanID
         case "run.end":
             run.ended = true
             run.end = max(run.end, line.time)
             run.exitCode = line.runFields?.exitCode
             run.attributes += Self.runEndAttributes(line)
         case "request":
-            let span = Self.attemptSpan(line, index: run.spans.count)
+            let span = Self.attemptSpan(
+                line, index: run.spans.count,
+                traceID: run.traceID ?? Self.traceID(run: line.run))
             run.end = max(run.end, span.end)
             run.spans.append(span.value)
         default:
@@ -49,15 +65,29 @@ struct OTLPTraces {
         runs[line.run] = run
     }
 
+    /// The attempts' spans gathered so far as an export of their own, taken out: a long
+    /// run's export goes in parts, its run's span with the last (``value()``).
+    mutating func takeAttemptSpans() -> JSONWriter.Value {
+        defer {
+            for id in runOrder { runs[id]?.spans.removeAll() }
+        }
+        return value(withRuns: false)
+    }
+
+    /// Attempt spans gathered and not yet taken.
+    var attemptSpans: Int { runs.values.reduce(0) { $0 + $1.spans.count } }
+
     /// The `ExportTraceServiceRequest`: a `resourceSpans` per job, in the order first seen.
-    func value() -> JSONWriter.Value {
+    func value() -> JSONWriter.Value { value(withRuns: true) }
+
+    private func value(withRuns: Bool) -> JSONWriter.Value {
         var jobs: [String] = []
         var spansByJob: [String: [JSONWriter.Value]] = [:]
         for id in runOrder {
             guard let run = runs[id] else { continue }
             if spansByJob[run.job] == nil { jobs.append(run.job) }
-            spansByJob[run.job, default: []].append(Self.runSpan(id, run))
-            spansByJob[run.job]!.append(contentsOf: run.spans)
+            if withRuns { spansByJob[run.job, default: []].append(Self.runSpan(id, run)) }
+            spansByJob[run.job, default: []].append(contentsOf: run.spans)
         }
         return .object([
             (
@@ -71,7 +101,7 @@ struct OTLPTraces {
                                     (
                                         "attributes",
                                         Self.attributes([
-                                            ("service.name", .string("courier")),
+                                            ("service.name", .string(serviceName)),
                                             ("service.version", .string(CourierVersion.current)),
                                             ("courier.job", .string(job)),
                                         ])
@@ -108,8 +138,11 @@ struct OTLPTraces {
 
     private static func runSpan(_ id: String, _ run: Run) -> JSONWriter.Value {
         var fields: [(String, JSONWriter.Value)] = [
-            ("traceId", .string(traceID(run: id))),
+            ("traceId", .string(run.traceID ?? traceID(run: id))),
             ("spanId", .string(spanID(run: id, index: nil))),
+        ]
+        if let parent = run.parentSpanID { fields.append(("parentSpanId", .string(parent))) }
+        fields += [
             ("name", .string("courier run \(run.job)")),
             ("kind", .int(kindInternal)),
             ("startTimeUnixNano", .string(nanoseconds(run.start))),
@@ -160,7 +193,7 @@ struct OTLPTraces {
 
     /// One attempt's span, and when it ended (its start, its wait at the host's gate and its
     /// exchange).
-    private static func attemptSpan(_ line: LogLine, index: Int)
+    private static func attemptSpan(_ line: LogLine, index: Int, traceID: String)
         -> (value: JSONWriter.Value, end: Double)
     {
         // A line with `blockedMs` was stamped when it went to the transport; an older one,
@@ -204,9 +237,13 @@ struct OTLPTraces {
         if let blocked = line.blockedMs {
             values.append(("courier.blocked_ms", .double(blocked)))
         }
+        // The span the server was told of: the attempt's logged `traceparent`, in this trace.
+        let sent = line.requestHeaders.last { $0.name.lowercased() == "traceparent" }
+            .flatMap { TraceContext(traceparent: $0.value) }
+        let span = sent?.traceID == traceID ? sent!.spanID : spanID(run: line.run, index: index)
         var fields: [(String, JSONWriter.Value)] = [
-            ("traceId", .string(traceID(run: line.run))),
-            ("spanId", .string(spanID(run: line.run, index: index))),
+            ("traceId", .string(traceID)),
+            ("spanId", .string(span)),
             ("parentSpanId", .string(spanID(run: line.run, index: nil))),
             // The semantic conventions' name for an HTTP client span is its method.
             ("name", .string(method)),

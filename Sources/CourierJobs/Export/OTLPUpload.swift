@@ -24,16 +24,22 @@ enum OTLPUpload {
         return components.url
     }
 
-    static func send(_ body: [UInt8], to url: URL) async throws(Failure) {
+    /// - Parameter headers: besides `Content-Type` (`OTEL_EXPORTER_OTLP_HEADERS`: an API key,
+    ///   say); never shown.
+    static func send(
+        _ body: [UInt8], to url: URL, headers extra: [(name: String, value: String)] = []
+    ) async throws(Failure) {
         let client = CurlHTTPClient(configuration: .init(timeout: 30))
         defer { client.shutdown() }
         let shown = HTTPError.withoutCredentials(url).absoluteString
+        var headers: HTTPHeaders = ["Content-Type": "application/json"]
+        for (name, value) in extra { headers[name] = value }
         let response: HTTPResponse
         do {
             response = try await client.perform(
                 HTTPRequest(
-                    url: url, method: .post, headers: ["Content-Type": "application/json"],
-                    body: Data(body)))
+                    url: url, method: .post, headers: headers, body: Data(body),
+                    secretHeaderNames: Set(extra.map { $0.name.lowercased() })))
         } catch {
             throw Failure(message: "cannot send the traces to \(shown): \(error)")
         }

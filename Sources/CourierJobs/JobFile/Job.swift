@@ -24,6 +24,9 @@ struct Job: Sendable {
     /// Offer HTTP/2 and multiplex a host's requests over one connection (`"http2": true`,
     /// curl only; HTTP/2 is negotiated over TLS, so plain `http://` stays HTTP/1.1).
     var http2 = false
+    /// Send W3C trace context (`traceparent`) on every request (`"trace": true`), so that the
+    /// servers' spans join the run's trace (docs/cli.md, "Traces for OpenTelemetry").
+    var trace = false
     /// Whom to trust and who we are on TLS connections (`"tls"`), for every request.
     var tls = TLSOptions()
     /// Keep to what each host asks (`"hostThrottle"`, on by default): a `Retry-After` pauses

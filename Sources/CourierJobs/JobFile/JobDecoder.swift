@@ -145,6 +145,7 @@ enum JobDecoder {
         let authForm = reader.take("auth").flatMap { decodeAuth($0, context: context) }
         let auth = authForm?.credentials
         let cookies = reader.bool("cookies") ?? false
+        let trace = reader.bool("trace") ?? false
         let maxBodyBytes =
             reader.integer(
                 "maxBodyBytes", range: 1024...(4 << 30),
@@ -186,6 +187,7 @@ enum JobDecoder {
             sha256: SHA256.hex(of: data),
             secrets: context.secrets)
         job.notify = notify
+        job.trace = trace
         job.sharedHosts = sharedHosts
         job.checks = checks
         job.home = home

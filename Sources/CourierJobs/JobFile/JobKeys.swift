@@ -87,6 +87,7 @@ enum JobKeys {
             JobKey("description", .any),
             JobKey("maxBodyBytes", .integer),
             JobKey("http2", .boolean),
+            JobKey("trace", .boolean),
             JobKey("tls", .object),
             JobKey("hostThrottle", .booleanOrString),
             JobKey("deadline", .number),

@@ -34,7 +34,8 @@ struct RunLog: Sendable {
         jobFile: String, jobPath: String? = nil, sha256: String, backend: Backend,
         tasks: Int? = nil,
         fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
-        resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = []
+        resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = [],
+        trace: TraceSettings? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runStart)), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -56,6 +57,14 @@ struct RunLog: Sendable {
         if let shard {
             fields.append(
                 ("shard", .object([("index", .int(shard.index)), ("count", .int(shard.count))])))
+        }
+        if let trace {
+            // The run's trace: an export of this log puts the run's spans in it, under the
+            // caller's span, and each attempt's span id is its logged `traceparent`'s.
+            var value: [(String, JSONWriter.Value)] = [("traceId", .string(trace.traceID))]
+            if let parent = trace.parentSpanID { value.append(("parentSpanId", .string(parent))) }
+            value.append(("propagated", .bool(trace.propagates)))
+            fields.append(("trace", .object(value)))
         }
         try write(fields)
     }

@@ -75,6 +75,9 @@ struct LogLine: Sendable {
         var fanOut = false
         var shardIndex: Int?
         var shardCount: Int?
+        /// `run.start` `trace`: the run's trace id, and the caller's span it is a child of.
+        var traceID: String?
+        var parentSpanID: String?
         var durationMs: Double?
         /// `run.end` `tasks`.
         var total: Int?

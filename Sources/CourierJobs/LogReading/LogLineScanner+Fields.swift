@@ -36,6 +36,7 @@ extension LogLineScanner {
         if key.is("renewal") { return bool(into: &fields.renewal) }
         if key.is("tasks") { return tasks(into: &fields.runFields) }
         if key.is("shard") { return shard(into: &fields.runFields) }
+        if key.is("trace") { return trace(into: &fields.runFields) }
         if key.is("replayFrom") { return string(into: &fields.replayFrom) }
         if key.is("jobFile") { return string(into: &fields.runFields.jobFile) }
         if key.is("jobPath") { return string(into: &fields.runFields.jobPath) }
@@ -91,6 +92,14 @@ extension LogLineScanner {
         object { scanner, name in
             if name.is("index") { return scanner.number(into: &run.shardIndex) }
             if name.is("count") { return scanner.number(into: &run.shardCount) }
+            return scanner.skipValue()
+        }
+    }
+
+    mutating func trace(into run: inout LogLine.RunFields) -> Bool {
+        object { scanner, name in
+            if name.is("traceId") { return scanner.string(into: &run.traceID) }
+            if name.is("parentSpanId") { return scanner.string(into: &run.parentSpanID) }
             return scanner.skipValue()
         }
     }

@@ -81,7 +81,7 @@ enum HTTPStack {
     static func retrying(
         _ shared: AnyHTTPClient, task: ExpandedTask, time: any TimeSource, hosts: HostThrottles?,
         rateLimited: Bool = false, rules: [ResponseRule] = [],
-        writeStart: (@Sendable (HTTPRequest) -> Void)? = nil,
+        writeStart: (@Sendable (HTTPRequest) -> Void)? = nil, trace: TraceSettings? = nil,
         observer: @escaping @Sendable (_ attempt: RetryAttempt, _ waits: AttemptWaits) -> Void
     ) -> RetryingHTTPClient<AnyHTTPClient> {
         var policy = task.retry
@@ -102,6 +102,10 @@ enum HTTPStack {
                 HostThrottlingHTTPClient(
                     wrapping: client, hosts: hosts, maxDelay: policy.maxDelay
                 ) { seconds in waited.withLock { $0.host += seconds } })
+        }
+        // Right under the retries: each attempt is a span of its own, its redirect hops in it.
+        if let trace, trace.propagates {
+            client = AnyHTTPClient(TraceContextHTTPClient(wrapped: client, trace: trace))
         }
         // `onResponse` decides first; then `expect`, for a status the task accepts.
         var judge: (@Sendable (HTTPResponse, TimeInterval) -> RetryPolicy.ResponseVerdict)?

@@ -144,7 +144,8 @@ extension JobRunner {
                 ? nil : job.file.standardizedFileURL.path,
             sha256: job.sha256, backend: backend,
             tasks: total, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
-            resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only)
+            resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only,
+            trace: options.trace)
         return log
     }
 

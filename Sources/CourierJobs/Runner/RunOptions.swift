@@ -57,6 +57,9 @@ struct RunOptions: Sendable {
     /// `--metrics-file` and `--metrics-interval`: a Prometheus text file of the run's figures,
     /// replaced while it runs and at its end (``MetricsFile``). Only `courier run` writes one.
     var metrics: MetricsSettings?
+    /// Trace context (`--trace`, the job's `"trace"`, `TRACEPARENT`): the run's trace, and
+    /// whether each request carries `traceparent` (``TraceContextHTTPClient``).
+    var trace: TraceSettings?
     /// `--metrics-push`: the same figures pushed to a Prometheus Pushgateway (``MetricsPush``).
     var metricsPush: MetricsPushSettings?
     /// The run's one-line summary, as `courier run` prints it: the body of the end's ping

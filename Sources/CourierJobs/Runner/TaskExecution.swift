@@ -169,7 +169,7 @@ extension JobRunner {
         let retrying = HTTPStack.retrying(
             shared, task: task, time: time, hosts: hosts,
             rateLimited: job.rateLimit != nil || job.sharedHosts,
-            rules: rules, writeStart: writeStart
+            rules: rules, writeStart: writeStart, trace: options.trace
         ) { attempt, waits in
             // One lock per attempt: numbered on after a renewal, and kept when final, with
             // what it waited before it was sent.

@@ -87,7 +87,7 @@ extension JobRunner {
         let last = Locked<(attempt: RetryAttempt?, waits: AttemptWaits)>((nil, AttemptWaits()))
         let client = HTTPStack.retrying(
             shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil,
-            rules: task.responseRules(in: job)
+            rules: task.responseRules(in: job), trace: options.trace
         ) { attempt, waits in
             if attempt.retryDelay != nil {
                 try? log.request(

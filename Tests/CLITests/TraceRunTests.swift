@@ -1,0 +1,150 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// Trace context on the wire: each attempt's `traceparent` as the server got it, on both
+/// transports, the run's trace sent to an OTLP endpoint from the environment when it ends, and
+/// the same ids in `courier report --otlp` of its log: the server's spans join Courier's.
+@Suite("trace context of a run")
+struct TraceRunTests {
+    static let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    static let caller = "00f067aa0ba902b7"
+
+    /// The spans of an OTLP/JSON export.
+    static func spans(_ text: String) throws -> (service: String?, spans: [[String: Any]]) {
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        var service: String?
+        var spans: [[String: Any]] = []
+        for resource in root["resourceSpans"] as? [[String: Any]] ?? [] {
+            let attributes = OTLPExportTests.attributes(
+                resource["resource"] as? [String: Any] ?? [:])
+            service = attributes["service.name"]
+            for scope in resource["scopeSpans"] as? [[String: Any]] ?? [] {
+                spans += scope["spans"] as? [[String: Any]] ?? []
+            }
+        }
+        return (service, spans)
+    }
+
+    @Test(
+        "each attempt sends a span of the caller's trace; the exported spans are those spans",
+        arguments: ["curl", "urlsession"])
+    func joinsTheServersSpans(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "trace-\(UUID().uuidString)"
+        let apiKey = "k\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)-flaky", "fail": "1"}},
+                {"id": "plain", "path": "/echo", "query": {"key": "\#(key)"}}
+                """#,
+            extra: #""trace": true, "retry": {"maxAttempts": 3, "initialDelay": 0.01},"#)
+        let collector = space.server.url("/echo?key=\(key)-collector").absoluteString
+        let run = try await space.run(
+            backend: backend,
+            environment: [
+                "TRACEPARENT": "00-\(Self.trace)-\(Self.caller)-01",
+                "TRACESTATE": "congo=t61rcWkgMzE",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": collector,
+                "OTEL_SERVICE_NAME": "nightly-sync",
+                "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=\(apiKey)%3D",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+
+        // What the server got: three attempts (a 503, its retry, the plain one), each with
+        // its own span of the caller's trace, and the caller's tracestate.
+        let flaky = try await ServerHits.of("\(key)-flaky", on: space.server)
+        let plain = try await ServerHits.of(key, on: space.server)
+        #expect(flaky.count == 2 && plain.count == 1)
+        var sent: [String] = []
+        for request in flaky.requests + plain.requests {
+            let header = try #require(request.header("traceparent"), "\(request.path)")
+            let parts = header.split(separator: "-").map(String.init)
+            #expect(parts.count == 4 && parts[0] == "00" && parts[1] == Self.trace)
+            #expect(parts.last == "01")
+            sent.append(parts[2])
+            #expect(request.header("tracestate") == "congo=t61rcWkgMzE")
+        }
+        #expect(Set(sent).count == 3 && !sent.contains(Self.caller))
+
+        // What the collector got: one export, the run's span under the caller's, and an
+        // attempt span for each span the server saw, under the run's.
+        let posts = try await ServerHits.of("\(key)-collector", on: space.server)
+        #expect(posts.count == 1)
+        let post = try #require(posts.requests.first)
+        #expect(post.method == "POST" && post.header("x-api-key") == apiKey + "=")
+        let (service, spans) = try Self.spans(post.body)
+        #expect(service == "nightly-sync")
+        #expect(spans.allSatisfy { $0["traceId"] as? String == Self.trace })
+        let root = try #require(spans.first { $0["kind"] as? Int == 1 })
+        #expect(root["parentSpanId"] as? String == Self.caller)
+        let attempts = spans.filter { $0["kind"] as? Int == 3 }
+        #expect(Set(attempts.compactMap { $0["spanId"] as? String }) == Set(sent))
+        #expect(attempts.allSatisfy { $0["parentSpanId"] as? String == root["spanId"] as? String })
+
+        // The log keeps each header as sent; a report of it later gives the same spans.
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let file = space.folder.appendingPathComponent("later.json")
+        let report = try await CourierBinary.run(["report", "--otlp", file.path, log])
+        #expect(report.status == 0, "\(report.stderr)")
+        let later = try Self.spans(String(contentsOf: file, encoding: .utf8)).spans
+        #expect(
+            Set(later.compactMap { $0["spanId"] as? String })
+                == Set(spans.compactMap { $0["spanId"] as? String }))
+        let written = try String(contentsOf: URL(fileURLWithPath: log), encoding: .utf8)
+        for output in [written, run.stdout, run.stderr] {
+            #expect(!output.contains(apiKey), "the exporter's header is a secret")
+        }
+    }
+
+    @Test("without trace asked for: nothing added on the wire, the log still joins the caller")
+    func callerOnly() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "trace-off-\(UUID().uuidString)"
+        try space.writeJob(tasks: #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}}"#)
+        let run = try await space.run(
+            backend: "curl", environment: ["TRACEPARENT": "00-\(Self.trace)-\(Self.caller)-01"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server)
+        #expect(hits.count == 1 && hits.requests.first?.header("traceparent") == nil)
+        let start = try #require(
+            try space.logLines().first { $0["event"] as? String == "run.start" })
+        let trace = try #require(start["trace"] as? [String: Any])
+        #expect(trace["traceId"] as? String == Self.trace)
+        #expect(trace["parentSpanId"] as? String == Self.caller)
+        #expect(trace["propagated"] as? Bool == false)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let file = space.folder.appendingPathComponent("t.json")
+        _ = try await CourierBinary.run(["report", "--otlp", file.path, log])
+        let spans = try Self.spans(String(contentsOf: file, encoding: .utf8)).spans
+        #expect(spans.count == 2 && spans.allSatisfy { $0["traceId"] as? String == Self.trace })
+
+        // --trace alone: a trace of the run's own, its id in run.start and on the wire.
+        try FileManager.default.removeItem(at: space.logs)
+        let own = try await space.run(["--trace"], backend: "curl")
+        #expect(own.status == 0, "\(own.stderr)")
+        let ownStart = try #require(
+            try space.logLines().first { $0["event"] as? String == "run.start" })
+        let ownTrace = try #require((ownStart["trace"] as? [String: Any])?["traceId"] as? String)
+        let again = try await ServerHits.of(key, on: space.server)
+        #expect(again.requests.last?.header("traceparent")?.contains("-\(ownTrace)-") == true)
+        #expect(ownTrace != Self.trace)
+    }
+
+    @Test("a collector that refuses: one warning, the exit code kept")
+    func refusingCollector() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/echo"}"#)
+        let run = try await space.run(
+            ["--trace"], backend: "curl",
+            environment: [
+                "OTEL_EXPORTER_OTLP_ENDPOINT": space.server.url("/status/500").absoluteString
+            ])
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("the run's trace was not exported"), "\(run.stderr)")
+    }
+}
