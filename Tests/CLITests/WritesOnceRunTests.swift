@@ -236,6 +236,11 @@ struct WritesOnceRunTests {
         let first = try await space.run(backend: "curl")
         #expect(first.status == 1, "\(first.stderr)")
         #expect(Self.effects(space, key: key).count == 1)
+        // The repair the summary offers says it will not send this write again.
+        #expect(
+            first.stdout.contains(
+                "--resume (it will not send again 1 failed write that may have taken effect"),
+            "\(first.stdout)")
         let log = try #require(
             try FileManager.default.contentsOfDirectory(
                 atPath: space.logs.appendingPathComponent("charges").path

@@ -165,6 +165,11 @@ extension RunCommand {
         // running what its history lacks (a resume says it in its own words, above).
         if summary.missing == nil, summary.failed > 0 || notRun > 0 {
             text += "; to repair: \(repairCommand(job, log: summary.logURL))"
+            if summary.repairHolds > 0 {
+                let count = summary.repairHolds
+                text +=
+                    " (it will not send again \(count) failed write\(count == 1 ? "" : "s") that may have taken effect: check the server, then name \(count == 1 ? "it" : "each") with --task ID)"
+            }
         }
         return text
     }

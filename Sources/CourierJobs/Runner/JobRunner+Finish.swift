@@ -142,6 +142,11 @@ extension JobRunner {
         {
             (summary.missing, summary.missingHeld) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name))
+        } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
+            !options.logToStandardOutput, !summary.logVanished
+        {
+            // The repair the summary offers would hold these: it says so.
+            summary.repairHolds = WriteRule.heldOnRepair(log: begun.logURL, job: job)
         }
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")

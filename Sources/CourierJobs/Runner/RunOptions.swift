@@ -97,6 +97,9 @@ struct RunSummary: Sendable {
     /// Of ``missing``, the writes held by a repair (`task.skipped`, `writeHeld`): only a name
     /// sends them.
     var missingHeld = 0
+    /// A plain run's failed tasks that its repair (`--resume`) would hold: writes answered
+    /// 2xx, writes of unknown outcome sent without their key (``WriteRule``).
+    var repairHolds = 0
     /// An offline rehearsal (`--offline`): no repair of it is offered, it is rehearsed again.
     var rehearsal = false
     /// Tasks that ended `ok` on a response an `onResponse` rule ignores (counted in `ok`).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Whether `--resume` or `replay` sends a write again (docs/job-file.md, "Writes that happen
 /// once"), as a pure decision on what the history says of it (``WriteHistory``):
 ///
@@ -37,6 +39,24 @@ enum WriteRule {
                 "its write went out in run \(run) and no answer says what became of it; without an idempotency key it is not sent again: check the server, then name it (--task \(task)) to send it again, or give the task \"idempotencyKey\""
             )
         }
+    }
+
+    /// How many of a run's failed tasks a repair of its log would hold: writes answered 2xx
+    /// whose task failed all the same, and writes of unknown outcome sent without their key.
+    static func heldOnRepair(log: URL, job: Job) -> Int {
+        let history = TaskHistory.read([log.path], warn: { _ in })
+        let writes = history.writes
+        let keyHeaders = Set(
+            job.tasks.map { ($0.writes.keyHeader ?? "Idempotency-Key").lowercased() })
+        return history.finals.filter { key, line in
+            guard !history.done.contains(key), let task = line.task, let fact = writes[key]
+            else { return false }
+            let keyed = line.requestHeaders.contains { keyHeaders.contains($0.name.lowercased()) }
+            if case .hold = decide(task: task, fact: fact, keyed: keyed, named: false) {
+                return true
+            }
+            return false
+        }.count
     }
 
     /// `nil` when `task` is not a write (its spec says so, ``TaskSpec/isWrite``, or, for a
