@@ -17,9 +17,11 @@ TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-li
   systemd groff-base brotli zstd sqlite3
 # `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
+# `make deb`: dpkg-shlibdeps (and strip) for the package's Depends, lintian to check it.
+DEB_PACKAGES := dpkg-dev lintian
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps demo-deps bench-deps build release install man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
+.PHONY: all deps demo-deps bench-deps build release install deb man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -78,6 +80,19 @@ install: deps $(COMMIT_OBJECT)
 	@mkdir -p .build/man
 	.build-static/release/courier man > .build/man/courier.1
 	install -m 644 .build/man/courier.1 $(PREFIX)/share/man/man1/courier.1
+
+# courier_<version>-1_<arch>.deb in this folder, from the binary `make install` builds (or
+# COURIER_BINARY=path, packaged as it is), then lintian on it: packaging/build-deb.sh says what
+# the package holds. `apt install ./courier_*.deb` installs it and makes the courier user.
+COURIER_BINARY ?=
+DEB_BINARY := $(or $(COURIER_BINARY),.build-static/release/courier)
+deb: deps $(COMMIT_OBJECT)
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(DEB_PACKAGES)"
+	$(if $(COURIER_BINARY),,$(SWIFT) build -c release --product courier --static-swift-stdlib \
+	  --scratch-path .build-static $(COMMIT_FLAGS))
+	@rm -f courier_*.deb
+	@deb=$$(packaging/build-deb.sh $(DEB_BINARY) .) && echo "make: $$deb" && \
+	  lintian --fail-on error,warning "$$deb"
 
 # The manual page, from the same text as --help (`courier man`), into .build/man (never
 # committed): man -l .build/man/courier.1
