@@ -10,11 +10,12 @@ DEMO_PACKAGES := python3 openssl
 # `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the brotli and
 # zstd tools the fixture server compresses its br and zstd bodies with, the checkers of
 # schemas, manifests, report screenshots and metrics files, the shells whose completion scripts
-# are checked, systemd-analyze for the units in deploy/, groff for the manual page, and
-# python3-venv for the PyPI packages below.
+# are checked, systemd-analyze for the units in deploy/, groff for the manual page, dpkg-dev
+# and lintian to build and check the Debian package, and python3-venv for the PyPI packages
+# below.
 TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
   python3-jsonschema python3-yaml chromium python3-pil python3-prometheus-client zsh fish \
-  systemd groff-base brotli zstd sqlite3
+  systemd groff-base brotli zstd sqlite3 dpkg-dev lintian
 # `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 # `make deb`: dpkg-shlibdeps (and strip) for the package's Depends, lintian to check it.
