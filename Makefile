@@ -20,9 +20,12 @@ TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-li
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
 # `make deb`: dpkg-shlibdeps (and strip) for the package's Depends, lintian to check it.
 DEB_PACKAGES := dpkg-dev lintian
+# `make image`: mmdebstrap makes the root file system from Debian's packages, podman turns it
+# into an OCI archive; `make image-check` runs the fixture server (python3).
+IMAGE_PACKAGES := $(DEB_PACKAGES) mmdebstrap podman python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps demo-deps bench-deps build release install deb man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
+.PHONY: all deps demo-deps bench-deps build release install deb image image-check man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -94,6 +97,18 @@ deb: deps $(COMMIT_OBJECT)
 	@rm -f courier_*.deb
 	@deb=$$(packaging/build-deb.sh $(DEB_BINARY) .) && echo "make: $$deb" && \
 	  lintian --fail-on error,warning "$$deb"
+
+# An OCI image archive in .build/image (Debian bookworm, minbase, with the package above
+# installed; no shell, apt or dpkg left; user 65532), made without running a container:
+# packaging/build-image.sh. Needs root and Debian's package servers. `make image-check` runs
+# courier from the image's root file system against a loopback server and checks its config.
+image: deb
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(IMAGE_PACKAGES)"
+	packaging/build-image.sh courier_*_$$(dpkg --print-architecture).deb .build/image
+
+image-check:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(IMAGE_PACKAGES)"
+	packaging/check-image.py .build/image/courier-*.oci.tar
 
 # The manual page, from the same text as --help (`courier man`), into .build/man (never
 # committed): man -l .build/man/courier.1
