@@ -42,6 +42,7 @@ trap 'rm -rf "$stage"' EXIT
 # The essential hook runs before the package is installed: base-passwd's files exist, useradd
 # (passwd) not yet, so the user is written in by hand (passwd's postinst adds its shadow line).
 # The automount hook lets the chrooted dpkg see the package's file (--include of a path).
+# shellcheck disable=SC2016  # the hooks' $1 is mmdebstrap's: the root it is making
 mmdebstrap --variant=minbase --include="ca-certificates,$deb" \
     --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
