@@ -10,17 +10,22 @@ DEMO_PACKAGES := python3 openssl
 # `make test`: the servers (httpbin under gunicorn, nginx, the fixture server), the brotli and
 # zstd tools the fixture server compresses its br and zstd bodies with, the checkers of
 # schemas, manifests, report screenshots and metrics files, the Prometheus Pushgateway the
-# metrics are pushed to, the shells whose completion scripts
-# are checked, systemd-analyze for the units in deploy/, groff for the manual page, and
-# python3-venv for the PyPI packages below.
+# metrics are pushed to, the shells whose completion scripts are checked, systemd-analyze for
+# the units in deploy/, groff for the manual page, dpkg-dev and lintian to build and check the
+# Debian package, and python3-venv for the PyPI packages below.
 TEST_PACKAGES := $(DEMO_PACKAGES) python3-venv python3-httpbin gunicorn nginx-light \
   python3-jsonschema python3-yaml chromium python3-pil python3-prometheus-client zsh fish \
-  systemd groff-base brotli zstd sqlite3 prometheus-pushgateway
+  systemd groff-base brotli zstd sqlite3 prometheus-pushgateway dpkg-dev lintian
 # `make bench` and `make soak`: nginx and wrk on loopback, curl for the side-by-side runs.
 BENCH_PACKAGES := $(DEMO_PACKAGES) nginx-light wrk curl
+# `make deb`: dpkg-shlibdeps (and strip) for the package's Depends, lintian to check it.
+DEB_PACKAGES := dpkg-dev lintian
+# `make image`: mmdebstrap makes the root file system from Debian's packages, podman turns it
+# into an OCI archive; `make image-check` runs the fixture server (python3).
+IMAGE_PACKAGES := $(DEB_PACKAGES) mmdebstrap podman python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps demo-deps bench-deps build release install man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
+.PHONY: all deps demo-deps bench-deps build release install deb image image-check man docs test test-deps test-loaded sanitize fuzz soak demo bench lint clean
 
 PREFIX ?= /usr/local
 
@@ -79,6 +84,31 @@ install: deps $(COMMIT_OBJECT)
 	@mkdir -p .build/man
 	.build-static/release/courier man > .build/man/courier.1
 	install -m 644 .build/man/courier.1 $(PREFIX)/share/man/man1/courier.1
+
+# courier_<version>-1_<arch>.deb in this folder, from the binary `make install` builds (or
+# COURIER_BINARY=path, packaged as it is), then lintian on it: packaging/build-deb.sh says what
+# the package holds. `apt install ./courier_*.deb` installs it and makes the courier user.
+COURIER_BINARY ?=
+DEB_BINARY := $(or $(COURIER_BINARY),.build-static/release/courier)
+deb: deps $(COMMIT_OBJECT)
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(DEB_PACKAGES)"
+	$(if $(COURIER_BINARY),,$(SWIFT) build -c release --product courier --static-swift-stdlib \
+	  --scratch-path .build-static $(COMMIT_FLAGS))
+	@rm -f courier_*.deb
+	@deb=$$(packaging/build-deb.sh $(DEB_BINARY) .) && echo "make: $$deb" && \
+	  lintian --fail-on error,warning "$$deb"
+
+# An OCI image archive in .build/image (Debian bookworm, minbase, with the package above
+# installed; no shell, apt or dpkg left; user 65532), made without running a container:
+# packaging/build-image.sh. Needs root and Debian's package servers. `make image-check` runs
+# courier from the image's root file system against a loopback server and checks its config.
+image: deb
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(IMAGE_PACKAGES)"
+	packaging/build-image.sh courier_*_$$(dpkg --print-architecture).deb .build/image
+
+image-check:
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(IMAGE_PACKAGES)"
+	packaging/check-image.py .build/image/courier-*.oci.tar
 
 # The manual page, from the same text as --help (`courier man`), into .build/man (never
 # committed): man -l .build/man/courier.1
