@@ -100,9 +100,3 @@ final class StaleTemporaries: Sendable {
     }
 }
 
-extension String {
-    /// The string with leading zeros up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
-    }
-}

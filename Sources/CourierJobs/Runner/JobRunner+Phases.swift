@@ -61,7 +61,9 @@ extension JobRunner {
                 }
             }
         }
-        let runID = String(UUID().uuidString.lowercased().prefix(8))
+        // From getrandom(2), not UUID(): a root without /dev/urandom (a bare chroot) gave
+        // every run the id 00000000.
+        let runID = String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
         let started = time.date()
         let logName =
             "\(Timestamp.compact(started))-\(runID)"

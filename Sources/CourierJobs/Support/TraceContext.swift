@@ -73,12 +73,6 @@ struct TraceContext: Sendable, Equatable {
     }
 }
 
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
-
 /// What a run does with trace context: its trace (the caller's, from `TRACEPARENT`, or a new
 /// one), whether each request carries `traceparent` (the job's `"trace": true` or `--trace`),
 /// and the caller's `tracestate`, passed through. The run's log records the trace in
