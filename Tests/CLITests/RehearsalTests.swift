@@ -125,6 +125,36 @@ struct RehearsalTests {
         #expect(written.range(of: Data(token.utf8)) == nil, "the login's token is not recorded")
     }
 
+    @Test("a rehearsal sends no ping and writes or pushes no metrics, wherever the run would")
+    func rehearsalTellsNoOne() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rehearse-quiet")
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "query": {"key": "\#(key)"}}"#,
+            extra:
+                #""notify": {"ping": "\#(space.server.url("/echo?key=\(key)-ping").absoluteString)"},"#
+        )
+        let recording = space.folder.appendingPathComponent("rec")
+        let recorded = try await space.run(["--record", recording.path], backend: "curl")
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let pings = Self.requests(space, key: "\(key)-ping")
+        #expect(pings == 2, "the recorded run pinged its start and end")
+        let metrics = space.folder.appendingPathComponent("courier.prom")
+        let rehearsed = try await Self.rehearse(
+            space, recording,
+            [
+                "--metrics-file", metrics.path, "--metrics-push",
+                space.server.url("/echo?key=\(key)-push").absoluteString,
+            ])
+        #expect(rehearsed.status == 0, "\(rehearsed.stderr)")
+        #expect(rehearsed.stderr.contains("a rehearsal sends no pings and no metrics"))
+        #expect(Self.requests(space, key: "\(key)-ping") == pings, "no ping")
+        #expect(Self.requests(space, key: "\(key)-push") <= 0, "no push")
+        #expect(!FileManager.default.fileExists(atPath: metrics.path), "no metrics file")
+        #expect(Self.requests(space, key: key) == 1, "nothing sent")
+    }
+
     @Test("a changed job rehearsed names the request its recording lacks; bad folders are refused")
     func changedJobAndRefusals() async throws {
         let space = try JobWorkspace()

@@ -213,5 +213,9 @@ struct MetricsFileTests {
         #expect(
             MetricsPush.groupURL(gateway: proxied, job: "?>?", shard: "whole").absoluteString
                 == "https://ops.example/pushgateway/metrics/job@base64/Pz4_/shard@base64/d2hvbGU=")
+        let queried = URL(string: "http://127.0.0.1:9091/?tenant=a")!
+        #expect(
+            MetricsPush.groupURL(gateway: queried, job: "j", shard: "whole").absoluteString
+                == "http://127.0.0.1:9091/metrics/job@base64/ag==/shard@base64/d2hvbGU=?tenant=a")
     }
 }

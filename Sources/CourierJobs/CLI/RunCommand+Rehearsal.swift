@@ -48,6 +48,7 @@ extension RunCommand {
                     "rehearsals/\(Timestamp.compact(Date()))")
                 job.outputDir = rehearsal.appendingPathComponent("out").path
                 options.logDirectory = rehearsal.appendingPathComponent("logs")
+                silence(&job, options: &options, console: console)
                 copy(
                     state, from: folder.appendingPathComponent("state"),
                     to: URL(fileURLWithPath: job.outputDir))
@@ -57,6 +58,24 @@ extension RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         return nil
+    }
+
+    /// A rehearsal tells no one outside: no ping (it would tell the job's check a night ran),
+    /// no metrics file or push, no shared host budget (nothing reaches the hosts), no trace
+    /// export (``exportTrace(_:job:options:console:)`` skips a rehearsal).
+    private static func silence(_ job: inout Job, options: inout RunOptions, console: Console) {
+        var dropped: [String] = []
+        if job.notify != nil { dropped.append("no pings") }
+        if options.metrics != nil || options.metricsPush != nil { dropped.append("no metrics") }
+        job.notify = nil
+        job.sharedHosts = false
+        options.metrics = nil
+        options.metricsPush = nil
+        if !dropped.isEmpty {
+            console.error(
+                "courier: \(job.name): a rehearsal sends \(dropped.joined(separator: " and ")): nothing of it reaches the world outside its folder"
+            )
+        }
     }
 
     /// Copies the files of `paths` that exist under `from` to the same paths under `to`.

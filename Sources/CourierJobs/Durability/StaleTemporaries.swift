@@ -99,4 +99,3 @@ final class StaleTemporaries: Sendable {
         return bytes[..<(bytes.count - 13)].reversed().starts(with: marker.utf8.reversed())
     }
 }
-

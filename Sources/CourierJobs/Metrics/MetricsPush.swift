@@ -54,10 +54,14 @@ final class MetricsPush: Sendable {
                 .replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_")
         }
-        var base = gateway.absoluteString
-        while base.hasSuffix("/") { base.removeLast() }
-        let path = "/metrics/job@base64/\(segment(job))/shard@base64/\(segment(shard))"
-        return URL(string: base + path) ?? gateway
+        guard var components = URLComponents(url: gateway, resolvingAgainstBaseURL: false)
+        else { return gateway }
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        // The group's path after the gateway's own (a proxy's prefix); its query, if any, kept.
+        components.percentEncodedPath =
+            path + "/metrics/job@base64/\(segment(job))/shard@base64/\(segment(shard))"
+        return components.url ?? gateway
     }
 
     /// Pushes `snapshot`'s figures after the pushes before it; `final` makes this the last.
