@@ -87,9 +87,21 @@ struct TraceRunTests {
         // The log keeps each header as sent; a report of it later gives the same spans.
         let log = try #require(try ReplayTests.logFiles(space).first)
         let file = space.folder.appendingPathComponent("later.json")
-        let report = try await CourierBinary.run(["report", "--otlp", file.path, log])
+        // With the run's OpenTelemetry variables, the same service, past the same gateway.
+        let report = try await CourierBinary.run(
+            [
+                "report", "--otlp", file.path, "--otlp-endpoint",
+                space.server.url("/echo?key=\(key)-again").absoluteString, log,
+            ],
+            environment: [
+                "OTEL_SERVICE_NAME": "nightly-sync",
+                "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=\(apiKey)",
+            ])
         #expect(report.status == 0, "\(report.stderr)")
-        let later = try Self.spans(String(contentsOf: file, encoding: .utf8)).spans
+        let (laterService, later) = try Self.spans(String(contentsOf: file, encoding: .utf8))
+        #expect(laterService == "nightly-sync")
+        let again = try await ServerHits.of("\(key)-again", on: space.server)
+        #expect(again.requests.first?.header("x-api-key") == apiKey)
         #expect(
             Set(later.compactMap { $0["spanId"] as? String })
                 == Set(spans.compactMap { $0["spanId"] as? String }))

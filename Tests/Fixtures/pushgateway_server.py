@@ -19,7 +19,10 @@ if program is None:
     sys.exit(1)
 port = free_port()
 child = subprocess.Popen(
-    [program, "--web.listen-address=127.0.0.1:%d" % port, "--log.level=warn"],
+    # No persistence file: Debian's default (/var/lib/prometheus/pushgateway.data) would share
+    # the groups of every test run on the machine, and keep them.
+    [program, "--web.listen-address=127.0.0.1:%d" % port, "--log.level=warn",
+     "--persistence.file="],
     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 wait_until_answers("http://127.0.0.1:%d/-/ready" % port, child, "pushgateway", 300)
 print("READY %d" % port, flush=True)

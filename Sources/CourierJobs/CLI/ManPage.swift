@@ -58,9 +58,23 @@ enum ManPage {
             escaped(
                 "Where the host budgets of \"hostThrottle\": \"shared\" are kept: COURIER_HOSTS_DIR, else $XDG_STATE_HOME/courier/hosts, else ~/.local/state/courier/hosts (an empty value counts as unset)."
             ),
+            ".TP", ".B TRACEPARENT, TRACESTATE",
+            escaped(
+                "W3C trace context of the caller: the run's trace is a child of its span, and with --trace (or \"trace\": true) each request carries the tracestate."
+            ),
+            ".TP",
+            ".B OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TRACES_HEADERS, OTEL_SERVICE_NAME, OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER",
+            escaped(
+                "As in other OpenTelemetry tools: where courier run and replay export the run's trace when it ends, with which headers (secrets, never written) and service name; courier report uses the headers and service name too."
+            ),
+            ".TP", ".B CREDENTIALS_DIRECTORY",
+            escaped(
+                "systemd's credentials folder, read by ${file:$CREDENTIALS_DIRECTORY/NAME} in a job file."
+            ),
             ".SH SEE ALSO",
             escaped(
-                "curl(1); docs/job-file.md, docs/log-format.md and docs/report.md in the source."),
+                "curl(1); docs/job-file.md, docs/log-format.md, docs/metrics.md, docs/cli.md and docs/report.md in the source tree (the Debian package does not hold them)."
+            ),
         ]
         return lines.joined(separator: "\n")
     }

@@ -56,7 +56,12 @@ enum ReportCommand {
             }
         }
         let wantsTraces = options.otlp != nil || options.endpoint != nil
-        let (all, traces) = read(options.logs, everyTask: options.junit != nil, traces: wantsTraces)
+        // OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_HEADERS as a run's own export uses them, so
+        // that exporting its log again lands in the same service, past the same gateway.
+        let otlp = OTLPEnvironment(ProcessInfo.processInfo.environment)
+        let (all, traces) = read(
+            options.logs, everyTask: options.junit != nil,
+            traces: wantsTraces ? otlp.serviceName : nil)
         guard !all.isEmpty else {
             Console.error("courier report: no log lines could be read")
             return CommandLineInterface.ExitCode.usage
@@ -85,7 +90,8 @@ enum ReportCommand {
         }
         if let endpoint = options.endpoint, let traces {
             do throws(OTLPUpload.Failure) {
-                try await OTLPUpload.send(JSONWriter.bytes(traces.value()), to: endpoint)
+                try await OTLPUpload.send(
+                    JSONWriter.bytes(traces.value()), to: endpoint, headers: otlp.headers)
             } catch {
                 Console.error("courier report: \(error.message)")
                 return CommandLineInterface.ExitCode.taskFailed
@@ -124,13 +130,13 @@ enum ReportCommand {
     }
 
     /// One report per job in the logs, in the order the jobs first appear, and the runs'
-    /// traces when asked for.
-    static func read(_ logs: [String], everyTask: Bool, traces wanted: Bool)
+    /// traces, under `service` as their `service.name`, when asked for.
+    static func read(_ logs: [String], everyTask: Bool, traces service: String?)
         -> ([RunReport], OTLPTraces?)
     {
         var reports: [String: RunReport] = [:]
         var order: [String] = []
-        var traces = wanted ? OTLPTraces() : nil
+        var traces = service.map { OTLPTraces(serviceName: $0) }
         for entry in LogReader(
             paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") })
         {

@@ -56,7 +56,7 @@ enum RunCommand {
                          each; TRACESTATE's tracestate), as the job's "trace": true. With
                          TRACEPARENT set, the run is a child of that span; with
                          OTEL_EXPORTER_OTLP_ENDPOINT set, the run's trace is exported there
-                         when it ends (docs/cli.md, "Traces for OpenTelemetry")
+                         when it ends (docs/cli.md, "Trace context on every request")
           --base-url URL the job's baseURL, in place of the file's: the same job against
                          another server (a staging copy, a local recording), unedited
           --window START..END
