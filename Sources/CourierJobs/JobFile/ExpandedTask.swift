@@ -111,6 +111,24 @@ struct ExpandedTask: Sendable {
         return job.tasks[specIndex].responseRules
     }
 
+    /// The header the task's spec sends its idempotency key in, read in place (a copy of the
+    /// spec, every field retained and released, on each page was a cost of its own).
+    func keyHeader(in job: Job) -> String? {
+        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
+            return nil
+        }
+        return job.tasks[specIndex].writes.keyHeader
+    }
+
+    /// Whether the task's spec is a write (``TaskSpec/isWrite``), read in place; `nil` for a
+    /// request rebuilt from a log alone.
+    func isWrite(in job: Job) -> Bool? {
+        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
+            return nil
+        }
+        return job.tasks[specIndex].isWrite
+    }
+
     /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
     func spec(in job: Job) -> TaskSpec? {
         guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {

@@ -88,6 +88,11 @@ enum TaskBuilder {
 }
 
 extension TaskBuilder {
+    /// The id `spec` gives a task with `bindings`.
+    static func id(of spec: TaskSpec, bindings: [String: String]) -> String {
+        (spec.compiled ?? CompiledTemplates(spec)).id.render(bindings)
+    }
+
     /// The task's own credentials (perhaps a captured token, or OAuth2) replace the job's.
     /// OAuth2 tokens are asked for when the task is sent, not now (``OAuth2Sessions``).
     static func authorize(

@@ -158,7 +158,7 @@ extension JobRunner {
         let taskID = task.id
         let replayOf = task.replayOf
         let rules = task.responseRules(in: job)
-        let keyHeader = task.spec(in: job)?.writes.keyHeader
+        let keyHeader = task.keyHeader(in: job)
         var writeStart: (@Sendable (HTTPRequest) -> Void)?
         if WriteRule.keyed(task, in: job) != nil {
             writeStart = { request in
@@ -344,7 +344,7 @@ extension JobRunner {
                 savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
                 replayOf: task.replayOf, notModified: result.notModified,
                 warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits,
-                keyHeader: task.spec(in: job)?.writes.keyHeader))
+                keyHeader: task.keyHeader(in: job)))
         if let warning = step.following.warning {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }

@@ -64,11 +64,10 @@ enum WriteRule {
     /// idempotency key (the header its spec names, or `Idempotency-Key`). The one reading of
     /// a task that the run, its dry runs and the replay decide from.
     static func keyed(_ task: ExpandedTask, in job: Job) -> Bool? {
-        let spec = task.spec(in: job)
-        guard spec?.isWrite ?? WriteSettings.writes(task.request.method.rawValue) else {
+        guard task.isWrite(in: job) ?? WriteSettings.writes(task.request.method.rawValue) else {
             return nil
         }
-        return task.request.headers.contains(spec?.writes.keyHeader ?? "Idempotency-Key")
+        return task.request.headers.contains(task.keyHeader(in: job) ?? "Idempotency-Key")
     }
 
     /// Why `task` is not sent, when it is a write the history holds; `nil` when it is sent.
