@@ -2,6 +2,10 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A job's home (docs/job-file.md, "A job's home"): its outputs, state and logs are in one place
 /// whatever folder a command runs from, and a job that ran under the old rule (the working
 /// folder) is never silently split into two histories.
@@ -251,5 +255,30 @@ struct JobHomeTests {
         #expect(repair.status == 0, "\(command): \(repair.stdout)\(repair.stderr)")
         #expect(repair.stdout.contains("the job's history: every task done"), "\(repair.stdout)")
         #expect(layout.outputs["flaky.json"] != nil)
+    }
+
+    @Test(
+        "a run as the job's user in folders a run as root made: told whose they are, and how to give them back",
+        .enabled(
+            if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser"),
+            "needs root and runuser(1), to run courier as another user"))
+    func foldersOfAnotherUser() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "a", "path": "/echo"}"#)
+        // A try as root makes the job's folders, root's.
+        let asRoot = try await space.run(backend: "curl")
+        #expect(asRoot.status == 0, "\(asRoot.stderr)")
+        let asUser = try await CourierBinary.run(
+            [
+                "-u", "nobody", "--", CourierBinary.url.path, "run", "job.json", "--log-dir",
+                space.logs.path, "--no-progress",
+            ],
+            executable: URL(fileURLWithPath: "/usr/sbin/runuser"), directory: space.folder)
+        #expect(asUser.status == 2)
+        #expect(asUser.stderr.contains("Permission denied"), "\(asUser.stderr)")
+        #expect(
+            asUser.stderr.contains("belongs to root, and this run is nobody's")
+                && asUser.stderr.contains("`chown -R nobody "), "\(asUser.stderr)")
     }
 }

@@ -38,5 +38,29 @@ package struct FileError: Error, CustomStringConvertible {
 
     package var description: String {
         "cannot \(action) \(path): \(String(cString: strerror(code)))"
+            + (code == EACCES ? Self.ownerHint(path) : "")
+    }
+
+    /// Why permission was denied, when it is the common case: the nearest folder of `path`
+    /// that exists belongs to another user (a run as root made it, and the job's own user now
+    /// cannot write there), with the command that gives it back.
+    package static func ownerHint(_ path: String) -> String {
+        var folder = path
+        var status = stat()
+        repeat {
+            guard let slash = folder.lastIndex(of: "/") else { return "" }
+            folder = slash == folder.startIndex ? "/" : String(folder[..<slash])
+        } while stat(folder, &status) != 0 && folder != "/"
+        let me = geteuid()
+        guard status.st_uid != me, folder != "/" else { return "" }
+        let owner = userName(status.st_uid)
+        let user = userName(me)
+        return
+            " (\(folder) belongs to \(owner), and this run is \(user)'s: was it made by a run as \(owner)? `chown -R \(user) \(folder)` gives it back)"
+    }
+
+    private static func userName(_ id: uid_t) -> String {
+        guard let entry = getpwuid(id), let name = entry.pointee.pw_name else { return "uid \(id)" }
+        return String(cString: name)
     }
 }

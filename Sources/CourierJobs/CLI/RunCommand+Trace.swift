@@ -3,7 +3,7 @@ import Foundation
 
 /// `courier run`'s trace context: the run's trace (`--trace`, the job's `"trace"`,
 /// `TRACEPARENT`), and its export to the OTLP endpoint of the environment once the run has
-/// ended (docs/cli.md, "Traces for OpenTelemetry").
+/// ended (docs/cli.md, "Trace context on every request").
 extension RunCommand {
     /// The run's trace settings, or `nil` when the run has no trace: none asked for, no
     /// `TRACEPARENT`, no OTLP endpoint. A variable that cannot be used is one warning.

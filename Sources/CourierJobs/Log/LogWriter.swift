@@ -51,7 +51,10 @@ final class LogWriter: @unchecked Sendable {
         try FileSystem.makeFolders(url.deletingLastPathComponent())
         descriptor = open(url.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw LogWriterError(path: url.path, reason: String(cString: strerror(errno)))
+            let code = errno
+            // Whose the folder is, when it is not this run's user's (a try as root made it).
+            let hint = code == EACCES ? FileError.ownerHint(url.path) : ""
+            throw LogWriterError(path: url.path, reason: String(cString: strerror(code)) + hint)
         }
         self.url = url
         self.batching = batching

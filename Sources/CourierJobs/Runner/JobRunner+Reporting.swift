@@ -2,8 +2,8 @@ import Courier
 import Foundation
 
 /// What a run tells the world outside its log: its metrics file (`--metrics-file`) or push
-/// (`--metrics-push`) and its dead man's switch pings (`notify`). Neither changes the run's exit code; a failure of
-/// either is one warning on stderr.
+/// (`--metrics-push`) and its dead man's switch pings (`notify`). None changes the run's exit
+/// code; a failure of any is one warning on stderr.
 extension JobRunner {
     /// A run's metrics file and push, and the figures its log lines add to.
     struct RunMetrics: Sendable {
