@@ -55,7 +55,7 @@ struct JobHomeTests {
             while let file = walker?.nextObject() as? URL {
                 guard let data = FileManager.default.contents(atPath: file.path) else { continue }
                 var isFolder: ObjCBool = false
-                FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder)
+                _ = FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder)
                 if !isFolder.boolValue {
                     files[String(file.path.dropFirst(base.path.count + 1))] = data
                 }

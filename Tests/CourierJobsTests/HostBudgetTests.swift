@@ -71,6 +71,35 @@ struct HostBudgetTests {
         #expect(budget.quota == HostBudget.Quota(remaining: 9, resetAt: 1_044, limit: 10))
     }
 
+    @Test("answers to requests sent before our window ended open no new window: a probe does")
+    func answersAcrossWindows() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 30)
+        // The probe's answer, read late: our window ends at 1_006.5, the host's at 1_005.8.
+        budget.learn(
+            status: 200, headers: Self.quota(3, reset: 2, limit: 4), now: 1_004.5,
+            date: Self.date, sentAt: 1_003.8)
+        #expect(budget.quota == HostBudget.Quota(remaining: 3, resetAt: 1_006.5, limit: 4))
+        // Three go at 1_006.2, inside our window and after the host's: they begin its next.
+        for _ in 0..<3 { _ = budget.admit(now: 1_006.2, lease: 30) }
+        #expect(budget.quota?.remaining == 0)
+        // Their answers, read after our window ended, say 3, 2, 1 left: none is believed.
+        for left in [3, 2, 1] {
+            budget.learn(
+                status: 200, headers: Self.quota(left, reset: 2, limit: 4), now: 1_006.6,
+                date: Self.date, sentAt: 1_006.2)
+            #expect(budget.quota == nil, "\(left) left, announced for a window of the host's")
+        }
+        // One probe learns the window: the others ask again.
+        #expect(budget.admit(now: 1_006.6, lease: 30) == .send(wait: 0))
+        #expect(budget.admit(now: 1_006.6, lease: 30) == .askAgain(after: 0.05))
+        budget.learn(
+            status: 200, headers: Self.quota(0, reset: 2, limit: 4), now: 1_006.7,
+            date: Self.date, sentAt: 1_006.6)
+        #expect(budget.quota == HostBudget.Quota(remaining: 0, resetAt: 1_008.7, limit: 4))
+        #expect(budget.admit(now: 1_006.8, lease: 30) == .askAgain(after: 1_008.7 - 1_006.8))
+    }
+
     @Test("a host that announces no quota is left open for a while, then probed again")
     func openHost() {
         var budget = HostBudget()

@@ -58,21 +58,24 @@ struct HostBudgetHTTPClient: HTTPClient {
             if case .send = admission { break }
         }
         let response: HTTPResponse
+        let sentAt = time.date().timeIntervalSince1970
         do {
             response = try await wrapped.perform(request)
         } catch {
             learn(origin, status: nil, headers: HTTPHeaders())
             throw error
         }
-        learn(origin, status: response.status, headers: response.headers)
+        learn(origin, status: response.status, headers: response.headers, sentAt: sentAt)
         return response
     }
 
-    private func learn(_ origin: Origin, status: Int?, headers: HTTPHeaders) {
+    private func learn(
+        _ origin: Origin, status: Int?, headers: HTTPHeaders, sentAt: Double? = nil
+    ) {
         let (now, date) = (time.date().timeIntervalSince1970, time.date())
         do {
             try store.update(origin) {
-                $0.learn(status: status, headers: headers, now: now, date: date)
+                $0.learn(status: status, headers: headers, now: now, date: date, sentAt: sentAt)
             }
         } catch {
             warn("the shared host budget cannot be kept (\(error)); requests go unshared")

@@ -28,6 +28,9 @@ struct HostBudget: Sendable, Equatable {
     var openUntil: Double?
     /// The earliest the next request may go, when requests are spread.
     var nextSlot: Double?
+    /// When the last window the budget knew of ends, kept after it is over: an answer to a
+    /// request sent before it, read after it, tells nothing of a new window (below).
+    var windowEnd: Double?
 
     struct Quota: Sendable, Equatable {
         var remaining: Int
@@ -78,11 +81,13 @@ struct HostBudget: Sendable, Equatable {
         return .send(wait: slot - now)
     }
 
-    /// Learns from an answer to a request this budget admitted (`nil` when none came): a
-    /// `Retry-After` pauses the host, an announced quota is what is known of a new window and
-    /// lowers what is left of the current one, no quota at all leaves the host open for a
-    /// while.
-    mutating func learn(status: Int?, headers: HTTPHeaders, now: Double, date: Date) {
+    /// Learns from an answer to a request this budget admitted (`nil` when none came), sent
+    /// at `sentAt`: a `Retry-After` pauses the host, an announced quota is what is known of a
+    /// new window and lowers what is left of the current one, no quota at all leaves the host
+    /// open for a while.
+    mutating func learn(
+        status: Int?, headers: HTTPHeaders, now: Double, date: Date, sentAt: Double? = nil
+    ) {
         probeUntil = nil
         guard let status else { return }
         if status == 429 || status == 503, let value = headers["Retry-After"],
@@ -108,8 +113,18 @@ struct HostBudget: Sendable, Equatable {
             // fewer than were sent), nor ends the window sooner.
             remaining = min(remaining, known.remaining)
             resetAt = max(resetAt, known.resetAt)
+        } else if let end = windowEnd, (sentAt ?? now) < end {
+            // Sent in a window that has ended since: the host may have counted it, and the
+            // requests sent beside it, in a window of its own that began after ours (its clock
+            // is not ours), so the quota it announces leaves them out. Seen on a loaded machine:
+            // three requests sent at the end of our window began the host's next one, their
+            // answers read late announced three left, and three more went: six in a window of
+            // four. The next request learns the new window instead (a probe).
+            quota = nil
+            return
         }
         quota = Quota(remaining: remaining, resetAt: resetAt, limit: announced.limit)
+        windowEnd = resetAt
         openUntil = nil
     }
 }

@@ -94,6 +94,7 @@ struct HostBudgetStore: Sendable {
         budget.probeUntil = number("probeUntil", in: members)
         budget.openUntil = number("openUntil", in: members)
         budget.nextSlot = number("nextSlot", in: members)
+        budget.windowEnd = number("windowEnd", in: members)
         if case .object(let quota)? = members.first(where: { $0.key == "quota" })?.node.value {
             let fields = quota.map { ($0.key, $0.node) }
             if let remaining = number("remaining", in: fields),
@@ -113,6 +114,7 @@ struct HostBudgetStore: Sendable {
         let times: [(String, Double?)] = [
             ("pausedUntil", budget.pausedUntil), ("probeUntil", budget.probeUntil),
             ("openUntil", budget.openUntil), ("nextSlot", budget.nextSlot),
+            ("windowEnd", budget.windowEnd),
         ]
         for (key, value) in times { if let value { members.append((key, .double(value))) } }
         if let quota = budget.quota {
