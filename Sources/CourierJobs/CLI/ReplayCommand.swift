@@ -57,7 +57,8 @@ enum ReplayCommand {
             }
             job = loaded
         }
-        let secrets = (job?.secrets ?? []).union(options.headers.map(\.value))
+        let secrets = (job?.secrets ?? []).union(options.headers.map(\.value)).union(
+            OTLPEnvironment(ProcessInfo.processInfo.environment).headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))
         if !options.dryRun { options.run.trace = traceSettings(of: job, console: console) }
         if let job, options.logs.isEmpty {

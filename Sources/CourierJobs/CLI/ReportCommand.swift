@@ -93,7 +93,9 @@ enum ReportCommand {
                 try await OTLPUpload.send(
                     JSONWriter.bytes(traces.value()), to: endpoint, headers: otlp.headers)
             } catch {
-                Console.error("courier report: \(error.message)")
+                // The collector's answer, quoted, may echo the header values (secrets).
+                let redactor = Redactor(secrets: Set(otlp.headers.map(\.value)))
+                Console.error("courier report: \(redactor.scrub(error.message))")
                 return CommandLineInterface.ExitCode.taskFailed
             }
         }

@@ -18,8 +18,11 @@ extension RunCommand {
             var job = try JobDecoder.load(
                 argument: arguments.jobPath, baseURL: arguments.baseURL, window: arguments.window)
             let total = try JobValidator.validate(job)
-            // The ping and push URLs, secrets like every ping URL.
+            // The ping and push URLs, secrets like every ping URL, and the OTLP exporter's
+            // header values (an API key): no message shows them.
             job.secrets.formUnion(arguments.argumentSecrets)
+            job.secrets.formUnion(
+                OTLPEnvironment(ProcessInfo.processInfo.environment).headers.map(\.value))
             if let pingURL = arguments.pingURL {
                 // Replaces the job's own notify.
                 job.notify = NotifySettings(ping: pingURL)
