@@ -236,11 +236,20 @@ struct WritesOnceRunTests {
         let first = try await space.run(backend: "curl")
         #expect(first.status == 1, "\(first.stderr)")
         #expect(Self.effects(space, key: key).count == 1)
-        // The repair the summary offers says it will not send this write again.
+        // The repair the summary offers says it will not send this write again; so do the
+        // report's next step and its JSON.
         #expect(
             first.stdout.contains(
                 "--resume (it will not send again 1 failed write that may have taken effect"),
             "\(first.stdout)")
+        let report = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("charges").path])
+        #expect(
+            report.stdout.contains("(it will not send again 1 failed write that may have taken"),
+            "\(report.stdout)")
+        let json = try await CourierBinary.run(
+            ["report", "--json", space.logs.appendingPathComponent("charges").path])
+        #expect(json.stdout.contains(#""heldWrites":1"#), "\(json.stdout)")
         let log = try #require(
             try FileManager.default.contentsOfDirectory(
                 atPath: space.logs.appendingPathComponent("charges").path

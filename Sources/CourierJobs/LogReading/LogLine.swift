@@ -48,6 +48,9 @@ struct LogLine: Sendable {
     /// (`blockedMs`). A line that has it was stamped (`ts`) when it went to the transport; an
     /// older line without it, before its wait at the host's gate.
     var blockedMs: Double?
+    /// `idempotencyKey`: the write carried its key (docs/job-file.md, "Writes that happen
+    /// once"), whatever header it went in.
+    var keyed = false
     /// A 304: the saved output was left as it was.
     var notModified = false
     /// `run.start`: the runs this one replays or resumes.
@@ -102,6 +105,7 @@ struct LogLine: Sendable {
         var responseHeaders: [(name: String, value: String)] = []
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var blockedMs: Double?
+        var keyed = false
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
         var errorKind, errorMessage: String?
@@ -159,6 +163,7 @@ struct LogLine: Sendable {
         firstByteMs = fields.firstByteMs
         throttledMs = fields.throttledMs
         blockedMs = fields.blockedMs
+        keyed = fields.keyed
         notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom

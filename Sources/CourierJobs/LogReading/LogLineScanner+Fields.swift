@@ -32,6 +32,10 @@ extension LogLineScanner {
         if key.is("timings") { return timings(into: &fields) }
         if key.is("throttledMs") { return number(into: &fields.throttledMs) }
         if key.is("blockedMs") { return number(into: &fields.blockedMs) }
+        if key.is("idempotencyKey") {
+            fields.keyed = true
+            return skipValue()
+        }
         if key.is("notModified") { return bool(into: &fields.notModified) }
         if key.is("renewal") { return bool(into: &fields.renewal) }
         if key.is("tasks") { return tasks(into: &fields.runFields) }

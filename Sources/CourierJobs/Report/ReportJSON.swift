@@ -26,6 +26,7 @@ enum ReportJSON {
         ]
         if !repair.complete {
             fields.append(("notDone", .int(repair.notDone)))
+            fields.append(("heldWrites", .int(repair.heldWrites)))
             fields.append(("unfinishedRuns", .array(repair.killed.map { .string($0) })))
             fields.append(("next", .string(repair.command)))
         }

@@ -19,8 +19,12 @@ enum ReportText {
             repair.notDone > 0
             ? "\(repair.notDone) task\(repair.notDone == 1 ? "" : "s") not done"
             : "a run was killed before its end"
+        let held =
+            repair.heldWrites == 0
+            ? ""
+            : " (it will not send again \(repair.heldWrites) failed write\(repair.heldWrites == 1 ? "" : "s") that may have taken effect: check the server, then name \(repair.heldWrites == 1 ? "it" : "each") with --task ID)"
         return
-            "next      \(what): \(repair.command) runs what the history lacks; courier show LOG TASK shows a task's attempts"
+            "next      \(what): \(repair.command) runs what the history lacks\(held); courier show LOG TASK shows a task's attempts"
     }
 
     /// Whether the logs leave the job done, and the command that repairs it if not: the text
@@ -33,10 +37,14 @@ enum ReportText {
         var killed: [String]
         /// `courier run JOB.json --resume`, with the job file as the latest run named it.
         var command: String
+        /// Of ``notDone``, the writes that command would not send again (``WriteRule``): a 2xx
+        /// answered them, or they went out without their key and no answer came.
+        var heldWrites: Int
         var complete: Bool { notDone == 0 && killed.isEmpty }
 
         init(_ report: RunReport) {
             notDone = report.outcomes.failed + report.outcomes.skipped
+            heldWrites = WriteRule.heldOnRepair(report.history)
             killed = report.runTable.killed.filter { report.runTable.continuation(of: $0) == nil }
                 .map(\.run)
             // A replay of logs alone names no job file ("-", and in logs before it left its

@@ -46,7 +46,7 @@ struct RunReport {
     private var random = SplitMix64(seed: 0x5EED)
     /// The shared fold of final outcomes: which tasks are done, and the last line of the
     /// others (of every task, for JUnit).
-    private var history: TaskHistory
+    private(set) var history: TaskHistory
     /// Per-task figures, as ``history`` decides them once every line is read (``finish()``).
     private(set) var outcomes = TaskOutcomes()
     private(set) var runTable = RunTable()

@@ -146,7 +146,7 @@ extension JobRunner {
             !options.logToStandardOutput, !summary.logVanished
         {
             // The repair the summary offers would hold these: it says so.
-            summary.repairHolds = WriteRule.heldOnRepair(log: begun.logURL, job: job)
+            summary.repairHolds = WriteRule.heldOnRepair(log: begun.logURL)
         }
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")

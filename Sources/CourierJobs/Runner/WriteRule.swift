@@ -43,16 +43,18 @@ enum WriteRule {
 
     /// How many of a run's failed tasks a repair of its log would hold: writes answered 2xx
     /// whose task failed all the same, and writes of unknown outcome sent without their key.
-    static func heldOnRepair(log: URL, job: Job) -> Int {
-        let history = TaskHistory.read([log.path], warn: { _ in })
+    static func heldOnRepair(log: URL) -> Int {
+        heldOnRepair(TaskHistory.read([log.path], warn: { _ in }))
+    }
+
+    /// Of the tasks `history` leaves not done, how many a repair would hold (its final line
+    /// says whether the write carried its key).
+    static func heldOnRepair(_ history: TaskHistory) -> Int {
         let writes = history.writes
-        let keyHeaders = Set(
-            job.tasks.map { ($0.writes.keyHeader ?? "Idempotency-Key").lowercased() })
         return history.finals.filter { key, line in
             guard !history.done.contains(key), let task = line.task, let fact = writes[key]
             else { return false }
-            let keyed = line.requestHeaders.contains { keyHeaders.contains($0.name.lowercased()) }
-            if case .hold = decide(task: task, fact: fact, keyed: keyed, named: false) {
+            if case .hold = decide(task: task, fact: fact, keyed: line.keyed, named: false) {
                 return true
             }
             return false
