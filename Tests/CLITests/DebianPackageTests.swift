@@ -295,4 +295,33 @@ struct DebianPackageTests {
             atPath: root.appendingPathComponent("var/lib/courier").path)
         #expect(home[.ownerAccountID] as? Int == 65532)
     }
+
+    @Test("postrm purge disables the courier instances a user enabled; remove keeps them")
+    func postrmPurgeDisablesInstances() async throws {
+        let root = try Self.scratchRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let wants = root.appendingPathComponent("etc/systemd/system/timers.target.wants")
+        try FileManager.default.createDirectory(at: wants, withIntermediateDirectories: true)
+        let links = ["courier@nightly.timer", "other@nightly.timer"]
+        for name in links {
+            try FileManager.default.createSymbolicLink(
+                atPath: wants.appendingPathComponent(name).path,
+                withDestinationPath: "/usr/lib/systemd/system/"
+                    + name.replacingOccurrences(
+                        of: "nightly", with: ""))
+        }
+        let control = try await Self.built.value.control
+        func postrm(_ action: String) async throws {
+            try await Self.tool(
+                "sh", [control.appendingPathComponent("postrm").path, action],
+                environment: ["DPKG_ROOT": root.path])
+        }
+        func present() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: wants.path).sorted()
+        }
+        try await postrm("remove")
+        #expect(try present() == links, "a remove keeps the enablement for a reinstall")
+        try await postrm("purge")
+        #expect(try present() == ["other@nightly.timer"], "only courier's instances go")
+    }
 }
