@@ -159,4 +159,60 @@ struct TraceRunTests {
         #expect(run.status == 0)
         #expect(run.stderr.contains("the run's trace was not exported"), "\(run.stderr)")
     }
+
+    @Test("a long run's trace goes in parts: every attempt's span once, the run's with the last")
+    func exportInParts() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "trace-parts-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/echo", "foreach": {"n": {"range": [1, 5]}}}"#,
+            extra: #""trace": true,"#)
+        let run = try await space.run(
+            backend: "curl",
+            environment: [
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":
+                    space.server.url("/echo?key=\(key)").absoluteString,
+                "COURIER_OTLP_PART_SPANS": "2",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let posts = try await ServerHits.of(key, on: space.server).requests
+        #expect(posts.count == 3, "parts of 2, 2 and 1 with the run's span")
+        var ids: [String] = []
+        var roots = 0
+        for (index, post) in posts.enumerated() {
+            let spans = try Self.spans(post.body).spans
+            let runSpans = spans.filter { $0["kind"] as? Int == 1 }.count
+            #expect(runSpans == (index == posts.count - 1 ? 1 : 0), "part \(index)")
+            roots += runSpans
+            ids += spans.filter { $0["kind"] as? Int == 3 }.compactMap { $0["spanId"] as? String }
+        }
+        #expect(roots == 1 && ids.count == 5 && Set(ids).count == 5, "\(ids)")
+    }
+
+    @Test("replay --job of a job that traces sends traceparent in the replay's own trace")
+    func replayTraces() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "trace-replay-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"{"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"}}"#,
+            extra: #""trace": true, "retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "\(first.stderr)")
+        let replay = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let traces = try space.logLines().filter { $0["event"] as? String == "run.start" }
+            .compactMap { ($0["trace"] as? [String: Any])?["traceId"] as? String }
+        #expect(traces.count == 2 && Set(traces).count == 2, "\(traces)")
+        let sent = try await ServerHits.of(key, on: space.server).requests.map {
+            $0.header("traceparent") ?? ""
+        }
+        #expect(sent.count == 2)
+        for (header, trace) in zip(sent, traces) {
+            #expect(header.contains("-\(trace)-"), "\(header) in \(trace)")
+        }
+    }
 }

@@ -25,7 +25,8 @@ extension RunCommand {
     static func exportTrace(
         _ summary: RunSummary, job: Job, options: RunOptions, console: Console
     ) async {
-        let otlp = OTLPEnvironment(ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        let otlp = OTLPEnvironment(environment)
         guard options.trace != nil, options.offline == nil, let url = otlp.tracesURL else {
             return
         }
@@ -35,11 +36,16 @@ extension RunCommand {
             )
             return
         }
+        // COURIER_OTLP_PART_SPANS makes the parts small, so that a test sees several.
+        let part =
+            environment["COURIER_OTLP_PART_SPANS"].flatMap(Int.init).flatMap {
+                $0 > 0 ? $0 : nil
+            } ?? spansPerExport
         var traces = OTLPTraces(serviceName: otlp.serviceName)
         do throws(OTLPUpload.Failure) {
             for entry in LogReader(paths: [summary.logURL.path], warn: { _ in }) {
                 traces.add(entry.line)
-                if traces.attemptSpans >= spansPerExport {
+                if traces.attemptSpans >= part {
                     try await OTLPUpload.send(
                         JSONWriter.bytes(traces.takeAttemptSpans()), to: url,
                         headers: otlp.headers)
