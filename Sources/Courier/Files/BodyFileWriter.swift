@@ -30,15 +30,21 @@ package final class BodyFileWriter: @unchecked Sendable {
     /// A file that is there (a ``FileReplacement``'s temporary, made before the request) is
     /// opened without `O_CREAT`: an open that may create takes its folder's lock exclusively,
     /// and many transfers saving into one folder then spun on that lock in the kernel.
+    ///
+    /// A file with bytes in it (a retry's) is emptied, never opened with `O_TRUNC`
+    /// (``POSIX/emptyIfNeeded(_:)`` says why).
     package init(url: URL) throws(FileError) {
         self.url = url
-        descriptor = open(url.path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+        descriptor = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         if descriptor < 0, errno == ENOENT {
-            descriptor = open(
-                url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         }
         guard descriptor >= 0 else {
             throw FileError(path: url.path, action: "create", code: errno)
+        }
+        if let code = POSIX.emptyIfNeeded(descriptor) {
+            POSIX.close(&descriptor)
+            throw FileError(path: url.path, action: "empty", code: code)
         }
     }
 

@@ -24,17 +24,23 @@ package struct FileReplacement: Sendable {
     /// The file being replaced (or created).
     package let target: URL
     /// The new version, until ``commit()`` renames it: a name that reaches it through the
-    /// open folder where the system has one (Linux's `/proc/self/fd`), else its path.
+    /// open folder where the system has one (Linux's `/proc/self/fd`), else its path. (Made
+    /// as a file's URL outright: without that word Foundation asks the file system whether
+    /// the path is a folder, a lookup through `/proc` for every save.)
     package var temporary: URL {
         #if os(Linux)
             if FileReplacement.procFolders {
-                return URL(fileURLWithPath: "/proc/self/fd/\(folder.descriptor)/\(temporaryName)")
+                return URL(
+                    fileURLWithPath: "/proc/self/fd/\(folder.descriptor)/\(temporaryName)",
+                    isDirectory: false)
             }
         #endif
         return temporaryPath
     }
     /// The temporary's path as the folder's path gives it (for messages and sweeping).
-    package var temporaryPath: URL { URL(fileURLWithPath: "\(folderPath)/\(temporaryName)") }
+    package var temporaryPath: URL {
+        URL(fileURLWithPath: "\(folderPath)/\(temporaryName)", isDirectory: false)
+    }
     private let folder: OpenFolder
     /// The folder's path, as text: a save is many small steps, and each `URL` made or taken
     /// apart on the way cost more than the system calls.
@@ -90,12 +96,16 @@ package struct FileReplacement: Sendable {
         #if DEBUG
             LoopThreadFileWork.note("write", target.path)
         #endif
+        // Emptied only when it has bytes: ``POSIX/emptyIfNeeded(_:)`` says why not `O_TRUNC`.
         let descriptor = openat(
-            folder.descriptor, temporaryName, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW)
+            folder.descriptor, temporaryName, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             throw FileError(path: temporaryPath.path, action: "write", code: errno)
         }
         defer { close(descriptor) }
+        if let code = POSIX.emptyIfNeeded(descriptor) {
+            throw FileError(path: temporaryPath.path, action: "write", code: code)
+        }
         if let code = data.withUnsafeBytes({ POSIX.writeAll(descriptor, $0) }) {
             throw FileError(path: temporaryPath.path, action: "write", code: code)
         }

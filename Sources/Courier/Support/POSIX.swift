@@ -39,6 +39,18 @@ package enum POSIX {
         descriptor = -1
     }
 
+    /// Empties the file open at `descriptor` when it has bytes, instead of opening it with
+    /// `O_TRUNC`: ext4 takes a truncation to zero, even of an empty file, as a file being
+    /// replaced in place and writes its blocks out when it is closed (`auto_da_alloc`), so a
+    /// transport closing a body's file waited on the disk on its event loop. Returns the errno
+    /// of a failure, or `nil`.
+    package static func emptyIfNeeded(_ descriptor: Int32) -> Int32? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return errno }
+        guard status.st_size > 0 else { return nil }
+        return ftruncate(descriptor, 0) == 0 ? nil : errno
+    }
+
     /// `read(2)` into `buffer`: the count read, 0 at end of file, -1 with `errno` set.
     package static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
         #if canImport(Glibc)

@@ -51,7 +51,11 @@ final class StaleTemporaries: Sendable {
     /// Sweeps `folder`, unless this run has already. (Runs for every save: one look-up in a
     /// set; the folder's path is already resolved by ``OutputPath``.)
     func sweep(_ folder: URL) {
-        let path = folder.path
+        sweep(atPath: folder.path)
+    }
+
+    /// Sweeps the folder at `path`, unless this run has already.
+    func sweep(atPath path: String) {
         swept.withLock { swept in
             guard swept.insert(path).inserted else { return }
             removeLeftovers(in: path)

@@ -49,7 +49,8 @@ final class OutputFolder: Sendable {
         if plain, let known = verified.withLock({ $0[relativeFolder] }),
             Self.identity(of: folderPath) == known
         {
-            return URL(fileURLWithPath: "\(base)/\(path)")
+            // A file's URL outright: without `isDirectory` Foundation would `stat` the path.
+            return URL(fileURLWithPath: "\(base)/\(path)", isDirectory: false)
         }
         guard let url = OutputPath.resolve(path, in: url) else { return nil }
         if plain, let identity = Self.identity(of: folderPath) {

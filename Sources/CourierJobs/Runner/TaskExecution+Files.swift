@@ -97,9 +97,11 @@ extension JobRunner {
         -> FileReplacement?
     {
         do {
-            let folder = target.deletingLastPathComponent()
-            try FileSystem.makeFolders(folder)
-            temporaries.sweep(folder)
+            // The folder as text: `target` is resolved and standardized, and each `URL` made
+            // on the way cost a save more than its system calls.
+            let folder = FileSystem.folderPath(of: target.path)
+            try FileSystem.makeFolders(atPath: folder)
+            temporaries.sweep(atPath: folder)
             return try FileReplacement(replacing: target, tag: temporaries.tag)
         } catch {
             return nil
@@ -222,9 +224,9 @@ extension JobRunner {
         guard let url = outputFolder.resolve(path) else {
             throw OutputPathError(path: path)
         }
-        let folder = url.deletingLastPathComponent()
-        try FileSystem.makeFolders(folder)
-        temporaries.sweep(folder)
+        let folder = FileSystem.folderPath(of: url.path)
+        try FileSystem.makeFolders(atPath: folder)
+        temporaries.sweep(atPath: folder)
         let replacement = try FileReplacement(replacing: url, tag: temporaries.tag)
         do {
             try replacement.write(response.body)

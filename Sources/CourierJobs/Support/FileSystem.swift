@@ -12,8 +12,20 @@ import Foundation
 enum FileSystem {
     /// Creates `url` and its missing parents, like `mkdir -p`.
     static func makeFolders(_ url: URL) throws(FileError) {
+        try makeFolders(atPath: url.standardizedFileURL.path)
+    }
+
+    /// The folder part of a standardized file path (`/` for a file at the root).
+    static func folderPath(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// Creates the folder at `path` (standardized: no `.` or `..` components) and its missing
+    /// parents, like `mkdir -p`: one `stat` when it is there.
+    static func makeFolders(atPath path: String) throws(FileError) {
         var missing: [String] = []
-        var current = url.standardizedFileURL.path
+        var current = path
         var status = stat()
         while !current.isEmpty, current != "/", stat(current, &status) != 0 {
             missing.append(current)
