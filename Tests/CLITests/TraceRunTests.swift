@@ -215,4 +215,94 @@ struct TraceRunTests {
             #expect(header.contains("-\(trace)-"), "\(header) in \(trace)")
         }
     }
+
+    @Test(
+        "a login, its pages and their fan-out: one span a request, the export those spans, no secret in it",
+        arguments: ["curl", "urlsession"])
+    func syncComposition(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("trace-sync-\(backend)")
+        try space.writeJob(
+            tasks: CaptureTests.syncJob(key: key, total: 7, perPage: 3),
+            extra: #""trace": true,"#)
+        let collector = "\(key)-collector"
+        let run = try await space.run(
+            backend: backend,
+            environment: CaptureTests.environment.merging([
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT":
+                    space.server.url("/echo?key=\(collector)").absoluteString
+            ]) { $1 })
+        #expect(run.status == 0, "\(run.stderr)")
+
+        // Every request of every kind (the login, three pages, seven details) carried a span
+        // of the run's one trace, each its own.
+        let requests = try await ServerHits.of(key, on: space.server).requests
+        #expect(requests.count == 11, "\(requests.map(\.path))")
+        var traces: Set<String> = []
+        var sent: [String] = []
+        for request in requests {
+            let parts = try #require(request.header("traceparent"), "\(request.path)")
+                .split(separator: "-").map(String.init)
+            #expect(parts.count == 4)
+            traces.insert(parts[1])
+            sent.append(parts[2])
+        }
+        #expect(traces.count == 1 && Set(sent).count == sent.count)
+        let runTrace = try space.logLines().first { $0["event"] as? String == "run.start" }
+            .flatMap { ($0["trace"] as? [String: Any])?["traceId"] as? String }
+        #expect(traces == Set([runTrace].compactMap { $0 }))
+
+        // The export: an attempt span for each of them, and neither the captured token nor
+        // the password in any of its bytes (nor in the log's).
+        let post = try #require(try await ServerHits.of(collector, on: space.server).requests.first)
+        let spans = try Self.spans(post.body).spans
+        let attempts = spans.filter { $0["kind"] as? Int == 3 }.compactMap {
+            $0["spanId"] as? String
+        }
+        #expect(Set(attempts) == Set(sent))
+        let token = try #require(
+            requests.compactMap { $0.header("Authorization") }.first?.dropFirst("Bearer ".count))
+        #expect(token.count >= 8)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let written = try String(contentsOf: URL(fileURLWithPath: log), encoding: .utf8)
+        for (name, output) in [("export", post.body), ("log", written), ("stderr", run.stderr)] {
+            for secret in [String(token), "hunter22"] {
+                #expect(!output.contains(secret), "\(name)")
+                #expect(!output.contains(Data(secret.utf8).base64EncodedString()), "\(name)")
+            }
+        }
+    }
+
+    @Test("shards of one job: each shard's requests in its own run's trace, none sent twice")
+    func shardsTrace() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "trace-shards-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "t{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"},
+                 "foreach": {"n": {"range": [1, 12]}}}
+                """#,
+            extra: #""trace": true,"#)
+        for shard in ["0/2", "1/2"] {
+            let run = try await space.run(["--shard", shard], backend: "curl")
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        // Each shard's run.start names its trace; every request is in one of the two, and the
+        // tasks each trace covers are that shard's.
+        let starts = try space.logLines().filter { $0["event"] as? String == "run.start" }
+        let traces = starts.compactMap { ($0["trace"] as? [String: Any])?["traceId"] as? String }
+        #expect(traces.count == 2 && Set(traces).count == 2, "\(traces)")
+        let requests = try await ServerHits.of(key, on: space.server).requests
+        #expect(requests.count == 12)
+        var byTrace: [String: Set<String>] = [:]
+        for request in requests {
+            let parts = try #require(request.header("traceparent")).split(separator: "-")
+            let n = try #require(request.path.split(separator: "n=").last)
+            byTrace[String(parts[1]), default: []].insert(String(n))
+        }
+        #expect(Set(byTrace.keys) == Set(traces))
+        #expect(byTrace.values.map(\.count).reduce(0, +) == 12)
+    }
 }
