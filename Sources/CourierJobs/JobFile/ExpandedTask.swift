@@ -69,29 +69,18 @@ struct ExpandedTask: Sendable {
         var windowEnd: String? = nil
     }
 
-    /// The fields, in one place.
-    private final class Box: @unchecked Sendable {
-        // Safe: a box is only changed through a task that holds its one reference
-        // (``ExpandedTask/unique()``), and is read-only once shared.
-        var fields: Fields
+    /// The fields, in one box shared by copies (``CopyOnWrite``).
+    private var fields: CopyOnWrite<Fields>
 
-        init(_ fields: Fields) { self.fields = fields }
-    }
-
-    private var box: Box
-
-    init(_ fields: Fields) { box = Box(fields) }
+    init(_ fields: Fields) { self.fields = CopyOnWrite(fields) }
 
     subscript<Value>(dynamicMember path: KeyPath<Fields, Value>) -> Value {
-        box.fields[keyPath: path]
+        fields.value[keyPath: path]
     }
 
     subscript<Value>(dynamicMember path: WritableKeyPath<Fields, Value>) -> Value {
-        get { box.fields[keyPath: path] }
-        set {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
-            box.fields[keyPath: path] = newValue
-        }
+        get { fields.value[keyPath: path] }
+        set { fields.value[keyPath: path] = newValue }
     }
 
     /// The captures of the task's spec (none for a task of no spec), read in place: copying

@@ -49,27 +49,15 @@ extension JobRunner {
             var document: JSONNode?
         }
 
-        // Safe: a box is changed only through a result that holds its one reference, and
-        // only read once shared.
-        private final class Box: @unchecked Sendable {
-            var fields = Fields()
-        }
-
-        private var box = Box()
+        /// The fields, in one box shared by copies (``CopyOnWrite``).
+        private var fields = CopyOnWrite(Fields())
 
         /// Whether file work waits (``Fields/files``), read without copying it out.
-        var hasFiles: Bool { box.fields.files != nil }
+        var hasFiles: Bool { fields.value.files != nil }
 
         subscript<Value>(dynamicMember path: WritableKeyPath<Fields, Value>) -> Value {
-            get { box.fields[keyPath: path] }
-            set {
-                if !isKnownUniquelyReferenced(&box) {
-                    let copy = Box()
-                    copy.fields = box.fields
-                    box = copy
-                }
-                box.fields[keyPath: path] = newValue
-            }
+            get { fields.value[keyPath: path] }
+            set { fields.value[keyPath: path] = newValue }
         }
     }
 
