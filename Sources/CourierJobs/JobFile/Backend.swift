@@ -23,6 +23,9 @@ enum Backend: String, Sendable, CaseIterable, Codable {
                 configuration: .init(
                     timeout: timeout, maxResponseBytes: maxResponseBytes,
                     maxConnectionsPerHost: perHost, http2: http2,
+                    // As many idle handles as tasks in flight: with fewer, a run of 512 made a
+                    // new handle for 6,226 of 20,000 transfers.
+                    maxIdleHandles: max(256, perHost),
                     eventLoops: eventLoops
                         ?? CurlHTTPClient.Configuration.eventLoopsForTaskExecutors))
         case .urlsession:
