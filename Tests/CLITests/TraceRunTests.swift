@@ -303,6 +303,8 @@ struct TraceRunTests {
             byTrace[String(parts[1]), default: []].insert(String(n))
         }
         #expect(Set(byTrace.keys) == Set(traces))
+        // Every task once, in one shard's trace only.
         #expect(byTrace.values.map(\.count).reduce(0, +) == 12)
+        #expect(byTrace.values.reduce(Set()) { $0.union($1) } == Set((1...12).map(String.init)))
     }
 }

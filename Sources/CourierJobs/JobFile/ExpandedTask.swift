@@ -83,48 +83,33 @@ struct ExpandedTask: Sendable {
         set { fields.value[keyPath: path] = newValue }
     }
 
-    /// The captures of the task's spec (none for a task of no spec), read in place: copying
-    /// the whole spec to look at one field retained and released each of its parts, per task.
-    func captures(in job: Job) -> [CaptureRule] {
+    /// A field of the task's spec, read in place; `nil` for a request rebuilt from a log alone
+    /// (no spec). In place because copying the whole spec to look at one field retained and
+    /// released each of its parts, per task.
+    @inline(__always)
+    private func specField<Value>(in job: Job, _ field: (TaskSpec) -> Value) -> Value? {
         guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
-            return []
+            return nil
         }
-        return job.tasks[specIndex].captures
+        return field(job.tasks[specIndex])
     }
 
-    /// The `onResponse` rules of the task's spec, read in place like ``captures(in:)``.
+    /// The captures of the task's spec (none for a task of no spec).
+    func captures(in job: Job) -> [CaptureRule] { specField(in: job) { $0.captures } ?? [] }
+
+    /// The `onResponse` rules of the task's spec.
     func responseRules(in job: Job) -> [ResponseRule] {
-        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
-            return []
-        }
-        return job.tasks[specIndex].responseRules
+        specField(in: job) { $0.responseRules } ?? []
     }
 
-    /// The header the task's spec sends its idempotency key in, read in place (a copy of the
-    /// spec, every field retained and released, on each page was a cost of its own).
-    func keyHeader(in job: Job) -> String? {
-        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
-            return nil
-        }
-        return job.tasks[specIndex].writes.keyHeader
-    }
+    /// The header the task's spec sends its idempotency key in.
+    func keyHeader(in job: Job) -> String? { specField(in: job) { $0.writes.keyHeader } ?? nil }
 
-    /// Whether the task's spec is a write (``TaskSpec/isWrite``), read in place; `nil` for a
-    /// request rebuilt from a log alone.
-    func isWrite(in job: Job) -> Bool? {
-        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
-            return nil
-        }
-        return job.tasks[specIndex].isWrite
-    }
+    /// Whether the task's spec is a write (``TaskSpec/isWrite``).
+    func isWrite(in job: Job) -> Bool? { specField(in: job) { $0.isWrite } }
 
-    /// The task's spec in `job`, `nil` for a request rebuilt from a log alone.
-    func spec(in job: Job) -> TaskSpec? {
-        guard let specIndex = self.specIndex, job.tasks.indices.contains(specIndex) else {
-            return nil
-        }
-        return job.tasks[specIndex]
-    }
+    /// The task's spec in `job`.
+    func spec(in job: Job) -> TaskSpec? { specField(in: job) { $0 } }
 
     /// Whether `status` meets the task's expectation.
     func accepts(_ status: Int) -> Bool {
