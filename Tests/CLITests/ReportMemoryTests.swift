@@ -30,7 +30,8 @@ struct ReportMemoryTests {
         let result = try await CourierBinary.run(
             ["-c", measure, CourierBinary.url.path, file.path],
             executable: URL(fileURLWithPath: "/usr/bin/python3"))
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+        let size = attributes?[.size] as? Int ?? 0
         let figures = result.stdout.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         #expect(figures.count == 2, "\(result.stdout) \(result.stderr)")
         if figures.count == 2 {
