@@ -20,9 +20,13 @@ Routes (any method):
                               about 160 KiB), many (N fields "X-A: b", 100,000, about 800 KiB);
                               N at most 1,000,000
   /endless-chunked            a chunk every 50 ms for up to 60 s
-  /endless-fast[?seconds=S&encoding=gzip]
+  /endless-fast[?seconds=S&encoding=gzip&id=F]
                               64 KiB chunks as fast as they are taken, for up to S s (60; 600
-                              at most); gzip: one endless gzip stream of them, flushed per chunk
+                              at most), or until /endless-stop?id=F; gzip: one endless gzip
+                              stream of them, flushed per chunk
+  /endless-stop?id=F          ends the flood F (204): a client that goes on reading a body its
+                              caller gave up on (FoundationNetworking drains it, on the queue
+                              every request of the process needs) stops being fed at once
   /gate?name=N[&max=S&key=K]  a chunked body: "first" at once, "last" once /toggle/on?name=N
                               was called (after max seconds, 10 by default, 300 at most)
   /digest                     JSON of the body's length and SHA-256 (read in chunks, not kept)
@@ -266,6 +270,7 @@ state_lock = threading.Lock()
 hits = {}  # key -> list of request records
 in_flight = {}  # key -> (current, max)
 toggles = set()  # names switched on by /toggle/on
+stopped_floods = set()  # /endless-fast ids that /endless-stop ended
 recovery = {}  # key -> (outage level, delay in ms) for /recovery/...
 recovery_holds = {}  # key -> {"after", "served", "held", "generation"} for /recovery/...
 recovery_writes = {}  # key -> {"effects": n, "keys": set of Idempotency-Keys} for /recovery/write
@@ -625,10 +630,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Encoding", "gzip")
             self.end_headers()
             deadline = time.time() + min(float(arg("seconds", "60")), 600)
+            flood = arg("id")
             chunk = b"%x\r\n" % len(PATTERN) + PATTERN + b"\r\n"
             packer = zlib.compressobj(6, zlib.DEFLATED, 31)
             try:
-                while time.time() < deadline:
+                while time.time() < deadline and flood not in stopped_floods:
                     if gzipped:
                         packed = packer.compress(PATTERN) + packer.flush(zlib.Z_SYNC_FLUSH)
                         chunk = b"%x\r\n" % len(packed) + packed + b"\r\n"
@@ -636,6 +642,10 @@ class Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
             self.close_connection = True
+        elif route == "/endless-stop":
+            with state_lock:
+                stopped_floods.add(arg("id"))
+            self.reply(204)
         elif route == "/bytes":
             self.send_bytes(int(arg("n", "1024")), arg("chunked") == "1")
         elif route == "/redirect":
