@@ -104,7 +104,7 @@ struct RunMetricsText {
         if let exitCode {
             gauge(
                 "courier_last_exit_code",
-                "Exit code of the last run that ended (0 ok, 1 some task failed, 130/143 interrupted).",
+                "Exit code of the last run that ended (0 ok, 1 some task failed, 4 every task ok but a data check failed, 130/143 interrupted).",
                 exitCode)
         }
         var lastSuccess = previousSuccess
