@@ -43,14 +43,23 @@ struct ResponseHead {
             headers.appendToLastValue(" " + Self.text(line))
         } else if let colon = line.firstIndex(of: 0x3A) {
             let nameBytes = line[line.startIndex..<colon]
-            let value = Self.text(Self.trimmed(line[(colon + 1)...]))
+            let valueBytes = Self.trimmed(line[(colon + 1)...])
+            let value = Self.text(valueBytes)
             headers.add(Self.text(nameBytes), value)
             if Self.isContentLength(nameBytes) {
-                expectedLength = Int(value) ?? 0
-                // Several fields are one list (RFC 9110 §5.3), checked as URLSession sees it:
-                // equal values are one length, differing ones frame nothing.
-                lengths = lengths.isEmpty ? value : lengths + ", " + value
-                contentLengthProblem = ResponseFraming.contentLengthProblem(lengths)
+                if lengths.isEmpty, let length = Self.plainLength(valueBytes) {
+                    // Nearly every response: one field of a few digits, read on the bytes.
+                    // The general check goes through a generic string, unspecialised across
+                    // modules: it took 4 % of a small request's CPU in `courier bench`.
+                    expectedLength = length
+                    lengths = value
+                } else {
+                    expectedLength = Int(value) ?? 0
+                    // Several fields are one list (RFC 9110 §5.3), checked as URLSession sees
+                    // it: equal values are one length, differing ones frame nothing.
+                    lengths = lengths.isEmpty ? value : lengths + ", " + value
+                    contentLengthProblem = ResponseFraming.contentLengthProblem(lengths)
+                }
             }
         }
     }
@@ -64,6 +73,18 @@ struct ResponseHead {
             && zip(name, contentLength).allSatisfy { byte, lower in
                 byte == lower || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == lower)
             }
+    }
+
+    /// The value of 1 to 18 ASCII digits, which always fits in an `Int`; `nil` for any other
+    /// bytes (the general check then says what is wrong with them).
+    private static func plainLength(_ bytes: Slice<UnsafeRawBufferPointer>) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+        var length = 0
+        for byte in bytes {
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            length = length * 10 + Int(byte - 0x30)
+        }
+        return length
     }
 
     /// The slice without leading and trailing spaces, tabs, CR and LF.
