@@ -3,8 +3,9 @@ import Foundation
 import Testing
 
 /// `courier replay --dry-run --format curl` writes every secret as an environment reference:
-/// Basic auth as `-u`, a bearer token, a query value that needs percent-encoding and a secret
-/// in a JSON body; and the commands, run by bash, send the real secrets.
+/// Basic auth as `-u` (a one-letter password too), a bearer token, a query value that needs
+/// percent-encoding, a path segment that keeps `/`, `+` and `&` as they are, and a secret in a
+/// JSON body; and the commands, run by bash, send the real secrets, byte for byte.
 @Suite("replay's curl commands and secrets")
 struct CurlFormatSecretTests {
     @Test("no secret in any form in the curl commands, which reach the server with them all")
@@ -21,6 +22,12 @@ struct CurlFormatSecretTests {
             "CURL_TOKEN": "tok-\(unique)",
             "CURL_QUERY": "a b&c/d+é=\(unique)",
             "CURL_BODY": #"bo"dy\ é \#(unique)"#,
+            // In a path: `/`, `+`, `&`, `=`, `$(` stay; `"`, the space and a stray `%` are
+            // escaped, and `%41` is kept as the escape it is (PercentEncoding.path).
+            "CURL_PATH": #"Tok"en/+&= $(id)%x%41-\#(unique)"#,
+            // Shorter than any secret searched for in free text: only where the request says
+            // it is secret (a Basic password) is it a reference, and no other word changes.
+            "CURL_SHORT": "r",
         ]
         let target = #""path": "/toggle", "query": {"name": "\#(toggle)", "key": "\#(key)-%@"}"#
         func task(_ id: String, _ rest: String) -> String {
@@ -39,6 +46,9 @@ struct CurlFormatSecretTests {
                 """#,
                 task(
                     "body", #""method": "POST", "json": {"password": "${env:CURL_BODY}", "n": 1}"#),
+                #"{"id": "path", "path": "/p/${env:CURL_PATH}", "query": {"key": "\#(key)-path"}}"#,
+                task(
+                    "short", #""auth": {"basic": {"user": "u", "password": "${env:CURL_SHORT}"}}"#),
             ].joined(separator: ",\n"),
             extra: #""retry": {"maxAttempts": 1},"#)
         let run = try await space.run(backend: "curl", environment: environment)
@@ -55,7 +65,7 @@ struct CurlFormatSecretTests {
             Array(environment.values) + [
                 Data(basic.utf8).base64EncodedString()
             ]
-        for secret in secrets {
+        for secret in secrets where secret.utf8.count >= 4 {
             for form in SecretsEverywhereTests.forms(of: secret) where output.contains(form) {
                 Issue.record("\"\(form)\" (a form of a secret) is in the curl commands")
             }
@@ -64,6 +74,8 @@ struct CurlFormatSecretTests {
         #expect(!output.contains("Authorization: Basic"), "\(output)")
         #expect(output.contains(#"-u "${CURL_USER}:${CURL_PASSWORD}""#), "\(output)")
         #expect(output.contains(#"Authorization: Bearer ${CURL_TOKEN}"#), "\(output)")
+        #expect(output.contains(#"-u "u:${CURL_SHORT}""#), "\(output)")
+        #expect(output.contains(#"$(courier_pathencode "$CURL_PATH")"#), "\(output)")
         for name in environment.keys {
             #expect(output.contains("#   \(name):"), "the notes name \(name)")
         }
@@ -95,5 +107,16 @@ struct CurlFormatSecretTests {
         let json = try JSONSerialization.jsonObject(with: Data(body.body.utf8)) as? [String: Any]
         #expect(json?["password"] as? String == environment["CURL_BODY"], "\(body.body)")
         #expect(json?["n"] as? Int == 1)
+        // The path as the run sent it, byte for byte (a `+` or a `/` encoded differently is
+        // another path to a server).
+        let paths = try await ServerHits.of("\(key)-path", on: space.server).requests
+        #expect(paths.count == 2 && paths[0].path == paths[1].path, "\(paths.map(\.path))")
+        let short = try await ServerHits.of("\(key)-short", on: space.server).requests
+        #expect(short.count == 2, "short: the run's attempt and the command's")
+        if short.count == 2 {
+            for name in ["Authorization", "User-Agent", "Accept"] {
+                #expect(short[0].header(name) == short[1].header(name), "\(name)")
+            }
+        }
     }
 }

@@ -37,4 +37,28 @@ struct CurlCommandTests {
         #expect(command.hasSuffix("--data-binary @-"))
         #expect(!command.contains("literal-key") && !command.contains("key-1234"))
     }
+
+    @Test("a secret no one reference spells is <redacted>, with a line that says so, never in part")
+    func overlappingSecretsAreRedacted() {
+        // Two secrets that overlap in the URL: no reference covers the whole stretch.
+        let request = HTTPRequest(url: URL(string: "http://127.0.0.1:9/abcdefghi?n=1")!)
+        let formatter = CurlCommand(secrets: ["abcdef", "defghi"], environment: [:])
+        let command = formatter.command(for: request)
+        #expect(command.contains(#""http://127.0.0.1:9/<redacted>?n=1""#), "\(command)")
+        #expect(command.hasPrefix("# a secret stands in this request"), "\(command)")
+        #expect(!command.contains("abc") && !command.contains("ghi"), "\(command)")
+    }
+
+    @Test("a secret shorter than four bytes is not searched for: no other word changes")
+    func shortSecretLeavesOtherWordsAlone() {
+        let value = "Basic " + Data("u:r".utf8).base64EncodedString()
+        let request = HTTPRequest(
+            url: URL(string: "http://127.0.0.1:9/r?user=r")!,
+            headers: ["Authorization": value, "User-Agent": "courier/0.1.0"])
+        let formatter = CurlCommand(secrets: ["r"], environment: ["PW": "r"], requests: [request])
+        let command = formatter.command(for: request)
+        #expect(command.contains(#"-u "u:${PW}""#), "\(command)")
+        #expect(command.contains(#"-H "User-Agent: courier/0.1.0""#), "\(command)")
+        #expect(command.contains(#""http://127.0.0.1:9/r?user=r""#), "\(command)")
+    }
 }

@@ -7,12 +7,12 @@ package enum PercentEncoding {
     }
 
     /// Encodes what may not stand in a query, leaving `&`, `=` and existing escapes alone.
-    static func queryText(_ query: String) -> String {
+    package static func queryText(_ query: String) -> String {
         escapingStrayPercents(encode(query, keeping: queryAllowed))
     }
 
     /// Encodes what may not stand in a path, leaving `/` and existing `%XX` escapes alone.
-    static func path(_ path: String) -> String {
+    package static func path(_ path: String) -> String {
         escapingStrayPercents(encode(path, keeping: pathAllowed))
     }
 

@@ -13,6 +13,8 @@ import Foundation
 /// variable the commands use and holds the two shell functions they call.
 struct CurlCommand {
     private let references: SecretReferences
+    /// Finds every form of every searchable secret: no such range is printed as it is.
+    private let redactor: Redactor
     /// Lines to print before the commands: what to export, and the helper functions if needed.
     private(set) var notes: [String] = []
     /// Lines that set each OAuth2 client's access token from its token endpoint, to print after
@@ -44,6 +46,8 @@ struct CurlCommand {
     private struct Usage {
         var names: Set<String> = []
         var helpers = false
+        /// A secret stood in a form no reference writes: `<redacted>` stands in its place.
+        var redacted = false
     }
 
     /// - Parameters:
@@ -71,6 +75,7 @@ struct CurlCommand {
             Self.addCredentials(of: request, to: &references)
         }
         self.references = references
+        redactor = references.redactor
         var usage = Usage()
         for request in requests { _ = render(request, &usage) }
         for (token, request) in zip(accessTokens, tokenRequests) {
@@ -84,10 +89,15 @@ struct CurlCommand {
         if usage.helpers { notes += SecretReferences.helperDefinitions }
     }
 
-    /// `curl -sS -X METHOD "URL" -H "…" --data-binary "…"` for the request.
+    /// `curl -sS -X METHOD "URL" -H "…" --data-binary "…"` for the request; after a comment
+    /// line that says so when a secret in it could only be written as `<redacted>`.
     func command(for request: HTTPRequest) -> String {
         var usage = Usage()
-        return render(request, &usage)
+        let command = render(request, &usage)
+        guard usage.redacted else { return command }
+        return
+            "# a secret stands in this request in a form no variable can be written in: it is \(Redactor.placeholder) here; fill it in before running\n"
+            + command
     }
 
     private func render(_ request: HTTPRequest, _ usage: inout Usage) -> String {
@@ -103,7 +113,22 @@ struct CurlCommand {
             if field.name.lowercased() == "authorization",
                 let (user, password) = Self.basicCredentials(field.value)
             {
-                parts += ["-u", word("\(user):\(password)", &usage)]
+                parts += ["-u", word("\(user):", secret: password, &usage)]
+                continue
+            }
+            if request.isSecretHeader(field.name) {
+                // The credential after an authorization scheme, or the whole value: a variable
+                // of its own, whatever its length, and never in part.
+                let scheme = Self.scheme(of: field)
+                if let scheme {
+                    parts += [
+                        "-H",
+                        word(
+                            "\(field.name): \(scheme.name) ", secret: scheme.credential, &usage),
+                    ]
+                } else {
+                    parts += ["-H", word("\(field.name): ", secret: field.value, &usage)]
+                }
                 continue
             }
             parts += ["-H", word("\(field.name): \(field.value)", &usage)]
@@ -136,7 +161,8 @@ struct CurlCommand {
         var index = 0
         while index < bytes.count {
             if let entry = references.entries.first(where: {
-                SecretReferences.length(of: $0.value, as: .raw, in: bytes, at: index) != nil
+                $0.searchable
+                    && SecretReferences.length(of: $0.value, as: .raw, in: bytes, at: index) != nil
             }) {
                 flush()
                 steps.append("printf %s \"${\(entry.name)}\"")
@@ -152,25 +178,61 @@ struct CurlCommand {
     }
 
     /// A double-quoted shell word: `\`, `"`, `$` and `` ` `` escaped, secrets as references.
-    private func word(_ text: String, _ usage: inout Usage) -> String {
+    ///
+    /// Where a secret stands is the redactor's to say (it knows every form, a secret's
+    /// percent-encoded or escaped pieces included); each such range is written as the one
+    /// reference that spells it whole, or as `<redacted>` when none does. Never in part: a
+    /// shorter secret found inside a longer one's unrecognised form once left the rest of
+    /// the longer one printed.
+    ///
+    /// - Parameter secret: a value the request says is secret (a Basic password, a secret
+    ///   header's), written as its variable after `text` whatever its length.
+    private func word(_ text: String, secret: String? = nil, _ usage: inout Usage) -> String {
         let bytes = Array(text.utf8)
         var output: [UInt8] = [UInt8(ascii: "\"")]
+        func plain(_ slice: ArraySlice<UInt8>) {
+            for byte in slice {
+                if "\\\"$`".utf8.contains(byte) { output.append(UInt8(ascii: "\\")) }
+                output.append(byte)
+            }
+        }
         var index = 0
-        while index < bytes.count {
-            if let found = references.match(in: bytes, at: index) {
+        for range in redactor.secretRanges(in: bytes) {
+            plain(bytes[index..<range.lowerBound])
+            if let found = references.match(in: bytes, at: range.lowerBound),
+                found.length == range.count
+            {
                 output += Array(found.form.reference(to: found.entry.name).utf8)
                 usage.names.insert(found.entry.name)
                 usage.helpers = usage.helpers || found.form != .raw
-                index += found.length
-                continue
+            } else {
+                output += Array(Redactor.placeholder.utf8)
+                usage.redacted = true
             }
-            let byte = bytes[index]
-            if "\\\"$`".utf8.contains(byte) { output.append(UInt8(ascii: "\\")) }
-            output.append(byte)
-            index += 1
+            index = range.upperBound
+        }
+        plain(bytes[index...])
+        if let secret {
+            if let (entry, form) = references.reference(for: secret) {
+                output += Array(form.reference(to: entry.name).utf8)
+                usage.names.insert(entry.name)
+                usage.helpers = usage.helpers || form != .raw
+            } else {
+                output += Array(Redactor.placeholder.utf8)
+                usage.redacted = true
+            }
         }
         output.append(UInt8(ascii: "\""))
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The scheme and credential of an `…Authorization: Scheme credential` field.
+    private static func scheme(of field: HTTPHeaders.Field) -> (name: String, credential: String)? {
+        let parts = field.value.split(separator: " ", maxSplits: 1)
+        guard field.name.lowercased().hasSuffix("authorization"), parts.count == 2 else {
+            return nil
+        }
+        return (String(parts[0]), String(parts[1]))
     }
 
     /// The user and password of an `Authorization: Basic …` value, when it decodes to them.
@@ -194,18 +256,17 @@ struct CurlCommand {
         for field in headers where request.isSecretHeader(field.name) {
             let name = field.name.lowercased()
             if name == "authorization", let (user, password) = basicCredentials(field.value) {
-                if !references.covers(password) {
+                if references.reference(for: password) == nil {
                     references.add(password, meaning: "the password of \(user) (Basic auth)")
                 }
                 continue
             }
-            guard !references.covers(field.value) else { continue }
-            let parts = field.value.split(separator: " ", maxSplits: 1)
-            if name.hasSuffix("authorization"), parts.count == 2 {
+            if let scheme = scheme(of: field) {
+                guard references.reference(for: scheme.credential) == nil else { continue }
                 references.add(
-                    String(parts[1]),
-                    meaning: "the credential of the \(field.name) header (\(parts[0]))")
-            } else {
+                    scheme.credential,
+                    meaning: "the credential of the \(field.name) header (\(scheme.name))")
+            } else if references.reference(for: field.value) == nil {
                 references.add(field.value, meaning: "the value of the \(field.name) header")
             }
         }

@@ -1,21 +1,36 @@
+import Courier
 import Foundation
 
 /// The secrets of a `--format curl` script and the environment variables that stand for them,
 /// and the search for a secret in any form it takes in a command's text.
 ///
-/// A secret appears as it is, percent-encoded (a query value such as `a%20b%26c%2Fd`) or
-/// JSON-escaped (`a\"b` in a JSON body). A reference must expand to the same form, so each
-/// form has its own: `${NAME}`, `$(courier_urlencode "$NAME")` and `$(courier_json "$NAME")`,
-/// the two shell functions being defined in the script's preamble (``helperDefinitions``).
+/// A secret appears as it is, percent-encoded (a query value such as `a%20b%26c%2Fd`; in a
+/// path, `/`, `+`, `&` and the like stay as they are) or JSON-escaped (`a\"b` in a JSON body).
+/// A reference must expand to the same bytes, so each form has its own: `${NAME}`,
+/// `$(courier_urlencode "$NAME")`, `$(courier_pathencode "$NAME")`,
+/// `$(courier_queryencode "$NAME")` and `$(courier_json "$NAME")`, the shell functions being
+/// defined in the script's preamble (``helperDefinitions``).
+///
+/// Only secrets of ``Redactor/minimumLength`` bytes or more are searched for, as in the log: a
+/// one-letter password found in every word would turn `User-Agent` into a reference. Where a
+/// request says a value is secret (a header's, a Basic password) ``CurlCommand`` writes its
+/// reference whatever its length.
 struct SecretReferences {
     /// How a secret was written where it was found.
     enum Form: CaseIterable {
-        case raw, percentEncoded, jsonEscaped
+        /// As it is. Then the exact encodings the job runner writes in a URL, which a
+        /// reference reproduces byte for byte: a path (``PercentEncoding/path(_:)``) and a
+        /// query written in a path template (``PercentEncoding/queryText(_:)``). Then any
+        /// percent-encoding (a query item's: every byte but the unreserved ones, `+` for a
+        /// space in a form), and JSON escapes.
+        case raw, pathEncoded, queryTextEncoded, percentEncoded, jsonEscaped
 
         /// The shell expression that expands to the secret in this form.
         func reference(to name: String) -> String {
             switch self {
             case .raw: "${\(name)}"
+            case .pathEncoded: "$(courier_pathencode \"$\(name)\")"
+            case .queryTextEncoded: "$(courier_queryencode \"$\(name)\")"
             case .percentEncoded: "$(courier_urlencode \"$\(name)\")"
             case .jsonEscaped: "$(courier_json \"$\(name)\")"
             }
@@ -28,6 +43,21 @@ struct SecretReferences {
         let name: String
         /// What the variable holds, for a variable courier named (`nil`: found in the environment).
         let meaning: String?
+        /// The value as a URL path and a URL query text write it.
+        let pathEncoded: [UInt8]
+        let queryTextEncoded: [UInt8]
+
+        init(value: [UInt8], name: String, meaning: String?) {
+            self.value = value
+            self.name = name
+            self.meaning = meaning
+            let text = String(decoding: value, as: UTF8.self)
+            pathEncoded = Array(PercentEncoding.path(text).utf8)
+            queryTextEncoded = Array(PercentEncoding.queryText(text).utf8)
+        }
+
+        /// Whether the value is long enough to be searched for in free text.
+        var searchable: Bool { value.count >= Redactor.minimumLength }
     }
 
     /// Longest values first, so that a secret holding another is replaced whole.
@@ -63,17 +93,36 @@ struct SecretReferences {
         entries.insert(Entry(value: bytes, name: name, meaning: meaning), at: index)
     }
 
+    /// The reference that spells `secret` whole: a known secret in one of its forms (an
+    /// OAuth2 client's secret percent-encoded into its Basic password, say), or the entry of
+    /// that very value, whatever its length; `nil` when neither is known.
+    func reference(for secret: String) -> (entry: Entry, form: Form)? {
+        let bytes = Array(secret.utf8)
+        if let found = match(in: bytes, at: 0), found.length == bytes.count {
+            return (found.entry, found.form)
+        }
+        return entries.first { $0.value == bytes }.map { ($0, .raw) }
+    }
+
     /// Whether `text` holds a known secret in any form.
     func covers(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return bytes.indices.contains { match(in: bytes, at: $0) != nil }
     }
 
-    /// The longest-first secret found at `index`, its form and the bytes it spans.
+    /// The finder of every form of every searchable secret, whose ranges a command must not
+    /// print as they are.
+    var redactor: Redactor {
+        Redactor(
+            secrets: Set(
+                entries.filter(\.searchable).map { String(decoding: $0.value, as: UTF8.self) }))
+    }
+
+    /// The longest-first searchable secret found at `index`, its form and the bytes it spans.
     func match(in bytes: [UInt8], at index: Int) -> (entry: Entry, form: Form, length: Int)? {
-        for entry in entries {
+        for entry in entries where entry.searchable {
             for form in Form.allCases {
-                if let length = Self.length(of: entry.value, as: form, in: bytes, at: index) {
+                if let length = Self.length(of: entry, as: form, in: bytes, at: index) {
                     return (entry, form, length)
                 }
             }
@@ -81,7 +130,23 @@ struct SecretReferences {
         return nil
     }
 
-    /// How many bytes of `bytes` from `index` spell `secret` in `form`, or `nil`.
+    /// How many bytes of `bytes` from `index` spell the entry's secret in `form`, or `nil`.
+    static func length(of entry: Entry, as form: Form, in bytes: [UInt8], at index: Int) -> Int? {
+        let exact: [UInt8]
+        switch form {
+        case .pathEncoded: exact = entry.pathEncoded
+        case .queryTextEncoded: exact = entry.queryTextEncoded
+        case .raw, .percentEncoded, .jsonEscaped:
+            return length(of: entry.value, as: form, in: bytes, at: index)
+        }
+        guard index + exact.count <= bytes.count,
+            bytes[index..<index + exact.count].elementsEqual(exact)
+        else { return nil }
+        return exact.count
+    }
+
+    /// How many bytes of `bytes` from `index` spell `secret` in `form` (as it is, or decoded
+    /// unit by unit), or `nil`.
     static func length(of secret: [UInt8], as form: Form, in bytes: [UInt8], at index: Int)
         -> Int?
     {
@@ -102,7 +167,7 @@ struct SecretReferences {
     private static func unit(of bytes: [UInt8], at index: Int, form: Form) -> ([UInt8], Int) {
         let byte = bytes[index]
         switch form {
-        case .raw:
+        case .raw, .pathEncoded, .queryTextEncoded:
             return ([byte], 1)
         case .percentEncoded:
             if byte == UInt8(ascii: "%"), index + 2 < bytes.count,
@@ -132,9 +197,14 @@ struct SecretReferences {
     }
 
     /// The shell functions that write a secret percent-encoded (every byte but RFC 3986's
-    /// unreserved ones) or JSON-escaped, byte by byte (`LC_ALL=C`) whatever the locale.
+    /// unreserved ones; or as a path or a query text, keeping what those keep, as
+    /// ``PercentEncoding`` does, an existing `%XX` included) or JSON-escaped, byte by byte
+    /// (`LC_ALL=C`) whatever the locale.
     static let helperDefinitions = [
         #"courier_urlencode() { local LC_ALL=C s=$1 o= c i; for ((i = 0; i < ${#s}; i++)); do c=${s:i:1}; case $c in [A-Za-z0-9._~-]) o+=$c ;; *) printf -v c %%%02X "'$c"; o+=$c ;; esac; done; printf %s "$o"; }"#,
+        #"courier_escape() { local LC_ALL=C s=$1 keep=$2 o= c i; for ((i = 0; i < ${#s}; i++)); do c=${s:i:1}; if [[ $c == [A-Za-z0-9._~-] || ( $c != % && $keep == *"$c"* ) || ( $c == % && ${s:i+1:2} == [0-9A-Fa-f][0-9A-Fa-f] ) ]]; then o+=$c; else printf -v c %%%02X "'$c"; o+=$c; fi; done; printf %s "$o"; }"#,
+        #"courier_pathencode() { courier_escape "$1" "!\$&'()*+,/:=@"; }"#,
+        #"courier_queryencode() { courier_escape "$1" "!\$&'()*+,/:;=?@"; }"#,
         #"courier_json() { local s=$1; s=${s//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\n'/\\n}; s=${s//$'\r'/\\r}; s=${s//$'\t'/\\t}; printf %s "$s"; }"#,
     ]
 }

@@ -54,6 +54,11 @@ struct Redactor: Sendable {
             if secret.contains(" ") {
                 patterns.insert(Array(secret.replacingOccurrences(of: " ", with: "+").utf8))
             }
+            // The encodings a job's URL gives it, as they are: a path or a query written in a
+            // template keeps an escape the secret itself holds (`%41`) while escaping the rest,
+            // a mix no decoding of the text gives back.
+            patterns.insert(Array(PercentEncoding.path(secret).utf8))
+            patterns.insert(Array(PercentEncoding.queryText(secret).utf8))
         }
         return patterns.sorted { $0.count > $1.count }
     }
@@ -124,6 +129,25 @@ struct Redactor: Sendable {
     }
 
     // MARK: - Matching
+
+    /// The ranges of `bytes` that hold a secret in any form, in order, overlapping ones
+    /// merged: what ``scrub(bytes:)`` replaces, for a writer that puts something else there
+    /// (``CurlCommand``, a variable's reference).
+    func secretRanges(in bytes: [UInt8]) -> [Range<Int>] {
+        guard !patterns.isEmpty else { return [] }
+        let sorted = matches(in: bytes, from: 0, to: bytes.count).sorted {
+            $0.lowerBound < $1.lowerBound
+        }
+        var merged: [Range<Int>] = []
+        for range in sorted {
+            if let last = merged.last, range.lowerBound < last.upperBound {
+                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
+    }
 
     /// The ranges of `bytes[from..<to]` that hold a secret in any form.
     private func matches(in bytes: [UInt8], from: Int, to: Int) -> [Range<Int>] {
