@@ -74,6 +74,31 @@ struct DeadlineTests {
         #expect(((summary["tasks"] as? [String: Int])?["notRun"] ?? 0) > 0)
     }
 
+    /// A run stopped before some tasks started writes no line for them: neither a resume's
+    /// summary nor the report may take the history for complete (a new user's trial found
+    /// "the job's history: every task done" and `"complete": true` after a resume cut so).
+    @Test func aRunCutByItsDeadlineLeavesTheHistoryNotDone() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: Self.slowTasks, extra: #""concurrency": 2,"#)
+        // An hour's grace: the tasks in flight finish, so every line on file is `ok`.
+        let first = try await space.run(["--deadline", "2s", "--grace", "1h"], backend: "curl")
+        try Self.checkStoppedByDeadline(first, space: space)
+        let afterFirst = try await ReportCompletenessTests.jsonReport(
+            try ReplayTests.logFiles(space))
+        #expect(afterFirst["complete"] as? Bool == false, "\(afterFirst)")
+        #expect((afterFirst["next"] as? String)?.contains("--resume") == true)
+
+        let resumed = try await space.run(
+            ["--resume", "--deadline", "2s", "--grace", "1h"], backend: "curl")
+        #expect(resumed.status == 143, "\(resumed.stderr)")
+        #expect(!resumed.stdout.contains("every task done"), "\(resumed.stdout)")
+        #expect(resumed.stdout.contains(" not done ("), "\(resumed.stdout)")
+        let afterResume = try await ReportCompletenessTests.jsonReport(
+            try ReplayTests.logFiles(space))
+        #expect(afterResume["complete"] as? Bool == false, "\(afterResume)")
+    }
+
     @Test(
         "a deadline that cut nothing: every task had started and ended in the grace period, exit 0")
     func aDeadlineThatCutNothing() async throws {

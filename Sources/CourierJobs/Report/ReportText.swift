@@ -18,7 +18,8 @@ enum ReportText {
         let what =
             repair.notDone > 0
             ? "\(repair.notDone) task\(repair.notDone == 1 ? "" : "s") not done"
-            : "a run was killed before its end"
+            : repair.stoppedOnly
+                ? "a run stopped before it reached every task" : "a run was killed before its end"
         let held =
             repair.heldWrites == 0
             ? ""
@@ -32,21 +33,27 @@ enum ReportText {
     struct Repair {
         /// Tasks whose final line is not `ok` (failed, skipped, or cut by a killed run).
         var notDone: Int
-        /// Killed runs that no resume or replay went on from: their unreached tasks have no
-        /// line, so no count of them can be told.
+        /// Killed runs, and runs stopped (a signal, a deadline) before some of their tasks
+        /// started, that no resume or replay went on from: their unreached tasks have no line,
+        /// so no count of them can be told from the lines.
         var killed: [String]
         /// `courier run JOB.json --resume`, with the job file as the latest run named it.
         var command: String
         /// Of ``notDone``, the writes that command would not send again (``WriteRule``): a 2xx
         /// answered them, or they went out without their key and no answer came.
         var heldWrites: Int
+        /// Whether the unfinished runs were all stopped (a signal, a deadline), none killed.
+        var stoppedOnly = false
         var complete: Bool { notDone == 0 && killed.isEmpty }
 
         init(_ report: RunReport) {
             notDone = report.outcomes.failed + report.outcomes.skipped
             heldWrites = WriteRule.heldOnRepair(report.history)
-            killed = report.runTable.killed.filter { report.runTable.continuation(of: $0) == nil }
-                .map(\.run)
+            let unfinished = report.runTable.unfinished.filter {
+                report.runTable.continuation(of: $0) == nil
+            }
+            killed = unfinished.map(\.run)
+            stoppedOnly = unfinished.allSatisfy { $0.state != .killed }
             // A replay of logs alone names no job file ("-", and in logs before it left its
             // path out, that made absolute): the job's own runs do.
             let file =

@@ -81,6 +81,17 @@ struct RunTable {
 
     var killed: [Row] { rows.filter { $0.state == .killed } }
 
+    /// Runs that left tasks unreached: the killed ones, and those a signal or a deadline
+    /// stopped before some task started (`run.end` counts fewer tasks ok or failed than the
+    /// run had), whose unreached tasks no line names.
+    var unfinished: [Row] {
+        rows.filter { row in
+            guard let end = row.end else { return true }
+            guard end.interrupted, let total = end.total else { return false }
+            return total - (end.ok ?? 0) - (end.failed ?? 0) > 0
+        }
+    }
+
     /// The first resume or replay that started after `row`: what went on from a killed run.
     func continuation(of row: Row) -> Row? {
         rows.first { $0.start > row.start && ($0.kind == "resume" || $0.kind == "replay") }

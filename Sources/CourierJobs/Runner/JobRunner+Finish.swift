@@ -140,8 +140,13 @@ extension JobRunner {
         if options.resume != nil || source.repairsFromLogs, !options.logToStandardOutput,
             !summary.logVanished
         {
-            (summary.missing, summary.missingHeld) = JobHistory.notDone(
+            let (missing, held) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name))
+            // This run's tasks that are not done count too, though no line may say so: a run
+            // stopped before it reached a task wrote none for it, and the history looked
+            // complete ("every task done" after a resume cut by its deadline).
+            summary.missing = max(missing, summary.total - summary.ok)
+            summary.missingHeld = held
         } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
             !options.logToStandardOutput, !summary.logVanished
         {
