@@ -131,6 +131,26 @@ struct ExpansionTests {
         #expect(job.secrets == ["abc", "tok-1"])
     }
 
+    /// A mistyped kind would go to the server as text: it is an error, with the kind meant.
+    @Test func anUnknownReferenceKindIsAnError() throws {
+        let text = Self.job(
+            tasks: #"""
+                {"id": "a", "path": "/a", "headers": {"Authorization": "Bearer ${evn:TOKEN}"},
+                 "query": {"q": "${ENV:TOKEN}", "r": "${env:TOKEN}", "s": "${nope:x} and ${x}"}}
+                """#)
+        let errors = try #require(throws: JobFileErrors.self) {
+            try Self.load(text, environment: ["TOKEN": "tok-1"])
+        }
+        let described = errors.description
+        #expect(described.contains(#"headers.Authorization"#), "\(described)")
+        #expect(described.contains("unknown reference ${evn:…}"), "\(described)")
+        #expect(described.contains("did you mean ${env:…}?"), "\(described)")
+        #expect(described.contains("unknown reference ${ENV:…}"), "\(described)")
+        #expect(described.contains("unknown reference ${nope:…}"), "\(described)")
+        #expect(!described.contains("${x}"), "a brace without a kind is text: \(described)")
+        #expect(!described.contains("tok-1"))
+    }
+
     @Test func errorsNeverQuoteEnvironmentValues() throws {
         let secret = "sekret-\(UUID().uuidString)"
         let badBase =
