@@ -47,6 +47,11 @@ struct MachineOutputTests {
                 ),
                 "the log it names exists: \(log)")
             #expect(!result.stdout.contains("courier: e2e:"), "no human summary line")
+            // `courier run --help` names every field the object has (it once left two out).
+            let help = try await CourierBinary.run(["run", "--help"]).stdout
+            for field in Array(summary.keys) + Array(tasks.keys) {
+                #expect(help.contains("\"\(field)\""), "run --help does not name \(field)")
+            }
         }
     }
 

@@ -116,8 +116,8 @@ enum CommandHelp {
             name: "run", summary: "run the tasks of a job file",
             overview: """
                 courier run JOB.json|- [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
-                                       [--resume [LOG]] [--deadline DURATION] [--dry-run] [--json]
-                                       [--quiet] [--no-progress] (see --help)
+                                       [--resume [LOG.jsonl...]] [--deadline DURATION] [--dry-run]
+                                       [--json] [--quiet] [--no-progress] (see --help)
                 """,
             usage: RunCommand.usage, run: { await RunCommand.run($0) }),
         Entry(

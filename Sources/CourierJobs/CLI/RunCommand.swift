@@ -85,15 +85,17 @@ enum RunCommand {
           --no-progress  no live progress line on stderr
           --json         print the summary as one JSON object on stdout (on stderr with
                          --log-dir -), even with --quiet: {"job", "shard", "tasks": {"total",
-                         "ok", "failed", "notModified", "alreadyDone", "writesResent",
-                         "writesHeld", "notRun"}, "requests",
-                         "durationMs", "exitCode", "interrupted", "stoppedBy" (null, "SIGINT",
-                         "SIGTERM", "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
-                         why), "missing" (after --resume: tasks the history lacks, else null)};
+                         "ok", "failed", "notModified", "ignored", "alreadyDone",
+                         "writesResent", "writesHeld", "notRun"}, "requests", "durationMs",
+                         "exitCode", "interrupted", "stoppedBy" (null, "SIGINT", "SIGTERM",
+                         "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
+                         why), "missing" (after --resume: tasks the history lacks, else null),
+                         "checksFailed" ([{"check", "message"}] of the job's data checks)};
                          a refusal (exit 2 or 3) prints {"jobFile", "exitCode", "refused"
                          ("usage" or "locked"), "errors" (the lines stderr has)} instead
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),
-        3 another run of the job holds its lock, 130/143 interrupted by SIGINT/SIGTERM.
+        3 another run of the job holds its lock, 4 every task ok but a data check failed,
+        130/143 interrupted by SIGINT/SIGTERM (143 also at the deadline).
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
