@@ -154,14 +154,43 @@ struct KeptCapturesTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = "kept-replay-\(UUID().uuidString)"
-        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
-        _ = try await space.run(backend: "curl")
+        // The children carry a secret header: the log has it redacted, so only the job can
+        // build them again, from the ids their listing's run kept.
+        let secretTasks = Self.tasks(key: key).replacingOccurrences(
+            of: #""save": "items/{id}.json"}"#,
+            with: #""save": "items/{id}.json", "headers": {"X-Api-Key": "${env:KEPT_KEY}"}}"#)
+        #expect(secretTasks != Self.tasks(key: key))
+        let environment = ["KEPT_KEY": "kept-\(UUID().uuidString)"]
+        try space.writeJob(tasks: secretTasks, extra: Self.extra)
+        _ = try await space.run(backend: "curl", environment: environment)
         let logs = try FileManager.default.contentsOfDirectory(
             atPath: space.logs.appendingPathComponent("e2e").path
         ).map { space.logs.appendingPathComponent("e2e/\($0)").path }
+        // The dry run plans what the replay sends: the children built from the kept ids (it
+        // once listed them as waiting for the listing, "0 requests to replay"), and as curl
+        // commands, a script bash can read (its notes are comments).
+        let plan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--dry-run"] + logs, environment: environment,
+            directory: space.folder)
+        #expect(plan.stdout.contains("6 requests to replay"), "\(plan.stdout)\(plan.stderr)")
+        #expect(!plan.stdout.contains("rebuilt from the job"), "\(plan.stdout)")
+        let curl = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--dry-run", "--format", "curl"] + logs,
+            environment: environment, directory: space.folder)
+        #expect(!curl.stdout.contains(environment["KEPT_KEY"]!), "the key is a reference")
+        let script = curl.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }
+        #expect(script.filter { $0.hasPrefix("curl ") }.count == 6, "\(curl.stdout)")
+        #expect(
+            script.allSatisfy { $0.hasPrefix("curl ") || $0.hasPrefix("#") || $0.isEmpty },
+            "only commands and comments: \(curl.stdout)")
+        let syntax = try await CourierBinary.run(
+            ["-n", "-c", script.joined(separator: "\n")],
+            executable: URL(fileURLWithPath: "/bin/bash"))
+        #expect(syntax.status == 0, "\(syntax.stderr)")
+
         let replay = try await CourierBinary.run(
             ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"] + logs,
-            directory: space.folder)
+            environment: environment, directory: space.folder)
         #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
         // The six failed children, counted as such: the listing it did not send is in no count
         // (a trial once read "2 ok, -1 failed").

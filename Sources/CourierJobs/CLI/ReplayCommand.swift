@@ -117,8 +117,8 @@ enum ReplayCommand {
         }
 
         return await replayFromLogs(
-            selected, job: job, jobNames: jobNames, replayOf: history.runs, options: options,
-            console: console, secrets: secrets)
+            selected, job: job, jobNames: jobNames, replayOf: history.runs,
+            okRuns: history.okRuns, options: options, console: console, secrets: secrets)
     }
 
     /// The job `--job` names, validated; `nil` (its errors printed) when it is not valid or
@@ -168,15 +168,27 @@ enum ReplayCommand {
 
     /// A replay without `--job`, or a dry run: each request rebuilt from its logged line
     /// (``ReplayBuilder``); refusals are reported and nothing is sent for them.
+    /// `okRuns`: the run of each done capturing task's `ok`, whose kept values build its
+    /// fan-out children (``ResumePlan/tasksWithKeptCaptures(_:wanted:okRuns:redactor:)``).
     static func replayFromLogs(
         _ selected: [LogLine], job: Job?, jobNames: Set<String>, replayOf: [String],
-        options: Options, console: Console, secrets: Set<String>
+        okRuns: [UInt64: String] = [:], options: Options, console: Console, secrets: Set<String>
     ) async -> Int32 {
         let wanted = Set(selected.compactMap(\.task))
         var jobTasks: [String: ExpandedTask] = [:]
         if let job {
             for case .success(let task) in TaskExpander(job: job) where wanted.contains(task.id) {
                 jobTasks[task.id] = task
+            }
+            // Fan-out children, built from the values their producers' runs kept, as the
+            // replay itself builds them.
+            let children = wanted.subtracting(jobTasks.keys)
+            if !children.isEmpty {
+                jobTasks.merge(
+                    ResumePlan.tasksWithKeptCaptures(
+                        job, wanted: children, okRuns: okRuns,
+                        redactor: Redactor(secrets: job.secrets))
+                ) { old, _ in old }
             }
         }
         let builder = ReplayBuilder(
@@ -198,7 +210,8 @@ enum ReplayCommand {
                     line, built: jobTasks[line.task ?? ""], job: job, options: options)
             {
                 console.output(
-                    "\(line.task ?? "?")\t(not sent: \(reason))".showingControlCharacters)
+                    "\(options.curlFormat ? "# " : "")\(line.task ?? "?")\t(not sent: \(reason))"
+                        .showingControlCharacters)
                 continue
             }
             switch builder.build(line) {
@@ -209,7 +222,7 @@ enum ReplayCommand {
                 if job != nil, line.outcome == "skipped" || jobTasks[line.task ?? ""] == nil {
                     // A dry run with --job: the task is rebuilt when its inputs run again.
                     console.output(
-                        "\(line.task ?? "?")\t(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)"
+                        "\(options.curlFormat ? "# " : "")\(line.task ?? "?")\t(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)"
                             .showingControlCharacters)
                     continue
                 }
@@ -356,42 +369,5 @@ enum ReplayCommand {
             retry: RetryPolicy(), headers: [], auth: nil, cookies: false,
             outputDir: "out/\(name)", tasks: [], file: URL(fileURLWithPath: "-"), sha256: "",
             secrets: secrets)
-    }
-
-    static func printPlan(
-        _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console,
-        notes: [String: String] = [:]
-    ) {
-        if curl {
-            // An OAuth2 task's token is asked for when it is sent: the script asks for one.
-            let tokens = CurlCommand.AccessToken.variables(for: tasks.compactMap(\.oauth2))
-            var tasks = tasks
-            for index in tasks.indices {
-                guard let token = tokens.first(where: { $0.client == tasks[index].oauth2 })
-                else { continue }
-                tasks[index].request.headers.replaceOrAdd(
-                    "Authorization", "Bearer \(token.placeholder)")
-            }
-            let formatter = CurlCommand(
-                secrets: secrets, environment: ProcessInfo.processInfo.environment,
-                requests: tasks.map(\.request), accessTokens: tokens)
-            for note in formatter.notes { console.output(note) }
-            for line in formatter.tokenCommands { console.output(line) }
-            for task in tasks {
-                let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
-                console.output("# \(task.id)\(origin)")
-                console.output(formatter.command(for: task.request))
-            }
-        } else {
-            for task in tasks {
-                let origin = task.replayOf.map { "\treplay of \($0.run)/\($0.task)" } ?? ""
-                console.output(
-                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)\(notes[task.id] ?? "")"
-                )
-            }
-        }
-        console.output(
-            "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent"
-        )
     }
 }

@@ -177,6 +177,40 @@ enum ResumePlan {
         }
     }
 
+    /// The tasks `wanted` names, built as a run builds them: the job's expansion, with the
+    /// values earlier runs kept for their done capturing tasks (``KeptCaptures``, the run of
+    /// each task's `ok` in `okRuns`) fed in, so a fan-out child is found as `replay --job`
+    /// finds it. The children of a producer with no kept values are not found: they come only
+    /// when it runs again.
+    static func tasksWithKeptCaptures(
+        _ job: Job, wanted: Set<String>, okRuns: [UInt64: String], redactor: Redactor
+    ) -> [String: ExpandedTask] {
+        let feed = TaskFeed(job: job, cursors: [:], redactor: redactor)
+        defer { feed.close() }
+        var found: [String: ExpandedTask] = [:]
+        loop: while found.count < wanted.count {
+            switch feed.next() {
+            case .task(let task):
+                if wanted.contains(task.id) { found[task.id] = task }
+                var ok = true
+                if let spec = task.spec(in: job), spec.hasCaptures {
+                    let kept = okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
+                        KeptCaptures.load(job: job, task: task.id, run: $0)
+                    }
+                    ok = kept.map { handOn($0, of: spec, to: feed) } ?? false
+                }
+                feed.finished(task.specIndex, ok: ok, id: task.id)
+            case .skipped(let skipped):
+                feed.finished(skipped.spec, ok: false, id: skipped.id)
+            case .failure(_, let spec, let id):
+                feed.finished(spec, ok: false, id: id)
+            case .wait, .end:
+                break loop
+            }
+        }
+        return found
+    }
+
     /// Hands kept values to the plan's feed; whether every kept capture is still one of the
     /// task's (else the task is sent again, as the run would).
     private static func handOn(

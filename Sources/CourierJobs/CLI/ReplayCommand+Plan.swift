@@ -1,0 +1,42 @@
+import Courier
+import Foundation
+
+/// `courier replay --dry-run`: the plan, as lines or as a bash script of curl commands.
+extension ReplayCommand {
+    static func printPlan(
+        _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console,
+        notes: [String: String] = [:]
+    ) {
+        if curl {
+            // An OAuth2 task's token is asked for when it is sent: the script asks for one.
+            let tokens = CurlCommand.AccessToken.variables(for: tasks.compactMap(\.oauth2))
+            var tasks = tasks
+            for index in tasks.indices {
+                guard let token = tokens.first(where: { $0.client == tasks[index].oauth2 })
+                else { continue }
+                tasks[index].request.headers.replaceOrAdd(
+                    "Authorization", "Bearer \(token.placeholder)")
+            }
+            let formatter = CurlCommand(
+                secrets: secrets, environment: ProcessInfo.processInfo.environment,
+                requests: tasks.map(\.request), accessTokens: tokens)
+            for note in formatter.notes { console.output(note) }
+            for line in formatter.tokenCommands { console.output(line) }
+            for task in tasks {
+                let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
+                console.output("# \(task.id)\(origin)")
+                console.output(formatter.command(for: task.request))
+            }
+        } else {
+            for task in tasks {
+                let origin = task.replayOf.map { "\treplay of \($0.run)/\($0.task)" } ?? ""
+                console.output(
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)\(notes[task.id] ?? "")"
+                )
+            }
+        }
+        console.output(
+            "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent"
+        )
+    }
+}
