@@ -260,6 +260,28 @@ struct HARTests {
         #expect(prefixed.stdout.contains(#""path":"/a""#), "\(prefixed.stdout)")
     }
 
+    @Test(
+        "a redacted secret in a path, and one variable for several redacted credentials, are said")
+    func redactedValuesAreSaid() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let har = folder.appendingPathComponent("redacted.har")
+        func entry(_ path: String, _ authorization: String) -> String {
+            #"{"request": {"method": "GET", "url": "http://127.0.0.1:1\#(path)", "headers": [{"name": "Authorization", "value": "\#(authorization)"}]}}"#
+        }
+        try
+            #"{"log": {"entries": [\#(entry("/basic-auth/u/%3Credacted%3E", "<redacted>")), \#(entry("/b", "<redacted>"))]}}"#
+            .write(to: har, atomically: true, encoding: .utf8)
+        let result = try await CourierBinary.run(["import", "--har", har.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(#""path":"/basic-auth/u/<redacted>""#), "\(result.stdout)")
+        #expect(result.stderr.contains("its path held a secret"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "${env:AUTHORIZATION} stands for the redacted value of 2 requests"),
+            "\(result.stderr)")
+    }
+
     @Test("a HAR that is not JSON, or not a HAR, is a clear error and exit 2")
     func badHAR() async throws {
         let folder = try ReportTests.folder()

@@ -166,6 +166,23 @@ enum ReplayCommand {
         return (selected, jobNames)
     }
 
+    /// The job's tasks `wanted` names, built from the job: its expansion, and the fan-out
+    /// children built from the values their producers' runs kept, as the replay builds them.
+    static func jobTasks(of job: Job, wanted: Set<String>, okRuns: [UInt64: String])
+        -> [String: ExpandedTask]
+    {
+        var tasks: [String: ExpandedTask] = [:]
+        for case .success(let task) in TaskExpander(job: job) where wanted.contains(task.id) {
+            tasks[task.id] = task
+        }
+        let children = wanted.subtracting(tasks.keys)
+        guard !children.isEmpty else { return tasks }
+        return tasks.merging(
+            ResumePlan.tasksWithKeptCaptures(
+                job, wanted: children, okRuns: okRuns, redactor: Redactor(secrets: job.secrets))
+        ) { old, _ in old }
+    }
+
     /// A replay without `--job`, or a dry run: each request rebuilt from its logged line
     /// (``ReplayBuilder``); refusals are reported and nothing is sent for them.
     /// `okRuns`: the run of each done capturing task's `ok`, whose kept values build its
@@ -174,23 +191,10 @@ enum ReplayCommand {
         _ selected: [LogLine], job: Job?, jobNames: Set<String>, replayOf: [String],
         okRuns: [UInt64: String] = [:], options: Options, console: Console, secrets: Set<String>
     ) async -> Int32 {
-        let wanted = Set(selected.compactMap(\.task))
-        var jobTasks: [String: ExpandedTask] = [:]
-        if let job {
-            for case .success(let task) in TaskExpander(job: job) where wanted.contains(task.id) {
-                jobTasks[task.id] = task
-            }
-            // Fan-out children, built from the values their producers' runs kept, as the
-            // replay itself builds them.
-            let children = wanted.subtracting(jobTasks.keys)
-            if !children.isEmpty {
-                jobTasks.merge(
-                    ResumePlan.tasksWithKeptCaptures(
-                        job, wanted: children, okRuns: okRuns,
-                        redactor: Redactor(secrets: job.secrets))
-                ) { old, _ in old }
-            }
-        }
+        let jobTasks =
+            job.map {
+                Self.jobTasks(of: $0, wanted: Set(selected.compactMap(\.task)), okRuns: okRuns)
+            } ?? [:]
         let builder = ReplayBuilder(
             job: job, jobTasks: jobTasks, overrides: options.headers,
             redactor: Redactor(secrets: job?.secrets ?? []))

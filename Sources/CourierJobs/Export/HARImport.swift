@@ -33,6 +33,8 @@ struct HARImport {
     private var secretValues: [String: String] = [:]  // "header\nvalue" -> variable name
     /// The `${env:…}` references written for secrets.
     private var references = 0
+    /// How many requests each variable of a redacted value stands for.
+    private var redactedUses: [String: Int] = [:]
 
     /// Header fields a client sets itself or that belong to one connection (RFC 9110 7.6.1),
     /// left out. `Accept-Encoding` is the transport's to choose: it decodes only what it asked
@@ -112,6 +114,12 @@ struct HARImport {
         ]
         if let base = baseURL ?? recordedBase { job.append(("baseURL", .string(base))) }
         jobText = Self.render(job, tasks: tasks)
+        // A log redacts every credential alike: one variable may stand for several.
+        for (variable, uses) in redactedUses.sorted(by: { $0.key < $1.key }) where uses > 1 {
+            warnings.append(
+                "${env:\(variable)} stands for the redacted value of \(uses) requests: if they sent different credentials, give each its own variable"
+            )
+        }
         // A recorded `${…}` would be read as a reference: there is no escape for it.
         if jobText.components(separatedBy: "${").count - 1 > references {
             warnings.append(
@@ -132,6 +140,14 @@ struct HARImport {
         // The path as it was written (its percent-encoding kept); the query apart when its
         // names are unique, since `query` is an object.
         var path = url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath
+        if path.range(of: "%3Credacted%3E", options: .caseInsensitive) != nil {
+            // A secret the job put in the path: the log has only its placeholder.
+            path = path.replacingOccurrences(
+                of: "%3Credacted%3E", with: "<redacted>", options: .caseInsensitive)
+            warnings.append(
+                "log.entries[\(index)].request.url: its path held a secret, redacted in the log; replace <redacted> in task \(id)'s path with a ${env:NAME} reference"
+            )
+        }
         var query: [(String, JSONWriter.Value)] = []
         if let items = url.percentEncodedQueryItems, !items.isEmpty {
             let names = items.map(\.name)
@@ -254,7 +270,10 @@ struct HARImport {
     private mutating func secret(kind: String, name: String, value: String) -> String {
         let key = "\(kind)\n\(name.lowercased())\n\(value)"
         references += 1
-        if let variable = secretValues[key] { return "${env:\(variable)}" }
+        if let variable = secretValues[key] {
+            redactedUses[variable]? += 1
+            return "${env:\(variable)}"
+        }
         let base = String(
             name.uppercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
         ).trimmingCharacters(in: CharacterSet(charactersIn: "_"))
@@ -267,6 +286,7 @@ struct HARImport {
             number += 1
         }
         secretValues[key] = candidate
+        if value.contains("redacted") { redactedUses[candidate] = 1 }
         let recorded = value.contains("redacted") ? "redacted in the recording" : "as recorded"
         variables.append(Variable(name: candidate, source: "the \(name) \(kind), \(recorded)"))
         return "${env:\(candidate)}"
@@ -297,74 +317,6 @@ struct HARImport {
         for value in values { counts[value, default: 0] += 1 }
         let top = counts.values.max()
         return values.first { counts[$0] == top }
-    }
-
-    // MARK: - Text
-
-    static func origin(_ url: URLComponents) -> String {
-        let scheme = url.scheme?.lowercased() ?? "http"
-        var host = url.percentEncodedHost ?? ""
-        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
-        let port = url.port.map { ":\($0)" } ?? ""
-        return "\(scheme)://\(host)\(port)"
-    }
-
-    private static func decoded(_ text: String) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
-    }
-
-    private static func formEncoded(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text)
-            .replacingOccurrences(of: "%20", with: "+")
-    }
-
-    /// `text` so that a job file's template sends it as it is: each `{` doubled, and each `}`
-    /// that closes a doubled one doubled too (``Template``: a `}}` with none open is text).
-    static func escaped(_ text: String) -> String {
-        guard text.contains("{") || text.contains("}") else { return text }
-        var output = ""
-        var open = 0
-        for character in text {
-            switch character {
-            case "{":
-                output += "{{"
-                open += 1
-            case "}" where open > 0:
-                output += "}}"
-                open -= 1
-            default:
-                output.append(character)
-            }
-        }
-        return output
-    }
-
-    /// A JSON body with its strings escaped (every string in `json` is a template) and its
-    /// numbers as written.
-    private static func templateSafe(_ node: JSONNode) -> JSONWriter.Value {
-        switch node.value {
-        case .null: .null
-        case .bool(let flag): .bool(flag)
-        case .number(let number): node.numberSource.map(JSONWriter.Value.raw) ?? .double(number)
-        case .string(let text): .string(escaped(text))
-        case .array(let elements): .array(elements.map(templateSafe))
-        case .object(let members): .object(members.map { ($0.key, templateSafe($0.node)) })
-        }
-    }
-
-    /// The job file: its keys one per line, each task on a line of its own.
-    private static func render(_ job: [(String, JSONWriter.Value)], tasks: [JSONWriter.Value])
-        -> String
-    {
-        var lines = job.map {
-            "  " + JSONWriter.string(.string($0.0)) + ": " + JSONWriter.string($0.1)
-        }
-        let taskLines = tasks.map { "    " + JSONWriter.string($0) }
-        lines.append("  \"tasks\": [\n" + taskLines.joined(separator: ",\n") + "\n  ]")
-        return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
 }
 
