@@ -10,7 +10,8 @@ import Foundation
 /// as an expression that encodes the variable the same way (``SecretReferences``). A secret
 /// found verbatim in the environment is named after its variable; any other one (a `--header`
 /// value, a password from the job file) becomes `${COURIER_SECRET_n}`. ``notes`` names every
-/// variable the commands use and holds the two shell functions they call.
+/// variable the commands use and holds the shell functions they call. A secret no one
+/// variable spells where it stands is `<redacted>`, said in a comment line: never printed.
 struct CurlCommand {
     private let references: SecretReferences
     /// Finds every form of every searchable secret: no such range is printed as it is.
