@@ -151,6 +151,15 @@ struct ExpansionTests {
         #expect(!described.contains("tok-1"))
     }
 
+    /// The variable not set is the one error: not also an empty URL and every path under it.
+    @Test func anUnsetBaseURLVariableIsOneError() throws {
+        let text =
+            #"{"version": 1, "name": "s", "baseURL": "${env-public:NOT_SET_HERE}", "tasks": [{"id": "a", "path": "/a"}, {"id": "b", "path": "/b"}]}"#
+        let errors = try #require(throws: JobFileErrors.self) { try Self.load(text) }
+        #expect(errors.errors.count == 1, "\(errors.description)")
+        #expect(errors.description.contains("NOT_SET_HERE is not set"), "\(errors.description)")
+    }
+
     @Test func errorsNeverQuoteEnvironmentValues() throws {
         let secret = "sekret-\(UUID().uuidString)"
         let badBase =

@@ -9,6 +9,9 @@ final class DecodingContext {
     /// The job file's folder: relative `${file:…}` paths start there.
     let folder: URL
     private(set) var errors: [JobFileError] = []
+    /// The `baseURL` is there but its reference could not be resolved (an error says so): the
+    /// tasks' paths are not also told they need one.
+    var baseURLUnresolved = false
     private(set) var secrets = Set<String>()
     /// A `baseURL` given on the command line (`courier run --base-url`), read instead of the
     /// file's.

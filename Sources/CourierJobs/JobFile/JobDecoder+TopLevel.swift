@@ -33,7 +33,14 @@ extension JobDecoder {
     /// Credentials in it are secrets like `${env:…}`: sent as Basic auth, never written.
     static func decodeBaseURL(_ reader: inout NodeReader, context: DecodingContext) -> URL? {
         if context.baseURLOverride != nil { _ = reader.take("baseURL") }
+        let errorsBefore = context.errors.count
         guard let text = context.baseURLOverride ?? reader.string("baseURL") else { return nil }
+        if context.errors.count > errorsBefore {
+            // Its reference said what is wrong (a variable not set): that is the one error,
+            // not also an empty URL and every path that needs one.
+            context.baseURLUnresolved = true
+            return nil
+        }
         let baseURL = Origin.httpURL(text)
         if let components = baseURL.flatMap({
             URLComponents(url: $0, resolvingAgainstBaseURL: false)

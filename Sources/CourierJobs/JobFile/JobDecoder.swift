@@ -158,7 +158,7 @@ enum JobDecoder {
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
         var defaults = TaskDefaults(
             retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
-            hasBaseURL: baseURL != nil)
+            hasBaseURL: baseURL != nil || context.baseURLUnresolved)
         defaults.outputDir = home.resolve(outputDir)
         defaults.responseRules =
             reader.take("onResponse").flatMap {
