@@ -57,8 +57,31 @@ struct CurlCommandTests {
             headers: ["Authorization": value, "User-Agent": "courier/0.1.0"])
         let formatter = CurlCommand(secrets: ["r"], environment: ["PW": "r"], requests: [request])
         let command = formatter.command(for: request)
-        #expect(command.contains(#"-u "u:${PW}""#), "\(command)")
+        // Too short to be named after the variable that holds it: courier's own variable.
+        #expect(command.contains(#"-u "u:${COURIER_SECRET_1}""#), "\(command)")
         #expect(command.contains(#"-H "User-Agent: courier/0.1.0""#), "\(command)")
         #expect(command.contains(#""http://127.0.0.1:9/r?user=r""#), "\(command)")
+    }
+
+    @Test("a secret two variables hold is not named after either: that would tell its value")
+    func ambiguousVariableIsNotNamed() {
+        let value = "Basic " + Data("u:/root".utf8).base64EncodedString()
+        let request = HTTPRequest(url: Self.url, headers: ["Authorization": value])
+        let formatter = CurlCommand(
+            secrets: ["/root"], environment: ["HOME": "/root", "PW": "/root"], requests: [request])
+        let command = formatter.command(for: request)
+        #expect(command.contains(#"-u "u:${COURIER_SECRET_1}""#), "\(command)")
+        #expect(!command.contains("HOME") && !command.contains("${PW}"), "\(command)")
+    }
+
+    @Test("a secret encoded otherwise than a variable's function writes it is <redacted>")
+    func inexactEncodingIsRedacted() {
+        // A path that escapes `;` but leaves `?` raw: it decodes to the secret, but
+        // courier_urlencode would send %3F: other bytes.
+        let request = HTTPRequest(url: URL(string: "http://127.0.0.1:9/s/ab%3Bcd?efgh")!)
+        let formatter = CurlCommand(secrets: ["ab;cd?efgh"], environment: ["T": "ab;cd?efgh"])
+        let command = formatter.command(for: request)
+        #expect(command.contains(#""http://127.0.0.1:9/s/<redacted>""#), "\(command)")
+        #expect(!command.contains("courier_urlencode"), "\(command)")
     }
 }

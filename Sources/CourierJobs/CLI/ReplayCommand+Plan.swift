@@ -35,8 +35,10 @@ extension ReplayCommand {
                 )
             }
         }
-        console.output(
+        let summary =
             "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent"
-        )
+        // A script's stdout is the script (`… --format curl > retry.sh`): the count goes to
+        // stderr, where bash never reads it.
+        if curl { console.error(summary) } else { console.output(summary) }
     }
 }

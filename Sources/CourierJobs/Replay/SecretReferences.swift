@@ -19,10 +19,9 @@ struct SecretReferences {
     /// How a secret was written where it was found.
     enum Form: CaseIterable {
         /// As it is. Then the exact encodings the job runner writes in a URL, which a
-        /// reference reproduces byte for byte: a path (``PercentEncoding/path(_:)``) and a
-        /// query written in a path template (``PercentEncoding/queryText(_:)``). Then any
-        /// percent-encoding (a query item's: every byte but the unreserved ones, `+` for a
-        /// space in a form), and JSON escapes.
+        /// reference reproduces byte for byte: a path (``PercentEncoding/path(_:)``), a query
+        /// written in a path template (``PercentEncoding/queryText(_:)``) and a query item
+        /// (every byte but the unreserved ones). Then JSON escapes.
         case raw, pathEncoded, queryTextEncoded, percentEncoded, jsonEscaped
 
         /// The shell expression that expands to the secret in this form.
@@ -43,9 +42,10 @@ struct SecretReferences {
         let name: String
         /// What the variable holds, for a variable courier named (`nil`: found in the environment).
         let meaning: String?
-        /// The value as a URL path and a URL query text write it.
+        /// The value as a URL path, a URL query text and a query item write it.
         let pathEncoded: [UInt8]
         let queryTextEncoded: [UInt8]
+        let percentEncoded: [UInt8]
 
         init(value: [UInt8], name: String, meaning: String?) {
             self.value = value
@@ -54,6 +54,7 @@ struct SecretReferences {
             let text = String(decoding: value, as: UTF8.self)
             pathEncoded = Array(PercentEncoding.path(text).utf8)
             queryTextEncoded = Array(PercentEncoding.queryText(text).utf8)
+            percentEncoded = Array(PercentEncoding.unreserved(text).utf8)
         }
 
         /// Whether the value is long enough to be searched for in free text.
@@ -74,7 +75,11 @@ struct SecretReferences {
         let bytes = Array(secret.utf8)
         guard !bytes.isEmpty, !entries.contains(where: { $0.value == bytes }) else { return }
         let entry: Entry
-        if let name = environment.filter({ $0.value == secret }).keys.sorted().first {
+        // Named after the environment variable that holds it only when exactly one does and
+        // the value is long enough to be its own: `PW=1` beside another variable that is 1,
+        // or `PW=/root` beside `HOME`, would name the wrong variable and tell the value.
+        let holders = environment.filter { $0.value == secret }.keys
+        if holders.count == 1, let name = holders.first, bytes.count >= Redactor.minimumLength {
             entry = Entry(value: bytes, name: name, meaning: nil)
         } else {
             counter += 1
@@ -136,7 +141,11 @@ struct SecretReferences {
         switch form {
         case .pathEncoded: exact = entry.pathEncoded
         case .queryTextEncoded: exact = entry.queryTextEncoded
-        case .raw, .percentEncoded, .jsonEscaped:
+        // Exactly as `courier_urlencode` writes it: a text that decodes to the secret but was
+        // encoded otherwise (a `?` left raw in a path, a `+` for a space) would be sent as
+        // other bytes, so the range is `<redacted>` instead.
+        case .percentEncoded: exact = entry.percentEncoded
+        case .raw, .jsonEscaped:
             return length(of: entry.value, as: form, in: bytes, at: index)
         }
         guard index + exact.count <= bytes.count,
