@@ -162,8 +162,7 @@ struct CurlCommand {
         var index = 0
         while index < bytes.count {
             if let entry = references.entries.first(where: {
-                $0.searchable
-                    && SecretReferences.length(of: $0.value, as: .raw, in: bytes, at: index) != nil
+                $0.searchable && SecretReferences.starts(bytes, with: $0.value, at: index)
             }) {
                 flush()
                 steps.append("printf %s \"${\(entry.name)}\"")

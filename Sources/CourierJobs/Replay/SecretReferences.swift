@@ -139,56 +139,41 @@ struct SecretReferences {
     static func length(of entry: Entry, as form: Form, in bytes: [UInt8], at index: Int) -> Int? {
         let exact: [UInt8]
         switch form {
+        case .raw: exact = entry.value
         case .pathEncoded: exact = entry.pathEncoded
         case .queryTextEncoded: exact = entry.queryTextEncoded
         // Exactly as `courier_urlencode` writes it: a text that decodes to the secret but was
         // encoded otherwise (a `?` left raw in a path, a `+` for a space) would be sent as
         // other bytes, so the range is `<redacted>` instead.
         case .percentEncoded: exact = entry.percentEncoded
-        case .raw, .jsonEscaped:
-            return length(of: entry.value, as: form, in: bytes, at: index)
+        case .jsonEscaped: return jsonEscapedLength(of: entry.value, in: bytes, at: index)
         }
-        guard index + exact.count <= bytes.count,
-            bytes[index..<index + exact.count].elementsEqual(exact)
-        else { return nil }
-        return exact.count
+        return starts(bytes, with: exact, at: index) ? exact.count : nil
     }
 
-    /// How many bytes of `bytes` from `index` spell `secret` in `form` (as it is, or decoded
-    /// unit by unit), or `nil`.
-    static func length(of secret: [UInt8], as form: Form, in bytes: [UInt8], at index: Int)
+    /// Whether `bytes` holds `prefix` from `index`.
+    static func starts(_ bytes: [UInt8], with prefix: [UInt8], at index: Int) -> Bool {
+        index + prefix.count <= bytes.count
+            && bytes[index..<index + prefix.count].elementsEqual(prefix)
+    }
+
+    /// How many bytes of `bytes` from `index` spell `secret` JSON-escaped, escape by escape
+    /// (`\"`, `\/`, `\u00e9` or the byte as it is), or `nil`.
+    private static func jsonEscapedLength(of secret: [UInt8], in bytes: [UInt8], at index: Int)
         -> Int?
     {
         var position = index
         var wanted = secret[...]
         while !wanted.isEmpty {
             guard position < bytes.count else { return nil }
-            let (decoded, count) = unit(of: bytes, at: position, form: form)
+            let (decoded, count) =
+                JSONEscape.decode(bytes, at: position) ?? ([bytes[position]], 1)
             // An escape that stands for several bytes counts only when the secret has them all.
             guard wanted.starts(with: decoded) else { return nil }
             wanted = wanted.dropFirst(decoded.count)
             position += count
         }
         return position - index
-    }
-
-    /// The bytes one unit of text at `index` stands for in `form`, and the unit's length.
-    private static func unit(of bytes: [UInt8], at index: Int, form: Form) -> ([UInt8], Int) {
-        let byte = bytes[index]
-        switch form {
-        case .raw, .pathEncoded, .queryTextEncoded:
-            return ([byte], 1)
-        case .percentEncoded:
-            if byte == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let value = HexNumber.value(of: bytes[index + 1...index + 2])
-            {
-                return ([UInt8(value)], 3)
-            }
-            // Form encoding writes a space as `+`.
-            return (byte == UInt8(ascii: "+") ? [0x20] : [byte], 1)
-        case .jsonEscaped:
-            return JSONEscape.decode(bytes, at: index) ?? ([byte], 1)
-        }
     }
 
     /// Comment lines naming every variable the commands use, and what each one holds.
