@@ -23,8 +23,9 @@ struct CurlFormatSecretTests {
             "CURL_QUERY": "a b&c/d+é=\(unique)",
             "CURL_BODY": #"bo"dy\ é \#(unique)"#,
             // In a path: `/`, `+`, `&`, `=`, `$(` stay; `"`, the space and a stray `%` are
-            // escaped, and `%41` is kept as the escape it is (PercentEncoding.path).
-            "CURL_PATH": #"Tok"en/+&= $(id)%x%41-\#(unique)"#,
+            // escaped, `%41` is kept as the escape it is (PercentEncoding.path), and `?` and
+            // `#` are data, not a query or a fragment.
+            "CURL_PATH": #"Tok"en/+&= $(id)%x%41?q=1#f-\#(unique)"#,
             // Shorter than any secret searched for in free text: only where the request says
             // it is secret (a Basic password) is it a reference, and no other word changes.
             "CURL_SHORT": "r",
@@ -117,6 +118,9 @@ struct CurlFormatSecretTests {
         // another path to a server).
         let paths = try await ServerHits.of("\(key)-path", on: space.server).requests
         #expect(paths.count == 2 && paths[0].path == paths[1].path, "\(paths.map(\.path))")
+        #expect(
+            paths.first?.path.hasPrefix("/p/Tok%22en/+&=%20$(id)%25x%41%3Fq=1%23f-") == true,
+            "the secret's ? and # went in the path, encoded: \(paths.map(\.path))")
         let short = try await ServerHits.of("\(key)-short", on: space.server).requests
         #expect(short.count == 2, "short: the run's attempt and the command's")
         if short.count == 2 {

@@ -197,10 +197,16 @@ struct ReplayTests {
         let toggle = FixtureServer.uniqueKey("toggle")
         try await Self.failedRun(space, name: toggle, key: key)
         let log = try #require(try Self.logFiles(space).first)
+        // `--format` alone prints, as `--dry-run` does: it once sent every request and
+        // wrote the run's summary into the script.
+        let sentBefore = try await ServerHits.of(key, on: space.server).count
         let printed = try await CourierBinary.run(
-            ["replay", log, "--job", "job.json", "--dry-run", "--format", "curl", "--task", "t1"],
+            ["replay", log, "--job", "job.json", "--format", "curl", "--task", "t1"],
             environment: ["COURIER_TEST_TOKEN": Self.token], directory: space.folder)
         #expect(printed.status == 0, "\(printed.stderr)")
+        #expect(
+            try await ServerHits.of(key, on: space.server).count == sentBefore,
+            "printing the curl form sent nothing")
         #expect(!printed.stdout.contains(Self.token), "the token is never printed")
         #expect(printed.stdout.contains("Bearer ${COURIER_TEST_TOKEN}"), "\(printed.stdout)")
         let script = printed.stdout.split(separator: "\n").filter { $0.hasPrefix("curl ") }

@@ -151,6 +151,52 @@ struct ExpansionTests {
         #expect(!described.contains("tok-1"))
     }
 
+    /// Where no reference is replaced (a key, `save`, `id`, a `foreach` list), one would go to
+    /// the server or the disk as text: it is an error there too, and so is a spaced one.
+    @Test func aReferenceWhereNoneIsReplacedIsAnError() throws {
+        let text = Self.job(
+            tasks: #"""
+                {"id": "a-${env:TOKEN}", "method": "POST", "path": "/a",
+                 "query": {"${evn:TOKEN}": "v"},
+                 "json": {"${env:TOKEN}": 1, "ok": "${env:TOKEN}"}, "save": "${env:TOKEN}/a.json",
+                 "description": "needs ${env:TOKEN}"},
+                {"id": "b-{n}", "path": "/b", "foreach": {"n": ["${env:TOKEN}"]}}
+                """#)
+        let errors = try #require(throws: JobFileErrors.self) {
+            try Self.load(text, environment: ["TOKEN": "tok-1"])
+        }
+        let paths = Set(errors.errors.map(\.path))
+        #expect(
+            paths == [
+                "tasks[0].id", "tasks[0].query.${evn:TOKEN}",
+                "tasks[0].json.${env:TOKEN}", "tasks[0].save", "tasks[1].foreach.n[0]",
+            ], "\(errors.description)")
+        #expect(errors.description.contains("not in \"save\""), "\(errors.description)")
+        #expect(errors.description.contains("in a key is not replaced"), "\(errors.description)")
+        #expect(!errors.description.contains("tok-1"))
+
+        let spaced = Self.job(
+            tasks:
+                #"{"id": "a", "path": "/a", "headers": {"Authorization": "Bearer ${ env:TOKEN}"}}"#)
+        let spacedErrors = try #require(throws: JobFileErrors.self) {
+            try Self.load(spaced, environment: ["TOKEN": "tok-1"])
+        }
+        #expect(
+            spacedErrors.description.contains("a reference has no spaces: write ${env:NAME}"),
+            "\(spacedErrors.description)")
+    }
+
+    /// In a path, an environment value is data: its `?` and `#` do not start a query or a
+    /// fragment; its `/` and `%XX` stay (a prefix, an escape of its own).
+    @Test func aPathEnvironmentValueKeepsItsQuestionMarkInThePath() throws {
+        let job = try Self.load(
+            Self.job(tasks: #"{"id": "a", "path": "/a/${env:SEG}/b", "query": {"k": "v"}}"#),
+            environment: ["SEG": "x/y?z=1#w%41"])
+        let task = try #require(try Self.expand(job).first)
+        #expect(
+            task.request.url.absoluteString == "http://127.0.0.1:9/api/a/x/y%3Fz=1%23w%41/b?k=v")
+    }
+
     /// The variable not set is the one error: not also an empty URL and every path under it.
     @Test func anUnsetBaseURLVariableIsOneError() throws {
         let text =

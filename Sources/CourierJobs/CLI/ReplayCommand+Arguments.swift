@@ -45,6 +45,9 @@ extension ReplayCommand {
                 throw UsageError("replay: --format expects plan or curl, got '\(format)'")
             }
             options.curlFormat = format == "curl"
+            // A format is a way to print what would be sent: asked for alone (`> retry.sh`),
+            // it had sent every request and written the run's summary into the script.
+            options.dryRun = true
         }
         if let name = try parser.option("--backend") {
             guard let backend = Backend(rawValue: name) else {

@@ -25,6 +25,7 @@ enum ReplayCommand {
           --header       a value for a header the log redacted (repeatable)
           --pace logged  keep the logged gaps between requests, divided by --speed (default 1)
           --dry-run      print what would be sent (--format plan, or curl commands) and send nothing
+          --format       plan or curl: prints what would be sent, as --dry-run, and sends nothing
         Exit codes: as `run`; 2 also when no request could be rebuilt.
         """
 

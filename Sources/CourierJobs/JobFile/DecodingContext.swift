@@ -13,6 +13,9 @@ final class DecodingContext {
     /// tasks' paths are not also told they need one.
     var baseURLUnresolved = false
     private(set) var secrets = Set<String>()
+    /// Where each string that had its references replaced stands (line and column): any
+    /// other string holding one is refused (``UnreplacedReferences``).
+    private(set) var replacedAt = Set<SourcePosition>()
     /// A `baseURL` given on the command line (`courier run --base-url`), read instead of the
     /// file's.
     var baseURLOverride: String?
@@ -65,9 +68,16 @@ final class DecodingContext {
     /// variable or an unreadable file is an error. In a template (`template`), the value's
     /// braces are marked so that they stay text: such a value is data, never a `{variable}`
     /// (``Template/environmentBrace``).
+    ///
+    /// In a `path` (`inPath`), a value's `?` and `#` are percent-encoded: a value is data, and
+    /// they would start a query or a fragment, sending part of a secret where the server
+    /// reads something else (a fragment is not sent at all). `/` and `%XX` stay as they are,
+    /// for a value that is a path prefix or already encoded.
     func resolveEnvironment(
-        _ text: String, path: String, at node: JSONNode, template: Bool = false
+        _ text: String, path: String, at node: JSONNode, template: Bool = false,
+        inPath: Bool = false
     ) -> String {
+        replacedAt.insert(SourcePosition(node))
         guard text.contains("${") else { return text }
         var result = ""
         var rest = Substring(text)
@@ -89,9 +99,14 @@ final class DecodingContext {
                         at: node)
                     return result
                 }
+                var data = value
+                if inPath {
+                    data = data.replacingOccurrences(of: "?", with: "%3F")
+                        .replacingOccurrences(of: "#", with: "%23")
+                }
                 result +=
                     template
-                    ? value.replacingOccurrences(of: "{", with: Template.environmentBrace) : value
+                    ? data.replacingOccurrences(of: "{", with: Template.environmentBrace) : data
             }
             rest = rest[rest.index(after: end)...]
         }
@@ -104,18 +119,41 @@ final class DecodingContext {
     /// typo is never ignored either.
     private func checkUnknownReferences(in text: Substring, path: String, at node: JSONNode) {
         var rest = text
-        while let open = rest.range(of: "${") {
-            let after = rest[open.upperBound...]
-            let kind = after.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
-            rest = after
-            guard !kind.isEmpty, after.dropFirst(kind.count).first == ":" else { continue }
-            let hint = NodeReader.closest(to: kind.lowercased(), in: Self.referenceKinds)
+        while let found = Self.referenceShape(in: rest) {
+            rest = rest[found.end...]
+            if found.spaced, Self.referenceKinds.contains(found.kind) {
+                error(
+                    path,
+                    "a reference has no spaces: write ${\(found.kind):NAME} (as it stands it would be sent as text)",
+                    at: node)
+                continue
+            }
+            let hint = NodeReader.closest(to: found.kind.lowercased(), in: Self.referenceKinds)
             error(
                 path,
-                "unknown reference ${\(kind):…}: expected ${env:NAME}, ${env-public:NAME} or ${file:PATH}"
+                "unknown reference ${\(found.kind):…}: expected ${env:NAME}, ${env-public:NAME} or ${file:PATH}"
                     + (hint.map { "; did you mean ${\($0):…}?" } ?? ""),
                 at: node)
         }
+    }
+
+    /// The next `${kind:` in `text` (spaces after `${` allowed, and reported): what a reference,
+    /// or a typo of one, looks like. `${name}` without a colon is not one (a shell-like text).
+    static func referenceShape(in text: Substring) -> (
+        kind: String, spaced: Bool, end: Substring.Index
+    )? {
+        var rest = text
+        while let open = rest.range(of: "${") {
+            let after = rest[open.upperBound...]
+            let spaces = after.prefix { $0 == " " || $0 == "\t" }
+            let named = after.dropFirst(spaces.count)
+            let kind = named.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            rest = after
+            let colon = named.dropFirst(kind.count)
+            guard !kind.isEmpty, colon.first == ":" else { continue }
+            return (String(kind), !spaces.isEmpty, colon.startIndex)
+        }
+        return nil
     }
 
     /// The first `${env:`, `${file:` or `${env-public:` in `text`, and which.

@@ -23,12 +23,16 @@ struct JobKey: Sendable {
         case templated
         /// `${env:NAME}` is resolved when the file is read.
         case env
+        /// A URL path: an environment value's `?` and `#` are encoded, as data
+        /// (``DecodingContext/resolveEnvironment(_:path:at:template:inPath:)``).
+        case urlPath
     }
 
     let name: String
     let type: ValueType
     let templated: Bool
     let env: Bool
+    let urlPath: Bool
 
     init(_ name: String, _ type: ValueType, _ traits: Trait...) {
         self.init(name, type, traits)
@@ -39,6 +43,7 @@ struct JobKey: Sendable {
         self.type = type
         templated = traits.contains { if case .templated = $0 { true } else { false } }
         env = traits.contains { if case .env = $0 { true } else { false } }
+        urlPath = traits.contains { if case .urlPath = $0 { true } else { false } }
     }
 }
 
@@ -179,7 +184,7 @@ enum JobKeys {
         keys: [
             JobKey("id", .string, .templated),
             JobKey("method", .string),
-            JobKey("path", .string, .templated, .env),
+            JobKey("path", .string, .templated, .env, .urlPath),
             JobKey("url", .string, .templated, .env),
             JobKey("query", .object, .templated, .env),
             JobKey("headers", .object, .templated, .env),
