@@ -280,6 +280,15 @@ struct HARTests {
             result.stderr.contains(
                 "${env:AUTHORIZATION} stands for the redacted value of 2 requests"),
             "\(result.stderr)")
+        // The job as imported would send the word for the secret: validate (and run) refuse
+        // it until a reference stands in its place.
+        let job = folder.appendingPathComponent("imported.json")
+        try result.stdout.write(to: job, atomically: true, encoding: .utf8)
+        let validated = try await CourierBinary.run(
+            ["validate", job.path], environment: ["AUTHORIZATION": "Basic dTpw"])
+        #expect(validated.status == 2, "\(validated.stderr)")
+        #expect(
+            validated.stderr.contains("tasks[0].path: holds <redacted>"), "\(validated.stderr)")
     }
 
     @Test("a HAR that is not JSON, or not a HAR, is a clear error and exit 2")

@@ -110,8 +110,7 @@ enum JobDecoder {
         context.baseURLOverride = baseURL
         context.windowOverride = window
         let job = decodeJob(root, file: file, data: data, context: context)
-        // Only on an otherwise clean file: a value the decoder refused was never replaced.
-        if context.errors.isEmpty { UnreplacedReferences.check(root, context: context) }
+        UnreplacedReferences.check(root, references: context.errors.isEmpty, context: context)
         if let job, context.errors.isEmpty { return job }
         // Messages quote values, and a value may have come from ${env:…}.
         throw JobFileErrors(errors: context.errors).scrubbed(

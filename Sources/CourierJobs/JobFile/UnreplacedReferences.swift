@@ -17,40 +17,59 @@ struct SourcePosition: Hashable {
 /// key) and in a key that takes no references (`save`, `id`, `expect`, a `foreach` list).
 /// Left as it is, it would go to the server or the disk as text, silently, and a typo is never
 /// ignored. `description` and `$schema` are free text.
+///
+/// Refuses `<redacted>` in any value too: what courier writes for a secret it left out (a log,
+/// `import --har`'s job, a dry-run plan). Sent, the server would get that word for a password.
 enum UnreplacedReferences {
-    static func check(_ root: JSONNode, context: DecodingContext) {
-        walk(root, path: "", context: context)
+    /// `references`: false when the file had other errors, since a value the decoder refused
+    /// was never replaced, and saying so would be a second message for one cause.
+    static func check(_ root: JSONNode, references: Bool, context: DecodingContext) {
+        Walk(references: references, context: context).visit(root, path: "")
     }
 
     private static let freeText: Set<String> = ["description", "$schema"]
 
-    private static func walk(_ node: JSONNode, path: String, context: DecodingContext) {
-        switch node.value {
-        case .string(let text):
-            guard !context.replacedAt.contains(SourcePosition(node)),
-                let found = DecodingContext.referenceShape(in: Substring(text))
-            else { return }
-            context.error(
-                path,
-                "${\(found.kind):…} is not replaced here: references work in the values of the keys docs/job-file.md names (headers, query, path, url, json, body, baseURL, auth…), not in \(lastKey(of: path))",
-                at: node)
-        case .array(let elements):
-            for (index, element) in elements.enumerated() {
-                walk(element, path: "\(path)[\(index)]", context: context)
-            }
-        case .object(let members):
-            for member in members where !freeText.contains(member.key) {
-                let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
-                if let found = DecodingContext.referenceShape(in: Substring(member.key)) {
+    private struct Walk {
+        let references: Bool
+        let context: DecodingContext
+
+        func visit(_ node: JSONNode, path: String) {
+            switch node.value {
+            case .string(let text):
+                if text.contains(Redactor.placeholder) {
                     context.error(
-                        memberPath,
-                        "${\(found.kind):…} in a key is not replaced: a name is written as it is; put the reference in a value",
-                        at: member.node)
+                        path,
+                        "holds \(Redactor.placeholder), which courier writes for a secret it left out (an imported or logged request): put a ${env:NAME} or ${file:PATH} reference in its place",
+                        at: node)
+                    return
                 }
-                walk(member.node, path: memberPath, context: context)
+                guard references, !context.replacedAt.contains(SourcePosition(node)),
+                    let found = DecodingContext.referenceShape(in: Substring(text))
+                else { return }
+                context.error(
+                    path,
+                    "${\(found.kind):…} is not replaced here: references work in the values of the keys docs/job-file.md names (headers, query, path, url, json, body, baseURL, auth…), not in \(lastKey(of: path))",
+                    at: node)
+            case .array(let elements):
+                for (index, element) in elements.enumerated() {
+                    visit(element, path: "\(path)[\(index)]")
+                }
+            case .object(let members):
+                for member in members where !freeText.contains(member.key) {
+                    let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
+                    if references,
+                        let found = DecodingContext.referenceShape(in: Substring(member.key))
+                    {
+                        context.error(
+                            memberPath,
+                            "${\(found.kind):…} in a key is not replaced: a name is written as it is; put the reference in a value",
+                            at: member.node)
+                    }
+                    visit(member.node, path: memberPath)
+                }
+            default:
+                break
             }
-        default:
-            break
         }
     }
 
