@@ -9,7 +9,8 @@ import Foundation
 /// version and reason phrase (empty strings), header block sizes (-1).
 struct HARExport {
     private var pages: [JSONWriter.Value] = []
-    private var entries: [JSONWriter.Value] = []
+    /// Each entry with when it started: the log has them in the order they ended.
+    private var entries: [(started: Double, value: JSONWriter.Value)] = []
     private var pagesSeen: Set<String> = []
 
     /// What the exporter says of itself and of what is missing, in `log.comment`.
@@ -23,7 +24,7 @@ struct HARExport {
             addPage(line)
         case "request":
             if !pagesSeen.contains(line.run) { addPage(line) }
-            entries.append(Self.entry(line))
+            entries.append((Self.started(line), Self.entry(line)))
         default:
             break
         }
@@ -46,7 +47,15 @@ struct HARExport {
                         ])
                     ),
                     ("pages", .array(pages)),
-                    ("entries", .array(entries)),
+                    // HAR 1.2 asks for the oldest first, and `import --har` makes its tasks in
+                    // this order: as ended, a job's first task could come last.
+                    (
+                        "entries",
+                        .array(
+                            entries.enumerated().sorted {
+                                ($0.element.started, $0.offset) < ($1.element.started, $1.offset)
+                            }.map(\.element.value))
+                    ),
                     ("comment", .string(Self.comment)),
                 ])
             )
@@ -66,16 +75,18 @@ struct HARExport {
 
     // MARK: - Entries
 
+    /// When the entry started: HAR's entry starts with its `blocked` time; the log's `ts` is
+    /// when the request went to the transport, after its wait (an older line without
+    /// `blockedMs`: before).
+    private static func started(_ line: LogLine) -> Double {
+        line.time - (line.blockedMs ?? 0) / 1000
+    }
+
     private static func entry(_ line: LogLine) -> JSONWriter.Value {
         let timings = Timings(line)
         var fields: [(String, JSONWriter.Value)] = [
             ("pageref", .string(line.run)),
-            // HAR's entry starts with its `blocked` time; the log's `ts` is when the request
-            // went to the transport, after its wait (an older line without `blockedMs`: before).
-            (
-                "startedDateTime",
-                .string(ReportTime.rfc3339(line.time - (line.blockedMs ?? 0) / 1000))
-            ),
+            ("startedDateTime", .string(ReportTime.rfc3339(started(line)))),
             ("time", .double(timings.total)),
             ("request", request(line)),
             ("response", response(line)),
