@@ -143,6 +143,16 @@ struct KeptCapturesTests {
         #expect(
             !FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("out/.courier/captures").path))
+        // A replay's dry run plans the login it sends again (it once said "1 request" and
+        // sent two).
+        let plan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--dry-run", "--log-dir", space.logs.path],
+            directory: space.folder)
+        #expect(plan.stdout.contains("2 requests to replay"), "\(plan.stdout)\(plan.stderr)")
+        #expect(
+            plan.stdout.contains(
+                "login\tGET http://127.0.0.1:\(space.server.port)/json?v=%7B%22token%22%3A%20%22tok-\(key)%22%7D\t(not chosen, sent again: it captures token, which no earlier run kept)"
+            ), "\(plan.stdout)")
         let repair = try await space.run(["--resume"], backend: "curl")
         #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
         #expect(repair.stdout.contains("2 requests"), "login again, then use: \(repair.stdout)")

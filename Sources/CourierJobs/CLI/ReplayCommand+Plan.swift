@@ -24,7 +24,7 @@ extension ReplayCommand {
             for line in formatter.tokenCommands { console.output(line) }
             for task in tasks {
                 let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
-                console.output("# \(task.id)\(origin)")
+                console.output("# \(task.id)\(origin)\(notes[task.id] ?? "")")
                 console.output(formatter.command(for: task.request))
             }
         } else {

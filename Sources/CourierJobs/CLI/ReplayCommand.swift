@@ -244,6 +244,15 @@ enum ReplayCommand {
             // With --job, a paginated task goes on from its checkpoint, as the replay will.
             var notes: [String: String] = [:]
             if let job {
+                // The replay sends these first, for what the chosen tasks may need.
+                let again = ResumePlan.capturingTasksSentAgain(
+                    job, chosen: Set(selected.compactMap(\.task)), okRuns: okRuns)
+                for task in again {
+                    let names = task.spec(in: job)?.captures.map(\.name) ?? []
+                    notes[task.id] =
+                        "\t(not chosen, sent again: it captures \(names.joined(separator: ", ")), which no earlier run kept)"
+                }
+                tasks = again + tasks
                 for index in tasks.indices {
                     let built = jobTasks[tasks[index].id] ?? tasks[index]
                     guard built.paginate != nil, built.spec(in: job)?.hasCaptures == false,

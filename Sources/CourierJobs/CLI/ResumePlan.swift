@@ -211,6 +211,27 @@ enum ResumePlan {
         return found
     }
 
+    /// The tasks that capture which a `replay --job` sends though it did not choose them
+    /// (``TaskSelection``): what they capture may be what the chosen tasks need, and no earlier
+    /// run kept it (a secret capture never is). A capturing fan-out child is found only when
+    /// its producer runs, so it is not listed.
+    static func capturingTasksSentAgain(
+        _ job: Job, chosen: Set<String>, okRuns: [UInt64: String]
+    ) -> [ExpandedTask] {
+        guard job.tasks.contains(where: \.hasCaptures) else { return [] }
+        var again: [ExpandedTask] = []
+        for case .success(let task) in TaskExpander(job: job) where !chosen.contains(task.id) {
+            guard let spec = task.spec(in: job), spec.hasCaptures else { continue }
+            let kept = okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
+                KeptCaptures.load(job: job, task: task.id, run: $0)
+            }
+            let keptNames = Set(kept?.map(\.capture) ?? [])
+            if spec.captures.allSatisfy({ keptNames.contains($0.name) }) { continue }
+            again.append(task)
+        }
+        return again
+    }
+
     /// Hands kept values to the plan's feed; whether every kept capture is still one of the
     /// task's (else the task is sent again, as the run would).
     private static func handOn(
