@@ -74,8 +74,28 @@ struct SecretsEverywhereTests {
                     == "Basic " + Data("alice:\(userPassword)".utf8).base64EncodedString()
             })
 
+        // The recovery paths write logs and outputs of their own: a resume (the failed tasks
+        // sent again), a replay rebuilt from the job, and each shard of a fresh run.
+        let logDir = space.logs.path
         let places = try await Self.everyPlace(
-            space, run: run, environment: environment)
+            space, run: run, environment: environment,
+            extra: { log in
+                [
+                    ["run", "job.json", "--resume", "--log-dir", logDir, "--backend", backend],
+                    [
+                        "replay", log, "--job", "job.json", "--log-dir", logDir, "--backend",
+                        backend,
+                    ],
+                    [
+                        "run", "job.json", "--shard", "1/2", "--log-dir", logDir, "--backend",
+                        backend,
+                    ],
+                    [
+                        "run", "job.json", "--shard", "2/2", "--log-dir", logDir, "--backend",
+                        backend,
+                    ],
+                ]
+            })
         #expect(
             FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("report.html").path))

@@ -41,4 +41,31 @@ extension ReplayCommand {
         // stderr, where bash never reads it.
         if curl { console.error(summary) } else { console.output(summary) }
     }
+
+    /// A dry run with `--job`: `tasks` as the replay sends them, and a note for each that
+    /// differs from its logged request. The capturing tasks it sends though not chosen come
+    /// first, for what the chosen ones may need; a paginated task goes on from its checkpoint.
+    static func planWithJob(
+        _ tasks: inout [ExpandedTask], job: Job, jobTasks: [String: ExpandedTask],
+        chosen: Set<String>, okRuns: [UInt64: String]
+    ) -> [String: String] {
+        var notes: [String: String] = [:]
+        let again = ResumePlan.capturingTasksSentAgain(job, chosen: chosen, okRuns: okRuns)
+        for task in again {
+            let names = task.spec(in: job)?.captures.map(\.name) ?? []
+            notes[task.id] =
+                "\t(not chosen, sent again: it captures \(names.joined(separator: ", ")), which no earlier run kept)"
+        }
+        tasks = again + tasks
+        for index in tasks.indices {
+            let built = jobTasks[tasks[index].id] ?? tasks[index]
+            guard built.paginate != nil, built.spec(in: job)?.hasCaptures == false,
+                let (page, run, next) = ResumePlan.checkpoint(of: built, job: job)
+            else { continue }
+            tasks[index].request = next
+            notes[tasks[index].id] =
+                "\t(goes on from page \(page): its checkpoint, kept by run \(run))"
+        }
+        return notes
+    }
 }

@@ -241,28 +241,12 @@ enum ReplayCommand {
         }
 
         if options.dryRun {
-            // With --job, a paginated task goes on from its checkpoint, as the replay will.
-            var notes: [String: String] = [:]
-            if let job {
-                // The replay sends these first, for what the chosen tasks may need.
-                let again = ResumePlan.capturingTasksSentAgain(
-                    job, chosen: Set(selected.compactMap(\.task)), okRuns: okRuns)
-                for task in again {
-                    let names = task.spec(in: job)?.captures.map(\.name) ?? []
-                    notes[task.id] =
-                        "\t(not chosen, sent again: it captures \(names.joined(separator: ", ")), which no earlier run kept)"
-                }
-                tasks = again + tasks
-                for index in tasks.indices {
-                    let built = jobTasks[tasks[index].id] ?? tasks[index]
-                    guard built.paginate != nil, built.spec(in: job)?.hasCaptures == false,
-                        let (page, run, next) = ResumePlan.checkpoint(of: built, job: job)
-                    else { continue }
-                    tasks[index].request = next
-                    notes[tasks[index].id] =
-                        "\t(goes on from page \(page): its checkpoint, kept by run \(run))"
-                }
-            }
+            let notes =
+                job.map {
+                    planWithJob(
+                        &tasks, job: $0, jobTasks: jobTasks,
+                        chosen: Set(selected.compactMap(\.task)), okRuns: okRuns)
+                } ?? [:]
             printPlan(
                 tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes)
             return refused > 0
