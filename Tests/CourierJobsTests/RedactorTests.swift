@@ -25,6 +25,24 @@ struct RedactorTests {
         #expect(scrubbed == "before <redacted> after", "\(form) → \(scrubbed)")
     }
 
+    /// A secret that holds an escape of one kind among characters another kind escapes: only
+    /// one kind is decoded to find it (a trial found `ab"cd%20` whole in a logged body).
+    @Test(arguments: [#"ab"cd%20"#, #"ab\cd%41"#, #"a\c $d&e?f#g/h+i%20"#])
+    func aSecretWithAnEscapeOfItsOwnIsFoundInABody(secret: String) throws {
+        let redactor = Redactor(secrets: [secret])
+        let text = "raw=\(secret)"
+        let json = String(decoding: try JSONEncoder().encode(["s": secret]), as: UTF8.self)
+        for body in [text, json] {
+            // As the log writes a body: a JSON string in the line.
+            let line = JSONWriter.string(.object([("requestBody", .string(body))]))
+            let scrubbed = String(decoding: redactor.scrubJSON(Array(line.utf8)), as: UTF8.self)
+            #expect(scrubbed.contains("<redacted>"), "\(scrubbed)")
+            for form in ["cd", "\\c", "d&e"] where secret.contains(form) {
+                #expect(!scrubbed.contains(form), "\(scrubbed)")
+            }
+        }
+    }
+
     @Test func shortValuesAreNotSearchedFor() {
         #expect(redactor.scrub("tab about ab") == "tab about ab")
     }

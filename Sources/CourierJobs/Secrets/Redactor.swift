@@ -154,14 +154,26 @@ struct Redactor: Sendable {
         var found: [Range<Int>] = []
         let raw = DecodedView(identity: bytes, from: from, to: to)
         search(raw, into: &found)
-        if raw.bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }) {
-            let once = raw.decoded()
+        guard Self.hasEscapes(raw.bytes) else { return found }
+        // Up to two levels (a JSON body logged as JSON text), each decoding JSON escapes,
+        // percent escapes or both: a secret may hold one kind itself (`ab"cd%20` is written
+        // `ab\"cd%20` in a body, its `%20` its own), so decoding both at once would miss it.
+        var searched: Set<[UInt8]> = [raw.bytes]
+        for first in DecodedView.Escapes.allCases {
+            let once = raw.decoded(first)
+            guard searched.insert(once.bytes).inserted else { continue }
             search(once, into: &found)
-            if once.bytes.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }) {
-                search(once.decoded(), into: &found)
+            guard Self.hasEscapes(once.bytes) else { continue }
+            for second in DecodedView.Escapes.allCases {
+                let twice = once.decoded(second)
+                if searched.insert(twice.bytes).inserted { search(twice, into: &found) }
             }
         }
         return found
+    }
+
+    private static func hasEscapes(_ bytes: [UInt8]) -> Bool {
+        bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }
     }
 
     private func search(_ view: DecodedView, into found: inout [Range<Int>]) {
@@ -239,8 +251,15 @@ struct DecodedView {
 
     private init() {}
 
-    /// One level of `%XX` and JSON escapes decoded.
-    func decoded() -> DecodedView {
+    /// Which escapes a level of decoding reads.
+    enum Escapes: CaseIterable {
+        case json, percent, both
+    }
+
+    /// One level of escapes decoded: `%XX`, JSON's, or both.
+    func decoded(_ escapes: Escapes = .both) -> DecodedView {
+        let percent = escapes != .json
+        let json = escapes != .percent
         var view = DecodedView()
         view.bytes.reserveCapacity(bytes.count)
         var index = 0
@@ -254,9 +273,9 @@ struct DecodedView {
         }
         while index < bytes.count {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "%"), let value = hexValue(at: index + 1, digits: 2) {
+            if percent, byte == UInt8(ascii: "%"), let value = hexValue(at: index + 1, digits: 2) {
                 emit([UInt8(value)], spanning: 3)
-            } else if byte == UInt8(ascii: "\\"), index + 1 < bytes.count,
+            } else if json, byte == UInt8(ascii: "\\"), index + 1 < bytes.count,
                 let (decoded, count) = jsonEscape(at: index)
             {
                 emit(decoded, spanning: count)
