@@ -159,6 +159,77 @@ struct KeptCapturesTests {
         #expect(try space.everyWrittenByte().range(of: Data("tok-\(key)".utf8)) == nil)
     }
 
+    @Test(
+        "a login held as a write answered before: done tasks stay done, and the dry runs say what the runs do"
+    )
+    func heldLogin() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "held-login-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "method": "POST", "safe": false, "path": "/json",
+                 "query": {"v": "{{\"token\": \"tok-\#(key)\"}}"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "ok", "path": "/echo", "query": {"key": "\#(key)-ok"}, "headers": {"X-Token": "{token}"}},
+                {"id": "use", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"},
+                 "headers": {"X-Token": "{token}"}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.stdout.contains("3 tasks, 2 ok, 1 failed"), "\(night.stdout)")
+
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains(
+                "use\t(not sent: token is captured by login, a write not sent again"),
+            "\(plan.stdout)")
+        #expect(
+            plan.stdout.contains("0 tasks to send, 2 done by earlier runs"), "\(plan.stdout)")
+        let replayPlan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--dry-run", "--log-dir", space.logs.path],
+            directory: space.folder)
+        #expect(replayPlan.stdout.contains("0 requests to replay"), "\(replayPlan.stdout)")
+        #expect(replayPlan.stdout.contains("use\t(not sent: token"), "\(replayPlan.stdout)")
+
+        // The resume cannot send `use` (its token would come from the held login), and `ok`,
+        // done, stays done: it was once logged as skipped, and the history lost it.
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.stdout.contains("(2 done by earlier runs)"), "\(resume.stdout)")
+        #expect(resume.stdout.contains("the job's history: 1 task not done"), "\(resume.stdout)")
+        #expect(
+            !(try space.logLines()).contains {
+                $0["event"] as? String == "task.skipped" && $0["task"] as? String == "ok"
+            })
+        #expect(try await ServerHits.of("\(key)-ok", on: space.server).count == 1)
+    }
+
+    @Test("replay --job --dry-run counts a task whose path takes a token captured again")
+    func tokenInPath() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "token-path-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/json", "query": {"v": "{{\"token\": \"tok-\#(key)\"}}"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "use", "path": "/echo/{token}", "query": {"key": "\#(key)"},
+                 "expect": {"status": [201]}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "\(night.stdout)\(night.stderr)")
+        let plan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--dry-run", "--log-dir", space.logs.path],
+            directory: space.folder)
+        #expect(plan.status == 0, "it was refused: \(plan.stderr)")
+        #expect(plan.stdout.contains("use\t(sent once token is captured again)"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("2 requests to replay"), "\(plan.stdout)")
+        let replay = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replay.stdout.contains("2 requests"), "\(replay.stdout)\(replay.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 2)
+    }
+
     @Test("replay --job takes the kept ids too: only the failed children are sent")
     func replayUsesKeptCaptures() async throws {
         let space = try JobWorkspace()

@@ -5,7 +5,7 @@ import Foundation
 extension ReplayCommand {
     static func printPlan(
         _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console,
-        notes: [String: String] = [:]
+        notes: [String: String] = [:], pending: Int = 0
     ) {
         if curl {
             // An OAuth2 task's token is asked for when it is sent: the script asks for one.
@@ -35,22 +35,24 @@ extension ReplayCommand {
                 )
             }
         }
+        // `pending`: tasks said above, sent once what they take is captured again.
+        let count = tasks.count + pending
         let summary =
-            "courier: \(tasks.count) request\(tasks.count == 1 ? "" : "s") to replay; dry run, nothing sent"
+            "courier: \(count) request\(count == 1 ? "" : "s") to replay; dry run, nothing sent"
         // A script's stdout is the script (`… --format curl > retry.sh`): the count goes to
         // stderr, where bash never reads it.
         if curl { console.error(summary) } else { console.output(summary) }
     }
 
     /// A dry run with `--job`: `tasks` as the replay sends them, and a note for each that
-    /// differs from its logged request. The capturing tasks it sends though not chosen come
-    /// first, for what the chosen ones may need; a paginated task goes on from its checkpoint.
+    /// differs from its logged request. The capturing tasks it sends though not chosen
+    /// (`again`, ``ReplayProducerPlan``) come first, for what the chosen ones may need; a
+    /// paginated task goes on from its checkpoint.
     static func planWithJob(
         _ tasks: inout [ExpandedTask], job: Job, jobTasks: [String: ExpandedTask],
-        chosen: Set<String>, okRuns: [UInt64: String]
+        again: [ExpandedTask]
     ) -> [String: String] {
         var notes: [String: String] = [:]
-        let again = ResumePlan.capturingTasksSentAgain(job, chosen: chosen, okRuns: okRuns)
         for task in again {
             let names = task.spec(in: job)?.captures.map(\.name) ?? []
             notes[task.id] =
@@ -67,5 +69,54 @@ extension ReplayCommand {
                 "\t(goes on from page \(page): its checkpoint, kept by run \(run))"
         }
         return notes
+    }
+
+    /// What a dry run or a replay from logs does with one selected line.
+    enum LinePlan {
+        case send(ExpandedTask)
+        /// Said on the plan's line for the task; `sent`: it is sent once what it takes is
+        /// captured again, and counted.
+        case note(String, sent: Bool)
+        case refused(String)
+    }
+
+    /// The plan for `line`: as the job builds it (a held write now named), not sent (a write
+    /// the history holds, or what it takes captured by one), rebuilt from its logged request,
+    /// or left for when its inputs run again.
+    static func plan(
+        _ line: LogLine, builder: ReplayBuilder, jobTasks: [String: ExpandedTask], job: Job?,
+        producers: ReplayProducerPlan?, options: Options
+    ) -> LinePlan {
+        let id = line.task ?? ""
+        // A write a repair held, now named: the replay sends it as the job builds it.
+        if line.errorKind == LogErrorKind.writeHeld, let built = jobTasks[id],
+            held(line, built: built, job: job, options: options) == nil
+        {
+            return .send(built)
+        }
+        if options.dryRun, let reason = held(line, built: jobTasks[id], job: job, options: options)
+        {
+            return .note("(not sent: \(reason))", sent: false)
+        }
+        let spec = job.flatMap { jobTasks[id]?.spec(in: $0) }
+        if let spec, let reason = producers?.heldInput(of: spec) {
+            return .note("(not sent: \(reason))", sent: false)
+        }
+        switch builder.build(line) {
+        case .success(let task):
+            return .send(task)
+        case .failure(let refusal):
+            // A dry run with --job: what it takes is captured again first (a token in its
+            // path, say), or it is rebuilt when its inputs run again.
+            if let spec, let inputs = producers?.capturedAgain(spec) {
+                return .note("(sent once \(inputs) is captured again)", sent: true)
+            }
+            if job != nil, line.outcome == "skipped" || jobTasks[id] == nil {
+                return .note(
+                    "(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)",
+                    sent: false)
+            }
+            return .refused("\(refusal)")
+        }
     }
 }

@@ -199,40 +199,32 @@ enum ReplayCommand {
         let builder = ReplayBuilder(
             job: job, jobTasks: jobTasks, overrides: options.headers,
             redactor: Redactor(secrets: job?.secrets ?? []))
+        let producers = (options.dryRun ? job : nil).map {
+            ReplayProducerPlan(
+                job: $0, chosen: Set(selected.compactMap(\.task)), okRuns: okRuns,
+                writes: options.run.writes, named: options.run.named)
+        }
+        let prefix = options.curlFormat ? "# " : ""
+        for (id, reason) in producers?.held ?? [] {
+            console.output("\(prefix)\(id)\t(not sent: \(reason))".showingControlCharacters)
+        }
         var tasks: [ExpandedTask] = []
-        var refused = 0
+        var (refused, pending) = (0, 0)
         let firstTime = selected.first?.time ?? 0
         for line in selected {
-            // A write a repair held, now named: the replay sends it as the job builds it.
-            if line.errorKind == LogErrorKind.writeHeld, let built = jobTasks[line.task ?? ""],
-                held(line, built: built, job: job, options: options) == nil
+            switch plan(
+                line, builder: builder, jobTasks: jobTasks, job: job, producers: producers,
+                options: options)
             {
-                tasks.append(built)
-                continue
-            }
-            if options.dryRun,
-                let reason = held(
-                    line, built: jobTasks[line.task ?? ""], job: job, options: options)
-            {
-                console.output(
-                    "\(options.curlFormat ? "# " : "")\(line.task ?? "?")\t(not sent: \(reason))"
-                        .showingControlCharacters)
-                continue
-            }
-            switch builder.build(line) {
-            case .success(var task):
+            case .send(var task):
                 if options.paced { task.sendAt = (line.time - firstTime) / options.speed }
                 tasks.append(task)
-            case .failure(let refusal):
-                if job != nil, line.outcome == "skipped" || jobTasks[line.task ?? ""] == nil {
-                    // A dry run with --job: the task is rebuilt when its inputs run again.
-                    console.output(
-                        "\(options.curlFormat ? "# " : "")\(line.task ?? "?")\t(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)"
-                            .showingControlCharacters)
-                    continue
-                }
+            case .note(let text, let sent):
+                if sent { pending += 1 }
+                console.output("\(prefix)\(line.task ?? "?")\t\(text)".showingControlCharacters)
+            case .refused(let message):
                 refused += 1
-                console.error("courier: \(refusal)")
+                console.error("courier: \(message)")
             }
         }
         guard !tasks.isEmpty || (job != nil && options.dryRun) else {
@@ -244,11 +236,11 @@ enum ReplayCommand {
             let notes =
                 job.map {
                     planWithJob(
-                        &tasks, job: $0, jobTasks: jobTasks,
-                        chosen: Set(selected.compactMap(\.task)), okRuns: okRuns)
+                        &tasks, job: $0, jobTasks: jobTasks, again: producers?.again ?? [])
                 } ?? [:]
             printPlan(
-                tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes)
+                tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes,
+                pending: pending)
             return refused > 0
                 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
         }

@@ -22,6 +22,8 @@ enum ResumePlan {
         var held = 0
         /// Specs whose values come only when their sent-again producer runs.
         var unknownProducers = Set<Int>()
+        /// Specs that capture and are writes not sent again: what they capture never comes.
+        var heldProducers = Set<Int>()
         loop: while true {
             let item = feed.next()
             switch item {
@@ -38,24 +40,28 @@ enum ResumePlan {
                 case .done: done += 1
                 case .kept: done += 1
                 case .sent, .resent: sent += 1
-                case .held: held += 1
+                case .held:
+                    // A write answered before is done as well (the run counts it both ways).
+                    held += 1
+                    if resume.done.contains(FNV1a.taskKey(job: job.name, task: task.id)) {
+                        done += 1
+                    }
                 }
                 if case .sent = planned, spec.hasCaptures { unknownProducers.insert(index) }
+                if case .held = planned, spec.hasCaptures { heldProducers.insert(index) }
                 if let line = planned.line(task: task, spec: spec, job: job),
                     !console.output(line.showingControlCharacters)
                 {
                     return
                 }
             case .skipped(let skipped):
-                // Its input's value comes only when its producer, sent again, runs.
-                let inputs = job.tasks[skipped.spec].inputs.sorted().joined(separator: ", ")
-                sent += 1
-                guard
-                    console.output(
-                        "\(skipped.id)\t(sent once \(inputs) is captured again)"
-                            .showingControlCharacters)
-                else { return }
-                feed.finished(skipped.spec, ok: true, id: skipped.id)
+                defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
+                switch skippedPlan(skipped, job: job, resume: resume, held: heldProducers) {
+                case .done: done += 1
+                case .line(let line, let sends):
+                    if sends { sent += 1 }
+                    guard console.output(line.showingControlCharacters) else { return }
+                }
             case .failure(let error, let spec, let id):
                 guard console.output("\(id)\t(cannot be built: \(error))".showingControlCharacters)
                 else { return }
@@ -230,6 +236,32 @@ enum ResumePlan {
             again.append(task)
         }
         return again
+    }
+
+    /// What the plan says of a task the feed skips (what it takes is not captured yet).
+    enum SkippedPlan {
+        /// Done, and stays so though what it takes is not captured again.
+        case done
+        /// Its line; `sends`: it is sent once its producer, sent again, captures its inputs.
+        case line(String, sends: Bool)
+    }
+
+    static func skippedPlan(
+        _ skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, held: Set<Int>
+    ) -> SkippedPlan {
+        if resume.done.contains(FNV1a.taskKey(job: job.name, task: skipped.id)) { return .done }
+        let names = job.tasks[skipped.spec].inputs.sorted()
+        let inputs = names.joined(separator: ", ")
+        let heldBy = names.compactMap { name in
+            job.tasks.firstIndex { $0.captures.contains { $0.name == name } }
+        }.first { held.contains($0) }
+        if let heldBy {
+            // Its producer is a write not sent again: the run skips it.
+            return .line(
+                "\(skipped.id)\t(not sent: \(inputs) is captured by \(job.tasks[heldBy].id), a write not sent again; naming that task with --task sends it again)",
+                sends: false)
+        }
+        return .line("\(skipped.id)\t(sent once \(inputs) is captured again)", sends: true)
     }
 
     /// Hands kept values to the plan's feed; whether every kept capture is still one of the

@@ -55,6 +55,17 @@ final class RecordsLedger: Sendable {
         }
     }
 
+    /// A task of `spec` the history counts as done, which did not build now (what it takes
+    /// was not captured again): as ``done(_:key:)`` when its file's path needs no values,
+    /// else as ``unknown(spec:task:)``.
+    func done(spec index: Int?, task: String, key: UInt64) {
+        guard let index, job.tasks.indices.contains(index), let rule = job.tasks[index].records
+        else { return }
+        let template = Template(rule.to)
+        guard template.variables.isEmpty else { return unknown(spec: index, task: task) }
+        done(RecordsTarget(rule: rule, path: RecordsRule.canonical(template.render([:]))), key: key)
+    }
+
     /// A task of `spec` whose file is unknown did not run: it did not build, or what it needed
     /// failed.
     func unknown(spec index: Int?, task: String) {

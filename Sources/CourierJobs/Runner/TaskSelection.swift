@@ -123,6 +123,11 @@ struct TaskSelection: Sendable {
         return .send(send)
     }
 
+    /// Whether a resume's history says an earlier run did the task `id`.
+    func wasDone(_ id: String) -> Bool {
+        !done.isEmpty && done.contains(FNV1a.taskKey(job: job, task: id))
+    }
+
     /// Whether this run reports a task that did not build or was skipped: every one, or in a
     /// replay or `--task` run, those it chose; and whether it counts it as found now.
     func claims(_ id: String) -> (claimed: Bool, found: Bool) {

@@ -84,6 +84,15 @@ extension JobRunner {
                 slots.reporter.report("\(error)")
                 slots.progress.taskFinished(ok: false, requests: 0)
                 cursor.feed?.finished(spec, ok: false, id: id)
+            case .skipped(let skipped) where slots.selection.wasDone(skipped.id):
+                // Done by an earlier run, and unbuildable now only because what it takes was
+                // not captured again (a login held as a write answered before): it stays
+                // done. Logged as skipped, it had undone the history's word for it.
+                slots.progress.taskAlreadyDone()
+                recordsLedger?.done(
+                    spec: skipped.spec, task: skipped.id,
+                    key: FNV1a.taskKey(job: job.name, task: skipped.id))
+                cursor.feed?.finished(skipped.spec, ok: true, id: skipped.id)
             case .skipped(let skipped):
                 recordsLedger?.unknown(spec: skipped.spec, task: skipped.id)
                 guard claims(skipped.id, slots) else {
