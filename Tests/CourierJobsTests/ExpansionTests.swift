@@ -184,6 +184,26 @@ struct ExpansionTests {
         #expect(
             spacedErrors.description.contains("a reference has no spaces: write ${env:NAME}"),
             "\(spacedErrors.description)")
+
+        // Typos a trial found sent as text: another separator, a space before the colon.
+        for (typo, message) in [
+            ("${env_public:TOKEN}", "did you mean ${env-public:…}?"),
+            ("${env.public:TOKEN}", "did you mean ${env-public:…}?"),
+            ("${ENV_PUBLIC:TOKEN}", "did you mean ${env-public:…}?"),
+            ("${env :TOKEN}", "a reference has no spaces: write ${env:NAME}"),
+            ("${env public:TOKEN}", "unknown reference"),
+        ] {
+            let text = Self.job(tasks: #"{"id": "a", "path": "/a", "query": {"q": "\#(typo)"}}"#)
+            let errors = try #require(throws: JobFileErrors.self) {
+                try Self.load(text, environment: ["TOKEN": "tok-1"])
+            }
+            #expect(errors.description.contains(message), "\(typo): \(errors.description)")
+        }
+        // `<redacted>` as a key is refused too.
+        let redactedKey = Self.job(
+            tasks: #"{"id": "a", "path": "/a", "query": {"<redacted>": "v"}}"#)
+        let keyErrors = try #require(throws: JobFileErrors.self) { try Self.load(redactedKey) }
+        #expect(keyErrors.errors.map(\.path) == ["tasks[0].query.<redacted>"], "\(keyErrors)")
     }
 
     /// In a path, an environment value is data: its `?` and `#` do not start a query or a

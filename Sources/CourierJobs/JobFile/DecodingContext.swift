@@ -128,7 +128,9 @@ final class DecodingContext {
                     at: node)
                 continue
             }
-            let hint = NodeReader.closest(to: found.kind.lowercased(), in: Self.referenceKinds)
+            let normalized = String(
+                found.kind.lowercased().map { $0 == "_" || $0 == "." ? "-" : $0 })
+            let hint = NodeReader.closest(to: normalized, in: Self.referenceKinds)
             error(
                 path,
                 "unknown reference ${\(found.kind):…}: expected ${env:NAME}, ${env-public:NAME} or ${file:PATH}"
@@ -137,21 +139,25 @@ final class DecodingContext {
         }
     }
 
-    /// The next `${kind:` in `text` (spaces after `${` allowed, and reported): what a reference,
-    /// or a typo of one, looks like. `${name}` without a colon is not one (a shell-like text).
+    /// The next `${kind:` in `text`: what a reference, or a typo of one, looks like. The kind
+    /// is up to 20 letters, digits, `-`, `_`, `.` and spaces, from a letter (`${env_public:`,
+    /// `${env :`, `${ env:`); `spaced` says a space was in it. `${name}` without a colon is
+    /// not one (a shell-like text).
     static func referenceShape(in text: Substring) -> (
         kind: String, spaced: Bool, end: Substring.Index
     )? {
         var rest = text
         while let open = rest.range(of: "${") {
             let after = rest[open.upperBound...]
-            let spaces = after.prefix { $0 == " " || $0 == "\t" }
-            let named = after.dropFirst(spaces.count)
-            let kind = named.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
             rest = after
-            let colon = named.dropFirst(kind.count)
-            guard !kind.isEmpty, colon.first == ":" else { continue }
-            return (String(kind), !spaces.isEmpty, colon.startIndex)
+            let written = after.prefix(21).prefix {
+                $0.isASCII && ($0.isLetter || $0.isNumber || "-_. \t".contains($0))
+            }
+            let colon = after.dropFirst(written.count)
+            let kind = written.filter { $0 != " " && $0 != "\t" }
+            guard colon.first == ":", written.count <= 20, kind.first?.isLetter == true
+            else { continue }
+            return (String(kind), kind.count != written.count, colon.startIndex)
         }
         return nil
     }

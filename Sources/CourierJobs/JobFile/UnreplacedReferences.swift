@@ -57,6 +57,12 @@ enum UnreplacedReferences {
             case .object(let members):
                 for member in members where !freeText.contains(member.key) {
                     let memberPath = path.isEmpty ? member.key : "\(path).\(member.key)"
+                    if member.key.contains(Redactor.placeholder) {
+                        context.error(
+                            memberPath,
+                            "a key holds \(Redactor.placeholder), which courier writes for a secret it left out: write the name the request needs",
+                            at: member.node)
+                    }
                     if references,
                         let found = DecodingContext.referenceShape(in: Substring(member.key))
                     {
