@@ -199,6 +199,12 @@ struct ExpansionTests {
             }
             #expect(errors.description.contains(message), "\(typo): \(errors.description)")
         }
+        // `${TOKEN}` as a shell writes it: the message says how to write it.
+        let shell = Self.job(tasks: #"{"id": "a", "path": "/a", "headers": {"X-K": "${TOKEN}"}}"#)
+        let shellErrors = try #require(throws: JobFileErrors.self) { try Self.load(shell) }
+        #expect(
+            shellErrors.description.contains("for an environment variable, write ${env:TOKEN}"),
+            "\(shellErrors)")
         // `<redacted>` as a key is refused too.
         let redactedKey = Self.job(
             tasks: #"{"id": "a", "path": "/a", "query": {"<redacted>": "v"}}"#)

@@ -53,6 +53,16 @@ enum CaptureLinker {
         return producer
     }
 
+    /// Whether a string of `node`, at any depth, holds `text`.
+    private static func holds(_ text: String, _ node: JSONNode) -> Bool {
+        switch node.value {
+        case .string(let value): value.contains(text)
+        case .array(let elements): elements.contains { holds(text, $0) }
+        case .object(let members): members.contains { holds(text, $0.node) }
+        default: false
+        }
+    }
+
     /// Resolves a task's `{name}` uses against the captures (its inputs) and checks its
     /// `foreach` captures; the captures its `auth` uses, which are credentials.
     private static func resolveUses(
@@ -64,9 +74,12 @@ enum CaptureLinker {
                 spec.inputs.insert(use.name)
                 if use.key.hasPrefix("auth.") { credentials.insert(use.name) }
             } else {
+                // `${TOKEN}`, as a shell writes it: an environment variable was meant.
+                let shell = Self.holds("${\(use.name)}", use.node)
                 context.error(
                     "\(spec.path).\(use.key)",
-                    "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it",
+                    "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it"
+                        + (shell ? "; for an environment variable, write ${env:\(use.name)}" : ""),
                     at: use.node)
             }
         }
