@@ -50,6 +50,7 @@ struct CurlFormatSecretTests {
                 #"{"id": "path", "path": "/p/${env:CURL_PATH}", "query": {"key": "\#(key)-path"}}"#,
                 task(
                     "short", #""auth": {"basic": {"user": "u", "password": "${env:CURL_SHORT}"}}"#),
+                task("text", #""method": "PUT", "body": "plain text, no type""#),
             ].joined(separator: ",\n"),
             extra: #""retry": {"maxAttempts": 1},"#)
         let run = try await space.run(backend: "curl", environment: environment)
@@ -121,6 +122,10 @@ struct CurlFormatSecretTests {
         #expect(
             paths.first?.path.hasPrefix("/p/Tok%22en/+&=%20$(id)%25x%41%3Fq=1%23f-") == true,
             "the secret's ? and # went in the path, encoded: \(paths.map(\.path))")
+        // A body the job gave no Content-Type goes without one from the script too.
+        let text = try await ServerHits.of("\(key)-text", on: space.server).requests
+        #expect(text.count == 2 && text[0].body == text[1].body, "\(text.map(\.body))")
+        #expect(text.allSatisfy { $0.header("Content-Type") == nil }, "\(text.map(\.headers))")
         let short = try await ServerHits.of("\(key)-short", on: space.server).requests
         #expect(short.count == 2, "short: the run's attempt and the command's")
         if short.count == 2 {

@@ -43,6 +43,18 @@ struct RedactorTests {
         }
     }
 
+    /// In a task's `url`, Foundation escapes a secret's `\` and space and, once it escapes
+    /// anything, its `%41` too: a form no decoding of the text gives back.
+    @Test(arguments: [#"ab\cd%41"#, #"a\c $d&e?f#g/h+i%20"#])
+    func aSecretAsAURLWritesItIsFound(secret: String) throws {
+        let redactor = Redactor(secrets: [secret])
+        for prefix in ["http://127.0.0.1:9/u/", "http://127.0.0.1:9/u?z="] {
+            let url = try #require(URL(string: prefix + secret)).absoluteString
+            let scrubbed = redactor.scrub(url)
+            #expect(scrubbed == prefix + "<redacted>", "\(url) → \(scrubbed)")
+        }
+    }
+
     @Test func shortValuesAreNotSearchedFor() {
         #expect(redactor.scrub("tab about ab") == "tab about ab")
     }

@@ -137,6 +137,9 @@ struct CurlCommand {
         if headers.contains("Accept-Encoding") { parts.append("--compressed") }
         var prefix = ""
         if let body = request.body {
+            // curl gives a body without one `application/x-www-form-urlencoded`: the run sent
+            // none, and the script sends what the run did.
+            if !headers.contains("Content-Type") { parts += ["-H", "\"Content-Type:\""] }
             parts.append("--data-binary")
             if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
                 parts.append(word(text, &usage))

@@ -1,4 +1,5 @@
 import Courier
+import Foundation
 
 /// Removes a run's secrets from every byte that leaves the process: log lines, stdout,
 /// stderr, dry-run plans and error messages. (Which headers and bodies hold a secret is
@@ -59,6 +60,13 @@ struct Redactor: Sendable {
             // a mix no decoding of the text gives back.
             patterns.insert(Array(PercentEncoding.path(secret).utf8))
             patterns.insert(Array(PercentEncoding.queryText(secret).utf8))
+            // And as Foundation writes it in a task's `url` (its own mix: `\` and a space
+            // escaped, `%41` escaped again whenever anything is), in a path and in a query.
+            for prefix in ["http://h/", "http://h/?"] {
+                if let url = URL(string: prefix + secret), url.absoluteString.hasPrefix(prefix) {
+                    patterns.insert(Array(url.absoluteString.utf8.dropFirst(prefix.utf8.count)))
+                }
+            }
         }
         return patterns.sorted { $0.count > $1.count }
     }
