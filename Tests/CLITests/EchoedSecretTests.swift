@@ -82,6 +82,45 @@ struct SecretsInTheLogStructureTests {
         #expect(try await ServerHits.of(key, on: space.server).count == 3)
     }
 
+    @Test("a value that puts a secret in a task's id makes no task, and the log never holds it")
+    func secretInAnID() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let secret = "idsecret-\(UUID().uuidString)"
+        try Data("plain\n\(secret)\n".utf8).write(
+            to: space.folder.appendingPathComponent("ids.txt"))
+        try space.writeJob(
+            tasks: #"""
+                {"id": "t-{v}", "path": "/echo", "query": {"s": "${env:SECRET}"},
+                 "foreach": {"v": {"lines": "ids.txt"}}}
+                """#)
+        // Values known when the file is read are checked then: nothing is sent.
+        let run = try await space.run(backend: "curl", environment: ["SECRET": secret])
+        #expect(run.status == 2, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("the task's id would hold a secret"), "\(run.stderr)")
+        #expect(!(run.stdout + run.stderr).contains(secret))
+        // The input holds it, by design; nothing courier wrote does.
+        try FileManager.default.removeItem(at: space.folder.appendingPathComponent("ids.txt"))
+        #expect(try space.everyWrittenByte().range(of: Data(secret.utf8)) == nil)
+
+        // A value captured while running: the task is not built, its line says the id
+        // redacted.
+        let key = FixtureServer.uniqueKey("idsecret")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/json", "query": {"key": "\#(key)", "v": "{{\"ids\": [\"plain\", \"\#(secret)\"]}}"},
+                 "capture": {"ids": {"json": "/ids/*"}}},
+                {"id": "t-{v}", "path": "/echo", "query": {"s": "${env:SECRET}"},
+                 "foreach": {"v": {"capture": "ids"}}}
+                """#)
+        let captured = try await space.run(backend: "curl", environment: ["SECRET": secret])
+        #expect(captured.status == 1, "\(captured.stdout)\(captured.stderr)")
+        let tasks = Set(try space.logLines().compactMap { $0["task"] as? String })
+        #expect(tasks == ["list", "t-plain", "t-<redacted>"], "\(tasks)")
+        #expect(!(captured.stdout + captured.stderr).contains(secret))
+        #expect(try space.everyWrittenByte().range(of: Data(secret.utf8)) == nil)
+    }
+
     @Test("a secret too short to redact safely is warned about")
     func shortSecretWarning() async throws {
         let space = try JobWorkspace()

@@ -19,6 +19,12 @@ enum TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
+        if !job.secrets.isEmpty, !SecretInTaskID.secrets(in: id, spec: spec, job: job).isEmpty {
+            return error(
+                "id",
+                "the task's id would hold a secret (a value put it there): ids are written in logs as they are; build the id from another value"
+            )
+        }
         let bindings = withSince(bindings, spec: spec, cursor: cursors[id])
         let query = templates.query.map {
             URLQueryItem(name: $0.name, value: $0.value.render(bindings))
@@ -195,6 +201,12 @@ extension TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
+        if !job.secrets.isEmpty, !SecretInTaskID.secrets(in: id, spec: spec, job: job).isEmpty {
+            return error(
+                "id",
+                "the task's id would hold a secret (a value put it there): ids are written in logs as they are; build the id from another value"
+            )
+        }
         // Validated with the start value: the cursors are the run's, read later.
         let bindings = withSince(bindings, spec: spec, cursor: nil)
         if let problem = oversized(templates, bindings: bindings, id: id, target: spec.target) {

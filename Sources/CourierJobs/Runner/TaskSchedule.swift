@@ -122,7 +122,9 @@ struct TaskSchedule {
             return .task(task)
         case .failure(let error):
             let id = TaskBuilder.id(of: job.tasks[index], bindings: bindings)
-            return .failure(error, spec: index, id: id)
+            return .failure(
+                error, spec: index,
+                id: SecretInTaskID.redacted(id, spec: job.tasks[index], job: job))
         }
     }
 

@@ -1,0 +1,24 @@
+/// A task id that would hold a secret: ids are the log's structure, written as they are (so
+/// that a secret equal to an id's own text, `user` in `user-{n}`, leaves the log readable),
+/// so a secret that a value puts in one (a `lines` file, a capture) must never make a task.
+enum SecretInTaskID {
+    /// The secrets (4 bytes or longer, as the log searches) that `id` holds and the spec's id
+    /// template does not write itself.
+    static func secrets(in id: String, spec: TaskSpec, job: Job) -> [String] {
+        guard !job.secrets.isEmpty else { return [] }
+        let written = Template(spec.id).parts.compactMap { part -> String? in
+            if case .text(let text) = part { return text }
+            return nil
+        }.joined()
+        return job.secrets.filter {
+            $0.utf8.count >= Redactor.minimumLength && id.contains($0) && !written.contains($0)
+        }
+    }
+
+    /// `id` with each of those secrets written `<redacted>`: what a failure's line may say.
+    static func redacted(_ id: String, spec: TaskSpec, job: Job) -> String {
+        secrets(in: id, spec: spec, job: job).sorted { $0.utf8.count > $1.utf8.count }.reduce(id) {
+            $0.replacingOccurrences(of: $1, with: Redactor.placeholder)
+        }
+    }
+}
