@@ -15,6 +15,15 @@ enum SecretInTaskID {
         }
     }
 
+    /// Why a task with `id` is not made, when the id holds such a secret.
+    static func problem(_ id: String, spec: TaskSpec, job: Job) -> String? {
+        guard !job.secrets.isEmpty, !secrets(in: id, spec: spec, job: job).isEmpty else {
+            return nil
+        }
+        return
+            "the task's id would hold a secret (a value put it there): ids are written in logs as they are; build the id from another value"
+    }
+
     /// `id` with each of those secrets written `<redacted>`: what a failure's line may say.
     static func redacted(_ id: String, spec: TaskSpec, job: Job) -> String {
         secrets(in: id, spec: spec, job: job).sorted { $0.utf8.count > $1.utf8.count }.reduce(id) {

@@ -19,11 +19,8 @@ enum TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
-        if !job.secrets.isEmpty, !SecretInTaskID.secrets(in: id, spec: spec, job: job).isEmpty {
-            return error(
-                "id",
-                "the task's id would hold a secret (a value put it there): ids are written in logs as they are; build the id from another value"
-            )
+        if let problem = SecretInTaskID.problem(id, spec: spec, job: job) {
+            return error("id", problem)
         }
         let bindings = withSince(bindings, spec: spec, cursor: cursors[id])
         let query = templates.query.map {
@@ -201,11 +198,8 @@ extension TaskBuilder {
         }
         let templates = spec.compiled ?? CompiledTemplates(spec)
         let id = templates.id.render(bindings)
-        if !job.secrets.isEmpty, !SecretInTaskID.secrets(in: id, spec: spec, job: job).isEmpty {
-            return error(
-                "id",
-                "the task's id would hold a secret (a value put it there): ids are written in logs as they are; build the id from another value"
-            )
+        if let problem = SecretInTaskID.problem(id, spec: spec, job: job) {
+            return error("id", problem)
         }
         // Validated with the start value: the cursors are the run's, read later.
         let bindings = withSince(bindings, spec: spec, cursor: nil)
