@@ -66,7 +66,10 @@ struct RequestTimeTests {
             ((try JSONSerialization.jsonObject(with: Data(har.stdout.utf8)) as? [String: Any])?[
                 "log"] as? [String: Any])?["entries"] as? [[String: Any]])
         #expect(entries.count == 6)
-        for (entry, line) in zip(entries, lines) {
+        // Entries are oldest first, not in the log's order: each is paired with its task's line.
+        for entry in entries {
+            let task = (entry["_courier"] as? [String: Any])?["task"] as? String
+            let line = try #require(lines.first { $0["task"] as? String == task }, "\(entry)")
             let started = try #require((entry["startedDateTime"] as? String).flatMap(Self.date))
             let stamp = try #require((line["ts"] as? String).flatMap(Self.date))
             let waited = (line["blockedMs"] as? NSNumber)?.doubleValue ?? 0
