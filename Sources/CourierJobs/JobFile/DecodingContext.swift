@@ -124,7 +124,7 @@ final class DecodingContext {
             if found.spaced, Self.referenceKinds.contains(found.kind) {
                 error(
                     path,
-                    "a reference has no spaces: write ${\(found.kind):NAME} (as it stands it would be sent as text)",
+                    "a reference has no spaces: write ${\(found.kind):\(found.kind == "file" ? "PATH" : "NAME")} (as it stands it would be sent as text)",
                     at: node)
                 continue
             }
