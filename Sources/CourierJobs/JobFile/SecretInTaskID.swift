@@ -5,14 +5,18 @@ enum SecretInTaskID {
     /// The secrets (4 bytes or longer, as the log searches) that `id` holds and the spec's id
     /// template does not write itself.
     static func secrets(in id: String, spec: TaskSpec, job: Job) -> [String] {
-        guard !job.secrets.isEmpty else { return [] }
-        let written = Template(spec.id).parts.compactMap { part -> String? in
+        // Every task of a job with secrets passes here: the id's own text is read only for
+        // an id that holds one.
+        let held = job.secrets.filter {
+            $0.utf8.count >= Redactor.minimumLength && id.contains($0)
+        }
+        guard !held.isEmpty else { return [] }
+        let written = (spec.compiled?.id ?? Template(spec.id)).parts.compactMap {
+            part -> String? in
             if case .text(let text) = part { return text }
             return nil
         }.joined()
-        return job.secrets.filter {
-            $0.utf8.count >= Redactor.minimumLength && id.contains($0) && !written.contains($0)
-        }
+        return held.filter { !written.contains($0) }
     }
 
     /// Why a task with `id` is not made, when the id holds such a secret.
