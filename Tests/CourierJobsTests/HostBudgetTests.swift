@@ -100,6 +100,42 @@ struct HostBudgetTests {
         #expect(budget.admit(now: 1_006.8, lease: 30) == .askAgain(after: 1_008.7 - 1_006.8))
     }
 
+    @Test("a new window's quota leaves out the requests still under way from the last one")
+    func requestsUnderWayCount() {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 30, ticket: 1)
+        #expect(budget.inFlight.keys.sorted() == [1], "the probe is under way")
+        budget.learn(
+            status: 200, headers: Self.quota(3, reset: 2, limit: 4), now: 1_000.1,
+            date: Self.date, sentAt: 1_000, ticket: 1)
+        #expect(budget.inFlight.isEmpty)
+        // Three go at the end of the window; one is answered, two are still under way (their
+        // process was slow to send them) when the window ends and a probe learns the next.
+        for ticket: UInt64 in [2, 3, 4] {
+            _ = budget.admit(now: 1_001.9, lease: 30, ticket: ticket)
+        }
+        budget.learn(
+            status: 200, headers: Self.quota(0, reset: 1, limit: 4), now: 1_002,
+            date: Self.date, sentAt: 1_001.9, ticket: 2)
+        #expect(budget.admit(now: 1_003, lease: 30, ticket: 5) == .send(wait: 0), "a probe")
+        budget.learn(
+            status: 200, headers: Self.quota(3, reset: 2, limit: 4), now: 1_003.1,
+            date: Self.date, sentAt: 1_003, ticket: 5)
+        // The host said 3 left before the two reached it: 1 is what may go.
+        #expect(budget.quota == HostBudget.Quota(remaining: 1, resetAt: 1_005.1, limit: 4))
+        // A request that failed, or whose process was killed (its lease ran out), stops counting.
+        budget.learn(status: nil, headers: HTTPHeaders(), now: 1_003.2, date: Self.date, ticket: 3)
+        #expect(budget.inFlight.keys.sorted() == [4])
+        _ = budget.admit(now: 1_032, lease: 30, ticket: 6)
+        #expect(budget.inFlight.keys.sorted() == [6])
+        // A host left open counts nothing: its budget document is not rewritten per request.
+        var open = HostBudget()
+        _ = open.admit(now: 1_000, lease: 30, ticket: 1)
+        open.learn(status: 200, headers: HTTPHeaders(), now: 1_000, date: Self.date, ticket: 1)
+        _ = open.admit(now: 1_001, lease: 30, ticket: 2)
+        #expect(open.inFlight.isEmpty)
+    }
+
     @Test("a host that announces no quota is left open for a while, then probed again")
     func openHost() {
         var budget = HostBudget()
@@ -137,6 +173,8 @@ struct HostBudgetTests {
             $0.learn(status: 200, headers: Self.quota(3, reset: 10), now: 1_000, date: Self.date)
         }
         #expect(try store.update(origin) { $0.quota?.remaining } == 3)
+        _ = try store.update(origin) { $0.admit(now: 1_000, lease: 30, ticket: 1 << 60 + 7) }
+        #expect(try store.update(origin) { $0.inFlight } == [1 << 60 + 7: 1_030])
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         let document = try #require(files.first { $0.hasSuffix(".json") })
         try Data("{not json".utf8).write(to: folder.appendingPathComponent(document))

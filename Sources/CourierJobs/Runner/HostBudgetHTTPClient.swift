@@ -22,11 +22,15 @@ struct HostBudgetHTTPClient: HTTPClient {
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let origin = Origin(request.url) else { return try await wrapped.perform(request) }
         var waited = 0.0
+        // Counts the request as under way in the budget until its answer (``HostBudget``).
+        let ticket = UInt64.random(in: 1...UInt64.max)
         while true {
             let now = time.date().timeIntervalSince1970
             let admission: HostBudget.Admission
             do {
-                admission = try store.update(origin) { $0.admit(now: now, lease: lease) }
+                admission = try store.update(origin) {
+                    $0.admit(now: now, lease: lease, ticket: ticket)
+                }
             } catch {
                 warn("the shared host budget cannot be kept (\(error)); requests go unshared")
                 return try await wrapped.perform(request)
@@ -40,7 +44,9 @@ struct HostBudgetHTTPClient: HTTPClient {
             // The attempt's `blockedMs` counts it, with the rate limit's wait.
             if wait > 0 { RateLimitWaits.current?.withLock { $0 += wait } }
             if let maxDelay, waited > maxDelay {
-                if case .send = admission { learn(origin, status: nil, headers: HTTPHeaders()) }
+                if case .send = admission {
+                    learn(origin, status: nil, headers: HTTPHeaders(), ticket: ticket)
+                }
                 throw HTTPError(
                     .throttled,
                     "not sent: its host's shared budget would hold it \(Int(waited.rounded(.up))) s, more than maxDelay \(Int(maxDelay)) s (the budget is \(store.file(for: origin).path); remove it to forget what the host said)",
@@ -50,7 +56,9 @@ struct HostBudgetHTTPClient: HTTPClient {
                 do {
                     try await time.sleep(for: .seconds(wait))
                 } catch {
-                    if case .send = admission { learn(origin, status: nil, headers: HTTPHeaders()) }
+                    if case .send = admission {
+                        learn(origin, status: nil, headers: HTTPHeaders(), ticket: ticket)
+                    }
                     throw HTTPError(
                         .cancelled, "cancelled while waiting for the host", url: request.displayURL)
                 }
@@ -62,20 +70,25 @@ struct HostBudgetHTTPClient: HTTPClient {
         do {
             response = try await wrapped.perform(request)
         } catch {
-            learn(origin, status: nil, headers: HTTPHeaders())
+            learn(origin, status: nil, headers: HTTPHeaders(), ticket: ticket)
             throw error
         }
-        learn(origin, status: response.status, headers: response.headers, sentAt: sentAt)
+        learn(
+            origin, status: response.status, headers: response.headers, sentAt: sentAt,
+            ticket: ticket)
         return response
     }
 
     private func learn(
-        _ origin: Origin, status: Int?, headers: HTTPHeaders, sentAt: Double? = nil
+        _ origin: Origin, status: Int?, headers: HTTPHeaders, sentAt: Double? = nil,
+        ticket: UInt64
     ) {
         let (now, date) = (time.date().timeIntervalSince1970, time.date())
         do {
             try store.update(origin) {
-                $0.learn(status: status, headers: headers, now: now, date: date, sentAt: sentAt)
+                $0.learn(
+                    status: status, headers: headers, now: now, date: date, sentAt: sentAt,
+                    ticket: ticket)
             }
         } catch {
             warn("the shared host budget cannot be kept (\(error)); requests go unshared")

@@ -17,6 +17,8 @@ import Foundation
 ///   quota, so that five processes starting together do not send five bursts. The probe holds
 ///   its place for a lease only: a process killed while probing blocks no one for longer. A
 ///   host whose answers announce no quota is left open for ``openFor`` seconds.
+/// - Requests sent under a quota or as probes are counted until answered: a new window's quota
+///   is what the host announced less those still under way (below).
 struct HostBudget: Sendable, Equatable {
     /// Until when the host asked for nothing.
     var pausedUntil: Double?
@@ -31,6 +33,14 @@ struct HostBudget: Sendable, Equatable {
     /// When the last window the budget knew of ends, kept after it is over: an answer to a
     /// request sent before it, read after it, tells nothing of a new window (below).
     var windowEnd: Double?
+    /// Requests admitted under a quota or as a probe and not yet answered, by ticket: until
+    /// when each counts (its admission's lease, so that a killed process's requests stop
+    /// counting). An answer that tells a new window's quota was written before these reached
+    /// the host, or while they did: seen on a loaded machine, a request admitted at the end of
+    /// a window left its process only after the next window's probe was answered, and the
+    /// window got one request more than its quota. They are taken from that quota; when some
+    /// had reached the host first, the window is one or two requests short, never over.
+    var inFlight: [UInt64: Double] = [:]
 
     struct Quota: Sendable, Equatable {
         var remaining: Int
@@ -55,8 +65,22 @@ struct HostBudget: Sendable, Equatable {
     }
 
     /// Takes a place for a request at `now`; `lease`: how long a probe may hold the others
-    /// (the request's timeout).
-    mutating func admit(now: Double, lease: Double) -> Admission {
+    /// (the request's timeout); `ticket`: the request's own number, which its answer gives back
+    /// to ``learn(status:headers:now:date:sentAt:ticket:)`` (nil: not counted as under way).
+    mutating func admit(now: Double, lease: Double, ticket: UInt64? = nil) -> Admission {
+        forgetExpiredFlights(now: now)
+        let admission = decide(now: now, lease: lease)
+        if let ticket, case .send(let wait) = admission, quota != nil || probeUntil != nil {
+            inFlight[ticket] = now + wait + lease
+        }
+        return admission
+    }
+
+    private mutating func forgetExpiredFlights(now: Double) {
+        if !inFlight.isEmpty { inFlight = inFlight.filter { $0.value > now } }
+    }
+
+    private mutating func decide(now: Double, lease: Double) -> Admission {
         var earliest = now
         if let until = pausedUntil {
             if until > now { earliest = until } else { pausedUntil = nil }
@@ -86,9 +110,12 @@ struct HostBudget: Sendable, Equatable {
     /// new window and lowers what is left of the current one, no quota at all leaves the host
     /// open for a while.
     mutating func learn(
-        status: Int?, headers: HTTPHeaders, now: Double, date: Date, sentAt: Double? = nil
+        status: Int?, headers: HTTPHeaders, now: Double, date: Date, sentAt: Double? = nil,
+        ticket: UInt64? = nil
     ) {
         probeUntil = nil
+        if let ticket { inFlight[ticket] = nil }
+        forgetExpiredFlights(now: now)
         guard let status else { return }
         if status == 429 || status == 503, let value = headers["Retry-After"],
             let seconds = RetryAfter.seconds(from: value, now: date)
@@ -122,6 +149,10 @@ struct HostBudget: Sendable, Equatable {
             // four. The next request learns the new window instead (a probe).
             quota = nil
             return
+        } else {
+            // A new window: the requests still under way may reach the host after this answer
+            // was written (the host counts them, the answer does not).
+            remaining = max(0, remaining - inFlight.count)
         }
         quota = Quota(remaining: remaining, resetAt: resetAt, limit: announced.limit)
         windowEnd = resetAt

@@ -95,6 +95,13 @@ struct HostBudgetStore: Sendable {
         budget.openUntil = number("openUntil", in: members)
         budget.nextSlot = number("nextSlot", in: members)
         budget.windowEnd = number("windowEnd", in: members)
+        if case .object(let flights)? = members.first(where: { $0.key == "inFlight" })?.node.value {
+            for flight in flights {
+                if let ticket = UInt64(flight.key), case .number(let until) = flight.node.value {
+                    budget.inFlight[ticket] = until
+                }
+            }
+        }
         if case .object(let quota)? = members.first(where: { $0.key == "quota" })?.node.value {
             let fields = quota.map { ($0.key, $0.node) }
             if let remaining = number("remaining", in: fields),
@@ -123,6 +130,11 @@ struct HostBudgetStore: Sendable {
             ]
             if let limit = quota.limit { fields.append(("limit", .int(limit))) }
             members.append(("quota", .object(fields)))
+        }
+        if !budget.inFlight.isEmpty {
+            let flights = budget.inFlight.sorted { $0.key < $1.key }
+            members.append(
+                ("inFlight", .object(flights.map { (String($0.key), .double($0.value)) })))
         }
         return StateDocument.bytes(members)
     }
