@@ -201,6 +201,64 @@ struct KeptCapturesTests {
                 $0["event"] as? String == "task.skipped" && $0["task"] as? String == "ok"
             })
         #expect(try await ServerHits.of("\(key)-ok", on: space.server).count == 1)
+
+        // `--resume --task login` names the held write: the plan and the run send it, and
+        // count only it (the run said "1 task, 2 ok, -1 failed": it counted `ok`, done and
+        // not chosen, as done).
+        let namedPlan = try await space.run(
+            ["--resume", "--task", "login", "--dry-run"], backend: "curl")
+        #expect(namedPlan.stdout.contains("login\tPOST "), "\(namedPlan.stdout)")
+        #expect(namedPlan.stdout.contains("resume: 1 task to send"), "\(namedPlan.stdout)")
+        #expect(!namedPlan.stdout.contains("(not sent"), "\(namedPlan.stdout)")
+        let named = try await space.run(["--resume", "--task", "login"], backend: "curl")
+        #expect(named.stdout.contains("1 task, 1 ok, 0 failed, 1 request"), "\(named.stdout)")
+        // `replay --job --all` holds the login and cannot build `ok`: it stays done.
+        let all = try await CourierBinary.run(
+            [
+                "replay", "--job", "job.json", "--all", "--log-dir", space.logs.path,
+                "--no-progress",
+            ],
+            directory: space.folder)
+        #expect(all.status == 1, "\(all.stdout)\(all.stderr)")
+        let after = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(
+            after.stdout.contains("2 done by earlier runs"),
+            "a replay that held the login undid the done tasks: \(after.stdout)")
+    }
+
+    /// A resume sends a done login again for its secret token (never kept); tonight the login
+    /// fails. It was done, and stays so: the history of the night only gains. Before, the
+    /// resume made it failed, and the history said 2 tasks not done where 1 was.
+    @Test("a done login a resume sends again, failing now, stays done; so do the tasks it fed")
+    func resentLoginFails() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "wilting-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/wilting", "query": {"key": "\#(key)", "ok": "1"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "ok", "path": "/echo", "query": {"key": "\#(key)-ok"}, "headers": {"X-Token": "{token}"}},
+                {"id": "use", "path": "/flaky", "query": {"key": "\#(key)-use", "fail": "5"},
+                 "headers": {"X-Token": "{token}"}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.stdout.contains("3 tasks, 2 ok, 1 failed"), "\(night.stdout)")
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.status == 1)
+        #expect(
+            resume.stdout.contains("the job's history: 1 task not done"),
+            "\(resume.stdout)\(resume.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 2, "sent again")
+        let replay = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replay.status == 1)
+        #expect(try await ServerHits.of(key, on: space.server).count == 3, "sent again")
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        // The login again (for its token), and `use`; `ok` is done.
+        #expect(plan.stdout.contains("2 tasks to send, 1 done by earlier runs"), "\(plan.stdout)")
+        #expect(try await ServerHits.of("\(key)-ok", on: space.server).count == 1)
     }
 
     @Test("replay --job --dry-run counts a task whose path takes a token captured again")

@@ -36,7 +36,7 @@ struct TaskSelectionTests {
     static func said(_ verdict: TaskSelection.Verdict) -> String {
         switch verdict {
         case .otherShard: "other shard"
-        case .done: "done"
+        case .done(let found): "done" + (found ? ", found" : "")
         case .reuseKept(let run): "reuse \(run)"
         case .notChosen: "not chosen"
         case .send(let send):

@@ -34,6 +34,8 @@ Routes (any method):
   /status/<code>              that status
   /headers-repeated           repeated X-Multi and Set-Cookie response fields
   /flaky?key&fail=N&status=S  status S (503) for the first N requests of key, then 200
+  /wilting?key&ok=N&status=S  200 with {"token": "tok-KEY"} for the first N requests of key,
+                              then status S (503): a login that works one night, not the next
   /retry-after?key&times=N&seconds=S|date=1
                               429 with Retry-After for the first N requests of key, then 200
   /slow?ms=N[&key&after=K]    answers after N ms (with after: N ms after /host-pause sent K's
@@ -503,6 +505,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.reply_json(int(arg("status", "503")), {"attempt": count, "ok": False})
             else:
                 self.reply_json(200, {"attempt": count, "ok": True})
+        elif route == "/wilting":
+            if count <= int(arg("ok", "1")):
+                self.reply_json(200, {"attempt": count, "token": "tok-" + key})
+            else:
+                self.reply_json(int(arg("status", "503")), {"attempt": count, "ok": False})
         elif route == "/retry-after":
             if count <= int(arg("times", "1")):
                 seconds = int(arg("seconds", "1"))

@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `courier run JOB --resume --dry-run`: the requests the resume would send, found as the run
 /// finds them (the same task feed, in the same order), with nothing sent.
 ///
@@ -34,9 +40,9 @@ enum ResumePlan {
                 }
                 defer { feed.finished(index, ok: true, id: task.id) }
                 let planned = plan(
-                    task, spec: spec, job: job, resume: resume, shard: options.shard, feed: feed)
+                    task, spec: spec, job: job, resume: resume, options: options, feed: feed)
                 switch planned {
-                case .otherShard: continue
+                case .otherShard, .notChosen: continue
                 case .done: done += 1
                 case .kept: done += 1
                 case .sent, .resent: sent += 1
@@ -56,6 +62,7 @@ enum ResumePlan {
                 }
             case .skipped(let skipped):
                 defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
+                if !chosen(skipped.id, options: options) { continue }
                 switch skippedPlan(skipped, job: job, resume: resume, held: heldProducers) {
                 case .done: done += 1
                 case .line(let line, let sends):
@@ -70,6 +77,7 @@ enum ResumePlan {
                 break loop
             }
         }
+        var fansOut = false
         for spec in job.tasks {
             guard let source = spec.captureSource,
                 let producer = job.tasks.firstIndex(where: {
@@ -79,10 +87,11 @@ enum ResumePlan {
             let line =
                 "\(spec.id) for each of \(source.capture) (captured by \(job.tasks[producer].path) as it runs; children done by earlier runs are not sent)\t\(spec.method) \(RunCommand.describe(spec.target, baseURL: job.baseURL))\(RunCommand.describe(spec.query))"
             guard console.output(line.showingControlCharacters) else { return }
+            fansOut = true
         }
         let backend = options.backend ?? job.backend
         console.output(
-            "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(unknownProducers.isEmpty ? "" : " (and the children of what they capture)"), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+            "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
     }
 
@@ -90,6 +99,9 @@ enum ResumePlan {
     enum Planned {
         /// Another shard's: not this plan's.
         case otherShard
+        /// Not chosen by `--task`, and capturing nothing the chosen ones may need: not this
+        /// plan's.
+        case notChosen
         /// Done by an earlier run: not sent, not listed.
         case done
         /// Done, and its kept values handed on: not sent, listed as such.
@@ -104,7 +116,7 @@ enum ResumePlan {
         /// The plan's line for it, if it has one.
         func line(task: ExpandedTask, spec: TaskSpec, job: Job) -> String? {
             switch self {
-            case .otherShard, .done: return nil
+            case .otherShard, .notChosen, .done: return nil
             case .held(let reason): return "\(task.id)\t(not sent: \(reason))"
             case .resent(let run):
                 return
@@ -154,12 +166,14 @@ enum ResumePlan {
     /// Decides what the resume does with `task`, handing its kept values to `feed` when it
     /// takes them instead of sending it.
     static func plan(
-        _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: RunHistory, shard: Shard?,
+        _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: RunHistory, options: RunOptions,
         feed: TaskFeed
     ) -> Planned {
-        if let shard, !shard.runs(taskID: task.id, capturing: spec.hasCaptures) {
+        if let shard = options.shard, !shard.runs(taskID: task.id, capturing: spec.hasCaptures) {
             return .otherShard
         }
+        // `--task`, as the run chooses: the tasks named, and every one that captures.
+        if !spec.hasCaptures, !chosen(task.id, options: options) { return .notChosen }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
         let sending: Planned
         if !resume.done.contains(key) {
@@ -175,12 +189,19 @@ enum ResumePlan {
         }
         // A write is sent again only as the run's rule says (``WriteRule``).
         guard let keyed = WriteRule.keyed(task, in: job) else { return sending }
-        switch WriteRule.decide(task: task.id, fact: resume.writes[key], keyed: keyed, named: false)
+        switch WriteRule.decide(
+            task: task.id, fact: resume.writes[key], keyed: keyed,
+            named: options.named.contains(task.id))
         {
         case .send: return sending
         case .sendWithKey(let run): return .resent(unknownIn: run)
         case .hold(let reason): return .held(reason)
         }
+    }
+
+    /// Whether `--task` (none: every task) chooses the task `id`.
+    static func chosen(_ id: String, options: RunOptions) -> Bool {
+        options.only.isEmpty || options.only.contains { fnmatch($0, id, 0) == 0 }
     }
 
     /// The tasks `wanted` names, built as a run builds them: the job's expansion, with the

@@ -39,11 +39,16 @@ struct JobHistory: Equatable {
             else { return nil }
             return RunStart(
                 path: path, time: first.time,
-                completesEarlier: !first.replayOf.isEmpty || !first.resumedFrom.isEmpty
-                    || first.replayFrom != nil,
+                completesEarlier: completesEarlier(first),
                 shard: shard(fromName: name))
         }
         return select(starts)
+    }
+
+    /// Whether the run whose `run.start` is `first` completes earlier runs: a replay, a resume
+    /// or a run of chosen tasks (`run --task` logs `replayFrom` `job`).
+    static func completesEarlier(_ first: LogLine) -> Bool {
+        !first.replayOf.isEmpty || !first.resumedFrom.isEmpty || first.replayFrom != nil
     }
 
     /// The rule, as a pure function of the runs' first lines.

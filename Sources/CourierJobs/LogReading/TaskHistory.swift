@@ -18,6 +18,11 @@ import Foundation
 /// - `retry` and `page` lines, unless they are a task's last word (a killed run): the task is
 ///   then not done.
 ///
+/// And a run that completes earlier ones (a resume, a replay, `run --task`) never undoes a
+/// task they did: a done task it sends again (a login, for its token; a task named with
+/// `--task`; `replay --all`) and that fails, or is skipped, stays done. Its outputs from the
+/// run that did it stand, and the night's history only gains. Only a plain run starts afresh.
+///
 /// Memory: a 64-bit key per finished-ok task; whole lines only for tasks whose final outcome
 /// is not `ok` (or for every task, when `keepAllFinals`), which are the ones a replay sends.
 struct TaskHistory {
@@ -34,6 +39,9 @@ struct TaskHistory {
     private(set) var lastEndChecks: [DataCheckVerdict.Failure] = []
     /// Replays rebuilt from the log alone, whose lines decide nothing.
     private(set) var logOnlyReplays: Set<String> = []
+    /// Runs that complete earlier ones (``JobHistory/RunStart/completesEarlier``): their
+    /// failures leave done tasks done.
+    private(set) var completingRuns: Set<String> = []
     /// Skips whose id is still a template (`c{id}`: the parent failed before its values
     /// came), as globs, with their keys in `finals`. A later run's line for any task the
     /// template covers means the children were reached, and the skip no longer stands.
@@ -73,6 +81,7 @@ struct TaskHistory {
         if line.event == LogEvent.runStart {
             if !runs.contains(line.run) { runs.append(line.run) }
             if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
+            if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
             return
         }
         // Every write counts, a log-only replay's too: what it sent, it sent.
@@ -96,6 +105,9 @@ struct TaskHistory {
             if !keepRunsOf.isEmpty, keepRunsOf.contains(where: { fnmatch($0, task, 0) == 0 }) {
                 okRuns[key] = line.run
             }
+        } else if done.contains(key), completingRuns.contains(line.run) {
+            // Sent again by a run that completes the one that did it: it stays done.
+            return
         } else {
             // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
             done.remove(key)

@@ -142,10 +142,13 @@ extension JobRunner {
         {
             let (missing, held) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name))
-            // This run's tasks that are not done count too, though no line may say so: a run
+            // This run's tasks it never reached count too, though no line may say so: a run
             // stopped before it reached a task wrote none for it, and the history looked
-            // complete ("every task done" after a resume cut by its deadline).
-            summary.missing = max(missing, summary.total - summary.ok)
+            // complete ("every task done" after a resume cut by its deadline). Those it
+            // reached have their lines in the history, which decides (a done task sent again
+            // for its captures, failing now, stays done there).
+            let counts = finishing.progress.snapshot
+            summary.missing = max(missing, counts.total - counts.done)
             summary.missingHeld = held
         } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
             !options.logToStandardOutput, !summary.logVanished

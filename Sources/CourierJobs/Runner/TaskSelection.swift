@@ -28,8 +28,9 @@ struct TaskSelection: Sendable {
     enum Verdict {
         /// Another shard's task.
         case otherShard
-        /// Done by an earlier run, and it captures nothing: not sent.
-        case done
+        /// Done by an earlier run, and it captures nothing: not sent; `found`: as
+        /// ``Send/found`` (a `--resume --task` pattern chose it).
+        case done(found: Bool)
         /// Done by an earlier run, and it captures: the values that run kept stand in for it
         /// when they can be had; else it is decided again by ``sending(_:capturing:)``.
         case reuseKept(run: String)
@@ -71,7 +72,12 @@ struct TaskSelection: Sendable {
         // A task's key is a hash of its id: made only when there is a history to look it up in.
         if !done.isEmpty || !okRuns.isEmpty {
             let key = FNV1a.taskKey(job: job, task: task.id)
-            if !capturing, done.contains(key) { return .done }
+            if !capturing, done.contains(key) {
+                // `--resume --task`: counted only when chosen (the total counts the chosen).
+                guard chosen != nil else { return .done(found: false) }
+                let (claimed, found) = claims(task.id)
+                return claimed ? .done(found: found) : .notChosen
+            }
             if capturing, let run = okRuns[key] { return .reuseKept(run: run) }
         }
         return sending(task, capturing: capturing, keyed: keyed)

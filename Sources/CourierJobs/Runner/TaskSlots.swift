@@ -84,10 +84,12 @@ extension JobRunner {
                 slots.reporter.report("\(error)")
                 slots.progress.taskFinished(ok: false, requests: 0)
                 cursor.feed?.finished(spec, ok: false, id: id)
-            case .skipped(let skipped) where slots.selection.wasDone(skipped.id):
+            case .skipped(let skipped)
+            where slots.selection.chosen == nil && slots.selection.wasDone(skipped.id):
                 // Done by an earlier run, and unbuildable now only because what it takes was
                 // not captured again (a login held as a write answered before): it stays
-                // done. Logged as skipped, it had undone the history's word for it.
+                // done, without a line. (A `--task` run settles it below: counted and logged
+                // only when chosen; the history keeps it done either way.)
                 slots.progress.taskAlreadyDone()
                 recordsLedger?.done(
                     spec: skipped.spec, task: skipped.id,
@@ -136,7 +138,8 @@ extension JobRunner {
         case .otherShard:
             slots.progress.taskInOtherShard()
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-        case .done:
+        case .done(let found):
+            if found { slots.progress.tasksFound(1) }
             slots.progress.taskAlreadyDone()
             settledRecords(of: task, done: true)
             keepWindow(of: task)
