@@ -93,6 +93,41 @@ struct KeptCapturesTests {
         }
     }
 
+    /// `run --task` and a done listing whose run kept its ids: named, it is sent (it was not,
+    /// and the run said no task matched `list`); not named, its kept ids stand in, and the
+    /// plan says so (it listed the listing as sent).
+    @Test("run --task sends a done listing it names; one it does not name stays unsent, as planned")
+    func taskRunAndKeptListing() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "named-\(UUID().uuidString)"
+        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
+        _ = try await space.run(backend: "curl")
+        #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
+
+        let otherPlan = try await space.run(["--task", "other", "--dry-run"], backend: "curl")
+        #expect(otherPlan.stdout.contains("list\t(not sent: run "), "\(otherPlan.stdout)")
+        let other = try await space.run(["--task", "other"], backend: "curl")
+        #expect(other.stdout.contains("1 task, 1 ok, 0 failed, 1 request"), "\(other.stdout)")
+        #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
+
+        let listPlan = try await space.run(["--task", "list", "--dry-run"], backend: "curl")
+        #expect(listPlan.stdout.contains("list\tGET "), "\(listPlan.stdout)")
+        let list = try await space.run(["--task", "list"], backend: "curl")
+        #expect(list.status == 0, "\(list.stdout)\(list.stderr)")
+        #expect(list.stdout.contains("1 task, 1 ok, 0 failed, 3 requests"), "\(list.stdout)")
+        #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 6)
+
+        // A resume of the children only: the listing's kept ids stand in, uncounted.
+        let childrenPlan = try await space.run(
+            ["--resume", "--task", "item-*", "--dry-run"], backend: "curl")
+        #expect(
+            childrenPlan.stdout.contains("resume: 6 tasks to send, 0 done by earlier runs"),
+            "\(childrenPlan.stdout)")
+        let children = try await space.run(["--resume", "--task", "item-*"], backend: "curl")
+        #expect(children.stdout.contains("6 tasks, 6 ok, 0 failed"), "\(children.stdout)")
+    }
+
     @Test("without its kept file, or with one of another run, the listing is fetched again")
     func fallsBackToSending() async throws {
         let space = try JobWorkspace()

@@ -113,6 +113,22 @@ struct TaskSelectionTests {
         #expect(selection.chosen?.unmatched == [])
     }
 
+    /// A done task that captures, whose run kept its values: a `--task` run that names it sends
+    /// it; one that does not name it takes the kept values. `--resume --task` counts a done
+    /// task only when it chose it.
+    @Test func aTaskRunSendsADoneCapturingTaskItNames() throws {
+        let tasks = try Self.tasks()
+        let named = Self.selection(okRuns: ["login": "r1"], globs: ["login"])
+        #expect(
+            Self.said(named.verdict(on: tasks["login"]!, capturing: true))
+                == "send without records, found")
+        let other = Self.selection(okRuns: ["login": "r1"], globs: ["plain-2"])
+        #expect(Self.said(other.verdict(on: tasks["login"]!, capturing: true)) == "reuse r1")
+        let resume = Self.selection(done: ["plain-1", "plain-2"], globs: ["plain-2"])
+        #expect(Self.said(resume.verdict(on: tasks["plain-1"]!, capturing: false)) == "not chosen")
+        #expect(Self.said(resume.verdict(on: tasks["plain-2"]!, capturing: false)) == "done, found")
+    }
+
     @Test func aShardOfATaskRunSendsOnlyItsOwnChosenTasks() throws {
         let tasks = try Self.tasks()
         let chosenEverywhere = (0..<2).map { index in

@@ -44,7 +44,8 @@ enum ResumePlan {
                 switch planned {
                 case .otherShard, .notChosen: continue
                 case .done: done += 1
-                case .kept: done += 1
+                // Not chosen by `--task`, it is not counted (the run does not count it).
+                case .kept: if chosen(task.id, options: options) { done += 1 }
                 case .sent, .resent: sent += 1
                 case .held:
                     // A write answered before is done as well (the run counts it both ways).

@@ -112,6 +112,17 @@ extension RunCommand {
             {
                 continue
             }
+            // `--task`: a task that captures, not chosen, whose values a run kept is not sent:
+            // they stand in for it (``TaskSelection``).
+            if !options.only.isEmpty, capturing,
+                !options.only.contains(where: { fnmatch($0, task.id, 0) == 0 }),
+                let run = options.history?.okRuns[FNV1a.taskKey(job: job.name, task: task.id)],
+                KeptCaptures.load(job: job, task: task.id, run: run) != nil
+            {
+                let line = "\(task.id)\t(not sent: run \(run) kept what it captures)"
+                guard console.output(line.showingControlCharacters) else { return }
+                continue
+            }
             let everyShard = options.shard != nil && capturing
             inShard += 1
             if let writes = options.writes,

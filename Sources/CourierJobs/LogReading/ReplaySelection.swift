@@ -121,6 +121,12 @@ final class ReplaySelection: Sendable {
         return task
     }
 
+    /// Whether the replay selects the task `id` (by its id or a pattern), nothing marked.
+    func selects(id: String) -> Bool {
+        entries[FNV1a.taskKey(job: job, task: id)] != nil
+            || patterns.contains { fnmatch($0.glob, id, 0) == 0 }
+    }
+
     /// Whether the replay selects a task that could not be built or was skipped: it then
     /// gets its line (failed or skipped) in place of a request, and counts as found.
     func claims(id: String) -> Bool {

@@ -78,7 +78,13 @@ struct TaskSelection: Sendable {
                 let (claimed, found) = claims(task.id)
                 return claimed ? .done(found: found) : .notChosen
             }
-            if capturing, let run = okRuns[key] { return .reuseKept(run: run) }
+            // A task `run --task` chose is sent, though kept values could stand in for it:
+            // its name asked for it (it was never sent, and the run said no task matched).
+            if capturing, let run = okRuns[key],
+                !(done.isEmpty && chosen?.selects(id: task.id) == true)
+            {
+                return .reuseKept(run: run)
+            }
         }
         return sending(task, capturing: capturing, keyed: keyed)
     }

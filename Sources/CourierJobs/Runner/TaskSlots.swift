@@ -125,9 +125,11 @@ extension JobRunner {
         if case .reuseKept(let run) = verdict {
             if reuseKeptCaptures(of: task, run: run, slots) {
                 // Its values go to the tasks that wait for them, and it is not sent again. A
-                // resume counts it as done; a replay or `--task` run, which did not choose it,
-                // not at all.
-                if slots.selection.chosen == nil { slots.progress.taskAlreadyDone() }
+                // resume counts it as done (`--resume --task` when it chose it); a replay or
+                // `--task` run that did not choose it, not at all.
+                let (claimed, found) = slots.selection.claims(task.id)
+                if found { slots.progress.tasksFound(1) }
+                if claimed { slots.progress.taskAlreadyDone() }
                 settledRecords(of: task, done: true)
                 slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
                 return nil
