@@ -19,6 +19,14 @@ struct SecretsEverywhereTests {
             // As a job's URL writes it in a path and in a query text: a `%41` the secret holds
             // stays, the rest is escaped.
             PercentEncoding.path(secret), PercentEncoding.queryText(secret),
+            // As a `url` sends it in its query: data, `&`, `=`, `+`, `#` and spaces encoded,
+            // then the whole URL made valid.
+            PercentEncoding.urlText(
+                secret.replacingOccurrences(of: "&", with: "%26")
+                    .replacingOccurrences(of: "=", with: "%3D")
+                    .replacingOccurrences(of: "+", with: "%2B")
+                    .replacingOccurrences(of: "#", with: "%23")
+                    .replacingOccurrences(of: " ", with: "%20")),
         ]
         if let json = try? JSONEncoder().encode(secret),
             let text = String(data: json, encoding: .utf8)
@@ -50,6 +58,7 @@ struct SecretsEverywhereTests {
                 {"id": "broken", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/?api_key=${env:API_KEY}",
                  "headers": {"X-Api-Key": "${env:API_KEY}"}},
                 {"id": "inpath", "path": "/echo/${env:PATH_SECRET}", "query": {"key": "\#(key)"}},
+                {"id": "inurl", "url": "\#(space.server.baseURL.absoluteString)/echo/${env:PATH_SECRET}?key=\#(key)&s=${env:PATH_SECRET}&n=1"},
                 {"id": "injson", "method": "POST", "path": "/status/500", "query": {"key": "\#(key)"},
                  "json": {"s": "${env:BODY_SECRET}"}},
                 {"id": "inbody", "method": "POST", "path": "/status/500", "query": {"key": "\#(key)"},

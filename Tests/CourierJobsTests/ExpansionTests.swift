@@ -214,6 +214,24 @@ struct ExpansionTests {
 
     /// In a path, an environment value is data: its `?` and `#` do not start a query or a
     /// fragment; its `/` and `%XX` stay (a prefix, an escape of its own).
+    /// In a `url`, an environment value is encoded as the part it lands in asks: in the
+    /// path as in `path`; in the query as data (its `&`, `=`, `+`, `#` and spaces encoded, its
+    /// `%41` kept); at the start as it is (a base URL). The whole text is made valid without
+    /// Foundation's repair, which had sent `%41` as `%2541` once a space was in the URL.
+    @Test func aURLEnvironmentValueIsDataWhereItLands() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks: #"""
+                    {"id": "a", "url": "${env-public:BASE}/a/${env:V}?k=${env:V}&n=1#${env:V}"}
+                    """#),
+            environment: ["BASE": "http://127.0.0.1:9/x%2Fy", "V": "a%41b&c=d#e f+g?h"])
+        let task = try #require(try Self.expand(job).first)
+        #expect(
+            task.request.url.absoluteString
+                == "http://127.0.0.1:9/x%2Fy/a/a%41b&c=d%23e%20f+g%3Fh?k=a%41b%26c%3Dd%23e%20f%2Bg?h&n=1#a%41b&c=d%23e%20f+g?h"
+        )
+    }
+
     @Test func aPathEnvironmentValueKeepsItsQuestionMarkInThePath() throws {
         let job = try Self.load(
             Self.job(tasks: #"{"id": "a", "path": "/a/${env:SEG}/b", "query": {"k": "v"}}"#),

@@ -16,6 +16,15 @@ package enum PercentEncoding {
         escapingStrayPercents(encode(path, keeping: pathAllowed))
     }
 
+    /// A whole URL's text made valid for `URL(string:)`, changing nothing it means: what no
+    /// part of a URL may hold (a space, a quote, a non-ASCII letter) is encoded, and a `%`
+    /// that starts no `%XX` escape; reserved characters and escapes stay. Foundation's own
+    /// repair of such text encodes every `%` once one character is invalid, so `a%41 b`
+    /// would be sent as `a%2541%20b`.
+    package static func urlText(_ url: String) -> String {
+        escapingStrayPercents(encode(url, keeping: urlAllowed))
+    }
+
     /// UTF-8 bytes outside `allowed` as `%XX` (uppercase hex), as Foundation's
     /// `addingPercentEncoding` does; byte tables because building a `CharacterSet` per call
     /// was most of the cost of building a job's request.
@@ -55,6 +64,9 @@ package enum PercentEncoding {
     private static let queryAllowed = table(unreservedCharacters + "!$&'()*+,/:;=?@%")
     /// Foundation's `urlPathAllowed` (no `;`), plus `%`, minus `?` and `#`.
     private static let pathAllowed = table(unreservedCharacters + "!$&'()*+,/:=@%")
+
+    /// RFC 3986's unreserved and reserved characters, plus `%` (escapes are kept).
+    private static let urlAllowed = table(unreservedCharacters + ":/?#[]@!$&'()*+,;=%")
 
     /// `%` that does not start a `%XX` escape becomes `%25`: `/sale/50%` is the path
     /// `/sale/50%25`, while `/a%20b` keeps its escape. (URLComponents traps on a bare `%`.)

@@ -26,6 +26,9 @@ struct JobKey: Sendable {
         /// A URL path: an environment value's `?` and `#` are encoded, as data
         /// (``DecodingContext/resolveEnvironment(_:path:at:template:inPath:)``).
         case urlPath
+        /// A whole URL (`url`): an environment value is encoded as the part of the URL it
+        /// lands in asks (``DecodingContext/urlData(_:after:)``).
+        case wholeURL
     }
 
     let name: String
@@ -33,6 +36,7 @@ struct JobKey: Sendable {
     let templated: Bool
     let env: Bool
     let urlPath: Bool
+    let wholeURL: Bool
 
     init(_ name: String, _ type: ValueType, _ traits: Trait...) {
         self.init(name, type, traits)
@@ -44,6 +48,7 @@ struct JobKey: Sendable {
         templated = traits.contains { if case .templated = $0 { true } else { false } }
         env = traits.contains { if case .env = $0 { true } else { false } }
         urlPath = traits.contains { if case .urlPath = $0 { true } else { false } }
+        wholeURL = traits.contains { if case .wholeURL = $0 { true } else { false } }
     }
 }
 
@@ -185,7 +190,7 @@ enum JobKeys {
             JobKey("id", .string, .templated),
             JobKey("method", .string),
             JobKey("path", .string, .templated, .env, .urlPath),
-            JobKey("url", .string, .templated, .env),
+            JobKey("url", .string, .templated, .env, .wholeURL),
             JobKey("query", .object, .templated, .env),
             JobKey("headers", .object, .templated, .env),
             JobKey("json", .any, .templated, .env),

@@ -64,7 +64,8 @@ struct NodeReader {
     private func resolved(_ text: String, key: JobKey, path: String, at node: JSONNode) -> String {
         key.env
             ? context.resolveEnvironment(
-                text, path: path, at: node, template: key.templated, inPath: key.urlPath)
+                text, path: path, at: node, template: key.templated, inPath: key.urlPath,
+                inURL: key.wholeURL)
             : text
     }
 

@@ -316,7 +316,7 @@ extension TaskBuilder {
         -> Result<URL, Problem>
     {
         let text = template.render(bindings)
-        guard let url = Origin.httpURL(text) else {
+        guard let url = Origin.httpURL(PercentEncoding.urlText(text)) else {
             return .failure(
                 Problem(
                     key: "url",
