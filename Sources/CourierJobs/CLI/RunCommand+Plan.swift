@@ -112,14 +112,7 @@ extension RunCommand {
             {
                 continue
             }
-            // `--task`: a task that captures, not chosen, whose values a run kept is not sent:
-            // they stand in for it (``TaskSelection``).
-            if !options.only.isEmpty, capturing,
-                !options.only.contains(where: { fnmatch($0, task.id, 0) == 0 }),
-                let run = options.history?.okRuns[FNV1a.taskKey(job: job.name, task: task.id)],
-                KeptCaptures.load(job: job, task: task.id, run: run) != nil
-            {
-                let line = "\(task.id)\t(not sent: run \(run) kept what it captures)"
+            if let line = keptInstead(task, capturing: capturing, job: job, options: options) {
                 guard console.output(line.showingControlCharacters) else { return }
                 continue
             }
@@ -144,6 +137,19 @@ extension RunCommand {
         }
         guard fanOuts(upTo: job.tasks.count) else { return }
         console.output(planSummary(job, total: total, inShard: inShard, options: options))
+    }
+
+    /// `--task`: the line of a task that captures, not chosen, whose values a run kept: it is
+    /// not sent, they stand in for it (``TaskSelection``); `nil` for any other task.
+    static func keptInstead(
+        _ task: ExpandedTask, capturing: Bool, job: Job, options: RunOptions
+    ) -> String? {
+        guard !options.only.isEmpty, capturing,
+            !options.only.contains(where: { fnmatch($0, task.id, 0) == 0 }),
+            let run = options.history?.okRuns[FNV1a.taskKey(job: job.name, task: task.id)],
+            KeptCaptures.load(job: job, task: task.id, run: run) != nil
+        else { return nil }
+        return "\(task.id)\t(not sent: run \(run) kept what it captures)"
     }
 
     /// The plan's last line: how many tasks, where, how.
