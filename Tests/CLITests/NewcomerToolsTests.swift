@@ -44,6 +44,45 @@ struct NewcomerToolsTests {
         #expect(badName.stderr.contains("expects a file name like nightly.json"))
     }
 
+    /// `${TOKEN}` written as a shell would, in a JSON body or a raw body: courier sends it as
+    /// written (a template literal's `${total}` is text a job may mean), and `validate` and
+    /// the dry run say so, naming `${env:TOKEN}`; a run off the terminal (cron) says nothing.
+    @Test("a shell's ${NAME} in a body: sent as written; validate and the dry run warn")
+    func shellStyleReference() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shell")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "a", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
+                 "json": {"token": "${API_TOKEN}", "tpl": "${total} items"}},
+                {"id": "b", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
+                 "body": "x=${SECRET_1}"}
+                """#)
+        let validate = try await CourierBinary.run(
+            ["validate", "job.json"], directory: space.folder)
+        #expect(validate.status == 0, "\(validate.stderr)")
+        for (path, name) in [("tasks[0].json.token", "API_TOKEN"), ("tasks[1].body", "SECRET_1")] {
+            #expect(
+                validate.stderr.contains(
+                    "warning: job.json:"),
+                "\(validate.stderr)")
+            #expect(
+                validate.stderr.contains(
+                    "\(path): \"${\(name)}\" is sent as text, as written (courier does not read a shell's references); for the environment variable, write ${env:\(name)}"
+                ), "\(validate.stderr)")
+        }
+        #expect(!validate.stderr.contains("total"), "\(validate.stderr)")
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.stderr.contains("write ${env:API_TOKEN}"), "\(plan.stderr)")
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 0)
+        #expect(!run.stderr.contains("warning"), "\(run.stderr)")
+        let bodies = try await ServerHits.of(key, on: space.server).requests.map(\.body)
+        #expect(
+            Set(bodies) == [#"{"token":"${API_TOKEN}","tpl":"${total} items"}"#, "x=${SECRET_1}"])
+    }
+
     @Test("run --task sends the chosen tasks and what they need, and joins the job's history")
     func runChosenTasks() async throws {
         let space = try JobWorkspace()

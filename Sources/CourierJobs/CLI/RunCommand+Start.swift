@@ -65,6 +65,10 @@ extension RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         warnAboutShortSecrets(job, console: console)
+        // On a terminal only, as the note below: cron would mail a text a job means, nightly.
+        if isatty(STDERR_FILENO) == 1 || arguments.dryRun {
+            for note in job.notes { console.error("courier: warning: \(note)") }
+        }
         if (options.backend ?? job.backend) == .urlsession, isatty(STDERR_FILENO) == 1 {
             // On a terminal only: cron mails whatever a job prints on stderr, every night.
             console.error(

@@ -19,6 +19,7 @@ enum ValidateCommand {
         let tasks: Int?
         let fanOuts: Int
         let errors: [JobFileError]
+        var notes: [JobFileError] = []
     }
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -56,6 +57,7 @@ enum ValidateCommand {
                     Console.output(
                         "\(outcome.file): ok (\(total) task\(total == 1 ? "" : "s")\(more))")
                 }
+                for note in outcome.notes { Console.error("courier: warning: \(note)") }
                 for error in outcome.errors { Console.error("courier: \(error)") }
             }
         }
@@ -69,7 +71,8 @@ enum ValidateCommand {
             let job = try JobDecoder.load(argument: argument)
             let total = try JobValidator.validate(job)
             let fanOuts = job.tasks.filter { $0.captureSource != nil }.count
-            return Outcome(file: file, tasks: total, fanOuts: fanOuts, errors: [])
+            return Outcome(
+                file: file, tasks: total, fanOuts: fanOuts, errors: [], notes: job.notes)
         } catch {
             return Outcome(file: file, tasks: nil, fanOuts: 0, errors: error.errors)
         }

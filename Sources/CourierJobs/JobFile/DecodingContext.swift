@@ -9,6 +9,9 @@ final class DecodingContext {
     /// The job file's folder: relative `${file:…}` paths start there.
     let folder: URL
     private(set) var errors: [JobFileError] = []
+    /// What does not stop the job but is likely a mistake (``UnreplacedReferences``): said by
+    /// `validate`, and by `run` on a terminal.
+    private(set) var notes: [JobFileError] = []
     /// The `baseURL` is there but its reference could not be resolved (an error says so): the
     /// tasks' paths are not also told they need one.
     var baseURLUnresolved = false
@@ -44,6 +47,12 @@ final class DecodingContext {
 
     func error(_ path: String, _ message: String, at node: JSONNode?) {
         errors.append(
+            JobFileError(
+                file: file, path: path, message: message, line: node?.line, column: node?.column))
+    }
+
+    func note(_ path: String, _ message: String, at node: JSONNode?) {
+        notes.append(
             JobFileError(
                 file: file, path: path, message: message, line: node?.line, column: node?.column))
     }

@@ -57,6 +57,9 @@ struct Job: Sendable {
     var sha256: String
     /// Every value that came from `${env:…}`, and the auth secrets: never logged.
     var secrets: Set<String>
+    /// What reading the file found likely mistaken without stopping the job (a shell's
+    /// `${NAME}` sent as text): `validate` says it, and `run` on a terminal.
+    var notes: [JobFileError] = []
 }
 
 extension Job {

@@ -111,7 +111,10 @@ enum JobDecoder {
         context.windowOverride = window
         let job = decodeJob(root, file: file, data: data, context: context)
         UnreplacedReferences.check(root, references: context.errors.isEmpty, context: context)
-        if let job, context.errors.isEmpty { return job }
+        if var job, context.errors.isEmpty {
+            job.notes = context.notes
+            return job
+        }
         // Messages quote values, and a value may have come from ${env:…}.
         throw JobFileErrors(errors: context.errors).scrubbed(
             with: Redactor(secrets: context.secrets))

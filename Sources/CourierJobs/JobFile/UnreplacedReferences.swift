@@ -29,6 +29,26 @@ enum UnreplacedReferences {
 
     private static let freeText: Set<String> = ["description", "$schema"]
 
+    /// The first `NAME` of a `${NAME}` in `text` written as a shell names an environment
+    /// variable (capitals, digits and `_`, not starting with a digit): text to courier, which
+    /// a job likely meant as `${env:NAME}`. A JavaScript template literal's `${total}` is not
+    /// one.
+    static func shellStyleName(in text: String) -> String? {
+        var rest = Substring(text)
+        while let start = rest.range(of: "${") {
+            rest = rest[start.upperBound...]
+            guard let end = rest.firstIndex(of: "}") else { return nil }
+            let name = rest[..<end]
+            let isName =
+                !name.isEmpty && name.first.map { !$0.isNumber } == true
+                && name.allSatisfy {
+                    ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0)
+                }
+            if isName { return String(name) }
+        }
+        return nil
+    }
+
     private struct Walk {
         let references: Bool
         let context: DecodingContext
@@ -42,6 +62,12 @@ enum UnreplacedReferences {
                         "holds \(Redactor.placeholder), which courier writes for a secret it left out (an imported or logged request): put a ${env:NAME} or ${file:PATH} reference in its place",
                         at: node)
                     return
+                }
+                if let name = shellStyleName(in: text) {
+                    context.note(
+                        path,
+                        "\"${\(name)}\" is sent as text, as written (courier does not read a shell's references); for the environment variable, write ${env:\(name)}",
+                        at: node)
                 }
                 guard references, !context.replacedAt.contains(SourcePosition(node)),
                     let found = DecodingContext.referenceShape(in: Substring(text))
