@@ -232,6 +232,20 @@ struct ExpansionTests {
         )
     }
 
+    /// `<redacted>` is what courier writes for a secret it left out: a reference whose value
+    /// holds it was copied from a log, and would send that word for the secret.
+    @Test func aReferenceWhoseValueIsRedactedIsAnError() throws {
+        let text = Self.job(
+            tasks: #"{"id": "a", "path": "/a", "headers": {"Authorization": "Bearer ${env:T}"}}"#)
+        let errors = try #require(throws: JobFileErrors.self) {
+            try Self.load(text, environment: ["T": "<redacted>"])
+        }
+        #expect(
+            errors.description.contains(
+                "tasks[0].headers.Authorization: ${env:T} holds <redacted>, which courier writes for a secret it left out"
+            ), "\(errors)")
+    }
+
     @Test func aPathEnvironmentValueKeepsItsQuestionMarkInThePath() throws {
         let job = try Self.load(
             Self.job(tasks: #"{"id": "a", "path": "/a/${env:SEG}/b", "query": {"k": "v"}}"#),

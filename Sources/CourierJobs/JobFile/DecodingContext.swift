@@ -101,6 +101,15 @@ final class DecodingContext {
             }
             let name = String(rest[start.range.upperBound..<end])
             if let value = value(of: kind, name, path: path, at: node) {
+                if value.contains(Redactor.placeholder) {
+                    // Copied from a log, a plan or an imported job: the server would get that
+                    // word for the secret.
+                    error(
+                        path,
+                        "${\(kind):\(name)} holds \(Redactor.placeholder), which courier writes for a secret it left out: set it to the secret itself",
+                        at: node)
+                    return result
+                }
                 if kind != "env-public" { addSecret(value) }
                 if template, value.contains(Template.environmentBrace) {
                     error(
