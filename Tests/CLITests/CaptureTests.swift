@@ -277,6 +277,20 @@ struct CaptureTests {
                 "GET \(space.server.baseURL.absoluteString)/sync/users/{id}?key=plan"),
             "\(plan.stdout)")
         #expect(!plan.stdout.contains("hunter22"))
+
+        // A capture in a URL is shown as {name}, not percent-encoded: it is not known yet.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/json", "query": {"v": "{{\"t\": \"x\"}}"},
+                 "capture": {"token": {"json": "/t"}}},
+                {"id": "use", "path": "/echo/{token}", "query": {"t": "{token}"}}
+                """#)
+        let inURL = try await space.run(["--dry-run"], backend: "curl")
+        #expect(
+            inURL.stdout.contains(
+                "use\tGET \(space.server.baseURL.absoluteString)/echo/{token}?t={token}\t(uses token)"
+            ),
+            "\(inURL.stdout)")
     }
 }
 

@@ -126,7 +126,7 @@ extension RunCommand {
                 continue
             }
             var line =
-                "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+                "\(task.id)\t\(task.request.method) \(showingInputs(task.request.displayURL.absoluteString, of: spec))"
             if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
             if let rule = task.paginate { line += "\t" + describe(rule) }
             if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
@@ -178,6 +178,14 @@ extension RunCommand {
     }
 
     /// What a spec captures and waits for, for the plan.
+    /// `url` with each capture `spec` takes, not known before running, shown as `{name}`
+    /// (the URL holds it percent-encoded, `%7Bname%7D`).
+    static func showingInputs(_ url: String, of spec: TaskSpec) -> String {
+        spec.inputs.reduce(url) {
+            $0.replacingOccurrences(of: "%7B\($1)%7D", with: "{\($1)}")
+        }
+    }
+
     static func notes(_ spec: TaskSpec) -> String {
         var notes: [String] = []
         if !spec.inputs.isEmpty {
