@@ -25,6 +25,30 @@ package enum PercentEncoding {
         escapingStrayPercents(encode(url, keeping: urlAllowed))
     }
 
+    /// A value put in a URL's path as data: its `?` and `#` encoded, which would start a query
+    /// or a fragment; `/` and `%XX` kept, for a value that is a path prefix or encoded already.
+    package static func dataInPath(_ value: String) -> String {
+        value.replacingOccurrences(of: "?", with: "%3F").replacingOccurrences(of: "#", with: "%23")
+    }
+
+    /// A value put in a URL's query as data: its `&`, `=`, `+`, `#` and spaces encoded, which
+    /// would split it, start another parameter, read as a space or end the query; `%XX` kept,
+    /// as in a path.
+    package static func dataInQuery(_ value: String) -> String {
+        var data = ""
+        for character in value {
+            switch character {
+            case "&": data += "%26"
+            case "=": data += "%3D"
+            case "+": data += "%2B"
+            case "#": data += "%23"
+            case " ": data += "%20"
+            default: data.append(character)
+            }
+        }
+        return data
+    }
+
     /// UTF-8 bytes outside `allowed` as `%XX` (uppercase hex), as Foundation's
     /// `addingPercentEncoding` does; byte tables because building a `CharacterSet` per call
     /// was most of the cost of building a job's request.

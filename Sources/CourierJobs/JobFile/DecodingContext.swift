@@ -119,10 +119,8 @@ final class DecodingContext {
                     return result
                 }
                 var data = value
-                if inPath { data = Self.pathData(data) }
+                if inPath { data = PercentEncoding.dataInPath(data) }
                 if inURL { data = Self.urlData(data, after: result) }
-                // As sent, so that the log's redaction finds it in the URL.
-                if kind != "env-public", data != value { addSecret(data) }
                 result +=
                     template
                     ? data.replacingOccurrences(of: "{", with: Template.environmentBrace) : data
@@ -133,34 +131,15 @@ final class DecodingContext {
         return result + rest
     }
 
-    /// A value in a URL's path: its `?` and `#` encoded, which would start a query or a
-    /// fragment; `/` and `%XX` kept.
-    static func pathData(_ value: String) -> String {
-        value.replacingOccurrences(of: "?", with: "%3F").replacingOccurrences(of: "#", with: "%23")
-    }
-
     /// A value that lands in a `url` after `before` (the URL's text before it): at its start
-    /// as it is (a base URL); in its path as ``pathData(_:)``; in its query as data, its `&`,
-    /// `=`, `+`, `#` and spaces encoded, which would split the value, start another parameter,
-    /// read as a space or end the query. `%XX` stays there too, as in a path, for a value
-    /// encoded already.
+    /// as it is (a base URL); in its path and its query as ``PercentEncoding`` says
+    /// (``PercentEncoding/dataInPath(_:)``, ``PercentEncoding/dataInQuery(_:)``).
     static func urlData(_ value: String, after before: String) -> String {
         if before.isEmpty { return value }
         // A fragment, which is never sent, holds no second `#`.
         if before.contains("#") { return value.replacingOccurrences(of: "#", with: "%23") }
-        guard before.contains("?") else { return pathData(value) }
-        var data = ""
-        for character in value {
-            switch character {
-            case "&": data += "%26"
-            case "=": data += "%3D"
-            case "+": data += "%2B"
-            case "#": data += "%23"
-            case " ": data += "%20"
-            default: data.append(character)
-            }
-        }
-        return data
+        return before.contains("?")
+            ? PercentEncoding.dataInQuery(value) : PercentEncoding.dataInPath(value)
     }
 
     /// Records an error for a `${kind:…}` whose kind is none of ``referenceKinds`` (`${evn:…}`,

@@ -60,8 +60,12 @@ struct Redactor: Sendable {
             // a mix no decoding of the text gives back.
             patterns.insert(Array(PercentEncoding.path(secret).utf8))
             patterns.insert(Array(PercentEncoding.queryText(secret).utf8))
-            // And as Foundation writes it in a task's `url` (its own mix: `\` and a space
-            // escaped, `%41` escaped again whenever anything is), in a path and in a query.
+            // As a task's `url` sends an environment value, in its path and its query.
+            patterns.insert(Array(PercentEncoding.urlText(PercentEncoding.dataInPath(secret)).utf8))
+            patterns.insert(
+                Array(PercentEncoding.urlText(PercentEncoding.dataInQuery(secret)).utf8))
+            // And as Foundation writes it in a URL (its own mix: `\` and a space escaped, `%41`
+            // escaped again whenever anything is), in a path and in a query.
             for prefix in ["http://h/", "http://h/?"] {
                 if let url = URL(string: prefix + secret), url.absoluteString.hasPrefix(prefix) {
                     patterns.insert(Array(url.absoluteString.utf8.dropFirst(prefix.utf8.count)))
