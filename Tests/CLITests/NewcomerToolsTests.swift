@@ -57,12 +57,15 @@ struct NewcomerToolsTests {
                 {"id": "a", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
                  "json": {"token": "${API_TOKEN}", "tpl": "${total} items"}},
                 {"id": "b", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
-                 "body": "x=${SECRET_1}"}
+                 "body": "x=${SECRET_1}&y=${SECOND}"}
                 """#)
         let validate = try await CourierBinary.run(
             ["validate", "job.json"], directory: space.folder)
         #expect(validate.status == 0, "\(validate.stderr)")
-        for (path, name) in [("tasks[0].json.token", "API_TOKEN"), ("tasks[1].body", "SECRET_1")] {
+        for (path, name) in [
+            ("tasks[0].json.token", "API_TOKEN"), ("tasks[1].body", "SECRET_1"),
+            ("tasks[1].body", "SECOND"),
+        ] {
             #expect(
                 validate.stderr.contains(
                     "warning: job.json:"),
@@ -80,7 +83,9 @@ struct NewcomerToolsTests {
         #expect(!run.stderr.contains("warning"), "\(run.stderr)")
         let bodies = try await ServerHits.of(key, on: space.server).requests.map(\.body)
         #expect(
-            Set(bodies) == [#"{"token":"${API_TOKEN}","tpl":"${total} items"}"#, "x=${SECRET_1}"])
+            Set(bodies) == [
+                #"{"token":"${API_TOKEN}","tpl":"${total} items"}"#, "x=${SECRET_1}&y=${SECOND}",
+            ])
     }
 
     @Test("run --task sends the chosen tasks and what they need, and joins the job's history")

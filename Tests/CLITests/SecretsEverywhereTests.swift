@@ -58,6 +58,7 @@ struct SecretsEverywhereTests {
                 {"id": "broken", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/?api_key=${env:API_KEY}",
                  "headers": {"X-Api-Key": "${env:API_KEY}"}},
                 {"id": "inpath", "path": "/echo/${env:PATH_SECRET}", "query": {"key": "\#(key)"}},
+                {"id": "inpathquery", "path": "/echo?key=\#(key)&s=${env:PATH_SECRET}&n=1"},
                 {"id": "inurl", "url": "\#(space.server.baseURL.absoluteString)/echo/${env:PATH_SECRET}?key=\#(key)&s=${env:PATH_SECRET}&n=1"},
                 {"id": "injson", "method": "POST", "path": "/status/500", "query": {"key": "\#(key)"},
                  "json": {"s": "${env:BODY_SECRET}"}},

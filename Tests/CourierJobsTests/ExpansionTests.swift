@@ -246,6 +246,19 @@ struct ExpansionTests {
             ), "\(errors)")
     }
 
+    /// A `path` that holds its query: a value after the `?` is a query value, as in a `url`
+    /// (a trial saw `?x=${env:V}&y=1` reach the server as three parameters).
+    @Test func aPathEnvironmentValueInItsQueryIsOneValue() throws {
+        let job = try Self.load(
+            Self.job(tasks: #"{"id": "a", "path": "/a/${env:V}?x=${env:V}&y=1"}"#),
+            environment: ["V": "a&b#c%41d e+f=g?h"])
+        let task = try #require(try Self.expand(job).first)
+        #expect(
+            task.request.url.absoluteString
+                == "http://127.0.0.1:9/api/a/a&b%23c%41d%20e+f=g%3Fh?x=a%26b%23c%41d%20e%2Bf%3Dg?h&y=1"
+        )
+    }
+
     @Test func aPathEnvironmentValueKeepsItsQuestionMarkInThePath() throws {
         let job = try Self.load(
             Self.job(tasks: #"{"id": "a", "path": "/a/${env:SEG}/b", "query": {"k": "v"}}"#),

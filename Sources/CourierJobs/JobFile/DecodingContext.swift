@@ -119,7 +119,13 @@ final class DecodingContext {
                     return result
                 }
                 var data = value
-                if inPath { data = PercentEncoding.dataInPath(data) }
+                if inPath {
+                    // A `path` may hold its query (`/a?x=${env:V}`): there the value is a
+                    // query value.
+                    data =
+                        result.contains("?")
+                        ? PercentEncoding.dataInQuery(data) : PercentEncoding.dataInPath(data)
+                }
                 if inURL { data = Self.urlData(data, after: result) }
                 result +=
                     template

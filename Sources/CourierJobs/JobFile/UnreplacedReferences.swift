@@ -29,24 +29,25 @@ enum UnreplacedReferences {
 
     private static let freeText: Set<String> = ["description", "$schema"]
 
-    /// The first `NAME` of a `${NAME}` in `text` written as a shell names an environment
-    /// variable (capitals, digits and `_`, not starting with a digit): text to courier, which
-    /// a job likely meant as `${env:NAME}`. A JavaScript template literal's `${total}` is not
-    /// one.
-    static func shellStyleName(in text: String) -> String? {
+    /// Each `NAME` of a `${NAME}` in `text` written as a shell names an environment variable
+    /// (capitals, digits and `_`, not starting with a digit): text to courier, which a job
+    /// likely meant as `${env:NAME}`. A JavaScript template literal's `${total}` is not one.
+    static func shellStyleNames(in text: String) -> [String] {
+        var names: [String] = []
         var rest = Substring(text)
         while let start = rest.range(of: "${") {
             rest = rest[start.upperBound...]
-            guard let end = rest.firstIndex(of: "}") else { return nil }
+            guard let end = rest.firstIndex(of: "}") else { break }
             let name = rest[..<end]
             let isName =
                 !name.isEmpty && name.first.map { !$0.isNumber } == true
                 && name.allSatisfy {
                     ("A"..."Z").contains($0) || $0 == "_" || ("0"..."9").contains($0)
                 }
-            if isName { return String(name) }
+            if isName { names.append(String(name)) }
+            rest = rest[rest.index(after: end)...]
         }
-        return nil
+        return names
     }
 
     private struct Walk {
@@ -63,7 +64,7 @@ enum UnreplacedReferences {
                         at: node)
                     return
                 }
-                if let name = shellStyleName(in: text) {
+                for name in shellStyleNames(in: text) {
                     context.note(
                         path,
                         "\"${\(name)}\" is sent as text, as written (courier does not read a shell's references); for the environment variable, write ${env:\(name)}",
