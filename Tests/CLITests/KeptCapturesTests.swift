@@ -105,8 +105,12 @@ struct KeptCapturesTests {
         _ = try await space.run(backend: "curl")
         #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
 
+        // `other` takes nothing the listing captures: the listing is no part of its run.
         let otherPlan = try await space.run(["--task", "other", "--dry-run"], backend: "curl")
-        #expect(otherPlan.stdout.contains("list\t(not sent: run "), "\(otherPlan.stdout)")
+        #expect(!otherPlan.stdout.contains("list\t"), "\(otherPlan.stdout)")
+        #expect(otherPlan.stdout.contains(": 1 task on curl"), "\(otherPlan.stdout)")
+        let itemPlan = try await space.run(["--task", "item-2", "--dry-run"], backend: "curl")
+        #expect(itemPlan.stdout.contains("list\t(not sent: run "), "\(itemPlan.stdout)")
         let other = try await space.run(["--task", "other"], backend: "curl")
         #expect(other.stdout.contains("1 task, 1 ok, 0 failed, 1 request"), "\(other.stdout)")
         #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)

@@ -24,12 +24,12 @@ struct TaskSelectionTests {
 
     static func selection(
         shard: Shard? = nil, done: Set<String> = [], okRuns: [String: String] = [:],
-        globs: [String]? = nil
+        globs: [String]? = nil, needed: Set<Int> = [0]
     ) -> TaskSelection {
         TaskSelection(
             job: "t", shard: shard, done: Set(done.map(key)),
             okRuns: Dictionary(uniqueKeysWithValues: okRuns.map { (key($0.key), $0.value) }),
-            chosen: globs.map { ReplaySelection(job: "t", globs: $0) })
+            chosen: globs.map { ReplaySelection(job: "t", globs: $0) }, needed: needed)
     }
 
     /// The verdict in words, for comparing.
@@ -111,6 +111,34 @@ struct TaskSelectionTests {
         #expect(selection.claims("plain-2") == (true, true))
         #expect(selection.claims("plain-4") == (false, false))
         #expect(selection.chosen?.unmatched == [])
+        // The login's token is what they need (`needed`: the specs whose captures the chosen
+        // ones take); when they take nothing it captures, it is not sent.
+        let needsNothing = Self.selection(globs: ["plain-2"], needed: [])
+        #expect(
+            Self.said(needsNothing.verdict(on: tasks["login"]!, capturing: true)) == "not chosen")
+    }
+
+    /// The specs a selection needs: those that capture what the chosen ones take, directly
+    /// or through another capture; a fan-out's source counts.
+    @Test func theNeededProducersFollowTheCaptures() throws {
+        let job = try ExpansionTests.load(
+            ExpansionTests.job(
+                tasks: #"""
+                    {"id": "login", "path": "/login", "capture": {"token": {"json": "/token"}}},
+                    {"id": "list", "path": "/list", "headers": {"X-T": "{token}"},
+                     "capture": {"ids": {"json": "/ids/*"}}},
+                    {"id": "item-{id}", "path": "/i/{id}", "foreach": {"id": {"capture": "ids"}}},
+                    {"id": "other", "path": "/o"},
+                    {"id": "stats", "path": "/s", "capture": {"n": {"json": "/n"}}}
+                    """#))
+        func needed(_ globs: [String]) -> Set<Int> {
+            ReplaySelection(job: job.name, globs: globs).neededProducers(in: job)
+        }
+        #expect(needed(["item-3"]) == [0, 1])
+        #expect(needed(["item-*"]) == [0, 1])
+        #expect(needed(["list"]) == [0])
+        #expect(needed(["other"]) == [])
+        #expect(needed(["*"]) == [0, 1])
     }
 
     /// A done task that captures, whose run kept its values: a `--task` run that names it sends

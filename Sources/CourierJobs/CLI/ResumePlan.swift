@@ -23,6 +23,7 @@ enum ResumePlan {
     ) {
         let feed = TaskFeed(job: job, cursors: cursors, redactor: console.redactor)
         defer { feed.close() }
+        let needed = neededProducers(job, options: options)
         var sent = 0
         var done = 0
         var held = 0
@@ -40,7 +41,8 @@ enum ResumePlan {
                 }
                 defer { feed.finished(index, ok: true, id: task.id) }
                 let planned = plan(
-                    task, spec: spec, job: job, resume: resume, options: options, feed: feed)
+                    task, spec: spec, job: job, resume: resume, options: options,
+                    needed: needed, feed: feed)
                 switch planned {
                 case .otherShard, .notChosen: continue
                 case .done: done += 1
@@ -168,13 +170,18 @@ enum ResumePlan {
     /// takes them instead of sending it.
     static func plan(
         _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: RunHistory, options: RunOptions,
-        feed: TaskFeed
+        needed: Set<Int>, feed: TaskFeed
     ) -> Planned {
         if let shard = options.shard, !shard.runs(taskID: task.id, capturing: spec.hasCaptures) {
             return .otherShard
         }
-        // `--task`, as the run chooses: the tasks named, and every one that captures.
-        if !spec.hasCaptures, !chosen(task.id, options: options) { return .notChosen }
+        // `--task`, as the run chooses: the tasks named, and those that capture what they
+        // may need.
+        if !chosen(task.id, options: options),
+            !(spec.hasCaptures && task.specIndex.map(needed.contains) == true)
+        {
+            return .notChosen
+        }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
         let sending: Planned
         if !resume.done.contains(key) {
@@ -198,6 +205,13 @@ enum ResumePlan {
         case .sendWithKey(let run): return .resent(unknownIn: run)
         case .hold(let reason): return .held(reason)
         }
+    }
+
+    /// The specs whose captures the tasks `--task` chooses may need (none: every spec).
+    static func neededProducers(_ job: Job, options: RunOptions) -> Set<Int> {
+        options.only.isEmpty
+            ? Set(job.tasks.indices)
+            : ReplaySelection.neededProducers(in: job, ids: [], globs: options.only)
     }
 
     /// Whether `--task` (none: every task) chooses the task `id`.
@@ -247,9 +261,12 @@ enum ResumePlan {
         _ job: Job, chosen: Set<String>, okRuns: [UInt64: String]
     ) -> [ExpandedTask] {
         guard job.tasks.contains(where: \.hasCaptures) else { return [] }
+        let needed = ReplaySelection.neededProducers(in: job, ids: Array(chosen), globs: [])
         var again: [ExpandedTask] = []
         for case .success(let task) in TaskExpander(job: job) where !chosen.contains(task.id) {
-            guard let spec = task.spec(in: job), spec.hasCaptures else { continue }
+            guard let spec = task.spec(in: job), spec.hasCaptures,
+                let index = task.specIndex, needed.contains(index)
+            else { continue }
             let kept = okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
                 KeptCaptures.load(job: job, task: task.id, run: $0)
             }

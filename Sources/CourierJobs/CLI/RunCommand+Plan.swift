@@ -70,14 +70,7 @@ extension RunCommand {
                 shown += 1
                 guard let source = spec.captureSource else { continue }
                 // `--task`: a fan-out whose ids could match one of the globs.
-                let shape = ReplaySelection.glob(spec.id)
-                if !options.only.isEmpty,
-                    !options.only.contains(where: {
-                        fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0
-                    })
-                {
-                    continue
-                }
+                if !mayChoose(spec, options: options) { continue }
                 let producer = job.tasks.first {
                     $0.captures.contains { $0.name == source.capture }
                 }
@@ -97,6 +90,8 @@ extension RunCommand {
             return true
         }
         var inShard = 0
+        var chosen = 0
+        let needed = ResumePlan.neededProducers(job, options: options)
         for case .success(let task) in TaskExpander(job: job, cursors: cursors) {
             // A job's expansion gives every task its spec.
             guard let index = task.specIndex, let spec = task.spec(in: job) else { continue }
@@ -107,17 +102,15 @@ extension RunCommand {
                 continue
             }
             // `--task`: the chosen tasks, and those that capture what they may need.
-            if !options.only.isEmpty, !capturing,
-                !options.only.contains(where: { fnmatch($0, task.id, 0) == 0 })
-            {
-                continue
-            }
+            let isChosen = ResumePlan.chosen(task.id, options: options)
+            if !isChosen, !(capturing && needed.contains(index)) { continue }
             if let line = keptInstead(task, capturing: capturing, job: job, options: options) {
                 guard console.output(line.showingControlCharacters) else { return }
                 continue
             }
             let everyShard = options.shard != nil && capturing
             inShard += 1
+            if isChosen { chosen += 1 }
             if let writes = options.writes,
                 let reason = WriteRule.held(task, in: job, writes: writes, named: options.named)
             {
@@ -136,7 +129,10 @@ extension RunCommand {
             guard console.output(line.showingControlCharacters) else { return }
         }
         guard fanOuts(upTo: job.tasks.count) else { return }
-        console.output(planSummary(job, total: total, inShard: inShard, options: options))
+        console.output(
+            planSummary(
+                job, total: options.only.isEmpty ? total : chosen, inShard: inShard,
+                options: options))
     }
 
     /// `--task`: the line of a task that captures, not chosen, whose values a run kept: it is
@@ -152,10 +148,20 @@ extension RunCommand {
         return "\(task.id)\t(not sent: run \(run) kept what it captures)"
     }
 
+    /// Whether `--task` (none: every task) could choose a task of `spec`: one of its globs
+    /// matches the spec's id as a glob (`user-{id}` as `user-*`), or the other way round.
+    static func mayChoose(_ spec: TaskSpec, options: RunOptions) -> Bool {
+        let shape = ReplaySelection.glob(spec.id)
+        return options.only.isEmpty
+            || options.only.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
+    }
+
     /// The plan's last line: how many tasks, where, how.
     static func planSummary(_ job: Job, total: Int, inShard: Int, options: RunOptions) -> String {
         let backend = options.backend ?? job.backend
-        let fanOutCount = job.tasks.filter { $0.captureSource != nil }.count
+        let fanOutCount = job.tasks.filter {
+            $0.captureSource != nil && mayChoose($0, options: options)
+        }.count
         let more =
             fanOutCount > 0
             ? " (and the fan-out of \(fanOutCount) task\(fanOutCount == 1 ? "" : "s") over captures)"

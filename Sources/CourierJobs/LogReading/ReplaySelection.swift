@@ -72,6 +72,42 @@ final class ReplaySelection: Sendable {
         pace = nil
     }
 
+    /// The specs of `job` whose captures the selected tasks may need, directly or through
+    /// another capture: the tasks that capture which a replay or `--task` run sends though it
+    /// did not choose them. A spec may be selected when one of the selection's ids or globs
+    /// could name one of its tasks (its id as a glob, `user-{id}` as `user-*`).
+    func neededProducers(in job: Job) -> Set<Int> {
+        Self.neededProducers(in: job, ids: entries.values.map(\.name), globs: patterns.map(\.glob))
+    }
+
+    /// ``neededProducers(in:)`` of the tasks `ids` and `globs` select.
+    static func neededProducers(in job: Job, ids: [String], globs: [String]) -> Set<Int> {
+        var wanted = Set<String>()
+        for spec in job.tasks {
+            let shape = glob(spec.id)
+            let selected =
+                ids.contains { fnmatch(shape, $0, 0) == 0 }
+                || globs.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
+            if selected { wanted.formUnion(takes(spec)) }
+        }
+        var needed = Set<Int>()
+        var names = wanted
+        while let name = names.popFirst() {
+            for (index, spec) in job.tasks.enumerated()
+            where !needed.contains(index) && spec.captures.contains(where: { $0.name == name }) {
+                needed.insert(index)
+                names.formUnion(takes(spec).subtracting(wanted))
+                wanted.formUnion(takes(spec))
+            }
+        }
+        return needed
+    }
+
+    /// The captures a spec's tasks take: its `{name}` inputs and the one it fans out over.
+    private static func takes(_ spec: TaskSpec) -> Set<String> {
+        spec.inputs.union(spec.captureSource.map { [$0.capture] } ?? [])
+    }
+
     /// The globs of `run --task` that no task of `job` can match, found before the run so
     /// that a mistyped id sends nothing and logs no run. Empty when that cannot be known
     /// before running: a task that fans out over a capture, or whose id takes a captured

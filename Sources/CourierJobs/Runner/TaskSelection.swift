@@ -23,6 +23,9 @@ struct TaskSelection: Sendable {
     var writes = WriteHistory()
     /// The task ids the command line named (`--task ID`, not a pattern): sent as asked.
     var named: Set<String> = []
+    /// With ``chosen``: the specs whose captures the chosen tasks may need
+    /// (``ReplaySelection/neededProducers(in:)``); other tasks that capture are not sent.
+    var needed: Set<Int> = []
 
     /// What becomes of one task.
     enum Verdict {
@@ -127,7 +130,7 @@ struct TaskSelection: Sendable {
             send.found = chosen.isFromPattern(task.id)
             return .send(send)
         }
-        guard capturing else { return .notChosen }
+        guard capturing, let spec = task.specIndex, needed.contains(spec) else { return .notChosen }
         // Not chosen, but what it captures may be what the chosen tasks need.
         send.task.records = nil
         send.recordsSettled = .byHistory

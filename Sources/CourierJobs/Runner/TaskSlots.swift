@@ -290,7 +290,7 @@ extension JobRunner {
                 okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
                 chosen: chosen,
                 writes: options.writes ?? WriteHistory(),
-                named: options.named),
+                named: options.named, needed: chosen?.neededProducers(in: job) ?? []),
             startedAt: time.now(),
             tracksDiscovery: showsProgress && job.tasks.contains { $0.captureSource != nil })
         var nextExecutor = 0
