@@ -16,7 +16,8 @@ enum ReplayCommand {
           --job          the job the logs came from: each task is rebuilt from it and run as
                          the job runs it (saves, expectations, conditional state, fan-out
                          children from their parent's kept captures or fresh ones, pages from
-                         page 1); with no LOG, the job's history is read. Without it, the
+                         the page after a paginated task's checkpoint, else from page 1);
+                         with no LOG, the job's history is read. Without it, the
                          logged requests are re-sent as logged, and nothing is saved
           --all          every task, ok ones included
           --status, --error-kind

@@ -129,6 +129,10 @@ final class ReplaySelection: Sendable {
     /// How many tasks are known to be selected before running (template ids count once).
     var count: Int { entries.count }
 
+    /// Whether globs select tasks too (`run --task`, a skip whose ids never came): their
+    /// number is known only as the run finds them.
+    var hasPatterns: Bool { !patterns.isEmpty }
+
     /// The selected task, ready to send (its origin, pacing and `--header` values set), or
     /// `nil` when the replay does not select it.
     func admit(_ task: ExpandedTask) -> ExpandedTask? {

@@ -132,12 +132,17 @@ extension JobRunner {
         var replayOf: [String] = []
         var replayFrom: String?
         var fanOut = job.tasks.contains { $0.captureSource != nil }
+        var planned: Int? = total
         switch source {
         case .job: break
         case .replay(_, let runs):
             (replayOf, replayFrom) = (runs, "log")
             fanOut = false  // a list of logged requests: nothing fans out
-        case .selection(_, let runs): (replayOf, replayFrom) = (runs, "job")
+        case .selection(let selection, let runs):
+            (replayOf, replayFrom) = (runs, "job")
+            // Tasks a glob chooses are found as the run goes: how many is not known now (a
+            // killed run's report had said "0 of 0 tasks recorded").
+            planned = selection.hasPatterns ? nil : selection.count
         }
         try log.runStart(
             jobFile: job.file.relativePath,
@@ -145,7 +150,7 @@ extension JobRunner {
             jobPath: job.file == JobDecoder.standardInput || source.isLogReplay
                 ? nil : job.file.standardizedFileURL.path,
             sha256: job.sha256, backend: backend,
-            tasks: total, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
+            tasks: planned, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
             resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only,
             trace: options.trace)
         return log
