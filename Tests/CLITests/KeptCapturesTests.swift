@@ -320,6 +320,14 @@ struct KeptCapturesTests {
         #expect(plan.status == 0, "it was refused: \(plan.stderr)")
         #expect(plan.stdout.contains("use\t(sent once token is captured again)"), "\(plan.stdout)")
         #expect(plan.stdout.contains("2 requests to replay"), "\(plan.stdout)")
+        // With --all the login is chosen too: what it captures still comes first (the plan had
+        // refused `use`, saying the job now builds another URL, and exited 1).
+        let allPlan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--all", "--dry-run", "--log-dir", space.logs.path],
+            directory: space.folder)
+        #expect(allPlan.status == 0, "\(allPlan.stdout)\(allPlan.stderr)")
+        #expect(allPlan.stdout.contains("use\t(sent once token is captured again)"))
+        #expect(allPlan.stdout.contains("2 requests to replay"), "\(allPlan.stdout)")
         let replay = try await CourierBinary.run(
             ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)

@@ -111,6 +111,9 @@ extension ReplayCommand {
             if let spec, let inputs = producers?.capturedAgain(spec) {
                 return .note("(sent once \(inputs) is captured again)", sent: true)
             }
+            // A replay with --job sends the job's task as the job builds it now, whatever its
+            // logged request was (a secret captured then, redacted in the log, differs now).
+            if job != nil, let built = jobTasks[id] { return .send(built) }
             if job != nil, line.outcome == "skipped" || jobTasks[id] == nil {
                 return .note(
                     "(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)",

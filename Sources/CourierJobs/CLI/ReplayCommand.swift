@@ -203,7 +203,8 @@ enum ReplayCommand {
         let producers = (options.dryRun ? job : nil).map {
             ReplayProducerPlan(
                 job: $0, chosen: Set(selected.compactMap(\.task)), okRuns: okRuns,
-                writes: options.run.writes, named: options.run.named)
+                writes: options.run.writes, named: options.run.named,
+                chosenTasks: Array(jobTasks.values))
         }
         let prefix = options.curlFormat ? "# " : ""
         for (id, reason) in producers?.held ?? [] {

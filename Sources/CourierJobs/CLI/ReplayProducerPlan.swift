@@ -10,9 +10,12 @@ struct ReplayProducerPlan {
     /// For each capture's name, the task that captures it and whether it is held.
     private var producers: [String: (id: String, held: Bool)] = [:]
 
+    /// `chosenTasks`: the chosen tasks as the job builds them: what those capture is captured
+    /// again too (`replay --job --all` sends a login it chose before the tasks that take its
+    /// token; the plan had refused them, saying the job builds another URL).
     init(
         job: Job, chosen: Set<String>, okRuns: [UInt64: String], writes: WriteHistory?,
-        named: Set<String>
+        named: Set<String>, chosenTasks: [ExpandedTask] = []
     ) {
         for task in ResumePlan.capturingTasksSentAgain(job, chosen: chosen, okRuns: okRuns) {
             let reason = writes.flatMap {
@@ -21,6 +24,11 @@ struct ReplayProducerPlan {
             if let reason { held.append((task.id, reason)) } else { again.append(task) }
             for capture in task.spec(in: job)?.captures ?? [] {
                 producers[capture.name] = (task.id, reason != nil)
+            }
+        }
+        for task in chosenTasks {
+            for capture in task.spec(in: job)?.captures ?? [] where producers[capture.name] == nil {
+                producers[capture.name] = (task.id, false)
             }
         }
     }
