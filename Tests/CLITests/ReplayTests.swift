@@ -120,6 +120,34 @@ struct ReplayTests {
         #expect(!supplied.stdout.contains(Self.token) && !supplied.stderr.contains(Self.token))
     }
 
+    /// A replay of a log folder alone, from another working folder: its log goes beside the
+    /// logs it replays (it went under the working folder), and a failed one is repaired by
+    /// replaying its own log (it said `courier run /…/- --resume`, a job file named `-`).
+    @Test("a log-only replay of logs/JOB/ from elsewhere logs beside them; its repair is a replay")
+    func logOnlyReplayFromElsewhere() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("elsewhere")
+        try space.writeJob(
+            tasks: #"{"id": "down", "path": "/flaky", "query": {"key": "\#(key)", "fail": "9"}}"#,
+            extra: #""retry": {"maxAttempts": 1},"#)
+        _ = try await space.run(backend: "curl")
+        let folder = space.logs.appendingPathComponent("e2e")
+        let elsewhere = space.folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let replay = try await CourierBinary.run(
+            ["replay", folder.path + "/", "--no-progress"], directory: elsewhere)
+        #expect(replay.status == 1, "\(replay.stdout)\(replay.stderr)")
+        let logs = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(logs.filter { $0.hasSuffix(".jsonl") }.count == 2, "\(logs)")
+        #expect(
+            !FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("logs").path))
+        #expect(
+            replay.stdout.contains("; to repair: courier replay \(folder.path)/"),
+            "\(replay.stdout)")
+        #expect(!replay.stdout.contains("courier run"), "\(replay.stdout)")
+    }
+
     @Test("filters pick by status, error kind and task glob; --all takes ok ones too")
     func filters() async throws {
         let space = try JobWorkspace()

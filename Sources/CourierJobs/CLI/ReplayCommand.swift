@@ -349,9 +349,17 @@ enum ReplayCommand {
     /// The log folder the replayed logs sit in, when the first is in `<folder>/<job>/`.
     static func historyFolder(of logs: [String], job: String) -> URL? {
         guard let first = logs.first, first != "-" else { return nil }
-        let parent = URL(fileURLWithPath: first).deletingLastPathComponent()
-        guard parent.lastPathComponent == job else { return nil }
-        return parent.deletingLastPathComponent()
+        // A log file in `logs/<job>/`, or that folder itself (a trial's replay of
+        // `logs/nightly/` wrote its log under the working folder).
+        var isFolder: ObjCBool = false
+        var folder = URL(fileURLWithPath: first)
+        if !(FileManager.default.fileExists(atPath: first, isDirectory: &isFolder)
+            && isFolder.boolValue)
+        {
+            folder = folder.deletingLastPathComponent()
+        }
+        guard folder.lastPathComponent == job else { return nil }
+        return folder.deletingLastPathComponent()
     }
 
     /// A job for a replay without `--job`: the log's job name, default limits, no saves.

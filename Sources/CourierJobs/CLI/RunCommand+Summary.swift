@@ -178,6 +178,10 @@ extension RunCommand {
     /// working folder (cron mails it): the job file's absolute path, and `--log-dir` (absolute
     /// too) when the run's log is not in the job's home (`log` is the run's log file).
     static func repairCommand(_ job: Job, log: URL) -> String {
+        // A replay of logs alone read no job file: its own log's failures are replayed again.
+        if job.file.lastPathComponent == "-", job.sha256.isEmpty {
+            return "courier replay \(ShellWord.quoted(log.standardizedFileURL.path))"
+        }
         let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
