@@ -129,6 +129,14 @@ struct NewcomerToolsTests {
         let none = try await space.run(["--task", "nope"], backend: "curl")
         #expect(none.status == 2)
         #expect(none.stderr.contains("--task nope: no task of the job has a matching id"))
+
+        // A glob a fan-out's ids could match is known to match nothing only at the run's end:
+        // exit 2, and the log's run.end says 2 too (it said 0).
+        let noChild = try await space.run(["--task", "item-x*"], backend: "curl")
+        #expect(noChild.status == 2, "\(noChild.stdout)\(noChild.stderr)")
+        #expect(noChild.stderr.contains("--task item-x*: no task of the job has a matching id"))
+        let end = try #require(try space.logLines().last { $0["event"] as? String == "run.end" })
+        #expect(end["exitCode"] as? Int == 2, "\(end)")
     }
 
     @Test("--task that matches no id of a job without fan-out sends nothing and logs no run")

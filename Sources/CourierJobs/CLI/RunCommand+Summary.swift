@@ -37,7 +37,7 @@ extension RunCommand {
             let summary = try await runner.run()
             if let unmatched = selection?.unmatched, !unmatched.isEmpty {
                 for glob in unmatched { noMatch(glob, job: job, console: console) }
-                if summary.total == 0 { return CommandLineInterface.ExitCode.usage }
+                if summary.nothingChosen { return CommandLineInterface.ExitCode.usage }
             }
             #if DEBUG
                 // Tests of the built binary read which file work ran on a curl loop thread.

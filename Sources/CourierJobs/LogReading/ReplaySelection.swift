@@ -133,6 +133,11 @@ final class ReplaySelection: Sendable {
     /// number is known only as the run finds them.
     var hasPatterns: Bool { !patterns.isEmpty }
 
+    /// Whether no task matched any id or glob so far.
+    var matchedNothing: Bool {
+        matched.withLock { $0.keys.isEmpty && $0.patterns.isEmpty }
+    }
+
     /// The selected task, ready to send (its origin, pacing and `--header` values set), or
     /// `nil` when the replay does not select it.
     func admit(_ task: ExpandedTask) -> ExpandedTask? {

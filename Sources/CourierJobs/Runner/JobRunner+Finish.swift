@@ -268,6 +268,12 @@ extension JobRunner {
         summary.ignored = counts.ignored
         (summary.writesResent, summary.writesHeld) = (counts.writesResent, counts.writesHeld)
         summary.rehearsal = options.offline != nil
+        // The tasks sent for what they capture do not count: they were not chosen.
+        if case .selection(let selection, _) = source, selection.hasPatterns,
+            selection.matchedNothing
+        {
+            summary.nothingChosen = true
+        }
         if underway.vanished.withLock({ $0 }) {
             summary.logFailure =
                 "\(begun.logURL.relativePath) was deleted (or its folder) during the run; the run stopped"

@@ -120,6 +120,9 @@ struct RunSummary: Sendable {
     var recordsFailed = 0
     /// The job's `checks` the run failed, though its tasks succeeded.
     var checkFailures: [DataCheckVerdict.Failure] = []
+    /// A `run --task` whose globs matched no task, found only as the job ran (it fans out
+    /// over captured values): a usage error, exit 2, in the log's `run.end` as in the process.
+    var nothingChosen = false
 
     /// Why the run stopped before its end: `SIGINT`, `SIGTERM` or `deadline`; `nil` if it
     /// ran to the end.
@@ -129,9 +132,11 @@ struct RunSummary: Sendable {
     }
 
     /// 0 all ok, 1 some task failed, a records file could not be written or the log is
-    /// incomplete, 4 every task ok but a data check (`checks`) failed, 130/143 interrupted.
+    /// incomplete, 2 a `--task` glob matched nothing, 4 every task ok but a data check
+    /// (`checks`) failed, 130/143 interrupted.
     var exitCode: Int32 {
         if let signal = interruptedBy { return 128 + signal }
+        if nothingChosen { return 2 }
         if failed > 0 || recordsFailed > 0 || logFailure != nil { return 1 }
         return checkFailures.isEmpty ? 0 : 4
     }
