@@ -259,6 +259,29 @@ struct CaptureTests {
         }
     }
 
+    /// A secret capture too short to be searched for (under 4 bytes) stands as it is in the
+    /// URL of a task that takes it: the run says so at its end, as it does for a short
+    /// `${env:…}` value at its start; a long one is not warned about.
+    @Test("a secret capture shorter than 4 bytes is warned about at the run's end")
+    func shortSecretCapture() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        for (value, warned) in [("ab", true), ("abcdefgh", false)] {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "login", "path": "/json", "query": {"v": "{{\"t\": \"\#(value)\"}}"},
+                     "capture": {"t": {"json": "/t", "secret": true}}},
+                    {"id": "use", "path": "/echo", "query": {"t": "{t}"}}
+                    """#)
+            let run = try await space.run(backend: "curl")
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "warning: 1 captured secret value was shorter than 4 characters") == warned,
+                "\(value): \(run.stderr)")
+        }
+    }
+
     @Test("--dry-run shows fan-out and captures as what they are")
     func dryRun() async throws {
         let space = try JobWorkspace()

@@ -133,6 +133,13 @@ extension JobRunner {
     /// The run's figures at its end, with (for a repair) what the job's history still lacks.
     private func summarizeEnd(_ finishing: Finishing) -> RunSummary {
         let (begun, underway) = (finishing.begun, finishing.underway)
+        let short = console.redactor.shortSecretsLearned
+        if short > 0 {
+            // As for a short `${env:…}` value at the start (RunCommand), said once it is known.
+            console.error(
+                "courier: \(job.name): warning: \(short) captured secret value\(short == 1 ? " was" : "s were") shorter than \(Redactor.minimumLength) characters: redacted where a secret header holds it whole, but not searched for in URLs, bodies or messages, where the log may show it"
+            )
+        }
         var summary = summarize(begun, underway, counts: finishing.progress.snapshot)
         summary.recordsFailed = finishing.recordsFailed
         // A repair says what the job's whole history still lacks: every log of the job

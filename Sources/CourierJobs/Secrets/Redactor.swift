@@ -41,8 +41,13 @@ struct Redactor: Sendable {
     /// Adds a secret found while running; it is redacted from every line written after this.
     /// Ignored by a redactor not made with ``learning()``.
     func learn(_ secret: String) {
+        if !secret.isEmpty, secret.utf8.count < Self.minimumLength { learned?.noteShort() }
         learned?.add(Self.patterns(for: [secret]))
     }
+
+    /// How many secrets learned while running were too short to be searched for in free
+    /// text (a captured token of 3 bytes): they stand as they are in URLs and bodies.
+    var shortSecretsLearned: Int { learned?.shortCount ?? 0 }
 
     private var patterns: [[UInt8]] { learned?.patterns ?? known }
 
@@ -234,10 +239,14 @@ struct Redactor: Sendable {
 /// The patterns of a learning ``Redactor``: the job's secrets and those learned since.
 final class LearnedSecrets: Sendable {
     private let state: Locked<[[UInt8]]>
+    private let short = Locked(0)
 
     init(known: [[UInt8]]) { state = Locked(known) }
 
     var patterns: [[UInt8]] { state.withLock { $0 } }
+    var shortCount: Int { short.withLock { $0 } }
+
+    func noteShort() { short.withLock { $0 += 1 } }
 
     func add(_ patterns: [[UInt8]]) {
         state.withLock { current in
