@@ -48,6 +48,9 @@ struct CurlFormatSecretTests {
                 task(
                     "body", #""method": "POST", "json": {"password": "${env:CURL_BODY}", "n": 1}"#),
                 #"{"id": "path", "path": "/p/${env:CURL_PATH}", "query": {"key": "\#(key)-path"}}"#,
+                // In a `url`'s query, the value is one query value (`&`, `=`, `+`, `#` and the
+                // space encoded, `%41` kept).
+                #"{"id": "url", "url": "\#(space.server.baseURL.absoluteString)/p/x?key=\#(key)-url&s=${env:CURL_PATH}&n=1"}"#,
                 task(
                     "short", #""auth": {"basic": {"user": "u", "password": "${env:CURL_SHORT}"}}"#),
                 task("text", #""method": "PUT", "body": "plain text, no type""#),
@@ -83,6 +86,7 @@ struct CurlFormatSecretTests {
                 String(output[$0].dropFirst(8).dropLast(2))
             }, "\(output)")
         #expect(output.contains(#"$(courier_pathencode "$CURL_PATH")"#), "\(output)")
+        #expect(output.contains(#"&s=$(courier_querydata "$CURL_PATH")&n=1"#), "\(output)")
         for name in environment.keys where name != "CURL_SHORT" {
             #expect(output.contains("#   \(name):"), "the notes name \(name)")
         }
@@ -122,6 +126,12 @@ struct CurlFormatSecretTests {
         #expect(
             paths.first?.path.hasPrefix("/p/Tok%22en/+&=%20$(id)%25x%41%3Fq=1%23f-") == true,
             "the secret's ? and # went in the path, encoded: \(paths.map(\.path))")
+        let urls = try await ServerHits.of("\(key)-url", on: space.server).requests
+        #expect(urls.count == 2 && urls[0].path == urls[1].path, "\(urls.map(\.path))")
+        #expect(
+            urls.first?.path.hasSuffix(
+                "&s=Tok%22en/%2B%26%3D%20$(id)%25x%41?q%3D1%23f-\(unique)&n=1")
+                == true, "\(urls.map(\.path))")
         // A body the job gave no Content-Type goes without one from the script too.
         let text = try await ServerHits.of("\(key)-text", on: space.server).requests
         #expect(text.count == 2 && text[0].body == text[1].body, "\(text.map(\.body))")

@@ -21,8 +21,9 @@ struct SecretReferences {
         /// As it is. Then the exact encodings the job runner writes in a URL, which a
         /// reference reproduces byte for byte: a path (``PercentEncoding/path(_:)``), a query
         /// written in a path template (``PercentEncoding/queryText(_:)``) and a query item
-        /// (every byte but the unreserved ones). Then JSON escapes.
-        case raw, pathEncoded, queryTextEncoded, percentEncoded, jsonEscaped
+        /// (every byte but the unreserved ones); an environment value in a `url`'s query
+        /// (``PercentEncoding/dataInQuery(_:)``, then the URL made valid). Then JSON escapes.
+        case raw, pathEncoded, queryTextEncoded, percentEncoded, queryData, jsonEscaped
 
         /// The shell expression that expands to the secret in this form.
         func reference(to name: String) -> String {
@@ -31,6 +32,7 @@ struct SecretReferences {
             case .pathEncoded: "$(courier_pathencode \"$\(name)\")"
             case .queryTextEncoded: "$(courier_queryencode \"$\(name)\")"
             case .percentEncoded: "$(courier_urlencode \"$\(name)\")"
+            case .queryData: "$(courier_querydata \"$\(name)\")"
             case .jsonEscaped: "$(courier_json \"$\(name)\")"
             }
         }
@@ -46,6 +48,7 @@ struct SecretReferences {
         let pathEncoded: [UInt8]
         let queryTextEncoded: [UInt8]
         let percentEncoded: [UInt8]
+        let queryData: [UInt8]
 
         init(value: [UInt8], name: String, meaning: String?) {
             self.value = value
@@ -55,6 +58,7 @@ struct SecretReferences {
             pathEncoded = Array(PercentEncoding.path(text).utf8)
             queryTextEncoded = Array(PercentEncoding.queryText(text).utf8)
             percentEncoded = Array(PercentEncoding.unreserved(text).utf8)
+            queryData = Array(PercentEncoding.urlText(PercentEncoding.dataInQuery(text)).utf8)
         }
 
         /// Whether the value is long enough to be searched for in free text.
@@ -146,6 +150,7 @@ struct SecretReferences {
         // encoded otherwise (a `?` left raw in a path, a `+` for a space) would be sent as
         // other bytes, so the range is `<redacted>` instead.
         case .percentEncoded: exact = entry.percentEncoded
+        case .queryData: exact = entry.queryData
         case .jsonEscaped: return jsonEscapedLength(of: entry.value, in: bytes, at: index)
         }
         return starts(bytes, with: exact, at: index) ? exact.count : nil
@@ -199,6 +204,7 @@ struct SecretReferences {
         #"courier_escape() { local LC_ALL=C s=$1 keep=$2 o= c i; for ((i = 0; i < ${#s}; i++)); do c=${s:i:1}; if [[ $c == [A-Za-z0-9._~-] || ( $c != % && $keep == *"$c"* ) || ( $c == % && ${s:i+1:2} == [0-9A-Fa-f][0-9A-Fa-f] ) ]]; then o+=$c; else printf -v c %%%02X "'$c"; o+=$c; fi; done; printf %s "$o"; }"#,
         #"courier_pathencode() { courier_escape "$1" "!\$&'()*+,/:=@"; }"#,
         #"courier_queryencode() { courier_escape "$1" "!\$&'()*+,/:;=?@"; }"#,
+        #"courier_querydata() { courier_escape "$1" "!\$'()*,/:;?@[]"; }"#,
         #"courier_json() { local s=$1; s=${s//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\n'/\\n}; s=${s//$'\r'/\\r}; s=${s//$'\t'/\\t}; printf %s "$s"; }"#,
     ]
 }
