@@ -111,6 +111,8 @@ struct NewcomerToolsTests {
         let one = try await space.run(["--task", "item-3"], backend: "curl")
         #expect(one.status == 0, "\(one.stdout)\(one.stderr)")
         #expect(one.stdout.contains("1 task, 1 ok, 0 failed, 1 request"), "\(one.stdout)")
+        // It joins the job's history, and says what that history lacks, as a resume does.
+        #expect(one.stdout.contains("the job's history: every task done"), "\(one.stdout)")
         #expect(try await ServerHits.of("\(key)-item", on: space.server).count == 5)
         #expect(
             try await ServerHits.of("\(key)-list", on: space.server).count == 2,

@@ -44,9 +44,10 @@ final class JobRunner: Sendable {
         /// Whether the run re-sends logged requests alone (`replay` without `--job`).
         var isLogReplay: Bool { !savesOutputs }
 
-        /// Whether the run replays a job's logged tasks (`replay --job`).
+        /// Whether the run completes the job's history with tasks it chose (`replay --job`,
+        /// `run --task`): its summary says what the history still lacks.
         var repairsFromLogs: Bool {
-            if case .selection(_, let replayOf) = self { !replayOf.isEmpty } else { false }
+            if case .selection = self { true } else { false }
         }
     }
 
