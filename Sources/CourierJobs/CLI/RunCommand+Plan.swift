@@ -90,7 +90,6 @@ extension RunCommand {
             return true
         }
         var inShard = 0
-        var chosen = 0
         let needed = ResumePlan.neededProducers(job, options: options)
         for case .success(let task) in TaskExpander(job: job, cursors: cursors) {
             // A job's expansion gives every task its spec.
@@ -110,7 +109,6 @@ extension RunCommand {
             }
             let everyShard = options.shard != nil && capturing
             inShard += 1
-            if isChosen { chosen += 1 }
             if let writes = options.writes,
                 let reason = WriteRule.held(task, in: job, writes: writes, named: options.named)
             {
@@ -131,7 +129,9 @@ extension RunCommand {
         guard fanOuts(upTo: job.tasks.count) else { return }
         console.output(
             planSummary(
-                job, total: options.only.isEmpty ? total : chosen, inShard: inShard,
+                // `--task`: the tasks listed as sent, as the run counts them (the chosen ones
+                // and those sent for what they capture).
+                job, total: options.only.isEmpty ? total : inShard, inShard: inShard,
                 options: options))
     }
 
