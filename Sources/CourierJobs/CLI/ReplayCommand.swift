@@ -331,7 +331,18 @@ enum ReplayCommand {
                 }
             }
             if !options.run.quiet || summary.exitCode != 0 || refused > 0 {
-                var text = RunCommand.describe(summary, job: job)
+                // A replay of logs alone decides nothing in the job's history (docs/log-format.md):
+                // the logs it replayed still hold the failures, and replaying them again is its
+                // repair (its own log, replayed, finds nothing).
+                let repair =
+                    options.jobPath == nil
+                    ? "courier replay "
+                        + options.logs.map {
+                            ShellWord.quoted(URL(fileURLWithPath: $0).standardizedFileURL.path)
+                        }
+                        .joined(separator: " ")
+                    : nil
+                var text = RunCommand.describe(summary, job: job, repair: repair)
                 if refused > 0 { text += "; \(refused) refused" }
                 console.output(text)
             }

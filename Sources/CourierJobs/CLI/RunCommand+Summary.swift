@@ -117,7 +117,11 @@ extension RunCommand {
     /// The summary line cron mails: tasks, ok (not modified), failed, requests and time;
     /// after a resume or a replay, how many of the job's tasks its history still misses, and
     /// the command that repairs them.
-    static func describe(_ summary: RunSummary, job: Job, shard: Shard? = nil) -> String {
+    /// `repair`: the command that repairs the run, when it is not a resume of the job (a
+    /// replay of logs alone).
+    static func describe(
+        _ summary: RunSummary, job: Job, shard: Shard? = nil, repair: String? = nil
+    ) -> String {
         let name = shard.map { "\(job.name) (shard \($0))" } ?? job.name
         var text =
             "courier: \(name): \(summary.total) task\(summary.total == 1 ? "" : "s"), \(summary.ok) ok"
@@ -164,7 +168,7 @@ extension RunCommand {
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
         if summary.missing == nil, summary.failed > 0 || notRun > 0 {
-            text += "; to repair: \(repairCommand(job, log: summary.logURL))"
+            text += "; to repair: \(repair ?? repairCommand(job, log: summary.logURL))"
             if summary.repairHolds > 0 {
                 let count = summary.repairHolds
                 text +=
@@ -178,10 +182,6 @@ extension RunCommand {
     /// working folder (cron mails it): the job file's absolute path, and `--log-dir` (absolute
     /// too) when the run's log is not in the job's home (`log` is the run's log file).
     static func repairCommand(_ job: Job, log: URL) -> String {
-        // A replay of logs alone read no job file: its own log's failures are replayed again.
-        if job.file.lastPathComponent == "-", job.sha256.isEmpty {
-            return "courier replay \(ShellWord.quoted(log.standardizedFileURL.path))"
-        }
         let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
