@@ -259,6 +259,36 @@ struct CaptureTests {
         }
     }
 
+    /// A capture used only in a `body` or a `json` string: the task waits for it and sends its
+    /// value (it went out as `{first}`, before the task that captures it had run); other
+    /// braces there stay text, and a `foreach` variable is replaced as before.
+    @Test("a capture used only in a body or json is waited for and sent; other braces stay")
+    func captureInBody() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("bodycap")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/slow", "query": {"ms": "300", "key": "\#(key)-list"},
+                 "capture": {"first": {"json": "/slept"}}},
+                {"id": "usebody", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
+                 "body": "first={first}&n={n}&lit={other} {\"a\": 1}", "foreach": {"n": [1]}},
+                {"id": "usejson", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
+                 "json": {"first": "{first}", "gql": "{ user { name } }", "x": "{unknown}"}}
+                """#)
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("usejson\tPOST"), "\(plan.stdout)")
+        #expect(plan.stdout.contains("(uses first)"), "\(plan.stdout)")
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 0, "\(run.stderr)")
+        let bodies = try await ServerHits.of(key, on: space.server).requests.map(\.body)
+        #expect(
+            Set(bodies) == [
+                #"first=300&n=1&lit={other} {"a": 1}"#,
+                #"{"first":"300","gql":"{ user { name } }","x":"{unknown}"}"#,
+            ], "\(bodies)")
+    }
+
     /// A secret capture too short to be searched for (under 4 bytes) stands as it is in the
     /// URL of a task that takes it: the run says so at its end, as it does for a short
     /// `${env:…}` value at its start; a long one is not warned about.

@@ -73,6 +73,9 @@ enum CaptureLinker {
             if producer[use.name] != nil {
                 spec.inputs.insert(use.name)
                 if use.key.hasPrefix("auth.") { credentials.insert(use.name) }
+            } else if use.key == "json" || use.key == "body" {
+                // A body's other braces are its own text (``TaskDecoder``).
+                continue
             } else {
                 // `${TOKEN}`, as a shell writes it: an environment variable was meant.
                 let shell = Self.holds("${\(use.name)}", use.node)
