@@ -128,6 +128,8 @@ struct NewcomerToolsTests {
         #expect(resume.stdout.contains("the job's history: every task done"), "\(resume.stdout)")
         #expect(resume.stdout.contains(" 0 requests "), "\(resume.stdout)")
 
+        let nonePlan = try await space.run(["--task", "nope", "--dry-run"], backend: "curl")
+        #expect(nonePlan.status == 2, "the plan refuses what the run refuses: \(nonePlan.stdout)")
         let none = try await space.run(["--task", "nope"], backend: "curl")
         #expect(none.status == 2)
         #expect(none.stderr.contains("--task nope: no task of the job has a matching id"))

@@ -151,9 +151,13 @@ extension RunCommand {
     /// Whether `--task` (none: every task) could choose a task of `spec`: one of its globs
     /// matches the spec's id as a glob (`user-{id}` as `user-*`), or the other way round.
     static func mayChoose(_ spec: TaskSpec, options: RunOptions) -> Bool {
+        options.only.isEmpty || mayChoose(spec, globs: options.only)
+    }
+
+    /// Whether one of `globs` could choose a task of `spec` (see above).
+    static func mayChoose(_ spec: TaskSpec, globs: [String]) -> Bool {
         let shape = ReplaySelection.glob(spec.id)
-        return options.only.isEmpty
-            || options.only.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
+        return globs.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
     }
 
     /// The plan's last line: how many tasks, where, how.
