@@ -300,6 +300,36 @@ struct KeptCapturesTests {
         #expect(try await ServerHits.of("\(key)-ok", on: space.server).count == 1)
     }
 
+    /// The same with a fan-out that takes the token too: the resume cannot expand it and
+    /// skips it as `item-{id}`; the plain run had reached its children, whose own lines
+    /// decide. That skip had counted as one task more not done (a trial: 1 became 2).
+    @Test("a failing login a resume sends again adds no task not done for a fan-out it feeds")
+    func resentLoginFailsBeforeAFanOut() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "wilting-fan-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/wilting", "query": {"key": "\#(key)", "ok": "1"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "list", "path": "/json", "query": {"v": "{{\"ids\": [1, 2, 3]}}"},
+                 "headers": {"X-Token": "{token}"}, "capture": {"ids": {"json": "/ids/*"}}},
+                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "{id}"},
+                 "headers": {"X-Token": "{token}"}, "foreach": {"id": {"capture": "ids"}}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        // item-2 and item-3 fail their first request; item-1 too (fail=1), so 3 of 5 fail.
+        #expect(night.stdout.contains("5 tasks, 2 ok, 3 failed"), "\(night.stdout)")
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.status == 1)
+        #expect(
+            resume.stdout.contains("the job's history: 3 tasks not done"),
+            "\(resume.stdout)\(resume.stderr)")
+        let report = try await CourierBinary.run(
+            ["report", "--json", space.logs.appendingPathComponent("e2e").path])
+        #expect(!report.stdout.contains("item-{id}"), "\(report.stdout)")
+    }
+
     @Test("replay --job --dry-run counts a task whose path takes a token captured again")
     func tokenInPath() async throws {
         let space = try JobWorkspace()

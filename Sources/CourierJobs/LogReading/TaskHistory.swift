@@ -94,6 +94,14 @@ struct TaskHistory {
             !logOnlyReplays.contains(line.run)
         else { return }
         let key = FNV1a.taskKey(job: line.job, task: task)
+        if line.event == LogEvent.skipped, task.contains("{"), completingRuns.contains(line.run),
+            !templates.contains(where: { $0.key == key }), plainRunsEnded
+        {
+            // A fan-out whose input failed in a run that completes a plain one: the plain run
+            // ended without this skip, so it reached the fan-out's children, whose own lines
+            // say what is done. The skip adds no task (it had added one not done).
+            return
+        }
         if !templates.isEmpty { settleTemplates(by: task, of: line) }
         if line.event == LogEvent.skipped, task.contains("{") {
             templates.removeAll { $0.key == key }
@@ -114,6 +122,12 @@ struct TaskHistory {
             finals[key] = line
             okRuns[key] = nil
         }
+    }
+
+    /// Whether the history has a plain run, and every plain run in it ended (`run.end`).
+    private var plainRunsEnded: Bool {
+        let plain = runs.filter { !completingRuns.contains($0) }
+        return !plain.isEmpty && plain.allSatisfy(ended.contains)
     }
 
     /// Drops the template skips of earlier runs that `task` (logged by a later run) matches.
