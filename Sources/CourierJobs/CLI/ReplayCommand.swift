@@ -326,7 +326,7 @@ enum ReplayCommand {
                 for id in unmatched() {
                     refused += 1
                     console.error(
-                        "courier: task \(id): the job no longer builds this task (its spec or its parent's values changed); not replayed"
+                        "courier: task \(id): the job no longer builds this task (its spec or its parent's values changed, or a task it needs failed this time: see above); not replayed"
                             .showingControlCharacters)
                 }
             }
