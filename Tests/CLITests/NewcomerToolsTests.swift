@@ -76,6 +76,12 @@ struct NewcomerToolsTests {
                 ), "\(validate.stderr)")
         }
         #expect(!validate.stderr.contains("total"), "\(validate.stderr)")
+        let json = try await CourierBinary.run(
+            ["validate", "--json", "job.json"], directory: space.folder)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["ok"] as? Bool == true)
+        #expect((object["warnings"] as? [[String: Any]])?.count == 3, "\(json.stdout)")
         let plan = try await space.run(["--dry-run"], backend: "curl")
         #expect(plan.stderr.contains("write ${env:API_TOKEN}"), "\(plan.stderr)")
         let run = try await space.run(backend: "curl")

@@ -10,7 +10,9 @@ enum ValidateCommand {
         relative paths taken from the current directory). Exit 0 when all are valid, 2 if not.
           --json         one JSON object on stdout instead of the lines: {"ok": true|false,
                          "tasks": N (the valid files' tasks), "files": [{"file", "ok",
-                         "tasks"}], "errors": [{"file", "path", "message", "line", "column"}]}
+                         "tasks"}], "errors": [{"file", "path", "message", "line", "column"}],
+                         "warnings": [the same, for what is sent as written but likely
+                         meant otherwise]}
         """
 
     /// What one file came to: its task count, or its errors.
@@ -80,7 +82,7 @@ enum ValidateCommand {
 
     /// `--json`'s object (documented in the usage above and in docs/cli.md).
     static func value(_ outcomes: [Outcome]) -> JSONWriter.Value {
-        let errors = outcomes.flatMap(\.errors).map { error -> JSONWriter.Value in
+        func entry(_ error: JobFileError) -> JSONWriter.Value {
             .object([
                 ("file", .string(error.file)), ("path", .string(error.path)),
                 ("message", .string(error.message)),
@@ -88,6 +90,7 @@ enum ValidateCommand {
                 ("column", error.column.map { .int($0) } ?? .null),
             ])
         }
+        let errors = outcomes.flatMap(\.errors).map(entry)
         let files = outcomes.map { outcome -> JSONWriter.Value in
             .object([
                 ("file", .string(outcome.file)), ("ok", .bool(outcome.errors.isEmpty)),
@@ -98,6 +101,7 @@ enum ValidateCommand {
             ("ok", .bool(errors.isEmpty)),
             ("tasks", .int(outcomes.compactMap(\.tasks).reduce(0, +))),
             ("files", .array(files)), ("errors", .array(errors)),
+            ("warnings", .array(outcomes.flatMap(\.notes).map(entry))),
         ])
     }
 }
