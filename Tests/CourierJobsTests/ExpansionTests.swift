@@ -244,6 +244,23 @@ struct ExpansionTests {
             errors.description.contains(
                 "tasks[0].headers.Authorization: ${env:T} holds <redacted>, which courier writes for a secret it left out"
             ), "\(errors)")
+        // As a URL writes it, too.
+        #expect(throws: JobFileErrors.self) {
+            try Self.load(text, environment: ["T": "x%3Credacted%3E"])
+        }
+    }
+
+    /// A shell's `${NAME}` where it is sent as written (a value of a body, a key) is a note,
+    /// not an error: `validate` warns.
+    @Test func aShellReferenceInABodyIsANote() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks:
+                    #"{"id": "a", "method": "POST", "path": "/a", "json": {"${KEY_1}": "${VALUE} ${total}"}}"#
+            ))
+        #expect(job.notes.map(\.path) == ["tasks[0].json.${KEY_1}", "tasks[0].json.${KEY_1}"])
+        #expect(job.notes.map(\.message).joined().contains("${env:VALUE}"))
+        #expect(job.notes.map(\.message).joined().contains("${env:KEY_1}"))
     }
 
     /// A `path` that holds its query: a value after the `?` is a query value, as in a `url`

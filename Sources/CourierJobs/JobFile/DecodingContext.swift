@@ -101,7 +101,9 @@ final class DecodingContext {
             }
             let name = String(rest[start.range.upperBound..<end])
             if let value = value(of: kind, name, path: path, at: node) {
-                if value.contains(Redactor.placeholder) {
+                if value.contains(Redactor.placeholder)
+                    || value.lowercased().contains("%3credacted%3e")
+                {
                     // Copied from a log, a plan or an imported job: the server would get that
                     // word for the secret.
                     error(

@@ -90,6 +90,12 @@ enum UnreplacedReferences {
                             "a key holds \(Redactor.placeholder), which courier writes for a secret it left out: write the name the request needs",
                             at: member.node)
                     }
+                    for name in shellStyleNames(in: member.key) {
+                        context.note(
+                            memberPath,
+                            "the key \"${\(name)}\" is sent as written (a key takes no references); for the environment variable's value, put ${env:\(name)} in a value",
+                            at: member.node)
+                    }
                     if references,
                         let found = DecodingContext.referenceShape(in: Substring(member.key))
                     {
