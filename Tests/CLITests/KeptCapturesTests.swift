@@ -330,6 +330,37 @@ struct KeptCapturesTests {
         #expect(!report.stdout.contains("item-{id}"), "\(report.stdout)")
     }
 
+    /// A resume sends a done login again (its secret token is never kept) only when a task not
+    /// done takes the token: here only `plain` failed, and it takes nothing; the login, and
+    /// the done `misc` that takes its token, stay as they are (the login had been sent again
+    /// by every resume). The plan says the same.
+    @Test("a resume does not send a done login again when no task not done takes its token")
+    func resumeLeavesAnUnneededLogin() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "unneeded-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/json", "query": {"v": "{{\"token\": \"tok-\#(key)\"}}", "key": "\#(key)-login"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "misc", "path": "/echo", "query": {"key": "\#(key)-misc"}, "headers": {"X-Token": "{token}"}},
+                {"id": "plain", "path": "/flaky", "query": {"key": "\#(key)-plain", "fail": "1"}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.stdout.contains("3 tasks, 2 ok, 1 failed"), "\(night.stdout)")
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(!plan.stdout.contains("login\t"), "\(plan.stdout)")
+        #expect(
+            plan.stdout.contains("resume: 1 task to send, 2 done by earlier runs"), "\(plan.stdout)"
+        )
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.status == 0, "\(resume.stdout)\(resume.stderr)")
+        #expect(resume.stdout.contains("1 request"), "\(resume.stdout)")
+        #expect(resume.stdout.contains("the job's history: every task done"), "\(resume.stdout)")
+        #expect(try await ServerHits.of("\(key)-login", on: space.server).count == 1)
+        #expect(try await ServerHits.of("\(key)-misc", on: space.server).count == 1)
+    }
+
     @Test("replay --job --dry-run counts a task whose path takes a token captured again")
     func tokenInPath() async throws {
         let space = try JobWorkspace()

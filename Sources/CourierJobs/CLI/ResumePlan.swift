@@ -24,6 +24,8 @@ enum ResumePlan {
         let feed = TaskFeed(job: job, cursors: cursors, redactor: console.redactor)
         defer { feed.close() }
         let needed = neededProducers(job, options: options)
+        let resumeNeeded =
+            options.only.isEmpty ? ResumeNeeds.producers(of: job, done: resume.done) : nil
         var sent = 0
         var done = 0
         var held = 0
@@ -42,7 +44,7 @@ enum ResumePlan {
                 defer { feed.finished(index, ok: true, id: task.id) }
                 let planned = plan(
                     task, spec: spec, job: job, resume: resume, options: options,
-                    needed: needed, feed: feed)
+                    needed: needed, resumeNeeded: resumeNeeded, feed: feed)
                 switch planned {
                 case .otherShard, .notChosen: continue
                 case .done: done += 1
@@ -80,22 +82,32 @@ enum ResumePlan {
                 break loop
             }
         }
-        var fansOut = false
-        for spec in job.tasks {
-            guard let source = spec.captureSource,
-                let producer = job.tasks.firstIndex(where: {
-                    $0.captures.contains { $0.name == source.capture }
-                }), unknownProducers.contains(producer)
-            else { continue }
-            let line =
-                "\(spec.id) for each of \(source.capture) (captured by \(job.tasks[producer].path) as it runs; children done by earlier runs are not sent)\t\(spec.method) \(RunCommand.describe(spec.target, baseURL: job.baseURL))\(RunCommand.describe(spec.query))"
-            guard console.output(line.showingControlCharacters) else { return }
-            fansOut = true
+        guard let fansOut = printFanOuts(job, of: unknownProducers, console: console) else {
+            return
         }
         let backend = options.backend ?? job.backend
         console.output(
             "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
+    }
+
+    /// One line for each fan-out whose producer is sent again: its children come only as it
+    /// runs. Whether there was one; `nil` when the reader went away.
+    private static func printFanOuts(_ job: Job, of producers: Set<Int>, console: Console) -> Bool?
+    {
+        var fansOut = false
+        for spec in job.tasks {
+            guard let source = spec.captureSource,
+                let producer = job.tasks.firstIndex(where: {
+                    $0.captures.contains { $0.name == source.capture }
+                }), producers.contains(producer)
+            else { continue }
+            let line =
+                "\(spec.id) for each of \(source.capture) (captured by \(job.tasks[producer].path) as it runs; children done by earlier runs are not sent)\t\(spec.method) \(RunCommand.describe(spec.target, baseURL: job.baseURL))\(RunCommand.describe(spec.query))"
+            guard console.output(line.showingControlCharacters) else { return nil }
+            fansOut = true
+        }
+        return fansOut
     }
 
     /// What the resume does with one task the feed hands out.
@@ -170,7 +182,7 @@ enum ResumePlan {
     /// takes them instead of sending it.
     static func plan(
         _ task: ExpandedTask, spec: TaskSpec, job: Job, resume: RunHistory, options: RunOptions,
-        needed: Set<Int>, feed: TaskFeed
+        needed: Set<Int>, resumeNeeded: Set<Int>? = nil, feed: TaskFeed
     ) -> Planned {
         if let shard = options.shard, !shard.runs(taskID: task.id, capturing: spec.hasCaptures) {
             return .otherShard
@@ -187,6 +199,9 @@ enum ResumePlan {
         if !resume.done.contains(key) {
             sending = .sent(again: false)
         } else if !spec.hasCaptures {
+            return .done
+        } else if let resumeNeeded, let index = task.specIndex, !resumeNeeded.contains(index) {
+            // What it captures, no task not done takes (``ResumeNeeds``).
             return .done
         } else if let kept = resume.okRuns[key].flatMap({
             KeptCaptures.load(job: job, task: task.id, run: $0)

@@ -82,14 +82,20 @@ final class ReplaySelection: Sendable {
 
     /// ``neededProducers(in:)`` of the tasks `ids` and `globs` select.
     static func neededProducers(in job: Job, ids: [String], globs: [String]) -> Set<Int> {
-        var wanted = Set<String>()
-        for spec in job.tasks {
+        let selected = job.tasks.indices.filter { index in
+            let spec = job.tasks[index]
             let shape = glob(spec.id)
-            let selected =
-                ids.contains { fnmatch(shape, $0, 0) == 0 }
+            return ids.contains { fnmatch(shape, $0, 0) == 0 }
                 || globs.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
-            if selected { wanted.formUnion(takes(spec)) }
         }
+        return neededProducers(in: job, specs: Set(selected))
+    }
+
+    /// The specs whose captures the tasks of `specs` may need, directly or through another
+    /// capture.
+    static func neededProducers(in job: Job, specs: Set<Int>) -> Set<Int> {
+        var wanted = Set<String>()
+        for index in specs { wanted.formUnion(takes(job.tasks[index])) }
         var needed = Set<Int>()
         var names = wanted
         while let name = names.popFirst() {

@@ -26,6 +26,9 @@ struct TaskSelection: Sendable {
     /// With ``chosen``: the specs whose captures the chosen tasks may need
     /// (``ReplaySelection/neededProducers(in:)``); other tasks that capture are not sent.
     var needed: Set<Int> = []
+    /// A resume's: the specs whose captures a task not done may need (``ResumeNeeds``); a done
+    /// task of any other spec that captures is done, not sent again. `nil`: every one is.
+    var resumeNeeded: Set<Int>? = nil
 
     /// What becomes of one task.
     enum Verdict {
@@ -80,6 +83,12 @@ struct TaskSelection: Sendable {
                 guard chosen != nil else { return .done(found: false) }
                 let (claimed, found) = claims(task.id)
                 return claimed ? .done(found: found) : .notChosen
+            }
+            // A resume: a done task that captures what no task not done takes is done.
+            if capturing, chosen == nil, let resumeNeeded, done.contains(key),
+                let spec = task.specIndex, !resumeNeeded.contains(spec)
+            {
+                return .done(found: false)
             }
             // A task `run --task` chose is sent, though kept values could stand in for it:
             // its name asked for it (it was never sent, and the run said no task matched).

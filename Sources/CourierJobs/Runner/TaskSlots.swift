@@ -267,14 +267,26 @@ extension JobRunner {
 
     /// Fills the slots, and again whenever one empties; waits for captures when tasks need
     /// values that running tasks have not handed on yet.
+    /// Which tasks this run sends (``TaskSelection``), from its options and its source.
+    private func taskSelection() -> TaskSelection {
+        var chosen: ReplaySelection?
+        if case .selection(let selected, _) = source { chosen = selected }
+        return TaskSelection(
+            job: job.name, shard: options.shard, done: options.resume?.done ?? [],
+            okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
+            chosen: chosen,
+            writes: options.writes ?? WriteHistory(),
+            named: options.named, needed: chosen?.neededProducers(in: job) ?? [],
+            resumeNeeded: chosen == nil
+                ? options.resume.map { ResumeNeeds.producers(of: job, done: $0.done) } : nil)
+    }
+
     func schedule(
         shared: AnyHTTPClient, log: RunLog, progress: Progress, state: ConditionalState?,
         oauth2: OAuth2Sessions, executors: [any TaskExecutor], reporter: FailureReporter
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let cursor = makeCursor()
-        var chosen: ReplaySelection?
-        if case .selection(let selected, _) = source { chosen = selected }
         defer { cursor.feed?.close() }
         let slots = TaskSlots(
             cursor: cursor, shared: shared, log: log, progress: progress,
@@ -285,12 +297,7 @@ extension JobRunner {
                     feed: $0, shared: shared, log: log, progress: progress, oauth2: oauth2)
             } ?? [:],
             oauth2: oauth2,
-            selection: TaskSelection(
-                job: job.name, shard: options.shard, done: options.resume?.done ?? [],
-                okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
-                chosen: chosen,
-                writes: options.writes ?? WriteHistory(),
-                named: options.named, needed: chosen?.neededProducers(in: job) ?? []),
+            selection: taskSelection(),
             startedAt: time.now(),
             tracksDiscovery: showsProgress && job.tasks.contains { $0.captureSource != nil })
         var nextExecutor = 0
