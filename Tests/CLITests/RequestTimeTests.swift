@@ -36,32 +36,30 @@ struct RequestTimeTests {
                 $0 - ((line["blockedMs"] as? NSNumber)?.doubleValue ?? 0) / 1000
             }
         }
-        // A token every 0.5 s, one kept at most: the k-th request (from 0) goes no sooner than
-        // k × 0.5 s after the first asked (5 ms for the millisecond stamps). Lower bounds from
-        // the first ask, not gaps between neighbours: on a loaded machine a request stamped
-        // late sits closer to the next one, whose token was already due.
+        // A token every 0.5 s, one kept at most: the k-th request (from 0) reaches the server
+        // no sooner than k × 0.5 s after the first asked (5 ms for the millisecond stamps and
+        // the clocks' reading). Lower bounds from the first ask, on the server's arrivals: a
+        // request's `ts` is its start plus its wait, and the start is stamped a moment before
+        // the rate limit is asked, so a loaded machine logs a `ts` up to that moment before its
+        // token (seen: 48 ms), and gaps between neighbours are bounded by nothing.
         let first = asked.min() ?? 0
-        for (index, stamp) in stamps.enumerated() {
-            #expect(
-                stamp >= first + Double(index) * 0.5 - 0.005,
-                "request \(index) logged \(stamp - first) s after the first asked: \(stamps)")
-        }
-        let blocked = lines.compactMap { ($0["blockedMs"] as? NSNumber)?.doubleValue }
-        // When all six asked within half a second (the usual case; a machine slow enough to
-        // start them further apart owes no wait), four or more waited, the last 2 s or more.
-        if let last = asked.max(), last - first < 0.5 {
-            #expect(blocked.count >= 4, "the requests after the first waited: \(lines)")
-            #expect((blocked.max() ?? 0) >= 1_995, "the last waited about 2.5 s: \(blocked)")
-        }
-        // Sent no sooner than logged (the log's clock and the server's are this machine's;
-        // 5 ms for the millisecond stamps and the clock's reading).
         let arrivals = try await ServerHits.of(key, on: space.server).requests.map(\.time)
             .sorted()
+        #expect(arrivals.count == 6)
+        for (index, arrival) in arrivals.enumerated() {
+            #expect(
+                arrival >= first + Double(index) * 0.5 - 0.005,
+                "request \(index) arrived \(arrival - first) s after the first asked: \(arrivals)")
+        }
+        // Each logged when it went out, not all at the start (they once had one `ts`), and
+        // sent no sooner than logged (the log's clock and the server's are this machine's).
+        #expect(Set(stamps).count > 1, "\(stamps)")
         for (stamp, arrival) in zip(stamps, arrivals) {
             #expect(arrival >= stamp - 0.005, "arrived \(arrival) before it was sent \(stamp)")
         }
+        let blocked = lines.compactMap { ($0["blockedMs"] as? NSNumber)?.doubleValue }
 
-        // The report's rate is the server's, not the queue's: six requests over 2.5 s or more.
+        // The report's rate is the requests' own, not the queue's.
         let log = try #require(
             try FileManager.default.contentsOfDirectory(
                 atPath: space.logs.appendingPathComponent("e2e").path
@@ -75,8 +73,6 @@ struct RequestTimeTests {
         // From the first request's start to the last one's end: no more than six over the
         // logged span (before, every request had one `ts`, and the rate was ~850 req/s).
         #expect(rate <= 6 / max(0.001, stamps[5] - stamps[0]) + 0.01, "\(rate) req/s: \(stamps)")
-        // The first went within 0.1 s of its ask (the usual case): the span is 2.4 s or more.
-        #expect(rate <= 6 / 2.4 + 0.01 || stamps[0] - first > 0.1, "\(rate) req/s: \(stamps)")
         let reportBlocked = try #require(job["blocked"] as? [String: Any])
         #expect(reportBlocked["requests"] as? Int == blocked.count)
 
