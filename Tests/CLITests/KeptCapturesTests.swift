@@ -330,6 +330,34 @@ struct KeptCapturesTests {
         #expect(!report.stdout.contains("item-{id}"), "\(report.stdout)")
     }
 
+    /// A listing that takes a login's token, whose ids were kept, and children that take no
+    /// token: a resume sends the login again (a fan-out counts as not done), and it fails now.
+    /// The listing cannot be built, but its kept ids still go to its children, so the failed
+    /// child is sent. It had been silently not sent, with no line at all.
+    @Test("a failing login a resume sends again does not stop a listing's kept ids")
+    func keptIdsSurviveAFailedLogin() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "kept-login-\(UUID().uuidString)"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/wilting", "query": {"key": "\#(key)", "ok": "1"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "list", "path": "/json", "query": {"v": "{{\"ids\": [0, 1]}}"},
+                 "headers": {"X-Token": "{token}"}, "capture": {"ids": {"json": "/ids/*"}}},
+                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "{id}"},
+                 "foreach": {"id": {"capture": "ids"}}}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.stdout.contains("4 tasks, 3 ok, 1 failed"), "\(night.stdout)")
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(
+            resume.stdout.contains("the job's history: every task done"),
+            "\(resume.stdout)\(resume.stderr)")
+        #expect(try await ServerHits.of("\(key)-1", on: space.server).count == 2, "sent again")
+        #expect(try await ServerHits.of("\(key)-0", on: space.server).count == 1)
+    }
+
     /// A resume sends a done login again (its secret token is never kept) only when a task not
     /// done takes the token: here only `plain` failed, and it takes nothing; the login, and
     /// the done `misc` that takes its token, stay as they are (the login had been sent again

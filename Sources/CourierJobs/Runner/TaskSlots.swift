@@ -94,6 +94,15 @@ extension JobRunner {
                 recordsLedger?.done(
                     spec: skipped.spec, task: skipped.id,
                     key: FNV1a.taskKey(job: job.name, task: skipped.id))
+                // What it captured, when its run kept it, still goes to the tasks that take
+                // it: a listing whose token input failed now hands its kept ids to its
+                // children, which may need no token (a trial saw a failed child silently not
+                // sent, with no line, when the login sent again failed).
+                if let run = slots.selection.okRuns[FNV1a.taskKey(job: job.name, task: skipped.id)]
+                {
+                    _ = reuseKeptCaptures(
+                        id: skipped.id, rules: job.tasks[skipped.spec].captures, run: run, slots)
+                }
                 cursor.feed?.finished(skipped.spec, ok: true, id: skipped.id)
             case .skipped(let skipped):
                 recordsLedger?.unknown(spec: skipped.spec, task: skipped.id)
@@ -193,9 +202,14 @@ extension JobRunner {
     private func reuseKeptCaptures(of task: ExpandedTask, run: String, _ slots: TaskSlots)
         -> Bool
     {
-        guard let feed = slots.cursor.feed,
-            let kept = KeptCaptures.load(job: job, task: task.id, run: run),
-            case let rules = task.captures(in: job), !rules.isEmpty
+        reuseKeptCaptures(id: task.id, rules: task.captures(in: job), run: run, slots)
+    }
+
+    private func reuseKeptCaptures(
+        id: String, rules: [CaptureRule], run: String, _ slots: TaskSlots
+    ) -> Bool {
+        guard let feed = slots.cursor.feed, !rules.isEmpty,
+            let kept = KeptCaptures.load(job: job, task: id, run: run)
         else { return false }
         // Every kept capture must still be one of the task's before any value is handed on:
         // a task whose captures changed since is sent again, and its values come once.
