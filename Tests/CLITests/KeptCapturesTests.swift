@@ -350,6 +350,8 @@ struct KeptCapturesTests {
                 """#, extra: Self.extra)
         let night = try await space.run(backend: "curl")
         #expect(night.stdout.contains("4 tasks, 3 ok, 1 failed"), "\(night.stdout)")
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("item-1\tGET "), "\(plan.stdout)")
         let resume = try await space.run(["--resume"], backend: "curl")
         #expect(
             resume.stdout.contains("the job's history: every task done"),

@@ -69,7 +69,9 @@ enum ResumePlan {
                 defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
                 if !chosen(skipped.id, options: options) { continue }
                 switch skippedPlan(skipped, job: job, resume: resume, held: heldProducers) {
-                case .done: done += 1
+                case .done:
+                    done += 1
+                    handOnKept(of: skipped, job: job, resume: resume, to: feed)
                 case .line(let line, let sends):
                     if sends { sent += 1 }
                     guard console.output(line.showingControlCharacters) else { return }
@@ -298,6 +300,20 @@ enum ResumePlan {
         case done
         /// Its line; `sends`: it is sent once its producer, sent again, captures its inputs.
         case line(String, sends: Bool)
+    }
+
+    /// A done task skipped now (its input was not captured again): its kept values still go
+    /// to the tasks that take them, as in the run.
+    private static func handOnKept(
+        of skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, to feed: TaskFeed
+    ) {
+        let spec = job.tasks[skipped.spec]
+        guard spec.hasCaptures,
+            let kept = resume.okRuns[FNV1a.taskKey(job: job.name, task: skipped.id)].flatMap({
+                KeptCaptures.load(job: job, task: skipped.id, run: $0)
+            })
+        else { return }
+        _ = handOn(kept, of: spec, to: feed)
     }
 
     static func skippedPlan(
