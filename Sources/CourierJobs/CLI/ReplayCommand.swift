@@ -334,13 +334,15 @@ enum ReplayCommand {
                 // A replay of logs alone decides nothing in the job's history (docs/log-format.md):
                 // the logs it replayed still hold the failures, and replaying them again is its
                 // repair (its own log, replayed, finds nothing).
+                // `--header` values are secrets: their names, with the value to give again.
+                let headers = options.headers.map { " --header '\($0.name): …'" }.joined()
                 let repair =
                     options.jobPath == nil
                     ? "courier replay "
                         + options.logs.map {
                             ShellWord.quoted(URL(fileURLWithPath: $0).standardizedFileURL.path)
                         }
-                        .joined(separator: " ")
+                        .joined(separator: " ") + headers
                     : nil
                 var text = RunCommand.describe(summary, job: job, repair: repair)
                 if refused > 0 { text += "; \(refused) refused" }
