@@ -205,6 +205,19 @@ struct ExpansionTests {
         #expect(
             shellErrors.description.contains("for an environment variable, write ${env:TOKEN}"),
             "\(shellErrors)")
+        // At the header's line and column, not its task's (a trial found it pointing at the
+        // task's opening brace).
+        let lines = shell.split(separator: "\n", omittingEmptySubsequences: false)
+        let row = try #require(lines.firstIndex { $0.contains(#""${TOKEN}""#) })
+        func column(of text: String) throws -> Int {
+            let found = try #require(lines[row].range(of: text)).lowerBound
+            return lines[row].distance(from: lines[row].startIndex, to: found) + 1
+        }
+        let error = try #require(shellErrors.errors.first)
+        #expect(error.line == row + 1, "\(shellErrors)")
+        #expect(
+            (try column(of: #""X-K""#)...(try column(of: #""${TOKEN}""#))).contains(
+                error.column ?? 0), "\(shellErrors)")
         // `<redacted>` as a key is refused too.
         let redactedKey = Self.job(
             tasks: #"{"id": "a", "path": "/a", "query": {"<redacted>": "v"}}"#)

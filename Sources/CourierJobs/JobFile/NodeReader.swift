@@ -110,6 +110,15 @@ struct NodeReader {
     }
 
     /// An object of string values, in order.
+    /// The value nodes of the object at `key`, by member name, without taking it: where an
+    /// error about one value points (its line and column, not its task's).
+    func memberNodes(of key: String) -> [String: JSONNode] {
+        guard let object = members.first(where: { $0.key == key })?.node,
+            case .object(let inner) = object.value
+        else { return [:] }
+        return Dictionary(inner.map { ($0.key, $0.node) }, uniquingKeysWith: { first, _ in first })
+    }
+
     mutating func stringMap(_ key: String) -> [(
         name: String, value: String
     )]? {

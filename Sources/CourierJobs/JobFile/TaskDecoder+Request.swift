@@ -59,16 +59,20 @@ extension TaskDecoder {
     }
 
     mutating func readQuery() -> [(name: String, value: String)] {
+        let nodes = reader.memberNodes(of: "query")
         let query = reader.stringMap("query") ?? []
-        for item in query { checkVariables(item.value, key: "query.\(item.name)", at: nil) }
+        for item in query {
+            checkVariables(item.value, key: "query.\(item.name)", at: nodes[item.name])
+        }
         return query
     }
 
     mutating func readHeaders() -> [(name: String, value: String)] {
+        let nodes = reader.memberNodes(of: "headers")
         let headers = reader.stringMap("headers") ?? []
         JobDecoder.validateHeaderNames(headers, path: "\(path).headers", at: node, context: context)
         for header in headers {
-            checkVariables(header.value, key: "headers.\(header.name)", at: nil)
+            checkVariables(header.value, key: "headers.\(header.name)", at: nodes[header.name])
         }
         return headers
     }
