@@ -25,7 +25,7 @@ enum ResumePlan {
         defer { feed.close() }
         let needed = neededProducers(job, options: options)
         let resumeNeeded =
-            options.only.isEmpty ? ResumeNeeds.producers(of: job, done: resume.done) : nil
+            options.only.isEmpty ? ResumeNeeds.producers(of: job, history: resume) : nil
         var sent = 0
         var done = 0
         var held = 0

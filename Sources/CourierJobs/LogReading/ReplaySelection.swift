@@ -110,7 +110,7 @@ final class ReplaySelection: Sendable {
     }
 
     /// The captures a spec's tasks take: its `{name}` inputs and the one it fans out over.
-    private static func takes(_ spec: TaskSpec) -> Set<String> {
+    static func takes(_ spec: TaskSpec) -> Set<String> {
         spec.inputs.union(spec.captureSource.map { [$0.capture] } ?? [])
     }
 

@@ -5,9 +5,31 @@ import Courier
 /// had sent it again every time, its token unused; a rate-limited login felt it).
 enum ResumeNeeds {
     /// The specs whose captures the specs with a task not done may need. A spec counts as not
-    /// done when one of its ids is not in `done`, or when its ids are not known before the
-    /// run (a fan-out, an id that takes a capture).
-    static func producers(of job: Job, done: Set<UInt64>) -> Set<Int> {
+    /// done when one of its ids is not in the history's done tasks, or when its ids are not
+    /// known before the run (a fan-out, an id that takes a capture). A producer whose kept
+    /// values stand in for it (``KeptCaptures``) is needed, but not sent, so what it takes is
+    /// not needed for it: a listing whose ids were kept needs no login's token.
+    static func producers(of job: Job, history: RunHistory) -> Set<Int> {
+        var wanted = Set<String>()
+        for index in undoneSpecs(of: job, done: history.done) {
+            wanted.formUnion(ReplaySelection.takes(job.tasks[index]))
+        }
+        var needed = Set<Int>()
+        var names = wanted
+        while let name = names.popFirst() {
+            for (index, spec) in job.tasks.enumerated()
+            where !needed.contains(index) && spec.captures.contains(where: { $0.name == name }) {
+                needed.insert(index)
+                if keptStandsIn(for: spec, job: job, history: history) { continue }
+                let takes = ReplaySelection.takes(spec)
+                names.formUnion(takes.subtracting(wanted))
+                wanted.formUnion(takes)
+            }
+        }
+        return needed
+    }
+
+    private static func undoneSpecs(of job: Job, done: Set<UInt64>) -> Set<Int> {
         var undone = Set<Int>()
         for (index, spec) in job.tasks.enumerated() {
             let id = Template(spec.id)
@@ -23,6 +45,16 @@ enum ResumeNeeds {
                 break
             }
         }
-        return ReplaySelection.neededProducers(in: job, specs: undone)
+        return undone
+    }
+
+    /// Whether `spec` is one task, done, whose run kept every value it captures.
+    private static func keptStandsIn(for spec: TaskSpec, job: Job, history: RunHistory) -> Bool {
+        guard spec.foreach.isEmpty, Template(spec.id).variables.isEmpty,
+            let run = history.okRuns[FNV1a.taskKey(job: job.name, task: spec.id)],
+            let kept = KeptCaptures.load(job: job, task: spec.id, run: run)
+        else { return false }
+        let names = Set(kept.map(\.capture))
+        return spec.captures.allSatisfy { names.contains($0.name) }
     }
 }

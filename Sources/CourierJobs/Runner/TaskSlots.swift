@@ -292,7 +292,7 @@ extension JobRunner {
             writes: options.writes ?? WriteHistory(),
             named: options.named, needed: chosen?.neededProducers(in: job) ?? [],
             resumeNeeded: chosen == nil
-                ? options.resume.map { ResumeNeeds.producers(of: job, done: $0.done) } : nil)
+                ? options.resume.map { ResumeNeeds.producers(of: job, history: $0) } : nil)
     }
 
     func schedule(
