@@ -136,8 +136,12 @@ struct NewcomerToolsTests {
 
         let nonePlan = try await space.run(["--task", "nope", "--dry-run"], backend: "curl")
         #expect(nonePlan.status == 2, "the plan refuses what the run refuses: \(nonePlan.stdout)")
+        let logsBefore = try space.logLines().count
         let none = try await space.run(["--task", "nope"], backend: "curl")
         #expect(none.status == 2)
+        // No task's id could be `nope` (they are `list`, `item-{id}` and `other`): refused
+        // before anything is sent or logged, though the job fans out (it ran and logged).
+        #expect(try space.logLines().count == logsBefore, "no run was logged")
         #expect(none.stderr.contains("--task nope: no task of the job has a matching id"))
 
         // A glob a fan-out's ids could match is known to match nothing only at the run's end:

@@ -151,13 +151,7 @@ extension RunCommand {
     /// Whether `--task` (none: every task) could choose a task of `spec`: one of its globs
     /// matches the spec's id as a glob (`user-{id}` as `user-*`), or the other way round.
     static func mayChoose(_ spec: TaskSpec, options: RunOptions) -> Bool {
-        options.only.isEmpty || mayChoose(spec, globs: options.only)
-    }
-
-    /// Whether one of `globs` could choose a task of `spec` (see above).
-    static func mayChoose(_ spec: TaskSpec, globs: [String]) -> Bool {
-        let shape = ReplaySelection.glob(spec.id)
-        return globs.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
+        options.only.isEmpty || ReplaySelection.mayChoose(spec, globs: options.only)
     }
 
     /// The plan's last line: how many tasks, where, how.
@@ -187,7 +181,6 @@ extension RunCommand {
         return text
     }
 
-    /// What a spec captures and waits for, for the plan.
     /// `url` with each capture `spec` takes, not known before running, shown as `{name}`
     /// (the URL holds it percent-encoded, `%7Bname%7D`).
     static func showingInputs(_ url: String, of spec: TaskSpec) -> String {
@@ -196,6 +189,7 @@ extension RunCommand {
         }
     }
 
+    /// What a spec captures and waits for, for the plan.
     static func notes(_ spec: TaskSpec) -> String {
         var notes: [String] = []
         if !spec.inputs.isEmpty {

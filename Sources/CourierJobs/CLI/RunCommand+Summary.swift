@@ -19,11 +19,6 @@ extension RunCommand {
             let shard = options.shard
             options.summaryLine = { describe($0, job: job, shard: shard) }
         }
-        let unmatchable = ReplaySelection.unmatchable(arguments.only, in: job)
-        guard unmatchable.isEmpty else {
-            for glob in unmatchable { noMatch(glob, job: job, console: console) }
-            return CommandLineInterface.ExitCode.usage
-        }
         do {
             let selection =
                 arguments.only.isEmpty

@@ -183,17 +183,14 @@ enum RunCommand {
         {
             return code
         }
+        // A glob no task can match is refused before the plan or the run (exit 2): nothing
+        // is sent or logged.
+        let unmatchable = ReplaySelection.unmatchable(parsed.only, in: job)
+        guard unmatchable.isEmpty else {
+            for glob in unmatchable { noMatch(glob, job: job, console: console) }
+            return CommandLineInterface.ExitCode.usage
+        }
         if parsed.dryRun {
-            // A glob the run would refuse is refused by its plan too (exit 2): one no task
-            // matches, or, when the job fans out, one no task's id could match.
-            let known = ReplaySelection.unmatchable(parsed.only, in: job)
-            let unmatchable = parsed.only.filter { glob in
-                known.contains(glob) || !job.tasks.contains { mayChoose($0, globs: [glob]) }
-            }
-            guard unmatchable.isEmpty else {
-                for glob in unmatchable { noMatch(glob, job: job, console: console) }
-                return CommandLineInterface.ExitCode.usage
-            }
             printDryRun(job, total: total, options: options, console: console)
             return CommandLineInterface.ExitCode.success
         }

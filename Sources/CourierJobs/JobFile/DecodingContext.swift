@@ -78,11 +78,10 @@ final class DecodingContext {
     /// braces are marked so that they stay text: such a value is data, never a `{variable}`
     /// (``Template/environmentBrace``).
     ///
-    /// In a `path` (`inPath`), a value's `?` and `#` are percent-encoded: a value is data, and
-    /// they would start a query or a fragment, sending part of a secret where the server
-    /// reads something else (a fragment is not sent at all). `/` and `%XX` stay as they are,
-    /// for a value that is a path prefix or already encoded. In a whole URL (`inURL`), each
-    /// value is encoded as the part it lands in asks (``urlData(_:after:)``).
+    /// In a `path` (`inPath`) or a whole URL (`inURL`), a value is data, encoded as the part
+    /// it lands in asks (``urlData(_:after:wholeURL:)``): its `?` and `#` would otherwise
+    /// start a query or a fragment, sending part of a secret where the server reads something
+    /// else (a fragment is not sent at all).
     func resolveEnvironment(
         _ text: String, path: String, at node: JSONNode, template: Bool = false,
         inPath: Bool = false, inURL: Bool = false
@@ -120,15 +119,8 @@ final class DecodingContext {
                         at: node)
                     return result
                 }
-                var data = value
-                if inPath {
-                    // A `path` may hold its query (`/a?x=${env:V}`): there the value is a
-                    // query value.
-                    data =
-                        result.contains("?")
-                        ? PercentEncoding.dataInQuery(data) : PercentEncoding.dataInPath(data)
-                }
-                if inURL { data = Self.urlData(data, after: result) }
+                let data =
+                    inPath || inURL ? Self.urlData(value, after: result, wholeURL: inURL) : value
                 result +=
                     template
                     ? data.replacingOccurrences(of: "{", with: Template.environmentBrace) : data
@@ -139,11 +131,12 @@ final class DecodingContext {
         return result + rest
     }
 
-    /// A value that lands in a `url` after `before` (the URL's text before it): at its start
-    /// as it is (a base URL); in its path and its query as ``PercentEncoding`` says
+    /// A value that lands in a URL after `before` (the URL's text before it): at the start of
+    /// a `url` (`wholeURL`) as it is (a base URL); in a path and in a query (a `path` may hold
+    /// its own, `/a?x=${env:V}`) as ``PercentEncoding`` says
     /// (``PercentEncoding/dataInPath(_:)``, ``PercentEncoding/dataInQuery(_:)``).
-    static func urlData(_ value: String, after before: String) -> String {
-        if before.isEmpty { return value }
+    static func urlData(_ value: String, after before: String, wholeURL: Bool) -> String {
+        if wholeURL, before.isEmpty { return value }
         // A fragment, which is never sent, holds no second `#`.
         if before.contains("#") { return value.replacingOccurrences(of: "#", with: "%23") }
         return before.contains("?")

@@ -27,7 +27,7 @@ struct JobKey: Sendable {
         /// (``DecodingContext/resolveEnvironment(_:path:at:template:inPath:)``).
         case urlPath
         /// A whole URL (`url`): an environment value is encoded as the part of the URL it
-        /// lands in asks (``DecodingContext/urlData(_:after:)``).
+        /// lands in asks (``DecodingContext/urlData(_:after:wholeURL:)``).
         case wholeURL
     }
 

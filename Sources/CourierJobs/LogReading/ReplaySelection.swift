@@ -85,15 +85,17 @@ final class ReplaySelection: Sendable {
         let selected = job.tasks.indices.filter { index in
             let spec = job.tasks[index]
             let shape = glob(spec.id)
-            return ids.contains { fnmatch(shape, $0, 0) == 0 }
-                || globs.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
+            return ids.contains { fnmatch(shape, $0, 0) == 0 } || mayChoose(spec, globs: globs)
         }
         return neededProducers(in: job, specs: Set(selected))
     }
 
     /// The specs whose captures the tasks of `specs` may need, directly or through another
-    /// capture.
-    static func neededProducers(in job: Job, specs: Set<Int>) -> Set<Int> {
+    /// capture. A producer for which `standsIn` is true is needed, but what it takes is not:
+    /// it is not sent (a resume's listing whose ids were kept, ``ResumeNeeds``).
+    static func neededProducers(
+        in job: Job, specs: Set<Int>, standsIn: (TaskSpec) -> Bool = { _ in false }
+    ) -> Set<Int> {
         var wanted = Set<String>()
         for index in specs { wanted.formUnion(takes(job.tasks[index])) }
         var needed = Set<Int>()
@@ -102,6 +104,7 @@ final class ReplaySelection: Sendable {
             for (index, spec) in job.tasks.enumerated()
             where !needed.contains(index) && spec.captures.contains(where: { $0.name == name }) {
                 needed.insert(index)
+                if standsIn(spec) { continue }
                 names.formUnion(takes(spec).subtracting(wanted))
                 wanted.formUnion(takes(spec))
             }
@@ -109,21 +112,32 @@ final class ReplaySelection: Sendable {
         return needed
     }
 
+    /// Whether one of `globs` could choose a task of `spec`: it matches the spec's id as a
+    /// glob (`user-{id}` as `user-*`), or the other way round.
+    static func mayChoose(_ spec: TaskSpec, globs: [String]) -> Bool {
+        let shape = glob(spec.id)
+        return globs.contains { fnmatch(shape, $0, 0) == 0 || fnmatch($0, spec.id, 0) == 0 }
+    }
+
     /// The captures a spec's tasks take: its `{name}` inputs and the one it fans out over.
-    static func takes(_ spec: TaskSpec) -> Set<String> {
+    private static func takes(_ spec: TaskSpec) -> Set<String> {
         spec.inputs.union(spec.captureSource.map { [$0.capture] } ?? [])
     }
 
     /// The globs of `run --task` that no task of `job` can match, found before the run so
-    /// that a mistyped id sends nothing and logs no run. Empty when that cannot be known
-    /// before running: a task that fans out over a capture, or whose id takes a captured
-    /// value, has its ids only as the run goes.
+    /// that a mistyped id sends nothing and logs no run. When the ids are not all known
+    /// before running (a task that fans out over a capture, or whose id takes a captured
+    /// value, has its ids only as the run goes), the globs no task's id could match
+    /// (``mayChoose(_:globs:)``: `nope` where the ids are `list` and `item-{id}`); one that
+    /// could is known to match nothing only at the run's end, which then exits 2.
     static func unmatchable(_ globs: [String], in job: Job) -> [String] {
         let knowable = job.tasks.allSatisfy { spec in
             spec.captureSource == nil
                 && Set(Template(spec.id).variables).isSubset(of: spec.foreach.map(\.name))
         }
-        guard knowable else { return [] }
+        guard knowable else {
+            return globs.filter { glob in !job.tasks.contains { mayChoose($0, globs: [glob]) } }
+        }
         var left = globs
         for case (_, _, .success(let id)) in JobValidator.checks(job) {
             left.removeAll { fnmatch($0, id, 0) == 0 }

@@ -144,7 +144,7 @@ extension JobRunner {
         summary.recordsFailed = finishing.recordsFailed
         // A repair says what the job's whole history still lacks: every log of the job
         // (other shards' too), this run's lines on file since `linesOnFile`.
-        if options.resume != nil || source.repairsFromLogs, !options.logToStandardOutput,
+        if options.resume != nil || source.completesHistory, !options.logToStandardOutput,
             !summary.logVanished
         {
             let (missing, held) = JobHistory.notDone(

@@ -46,7 +46,7 @@ final class JobRunner: Sendable {
 
         /// Whether the run completes the job's history with tasks it chose (`replay --job`,
         /// `run --task`): its summary says what the history still lacks.
-        var repairsFromLogs: Bool {
+        var completesHistory: Bool {
             if case .selection = self { true } else { false }
         }
     }

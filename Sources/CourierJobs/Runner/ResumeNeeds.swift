@@ -10,23 +10,9 @@ enum ResumeNeeds {
     /// values stand in for it (``KeptCaptures``) is needed, but not sent, so what it takes is
     /// not needed for it: a listing whose ids were kept needs no login's token.
     static func producers(of job: Job, history: RunHistory) -> Set<Int> {
-        var wanted = Set<String>()
-        for index in undoneSpecs(of: job, done: history.done) {
-            wanted.formUnion(ReplaySelection.takes(job.tasks[index]))
-        }
-        var needed = Set<Int>()
-        var names = wanted
-        while let name = names.popFirst() {
-            for (index, spec) in job.tasks.enumerated()
-            where !needed.contains(index) && spec.captures.contains(where: { $0.name == name }) {
-                needed.insert(index)
-                if keptStandsIn(for: spec, job: job, history: history) { continue }
-                let takes = ReplaySelection.takes(spec)
-                names.formUnion(takes.subtracting(wanted))
-                wanted.formUnion(takes)
-            }
-        }
-        return needed
+        ReplaySelection.neededProducers(
+            in: job, specs: undoneSpecs(of: job, done: history.done),
+            standsIn: { keptStandsIn(for: $0, job: job, history: history) })
     }
 
     private static func undoneSpecs(of job: Job, done: Set<UInt64>) -> Set<Int> {
