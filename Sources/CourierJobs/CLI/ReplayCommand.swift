@@ -134,10 +134,8 @@ enum ReplayCommand {
             for line in error.errors { Console.error("courier: \(line)") }
             return nil
         }
-        if options.run.backend == .urlsession, let asked = job.curlOnlySettings {
-            Console.error(
-                "courier: --backend urlsession: the job asks for \(asked), which the urlsession backend cannot do; nothing was sent"
-            )
+        if let reason = job.backendRefusal(options.run.backend) {
+            Console.error("courier: \(reason); nothing was sent")
             return nil
         }
         return job

@@ -57,9 +57,7 @@ extension RunCommand {
             )
             return CommandLineInterface.ExitCode.usage
         }
-        if options.backend == .urlsession, let asked = job.curlOnlySettings {
-            let reason =
-                "--backend urlsession: the job asks for \(asked), which the urlsession backend cannot do"
+        if let reason = job.backendRefusal(options.backend) {
             console.error("courier: \(reason); nothing was sent")
             await pingRefusal(job, backend: .curl, console: console, reason: reason)
             return CommandLineInterface.ExitCode.usage

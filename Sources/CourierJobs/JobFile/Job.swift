@@ -71,6 +71,14 @@ extension Job {
         if !tls.isDefault { return "TLS options (\(tls.setOptionNames.joined(separator: ", ")))" }
         return nil
     }
+
+    /// Why `backend`, given on the command line over the job's own, cannot run this job, in
+    /// words; `nil` when it can. Run and replay refuse with it before anything is sent.
+    func backendRefusal(_ backend: Backend?) -> String? {
+        guard backend == .urlsession, let asked = curlOnlySettings else { return nil }
+        return
+            "--backend urlsession: the job asks for \(asked), which the urlsession backend cannot do"
+    }
 }
 
 /// `rateLimit` of a job.
