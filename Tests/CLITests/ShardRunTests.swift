@@ -163,6 +163,47 @@ struct ShardRunTests {
         #expect(hits.filter { $0.path.hasPrefix("/sync/login") }.count == 3)
     }
 
+    /// `--task` over a fan-out's children on every shard, then one `--resume`: each shard
+    /// counts only what it sends (a trial saw "-8 tasks, 2 ok, -10 failed" and "every task
+    /// done" after shards that ran 4 of 12 children), and the repair ends as a clean run.
+    @Test(
+        "--task on every shard of a fan-out, then --resume: honest counts, a clean run's files",
+        arguments: ["curl", "urlsession"])
+    func chosenChildrenAcrossShardsThenResume(backend: String) async throws {
+        let key = FixtureServer.uniqueKey("shard-task-\(backend)")
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        try clean.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
+        let whole = try await clean.run(backend: backend, environment: CaptureTests.environment)
+        #expect(whole.status == 0, "\(whole.stderr)")
+
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
+        for index in 0..<3 {
+            let result = try await space.run(
+                ["--shard", "\(index)/3", "--task", "user-1*", "--json"], backend: backend,
+                environment: CaptureTests.environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+                    as? [String: Any])
+            let tasks = try #require(summary["tasks"] as? [String: Int])
+            #expect(tasks["failed"] == 0 && tasks["total"] == tasks["ok"], "\(tasks)")
+            #expect((tasks["total"] ?? -1) >= 1, "\(tasks)")
+            #expect(summary["historyWhole"] as? Bool == false, "\(result.stdout)")
+        }
+        let sent = try Self.tasksByLog(space.logs.appendingPathComponent("e2e")).values
+            .flatMap { $0 }.filter { $0.hasPrefix("user-") }
+        #expect(sent.sorted() == ["user-1", "user-10", "user-11", "user-12"], "each once")
+
+        let resumed = try await space.run(
+            ["--resume"], backend: backend, environment: CaptureTests.environment)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains("the job's history: every task done"), "\(resumed.stdout)")
+        #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
+    }
+
     @Test("a shard's lock stops a second run of that shard only")
     func lockPerShard() async throws {
         let space = try JobWorkspace()

@@ -35,7 +35,7 @@ struct TaskSelectionTests {
     /// The verdict in words, for comparing.
     static func said(_ verdict: TaskSelection.Verdict) -> String {
         switch verdict {
-        case .otherShard: "other shard"
+        case .otherShard(let counted): "other shard" + (counted ? "" : ", not counted")
         case .done(let found): "done" + (found ? ", found" : "")
         case .reuseKept(let run): "reuse \(run)"
         case .notChosen: "not chosen"
@@ -75,6 +75,33 @@ struct TaskSelectionTests {
             }
             #expect(owners.count == 4 && owners.values.allSatisfy { $0 == 1 }, "\(owners)")
         }
+    }
+
+    /// A `--task` run counts a task a pattern chose only once it is found: another shard's
+    /// must not be taken off its total (a trial saw "-8 tasks, 2 ok, -10 failed").
+    @Test func anotherShardsTaskIsTakenOffTheTotalOnlyWhenTheTotalCountedIt() throws {
+        let tasks = try Self.tasks()
+        let shard = try #require(Shard(index: 0, count: 2))
+        let others = (1...4).map { "plain-\($0)" }.filter { !shard.owns(taskID: $0) }
+        let other = try #require(others.first, "some task is another shard's")
+        let whole = Self.selection(shard: shard)
+        #expect(Self.said(whole.verdict(on: tasks[other]!, capturing: false)) == "other shard")
+        let patterns = Self.selection(shard: shard, globs: ["plain-*"])
+        #expect(
+            Self.said(patterns.verdict(on: tasks[other]!, capturing: false))
+                == "other shard, not counted")
+        // Chosen by its id, it was counted before the run: taken off, and settled (not one
+        // the job no longer builds).
+        let logged = try #require(
+            LogLine(
+                bytes: ArraySlice(
+                    #"{"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"r1","job":"t","task":"\#(other)","outcome":"failed"}"#
+                        .utf8)))
+        let named = TaskSelection(
+            job: "t", shard: shard, done: [], okRuns: [:],
+            chosen: ReplaySelection(job: "t", lines: [logged], overrides: [], pace: nil))
+        #expect(Self.said(named.verdict(on: tasks[other]!, capturing: false)) == "other shard")
+        #expect(named.chosen?.unmatchedCount == 0)
     }
 
     @Test func aResumeLeavesWhatWasDoneAndReusesKeptCaptures() throws {

@@ -94,9 +94,18 @@ extension RunCommand {
 
     /// What the job's history still lacks after a repair, and what runs it: `--resume`, except
     /// for the writes it held, which only a name sends (``WriteRule``).
-    static func historyNote(missing: Int, held: Int, job: Job, log: URL) -> String {
-        guard missing > 0 else { return "; the job's history: every task done" }
+    static func historyNote(
+        missing: Int, held: Int, partial: Bool = false, job: Job, log: URL
+    ) -> String {
         let repair = "`\(repairCommand(job, log: log))`"
+        if partial {
+            // No whole run: a task no run reached has no line, and no count can include it.
+            let named =
+                missing > 0 ? "\(missing) task\(missing == 1 ? "" : "s") not done, and " : ""
+            return
+                "; the job's history: \(named)no whole run of the job yet, so the tasks no run reached are not known (\(repair) runs every task not done)"
+        }
+        guard missing > 0 else { return "; the job's history: every task done" }
         let plural = missing == 1 ? "" : "s"
         guard held > 0 else {
             return
@@ -146,7 +155,8 @@ extension RunCommand {
         }
         if let missing = summary.missing {
             text += historyNote(
-                missing: missing, held: summary.missingHeld, job: job, log: summary.logURL)
+                missing: missing, held: summary.missingHeld, partial: summary.historyPartial,
+                job: job, log: summary.logURL)
         }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")

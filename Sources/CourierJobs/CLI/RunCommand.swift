@@ -90,6 +90,8 @@ enum RunCommand {
                          "exitCode", "interrupted", "stoppedBy" (null, "SIGINT", "SIGTERM",
                          "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
                          why), "missing" (after --resume: tasks the history lacks, else null),
+                         "historyWhole" (with "missing": whether the history holds a whole
+                         run; without one, tasks no run reached are not in "missing"),
                          "checksFailed" ([{"check", "message"}] of the job's data checks)};
                          a refusal (exit 2 or 3) prints {"jobFile", "exitCode", "refused"
                          ("usage" or "locked"), "errors" (the lines stderr has)} instead

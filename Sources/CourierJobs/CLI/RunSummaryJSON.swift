@@ -30,6 +30,10 @@ enum RunSummaryJSON {
             ("logIncomplete", summary.logFailure.map { .string($0) } ?? .null),
             ("missing", summary.missing.map { .int($0) } ?? .null),
             (
+                "historyWhole",
+                summary.missing == nil ? .null : .bool(!summary.historyPartial)
+            ),
+            (
                 "checksFailed",
                 .array(
                     summary.checkFailures.map {

@@ -10,6 +10,10 @@ import Foundation
 struct JobHistory: Equatable {
     /// The logs, oldest first.
     var logs: [String]
+    /// Whether a whole run of the job is among them: a plain run, or a plain run of every
+    /// shard of the newest split. Without one, tasks no run reached have no line at all, and
+    /// the logs cannot tell that they are not done.
+    var whole = true
 
     /// What the first line of a log says about the run.
     struct RunStart: Equatable {
@@ -25,9 +29,11 @@ struct JobHistory: Equatable {
     /// not `ok`), every shard's and run's, this one's included once its lines are on file; and
     /// how many of those are writes a repair held (`task.skipped`, `writeHeld`): only a name
     /// sends them.
-    static func notDone(folder: URL) -> (count: Int, held: Int) {
-        let finals = TaskHistory.read(read(folder: folder).logs, warn: { _ in }).finals
-        return (finals.count, finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count)
+    static func notDone(folder: URL) -> (count: Int, held: Int, whole: Bool) {
+        let history = read(folder: folder)
+        let finals = TaskHistory.read(history.logs, warn: { _ in }).finals
+        let held = finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count
+        return (finals.count, held, history.whole)
     }
 
     /// The history among the `.jsonl` files directly in `folder` (a job's log folder).
@@ -55,7 +61,9 @@ struct JobHistory: Equatable {
     static func select(_ starts: [RunStart]) -> JobHistory {
         let ordered = starts.sorted { ($0.time, $0.path) < ($1.time, $1.path) }
         let plain = ordered.filter { !$0.completesEarlier }
-        guard let newest = plain.last else { return JobHistory(logs: ordered.map(\.path)) }
+        guard let newest = plain.last else {
+            return JobHistory(logs: ordered.map(\.path), whole: false)
+        }
         var chosen: [RunStart]
         if let count = newest.shard?.count {
             // The latest plain run of each shard of the newest split, none older than the
@@ -76,7 +84,8 @@ struct JobHistory: Equatable {
         return JobHistory(
             logs: ordered.filter {
                 chosenPaths.contains($0.path) || ($0.completesEarlier && $0.time >= start)
-            }.map(\.path))
+            }.map(\.path),
+            whole: chosen.count == (newest.shard?.count ?? 1))
     }
 
     /// The shard a log's name carries (`…-shard-2-of-4.jsonl`), if any.

@@ -206,6 +206,15 @@ final class ReplaySelection: Sendable {
         return true
     }
 
+    /// Whether `id`, a task another shard sends, was selected by its id (counted before
+    /// running): it is then settled as found, not one the job no longer builds.
+    func settlesElsewhere(id: String) -> Bool {
+        let key = FNV1a.taskKey(job: job, task: id)
+        guard entries[key] != nil else { return false }
+        matched.withLock { _ = $0.keys.insert(key) }
+        return true
+    }
+
     /// Whether the task was selected by a pattern, not by its id (then it was not counted
     /// before the run).
     func isFromPattern(_ id: String) -> Bool {

@@ -147,7 +147,7 @@ extension JobRunner {
         if options.resume != nil || source.completesHistory, !options.logToStandardOutput,
             !summary.logVanished
         {
-            let (missing, held) = JobHistory.notDone(
+            let (missing, held, whole) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name))
             // This run's tasks it never reached count too, though no line may say so: a run
             // stopped before it reached a task wrote none for it, and the history looked
@@ -157,6 +157,12 @@ extension JobRunner {
             let counts = finishing.progress.snapshot
             summary.missing = max(missing, counts.total - counts.done)
             summary.missingHeld = held
+            // A resume of the whole job that ran to its end walked every task: what it did
+            // not do is in its counts, so the history is whole from here.
+            let walkedAll =
+                options.resume != nil && source.isWholeJob && options.shard == nil
+                && summary.interruptedBy == nil
+            summary.historyPartial = !whole && !walkedAll
         } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
             !options.logToStandardOutput, !summary.logVanished
         {

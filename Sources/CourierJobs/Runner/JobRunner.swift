@@ -44,6 +44,12 @@ final class JobRunner: Sendable {
         /// Whether the run re-sends logged requests alone (`replay` without `--job`).
         var isLogReplay: Bool { !savesOutputs }
 
+        /// Whether the run walks every task of the job (a run or a resume, not a replay or
+        /// `run --task`, which choose some).
+        var isWholeJob: Bool {
+            if case .job = self { true } else { false }
+        }
+
         /// Whether the run completes the job's history with tasks it chose (`replay --job`,
         /// `run --task`): its summary says what the history still lacks.
         var completesHistory: Bool {

@@ -116,6 +116,9 @@ struct RunSummary: Sendable {
     var logVanished = false
     /// After a resume or a replay: the job's tasks its history does not count as done.
     var missing: Int?
+    /// With ``missing``: the history holds no whole run of the job (only `--task` runs or
+    /// replays, or not every shard's run), so tasks no run reached are not counted in it.
+    var historyPartial = false
     /// Records files that could not be written though their tasks succeeded.
     var recordsFailed = 0
     /// The job's `checks` the run failed, though its tasks succeeded.

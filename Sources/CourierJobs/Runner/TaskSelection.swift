@@ -32,8 +32,9 @@ struct TaskSelection: Sendable {
 
     /// What becomes of one task.
     enum Verdict {
-        /// Another shard's task.
-        case otherShard
+        /// Another shard's task; `counted`: the run's total counted it before running (a
+        /// whole run's task, or one a replay named by its id), and takes it off now.
+        case otherShard(counted: Bool)
         /// Done by an earlier run, and it captures nothing: not sent; `found`: as
         /// ``Send/found`` (a `--resume --task` pattern chose it).
         case done(found: Bool)
@@ -74,7 +75,9 @@ struct TaskSelection: Sendable {
     /// The verdict on `task` (`capturing`: its spec has captures; `keyed`: `nil` when it is
     /// not a write, else whether it carries an idempotency key).
     func verdict(on task: ExpandedTask, capturing: Bool, keyed: Bool? = nil) -> Verdict {
-        if let shard, !shard.runs(taskID: task.id, capturing: capturing) { return .otherShard }
+        if let shard, !shard.runs(taskID: task.id, capturing: capturing) {
+            return .otherShard(counted: countedElsewhere(task.id))
+        }
         // A task's key is a hash of its id: made only when there is a history to look it up in.
         if !done.isEmpty || !okRuns.isEmpty {
             let key = FNV1a.taskKey(job: job, task: task.id)
@@ -145,6 +148,15 @@ struct TaskSelection: Sendable {
         send.recordsSettled = .byHistory
         send.found = true
         return .send(send)
+    }
+
+    /// Whether the run's total counted `id`, a task another shard sends: every task of a
+    /// whole run; in a replay or `--task` run, one chosen by its id (settled here, so that it
+    /// is not taken for a task the job no longer builds), never one a pattern would choose
+    /// (counted only as found, which it is not).
+    func countedElsewhere(_ id: String) -> Bool {
+        guard let chosen else { return true }
+        return chosen.settlesElsewhere(id: id)
     }
 
     /// Whether a resume's history says an earlier run did the task `id`.

@@ -70,7 +70,9 @@ extension JobRunner {
                 if let runnable = runnable(task, slots) { return .run(runnable) }
             case .skipped(let skipped)
             where slots.selection.shard.map { !$0.owns(taskID: skipped.id) } == true:
-                slots.progress.taskInOtherShard()
+                if slots.selection.countedElsewhere(skipped.id) {
+                    slots.progress.taskInOtherShard()
+                }
                 cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .failure(let error, let spec, let id):
                 // A task that does not build (validation checked what it could; a lines file
@@ -146,8 +148,8 @@ extension JobRunner {
             verdict = slots.selection.sending(task, capturing: capturing, keyed: keyed)
         }
         switch verdict {
-        case .otherShard:
-            slots.progress.taskInOtherShard()
+        case .otherShard(let counted):
+            if counted { slots.progress.taskInOtherShard() }
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .done(let found):
             if found { slots.progress.tasksFound(1) }

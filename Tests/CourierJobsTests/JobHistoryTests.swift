@@ -1,0 +1,49 @@
+@testable import CourierJobs
+import Testing
+
+/// Which logs make up a job's history, and whether they hold a whole run of it, decided from
+/// the runs' first lines alone.
+@Suite("Job history")
+struct JobHistoryTests {
+    static func start(
+        _ path: String, at time: Double, completes: Bool = false, shard: (Int, Int)? = nil
+    ) -> JobHistory.RunStart {
+        JobHistory.RunStart(
+            path: path, time: time, completesEarlier: completes,
+            shard: shard.flatMap { Shard(index: $0.0, count: $0.1) })
+    }
+
+    @Test("a plain run and what completes it since; the runs before it are left out")
+    func latestPlainRunAndItsRepairs() {
+        let history = JobHistory.select([
+            Self.start("old", at: 1), Self.start("plain", at: 2),
+            Self.start("resume", at: 3, completes: true),
+        ])
+        #expect(history.logs == ["plain", "resume"])
+        #expect(history.whole)
+    }
+
+    @Test("only `--task` runs or replays: no whole run, so tasks never reached are unknown")
+    func noPlainRunIsNotWhole() {
+        let history = JobHistory.select([
+            Self.start("task-a", at: 1, completes: true),
+            Self.start("task-b", at: 2, completes: true),
+        ])
+        #expect(history.logs == ["task-a", "task-b"])
+        #expect(!history.whole)
+    }
+
+    @Test("a split is whole only when every shard of it has its plain run")
+    func everyShardOrNotWhole() {
+        let some = JobHistory.select([
+            Self.start("s0", at: 1, shard: (0, 3)), Self.start("s2", at: 2, shard: (2, 3)),
+        ])
+        #expect(Set(some.logs) == ["s0", "s2"])
+        #expect(!some.whole)
+        let every = JobHistory.select([
+            Self.start("s0", at: 1, shard: (0, 3)), Self.start("s1", at: 2, shard: (1, 3)),
+            Self.start("s2", at: 3, shard: (2, 3)),
+        ])
+        #expect(every.whole)
+    }
+}
