@@ -93,44 +93,23 @@ extension RunCommand {
     static func history(
         of job: Job, arguments: RunArguments, options: inout RunOptions, console: Console
     ) async -> Int32? {
-        let capturing = TaskHistory.capturingTasks(of: job)
         let folder = options.logDirectory.appendingPathComponent(job.name)
         if arguments.resume {
-            let logs = arguments.resumeLogs.map { URL(fileURLWithPath: $0) }
-            for log in logs where !FileManager.default.fileExists(atPath: log.path) {
-                console.error("courier: --resume: \(log.relativePath): no such log")
+            switch RunHistory.resuming(
+                job, folder: folder, named: arguments.resumeLogs.map { URL(fileURLWithPath: $0) },
+                fresh: arguments.freshIfNoHistory, warn: { console.error("courier: \($0)") })
+            {
+            case .failure(let refusal):
+                console.error("courier: \(refusal.ofJob ? "\(job.name): " : "")\(refusal.message)")
                 await pingRefusal(
-                    job, backend: options.backend, console: console,
-                    reason: "--resume: \(log.relativePath): no such log")
+                    job, backend: options.backend, console: console, reason: refusal.message)
                 return CommandLineInterface.ExitCode.usage
-            }
-            let warn: (String) -> Void = { console.error("courier: \($0)") }
-            if !logs.isEmpty {
-                options.resume = LogFiles.resumeState(
-                    from: logs, keepRunsOf: capturing, warn: warn)
-            } else {
-                // The job's one history: its latest plain run (every shard's) and the resumes
-                // and replays since (docs/log-format.md, "One history per job").
-                let history = JobHistory.read(folder: folder)
-                if history.logs.isEmpty, !arguments.freshIfNoHistory {
-                    // A repair that finds nothing to repair must not pass for one: run from
-                    // another folder, it would fetch everything into the wrong place and say
-                    // "every task done".
-                    let reason =
-                        "--resume: no earlier run of this job in \(folder.path); nothing was sent (run without --resume to start fresh, or add --fresh-if-no-history)"
-                    console.error("courier: \(job.name): \(reason)")
-                    await pingRefusal(
-                        job, backend: options.backend, console: console, reason: reason)
-                    return CommandLineInterface.ExitCode.usage
-                } else if history.logs.isEmpty {
-                    console.error(
-                        "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
-                    )
-                } else {
-                    options.resume = RunHistory(
-                        TaskHistory.read(history.logs, keepRunsOf: capturing, warn: warn),
-                        logs: history.logs)
-                }
+            case .success(nil):
+                console.error(
+                    "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
+                )
+            case .success(let history):
+                options.resume = history
             }
         }
         options.history = options.resume
@@ -139,9 +118,7 @@ extension RunCommand {
             options.named = Set(arguments.only.filter(WriteRule.names))
             // What the history kept of the tasks that capture saves sending them again.
             if options.history == nil, !options.logToStandardOutput {
-                let logs = JobHistory.read(folder: folder).logs
-                options.history = RunHistory(
-                    TaskHistory.read(logs, keepRunsOf: capturing, warn: { _ in }), logs: logs)
+                options.history = RunHistory.kept(by: job, folder: folder)
             }
         }
         options.writes = options.history?.writes
