@@ -28,8 +28,8 @@ extension JobRunner {
         let kept =
             feed == nil
             ? nil
-            : KeptCaptures(
-                task: task, job: job, run: log.run, shard: options.shard, redactor: log.redactor)
+            : KeptCaptures.writer(
+                for: task, job: job, run: log.run, shard: options.shard, redactor: log.redactor)
         let listing = listing(of: task, capturing: kept != nil)
         let part = recordsPart(of: task, log: log, listing: listing != nil)
         if let listing {

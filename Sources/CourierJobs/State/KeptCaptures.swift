@@ -39,13 +39,20 @@ final class KeptCaptures: Sendable {
         var spoiled = false
     }
 
-    /// The writer for `task`, or `nil` when it captures nothing or anything secret.
+    /// The writer for `task`, or `nil` when it captures nothing or anything secret (decided
+    /// before anything is made: every task of a job with captures asks, and a failable
+    /// initializer had made the writer and its lock first, then dropped them).
     /// `redactor`: the run's, which knows every secret so far. A shard's file has its shard
     /// in its name: every shard sends the tasks that capture, and each keeps its own.
-    init?(task: ExpandedTask, job: Job, run: String, shard: Shard?, redactor: Redactor) {
+    static func writer(
+        for task: ExpandedTask, job: Job, run: String, shard: Shard?, redactor: Redactor
+    ) -> KeptCaptures? {
         let captures = task.captures(in: job)
-        guard !captures.isEmpty, !captures.contains(where: \.secret)
-        else { return nil }
+        guard !captures.isEmpty, !captures.contains(where: \.secret) else { return nil }
+        return KeptCaptures(task: task, job: job, run: run, shard: shard, redactor: redactor)
+    }
+
+    private init(task: ExpandedTask, job: Job, run: String, shard: Shard?, redactor: Redactor) {
         folder = Self.folder(outputDir: job.outputDir)
         name = Self.fileName(job: job.name, task: task.id) + (shard.map { "." + $0.fileTag } ?? "")
         self.task = task.id
