@@ -394,6 +394,46 @@ struct KeptCapturesTests {
         #expect(try await ServerHits.of("\(key)-misc", on: space.server).count == 1)
     }
 
+    /// A login, a listing whose ids are kept, and children that take the login's token. A
+    /// resume of a whole history sends nothing (the login had been sent again every time: a
+    /// fan-out's children counted as not done before the run); a resume whose login now fails
+    /// skips each child not done under its own id (they were one line under `user-{id}`),
+    /// and the next resume ends as a clean run.
+    @Test(
+        "a fan-out that takes a token: nothing re-sent when every child is done; skips by id",
+        arguments: ["curl", "urlsession"])
+    func fanOutTakingAToken(backend: String) async throws {
+        let key = FixtureServer.uniqueKey("fan-token-\(backend)")
+        let job = CaptureTests.syncJob(key: key, total: 12, perPage: 5)
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        try clean.writeJob(tasks: job)
+        let whole = try await clean.run(backend: backend, environment: CaptureTests.environment)
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let again = try await clean.run(
+            ["--resume"], backend: backend, environment: CaptureTests.environment)
+        #expect(again.stdout.contains(" 0 requests "), "\(again.stdout)")
+        #expect(again.stdout.contains("(14 done by earlier runs)"), "\(again.stdout)")
+
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: job)
+        let some = try await space.run(
+            ["--task", "user-1*"], backend: backend, environment: CaptureTests.environment)
+        #expect(some.status == 0, "\(some.stderr)")
+        let refused = try await space.run(
+            ["--resume"], backend: backend, environment: ["SYNC_PASSWORD": "wrong"])
+        #expect(refused.status == 1, "\(refused.stdout)")
+        let skipped = try space.logLines().filter { $0["event"] as? String == "task.skipped" }
+            .compactMap { $0["task"] as? String }
+        #expect(skipped.sorted() == (2...9).map { "user-\($0)" }.sorted(), "\(skipped)")
+        #expect(refused.stdout.contains("8 tasks not done"), "\(refused.stdout)")
+        let repaired = try await space.run(
+            ["--resume"], backend: backend, environment: CaptureTests.environment)
+        #expect(repaired.stdout.contains("every task done"), "\(repaired.stdout)")
+        #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
+    }
+
     @Test("replay --job --dry-run counts a task whose path takes a token captured again")
     func tokenInPath() async throws {
         let space = try JobWorkspace()

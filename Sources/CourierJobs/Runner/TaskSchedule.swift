@@ -34,6 +34,10 @@ struct TaskSchedule {
     /// Keys of the ids each fan-out spec has handed out: a value captured twice (`a, a,
     /// b`) is one child, never the same request sent twice under one id.
     var fannedOut: [Int: CompactKeySet] = [:]
+    /// Fan-out specs whose `{name}` input cannot be had, by why: each child whose value comes
+    /// is skipped under its own id (a resume finds the done ones done), not the whole spec
+    /// under its template.
+    var fanOutSkips: [Int: String] = [:]
     /// Specs that wait for captures (none in most jobs: then a task costs no scan).
     let dependents: [Int]
     /// Specs that wait for nothing, in file order, and the one being expanded.
@@ -168,7 +172,16 @@ struct TaskSchedule {
                 let scalars: [String: String]
                 switch inputs(of: spec) {
                 case .waiting: return nil
-                case .failed(let reason): return skipAll(index, reason: reason)
+                case .failed(let reason):
+                    guard let source = spec.captureSource,
+                        Set(Template(spec.id).variables).isSubset(of: spec.foreach.map(\.name))
+                    else { return skipAll(index, reason: reason) }
+                    fanOutSkips[index] = reason
+                    specs[index].phase = .streaming(
+                        scalars: [:], variable: source.variable, capture: source.capture,
+                        others: spec.foreach.filter { $0.name != source.variable },
+                        cursor: CaptureValues.Cursor(), inner: nil)
+                    continue
                 case .ready(let values): scalars = values
                 }
                 if let source = spec.captureSource {
@@ -257,7 +270,13 @@ struct TaskSchedule {
                 var all = bindings.merging(scalars) { own, _ in own }
                 all[variable] = current.value
                 // `nil`: a value captured before; its child was handed out.
-                if let item = build(index, bindings: all) { return .item(item) }
+                let item =
+                    if let reason = fanOutSkips[index] {
+                        skip(index, bindings: all, reason: reason)
+                    } else {
+                        build(index, bindings: all)
+                    }
+                if let item { return .item(item) }
                 return .again
             }
         }
@@ -277,10 +296,14 @@ struct TaskSchedule {
         endExpansion(index)
         if let failed = status.failedTask {
             // The values that came were used; the rest are unknown.
-            let item = SkippedTask(
-                id: spec.id, spec: index,
-                reason: failureReason(capture, failed)
-                    + "; its later values are unknown")
+            let later = "; its later values are unknown"
+            let reason =
+                if let skipped = fanOutSkips[index] {
+                    specs[index].emitted > 0 ? skipped + later : skipped
+                } else {
+                    failureReason(capture, failed) + later
+                }
+            let item = SkippedTask(id: spec.id, spec: index, reason: reason)
             specs[index].emitted += 1
             return .item(.item(.skipped(item)))
         }
@@ -349,44 +372,25 @@ struct TaskSchedule {
         // Read in place: a copy of the spec per task retains and releases every field of it.
         if job.tasks[index].captureSource != nil {
             let id = TaskBuilder.id(of: job.tasks[index], bindings: bindings)
-            let keys = fannedOut[index] ?? CompactKeySet()
-            fannedOut[index] = keys
-            guard keys.insert(FNV1a.taskKey(job: job.name, task: id)) else { return nil }
+            guard isNewChild(index, id: id) else { return nil }
         }
         specs[index].emitted += 1
         return .build(spec: index, bindings: bindings)
     }
-}
 
-struct SpecState {
-    enum Phase {
-        case independent
-        case waiting
-        case expanding(scalars: [String: String], CombinationIterator)
-        case streaming(
-            scalars: [String: String], variable: String, capture: String,
-            others: [(name: String, source: ForeachSource)], cursor: CaptureValues.Cursor,
-            inner: (value: String, combinations: CombinationIterator)?)
-        case skipping(reason: String, CombinationIterator?)
-        case done
+    /// The skip of fan-out child `index` with `bindings`, under its own id; `nil` for a value
+    /// captured before (its child was skipped then).
+    private mutating func skip(_ index: Int, bindings: [String: String], reason: String) -> Next? {
+        let id = TaskBuilder.id(of: job.tasks[index], bindings: bindings)
+        guard isNewChild(index, id: id) else { return nil }
+        specs[index].emitted += 1
+        return .item(.skipped(SkippedTask(id: id, spec: index, reason: reason)))
     }
 
-    var phase: Phase
-    var emitted = 0
-    var finished = 0
-    /// The first of its tasks that failed or was skipped.
-    var failedTask: String?
-
-    /// Every task handed out, and every one of them over.
-    var isComplete: Bool {
-        if case .done = phase { finished == emitted } else { false }
-    }
-
-    /// A dependent spec that may still hand out tasks.
-    var isOpen: Bool {
-        switch phase {
-        case .independent, .done: false
-        default: true
-        }
+    /// Whether fan-out spec `index` has not handed out a child `id` yet (it has now).
+    private mutating func isNewChild(_ index: Int, id: String) -> Bool {
+        let keys = fannedOut[index] ?? CompactKeySet()
+        fannedOut[index] = keys
+        return keys.insert(FNV1a.taskKey(job: job.name, task: id))
     }
 }

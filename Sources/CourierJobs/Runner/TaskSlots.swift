@@ -154,6 +154,13 @@ extension JobRunner {
         case .done(let found):
             if found { slots.progress.tasksFound(1) }
             slots.progress.taskAlreadyDone()
+            // Done, and not needed again (``ResumeNeeds``): what its run kept still goes to
+            // the fan-out that takes it, whose children are then found done and counted.
+            if capturing,
+                let run = slots.selection.okRuns[FNV1a.taskKey(job: job.name, task: task.id)]
+            {
+                _ = reuseKeptCaptures(of: task, run: run, slots)
+            }
             settledRecords(of: task, done: true)
             keepWindow(of: task)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
