@@ -100,6 +100,43 @@ struct HostBudgetTests {
         #expect(budget.admit(now: 1_006.8, lease: 30) == .askAgain(after: 1_008.7 - 1_006.8))
     }
 
+    /// Seen on a loaded machine: a request sent at the end of our window was answered after
+    /// the next window's probe had gone; its answer (not believed: it was sent before our
+    /// window ended) had ended the probe's hold, a second probe went, and the host's window
+    /// got five requests of four.
+    @Test("only the probe's own answer ends its hold; a late answer of another does not")
+    func onlyTheProbeEndsItsHold() throws {
+        var budget = HostBudget()
+        _ = budget.admit(now: 1_000, lease: 30, ticket: 1)
+        budget.learn(
+            status: 200, headers: Self.quota(1, reset: 2, limit: 4), now: 1_000.1,
+            date: Self.date, sentAt: 1_000, ticket: 1)
+        #expect(budget.admit(now: 1_001.9, lease: 30, ticket: 2) == .send(wait: 0))
+        // Our window is over: the next request probes, the others ask again.
+        #expect(budget.admit(now: 1_002.2, lease: 30, ticket: 3) == .send(wait: 0))
+        #expect(budget.admit(now: 1_002.3, lease: 30, ticket: 4) == .askAgain(after: 0.05))
+        // Ticket 2's answer, read late: not the probe's.
+        budget.learn(
+            status: 200, headers: Self.quota(3, reset: 2, limit: 4), now: 1_002.4,
+            date: Self.date, sentAt: 1_001.9, ticket: 2)
+        #expect(budget.admit(now: 1_002.5, lease: 30, ticket: 5) == .askAgain(after: 0.05))
+        // The probe's answer ends the hold, and tells the window (less ticket 2, under way
+        // no more, and nothing else admitted).
+        budget.learn(
+            status: 200, headers: Self.quota(2, reset: 2, limit: 4), now: 1_002.6,
+            date: Self.date, sentAt: 1_002.2, ticket: 3)
+        #expect(budget.probeUntil == nil && budget.probeTicket == nil)
+        #expect(budget.quota?.remaining == 2)
+        // The store keeps whose probe it is, as text.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-hosts-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = HostBudgetStore(folder: folder)
+        let origin = try #require(Origin(URL(string: "https://api.example.com/x")!))
+        _ = try store.update(origin) { $0.admit(now: 1_000, lease: 30, ticket: 1 << 62 + 3) }
+        #expect(try store.update(origin) { $0.probeTicket } == 1 << 62 + 3)
+    }
+
     @Test("a new window's quota leaves out the requests still under way from the last one")
     func requestsUnderWayCount() {
         var budget = HostBudget()

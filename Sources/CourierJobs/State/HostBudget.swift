@@ -26,6 +26,10 @@ struct HostBudget: Sendable, Equatable {
     var quota: Quota?
     /// Until when a probe (a request learning the quota) holds the others back.
     var probeUntil: Double?
+    /// The probe's ticket: only its answer ends the hold. Seen on a loaded machine: the late
+    /// answer of a request sent in the window before ended the hold of the new window's probe,
+    /// a second probe went while the first was under way, and the window got five of four.
+    var probeTicket: UInt64?
     /// Until when the host, which announced no quota, takes requests freely.
     var openUntil: Double?
     /// The earliest the next request may go, when requests are spread.
@@ -69,7 +73,9 @@ struct HostBudget: Sendable, Equatable {
     /// to ``learn(status:headers:now:date:sentAt:ticket:)`` (nil: not counted as under way).
     mutating func admit(now: Double, lease: Double, ticket: UInt64? = nil) -> Admission {
         forgetExpiredFlights(now: now)
+        let holdBefore = probeUntil
         let admission = decide(now: now, lease: lease)
+        if probeUntil != holdBefore { probeTicket = ticket }
         if let ticket, case .send(let wait) = admission, quota != nil || probeUntil != nil {
             inFlight[ticket] = now + wait + lease
         }
@@ -113,7 +119,10 @@ struct HostBudget: Sendable, Equatable {
         status: Int?, headers: HTTPHeaders, now: Double, date: Date, sentAt: Double? = nil,
         ticket: UInt64? = nil
     ) {
-        probeUntil = nil
+        // The probe's answer ends its hold (or any answer, where requests carry no ticket).
+        if ticket == nil || probeTicket == nil || ticket == probeTicket {
+            (probeUntil, probeTicket) = (nil, nil)
+        }
         if let ticket { inFlight[ticket] = nil }
         forgetExpiredFlights(now: now)
         guard let status else { return }

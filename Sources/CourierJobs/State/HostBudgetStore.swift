@@ -95,6 +95,9 @@ struct HostBudgetStore: Sendable {
         budget.openUntil = number("openUntil", in: members)
         budget.nextSlot = number("nextSlot", in: members)
         budget.windowEnd = number("windowEnd", in: members)
+        if case .string(let text)? = members.first(where: { $0.key == "probeTicket" })?.node.value {
+            budget.probeTicket = UInt64(text)
+        }
         if case .object(let flights)? = members.first(where: { $0.key == "inFlight" })?.node.value {
             for flight in flights {
                 if let ticket = UInt64(flight.key), case .number(let until) = flight.node.value {
@@ -124,6 +127,10 @@ struct HostBudgetStore: Sendable {
             ("windowEnd", budget.windowEnd),
         ]
         for (key, value) in times { if let value { members.append((key, .double(value))) } }
+        // As text: a ticket is a 64-bit number, more than a JSON number keeps exactly.
+        if let ticket = budget.probeTicket {
+            members.append(("probeTicket", .string(String(ticket))))
+        }
         if let quota = budget.quota {
             var fields: [(String, JSONWriter.Value)] = [
                 ("remaining", .int(quota.remaining)), ("resetAt", .double(quota.resetAt)),
