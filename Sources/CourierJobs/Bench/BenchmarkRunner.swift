@@ -82,6 +82,9 @@ struct BenchmarkRunner: Sendable {
     }
 
     func run(_ plan: Plan, round: Int = 1) async -> Result {
+        // Each round's peak is its own: the process's high-water mark would give a backend
+        // run second the first one's peak (a trial saw both backends "42 MiB").
+        Self.resetPeakRSS()
         var warmTally = Tally()
         if plan.warmup > 0 {
             var warm = plan
@@ -189,12 +192,30 @@ struct BenchmarkRunner: Sendable {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
-    /// The process's peak resident set size so far, in bytes.
+    /// The process's peak resident set size since ``resetPeakRSS()`` (Linux's `VmHWM`), or
+    /// else since it started, in bytes.
     static func peakRSS() -> Int {
         #if canImport(Darwin)
             Int(resourceUsage().ru_maxrss)
         #else
-            Int(resourceUsage().ru_maxrss) * 1024
+            if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+            {
+                return kib * 1024
+            }
+            return Int(resourceUsage().ru_maxrss) * 1024
+        #endif
+    }
+
+    /// Lowers the peak `peakRSS()` reads to what the process holds now (Linux: writing 5 to
+    /// `/proc/self/clear_refs`, proc(5)); elsewhere nothing can.
+    static func resetPeakRSS() {
+        #if os(Linux)
+            let descriptor = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return }
+            _ = write(descriptor, "5", 1)
+            close(descriptor)
         #endif
     }
 
