@@ -126,6 +126,38 @@ struct BenchModesTests {
                 atPath: space.folder.appendingPathComponent("out").path), "no saving")
     }
 
+    /// A trial saw `Bearer {token}` sent as written (the figures were of 401s), and a closed
+    /// port "rank" the backends with exit 0.
+    @Test("job mode leaves out tasks that take captures; every request failing is exit 1")
+    func jobModeCapturesAndFailures() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("benchcap")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "path": "/json", "query": {"v": "{{\"token\": \"abcdef\"}}"},
+                 "capture": {"token": {"json": "/token", "secret": true}}},
+                {"id": "use", "path": "/echo", "query": {"key": "\#(key)"}, "auth": {"bearer": "{token}"}}
+                """#)
+        let result = try await CourierBinary.run(
+            [
+                "bench", "job.json", "--backend", "curl", "-n", "4", "--rounds", "1", "--warmup",
+                "0",
+            ],
+            directory: space.folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("tasks[1] takes captured values"), "\(result.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing of {token}")
+
+        let closed = try await CourierBinary.run([
+            "bench", "http://127.0.0.1:\(unusedLoopbackPort())/x", "--backend", "curl,urlsession",
+            "-n", "5", "--rounds", "1", "--warmup", "0",
+        ])
+        #expect(closed.status == 1, "\(closed.stdout) \(closed.stderr)")
+        #expect(closed.stderr.contains("curl: every request failed"), "\(closed.stderr)")
+        #expect(closed.stderr.contains("urlsession: every request failed"), "\(closed.stderr)")
+    }
+
     @Test(
         "the curl backend runs one loop per core by default (at most four), --event-loops sets it; the loops share the connection limit",
         arguments: [nil, 2])
