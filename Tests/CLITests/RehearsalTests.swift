@@ -8,7 +8,9 @@ import Testing
 /// run's outputs byte for byte; a changed job names the request the recording lacks.
 @Suite("offline rehearsal")
 struct RehearsalTests {
-    /// A login whose token the users need, a listing by Link pages whose ids fan out, an
+    /// A login whose token the users need (one of them in its query too: the rehearsal's
+    /// token is `<redacted>`, as recorded, and a trial saw such a request "not in the
+    /// recording"), a listing by Link pages whose ids fan out, an
     /// incremental listing into records from the cursor an earlier run left, and a flaky
     /// endpoint retried once.
     static func writeJob(_ space: JobWorkspace, key: String, total: Int = 6) throws {
@@ -18,6 +20,8 @@ struct RehearsalTests {
                  "json": {"password": "${env:SYNC_PASSWORD}"}, "capture": {"token": {"json": "/access_token"}}},
                 {"id": "users", "path": "/sync/users", "query": {"key": "\#(key)"}, "auth": {"bearer": "{token}"},
                  "save": "users.json"},
+                {"id": "user-1", "path": "/sync/users/1", "query": {"key": "\#(key)", "t": "{token}"},
+                 "auth": {"bearer": "{token}"}, "save": "user-1.json"},
                 {"id": "list", "path": "/pages", "query": {"style": "link", "total": "\#(total)", "size": "2"},
                  "paginate": {"next": {"linkHeader": "next"}}, "capture": {"ids": {"json": "/items/*/id"}}},
                 {"id": "item-{id}", "path": "/echo", "query": {"id": "{id}"}, "foreach": {"id": {"capture": "ids"}},

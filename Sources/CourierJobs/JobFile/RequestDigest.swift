@@ -7,10 +7,23 @@ import Foundation
 /// and a recording's entry (`--record`, `--offline`) are made from it, so that a rotated token
 /// does not make the same request another, and no digest can be traced back to a secret.
 enum RequestDigest {
-    /// The request's identifying bytes, each part ended by a NUL.
-    static func bytes(of request: HTTPRequest, redactor: Redactor) -> [UInt8] {
+    /// The request's identifying bytes, each part ended by a NUL. `scrubbingURL`: the URL with
+    /// the secrets the redactor knows taken out too, as `<redacted>` however it was encoded (a
+    /// recording's: a rehearsal's login answers `<redacted>` for the token it recorded, so a
+    /// URL that carries the token must be the same request with either). An idempotency key
+    /// keeps the URL as it was (a key must not change between versions).
+    static func bytes(
+        of request: HTTPRequest, redactor: Redactor, scrubbingURL: Bool = false
+    ) -> [UInt8] {
+        var url = request.displayURL.absoluteString
+        if scrubbingURL {
+            url = redactor.scrub(url)
+            for encoded in ["%3Credacted%3E", "%3credacted%3e"] {
+                url = url.replacingOccurrences(of: encoded, with: Redactor.placeholder)
+            }
+        }
         var input: [UInt8] = []
-        for part in [request.method.rawValue, request.displayURL.absoluteString] {
+        for part in [request.method.rawValue, url] {
             input += part.utf8
             input.append(0)
         }
@@ -24,9 +37,11 @@ enum RequestDigest {
         return input
     }
 
-    /// The lowercase hex SHA-256 of `bytes(of:redactor:)`.
-    static func hex(of request: HTTPRequest, redactor: Redactor) -> String {
-        SHA256.hex(of: bytes(of: request, redactor: redactor))
+    /// The lowercase hex SHA-256 of `bytes(of:redactor:scrubbingURL:)`.
+    static func hex(of request: HTTPRequest, redactor: Redactor, scrubbingURL: Bool = false)
+        -> String
+    {
+        SHA256.hex(of: bytes(of: request, redactor: redactor, scrubbingURL: scrubbingURL))
     }
 
     /// A file's size and FNV-1a hash of its bytes, read a mebibyte at a time (a body file may

@@ -35,7 +35,7 @@ final class OfflineHTTPClient: HTTPClient, Sendable {
     }
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let digest = RequestDigest.hex(of: request, redactor: redactor)
+        let digest = RequestDigest.hex(of: request, redactor: redactor, scrubbingURL: true)
         guard let recorded = answers[digest] else {
             throw HTTPError(
                 .invalidRequest,

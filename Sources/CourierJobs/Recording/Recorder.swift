@@ -68,7 +68,7 @@ final class Recorder: Sendable {
                     ? Redactor.placeholder : redactor.scrub(field.value))
         }
         let answer = RecordedAnswer(
-            request: RequestDigest.hex(of: request, redactor: redactor),
+            request: RequestDigest.hex(of: request, redactor: redactor, scrubbingURL: true),
             method: request.method.rawValue, url: request.displayURL.absoluteString,
             status: response.status, headers: fields, body: name)
         let line = redactor.scrubJSON(answer.line)
