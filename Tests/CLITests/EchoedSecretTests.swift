@@ -135,4 +135,19 @@ struct SecretsInTheLogStructureTests {
         let written = String(decoding: try space.everyWrittenByte(), as: UTF8.self)
         #expect(written.contains(#""X-Api-Key":"<redacted>""#), "a secret header is redacted whole")
     }
+
+    /// A trial's cron setup left `API_TOKEN=` empty: `Bearer ` went out, exit 0, not a word.
+    @Test("an empty secret is warned about, on a terminal or not")
+    func emptySecretWarning() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "auth": {"bearer": "${env:API_TOKEN}"}}"#)
+        let empty = try await space.run(backend: "curl", environment: ["API_TOKEN": ""])
+        #expect(empty.status == 0)
+        #expect(
+            empty.stderr.contains("warning: ${env:API_TOKEN} is empty"), "\(empty.stderr)")
+        let set = try await space.run(backend: "curl", environment: ["API_TOKEN": "token-1234"])
+        #expect(!set.stderr.contains("is empty"), "\(set.stderr)")
+    }
 }

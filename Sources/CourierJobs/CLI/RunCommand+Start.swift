@@ -147,6 +147,12 @@ extension RunCommand {
     /// Says so when a secret is too short to be searched for in free text (``Redactor``):
     /// it is then redacted only where it is a secret header's whole value.
     static func warnAboutShortSecrets(_ job: Job, console: Console) {
+        if !job.emptySecrets.isEmpty {
+            let names = job.emptySecrets.joined(separator: ", ")
+            console.error(
+                "courier: \(job.name): warning: \(names) \(job.emptySecrets.count == 1 ? "is" : "are") empty: the requests that use \(job.emptySecrets.count == 1 ? "it" : "them") send nothing in its place (an unset variable is refused; an empty one is sent as it is)"
+            )
+        }
         let short = job.secrets.filter { !$0.isEmpty && $0.utf8.count < Redactor.minimumLength }
         guard !short.isEmpty else { return }
         console.error(

@@ -16,6 +16,10 @@ final class DecodingContext {
     /// tasks' paths are not also told they need one.
     var baseURLUnresolved = false
     private(set) var secrets = Set<String>()
+    /// The secret references whose value is empty (`${env:NAME}`, as written): a variable
+    /// set to nothing by an incomplete cron or credentials setup sends `Bearer ` as
+    /// faithfully as a token, so the run says so (``Job/emptySecrets``).
+    private(set) var emptySecrets: [String] = []
     /// Where each string that had its references replaced stands (line and column): any
     /// other string holding one is refused (``UnreplacedReferences``).
     private(set) var replacedAt = Set<SourcePosition>()
@@ -112,6 +116,11 @@ final class DecodingContext {
                     return result
                 }
                 if kind != "env-public" { addSecret(value) }
+                if kind != "env-public", value.isEmpty,
+                    !emptySecrets.contains("${\(kind):\(name)}")
+                {
+                    emptySecrets.append("${\(kind):\(name)}")
+                }
                 if template, value.contains(Template.environmentBrace) {
                     error(
                         path,

@@ -60,6 +60,9 @@ struct Job: Sendable {
     /// What reading the file found likely mistaken without stopping the job (a shell's
     /// `${NAME}` sent as text): `validate` says it, and `run` on a terminal.
     var notes: [JobFileError] = []
+    /// The secret references (`${env:NAME}`, `${file:PATH}`) whose value is empty: sent as
+    /// nothing, which `run` warns of, on a terminal or not.
+    var emptySecrets: [String] = []
 }
 
 extension Job {

@@ -113,6 +113,7 @@ enum JobDecoder {
         UnreplacedReferences.check(root, references: context.errors.isEmpty, context: context)
         if var job, context.errors.isEmpty {
             job.notes = context.notes
+            job.emptySecrets = context.emptySecrets
             return job
         }
         // Messages quote values, and a value may have come from ${env:…}.
