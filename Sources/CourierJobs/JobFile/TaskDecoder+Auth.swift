@@ -13,8 +13,12 @@ extension TaskDecoder {
         for (key, text) in auth?.templates ?? [] where key != "name" {
             checkVariables(text, key: "auth.\(key)", at: nil)
             // A literal credential is a secret like the job's own; a template's values are
-            // secret when their captures are (every capture used in auth is made one).
-            if Template(text).variables.isEmpty { context.addSecret(Template(text).render([:])) }
+            // secret when their captures are (every capture used in auth is made one). A
+            // Basic user is not one, as in the job's `auth`: a trial saw `-u "alice:…"` become
+            // `-u "${COURIER_SECRET_2}:…"` in a curl script, and every "alice" in the log go.
+            if key != "basic.user", Template(text).variables.isEmpty {
+                context.addSecret(Template(text).render([:]))
+            }
         }
         if case .basic(let user, let password) = auth, Template(user).variables.isEmpty,
             Template(password).variables.isEmpty
