@@ -5,11 +5,13 @@ import Foundation
 /// state (`.name.XXXXXXXX.tmp`, see ``FileReplacement``): each folder a run writes into is
 /// looked at once, before its first write there.
 ///
-/// A run writes its temporaries with its job's ``tag`` (`.name.TAG.XXXXXXXX.tmp`). A run of the
-/// whole job holds the job's lock exclusively (``JobLock``), so no other run of the job is
-/// writing: it removes the job's leftovers at once, every shard's included. A shard shares the
-/// lock with its sibling shards, which may be writing theirs right now, so it keeps the
-/// one-hour rule. Any other temporary (another job's, sharing the
+/// A run writes its temporaries with its job's ``tag`` (`.name.TAG.XXXXXXXX.tmp`), a shard with
+/// its shard's (`TAGs1of3`). A run of the whole job holds the job's lock exclusively
+/// (``JobLock``), so no other run of the job is writing: it removes the job's leftovers at
+/// once, every shard's included. A shard holds its own shard's lock exclusively, beside its
+/// siblings, which may be writing theirs right now: it removes its own shard's at once (a
+/// trial saw a killed shard's temporaries stay through its resume and its next run), and
+/// leaves its siblings' to the one-hour rule. Any other temporary (another job's, sharing the
 /// folder, or an untagged one) goes only once it is older than ``minimumAge``: its writer may
 /// be at work right now, and a file being written is never an hour old.
 final class StaleTemporaries: Sendable {
@@ -18,9 +20,11 @@ final class StaleTemporaries: Sendable {
     /// The tag of this run's temporaries, or `nil` for a run without a lock (`--log-dir -`),
     /// whose temporaries keep the untagged name and the one-hour rule.
     let tag: String?
-    /// Whether this run may remove its job's tagged temporaries at once (it holds the job's
-    /// lock alone).
+    /// Whether this run may remove its own tagged temporaries at once (it holds its lock
+    /// alone).
     let removesOwnAtOnce: Bool
+    /// Whether its tag is the whole job's, whose run removes every shard's too.
+    private let wholeJob: Bool
     /// Folders swept, under a lock held for the whole sweep: no task of this run may create
     /// its own tagged temporary in a folder while the folder's sweep could still remove it.
     private let swept = Locked<Set<String>>([])
@@ -35,18 +39,34 @@ final class StaleTemporaries: Sendable {
     ) {
         self.tag = tag
         self.removesOwnAtOnce = removesOwnAtOnce
+        wholeJob = tag.map { Self.shardPart(of: $0) == nil } ?? false
         self.now = now
         self.removed = removed
     }
 
     /// The tag of a job's temporaries: eight lower-case hex digits (the random part of the name
     /// is upper-case) of a hash of what the job's lock is on: its output folder, and its name.
-    static func tag(outputDir: URL, job: String) -> String {
+    /// A shard's adds its place (`s1of3`), as its lock does.
+    static func tag(outputDir: URL, job: String, shard: (index: Int, count: Int)? = nil) -> String {
         let identity = outputDir.standardizedFileURL.path + "/" + job
         let value = FNV1a.hash(identity.utf8)
-        return String(String(UInt32(truncatingIfNeeded: value ^ (value >> 32)), radix: 16))
+        let tag = String(String(UInt32(truncatingIfNeeded: value ^ (value >> 32)), radix: 16))
             .leftPadded(to: 8)
+        return shard.map { "\(tag)s\($0.index)of\($0.count)" } ?? tag
     }
+
+    /// The shard part of a tag (`s1of3` of `0a1b2c3ds1of3`), or `nil` for a whole job's.
+    private static func shardPart(of tag: Substring) -> Substring? {
+        guard tag.utf8.count > 8 else { return nil }
+        let rest = tag.dropFirst(8)
+        let parts = rest.dropFirst().split(separator: "of", omittingEmptySubsequences: false)
+        guard rest.first == "s", parts.count == 2,
+            parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) })
+        else { return nil }
+        return rest
+    }
+
+    private static func shardPart(of tag: String) -> Substring? { shardPart(of: tag[...]) }
 
     /// Sweeps `folder`, unless this run has already. (Runs for every save: one look-up in a
     /// set; the folder's path is already resolved by ``OutputPath``.)
@@ -73,12 +93,23 @@ final class StaleTemporaries: Sendable {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
                 attributes[.type] as? FileAttributeType == .typeRegular,
                 let modified = attributes[.modificationDate] as? Date,
-                modified < cutoff
-                    || (removesOwnAtOnce
-                        && tag.map({ Self.isTemporaryName(name, taggedWith: $0) }) == true)
+                modified < cutoff || (removesOwnAtOnce && isOwn(name))
             else { continue }
             if unlink(file) == 0 { removed(file) }
         }
+    }
+
+    /// Whether the temporary `name` is this run's to remove at once: tagged with its tag, or,
+    /// for a run of the whole job, with one of its shards'.
+    private func isOwn(_ name: String) -> Bool {
+        guard let tag else { return false }
+        if Self.isTemporaryName(name, taggedWith: tag) { return true }
+        guard wholeJob, Self.isTemporaryName(name) else { return false }
+        // `.name.TAGs1of3.XXXXXXXX.tmp`: the part before the random one.
+        let head = name.dropLast(13)
+        guard let dot = head.lastIndex(of: ".") else { return false }
+        let found = head[head.index(after: dot)...]
+        return found.hasPrefix(tag) && Self.shardPart(of: found) != nil
     }
 
     /// `.name.XXXXXXXX.tmp` with eight upper-case hex digits, as ``FileReplacement`` names them

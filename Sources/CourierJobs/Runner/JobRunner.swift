@@ -120,12 +120,12 @@ final class JobRunner: Sendable {
         listings = ListingCheckpoints(outputDir: job.outputDir, job: job.name)
         outputFolder = OutputFolder(URL(fileURLWithPath: job.outputDir))
         recordsLedger = RecordsLedger.needed(for: job) ? RecordsLedger(job: job) : nil
-        // Tagged with what the job's lock is on (``JobLock``); a run of the whole job holds it
-        // alone and removes the job's leftovers at once.
+        // Tagged with what the run's lock is on (``JobLock``), which it holds alone: the
+        // job's, or its shard's. It removes its own leftovers at once.
         temporaries = StaleTemporaries(
             tag: StaleTemporaries.tag(
-                outputDir: URL(fileURLWithPath: job.outputDir), job: job.name),
-            removesOwnAtOnce: options.shard == nil
+                outputDir: URL(fileURLWithPath: job.outputDir), job: job.name,
+                shard: options.shard.map { ($0.index, $0.count) })
         ) { [quiet = options.quiet] path in
             // Not under --quiet, which promises silence when every task succeeds: a resume
             // after a kill finds the killed run's temporaries as a matter of course.

@@ -1,0 +1,35 @@
+@testable import CourierJobs
+import Foundation
+import Testing
+
+/// Which leftovers a run removes at once: its own (the whole job's run: its shards' too), by
+/// the tag in their names; any other only once it is an hour old.
+@Suite("Stale temporaries by tag")
+struct StaleTemporariesTests {
+    @Test("a shard removes its own shard's leftovers at once; a whole run, every shard's")
+    func shardTags() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-stale-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = URL(fileURLWithPath: "/srv/out")
+        let job = StaleTemporaries.tag(outputDir: output, job: "nightly")
+        let shard1 = StaleTemporaries.tag(outputDir: output, job: "nightly", shard: (1, 3))
+        let shard2 = StaleTemporaries.tag(outputDir: output, job: "nightly", shard: (2, 3))
+        #expect(shard1 == job + "s1of3")
+        let other = StaleTemporaries.tag(outputDir: output, job: "weekly")
+        let names = [job, shard1, shard2, other, job + "sXof3"].map { ".a.json.\($0).DEADBEEF.tmp" }
+        func plant() throws {
+            for name in names { try Data("x".utf8).write(to: folder.appendingPathComponent(name)) }
+        }
+        func left() throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
+        }
+        try plant()
+        StaleTemporaries(tag: shard1) { _ in }.sweep(folder)
+        #expect(try left() == Set(names).subtracting([names[1]]), "the shard's own only")
+        try plant()
+        StaleTemporaries(tag: job) { _ in }.sweep(folder)
+        #expect(try left() == [names[3], names[4]], "the job's and its shards'; not another's")
+    }
+}
