@@ -124,6 +124,20 @@ struct CompressionConformanceTests {
         #expect(own.values(for: "Accept-Encoding") == [Self.alamofireAcceptEncoding])
     }
 
+    /// A trial saw URLSession pass on libcurl's own words ("Error while processing content
+    /// unencoding: …") where curl said "the gzip stream is not valid: …".
+    @Test(
+        "a body its Content-Encoding does not decode is the same error on both transports",
+        arguments: TransportKind.allCases)
+    func undecodableBody(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let error = try await #require(throws: HTTPError.self) {
+            try await transport.makeClient().perform(HTTPRequest(url: server.url("/cut/not-gzip")))
+        }
+        #expect(error.kind == .network, "\(error)")
+        #expect(error.message == "the gzip stream is not valid: incorrect header check", "\(error)")
+    }
+
     @Test(
         "a coding neither transport decodes is refused alike", arguments: TransportKind.allCases)
     func undecodedCoding(transport: TransportKind) async throws {

@@ -59,6 +59,7 @@ Routes (any method):
   /truncated                  promises 100 bytes, sends 10, closes
   /cut/<how>[?whole=1&encoding=gzip|deflate|br|zstd|OTHER]
                               hostile responses, written as raw bytes, each with ETag "cut":
+                              not-gzip: Content-Encoding gzip over the plain body;
                               headers: a status line and an ETag line, then a close (no blank
                               line); gzip-chunked / gzip-length: a gzip body (or deflate, br,
                               zstd as encoding says; any OTHER name labels the plain body so)
@@ -1291,6 +1292,9 @@ class Handler(BaseHTTPRequestHandler):
                 out += b"0\r\n\r\n"
             else:
                 out = head + b"Content-Length: %d\r\n\r\n" % len(packed) + packed
+        elif how == "not-gzip":
+            # Announced as gzip, sent plain: no decoder can read it.
+            out = head + b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(body) + body
         elif how == "headers":
             out = head
         elif how == "length-overflow":

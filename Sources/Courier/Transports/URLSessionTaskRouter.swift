@@ -307,7 +307,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             transfer.continuation.resume(
                 returning: Outcome(response: challenged, body: transfer.body))
         } else if let error {
-            transfer.continuation.resume(throwing: Self.httpError(error, url: transfer.url))
+            let head = transfer.response ?? task.response as? HTTPURLResponse
+            transfer.continuation.resume(
+                throwing: Self.httpError(
+                    error, url: transfer.url,
+                    contentEncoding: head?.value(forHTTPHeaderField: "Content-Encoding")))
         } else if let response = transfer.response ?? task.response as? HTTPURLResponse {
             transfer.continuation.resume(
                 returning: Outcome(response: response, body: transfer.body))
@@ -375,7 +379,11 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             || text.contains("Weird server reply")
     }
 
-    static func httpError(_ error: any Error, url: URL) -> HTTPError {
+    /// - Parameter contentEncoding: the response's `Content-Encoding`, when a head came: a
+    ///   body its coding does not decode is said as the curl transport says it.
+    static func httpError(_ error: any Error, url: URL, contentEncoding: String? = nil)
+        -> HTTPError
+    {
         guard let urlError = error as? URLError else {
             return HTTPError(.network, "\(error)", url: url)
         }
@@ -407,9 +415,17 @@ final class URLSessionTaskRouter: NSObject, URLSessionDataDelegate, @unchecked S
             default: .network
             }
         // FoundationNetworking runs libcurl too, and passes on its misleading text.
-        let text =
+        var text =
             urlError.localizedDescription == "Out of memory"
             ? HTTPError.oversizedHeadersMessage : urlError.localizedDescription
+        // libcurl's decoder's words, in the curl transport's (a trial saw the two differ).
+        let undecodable = "Error while processing content unencoding: "
+        if text.hasPrefix(undecodable) {
+            let coding =
+                contentEncoding?.split(separator: ",").last?
+                .trimmingCharacters(in: .whitespaces).lowercased() ?? "content coding's"
+            text = "the \(coding) stream is not valid: \(text.dropFirst(undecodable.count))"
+        }
         return HTTPError(kind, text, url: url, underlyingCode: urlError.code.rawValue)
     }
 
