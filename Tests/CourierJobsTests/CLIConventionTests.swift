@@ -20,6 +20,23 @@ struct CLIConventionTests {
         #expect(ArgumentParser.seconds(text) == nil)
     }
 
+    /// A trial's `courier run --bogus` was told "missing JOB.json".
+    @Test func anUnknownOptionIsNamedBeforeAMissingOperand() throws {
+        var parser = ArgumentParser(["--bogus"], command: "run")
+        #expect(throws: UsageError.self) { try parser.positional("JOB.json") }
+        do {
+            _ = try parser.positional("JOB.json")
+        } catch {
+            #expect(error.message.contains("unexpected argument '--bogus'"), "\(error.message)")
+        }
+        var empty = ArgumentParser([], command: "run")
+        do {
+            _ = try empty.positional("JOB.json")
+        } catch {
+            #expect(error.message.contains("missing JOB.json"), "\(error.message)")
+        }
+    }
+
     @Test func drawingNeedsATerminalThatCanAndNoNO_COLOR() {
         #expect(Console.allowsDrawing(isTerminal: true, noColor: nil, term: "xterm"))
         #expect(Console.allowsDrawing(isTerminal: true, noColor: "", term: nil))

@@ -98,9 +98,11 @@ struct ArgumentParser {
     /// The seconds a duration names (``DurationText/seconds(_:)``).
     static func seconds(_ text: String) -> TimeInterval? { DurationText.seconds(text) }
 
-    /// Removes the next positional argument.
+    /// Removes the next positional argument (taken after the options: an option left over
+    /// then is one the command does not know, said as such rather than as a missing `name`).
     mutating func positional(_ name: String) throws(UsageError) -> String {
         guard let index = remaining.firstIndex(where: { !$0.hasPrefix("-") || $0 == "-" }) else {
+            try finish()
             throw UsageError("\(command): missing \(name); see 'courier \(command) --help'")
         }
         return remaining.remove(at: index)
