@@ -86,6 +86,8 @@ struct ShardRunTests {
             let failed = planned[index]!.filter { $0.hasPrefix("bad-") }.count
             #expect(status == (failed > 0 ? 1 : 0), "\(output)")
             #expect(output.contains("e2e (shard \(index)/4): \(planned[index]!.count) tasks"))
+            // Its repair is the shard's (a trial's hint ran the whole job's).
+            if failed > 0 { #expect(output.contains("--resume --shard \(index)/4"), "\(output)") }
         }
         let byLog = try Self.tasksByLog(space.logs.appendingPathComponent("e2e"))
         #expect(byLog.count == 4)

@@ -95,9 +95,9 @@ extension RunCommand {
     /// What the job's history still lacks after a repair, and what runs it: `--resume`, except
     /// for the writes it held, which only a name sends (``WriteRule``).
     static func historyNote(
-        missing: Int, held: Int, partial: Bool = false, job: Job, log: URL
+        missing: Int, held: Int, partial: Bool = false, job: Job, log: URL, shard: Shard? = nil
     ) -> String {
-        let repair = "`\(repairCommand(job, log: log))`"
+        let repair = "`\(repairCommand(job, log: log, shard: shard))`"
         if partial {
             // No whole run: a task no run reached has no line, and no count can include it.
             let named =
@@ -156,7 +156,7 @@ extension RunCommand {
         if let missing = summary.missing {
             text += historyNote(
                 missing: missing, held: summary.missingHeld, partial: summary.historyPartial,
-                job: job, log: summary.logURL)
+                job: job, log: summary.logURL, shard: shard)
         }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")
@@ -173,7 +173,8 @@ extension RunCommand {
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
         if summary.missing == nil, summary.failed > 0 || notRun > 0 {
-            text += "; to repair: \(repair ?? repairCommand(job, log: summary.logURL))"
+            text +=
+                "; to repair: \(repair ?? repairCommand(job, log: summary.logURL, shard: shard))"
             if summary.repairHolds > 0 {
                 let count = summary.repairHolds
                 text +=
@@ -186,13 +187,16 @@ extension RunCommand {
     /// The command that runs what the job's history lacks, as it can be pasted in any
     /// working folder (cron mails it): the job file's absolute path, and `--log-dir` (absolute
     /// too) when the run's log is not in the job's home (`log` is the run's log file).
-    static func repairCommand(_ job: Job, log: URL) -> String {
+    /// A shard's repair names its shard (a pod that ran the whole job's would wait for the
+    /// other shards' locks, or repair what they are doing).
+    static func repairCommand(_ job: Job, log: URL, shard: Shard? = nil) -> String {
         let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
         if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
             command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"
         }
+        if let shard { command += " --shard \(shard)" }
         return command
     }
 }

@@ -83,7 +83,13 @@ struct NodeReader {
     mutating func number(_ key: String, range: ClosedRange<Double>, what: String) -> Double? {
         guard let value = take(key) else { return nil }
         guard case .number(let number) = value.value, range.contains(number) else {
-            fail(key, "expected \(what), found \(describe(value))", at: value)
+            // Over the bound, say the bound: "greater than 0" read wrong for 1e400.
+            var bound = ""
+            if case .number(let number) = value.value, !(number <= range.upperBound) {
+                let upper = range.upperBound
+                bound = ", at most \(upper == upper.rounded() ? String(Int(upper)) : String(upper))"
+            }
+            fail(key, "expected \(what)\(bound), found \(describe(value))", at: value)
             return nil
         }
         return number

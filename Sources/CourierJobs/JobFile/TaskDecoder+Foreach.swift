@@ -114,7 +114,7 @@ extension TaskDecoder {
         } else {
             context.error(
                 path,
-                "expected {\"range\": [from, to]}, {\"lines\": \"file\"} or {\"capture\": \"name\"}",
+                "expected a list of values ([\"a\", \"b\"]), {\"range\": [from, to]}, {\"lines\": \"file\"} or {\"capture\": \"name\"}",
                 at: reader.node)
         }
         return nil
