@@ -106,8 +106,14 @@ enum ReportText {
             }
             lines.append("attempts  " + parts.joined(separator: ", ") + " (tasks by attempts)")
         }
+        // A rate needs a span: one request, or all in one millisecond, has none to speak of
+        // (a trial read "1000 req/s over 0.00 s" for a single request).
+        let rate =
+            report.requests > 1 && report.wallSeconds >= 0.01
+            ? ", \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
+            : ""
         lines.append(
-            "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies")), \(format(report.requestsPerSecond)) req/s over \(format(report.wallSeconds)) s"
+            "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies"))\(rate)"
                 + (runs > 1 ? "; these and the figures below count every attempt of every run" : "")
         )
         if report.blockedRequests > 0 {
