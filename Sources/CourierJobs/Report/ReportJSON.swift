@@ -66,6 +66,7 @@ enum ReportJSON {
             ),
             ("wallSeconds", .double(report.wallSeconds)),
             ("requestsPerSecond", .double(report.requestsPerSecond)),
+            ("unansweredWrites", .int(report.unansweredWrites)),
             (
                 "statuses",
                 .object(

@@ -116,6 +116,12 @@ enum ReportText {
             "requests  \(report.requests) (\(report.retries) retr\(report.retries == 1 ? "y" : "ies"))\(rate)"
                 + (runs > 1 ? "; these and the figures below count every attempt of every run" : "")
         )
+        if report.unansweredWrites > 0 {
+            let count = report.unansweredWrites
+            lines.append(
+                "writes    \(count) sent with no answer logged (a run was cut while \(count == 1 ? "it was" : "they were") under way: the server may have taken \(count == 1 ? "it" : "them"); not counted above)"
+            )
+        }
         if report.blockedRequests > 0 {
             lines.append(
                 "waited    \(report.blockedRequests) request\(report.blockedRequests == 1 ? "" : "s") waited \(format(report.blockedMs / 1000)) s in all before they were sent (rate limit and hosts' pauses; not in their times)"

@@ -22,6 +22,12 @@ struct RunReport {
     private(set) var backends: Set<String> = []
     private(set) var requests = 0
     private(set) var retries = 0
+    /// Writes' `request.start` lines not yet matched by a `request` line, by run and task: a
+    /// run cut while a write was under way leaves one, and the server may have taken it
+    /// (a trial's audit counted 20 requests where the server had seen 22).
+    private var writesUnderWay: [UInt64: Int] = [:]
+    /// Writes sent with no answer logged, in every run.
+    var unansweredWrites: Int { writesUnderWay.values.reduce(0) { $0 + max(0, $1) } }
     private(set) var statuses: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
     /// Attempts that waited for their host (`throttledMs`), and how long in all.
@@ -76,6 +82,8 @@ struct RunReport {
         case "request":
             addRequest(line)
             addTaskLine(line)
+        case LogEvent.requestStart:
+            if let task = line.task { writesUnderWay[Self.attemptKey(line, task), default: 0] += 1 }
         case "task.skipped":
             // No request was sent: the task counts, with its reason, and nothing else does.
             if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
@@ -102,8 +110,17 @@ struct RunReport {
         return line
     }
 
+    /// A write's run and task, as one key.
+    private static func attemptKey(_ line: LogLine, _ task: String) -> UInt64 {
+        FNV1a.taskKey(job: line.run, task: task)
+    }
+
     private mutating func addRequest(_ line: LogLine) {
-        guard line.task != nil else { return }
+        guard let task = line.task else { return }
+        let key = Self.attemptKey(line, task)
+        if let count = writesUnderWay[key] {
+            writesUnderWay[key] = count > 1 ? count - 1 : nil
+        }
         requests += 1
         if line.outcome == "retry" { retries += 1 }
         if let status = line.status { statuses[status, default: 0] += 1 }
