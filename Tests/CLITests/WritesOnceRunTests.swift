@@ -240,12 +240,12 @@ struct WritesOnceRunTests {
         // report's next step and its JSON.
         #expect(
             first.stdout.contains(
-                "--resume (it will not send again 1 failed write that may have taken effect"),
+                "--resume (it will not send again 1 failed write the server took or may have taken"),
             "\(first.stdout)")
         let report = try await CourierBinary.run(
             ["report", space.logs.appendingPathComponent("charges").path])
         #expect(
-            report.stdout.contains("(it will not send again 1 failed write that may have taken"),
+            report.stdout.contains("(it will not send again 1 failed write the server took or may"),
             "\(report.stdout)")
         let json = try await CourierBinary.run(
             ["report", "--json", space.logs.appendingPathComponent("charges").path])

@@ -1,22 +1,33 @@
+import Courier
 @testable import CourierJobs
 import Testing
 
-/// Failures are grouped by their reason's shape: measurements differ from task to task, the
-/// reason does not.
-@Suite("Failure groups")
+/// What cron mails of a night's endings: the first of each reason in full, the rest counted,
+/// in the words of what happened (failed, skipped, held).
+@Suite("Failure reporter")
 struct FailureReporterTests {
-    @Test func measurementsAreOneReasonOtherNumbersAreNot() {
-        let shape = FailureReporter.shape(of:)
+    /// A trial's 20 held writes mailed two lines and "more failures; see the log".
+    @Test("held writes and skips are grouped by reason, as failures are, in their own words")
+    func grouped() {
+        let lines = Locked<[String]>([])
+        Console.$errorLines.withValue(lines) {
+            let reporter = FailureReporter(console: .plain, job: "j")
+            for index in 1...20 {
+                reporter.failed(
+                    task: "w\(index)", reason: "its write was answered 201 by run r1", as: .held)
+            }
+            reporter.failed(task: "a", reason: "status 500, expected 2xx")
+            reporter.failed(task: "b", reason: "status 500, expected 2xx")
+            reporter.failed(task: "c", reason: "input task login did not succeed", as: .skipped)
+            reporter.finish()
+        }
         #expect(
-            shape("Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server")
-                == shape(
-                    "Failed to connect to 127.0.0.1 port 9 after 14 ms: Couldn't connect to server")
-        )
-        #expect(
-            shape("Operation timed out after 30001 milliseconds with 0 bytes received")
-                == shape("Operation timed out after 30000 milliseconds with 512 bytes received"))
-        #expect(shape("status 500, expected 2xx") != shape("status 404, expected 2xx"))
-        #expect(shape("port 9 refused") != shape("port 10 refused"))
-        #expect(shape("ends in 42") == "ends in 42")
+            lines.withLock { $0 } == [
+                "courier: j: task w1 not sent: its write was answered 201 by run r1",
+                "courier: j: task a failed: status 500, expected 2xx",
+                "courier: j: task c skipped: input task login did not succeed",
+                "courier: j: 19 more writes not sent again the same way: its write was answered 201 by run r1",
+                "courier: j: 1 more task failed the same way: status 500, expected 2xx",
+            ])
     }
 }

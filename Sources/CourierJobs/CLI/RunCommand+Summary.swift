@@ -143,7 +143,7 @@ extension RunCommand {
         }
         if summary.writesHeld > 0 {
             text +=
-                "; \(summary.writesHeld) write\(summary.writesHeld == 1 ? "" : "s") not sent again (each said why on stderr)"
+                "; \(summary.writesHeld) write\(summary.writesHeld == 1 ? "" : "s") not sent again (why: on stderr, and in the log)"
         }
         // An interrupted run's tasks that never started are neither ok nor failed.
         let notRun = summary.total - summary.ok - summary.failed
@@ -178,7 +178,7 @@ extension RunCommand {
             if summary.repairHolds > 0 {
                 let count = summary.repairHolds
                 text +=
-                    " (it will not send again \(count) failed write\(count == 1 ? "" : "s") that may have taken effect: check the server, then name \(count == 1 ? "it" : "each") with --task ID)"
+                    " (it will not send again \(count) failed write\(count == 1 ? "" : "s") the server took or may have taken (answered 2xx, or no answer came): check the server, then name \(count == 1 ? "it" : "each") with --task ID)"
             }
         }
         return text

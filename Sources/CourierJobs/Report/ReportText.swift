@@ -23,7 +23,7 @@ enum ReportText {
         let held =
             repair.heldWrites == 0
             ? ""
-            : " (it will not send again \(repair.heldWrites) failed write\(repair.heldWrites == 1 ? "" : "s") that may have taken effect: check the server, then name \(repair.heldWrites == 1 ? "it" : "each") with --task ID)"
+            : " (it will not send again \(repair.heldWrites) failed write\(repair.heldWrites == 1 ? "" : "s") the server took or may have taken (answered 2xx, or no answer came): check the server, then name \(repair.heldWrites == 1 ? "it" : "each") with --task ID)"
         return
             "next      \(what): \(repair.command) runs what the history lacks\(held); courier show LOG TASK shows a task's attempts"
     }

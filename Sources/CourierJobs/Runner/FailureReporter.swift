@@ -51,11 +51,39 @@ final class FailureReporter: Sendable {
         return shape + number
     }
 
-    /// A task that failed: the first of each reason is printed in full (`task ID failed
-    /// CONTEXT: REASON`), the others only counted, for ``finish()``. A night where 500 tasks
-    /// failed on one outage mails one line of it and a count, not ten copies and "see the log".
-    func failed(task: String, context: String = "", reason: String) {
-        let shape = Self.shape(of: reason)
+    /// What became of a task that did not end ok, as its line and its count say it.
+    enum Ending: String {
+        case failed, skipped, held
+
+        /// The first line: `task ID failed CONTEXT: REASON`.
+        func first(task: String, context: String, reason: String) -> String {
+            switch self {
+            case .failed: "task \(task) failed\(context): \(reason)"
+            case .skipped: "task \(task) skipped\(context): \(reason)"
+            case .held: "task \(task) not sent\(context): \(reason)"
+            }
+        }
+
+        /// The count of the others: `3 more tasks failed the same way: REASON`.
+        func more(_ count: Int, reason: String) -> String {
+            let tasks = "\(count) more \(self == .held ? "write" : "task")\(count == 1 ? "" : "s")"
+            switch self {
+            case .failed: return "\(tasks) failed the same way: \(reason)"
+            case .skipped: return "\(tasks) skipped the same way: \(reason)"
+            case .held: return "\(tasks) not sent again the same way: \(reason)"
+            }
+        }
+    }
+
+    /// A task that failed (or was skipped, or a write held): the first of each reason is
+    /// printed in full (`task ID failed CONTEXT: REASON`), the others only counted, for
+    /// ``finish()``. A night where 500 tasks failed on one outage mails one line of it and a
+    /// count, not ten copies and "see the log"; a trial's 20 held writes read "2 … more
+    /// failures; see the log".
+    func failed(
+        task: String, context: String = "", reason: String, as ending: Ending = .failed
+    ) {
+        let shape = ending.rawValue + "\u{0}" + Self.shape(of: reason)
         let first = reasons.withLock { state -> Bool in
             if state.more[shape] == nil {
                 state.order.append(shape)
@@ -66,7 +94,7 @@ final class FailureReporter: Sendable {
             state.more[shape, default: 0] += 1
             return false
         }
-        if first { report("task \(task) failed\(context): \(reason)") }
+        if first { report(ending.first(task: task, context: context, reason: reason)) }
     }
 
     /// The counts of the failures not printed, one line per reason, after the run; past the
@@ -76,15 +104,18 @@ final class FailureReporter: Sendable {
         let job = job.showingControlCharacters
         for shape in order.prefix(Self.limit) {
             guard let count = more[shape], count > 0, let reason = first[shape] else { continue }
+            let ending = shape.split(separator: "\u{0}").first.flatMap {
+                Ending(rawValue: String($0))
+            }
             print(
-                "courier: \(job): \(count) more task\(count == 1 ? "" : "s") failed the same way: \(reason.showingControlCharacters)"
-            )
+                "courier: \(job): "
+                    + (ending ?? .failed).more(count, reason: reason.showingControlCharacters))
         }
         let others = order.dropFirst(Self.limit)
         let count = others.reduce(0) { $0 + 1 + (more[$1] ?? 0) }
         if count > 0 {
             print(
-                "courier: \(job): \(count) more task\(count == 1 ? "" : "s") failed in \(others.count) other way\(others.count == 1 ? "" : "s"); see the log"
+                "courier: \(job): \(count) more task\(count == 1 ? "" : "s") did not end ok, in \(others.count) other way\(others.count == 1 ? "" : "s"); see the log"
             )
         }
     }
@@ -98,7 +129,7 @@ final class FailureReporter: Sendable {
         if count <= Self.limit {
             text = "courier: \(job.showingControlCharacters): " + message.showingControlCharacters
         } else if count == Self.limit + 1 {
-            text = "courier: \(job.showingControlCharacters): more failures; see the log"
+            text = "courier: \(job.showingControlCharacters): more; see the log"
         } else {
             return
         }

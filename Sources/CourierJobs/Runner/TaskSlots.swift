@@ -113,7 +113,7 @@ extension JobRunner {
                     continue
                 }
                 try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
-                slots.reporter.report("task \(skipped.id) skipped: \(skipped.reason)")
+                slots.reporter.failed(task: skipped.id, reason: skipped.reason, as: .skipped)
                 slots.progress.taskFinished(ok: false, requests: 0)
                 cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .wait(let changes):
@@ -183,7 +183,7 @@ extension JobRunner {
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .hold(let reason, let done, let found):
             if found { slots.progress.tasksFound(1) }
-            slots.reporter.report("task \(task.id) not sent: \(reason)")
+            slots.reporter.failed(task: task.id, reason: reason, as: .held)
             slots.progress.write(resent: false)
             settledRecords(of: task, done: done ? true : nil)
             if done {
