@@ -129,6 +129,32 @@ struct RehearsalTests {
         #expect(written.range(of: Data(token.utf8)) == nil, "the login's token is not recorded")
     }
 
+    /// A trial's rehearsal said "not in the recording" for a refused connection: the
+    /// recording had kept answers only. The error is kept too, and thrown again.
+    @Test(
+        "an attempt that got no answer is rehearsed as the same failure",
+        arguments: RunCommandTests.backends)
+    func failureRehearsed(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "ok", "path": "/echo", "save": "ok.json"},
+                {"id": "closed", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/x"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let recording = space.folder.appendingPathComponent("rec")
+        let recorded = try await space.run(["--record", recording.path], backend: backend)
+        #expect(recorded.status == 1, "\(recorded.stderr)")
+        let rehearsed = try await Self.rehearse(space, recording, ["--backend", backend])
+        #expect(rehearsed.status == 1, "\(rehearsed.stderr)")
+        #expect(!rehearsed.stderr.contains("not in the recording"), "\(rehearsed.stderr)")
+        let failure = { (text: String) in
+            text.split(separator: "\n").first { $0.contains("task closed failed") }.map(String.init)
+        }
+        #expect(failure(rehearsed.stderr) != nil)
+        #expect(failure(rehearsed.stderr) == failure(recorded.stderr), "the same failure")
+    }
+
     @Test("a rehearsal sends no ping and writes or pushes no metrics, wherever the run would")
     func rehearsalTellsNoOne() async throws {
         let space = try JobWorkspace()

@@ -311,10 +311,15 @@ struct RunLog: Sendable {
                 "replayOf",
                 .object([("run", .string(replayOf.run)), ("task", .string(replayOf.task))]))
         }
-        if let recorder, case .success(let response) = attempt.outcome {
-            recorder.record(
-                request: request, response: response,
-                body: Self.body(of: response, savedTo: record.savedTo), redactor: redactor)
+        if let recorder {
+            switch attempt.outcome {
+            case .success(let response):
+                recorder.record(
+                    request: request, response: response,
+                    body: Self.body(of: response, savedTo: record.savedTo), redactor: redactor)
+            case .failure(let error):
+                recorder.record(request: request, error: error, redactor: redactor)
+            }
         }
         // A request that may not be sent twice has its line on file before the task goes on:
         // `--resume` sends again every task whose line is missing.

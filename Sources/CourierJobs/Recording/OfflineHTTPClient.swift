@@ -47,6 +47,10 @@ final class OfflineHTTPClient: HTTPClient, Sendable {
             return min(served[digest, default: 0], recorded.count - 1)
         }
         let answer = recorded[index]
+        if let failure = answer.error {
+            throw HTTPError(
+                HTTPError.Kind(rawValue: failure.kind), failure.message, url: request.displayURL)
+        }
         let bodyURL = folder.appendingPathComponent("\(RecordedAnswer.bodies)/\(answer.body)")
         guard let body = FileManager.default.contents(atPath: bodyURL.path) else {
             throw HTTPError(

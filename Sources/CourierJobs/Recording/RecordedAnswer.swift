@@ -3,7 +3,9 @@ import Foundation
 
 /// One answer of a recording (`courier run JOB --record DIR`): the request it answered, by its
 /// digest (``RequestDigest``), and the response, its body in a file of `DIR/bodies` named
-/// after its SHA-256. One JSON line of `DIR/recording.jsonl` each, in the order they came.
+/// after its SHA-256; or the transport error that came instead (a refused connection, a
+/// redirect refused), which a rehearsal throws again. One JSON line of `DIR/recording.jsonl`
+/// each, in the order they came.
 struct RecordedAnswer: Sendable, Equatable {
     /// The request's digest: what a rehearsal looks the answer up by.
     var request: String
@@ -15,6 +17,14 @@ struct RecordedAnswer: Sendable, Equatable {
     var headers: [Field]
     /// The body's SHA-256, its file's name in `bodies/`.
     var body: String
+    /// The error that came instead of a response (status 0, no headers, no body then).
+    var error: Failure?
+
+    /// An attempt's error, as the log says it: its kind and its message.
+    struct Failure: Sendable, Equatable {
+        var kind: String
+        var message: String
+    }
 
     /// One header field.
     struct Field: Sendable, Equatable {
@@ -27,13 +37,20 @@ struct RecordedAnswer: Sendable, Equatable {
 
     /// The answer's line, its newline included.
     var line: [UInt8] {
-        var bytes = JSONWriter.bytes(
-            .object([
-                ("request", .string(request)), ("method", .string(method)), ("url", .string(url)),
-                ("status", .int(status)),
-                ("headers", .array(headers.map { .array([.string($0.name), .string($0.value)]) })),
-                ("body", .string(body)),
-            ]))
+        var members: [(String, JSONWriter.Value)] = [
+            ("request", .string(request)), ("method", .string(method)), ("url", .string(url)),
+            ("status", .int(status)),
+            ("headers", .array(headers.map { .array([.string($0.name), .string($0.value)]) })),
+            ("body", .string(body)),
+        ]
+        if let error {
+            members.append(
+                (
+                    "error",
+                    .object([("kind", .string(error.kind)), ("message", .string(error.message))])
+                ))
+        }
+        var bytes = JSONWriter.bytes(.object(members))
         bytes.append(0x0A)
         return bytes
     }
@@ -57,13 +74,22 @@ struct RecordedAnswer: Sendable, Equatable {
             else { return nil }
             headers.append(Field(name: name, value: value))
         }
+        var error: Failure?
+        if case .object(let failure)? = fields["error"] {
+            let parts = Dictionary(failure.map { ($0.key, $0.node.value) }) { first, _ in first }
+            guard case .string(let kind)? = parts["kind"],
+                case .string(let message)? = parts["message"]
+            else { return nil }
+            error = Failure(kind: kind, message: message)
+        }
         self.init(
             request: request, method: method, url: url, status: Int(status), headers: headers,
-            body: body)
+            body: body, error: error)
     }
 
     init(
-        request: String, method: String, url: String, status: Int, headers: [Field], body: String
+        request: String, method: String, url: String, status: Int, headers: [Field], body: String,
+        error: Failure? = nil
     ) {
         self.request = request
         self.method = method
@@ -71,6 +97,7 @@ struct RecordedAnswer: Sendable, Equatable {
         self.status = status
         self.headers = headers
         self.body = body
+        self.error = error
     }
 
     /// The response's header fields, in their order.

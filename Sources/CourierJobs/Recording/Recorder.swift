@@ -45,6 +45,20 @@ final class Recorder: Sendable {
 
     deinit { close(descriptor) }
 
+    /// Records an attempt that got no response (a refused connection, a redirect refused),
+    /// so that its rehearsal fails the same way rather than as "not in the recording". One
+    /// the run itself cancelled (its deadline, a signal) is not an answer, and is left out.
+    func record(request: HTTPRequest, error: HTTPError, redactor: Redactor) {
+        guard error.kind != .cancelled else { return }
+        let answer = RecordedAnswer(
+            request: RequestDigest.hex(of: request, redactor: redactor, scrubbingURL: true),
+            method: request.method.rawValue, url: request.displayURL.absoluteString, status: 0,
+            headers: [], body: "",
+            error: RecordedAnswer.Failure(
+                kind: error.kind.rawValue, message: redactor.scrub(error.message)))
+        write(redactor.scrubJSON(answer.line))
+    }
+
     /// Records one attempt's answer; `body` is its body as the run has it (in memory, or the
     /// file it was saved to).
     func record(
@@ -71,7 +85,11 @@ final class Recorder: Sendable {
             request: RequestDigest.hex(of: request, redactor: redactor, scrubbingURL: true),
             method: request.method.rawValue, url: request.displayURL.absoluteString,
             status: response.status, headers: fields, body: name)
-        let line = redactor.scrubJSON(answer.line)
+        write(redactor.scrubJSON(answer.line))
+    }
+
+    /// Appends a line; a failure marks the recording incomplete.
+    private func write(_ line: [UInt8]) {
         let failed = line.withUnsafeBytes { POSIX.writeAll(descriptor, $0) }
         if let failed {
             let error = FileError(path: folder.path, action: "write the recording in", code: failed)
