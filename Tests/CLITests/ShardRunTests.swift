@@ -147,6 +147,12 @@ struct ShardRunTests {
         let key = FixtureServer.uniqueKey("shard-sync")
         try space.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
         var children: [String] = []
+        // The plan says which of a shard's tasks every shard sends: the counts add up to more
+        // than the job's (a trial could not make them add up).
+        let plan = try await space.run(
+            ["--shard", "0/3", "--dry-run"], backend: "curl", environment: CaptureTests.environment)
+        #expect(
+            plan.stdout.contains("2 of which every shard sends (they capture)"), "\(plan.stdout)")
         for index in 0..<3 {
             let result = try await space.run(
                 ["--shard", "\(index)/3"], backend: "curl", environment: CaptureTests.environment)

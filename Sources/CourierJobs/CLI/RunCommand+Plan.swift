@@ -90,6 +90,7 @@ extension RunCommand {
             return true
         }
         var inShard = 0
+        var onEveryShard = 0
         let needed = ResumePlan.neededProducers(job, options: options)
         for case .success(let task) in TaskExpander(job: job, cursors: cursors) {
             // A job's expansion gives every task its spec.
@@ -109,6 +110,7 @@ extension RunCommand {
             }
             let everyShard = options.shard != nil && capturing
             inShard += 1
+            if everyShard { onEveryShard += 1 }
             if let writes = options.writes,
                 let reason = WriteRule.held(task, in: job, writes: writes, named: options.named)
             {
@@ -131,7 +133,8 @@ extension RunCommand {
             planSummary(
                 // `--task`: the tasks listed as sent, as the run counts them (the chosen ones
                 // and those sent for what they capture).
-                job, total: options.only.isEmpty ? total : inShard, inShard: inShard,
+                job, total: options.only.isEmpty ? total : inShard,
+                inShard: (inShard, onEveryShard),
                 options: options))
     }
 
@@ -155,7 +158,11 @@ extension RunCommand {
     }
 
     /// The plan's last line: how many tasks, where, how.
-    static func planSummary(_ job: Job, total: Int, inShard: Int, options: RunOptions) -> String {
+    /// `inShard`: the shard's tasks, and of them those every shard sends (they capture), so
+    /// that the shards' counts add up to more than the job's.
+    static func planSummary(
+        _ job: Job, total: Int, inShard: (count: Int, everyShard: Int), options: RunOptions
+    ) -> String {
         let backend = options.backend ?? job.backend
         let fanOutCount = job.tasks.filter {
             $0.captureSource != nil && mayChoose($0, options: options)
@@ -167,7 +174,12 @@ extension RunCommand {
         let children =
             job.tasks.contains { $0.captureSource != nil }
             ? ", children of fan-outs split by their own ids" : ""
-        let split = options.shard.map { " (shard \($0): \(inShard) of them\(children))" } ?? ""
+        let shared =
+            inShard.everyShard > 0
+            ? ", \(inShard.everyShard) of which every shard sends (they capture)" : ""
+        let split =
+            options.shard.map { " (shard \($0): \(inShard.count) of them\(shared)\(children))" }
+            ?? ""
         return
             "courier: \(job.name): \(total) task\(total == 1 ? "" : "s")\(split)\(more) on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
     }
