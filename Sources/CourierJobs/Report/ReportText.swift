@@ -216,7 +216,11 @@ enum ReportText {
     /// What a run's `run.end` says of its tasks, or that there is none.
     static func outcome(_ row: RunTable.Row) -> String {
         guard let end = row.end else { return row.killedSummary }
-        var text = "\(end.total ?? 0) total, \(end.ok ?? 0) ok, \(end.failed ?? 0) failed"
+        // `run.end` counts a skipped task as failed; the tasks line above counts it apart.
+        let skipped = min(row.skippedTasks, end.failed ?? 0)
+        var text =
+            "\(end.total ?? 0) total, \(end.ok ?? 0) ok, \((end.failed ?? 0) - skipped) failed"
+        if skipped > 0 { text += ", \(skipped) skipped" }
         if let done = end.alreadyDone { text += ", \(done) done before" }
         if let ignored = end.ignored { text += ", \(ignored) ignored by onResponse" }
         if let code = end.exitCode { text += " (exit \(code))" }

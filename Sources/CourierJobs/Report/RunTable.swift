@@ -30,6 +30,8 @@ struct RunTable {
         var endTime: Double?
         /// Tasks with a final line in this run (a renewed login's second line not counted).
         var recordedTasks = 0
+        /// Of them, the tasks skipped (`run.end` counts them among the failed).
+        var skippedTasks = 0
         /// The time of the run's last line, which is as far as a killed run is known to have got.
         var lastTime: Double
 
@@ -152,6 +154,7 @@ struct RunTable {
                 outcome == "ok" || outcome == "failed" || outcome == "skipped"
             {
                 rows[row].recordedTasks += 1
+                if outcome == "skipped" { rows[row].skippedTasks += 1 }
             }
         default:
             break
