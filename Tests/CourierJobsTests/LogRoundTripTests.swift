@@ -180,14 +180,7 @@ struct LogRoundTripTests {
         func line(_ event: String, run: String, task: String? = nil, outcome: String? = nil)
             -> LogLine
         {
-            var fields = LogLine.Fields()
-            fields.event = event
-            fields.ts = "2026-11-23T00:00:00.000Z"
-            fields.run = run
-            fields.job = "j"
-            fields.task = task
-            fields.outcome = outcome
-            return LogLine(fields)!
+            LogLine.made(event, run: run, task: task, outcome: outcome)
         }
         var logOnly = line(LogEvent.runStart, run: "replay")
         logOnly.replayOf = ["run1"]
@@ -206,5 +199,21 @@ struct LogRoundTripTests {
         history.add(line(LogEvent.request, run: "run2", task: "a", outcome: "ok"))
         #expect(history.finals[key("c{id}")] == nil, "the children were reached")
         #expect(history.done == [key("a"), key("c7")])
+    }
+}
+
+extension LogLine {
+    /// A line of job `j` with only its event, run, task and outcome, for the readers' tests.
+    static func made(_ event: String, run: String, task: String? = nil, outcome: String? = nil)
+        -> LogLine
+    {
+        var fields = LogLine.Fields()
+        fields.event = event
+        fields.ts = "2026-11-23T00:00:00.000Z"
+        fields.run = run
+        fields.job = "j"
+        fields.task = task
+        fields.outcome = outcome
+        return LogLine(fields)!
     }
 }

@@ -6,14 +6,7 @@ import Testing
 @Suite("Report: unanswered writes")
 struct UnansweredWritesTests {
     static func line(_ event: String, run: String, task: String) -> LogLine {
-        var fields = LogLine.Fields()
-        fields.event = event
-        fields.ts = "2026-11-23T00:00:00.000Z"
-        fields.run = run
-        fields.job = "j"
-        fields.task = task
-        fields.outcome = event == LogEvent.request ? "ok" : nil
-        return LogLine(fields)!
+        LogLine.made(event, run: run, task: task, outcome: event == LogEvent.request ? "ok" : nil)
     }
 
     @Test("a start with no request line in its run counts; one answered, or a read, does not")
