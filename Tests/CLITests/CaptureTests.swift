@@ -206,6 +206,11 @@ struct CaptureTests {
         let result = try await space.run(backend: "curl")
         #expect(result.status == 1)
         #expect(result.stderr.contains("found different values"), "\(result.stderr)")
+        // A resume would meet the same: the run says the job must change (a trial's cron
+        // proposed the same repair night after night).
+        #expect(
+            result.stderr.contains("1 task was skipped by the job itself"),
+            "\(result.stderr)")
     }
 
     @Test("cycles, unknown captures and misuse are exit-2 errors naming the places")

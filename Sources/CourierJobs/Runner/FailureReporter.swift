@@ -8,6 +8,8 @@ final class FailureReporter: Sendable {
     private let console: Console
     private let job: String
     private let printed = Locked(0)
+    /// Tasks skipped by the job's own rules (``TaskFeed/SkippedTask/byJob``).
+    private let byJob = Locked(0)
     /// Set when a progress line is on the terminal: each message first clears it, so that
     /// it is not printed over the line's tail (the next tick draws the line again).
     private let clearsLine: Bool
@@ -81,8 +83,10 @@ final class FailureReporter: Sendable {
     /// count, not ten copies and "see the log"; a trial's 20 held writes read "2 … more
     /// failures; see the log".
     func failed(
-        task: String, context: String = "", reason: String, as ending: Ending = .failed
+        task: String, context: String = "", reason: String, as ending: Ending = .failed,
+        byJob: Bool = false
     ) {
+        if byJob { self.byJob.withLock { $0 += 1 } }
         let shape = ending.rawValue + "\u{0}" + Self.shape(of: reason)
         let first = reasons.withLock { state -> Bool in
             if state.more[shape] == nil {
@@ -116,6 +120,13 @@ final class FailureReporter: Sendable {
         if count > 0 {
             print(
                 "courier: \(job): \(count) more task\(count == 1 ? "" : "s") did not end ok, in \(others.count) other way\(others.count == 1 ? "" : "s"); see the log"
+            )
+        }
+        // A trial's resume proposed, night after night, a repair that met the same skip.
+        let byJob = byJob.withLock { $0 }
+        if byJob > 0 {
+            print(
+                "courier: \(job): \(byJob) task\(byJob == 1 ? " was" : "s were") skipped by the job itself (a {name} that takes one value, whose capture found several): a resume meets the same; fan out over the capture with foreach, or make it find one value"
             )
         }
     }

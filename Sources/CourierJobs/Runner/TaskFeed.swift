@@ -41,6 +41,9 @@ final class TaskFeed: Sendable {
         var id: String
         var spec: Int
         var reason: String
+        /// The job's own rules make it unsendable (a `{name}` that takes one value, whose
+        /// capture found several): sending its producers again meets the same.
+        var byJob = false
     }
 
     private let state: Locked<TaskSchedule>

@@ -38,6 +38,8 @@ struct TaskSchedule {
     /// is skipped under its own id (a resume finds the done ones done), not the whole spec
     /// under its template.
     var fanOutSkips: [Int: String] = [:]
+    /// Specs skipped by the job's own rules (``TaskFeed/SkippedTask/byJob``).
+    var byJobSkips: Set<Int> = []
     /// Specs that wait for captures (none in most jobs: then a task costs no scan).
     let dependents: [Int]
     /// Specs that wait for nothing, in file order, and the one being expanded.
@@ -169,30 +171,8 @@ struct TaskSchedule {
             case .independent, .done:
                 return nil
             case .waiting:
-                let scalars: [String: String]
-                switch inputs(of: spec) {
-                case .waiting: return nil
-                case .failed(let reason):
-                    guard let source = spec.captureSource,
-                        Set(Template(spec.id).variables).isSubset(of: spec.foreach.map(\.name))
-                    else { return skipAll(index, reason: reason) }
-                    fanOutSkips[index] = reason
-                    specs[index].phase = .streaming(
-                        scalars: [:], variable: source.variable, capture: source.capture,
-                        others: spec.foreach.filter { $0.name != source.variable },
-                        cursor: CaptureValues.Cursor(), inner: nil)
-                    continue
-                case .ready(let values): scalars = values
-                }
-                if let source = spec.captureSource {
-                    let others = spec.foreach.filter { $0.name != source.variable }
-                    specs[index].phase = .streaming(
-                        scalars: scalars, variable: source.variable, capture: source.capture,
-                        others: others, cursor: CaptureValues.Cursor(), inner: nil)
-                } else {
-                    specs[index].phase = .expanding(
-                        scalars: scalars, CombinationIterator(spec.foreach, zip: spec.zip))
-                }
+                // Its inputs, once every one is known: expanding, streaming or skipping.
+                guard start(index) else { return nil }
             case .expanding(let scalars, var combinations):
                 // Released from the enum first, so that advancing does not copy it.
                 specs[index].phase = .done
@@ -233,11 +213,15 @@ struct TaskSchedule {
                         .skipped(
                             SkippedTask(
                                 id: Template(spec.id).render(bindings), spec: index,
-                                reason: reason)))
+                                reason: reason, byJob: byJobSkips.contains(index))))
                 }
                 endExpansion(index)
                 specs[index].emitted += 1
-                return .item(.skipped(SkippedTask(id: spec.id, spec: index, reason: reason)))
+                return .item(
+                    .skipped(
+                        SkippedTask(
+                            id: spec.id, spec: index, reason: reason,
+                            byJob: byJobSkips.contains(index))))
             }
         }
     }
@@ -303,52 +287,17 @@ struct TaskSchedule {
                 } else {
                     failureReason(capture, failed) + later
                 }
-            let item = SkippedTask(id: spec.id, spec: index, reason: reason)
+            let item = SkippedTask(
+                id: spec.id, spec: index, reason: reason, byJob: byJobSkips.contains(index))
             specs[index].emitted += 1
             return .item(.item(.skipped(item)))
         }
         return .item(nil)
     }
 
-    /// Where a dependent spec's `{name}` inputs stand.
-    private enum Inputs {
-        /// A task that captures one has not finished.
-        case waiting
-        /// One cannot be had: its task failed, or it has no value, or several.
-        case failed(String)
-        /// Each has its one value.
-        case ready([String: String])
-    }
-
-    private func inputs(of spec: TaskSpec) -> Inputs {
-        var scalars: [String: String] = [:]
-        for name in spec.inputs.sorted() {
-            let status = status(of: name)
-            guard status.complete else { return .waiting }
-            if let failed = status.failedTask { return .failed(failureReason(name, failed)) }
-            let values = captures[name]!
-            guard values.count > 0 else {
-                return .failed(
-                    "capture \"\(name)\" of \(job.tasks[producer[name]!].path) found no value")
-            }
-            guard !values.hasDifferentValues else {
-                return .failed(
-                    "capture \"\(name)\" found different values, and {\(name)} takes one (fan out over it with foreach instead)"
-                )
-            }
-            scalars[name] = values.first
-        }
-        return .ready(scalars)
-    }
-
-    private func failureReason(_ capture: String, _ failedTask: String) -> String {
-        let producerPath = job.tasks[producer[capture]!].path
-        return
-            "input task \(failedTask) (\(producerPath), which captures \"\(capture)\") did not succeed"
-    }
-
-    /// Marks a dependent spec skipped, and returns its first skip.
-    private mutating func skipAll(_ index: Int, reason: String) -> Next? {
+    /// Marks a dependent spec skipped: a skip per task whose id is known without the missing
+    /// values, else one for the whole spec (``advance(_:)`` hands them out).
+    mutating func beginSkipping(_ index: Int, reason: String) {
         let spec = job.tasks[index]
         let idNeedsCaptures = Template(spec.id).variables.contains { name in
             !spec.foreach.contains { $0.name == name }
@@ -357,7 +306,6 @@ struct TaskSchedule {
         specs[index].phase = .skipping(
             reason: reason,
             enumerable ? CombinationIterator(spec.foreach, zip: spec.zip) : nil)
-        return advance(index)
     }
 
     /// The spec has handed out all its tasks (it is complete once they have finished).
@@ -384,7 +332,10 @@ struct TaskSchedule {
         let id = TaskBuilder.id(of: job.tasks[index], bindings: bindings)
         guard isNewChild(index, id: id) else { return nil }
         specs[index].emitted += 1
-        return .item(.skipped(SkippedTask(id: id, spec: index, reason: reason)))
+        return .item(
+            .skipped(
+                SkippedTask(
+                    id: id, spec: index, reason: reason, byJob: byJobSkips.contains(index))))
     }
 
     /// Whether fan-out spec `index` has not handed out a child `id` yet (it has now).

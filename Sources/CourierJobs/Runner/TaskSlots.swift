@@ -113,7 +113,8 @@ extension JobRunner {
                     continue
                 }
                 try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
-                slots.reporter.failed(task: skipped.id, reason: skipped.reason, as: .skipped)
+                slots.reporter.failed(
+                    task: skipped.id, reason: skipped.reason, as: .skipped, byJob: skipped.byJob)
                 slots.progress.taskFinished(ok: false, requests: 0)
                 cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
             case .wait(let changes):
