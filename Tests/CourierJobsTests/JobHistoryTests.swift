@@ -46,4 +46,28 @@ struct JobHistoryTests {
         ])
         #expect(every.whole)
     }
+
+    /// A trial's history said "every task done" after shard 0's resume, though shard 1's
+    /// killed run had reached none of its tasks.
+    @Test("a killed run leaves the history not whole until a resume of its shard ends")
+    func killedRunsNeedTheirResume() {
+        var killed = Self.start("s1", at: 2, shard: (1, 2))
+        killed.ended = false
+        var resume0 = Self.start("r0", at: 3, completes: true, shard: (0, 2))
+        resume0.walksAll = true
+        let starts = [Self.start("s0", at: 1, shard: (0, 2)), killed, resume0]
+        #expect(!JobHistory.select(starts).whole, "shard 0's resume does not cover shard 1")
+        var resume1 = Self.start("r1", at: 4, completes: true, shard: (1, 2))
+        resume1.walksAll = true
+        #expect(JobHistory.select(starts + [resume1]).whole)
+        var cut = resume1
+        cut.ended = false
+        #expect(!JobHistory.select(starts + [cut]).whole, "a resume killed in turn covers nothing")
+        var whole = Self.start("rw", at: 5, completes: true)
+        whole.walksAll = true
+        #expect(JobHistory.select(starts + [whole]).whole, "a whole-job resume covers every shard")
+        var task = Self.start("t", at: 5, completes: true)
+        task.walksAll = false
+        #expect(!JobHistory.select(starts + [task]).whole, "a --task run covers nothing")
+    }
 }

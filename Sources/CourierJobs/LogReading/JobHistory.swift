@@ -23,21 +23,31 @@ struct JobHistory: Equatable {
         /// `job`): it completes a plain run rather than starting afresh.
         var completesEarlier: Bool
         var shard: Shard?
+        /// A resume of the whole job (or of its shard): it walks every task, unlike a replay
+        /// or a `run --task`, which choose some.
+        var walksAll = false
+        /// Its log ends with `run.end` (or it is the run now ending): a killed run's does not,
+        /// and the tasks it never reached have no line.
+        var ended = true
     }
 
     /// How many of the job's tasks the logs in `folder` leave not done (their final line is
     /// not `ok`), every shard's and run's, this one's included once its lines are on file; and
     /// how many of those are writes a repair held (`task.skipped`, `writeHeld`): only a name
     /// sends them.
-    static func notDone(folder: URL) -> (count: Int, held: Int, whole: Bool) {
-        let history = read(folder: folder)
+    /// `current`: the log of the run now ending, whose `run.end` is not written yet (`nil`
+    /// when it was stopped early: it is no more whole than a killed run).
+    static func notDone(folder: URL, current: String? = nil) -> (
+        count: Int, held: Int, whole: Bool
+    ) {
+        let history = read(folder: folder, current: current)
         let finals = TaskHistory.read(history.logs, warn: { _ in }).finals
         let held = finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count
         return (finals.count, held, history.whole)
     }
 
     /// The history among the `.jsonl` files directly in `folder` (a job's log folder).
-    static func read(folder: URL) -> JobHistory {
+    static func read(folder: URL, current: String? = nil) -> JobHistory {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         let starts = names.filter { $0.hasSuffix(".jsonl") }.compactMap { name -> RunStart? in
             let path = folder.appendingPathComponent(name).standardizedFileURL.path
@@ -46,7 +56,10 @@ struct JobHistory: Equatable {
             return RunStart(
                 path: path, time: first.time,
                 completesEarlier: completesEarlier(first),
-                shard: shard(fromName: name))
+                shard: shard(fromName: name),
+                walksAll: !first.resumedFrom.isEmpty && first.replayFrom == nil
+                    && first.replayOf.isEmpty,
+                ended: path == current || LogFiles.endsWithRunEnd(path))
         }
         return select(starts)
     }
@@ -85,7 +98,19 @@ struct JobHistory: Equatable {
             logs: ordered.filter {
                 chosenPaths.contains($0.path) || ($0.completesEarlier && $0.time >= start)
             }.map(\.path),
-            whole: chosen.count == (newest.shard?.count ?? 1))
+            whole: chosen.count == (newest.shard?.count ?? 1)
+                && chosen.allSatisfy { isCovered($0, by: ordered) })
+    }
+
+    /// Whether `run` reached every task it owned: it ended, or a resume of its shard (or of
+    /// the whole job) that ended went on after it. A trial's history said "every task done"
+    /// after one shard's resume, while the other shard's killed run had reached none of its.
+    static func isCovered(_ run: RunStart, by runs: [RunStart]) -> Bool {
+        run.ended
+            || runs.contains {
+                $0.walksAll && $0.ended && $0.time > run.time
+                    && ($0.shard == nil || $0.shard == run.shard)
+            }
     }
 
     /// The shard a log's name carries (`…-shard-2-of-4.jsonl`), if any.

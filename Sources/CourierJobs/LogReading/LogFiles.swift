@@ -46,6 +46,19 @@ enum LogFiles {
         return lines.next()?.line
     }
 
+    /// Whether the log's last line is its `run.end` (a killed run's log has none): read from
+    /// the end, not the whole file.
+    static func endsWithRunEnd(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let size = try? handle.seekToEnd() else { return false }
+        let tail = min(size, 64 << 10)
+        try? handle.seek(toOffset: size - tail)
+        guard let data = try? handle.readToEnd() else { return false }
+        let lines = data.split(separator: 0x0A)
+        return lines.last?.starts(with: Array(#"{"event":"run.end""#.utf8)) == true
+    }
+
     /// What `--resume` skips: the tasks done according to `log` and every log it resumed from
     /// (a resumed run's `run.start` lists them all, so one level is the whole chain).
     /// Several logs (every shard's) are read together.

@@ -95,8 +95,14 @@ struct RunTable {
     }
 
     /// The first resume or replay that started after `row`: what went on from a killed run.
+    /// A shard's resume goes on from its own shard's runs only (a trial saw shard 0's resume
+    /// credited with shard 1's killed run).
     func continuation(of row: Row) -> Row? {
-        rows.first { $0.start > row.start && ($0.kind == "resume" || $0.kind == "replay") }
+        rows.first {
+            $0.start > row.start && ($0.kind == "resume" || $0.kind == "replay")
+                && ($0.shardCount == nil
+                    || ($0.shardIndex == row.shardIndex && $0.shardCount == row.shardCount))
+        }
     }
 
     /// Seconds in which some run of the report was running: the runs' spans, overlaps

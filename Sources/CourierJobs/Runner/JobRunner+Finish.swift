@@ -147,8 +147,11 @@ extension JobRunner {
         if options.resume != nil || source.completesHistory, !options.logToStandardOutput,
             !summary.logVanished
         {
+            // This run, ending now, has reached every task it owns unless it was stopped.
             let (missing, held, whole) = JobHistory.notDone(
-                folder: options.logDirectory.appendingPathComponent(job.name))
+                folder: options.logDirectory.appendingPathComponent(job.name),
+                current: summary.interruptedBy == nil
+                    ? begun.logURL.standardizedFileURL.path : nil)
             // This run's tasks it never reached count too, though no line may say so: a run
             // stopped before it reached a task wrote none for it, and the history looked
             // complete ("every task done" after a resume cut by its deadline). Those it
