@@ -6,7 +6,10 @@ import Testing
 @Suite("Report: unanswered writes")
 struct UnansweredWritesTests {
     static func line(_ event: String, run: String, task: String) -> LogLine {
-        LogLine.made(event, run: run, task: task, outcome: event == LogEvent.request ? "ok" : nil)
+        var line = LogLine.made(
+            event, run: run, task: task, outcome: event == LogEvent.request ? "ok" : nil)
+        line.method = task == "read" ? "GET" : "POST"
+        return line
     }
 
     @Test("a start with no request line in its run counts; one answered, or a read, does not")
@@ -24,5 +27,12 @@ struct UnansweredWritesTests {
         }
         #expect(report.unansweredWrites == 2)
         #expect(report.requests == 4)
+        // The history learns of the writes from the same lines: w2, sent in r1 with no answer
+        // there, was answered in r2 (a trial's report said heldWrites 0 where a resume held
+        // two: the start lines had stopped reaching it).
+        let r1Only = RunReport(job: "j")
+        var cut = r1Only
+        cut.add(Self.line(LogEvent.requestStart, run: "r1", task: "w2"))
+        #expect(cut.history.writes[FNV1a.taskKey(job: "j", task: "w2")] == .unknown(run: "r1"))
     }
 }

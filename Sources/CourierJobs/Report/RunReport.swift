@@ -84,6 +84,9 @@ struct RunReport {
             addTaskLine(line)
         case LogEvent.requestStart:
             if let task = line.task { writesUnderWay[Self.attemptKey(line, task), default: 0] += 1 }
+            // The history reads it too: a write that went out and no answer says what became
+            // of it is one a repair holds (``WriteRule``).
+            history.add(line)
         case "task.skipped":
             // No request was sent: the task counts, with its reason, and nothing else does.
             if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
