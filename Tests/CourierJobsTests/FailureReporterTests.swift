@@ -19,6 +19,12 @@ struct FailureReporterTests {
             reporter.failed(task: "a", reason: "status 500, expected 2xx")
             reporter.failed(task: "b", reason: "status 500, expected 2xx")
             reporter.failed(task: "c", reason: "input task login did not succeed", as: .skipped)
+            // A reason that names its task is one reason all the same (a trial's held writes
+            // each said "name it (--task w-N)", one line apiece).
+            for index in 1...3 {
+                reporter.failed(
+                    task: "k-\(index)", reason: "no answer: name it (--task k-\(index))", as: .held)
+            }
             reporter.finish()
         }
         #expect(
@@ -26,8 +32,10 @@ struct FailureReporterTests {
                 "courier: j: task w1 not sent: its write was answered 201 by run r1",
                 "courier: j: task a failed: status 500, expected 2xx",
                 "courier: j: task c skipped: input task login did not succeed",
+                "courier: j: task k-1 not sent: no answer: name it (--task k-1)",
                 "courier: j: 19 more writes not sent again the same way: its write was answered 201 by run r1",
                 "courier: j: 1 more task failed the same way: status 500, expected 2xx",
+                "courier: j: 2 more writes not sent again the same way: no answer: name it (--task ID)",
             ])
     }
 }

@@ -87,11 +87,14 @@ final class FailureReporter: Sendable {
         byJob: Bool = false
     ) {
         if byJob { self.byJob.withLock { $0 += 1 } }
-        let shape = ending.rawValue + "\u{0}" + Self.shape(of: reason)
+        // A reason that names its own task (`--task w-1`) is one reason for every task: the
+        // count's line says `ID` in its place.
+        let general = reason.replacingOccurrences(of: "--task \(task)", with: "--task ID")
+        let shape = ending.rawValue + "\u{0}" + Self.shape(of: general)
         let first = reasons.withLock { state -> Bool in
             if state.more[shape] == nil {
                 state.order.append(shape)
-                state.first[shape] = reason
+                state.first[shape] = general
                 state.more[shape] = 0
                 return true
             }
