@@ -212,6 +212,53 @@ struct ShardRunTests {
         #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
     }
 
+    /// A trial's shard resume, its login refused, skipped none of its children not done (the
+    /// listing's skip, which hands its kept ids on, was taken for another shard's) and
+    /// counted one task. Each shard now skips its own children under their ids, and the
+    /// shards' resumes then end as a clean run.
+    @Test(
+        "a shard resume whose login is refused skips its own children by id; the next ends clean",
+        arguments: ["curl", "urlsession"])
+    func shardResumeWithARefusedLogin(backend: String) async throws {
+        let key = FixtureServer.uniqueKey("shard-refused-\(backend)")
+        let job = CaptureTests.syncJob(key: key, total: 12, perPage: 5)
+        let clean = try JobWorkspace()
+        defer { clean.remove() }
+        try clean.writeJob(tasks: job)
+        let whole = try await clean.run(backend: backend, environment: CaptureTests.environment)
+        #expect(whole.status == 0, "\(whole.stderr)")
+
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: job)
+        for index in 0..<2 {
+            let some = try await space.run(
+                ["--shard", "\(index)/2", "--task", "user-1*"], backend: backend,
+                environment: CaptureTests.environment)
+            #expect(some.status == 0, "\(some.stderr)")
+        }
+        var skipped: [String] = []
+        for index in 0..<2 {
+            let before = Set(try space.logLines().compactMap { $0["run"] as? String })
+            let refused = try await space.run(
+                ["--shard", "\(index)/2", "--resume"], backend: backend,
+                environment: ["SYNC_PASSWORD": "wrong"])
+            #expect(refused.status == 1, "\(refused.stdout)")
+            skipped += try space.logLines().filter {
+                !before.contains($0["run"] as? String ?? "")
+                    && $0["event"] as? String == "task.skipped"
+            }.compactMap { $0["task"] as? String }
+        }
+        #expect(skipped.sorted() == (2...9).map { "user-\($0)" }.sorted(), "each once, by id")
+        for index in 0..<2 {
+            let repaired = try await space.run(
+                ["--shard", "\(index)/2", "--resume"], backend: backend,
+                environment: CaptureTests.environment)
+            #expect(repaired.status == 0, "\(repaired.stdout) \(repaired.stderr)")
+        }
+        #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
+    }
+
     @Test("a shard's lock stops a second run of that shard only")
     func lockPerShard() async throws {
         let space = try JobWorkspace()

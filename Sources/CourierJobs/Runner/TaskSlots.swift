@@ -68,8 +68,7 @@ extension JobRunner {
             switch item {
             case .task(let task):
                 if let runnable = runnable(task, slots) { return .run(runnable) }
-            case .skipped(let skipped)
-            where slots.selection.shard.map { !$0.owns(taskID: skipped.id) } == true:
+            case .skipped(let skipped) where !runsHere(skipped, slots):
                 if slots.selection.countedElsewhere(skipped.id) {
                     slots.progress.taskInOtherShard()
                 }
@@ -125,6 +124,18 @@ extension JobRunner {
             }
         }
         return .end
+    }
+
+    /// Whether this run settles a skipped task: every skip unsharded; on a shard, its own,
+    /// those that capture (every shard runs them: a listing whose token input failed hands
+    /// its kept ids on), and a fan-out's skip under its template (its children's ids are
+    /// unknown, so each shard's are among them). A trial's shard resume, its login refused,
+    /// skipped none of its failed children: the listing's skip was taken for another shard's.
+    private func runsHere(_ skipped: TaskFeed.SkippedTask, _ slots: TaskSlots) -> Bool {
+        guard let shard = slots.selection.shard else { return true }
+        let spec = job.tasks[skipped.spec]
+        let template = skipped.id == spec.id && !Template(spec.id).variables.isEmpty
+        return template || shard.runs(taskID: skipped.id, capturing: spec.hasCaptures)
     }
 
     /// The task to send, as it is sent (``TaskSelection``), or `nil` when it is settled here:
@@ -206,42 +217,6 @@ extension JobRunner {
         return claimed
     }
 
-    /// Hands the values an earlier run kept for `task` (done, and capturing) to the feed, when
-    /// the run that did it kept them (``KeptCaptures``); whether it did. A task the history
-    /// does not count as done, or whose values are not kept, is sent as before.
-    private func reuseKeptCaptures(of task: ExpandedTask, run: String, _ slots: TaskSlots)
-        -> Bool
-    {
-        reuseKeptCaptures(id: task.id, rules: task.captures(in: job), run: run, slots)
-    }
-
-    private func reuseKeptCaptures(
-        id: String, rules: [CaptureRule], run: String, _ slots: TaskSlots
-    ) -> Bool {
-        guard let feed = slots.cursor.feed, !rules.isEmpty,
-            let kept = KeptCaptures.load(job: job, task: id, run: run)
-        else { return false }
-        // Every kept capture must still be one of the task's before any value is handed on:
-        // a task whose captures changed since is sent again, and its values come once.
-        let matched = kept.compactMap { kept in
-            rules.first { $0.name == kept.capture }.map { ($0, kept.values) }
-        }
-        guard matched.count == kept.count else { return false }
-        for (rule, values) in matched {
-            do {
-                try feed.capture(values, for: rule)
-            } catch {
-                // The values could not be held (a full disk under the spill file): the task
-                // is sent again, and a value it hands on twice fans out once.
-                return false
-            }
-        }
-        return true
-    }
-
-    /// Tells the ledger of a records task this run does not send for its records: done by the
-    /// history (`done`), or, for a replay that did not select it (`nil`), done if the logs it
-    /// replays say so.
     /// A window an earlier run did, which the cursor file does not hold yet (its records
     /// waited for this resume): held until its records are in their file, as a window this
     /// run fetched is, else kept at once.
@@ -254,6 +229,9 @@ extension JobRunner {
         }
     }
 
+    /// Tells the ledger of a records task this run does not send for its records: done by the
+    /// history (`done`), or, for a replay that did not select it (`nil`), done if the logs it
+    /// replays say so.
     private func settledRecords(of task: ExpandedTask, done: Bool?) {
         guard let ledger = recordsLedger, let records = task.records else { return }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
