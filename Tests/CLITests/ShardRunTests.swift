@@ -259,6 +259,28 @@ struct ShardRunTests {
         #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
     }
 
+    /// An Indexed Job gives every pod the same `--task`: a trial's pods whose shard lacks the
+    /// task exited 2, "no task of the job has a matching id".
+    @Test("--task on every shard: the task's shard sends it, the others have nothing to do")
+    func oneTaskOnEveryShard() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shard-one")
+        try space.writeJob(tasks: Self.job(key: key), extra: Self.extra)
+        var sent = 0
+        for index in 0..<4 {
+            let result = try await space.run(
+                ["--shard", "\(index)/4", "--task", "ok-7", "--json"], backend: "curl")
+            #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
+            #expect(!result.stderr.contains("no task of the job"), "\(result.stderr)")
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            sent += summary["requests"] as? Int ?? 0
+        }
+        #expect(sent == 1)
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+    }
+
     @Test("a shard's lock stops a second run of that shard only")
     func lockPerShard() async throws {
         let space = try JobWorkspace()

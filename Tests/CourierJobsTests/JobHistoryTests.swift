@@ -31,6 +31,13 @@ struct JobHistoryTests {
         ])
         #expect(history.logs == ["task-a", "task-b"])
         #expect(!history.whole)
+        // Until a resume of the whole job ends: it walked every task (a trial's shard runs
+        // after one said "no whole run" still).
+        var resume = Self.start("resume", at: 3, completes: true)
+        resume.walksAll = true
+        let after = Self.start("task-c", at: 4, completes: true)
+        #expect(
+            JobHistory.select([Self.start("task-a", at: 1, completes: true), resume, after]).whole)
     }
 
     @Test("a split is whole only when every shard of it has its plain run")
@@ -45,6 +52,13 @@ struct JobHistoryTests {
             Self.start("s2", at: 3, shard: (2, 3)),
         ])
         #expect(every.whole)
+        var resume = Self.start("r", at: 3, completes: true)
+        resume.walksAll = true
+        #expect(
+            JobHistory.select([
+                Self.start("s0", at: 1, shard: (0, 3)), Self.start("s2", at: 2, shard: (2, 3)),
+                resume,
+            ]).whole, "a whole-job resume after some shards' runs")
     }
 
     /// A trial's history said "every task done" after shard 0's resume, though shard 1's

@@ -74,8 +74,14 @@ struct JobHistory: Equatable {
     static func select(_ starts: [RunStart]) -> JobHistory {
         let ordered = starts.sorted { ($0.time, $0.path) < ($1.time, $1.path) }
         let plain = ordered.filter { !$0.completesEarlier }
+        // A resume of the whole job that ended walked every task: whole from then on, what
+        // came before it.
+        func wholeResume(since start: Double) -> Bool {
+            ordered.contains { $0.walksAll && $0.ended && $0.shard == nil && $0.time >= start }
+        }
         guard let newest = plain.last else {
-            return JobHistory(logs: ordered.map(\.path), whole: false)
+            return JobHistory(
+                logs: ordered.map(\.path), whole: wholeResume(since: -.infinity))
         }
         var chosen: [RunStart]
         if let count = newest.shard?.count {
@@ -99,7 +105,7 @@ struct JobHistory: Equatable {
                 chosenPaths.contains($0.path) || ($0.completesEarlier && $0.time >= start)
             }.map(\.path),
             whole: chosen.count == (newest.shard?.count ?? 1)
-                && chosen.allSatisfy { isCovered($0, by: ordered) })
+                && chosen.allSatisfy { isCovered($0, by: ordered) } || wholeResume(since: start))
     }
 
     /// Whether `run` reached every task it owned: it ended, or a resume of its shard (or of

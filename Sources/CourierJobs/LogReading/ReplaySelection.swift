@@ -208,9 +208,17 @@ final class ReplaySelection: Sendable {
 
     /// Whether `id`, a task another shard sends, was selected by its id (counted before
     /// running): it is then settled as found, not one the job no longer builds.
+    /// A pattern that matches it has matched a task of the job, on another shard (an Indexed
+    /// Job gives every pod the same `--task`: the pods whose shard lacks the task have nothing
+    /// to do, which is not a glob that matched nothing).
     func settlesElsewhere(id: String) -> Bool {
         let key = FNV1a.taskKey(job: job, task: id)
-        guard entries[key] != nil else { return false }
+        guard entries[key] != nil else {
+            if let index = patterns.firstIndex(where: { fnmatch($0.glob, id, 0) == 0 }) {
+                matched.withLock { _ = $0.patterns.insert(index) }
+            }
+            return false
+        }
         matched.withLock { _ = $0.keys.insert(key) }
         return true
     }
