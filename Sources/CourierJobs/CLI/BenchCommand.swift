@@ -209,7 +209,7 @@ enum BenchCommand {
             let waiting = job.tasks.filter(\.isDependent).map(\.path)
             if !waiting.isEmpty {
                 Console.error(
-                    "courier bench: \(waiting.joined(separator: ", ")) take\(waiting.count == 1 ? "s" : "") captured values, which bench never has (it runs no task that captures): left out"
+                    "courier bench: \(waiting.joined(separator: ", ")) take\(waiting.count == 1 ? "s" : "") captured values, which bench never has (it sends each request as written and captures nothing): left out"
                 )
             }
             var requests: [HTTPRequest] = []
