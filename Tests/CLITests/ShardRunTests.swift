@@ -251,10 +251,23 @@ struct ShardRunTests {
         }
         #expect(skipped.sorted() == (2...9).map { "user-\($0)" }.sorted(), "each once, by id")
         for index in 0..<2 {
+            // The shard's plan says what its run does (a trial's listed the whole job's).
+            let plan = try await space.run(
+                ["--shard", "\(index)/2", "--resume", "--dry-run"], backend: backend,
+                environment: CaptureTests.environment)
             let repaired = try await space.run(
-                ["--shard", "\(index)/2", "--resume"], backend: backend,
+                ["--shard", "\(index)/2", "--resume", "--json"], backend: backend,
                 environment: CaptureTests.environment)
             #expect(repaired.status == 0, "\(repaired.stdout) \(repaired.stderr)")
+            let summary = try #require(
+                try JSONSerialization.jsonObject(with: Data(repaired.stdout.utf8))
+                    as? [String: Any])
+            let tasks = try #require(summary["tasks"] as? [String: Int])
+            let requests = summary["requests"] as? Int ?? -1
+            #expect(
+                plan.stdout.contains(
+                    "(shard \(index)/2): resume: \(requests) task\(requests == 1 ? "" : "s") to send, \(tasks["alreadyDone"] ?? -1) done"
+                ), "\(plan.stdout) \(repaired.stdout)")
         }
         #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
     }

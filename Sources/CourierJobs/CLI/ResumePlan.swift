@@ -68,6 +68,12 @@ enum ResumePlan {
             case .skipped(let skipped):
                 defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
                 if !chosen(skipped.id, options: options) { continue }
+                // Another shard's, as the run decides it (a trial's shard plan listed them).
+                if let shard = options.shard,
+                    !shard.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec])
+                {
+                    continue
+                }
                 switch skippedPlan(skipped, job: job, resume: resume, held: heldProducers) {
                 case .done:
                     done += 1
@@ -89,7 +95,7 @@ enum ResumePlan {
         }
         let backend = options.backend ?? job.backend
         console.output(
-            "courier: \(job.name): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+            "courier: \(job.name)\(options.shard.map { " (shard \($0))" } ?? ""): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
     }
 

@@ -48,6 +48,15 @@ struct Shard: Sendable, Hashable, CustomStringConvertible {
         capturing || owns(taskID: taskID)
     }
 
+    /// Whether this shard settles a skip of a task of `spec` under `id`: its own, one that
+    /// captures (every shard runs it: a listing whose token input failed hands its kept ids
+    /// on), and a fan-out's skip under its template (its children's ids are unknown, so each
+    /// shard's are among them). The run and its plan decide it alike.
+    func settlesSkip(of id: String, spec: TaskSpec) -> Bool {
+        let template = id == spec.id && !Template(spec.id).variables.isEmpty
+        return template || runs(taskID: id, capturing: spec.hasCaptures)
+    }
+
     /// What log file names and locks carry: `shard-2-of-4`.
     var fileTag: String { "shard-\(index)-of-\(count)" }
 

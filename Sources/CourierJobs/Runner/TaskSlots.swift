@@ -126,16 +126,11 @@ extension JobRunner {
         return .end
     }
 
-    /// Whether this run settles a skipped task: every skip unsharded; on a shard, its own,
-    /// those that capture (every shard runs them: a listing whose token input failed hands
-    /// its kept ids on), and a fan-out's skip under its template (its children's ids are
-    /// unknown, so each shard's are among them). A trial's shard resume, its login refused,
-    /// skipped none of its failed children: the listing's skip was taken for another shard's.
+    /// Whether this run settles a skipped task (``Shard/settlesSkip(of:spec:)``). A trial's
+    /// shard resume, its login refused, skipped none of its failed children: the listing's
+    /// skip was taken for another shard's.
     private func runsHere(_ skipped: TaskFeed.SkippedTask, _ slots: TaskSlots) -> Bool {
-        guard let shard = slots.selection.shard else { return true }
-        let spec = job.tasks[skipped.spec]
-        let template = skipped.id == spec.id && !Template(spec.id).variables.isEmpty
-        return template || shard.runs(taskID: skipped.id, capturing: spec.hasCaptures)
+        slots.selection.shard?.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec]) ?? true
     }
 
     /// The task to send, as it is sent (``TaskSelection``), or `nil` when it is settled here:
