@@ -144,4 +144,27 @@ struct CurlFormatSecretTests {
             }
         }
     }
+
+    /// A trial's script read `-u "${COURIER_SECRET_2}:${B_SECRET}"` for a task's Basic auth
+    /// whose user was written plainly: the task made its user a secret (the job's auth never
+    /// did), which no variable of the user's held.
+    @Test("a task's plain Basic user stays in the script as written; its password is a variable")
+    func plainBasicUser() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let user = "alice-\(UUID().uuidString.prefix(8))"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "a", "path": "/status/500",
+                 "auth": {"basic": {"user": "\#(user)", "password": "${env:B_SECRET}"}}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let environment = ["B_SECRET": "pa55-word-xyz"]
+        _ = try await space.run(backend: "curl", environment: environment)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let printed = try await CourierBinary.run(
+            ["replay", log, "--job", "job.json", "--dry-run", "--format", "curl"],
+            environment: environment, directory: space.folder)
+        #expect(printed.stdout.contains(#"-u "\#(user):${B_SECRET}""#), "\(printed.stdout)")
+        #expect(!printed.stdout.contains("COURIER_SECRET"), "\(printed.stdout)")
+    }
 }
