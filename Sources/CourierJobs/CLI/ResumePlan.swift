@@ -67,13 +67,7 @@ enum ResumePlan {
                 }
             case .skipped(let skipped):
                 defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
-                if !chosen(skipped.id, options: options) { continue }
-                // Another shard's, as the run decides it (a trial's shard plan listed them).
-                if let shard = options.shard,
-                    !shard.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec])
-                {
-                    continue
-                }
+                if !plans(skipped, job: job, options: options) { continue }
                 switch skippedPlan(skipped, job: job, resume: resume, held: heldProducers) {
                 case .done:
                     done += 1
@@ -320,6 +314,15 @@ enum ResumePlan {
             })
         else { return }
         _ = handOn(kept, of: spec, to: feed)
+    }
+
+    /// Whether the plan settles a skip: one `--task` chose, and, on a shard, this shard's as
+    /// the run decides it (a trial's shard plan listed another shard's).
+    private static func plans(_ skipped: TaskFeed.SkippedTask, job: Job, options: RunOptions)
+        -> Bool
+    {
+        chosen(skipped.id, options: options)
+            && options.shard?.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec]) != false
     }
 
     static func skippedPlan(
