@@ -50,4 +50,35 @@ struct TrialWordingTests {
         #expect(!text.contains("req/s"), "\(text)")
         #expect(text.contains("2 total, 0 ok, 1 failed, 1 skipped (exit 1)"), "\(text)")
     }
+
+    /// A trial's report said complete for a job only `--task` runs had touched.
+    @Test("a report of --task runs alone is not complete; a plain run makes it so")
+    func noWholeRun() {
+        func report(plain: Bool) -> RunReport {
+            var report = RunReport(job: "j")
+            var start = LogLine.made(LogEvent.runStart, run: "t1")
+            start.replayFrom = "job"
+            start.runFields = LogLine.RunFields()
+            var lines = [start]
+            if plain {
+                var first = LogLine.made(LogEvent.runStart, run: "p1")
+                first.runFields = LogLine.RunFields()
+                first.time = start.time - 10
+                lines.insert(first, at: 0)
+            }
+            for line in lines { report.add(line) }
+            report.add(LogLine.made(LogEvent.request, run: "t1", task: "a", outcome: "ok"))
+            var end = LogLine.made(LogEvent.runEnd, run: "t1")
+            var fields = LogLine.RunFields()
+            (fields.total, fields.ok, fields.failed, fields.exitCode) = (1, 1, 0, 0)
+            end.runFields = fields
+            report.add(end)
+            report.finish()
+            return report
+        }
+        let tasksOnly = report(plain: false)
+        #expect(!ReportText.Repair(tasksOnly).complete)
+        #expect(ReportText.nextStep(tasksOnly)?.contains("no whole run of the job yet") == true)
+        #expect(ReportText.lacksWholeRun(report(plain: true).runTable.rows) == false)
+    }
 }

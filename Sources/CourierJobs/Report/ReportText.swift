@@ -18,8 +18,11 @@ enum ReportText {
         let what =
             repair.notDone > 0
             ? "\(repair.notDone) task\(repair.notDone == 1 ? "" : "s") not done"
-            : repair.stoppedOnly
-                ? "a run stopped before it reached every task" : "a run was killed before its end"
+            : !repair.killed.isEmpty
+                ? (repair.stoppedOnly
+                    ? "a run stopped before it reached every task"
+                    : "a run was killed before its end")
+                : "no whole run of the job yet (only --task runs or replays, or not every shard), so the tasks no run reached are not known"
         let held =
             repair.heldWrites == 0
             ? ""
@@ -44,7 +47,11 @@ enum ReportText {
         var heldWrites: Int
         /// Whether the unfinished runs were all stopped (a signal, a deadline), none killed.
         var stoppedOnly = false
-        var complete: Bool { notDone == 0 && killed.isEmpty }
+        /// No whole run of the job among the logs (only `--task` runs or replays, or not every
+        /// shard of the latest split), and no whole-job resume that ended: the tasks no run
+        /// reached have no line (a trial's report said complete with three never run).
+        var noWholeRun = false
+        var complete: Bool { notDone == 0 && killed.isEmpty && !noWholeRun }
 
         init(_ report: RunReport) {
             notDone = report.outcomes.failed + report.outcomes.skipped
@@ -54,6 +61,7 @@ enum ReportText {
             }
             killed = unfinished.map(\.run)
             stoppedOnly = unfinished.allSatisfy { $0.state != .killed }
+            noWholeRun = ReportText.lacksWholeRun(report.runTable.rows)
             // A replay of logs alone names no job file ("-", and in logs before it left its
             // path out, that made absolute): the job's own runs do.
             let file =
@@ -68,6 +76,20 @@ enum ReportText {
                 }
                 ?? "courier run JOB.json --resume"
         }
+    }
+
+    /// Whether `rows` hold no whole run of the job: no plain run, or not one of every shard of
+    /// the latest split, and no resume of the whole job that ended.
+    static func lacksWholeRun(_ rows: [RunTable.Row]) -> Bool {
+        let resumed = rows.contains {
+            $0.kind == "resume" && $0.shardCount == nil && $0.end != nil
+                && $0.end?.interrupted == false
+        }
+        let plain = rows.filter { $0.kind == "run" }
+        guard let latest = plain.last else { return !resumed }
+        guard let count = latest.shardCount else { return false }
+        let shards = Set(plain.filter { $0.shardCount == count }.compactMap(\.shardIndex))
+        return shards.count < count && !resumed
     }
 
     static func render(_ report: RunReport) -> String {
