@@ -26,6 +26,16 @@ struct CaptureTests {
 
     static let environment = ["SYNC_PASSWORD": "hunter22"]
 
+    /// ``syncJob(key:total:perPage:extraList:)`` (12 users, 5 a page) run once, whole, in a
+    /// workspace of its own: the outputs a repair of the same job must end with.
+    static func cleanSyncRun(key: String, backend: String) async throws -> JobWorkspace {
+        let clean = try JobWorkspace()
+        try clean.writeJob(tasks: syncJob(key: key, total: 12, perPage: 5))
+        let whole = try await clean.run(backend: backend, environment: environment)
+        #expect(whole.status == 0, "\(whole.stderr)")
+        return clean
+    }
+
     @Test(
         "login → pages → details on both backends; the token is in no byte; a re-run gets 304s",
         arguments: ["curl", "urlsession"])

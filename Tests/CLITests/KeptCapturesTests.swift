@@ -405,11 +405,8 @@ struct KeptCapturesTests {
     func fanOutTakingAToken(backend: String) async throws {
         let key = FixtureServer.uniqueKey("fan-token-\(backend)")
         let job = CaptureTests.syncJob(key: key, total: 12, perPage: 5)
-        let clean = try JobWorkspace()
+        let clean = try await CaptureTests.cleanSyncRun(key: key, backend: backend)
         defer { clean.remove() }
-        try clean.writeJob(tasks: job)
-        let whole = try await clean.run(backend: backend, environment: CaptureTests.environment)
-        #expect(whole.status == 0, "\(whole.stderr)")
         let again = try await clean.run(
             ["--resume"], backend: backend, environment: CaptureTests.environment)
         #expect(again.stdout.contains(" 0 requests "), "\(again.stdout)")

@@ -179,11 +179,8 @@ struct ShardRunTests {
         arguments: ["curl", "urlsession"])
     func chosenChildrenAcrossShardsThenResume(backend: String) async throws {
         let key = FixtureServer.uniqueKey("shard-task-\(backend)")
-        let clean = try JobWorkspace()
+        let clean = try await CaptureTests.cleanSyncRun(key: key, backend: backend)
         defer { clean.remove() }
-        try clean.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
-        let whole = try await clean.run(backend: backend, environment: CaptureTests.environment)
-        #expect(whole.status == 0, "\(whole.stderr)")
 
         let space = try JobWorkspace()
         defer { space.remove() }
@@ -222,11 +219,8 @@ struct ShardRunTests {
     func shardResumeWithARefusedLogin(backend: String) async throws {
         let key = FixtureServer.uniqueKey("shard-refused-\(backend)")
         let job = CaptureTests.syncJob(key: key, total: 12, perPage: 5)
-        let clean = try JobWorkspace()
+        let clean = try await CaptureTests.cleanSyncRun(key: key, backend: backend)
         defer { clean.remove() }
-        try clean.writeJob(tasks: job)
-        let whole = try await clean.run(backend: backend, environment: CaptureTests.environment)
-        #expect(whole.status == 0, "\(whole.stderr)")
 
         let space = try JobWorkspace()
         defer { space.remove() }

@@ -5,6 +5,15 @@ import Testing
 /// Words a trial read wrong, held to what they say now.
 @Suite("Trial wording")
 struct TrialWordingTests {
+    /// A run's `run.end` with its task counts and exit status.
+    static func runEnd(_ run: String, total: Int, ok: Int, failed: Int, exitCode: Int) -> LogLine {
+        var end = LogLine.made(LogEvent.runEnd, run: run)
+        var fields = LogLine.RunFields()
+        (fields.total, fields.ok, fields.failed, fields.exitCode) = (total, ok, failed, exitCode)
+        end.runFields = fields
+        return end
+    }
+
     /// `"timeout": 1e400` read "expected seconds greater than 0, found 1e400"; a foreach
     /// source's error left out the list form.
     @Test("a number over its bound says the bound; foreach names every form")
@@ -39,11 +48,7 @@ struct TrialWordingTests {
         report.add(start)
         report.add(LogLine.made(LogEvent.request, run: "r1", task: "a", outcome: "failed"))
         report.add(LogLine.made(LogEvent.skipped, run: "r1", task: "b", outcome: "skipped"))
-        var end = LogLine.made(LogEvent.runEnd, run: "r1")
-        var fields = LogLine.RunFields()
-        (fields.total, fields.ok, fields.failed, fields.exitCode) = (2, 0, 2, 1)
-        end.runFields = fields
-        report.add(end)
+        report.add(Self.runEnd("r1", total: 2, ok: 0, failed: 2, exitCode: 1))
         report.finish()
         let text = ReportText.render(report)
         #expect(text.contains("requests  1 (0 retries)\n"), "\(text)")
@@ -68,11 +73,7 @@ struct TrialWordingTests {
             }
             for line in lines { report.add(line) }
             report.add(LogLine.made(LogEvent.request, run: "t1", task: "a", outcome: "ok"))
-            var end = LogLine.made(LogEvent.runEnd, run: "t1")
-            var fields = LogLine.RunFields()
-            (fields.total, fields.ok, fields.failed, fields.exitCode) = (1, 1, 0, 0)
-            end.runFields = fields
-            report.add(end)
+            report.add(Self.runEnd("t1", total: 1, ok: 1, failed: 0, exitCode: 0))
             report.finish()
             return report
         }

@@ -20,9 +20,6 @@ final class StaleTemporaries: Sendable {
     /// The tag of this run's temporaries, or `nil` for a run without a lock (`--log-dir -`),
     /// whose temporaries keep the untagged name and the one-hour rule.
     let tag: String?
-    /// Whether this run may remove its own tagged temporaries at once (it holds its lock
-    /// alone).
-    let removesOwnAtOnce: Bool
     /// Whether its tag is the whole job's, whose run removes every shard's too.
     private let wholeJob: Bool
     /// Folders swept, under a lock held for the whole sweep: no task of this run may create
@@ -33,12 +30,11 @@ final class StaleTemporaries: Sendable {
     private let removed: @Sendable (String) -> Void
 
     init(
-        tag: String? = nil, removesOwnAtOnce: Bool = true,
+        tag: String? = nil,
         now: @escaping @Sendable () -> Date = Date.init,
         removed: @escaping @Sendable (String) -> Void
     ) {
         self.tag = tag
-        self.removesOwnAtOnce = removesOwnAtOnce
         wholeJob = tag.map { Self.shardPart(of: $0) == nil } ?? false
         self.now = now
         self.removed = removed
@@ -93,7 +89,7 @@ final class StaleTemporaries: Sendable {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
                 attributes[.type] as? FileAttributeType == .typeRegular,
                 let modified = attributes[.modificationDate] as? Date,
-                modified < cutoff || (removesOwnAtOnce && isOwn(name))
+                modified < cutoff || isOwn(name)
             else { continue }
             if unlink(file) == 0 { removed(file) }
         }

@@ -27,7 +27,7 @@ struct RunReport {
     /// (a trial's audit counted 20 requests where the server had seen 22).
     private var writesUnderWay: [UInt64: Int] = [:]
     /// Writes sent with no answer logged, in every run.
-    var unansweredWrites: Int { writesUnderWay.values.reduce(0) { $0 + max(0, $1) } }
+    var unansweredWrites: Int { writesUnderWay.values.reduce(0, +) }
     private(set) var statuses: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
     /// Attempts that waited for their host (`throttledMs`), and how long in all.
@@ -120,9 +120,10 @@ struct RunReport {
 
     private mutating func addRequest(_ line: LogLine) {
         guard let task = line.task else { return }
-        let key = Self.attemptKey(line, task)
-        if let count = writesUnderWay[key] {
-            writesUnderWay[key] = count > 1 ? count - 1 : nil
+        // Only while a write is under way: a report of a million reads hashes nothing here.
+        if !writesUnderWay.isEmpty {
+            let key = Self.attemptKey(line, task)
+            if let count = writesUnderWay[key] { writesUnderWay[key] = count > 1 ? count - 1 : nil }
         }
         requests += 1
         if line.outcome == "retry" { retries += 1 }
