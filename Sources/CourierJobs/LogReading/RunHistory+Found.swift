@@ -1,8 +1,8 @@
 import Foundation
 
 /// The history a run completes, found where the command line says: the logs `--resume`
-/// names (and those they resumed from), or the job's own history in its log folder. The
-/// command line prints what these return; it reads no log itself.
+/// names (and those they resumed from), or the job's own history in its log folder. `run`'s
+/// start prints what these return, and reads no log for it itself.
 extension RunHistory {
     /// Why `--resume` cannot start (nothing is sent): a named log that is not there, or no
     /// history at all. `ofJob`: the message is about the job (printed after its name).
