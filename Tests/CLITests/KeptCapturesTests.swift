@@ -431,6 +431,49 @@ struct KeptCapturesTests {
         #expect(RecoveryMatrixTests.outputs(space) == RecoveryMatrixTests.outputs(clean))
     }
 
+    /// `--resume --task` over a fan-out that takes a token: the login goes out only when a
+    /// child the run chose is not done, and the plan counts what the run counts (it had sent
+    /// the login for children all done, and planned "0 done").
+    @Test("--resume --task sends the login only for chosen children not done; the plan agrees")
+    func resumeTaskOverAFanOut() async throws {
+        let key = FixtureServer.uniqueKey("resume-task-fan")
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
+        let env = CaptureTests.environment
+        let some = try await space.run(["--task", "user-1*"], backend: "curl", environment: env)
+        #expect(some.stdout.contains("6 tasks, 6 ok"), "\(some.stdout)")
+        func logins() throws -> Int {
+            try space.logLines().filter {
+                $0["event"] as? String == "request" && $0["task"] as? String == "login"
+            }.count
+        }
+        // Every child it chooses is done: nothing is sent, and all four are counted done.
+        let donePlan = try await space.run(
+            ["--resume", "--task", "user-1*", "--dry-run"], backend: "curl", environment: env)
+        #expect(
+            donePlan.stdout.contains("resume: 0 tasks to send, 4 done by earlier runs"),
+            "\(donePlan.stdout)")
+        let doneRun = try await space.run(
+            ["--resume", "--task", "user-1*"], backend: "curl", environment: env)
+        #expect(doneRun.stdout.contains(" 0 requests "), "\(doneRun.stdout)")
+        #expect(doneRun.stdout.contains("(4 done by earlier runs)"), "\(doneRun.stdout)")
+        #expect(try logins() == 1)
+        // Eight chosen children are not done: the login is sent for them, the listing's kept
+        // ids stand in for it, and the plan's figures are the run's.
+        let plan = try await space.run(
+            ["--resume", "--task", "user-*", "--dry-run"], backend: "curl", environment: env)
+        #expect(
+            plan.stdout.contains("resume: 9 tasks to send, 4 done by earlier runs"),
+            "\(plan.stdout)")
+        #expect(!plan.stdout.contains("users\t"), "\(plan.stdout)")
+        let run = try await space.run(
+            ["--resume", "--task", "user-*"], backend: "curl", environment: env)
+        #expect(run.stdout.contains("13 tasks, 13 ok, 0 failed, 9 requests"), "\(run.stdout)")
+        #expect(run.stdout.contains("(4 done by earlier runs)"), "\(run.stdout)")
+        #expect(try logins() == 2)
+    }
+
     @Test("replay --job --dry-run counts a task whose path takes a token captured again")
     func tokenInPath() async throws {
         let space = try JobWorkspace()

@@ -184,6 +184,22 @@ struct TaskSelectionTests {
         #expect(Self.said(resume.verdict(on: tasks["plain-2"]!, capturing: false)) == "done, found")
     }
 
+    /// `--resume --task` and a done task that captures what no chosen task not done takes
+    /// (``ResumeNeeds``): chosen by a pattern, it is done; not chosen, settled (its kept values
+    /// handed on by the run); named by its id, sent as asked.
+    @Test func aResumeOfChosenTasksLeavesAnUnneededDoneProducer() throws {
+        let tasks = try Self.tasks()
+        func verdict(_ globs: [String], named: Set<String> = []) -> String {
+            var selection = Self.selection(done: ["login"], globs: globs)
+            selection.resumeNeeded = []
+            selection.named = named
+            return Self.said(selection.verdict(on: tasks["login"]!, capturing: true))
+        }
+        #expect(verdict(["plain-*"]) == "not chosen")
+        #expect(verdict(["log*"]) == "done, found")
+        #expect(verdict(["login"], named: ["login"]) == "send without records, found")
+    }
+
     @Test func aShardOfATaskRunSendsOnlyItsOwnChosenTasks() throws {
         let tasks = try Self.tasks()
         let chosenEverywhere = (0..<2).map { index in

@@ -24,8 +24,10 @@ enum ResumePlan {
         let feed = TaskFeed(job: job, cursors: cursors, redactor: console.redactor)
         defer { feed.close() }
         let needed = neededProducers(job, options: options)
-        let resumeNeeded =
-            options.only.isEmpty ? ResumeNeeds.producers(of: job, history: resume) : nil
+        let resumeNeeded = ResumeNeeds.producers(
+            of: job, history: resume,
+            choosing: options.only.isEmpty
+                ? nil : ReplaySelection(job: job.name, globs: options.only))
         var sent = 0
         var done = 0
         var held = 0
@@ -67,11 +69,12 @@ enum ResumePlan {
                 }
             case .skipped(let skipped):
                 defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
-                if !plans(skipped, job: job, options: options) { continue }
-                switch skippedPlan(skipped, job: job, resume: resume, held: heldProducers) {
-                case .done:
-                    done += 1
-                    handOnKept(of: skipped, job: job, resume: resume, to: feed)
+                switch settle(
+                    skipped, job: job, resume: resume, options: options, held: heldProducers,
+                    feed: feed)
+                {
+                case nil: continue
+                case .done: done += 1
                 case .line(let line, let sends):
                     if sends { sent += 1 }
                     guard console.output(line.showingControlCharacters) else { return }
@@ -191,9 +194,8 @@ enum ResumePlan {
         }
         // `--task`, as the run chooses: the tasks named, and those that capture what they
         // may need.
-        if !chosen(task.id, options: options),
-            !(spec.hasCaptures && task.specIndex.map(needed.contains) == true)
-        {
+        let isChosen = chosen(task.id, options: options)
+        if !isChosen, !(spec.hasCaptures && task.specIndex.map(needed.contains) == true) {
             return .notChosen
         }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
@@ -202,9 +204,18 @@ enum ResumePlan {
             sending = .sent(again: false)
         } else if !spec.hasCaptures {
             return .done
-        } else if let resumeNeeded, let index = task.specIndex, !resumeNeeded.contains(index) {
-            // What it captures, no task not done takes (``ResumeNeeds``).
-            return .done
+        } else if let resumeNeeded, let index = task.specIndex, !resumeNeeded.contains(index),
+            !options.named.contains(task.id)
+        {
+            // What it captures, no task not done (and chosen) takes (``ResumeNeeds``): its
+            // kept values still make the fan-out children, found done, as in the run. One
+            // `--task` names is sent as named (a write held before, named to send it again).
+            if let kept = resume.okRuns[key].flatMap({
+                KeptCaptures.load(job: job, task: task.id, run: $0)
+            }) {
+                _ = handOn(kept, of: spec, to: feed)
+            }
+            return isChosen ? .done : .notChosen
         } else if let kept = resume.okRuns[key].flatMap({
             KeptCaptures.load(job: job, task: task.id, run: $0)
         }), handOn(kept, of: spec, to: feed) {
@@ -316,13 +327,29 @@ enum ResumePlan {
         _ = handOn(kept, of: spec, to: feed)
     }
 
-    /// Whether the plan settles a skip: one `--task` chose, and, on a shard, this shard's as
-    /// the run decides it (a trial's shard plan listed another shard's).
-    private static func plans(_ skipped: TaskFeed.SkippedTask, job: Job, options: RunOptions)
-        -> Bool
-    {
-        chosen(skipped.id, options: options)
-            && options.shard?.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec]) != false
+    /// What the plan says of a skip, `nil` when it is not the plan's (another shard's, or one
+    /// `--task` did not choose). A done task's kept values go on to the tasks that take
+    /// them, chosen or not, as in the run.
+    private static func settle(
+        _ skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, options: RunOptions,
+        held: Set<Int>, feed: TaskFeed
+    ) -> SkippedPlan? {
+        guard settles(skipped, job: job, options: options) else { return nil }
+        guard chosen(skipped.id, options: options) else {
+            handOnKept(of: skipped, job: job, resume: resume, to: feed)
+            return nil
+        }
+        let planned = skippedPlan(skipped, job: job, resume: resume, held: held)
+        if case .done = planned { handOnKept(of: skipped, job: job, resume: resume, to: feed) }
+        return planned
+    }
+
+    /// Whether this shard (every run that is not one) settles the skip, as the run decides it
+    /// (a trial's shard plan listed another shard's).
+    private static func settles(
+        _ skipped: TaskFeed.SkippedTask, job: Job, options: RunOptions
+    ) -> Bool {
+        options.shard?.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec]) != false
     }
 
     static func skippedPlan(

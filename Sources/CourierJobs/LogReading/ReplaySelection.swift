@@ -77,17 +77,28 @@ final class ReplaySelection: Sendable {
     /// did not choose them. A spec may be selected when one of the selection's ids or globs
     /// could name one of its tasks (its id as a glob, `user-{id}` as `user-*`).
     func neededProducers(in job: Job) -> Set<Int> {
-        Self.neededProducers(in: job, ids: entries.values.map(\.name), globs: patterns.map(\.glob))
+        Self.neededProducers(in: job, specs: selectedSpecs(in: job))
+    }
+
+    /// The specs of `job` one of whose tasks the selection may choose.
+    func selectedSpecs(in job: Job) -> Set<Int> {
+        Self.selectedSpecs(in: job, ids: entries.values.map(\.name), globs: patterns.map(\.glob))
     }
 
     /// ``neededProducers(in:)`` of the tasks `ids` and `globs` select.
     static func neededProducers(in job: Job, ids: [String], globs: [String]) -> Set<Int> {
-        let selected = job.tasks.indices.filter { index in
-            let spec = job.tasks[index]
-            let shape = glob(spec.id)
-            return ids.contains { fnmatch(shape, $0, 0) == 0 } || mayChoose(spec, globs: globs)
-        }
-        return neededProducers(in: job, specs: Set(selected))
+        neededProducers(in: job, specs: selectedSpecs(in: job, ids: ids, globs: globs))
+    }
+
+    /// The specs of `job` one of whose tasks `ids` or `globs` may choose: one of the ids
+    /// matches the spec's id as a glob, or a glob may choose it (``mayChoose(_:globs:)``).
+    static func selectedSpecs(in job: Job, ids: [String], globs: [String]) -> Set<Int> {
+        Set(
+            job.tasks.indices.filter { index in
+                let spec = job.tasks[index]
+                let shape = glob(spec.id)
+                return ids.contains { fnmatch(shape, $0, 0) == 0 } || mayChoose(spec, globs: globs)
+            })
     }
 
     /// The specs whose captures the tasks of `specs` may need, directly or through another

@@ -10,33 +10,46 @@ enum ResumeNeeds {
     /// values name every child, each done). A producer whose kept values stand in for it
     /// (``KeptCaptures``) is needed, but not sent, so what it takes is not needed for it: a
     /// listing whose ids were kept needs no login's token.
-    static func producers(of job: Job, history: RunHistory) -> Set<Int> {
-        ReplaySelection.neededProducers(
-            in: job, specs: undoneSpecs(of: job, history: history),
-            standsIn: { kept(by: $0, job: job, history: history) != nil })
+    ///
+    /// `choosing`: what a `--resume --task` run chose; a task it does not choose is not sent,
+    /// so what that takes is not needed (a trial's `--resume --task 'user-*'`, every child
+    /// done, sent the login every time).
+    static func producers(
+        of job: Job, history: RunHistory, choosing chosen: ReplaySelection? = nil
+    ) -> Set<Int> {
+        var undone = undoneSpecs(of: job, history: history) { chosen?.selects(id: $0) ?? true }
+        if let chosen { undone.formIntersection(chosen.selectedSpecs(in: job)) }
+        return ReplaySelection.neededProducers(
+            in: job, specs: undone, standsIn: { kept(by: $0, job: job, history: history) != nil })
     }
 
-    private static func undoneSpecs(of job: Job, history: RunHistory) -> Set<Int> {
-        var undone = Set<Int>()
+    /// The specs with a task not done among those `chooses` admits.
+    private static func undoneSpecs(
+        of job: Job, history: RunHistory, chooses: (String) -> Bool
+    ) -> Set<Int> {
+        func undone(_ id: String) -> Bool {
+            chooses(id) && !history.done.contains(FNV1a.taskKey(job: job.name, task: id))
+        }
+        var specs = Set<Int>()
         for (index, spec) in job.tasks.enumerated() {
             let id = Template(spec.id)
             if let source = spec.captureSource {
-                if !childrenDone(spec, source: source, id: id, job: job, history: history) {
-                    undone.insert(index)
+                if !childrenDone(spec, source: source, id: id, job: job, history: history, undone) {
+                    specs.insert(index)
                 }
                 continue
             }
             guard Set(id.variables).isSubset(of: spec.foreach.map(\.name)) else {
-                undone.insert(index)
+                specs.insert(index)
                 continue
             }
             for bindings in IteratorSequence(CombinationIterator(spec.foreach, zip: spec.zip))
-            where !history.done.contains(FNV1a.taskKey(job: job.name, task: id.render(bindings))) {
-                undone.insert(index)
+            where undone(id.render(bindings)) {
+                specs.insert(index)
                 break
             }
         }
-        return undone
+        return specs
     }
 
     /// Whether every child of the fan-out `spec` is done: its ids are those the resume builds,
@@ -44,7 +57,7 @@ enum ResumeNeeds {
     /// resume for children that were all done). `false` when they cannot be known so.
     private static func childrenDone(
         _ spec: TaskSpec, source: (variable: String, capture: String), id: Template, job: Job,
-        history: RunHistory
+        history: RunHistory, _ undone: (String) -> Bool
     ) -> Bool {
         guard spec.foreach.count == 1, Set(id.variables).isSubset(of: [source.variable]),
             let producer = job.tasks.first(where: {
@@ -53,10 +66,7 @@ enum ResumeNeeds {
             let values = kept(by: producer, job: job, history: history)?
                 .first(where: { $0.capture == source.capture })?.values
         else { return false }
-        return values.allSatisfy {
-            history.done.contains(
-                FNV1a.taskKey(job: job.name, task: id.render([source.variable: $0])))
-        }
+        return !values.contains { undone(id.render([source.variable: $0])) }
     }
 
     /// What `spec` kept, when it is one task, done, whose run kept every value it captures.

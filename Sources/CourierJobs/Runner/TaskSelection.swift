@@ -26,8 +26,9 @@ struct TaskSelection: Sendable {
     /// With ``chosen``: the specs whose captures the chosen tasks may need
     /// (``ReplaySelection/neededProducers(in:)``); other tasks that capture are not sent.
     var needed: Set<Int> = []
-    /// A resume's: the specs whose captures a task not done may need (``ResumeNeeds``); a done
-    /// task of any other spec that captures is done, not sent again. `nil`: every one is.
+    /// A resume's: the specs whose captures a task not done (and chosen, with ``chosen``) may
+    /// need (``ResumeNeeds``); a done task of any other spec that captures is done, not sent
+    /// again. `nil`: every one is.
     var resumeNeeded: Set<Int>? = nil
 
     /// What becomes of one task.
@@ -44,7 +45,7 @@ struct TaskSelection: Sendable {
         /// Sent.
         case send(Send)
         /// Not chosen by a replay or `--task` run, and not needed for its captures: settled
-        /// without a line.
+        /// without a line (a done one's kept values still go to the tasks that take them).
         case notChosen
         /// A write the history says must not be sent again (``WriteRule``), for this reason;
         /// `done`: its task is done, and stays so without a line (a replay with `--all`);
@@ -87,11 +88,15 @@ struct TaskSelection: Sendable {
                 let (claimed, found) = claims(task.id)
                 return claimed ? .done(found: found) : .notChosen
             }
-            // A resume: a done task that captures what no task not done takes is done.
-            if capturing, chosen == nil, let resumeNeeded, done.contains(key),
-                let spec = task.specIndex, !resumeNeeded.contains(spec)
+            // A resume: a done task that captures what no task not done takes is done
+            // (`--resume --task`: when chosen, and not named, which sends it as asked; a task
+            // not chosen is settled, its kept values handed on all the same).
+            if capturing, let resumeNeeded, done.contains(key), let spec = task.specIndex,
+                !resumeNeeded.contains(spec), !named.contains(task.id)
             {
-                return .done(found: false)
+                guard chosen != nil else { return .done(found: false) }
+                let (claimed, found) = claims(task.id)
+                return claimed ? .done(found: found) : .notChosen
             }
             // A task `run --task` chose is sent, though kept values could stand in for it:
             // its name asked for it (it was never sent, and the run said no task matched).

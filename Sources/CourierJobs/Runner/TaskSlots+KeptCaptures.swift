@@ -11,6 +11,14 @@ extension JobRunner {
         reuseKeptCaptures(id: task.id, rules: task.captures(in: job), run: run, slots)
     }
 
+    /// Hands on what an earlier run kept of `task` (done, and capturing), when it kept
+    /// anything: a task settled as done whose values a fan-out still takes.
+    func handOnKept(of task: ExpandedTask, _ slots: TaskSlots) {
+        guard let run = slots.selection.okRuns[FNV1a.taskKey(job: job.name, task: task.id)]
+        else { return }
+        _ = reuseKeptCaptures(of: task, run: run, slots)
+    }
+
     func reuseKeptCaptures(
         id: String, rules: [CaptureRule], run: String, _ slots: TaskSlots
     ) -> Bool {

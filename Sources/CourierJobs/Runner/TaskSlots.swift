@@ -85,13 +85,12 @@ extension JobRunner {
                 slots.reporter.report("\(error)")
                 slots.progress.taskFinished(ok: false, requests: 0)
                 cursor.feed?.finished(spec, ok: false, id: id)
-            case .skipped(let skipped)
-            where slots.selection.chosen == nil && slots.selection.wasDone(skipped.id):
+            case .skipped(let skipped) where slots.selection.wasDone(skipped.id):
                 // Done by an earlier run, and unbuildable now only because what it takes was
-                // not captured again (a login held as a write answered before): it stays
-                // done, without a line. (A `--task` run settles it below: counted and logged
-                // only when chosen; the history keeps it done either way.)
-                slots.progress.taskAlreadyDone()
+                // not captured again (a login held as a write answered before, or not needed
+                // by what `--resume --task` chose): it stays done, without a line; counted
+                // when the run chose it.
+                if claims(skipped.id, slots) { slots.progress.taskAlreadyDone() }
                 recordsLedger?.done(
                     spec: skipped.spec, task: skipped.id,
                     key: FNV1a.taskKey(job: job.name, task: skipped.id))
@@ -163,11 +162,7 @@ extension JobRunner {
             slots.progress.taskAlreadyDone()
             // Done, and not needed again (``ResumeNeeds``): what its run kept still goes to
             // the fan-out that takes it, whose children are then found done and counted.
-            if capturing,
-                let run = slots.selection.okRuns[FNV1a.taskKey(job: job.name, task: task.id)]
-            {
-                _ = reuseKeptCaptures(of: task, run: run, slots)
-            }
+            if capturing { handOnKept(of: task, slots) }
             settledRecords(of: task, done: true)
             keepWindow(of: task)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
@@ -186,6 +181,9 @@ extension JobRunner {
             }
             return send.task
         case .notChosen:
+            // Done, not chosen by `--resume --task` and not needed: its kept values make the
+            // fan-out children the run chose, found done (the login was sent for them).
+            if capturing, slots.selection.wasDone(task.id) { handOnKept(of: task, slots) }
             settledRecords(of: task, done: nil)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .hold(let reason, let done, let found):
@@ -274,8 +272,9 @@ extension JobRunner {
             chosen: chosen,
             writes: options.writes ?? WriteHistory(),
             named: options.named, needed: chosen?.neededProducers(in: job) ?? [],
-            resumeNeeded: chosen == nil
-                ? options.resume.map { ResumeNeeds.producers(of: job, history: $0) } : nil)
+            resumeNeeded: options.resume.map {
+                ResumeNeeds.producers(of: job, history: $0, choosing: chosen)
+            })
     }
 
     func schedule(
