@@ -21,7 +21,8 @@ struct EchoedSecretTests {
                 {"id": "bearer", "path": "/echo-auth", "auth": {"bearer": "${env:TOKEN}"},
                  "expect": {"json": {"/authorization": "something else"}}},
                 {"id": "basic", "path": "/echo-auth", "auth": {"basic": {"user": "alice", "password": "${env:PW}"}}},
-                {"id": "literal", "path": "/echo-auth", "headers": {"Authorization": "Bearer \#(literal)"}}
+                {"id": "literal", "path": "/echo-auth", "headers": {"Authorization": "Bearer \#(literal)"}},
+                {"id": "encoded", "path": "/echo-auth-redirect", "auth": {"bearer": "${env:TOKEN}"}}
                 """#, extra: #""retry": {"maxAttempts": 1},"#)
         let run = try await space.run(
             backend: backend, environment: ["TOKEN": token, "PW": password])
@@ -33,9 +34,14 @@ struct EchoedSecretTests {
             [
                 "report", space.logs.path, "--junit", "report.xml", "--html", "report.html",
             ], directory: space.folder)
+        // The redirect's state: the token base64-encoded after 13 bytes; a run of its
+        // characters that only the token's bytes decide.
+        let state = Data("auth: Bearer \(token)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         let forms = [
             token, String(token.prefix(40)), password, literal,
             Data("alice:\(password)".utf8).base64EncodedString(),
+            String(state.dropFirst(24).prefix(40)),
         ]
         let written =
             String(decoding: try space.everyWrittenByte(), as: UTF8.self) + run.stdout

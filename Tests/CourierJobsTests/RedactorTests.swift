@@ -105,3 +105,43 @@ struct RedactorTests {
         #expect(plain.scrub("tok-12345") == "tok-12345")
     }
 }
+
+/// A secret inside base64 text, at each of the three alignments and in both alphabets: what
+/// is left beside the placeholder holds no more than the bits of the bytes around it and a
+/// few of the secret's edges.
+@Suite("Redactor: base64")
+struct RedactorBase64Tests {
+    static let secret = "tok-1f9a+/?x~Z"
+
+    @Test(arguments: 0..<3, 0..<3)
+    func aSecretInsideBase64IsRedacted(before: Int, after: Int) {
+        let redactor = Redactor(secrets: [Self.secret])
+        let text =
+            String(repeating: "u", count: before) + Self.secret
+            + String(repeating: "v", count: after)
+        let bytes = Data(text.utf8)
+        let standard = bytes.base64EncodedString()
+        let urlSafe = standard.replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        for encoded in [standard, urlSafe] {
+            let scrubbed = redactor.scrub("Location: /cb?state=\(encoded)&n=1")
+            let parts = scrubbed.components(separatedBy: "<redacted>")
+            #expect(parts.count == 2, "\(encoded) → \(scrubbed)")
+            guard parts.count == 2 else { continue }
+            let left = parts[0].dropFirst("Location: /cb?state=".count)
+            let right = parts[1].dropLast("&n=1".count)
+            // Up to two bytes around it take three characters, and padding two more.
+            #expect(left.count <= 3 && right.count <= 6, "\(encoded) → \(scrubbed)")
+        }
+    }
+
+    @Test func otherBase64TextAndShortSecretsAreLeftAsTheyAre() {
+        let redactor = Redactor(secrets: [Self.secret, "hunt5"])
+        let other = Data("an image's bytes, or any other text at all".utf8).base64EncodedString()
+        #expect(redactor.scrub(other) == other)
+        // Under six bytes a secret has no base64 forms: a few characters match by chance.
+        let short = Data("hunt5".utf8).base64EncodedString()
+        #expect(redactor.scrub(short) == short)
+        #expect(Base64Forms.of(Array("hunt5".utf8)).isEmpty)
+    }
+}

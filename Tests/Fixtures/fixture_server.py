@@ -710,6 +710,12 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "/echo-auth":
             value = self.headers.get("Authorization", "")
             self.reply_json(200, {"authorization": value}, [("X-Echo-Authorization", value)])
+        elif route == "/echo-auth-redirect":
+            # Sends the credential back base64-encoded (URL-safe, unpadded) in a redirect's
+            # query, after 13 bytes of its own, so it sits at no 3-byte boundary.
+            value = ("auth: " + self.headers.get("Authorization", "")).encode()
+            state = base64.urlsafe_b64encode(value).decode().rstrip("=")
+            self.reply(302, b"", [("Location", "/echo?state=" + state)])
         elif route.startswith("/ping/"):
             hang = min(float(arg("hang", "0")), 600)
             if hang > 0 and arg("hang_on") in (None, route.rsplit("/", 1)[-1]):

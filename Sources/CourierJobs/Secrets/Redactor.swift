@@ -8,7 +8,8 @@ import Foundation
 ///
 /// A secret is found in every form it can take on the way out: as it is, percent-encoded in
 /// full or in part (`a%20b`, `a%2Fb`, `+` for a space), JSON-escaped (`\"`, `\\`, `\/`,
-/// `\u00e9`), and one escape inside another (a JSON body logged as JSON text). Values shorter
+/// `\u00e9`), one escape inside another (a JSON body logged as JSON text), and inside base64
+/// text (``Base64Forms``, for a secret of 6 bytes or more). Values shorter
 /// than ``minimumLength`` bytes are not searched for: a two-digit secret would erase every
 /// such number from a log; secret headers are redacted by name whatever their length.
 struct Redactor: Sendable {
@@ -76,6 +77,8 @@ struct Redactor: Sendable {
                     patterns.insert(Array(url.absoluteString.utf8.dropFirst(prefix.utf8.count)))
                 }
             }
+            // Inside base64 text, at any alignment (a token a server echoes encoded).
+            patterns.formUnion(Base64Forms.of(Array(secret.utf8)))
         }
         return patterns.sorted { $0.count > $1.count }
     }
