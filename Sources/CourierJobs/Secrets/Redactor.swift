@@ -172,9 +172,14 @@ struct Redactor: Sendable {
     /// The ranges of `bytes[from..<to]` that hold a secret in any form.
     private func matches(in bytes: [UInt8], from: Int, to: Int) -> [Range<Int>] {
         var found: [Range<Int>] = []
+        let patterns = patterns
+        // Decoding only shortens text: one shorter than every pattern holds none.
+        guard let shortest = patterns.last?.count, to - from >= shortest else { return found }
+        // The bytes as they are, searched in place: most of a log line's strings have no
+        // escape, and a view of them (three arrays) cost more than the search.
+        search(patterns, in: bytes, from: from, to: to, into: &found)
+        guard Self.hasEscapes(bytes[from..<to]) else { return found }
         let raw = DecodedView(identity: bytes, from: from, to: to)
-        search(raw, into: &found)
-        guard Self.hasEscapes(raw.bytes) else { return found }
         // Up to two levels (a JSON body logged as JSON text), each decoding JSON escapes,
         // percent escapes or both: a secret may hold one kind itself (`ab"cd%20` is written
         // `ab\"cd%20` in a body, its `%20` its own), so decoding both at once would miss it.
@@ -182,36 +187,52 @@ struct Redactor: Sendable {
         for first in DecodedView.Escapes.allCases {
             let once = raw.decoded(first)
             guard searched.insert(once.bytes).inserted else { continue }
-            search(once, into: &found)
-            guard Self.hasEscapes(once.bytes) else { continue }
+            search(patterns, in: once, into: &found)
+            guard Self.hasEscapes(once.bytes[...]) else { continue }
             for second in DecodedView.Escapes.allCases {
                 let twice = once.decoded(second)
-                if searched.insert(twice.bytes).inserted { search(twice, into: &found) }
+                if searched.insert(twice.bytes).inserted {
+                    search(patterns, in: twice, into: &found)
+                }
             }
         }
         return found
     }
 
-    private static func hasEscapes(_ bytes: [UInt8]) -> Bool {
+    private static func hasEscapes(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "\\") }
     }
 
-    private func search(_ view: DecodedView, into found: inout [Range<Int>]) {
-        let bytes = view.bytes
-        for pattern in patterns where pattern.count <= bytes.count {
+    /// Each occurrence of a pattern in `bytes[from..<to]`, as the range it spans there.
+    private func search(
+        _ patterns: [[UInt8]], in bytes: [UInt8], from: Int, to: Int,
+        into found: inout [Range<Int>]
+    ) {
+        for pattern in patterns where pattern.count <= to - from {
             let first = pattern[0]
-            var index = 0
-            let last = bytes.count - pattern.count
+            var index = from
+            let last = to - pattern.count
             while index <= last {
                 if bytes[index] == first,
                     bytes[index..<index + pattern.count].elementsEqual(pattern)
                 {
-                    found.append(view.start[index]..<view.end[index + pattern.count - 1])
+                    found.append(index..<index + pattern.count)
                     index += pattern.count
                 } else {
                     index += 1
                 }
             }
+        }
+    }
+
+    /// Each occurrence of a pattern in a decoded view, as the original range it stands for.
+    private func search(
+        _ patterns: [[UInt8]], in view: DecodedView, into found: inout [Range<Int>]
+    ) {
+        var inView: [Range<Int>] = []
+        search(patterns, in: view.bytes, from: 0, to: view.bytes.count, into: &inView)
+        for range in inView {
+            found.append(view.start[range.lowerBound]..<view.end[range.upperBound - 1])
         }
     }
 
