@@ -8,7 +8,7 @@ enum SecretInTaskID {
         // Every task of a job with secrets passes here: the id's own text is read only for
         // an id that holds one.
         let held = job.secrets.filter {
-            $0.utf8.count >= Redactor.minimumLength && id.contains($0)
+            $0.utf8.count >= Redactor.minimumLength && id.holdsBytes(of: $0)
         }
         guard !held.isEmpty else { return [] }
         let written = (spec.compiled?.id ?? Template(spec.id)).parts.compactMap {
@@ -16,7 +16,7 @@ enum SecretInTaskID {
             if case .text(let text) = part { return text }
             return nil
         }.joined()
-        return held.filter { !written.contains($0) }
+        return held.filter { !written.holdsBytes(of: $0) }
     }
 
     /// Why a task with `id` is not made, when the id holds such a secret.

@@ -38,13 +38,13 @@ enum SecretMarking {
     static func holdsSecret(_ text: String, _ secrets: Set<String>) -> Bool {
         secrets.contains { secret in
             guard secret.utf8.count >= shortest else { return false }
-            if text.contains(secret) { return true }
+            if text.holdsBytes(of: secret) { return true }
             // Most secrets have nothing JSON escapes: no escaped form to build per task.
             guard
                 secret.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x2F })
             else { return false }
-            let escaped = JSONWriter.string(.string(secret)).dropFirst().dropLast()
-            return escaped.count != secret.count && text.contains(escaped)
+            let escaped = String(JSONWriter.string(.string(secret)).dropFirst().dropLast())
+            return escaped.utf8.count != secret.utf8.count && text.holdsBytes(of: escaped)
         }
     }
 
