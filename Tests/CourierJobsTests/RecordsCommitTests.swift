@@ -53,7 +53,7 @@ struct RecordsCommitTests {
             store: store, run: "r2",
             history: RecordsCommit.Earlier(
                 runs: ["r1"], done: Set(tasks.map { FNV1a.taskKey(job: "j", task: $0) })),
-            temporaries: StaleTemporaries(tag: "0badc0de") { _ in },
+            temporaries: StaleTemporaries(tag: "0badc0de") { _, _ in },
             limits: RecordsMerge.Limits()
         ) { note in notes.withLock { $0.append(note) } }
         return commit.commit(ledger)
@@ -125,7 +125,7 @@ struct RecordsCommitTests {
         ledger.done(replace, key: FNV1a.taskKey(job: "j", task: "t9"))
         let commit = RecordsCommit(
             store: store, run: "r2", history: RecordsCommit.Earlier(runs: ["r1"], done: []),
-            temporaries: StaleTemporaries(tag: "0badc0de") { _ in },
+            temporaries: StaleTemporaries(tag: "0badc0de") { _, _ in },
             limits: RecordsMerge.Limits()
         ) { _ in }
         let outcome = commit.commit(ledger)

@@ -1,3 +1,4 @@
+import Courier
 @testable import CourierJobs
 import Foundation
 import Testing
@@ -26,10 +27,38 @@ struct StaleTemporariesTests {
             Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
         }
         try plant()
-        StaleTemporaries(tag: shard1) { _ in }.sweep(folder)
+        StaleTemporaries(tag: shard1) { _, _ in }.sweep(folder)
         #expect(try left() == Set(names).subtracting([names[1]]), "the shard's own only")
         try plant()
-        StaleTemporaries(tag: job) { _ in }.sweep(folder)
+        StaleTemporaries(tag: job) { _, _ in }.sweep(folder)
         #expect(try left() == [names[3], names[4]], "the job's and its shards'; not another's")
+    }
+
+    @Test("a folder's leftovers are told in one line, not one each")
+    func oneLinePerFolder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-stale-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tag = StaleTemporaries.tag(outputDir: folder, job: "nightly")
+        let names = (1...5).map { ".item-\($0).json.\(tag).DEADBEEF.tmp" }
+        for name in names { try Data("x".utf8).write(to: folder.appendingPathComponent(name)) }
+        let told = Locked<[(String, [String])]>([])
+        let sweeper = StaleTemporaries(tag: tag) { folder, names in
+            told.withLock { $0.append((folder, names)) }
+        }
+        sweeper.sweep(folder)
+        sweeper.sweep(folder)
+        let calls = told.withLock { $0 }
+        #expect(calls.count == 1)
+        #expect(calls.first?.1 == names.sorted())
+        let line = StaleTemporaries.removal(in: "out/items", names: names.sorted())
+        #expect(
+            line
+                == "courier: removed 5 temporary files in out/items, left by an interrupted run (\(names[0]), \(names[1]), \(names[2]), …)"
+        )
+        #expect(
+            StaleTemporaries.removal(in: "out", names: [".a.json.DEADBEEF.tmp"])
+                == "courier: removed out/.a.json.DEADBEEF.tmp, left by an interrupted run")
     }
 }

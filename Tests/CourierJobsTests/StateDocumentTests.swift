@@ -114,11 +114,11 @@ struct StateDocumentTests {
                 file: "0123456789abcdef/k.0a1b2c3d.listing", bytes: 123_456, count: 47_900,
                 hash: "0123456789abcdef"))
         #expect(listings.read(task: checkpoint.task) == nil, "none yet")
-        try listings.write(checkpoint, temporaries: StaleTemporaries { _ in })
+        try listings.write(checkpoint, temporaries: StaleTemporaries { _, _ in })
         #expect(try listings.read(task: checkpoint.task)?.get() == checkpoint)
         var bare = checkpoint
         (bare.since, bare.records) = (nil, nil)
-        try listings.write(bare, temporaries: StaleTemporaries { _ in })
+        try listings.write(bare, temporaries: StaleTemporaries { _, _ in })
         #expect(try listings.read(task: checkpoint.task)?.get() == bare)
 
         // Written under another task's name: refused, not taken for this task.

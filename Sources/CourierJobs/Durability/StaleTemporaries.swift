@@ -26,13 +26,14 @@ final class StaleTemporaries: Sendable {
     /// its own tagged temporary in a folder while the folder's sweep could still remove it.
     private let swept = Locked<Set<String>>([])
     private let now: @Sendable () -> Date
-    /// Told of each file removed.
-    private let removed: @Sendable (String) -> Void
+    /// Told of the files a sweep removed, once per folder: its path and their names (a
+    /// killed run with 64 saves in flight had a line printed for each).
+    private let removed: @Sendable (_ folder: String, _ names: [String]) -> Void
 
     init(
         tag: String? = nil,
         now: @escaping @Sendable () -> Date = Date.init,
-        removed: @escaping @Sendable (String) -> Void
+        removed: @escaping @Sendable (_ folder: String, _ names: [String]) -> Void
     ) {
         self.tag = tag
         wholeJob = tag.map { Self.shardPart(of: $0) == nil } ?? false
@@ -49,6 +50,17 @@ final class StaleTemporaries: Sendable {
         let tag = String(String(UInt32(truncatingIfNeeded: value ^ (value >> 32)), radix: 16))
             .leftPadded(to: 8)
         return shard.map { "\(tag)s\($0.index)of\($0.count)" } ?? tag
+    }
+
+    /// The line that says a sweep removed `names` from `folder`: one file by its path; more
+    /// by their count and the first three names.
+    static func removal(in folder: String, names: [String]) -> String {
+        guard names.count > 1 else {
+            return "courier: removed \(folder)/\(names.first ?? ""), left by an interrupted run"
+        }
+        let shown = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
+        return
+            "courier: removed \(names.count) temporary files in \(folder), left by an interrupted run (\(shown))"
     }
 
     /// The shard part of a tag (`s1of3` of `0a1b2c3ds1of3`), or `nil` for a whole job's.
@@ -83,6 +95,8 @@ final class StaleTemporaries: Sendable {
             return
         }
         let cutoff = now().addingTimeInterval(-Self.minimumAge)
+        var gone: [String] = []
+        defer { if !gone.isEmpty { removed(path, gone.sorted()) } }
         for name in names where Self.isTemporaryName(name) {
             let file = path + "/" + name
             // Attributes of the entry itself: a symbolic link of that name is not ours.
@@ -91,7 +105,7 @@ final class StaleTemporaries: Sendable {
                 let modified = attributes[.modificationDate] as? Date,
                 modified < cutoff || isOwn(name)
             else { continue }
-            if unlink(file) == 0 { removed(file) }
+            if unlink(file) == 0 { gone.append(name) }
         }
     }
 

@@ -126,11 +126,11 @@ final class JobRunner: Sendable {
             tag: StaleTemporaries.tag(
                 outputDir: URL(fileURLWithPath: job.outputDir), job: job.name,
                 shard: options.shard.map { ($0.index, $0.count) })
-        ) { [quiet = options.quiet] path in
+        ) { [quiet = options.quiet] folder, names in
             // Not under --quiet, which promises silence when every task succeeds: a resume
             // after a kill finds the killed run's temporaries as a matter of course.
             guard !quiet else { return }
-            console.error("courier: removed \(path), left by an interrupted run")
+            console.error(StaleTemporaries.removal(in: folder, names: names))
         }
         // The kept cursors are read before the lock is taken: a run that finds the lock held
         // stops before it renders a task.
