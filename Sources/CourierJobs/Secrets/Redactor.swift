@@ -208,19 +208,11 @@ struct Redactor: Sendable {
         _ patterns: [[UInt8]], in bytes: [UInt8], from: Int, to: Int,
         into found: inout [Range<Int>]
     ) {
-        for pattern in patterns where pattern.count <= to - from {
-            let first = pattern[0]
+        for pattern in patterns where !pattern.isEmpty && pattern.count <= to - from {
             var index = from
-            let last = to - pattern.count
-            while index <= last {
-                if bytes[index] == first,
-                    bytes[index..<index + pattern.count].elementsEqual(pattern)
-                {
-                    found.append(index..<index + pattern.count)
-                    index += pattern.count
-                } else {
-                    index += 1
-                }
+            while let start = ByteSearch.firstIndex(of: pattern, in: bytes, from: index, to: to) {
+                found.append(start..<start + pattern.count)
+                index = start + pattern.count
             }
         }
     }

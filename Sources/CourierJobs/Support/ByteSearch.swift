@@ -1,3 +1,22 @@
+/// Finding bytes in bytes: the redactor's search for secrets, and the checks that ask whether a
+/// header or a task id holds one.
+enum ByteSearch {
+    /// Where `needle` first starts in `haystack[from..<to]`, or `nil`.
+    static func firstIndex<Haystack: RandomAccessCollection, Needle: RandomAccessCollection>(
+        of needle: Needle, in haystack: Haystack, from: Int, to: Int
+    ) -> Int? where Haystack.Element == UInt8, Haystack.Index == Int, Needle.Element == UInt8 {
+        guard let first = needle.first else { return from }
+        guard needle.count <= to - from else { return nil }
+        for start in from...(to - needle.count)
+        where haystack[start] == first
+            && haystack[start..<start + needle.count].elementsEqual(needle)
+        {
+            return start
+        }
+        return nil
+    }
+}
+
 extension String {
     /// Whether this text's UTF-8 bytes hold `part`'s, as they are sent and written.
     ///
@@ -10,16 +29,7 @@ extension String {
         var part = part
         return text.withUTF8 { haystack in
             part.withUTF8 { needle in
-                guard let first = needle.first, needle.count <= haystack.count else {
-                    return needle.isEmpty
-                }
-                for start in 0...(haystack.count - needle.count)
-                where haystack[start] == first
-                    && haystack[start..<start + needle.count].elementsEqual(needle)
-                {
-                    return true
-                }
-                return false
+                ByteSearch.firstIndex(of: needle, in: haystack, from: 0, to: haystack.count) != nil
             }
         }
     }
