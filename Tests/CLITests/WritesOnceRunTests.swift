@@ -289,6 +289,36 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 2, "named, it was sent")
     }
 
+    /// Held writes are told as failures are: the first in full, the others counted under one
+    /// reason, though each names its own task (`--task charge-2`): a trial's 20 held writes
+    /// printed a line apiece.
+    @Test("a resume's held writes: the first in full, the rest one counted line")
+    func heldWritesAreGrouped() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-grouped")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge-{n}", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "status": "pending"}, "json": {"amount": "{n}00"},
+                 "foreach": {"n": {"range": [1, 3]}}, "expect": {"json": {"/status": "paid"}}}
+                """#, extra: #""concurrency": 1,"#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "\(first.stderr)")
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.status == 1, "\(resume.stderr)")
+        let lines = resume.stderr.split(separator: "\n").filter { $0.contains("answered 201") }
+        #expect(lines.count == 2, "\(resume.stderr)")
+        #expect(
+            lines.first?.contains("task charge-1 not sent: its write was answered 201") == true,
+            "\(resume.stderr)")
+        #expect(
+            lines.last?.contains("2 more writes not sent again the same way: its write was") == true
+                && lines.last?.contains("(--task ID)") == true, "\(resume.stderr)")
+        #expect(Self.effects(space, key: key).count == 3)
+    }
+
     @Test("a safe POST (a login) is sent again when a resume needs what it captures")
     func safeWriteIsSentAgain() async throws {
         let space = try JobWorkspace()

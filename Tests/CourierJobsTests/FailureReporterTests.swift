@@ -19,11 +19,12 @@ struct FailureReporterTests {
             reporter.failed(task: "a", reason: "status 500, expected 2xx")
             reporter.failed(task: "b", reason: "status 500, expected 2xx")
             reporter.failed(task: "c", reason: "input task login did not succeed", as: .skipped)
-            // A reason that names its task is one reason all the same (a trial's held writes
-            // each said "name it (--task w-N)", one line apiece).
+            // A reason that names its task is one reason all the same, by its general form
+            // (a trial's held writes each said "name it (--task w-N)", one line apiece).
             for index in 1...3 {
                 reporter.failed(
-                    task: "k-\(index)", reason: "no answer: name it (--task k-\(index))", as: .held)
+                    task: "k-\(index)", reason: "no answer: name it (--task k-\(index))",
+                    general: "no answer: name it (--task ID)", as: .held)
             }
             reporter.finish()
         }

@@ -44,7 +44,7 @@ struct TaskSelectionTests {
                 + (send.recordsSettled.map { $0 == .done ? ", done" : ", by history" } ?? "")
                 + (send.found ? ", found" : "")
                 + (send.unknownIn.map { ", unknown in \($0)" } ?? "")
-        case .hold(_, let done, _): "hold" + (done ? ", done" : "")
+        case .hold(_, _, let done, _): "hold" + (done ? ", done" : "")
         }
     }
 

@@ -82,14 +82,15 @@ final class FailureReporter: Sendable {
     /// ``finish()``. A night where 500 tasks failed on one outage mails one line of it and a
     /// count, not ten copies and "see the log"; a trial's 20 held writes read "2 … more
     /// failures; see the log".
+    ///
+    /// - Parameter general: the reason as it stands for any task, when it names its own
+    ///   (a held write's `--task w-1` is `--task ID` there): what the count's line says.
     func failed(
-        task: String, context: String = "", reason: String, as ending: Ending = .failed,
-        byJob: Bool = false
+        task: String, context: String = "", reason: String, general: String? = nil,
+        as ending: Ending = .failed, byJob: Bool = false
     ) {
         if byJob { self.byJob.withLock { $0 += 1 } }
-        // A reason that names its own task (`--task w-1`) is one reason for every task: the
-        // count's line says `ID` in its place.
-        let general = reason.replacingOccurrences(of: "--task \(task)", with: "--task ID")
+        let general = general ?? reason
         let shape = ending.rawValue + "\u{0}" + Self.shape(of: general)
         let first = reasons.withLock { state -> Bool in
             if state.more[shape] == nil {

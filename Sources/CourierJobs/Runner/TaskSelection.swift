@@ -47,10 +47,10 @@ struct TaskSelection: Sendable {
         /// Not chosen by a replay or `--task` run, and not needed for its captures: settled
         /// without a line (a done one's kept values still go to the tasks that take them).
         case notChosen
-        /// A write the history says must not be sent again (``WriteRule``), for this reason;
-        /// `done`: its task is done, and stays so without a line (a replay with `--all`);
-        /// `found`: as ``Send/found``.
-        case hold(String, done: Bool, found: Bool)
+        /// A write the history says must not be sent again (``WriteRule``), for this reason
+        /// (`general`: the same for any task, its id written `ID`); `done`: its task is done,
+        /// and stays so without a line (a replay with `--all`); `found`: as ``Send/found``.
+        case hold(String, general: String, done: Bool, found: Bool)
     }
 
     /// A task to send, as it is sent.
@@ -125,7 +125,13 @@ struct TaskSelection: Sendable {
             send.unknownIn = run
             return .send(send)
         case .hold(let reason):
-            return .hold(reason, done: writes.done.contains(key), found: send.found)
+            // The same reason with `ID` for the task's id: one reason for every write held so,
+            // which the terminal counts as one.
+            let general =
+                WriteRule.decide(task: "ID", fact: writes[key], keyed: keyed, named: false)
+                .heldReason ?? reason
+            return .hold(
+                reason, general: general, done: writes.done.contains(key), found: send.found)
         }
     }
 

@@ -186,9 +186,9 @@ extension JobRunner {
             if capturing, slots.selection.wasDone(task.id) { handOnKept(of: task, slots) }
             settledRecords(of: task, done: nil)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
-        case .hold(let reason, let done, let found):
+        case .hold(let reason, let general, let done, let found):
             if found { slots.progress.tasksFound(1) }
-            slots.reporter.failed(task: task.id, reason: reason, as: .held)
+            slots.reporter.failed(task: task.id, reason: reason, general: general, as: .held)
             slots.progress.write(resent: false)
             settledRecords(of: task, done: done ? true : nil)
             if done {

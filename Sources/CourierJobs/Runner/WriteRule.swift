@@ -18,6 +18,12 @@ enum WriteRule {
         case sendWithKey(unknownIn: String)
         /// Not sent, for this reason (a sentence naming what to do).
         case hold(String)
+
+        /// The reason a write is held, `nil` when it is sent.
+        var heldReason: String? {
+            if case .hold(let reason) = self { return reason }
+            return nil
+        }
     }
 
     /// - Parameters:
