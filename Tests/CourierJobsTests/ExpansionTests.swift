@@ -19,6 +19,8 @@ struct ExpansionTests {
         }
         let url = folder.appendingPathComponent("job.json")
         try json.write(to: url, atomically: true, encoding: .utf8)
+        // The job is in memory once loaded; only a `lines` file is read later, as it expands.
+        defer { if files.isEmpty { try? FileManager.default.removeItem(at: folder) } }
         return try JobDecoder.load(url, environment: environment)
     }
 

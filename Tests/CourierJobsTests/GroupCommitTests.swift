@@ -74,6 +74,7 @@ struct GroupCommitTests {
         "100 saves that come while one is committed share one file-system sync and one folder sync")
     func batches() async throws {
         let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let counts = Counts()
         let commit = GroupCommit(syncs: Self.syncs(counts))
         let first = Task { try await commit.commit(try Self.written("first", as: "0", in: folder)) }
@@ -104,6 +105,7 @@ struct GroupCommitTests {
     @Test("a batch whose sync fails leaves every target as it was and no temporary")
     func failedSync() async throws {
         let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         for index in 0..<3 {
             try Data("old \(index)".utf8).write(to: folder.appendingPathComponent("\(index)"))
         }
@@ -140,6 +142,7 @@ struct GroupCommitTests {
     @Test("a batch over two folders syncs each folder once")
     func twoFolders() async throws {
         let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
         let (left, right) = (root.appendingPathComponent("a"), root.appendingPathComponent("b"))
         for folder in [left, right] {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -170,6 +173,7 @@ struct GroupCommitTests {
     )
     func order() async throws {
         let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let events = Locked<[String]>([])
         let counts = Counts()
         let counted = Self.syncs(counts)

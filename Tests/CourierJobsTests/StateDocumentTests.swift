@@ -54,6 +54,7 @@ struct StateDocumentTests {
 
     @Test func noFileIsNoDocumentAndAFolderIsUnreadable() throws {
         let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         #expect(
             StateDocument.read(folder.appendingPathComponent("none"), kind: "state file") == nil)
         guard case .failure(let problem)? = StateDocument.read(folder, kind: "state file") else {
@@ -65,6 +66,7 @@ struct StateDocumentTests {
 
     @Test func theCursorsGoThroughItBothWays() throws {
         let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let url = SinceState.location(outputDir: folder.path)
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -81,6 +83,7 @@ struct StateDocumentTests {
     @Test("kept captures: a header of a later format is no kept file, and the task is sent again")
     func keptCapturesHeader() throws {
         let outputs = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: outputs) }
         let job = try ExpansionTests.load(
             ExpansionTests.job(
                 tasks: #"{"id": "login", "path": "/l", "capture": {"token": {"json": "/t"}}}"#,

@@ -26,4 +26,4 @@ child = subprocess.Popen(
     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 wait_until_answers("http://127.0.0.1:%d/-/versions.json" % port, child, "datasette", 200)
 print("READY %d %s" % (port, database), flush=True)
-run_until_stdin_closes(child)
+run_until_stdin_closes(child, folder)

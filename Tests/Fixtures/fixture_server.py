@@ -211,6 +211,7 @@ import zlib
 import hashlib
 import json
 import os
+import shutil
 import socket
 import struct
 import ssl
@@ -1403,11 +1404,16 @@ class Server(ThreadingHTTPServer):
 
 def tls_server():
     """A TLS listener with a fresh self-signed certificate for localhost, or None."""
-    pair = make_certificate(tempfile.mkdtemp(prefix="courier-tls-"))
-    if pair is None:
-        return None
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(*pair)
+    folder = tempfile.mkdtemp(prefix="courier-tls-")
+    try:
+        pair = make_certificate(folder)
+        if pair is None:
+            return None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*pair)
+    finally:
+        # The context holds the key and certificate now; nothing reads the files again.
+        shutil.rmtree(folder, ignore_errors=True)
     server = Server(("127.0.0.1", 0), Handler)
     # The handshake runs in the handler's thread, so a stalled client cannot block accept().
     server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)

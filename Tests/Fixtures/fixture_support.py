@@ -59,8 +59,9 @@ def make_certificate(folder):
     return (cert, key) if made.returncode == 0 else None
 
 
-def run_until_stdin_closes(child):
-    """Waits for the parent to go (EOF on stdin), then stops `child` (SIGTERM, then SIGKILL)."""
+def run_until_stdin_closes(child, folder=None):
+    """Waits for the parent to go (EOF on stdin), then stops `child` (SIGTERM, then SIGKILL)
+    and removes `folder`, the server's own files (a test run left one for each server)."""
     try:
         sys.stdin.read()
     finally:
@@ -69,3 +70,6 @@ def run_until_stdin_closes(child):
             child.wait(timeout=5)
         except subprocess.TimeoutExpired:
             child.kill()
+            child.wait()
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -39,4 +39,4 @@ child = subprocess.Popen(
     cwd=folder)
 wait_until_answers("http://127.0.0.1:%d/v1/" % port, child, "kinto", 300)
 print("READY %d" % port, flush=True)
-run_until_stdin_closes(child)
+run_until_stdin_closes(child, folder)

@@ -23,4 +23,4 @@ child = subprocess.Popen(
 # Its Stripe.js page needs no key: it answers once the server is up.
 wait_until_answers("http://127.0.0.1:%d/js.stripe.com/v3/" % port, child, "localstripe", 300)
 print("READY %d" % port, flush=True)
-run_until_stdin_closes(child)
+run_until_stdin_closes(child, folder)

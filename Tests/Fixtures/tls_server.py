@@ -16,6 +16,7 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -110,6 +111,8 @@ def main():
         threading.Thread(target=server.serve_forever, daemon=True).start()
     print("READY %d %d %d" % tuple(s.server_address[1] for s in servers), flush=True)
     sys.stdin.read()
+    # The tests that read the PKI's files have gone with the parent.
+    shutil.rmtree(folder, ignore_errors=True)
     os._exit(0)
 
 
