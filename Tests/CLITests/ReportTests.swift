@@ -78,6 +78,60 @@ struct ReportTests {
         #expect(report.stdout.contains("courier run \(job) --resume"), "\(report.stdout)")
     }
 
+    /// The per-task figures come from the job's current history, as `--resume`'s do: night 1
+    /// did every task; night 2, a plain run, was killed before it reached `b`; its resume
+    /// skipped `b` (its login refused). `b` is not done. The report had taken night 1's `ok`
+    /// and called the job complete.
+    @Test("a report folds only the job's current history: an earlier night's ok does not count")
+    func currentHistoryOnly() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func start(_ run: String, at second: Int, resumedFrom: String = "") -> String {
+            let resumed = resumedFrom.isEmpty ? "" : #","resumedFrom":["\#(resumedFrom)"]"#
+            return
+                #"{"event":"run.start","ts":"2026-11-2\#(second)T02:00:00.000Z","run":"\#(run)","job":"nightly","jobFile":"j.json","jobSHA256":"x","backend":"curl","version":"0","tasks":2\#(resumed)}"#
+        }
+        func ok(_ run: String, _ task: String, at second: Int) -> String {
+            #"{"event":"request","ts":"2026-11-2\#(second)T02:00:01.000Z","run":"\#(run)","job":"nightly","task":"\#(task)","attempt":1,"method":"GET","url":"http://h/\#(task)","requestHeaders":{},"status":200,"bytesSent":0,"bytesReceived":2,"timings":{"dnsMs":null,"connectMs":null,"tlsMs":null,"firstByteMs":1,"totalMs":1},"outcome":"ok"}"#
+        }
+        func end(_ run: String, at second: Int, ok: Int, failed: Int) -> String {
+            #"{"event":"run.end","ts":"2026-11-2\#(second)T02:00:02.000Z","run":"\#(run)","job":"nightly","durationMs":2000,"tasks":{"total":\#(ok + failed),"ok":\#(ok),"failed":\#(failed)},"requests":\#(ok),"exitCode":\#(failed > 0 ? 1 : 0),"interrupted":false}"#
+        }
+        let night2 = folder.appendingPathComponent("2-night.jsonl").path
+        let logs: [(String, [String])] = [
+            (
+                "1-night.jsonl",
+                [
+                    start("r1", at: 1), ok("r1", "a", at: 1), ok("r1", "b", at: 1),
+                    end("r1", at: 1, ok: 2, failed: 0),
+                ]
+            ),
+            ("2-night.jsonl", [start("r2", at: 2), ok("r2", "a", at: 2)]),
+            (
+                "3-resume.jsonl",
+                [
+                    start("r3", at: 3, resumedFrom: night2),
+                    #"{"event":"task.skipped","ts":"2026-11-23T02:00:01.000Z","run":"r3","job":"nightly","task":"b","outcome":"skipped","error":{"kind":"skipped","message":"input task login did not succeed"}}"#,
+                    end("r3", at: 3, ok: 0, failed: 1),
+                ]
+            ),
+        ]
+        for (name, lines) in logs {
+            try (lines.joined(separator: "\n") + "\n").write(
+                to: folder.appendingPathComponent(name), atomically: false, encoding: .utf8)
+        }
+        let result = try await CourierBinary.run(["report", "--json", folder.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let root = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let job = try #require((root["jobs"] as? [[String: Any]])?.first)
+        #expect(job["complete"] as? Bool == false, "\(result.stdout)")
+        let tasks = job["tasks"] as? [String: Int]
+        #expect(tasks?["ok"] == 1 && tasks?["skipped"] == 1, "\(result.stdout)")
+        // Every night's requests still count.
+        #expect(job["requests"] as? Int == 3, "\(result.stdout)")
+    }
+
     @Test("figures match a hand-built log with known percentiles, merged over two shards")
     func knownFigures() async throws {
         let folder = try Self.folder()

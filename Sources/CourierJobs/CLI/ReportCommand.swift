@@ -139,15 +139,21 @@ enum ReportCommand {
         var reports: [String: RunReport] = [:]
         var order: [String] = []
         var traces = service.map { OTLPTraces(serviceName: $0) }
-        for entry in LogReader(
-            paths: LogFiles.ordered(logs), warn: { Console.error("courier: \($0)") })
-        {
+        let paths = LogFiles.ordered(logs)
+        // Standard input is read once, as it comes: its lines all count.
+        let current = JobHistory.currentLogs(among: paths.filter { $0 != "-" })
+        var file = (name: "", current: true)
+        for entry in LogReader(paths: paths, warn: { Console.error("courier: \($0)") }) {
             let name = entry.line.job
             if reports[name] == nil {
                 reports[name] = RunReport(job: name, keepEveryTask: everyTask)
                 order.append(name)
             }
-            reports[name]!.add(entry.line, file: entry.file)
+            // Looked up once a file: a report reads a million lines.
+            if entry.file != file.name {
+                file = (entry.file, entry.file == "(stdin)" || current.contains(entry.file))
+            }
+            reports[name]!.add(entry.line, file: entry.file, current: file.current)
             traces?.add(entry.line)
         }
         let all = order.compactMap { name -> RunReport? in

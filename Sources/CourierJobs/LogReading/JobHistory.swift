@@ -53,15 +53,45 @@ struct JobHistory: Equatable {
             let path = folder.appendingPathComponent(name).standardizedFileURL.path
             guard let first = LogFiles.firstLine(of: path), first.event == LogEvent.runStart
             else { return nil }
-            return RunStart(
-                path: path, time: first.time,
-                completesEarlier: completesEarlier(first),
-                shard: shard(fromName: name),
-                walksAll: !first.resumedFrom.isEmpty && first.replayFrom == nil
-                    && first.replayOf.isEmpty,
-                ended: path == current || LogFiles.endsWithRunEnd(path))
+            return runStart(path: path, first: first, current: current)
         }
         return select(starts)
+    }
+
+    /// Of the log files `paths` (any jobs'), those in their job's current history, and those
+    /// whose first line is not a `run.start` (nothing to judge them by): the logs whose task
+    /// lines `report` folds, so that it says of each task what `--resume` would (a trial's
+    /// report called a night complete from an earlier night's lines, after a failed repair).
+    static func currentLogs(among paths: [String]) -> Set<String> {
+        var byJob: [String: [RunStart]] = [:]
+        var unknown = Set<String>()
+        for path in paths {
+            guard let first = LogFiles.firstLine(of: path), first.event == LogEvent.runStart
+            else {
+                unknown.insert(path)
+                continue
+            }
+            byJob[first.job, default: []].append(runStart(path: path, first: first))
+        }
+        return unknown.union(byJob.values.flatMap { select($0).logs })
+    }
+
+    /// What the `run.start` line `first`, of the log at `path`, says of its run.
+    private static func runStart(path: String, first: LogLine, current: String? = nil)
+        -> RunStart
+    {
+        RunStart(
+            path: path, time: first.time,
+            completesEarlier: completesEarlier(first),
+            // As `run.start` says, else as the log's name does (`…-shard-2-of-4.jsonl`).
+            shard: first.runFields.flatMap { fields in
+                fields.shardIndex.flatMap { index in
+                    fields.shardCount.flatMap { Shard(index: index, count: $0) }
+                }
+            } ?? shard(fromName: URL(fileURLWithPath: path).lastPathComponent),
+            walksAll: !first.resumedFrom.isEmpty && first.replayFrom == nil
+                && first.replayOf.isEmpty,
+            ended: path == current || LogFiles.endsWithRunEnd(path))
     }
 
     /// Whether the run whose `run.start` is `first` completes earlier runs: a replay, a resume

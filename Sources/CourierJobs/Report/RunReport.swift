@@ -72,27 +72,30 @@ struct RunReport {
         outcomes.finish(history)
     }
 
-    mutating func add(_ line: LogLine, file: String = "") {
+    /// - Parameter current: whether the line's log is in its job's current history
+    ///   (``JobHistory/currentLogs(among:)``): only those decide the per-task figures, as they
+    ///   decide what `--resume` sends; every log's requests count.
+    mutating func add(_ line: LogLine, file: String = "", current: Bool = true) {
         runTable.add(line, file: file)
         switch line.event {
         case "run.start":
             if !runs.contains(line.run) { runs.append(line.run) }
             if let backend = line.backend { backends.insert(backend) }
-            history.add(line)
+            if current { history.add(line) }
         case "request":
             addRequest(line)
-            addTaskLine(line)
+            if current { addTaskLine(line) }
         case LogEvent.requestStart:
             if let task = line.task { writesUnderWay[Self.attemptKey(line, task), default: 0] += 1 }
             // The history reads it too: a write that went out and no answer says what became
             // of it is one a repair holds (``WriteRule``).
-            history.add(line)
+            if current { history.add(line) }
         case "task.skipped":
             // No request was sent: the task counts, with its reason, and nothing else does.
             if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
-            addTaskLine(line)
+            if current { addTaskLine(line) }
         default:
-            history.add(line)
+            if current { history.add(line) }
         }
     }
 
