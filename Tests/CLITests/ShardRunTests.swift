@@ -288,6 +288,42 @@ struct ShardRunTests {
         #expect(try await ServerHits.of(key, on: space.server).count == 1)
     }
 
+    /// A shard's resume that leaves other shards' tasks not done names the repair that runs
+    /// them: a trial's named the shard's own `--resume --shard I/N` again, which never does.
+    @Test("a shard's resume names the whole job's repair for other shards' tasks")
+    func otherShardsTasksNameTheWholeRepair() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shard-hint")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "item-{n}", "path": "/flaky", "query": {"key": "\#(key)-{n}", "fail": "1"},
+                 "foreach": {"n": {"range": [1, 6]}}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let night = try await space.run(backend: "curl")
+        #expect(night.stdout.contains("6 tasks, 0 ok, 6 failed"), "\(night.stdout)")
+        var left = 6
+        for index in 0..<3 {
+            let resume = try await space.run(
+                ["--resume", "--shard", "\(index)/3"], backend: "curl")
+            #expect(resume.status == 0, "\(resume.stderr)")
+            let sent = try #require(
+                resume.stdout.firstMatch(of: /(\d+) requests? in/).flatMap { Int($0.1) })
+            left -= sent
+            if left == 0 {
+                #expect(resume.stdout.contains("every task done"), "\(resume.stdout)")
+            } else {
+                #expect(
+                    resume.stdout.contains("\(left) tasks not done, \(left) of them other shards'")
+                        && resume.stdout.contains("job.json --resume` runs every shard's"),
+                    "\(resume.stdout)")
+                #expect(
+                    !resume.stdout.contains("--shard \(index)/3` runs them"), "\(resume.stdout)")
+            }
+        }
+        #expect(left == 0)
+    }
+
     @Test("a shard's lock stops a second run of that shard only")
     func lockPerShard() async throws {
         let space = try JobWorkspace()

@@ -27,7 +27,8 @@ enum ResumePlan {
         let resumeNeeded = ResumeNeeds.producers(
             of: job, history: resume,
             choosing: options.only.isEmpty
-                ? nil : ReplaySelection(job: job.name, globs: options.only))
+                ? nil : ReplaySelection(job: job.name, globs: options.only),
+            shard: options.shard, named: options.named)
         var sent = 0
         var done = 0
         var held = 0

@@ -94,9 +94,22 @@ extension RunCommand {
 
     /// What the job's history still lacks after a repair, and what runs it: `--resume`, except
     /// for the writes it held, which only a name sends (``WriteRule``).
+    ///
+    /// `elsewhere`: of the tasks not done, those other shards own, which this shard's repair
+    /// never runs (a trial's shard resume named itself as the repair, again and again).
     static func historyNote(
-        missing: Int, held: Int, partial: Bool = false, job: Job, log: URL, shard: Shard? = nil
+        missing: Int, held: Int, partial: Bool = false, job: Job, log: URL, shard: Shard? = nil,
+        elsewhere: Int = 0
     ) -> String {
+        if shard != nil, elsewhere > 0, !partial, held == 0 {
+            let whole = "`\(repairCommand(job, log: log))`"
+            let own = missing - elsewhere
+            let mine =
+                own > 0
+                ? "`\(repairCommand(job, log: log, shard: shard))` runs this shard's \(own); " : ""
+            return
+                "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done, \(elsewhere) of them other shards' (\(mine)\(whole) runs every shard's, or each shard's own --resume)"
+        }
         let repair = "`\(repairCommand(job, log: log, shard: shard))`"
         if partial {
             // No whole run: a task no run reached has no line, and no count can include it.
@@ -156,7 +169,7 @@ extension RunCommand {
         if let missing = summary.missing {
             text += historyNote(
                 missing: missing, held: summary.missingHeld, partial: summary.historyPartial,
-                job: job, log: summary.logURL, shard: shard)
+                job: job, log: summary.logURL, shard: shard, elsewhere: summary.missingElsewhere)
         }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")

@@ -148,10 +148,20 @@ extension JobRunner {
             !summary.logVanished
         {
             // This run, ending now, has reached every task it owns unless it was stopped.
-            let (missing, held, whole) = JobHistory.notDone(
+            let (missing, held, whole, mine) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name),
                 current: summary.interruptedBy == nil
-                    ? begun.logURL.standardizedFileURL.path : nil)
+                    ? begun.logURL.standardizedFileURL.path : nil,
+                owns: options.shard.map { shard in
+                    { [job] id in
+                        // A task known by its id alone (a log's) captures when a spec that
+                        // captures could have made it: every shard runs those.
+                        shard.owns(taskID: id)
+                            || job.tasks.contains {
+                                $0.hasCaptures && fnmatch(ReplaySelection.glob($0.id), id, 0) == 0
+                            }
+                    }
+                })
             // This run's tasks it never reached count too, though no line may say so: a run
             // stopped before it reached a task wrote none for it, and the history looked
             // complete ("every task done" after a resume cut by its deadline). Those it
@@ -160,6 +170,7 @@ extension JobRunner {
             let counts = finishing.progress.snapshot
             summary.missing = max(missing, counts.total - counts.done)
             summary.missingHeld = held
+            summary.missingElsewhere = max(0, missing - mine)
             // A resume of the whole job that ran to its end walked every task: what it did
             // not do is in its counts, so the history is whole from here.
             let walkedAll =

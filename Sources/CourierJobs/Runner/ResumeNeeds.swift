@@ -13,25 +13,47 @@ enum ResumeNeeds {
     ///
     /// `choosing`: what a `--resume --task` run chose; a task it does not choose is not sent,
     /// so what that takes is not needed (a trial's `--resume --task 'user-*'`, every child
-    /// done, sent the login every time).
+    /// done, sent the login every time). So with `shard`: another shard's task is not this
+    /// run's (a trial's shard resume logged in on every run for two other shards' children),
+    /// and with a write the history holds (``WriteRule``; `named`: the ids named, sent as
+    /// asked): it is not sent.
     static func producers(
-        of job: Job, history: RunHistory, choosing chosen: ReplaySelection? = nil
+        of job: Job, history: RunHistory, choosing chosen: ReplaySelection? = nil,
+        shard: Shard? = nil, named: Set<String> = []
     ) -> Set<Int> {
-        var undone = undoneSpecs(of: job, history: history) { chosen?.selects(id: $0) ?? true }
+        var undone = undoneSpecs(of: job, history: history) { id, spec in
+            (chosen?.selects(id: id) ?? true)
+                && (shard?.runs(taskID: id, capturing: spec.hasCaptures) ?? true)
+                && !held(id, of: spec, job: job, history: history, named: named)
+        }
         if let chosen { undone.formIntersection(chosen.selectedSpecs(in: job)) }
         return ReplaySelection.neededProducers(
             in: job, specs: undone, standsIn: { kept(by: $0, job: job, history: history) != nil })
     }
 
+    /// Whether the resume holds `id`, a task of `spec`: a write the history says must not be
+    /// sent again (``WriteRule``).
+    private static func held(
+        _ id: String, of spec: TaskSpec, job: Job, history: RunHistory, named: Set<String>
+    ) -> Bool {
+        guard spec.isWrite, !history.writes.facts.isEmpty,
+            let fact = history.writes[FNV1a.taskKey(job: job.name, task: id)]
+        else { return false }
+        return WriteRule.decide(
+            task: id, fact: fact, keyed: spec.writes.keyHeader != nil,
+            named: named.contains(id)
+        ).heldReason != nil
+    }
+
     /// The specs with a task not done among those `chooses` admits.
     private static func undoneSpecs(
-        of job: Job, history: RunHistory, chooses: (String) -> Bool
+        of job: Job, history: RunHistory, chooses: (String, TaskSpec) -> Bool
     ) -> Set<Int> {
-        func undone(_ id: String) -> Bool {
-            chooses(id) && !history.done.contains(FNV1a.taskKey(job: job.name, task: id))
-        }
         var specs = Set<Int>()
         for (index, spec) in job.tasks.enumerated() {
+            func undone(_ id: String) -> Bool {
+                chooses(id, spec) && !history.done.contains(FNV1a.taskKey(job: job.name, task: id))
+            }
             let id = Template(spec.id)
             if let source = spec.captureSource {
                 if !childrenDone(spec, source: source, id: id, job: job, history: history, undone) {

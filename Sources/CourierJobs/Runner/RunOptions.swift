@@ -116,6 +116,8 @@ struct RunSummary: Sendable {
     var logVanished = false
     /// After a resume or a replay: the job's tasks its history does not count as done.
     var missing: Int?
+    /// A shard's run: of ``missing``, those other shards own (its own repair never runs them).
+    var missingElsewhere = 0
     /// With ``missing``: the history holds no whole run of the job (only `--task` runs or
     /// replays, or not every shard's run), so tasks no run reached are not counted in it.
     var historyPartial = false

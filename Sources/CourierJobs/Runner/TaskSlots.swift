@@ -273,7 +273,9 @@ extension JobRunner {
             writes: options.writes ?? WriteHistory(),
             named: options.named, needed: chosen?.neededProducers(in: job) ?? [],
             resumeNeeded: options.resume.map {
-                ResumeNeeds.producers(of: job, history: $0, choosing: chosen)
+                ResumeNeeds.producers(
+                    of: job, history: $0, choosing: chosen, shard: options.shard,
+                    named: options.named)
             })
     }
 
