@@ -319,6 +319,47 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 3)
     }
 
+    /// Writes the history holds that take a login's token: the resume sends no login for
+    /// them, tells them as held (they were "skipped: input task login…", and the repair line
+    /// said a resume would run them), and its dry run lists them as not sent (it said
+    /// "sent once token is captured again").
+    @Test("held writes that take a token: no login, told as held, and the plan agrees")
+    func heldWritesTakingAToken() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("held-token")
+        let login = FixtureServer.uniqueKey("held-login")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(login)"},
+                 "json": {"user": "me", "password": "hunter22"},
+                 "capture": {"token": {"json": "/access_token", "secret": true}}},
+                {"id": "charge-{n}", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "status": "pending"}, "json": {"amount": "{n}00"},
+                 "auth": {"bearer": "{token}"}, "foreach": {"n": {"range": [1, 3]}},
+                 "expect": {"json": {"/status": "paid"}}}
+                """#, extra: #""concurrency": 1,"#)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "\(night.stderr)")
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains("charge-2\t(not sent: its write was answered 201 by run"),
+            "\(plan.stdout)")
+        #expect(
+            plan.stdout.contains("resume: 0 tasks to send")
+                && plan.stdout.contains("3 writes not sent again"), "\(plan.stdout)")
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.status == 1, "\(resume.stderr)")
+        #expect(
+            resume.stderr.contains("task charge-1 not sent: its write was answered 201"),
+            "\(resume.stderr)")
+        #expect(!resume.stderr.contains("did not succeed"), "\(resume.stderr)")
+        #expect(resume.stdout.contains("3 of them held writes"), "\(resume.stdout)")
+        #expect(try await ServerHits.of(login, on: space.server).count == 1, "no second login")
+        #expect(Self.effects(space, key: key).count == 3)
+    }
+
     @Test("a safe POST (a login) is sent again when a resume needs what it captures")
     func safeWriteIsSentAgain() async throws {
         let space = try JobWorkspace()

@@ -76,8 +76,9 @@ enum ResumePlan {
                 {
                 case nil: continue
                 case .done: done += 1
-                case .line(let line, let sends):
+                case .line(let line, let sends, let isHeld):
                     if sends { sent += 1 }
+                    if isHeld { held += 1 }
                     guard console.output(line.showingControlCharacters) else { return }
                 }
             case .failure(let error, let spec, let id):
@@ -306,74 +307,9 @@ enum ResumePlan {
         return again
     }
 
-    /// What the plan says of a task the feed skips (what it takes is not captured yet).
-    enum SkippedPlan {
-        /// Done, and stays so though what it takes is not captured again.
-        case done
-        /// Its line; `sends`: it is sent once its producer, sent again, captures its inputs.
-        case line(String, sends: Bool)
-    }
-
-    /// A done task skipped now (its input was not captured again): its kept values still go
-    /// to the tasks that take them, as in the run.
-    private static func handOnKept(
-        of skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, to feed: TaskFeed
-    ) {
-        let spec = job.tasks[skipped.spec]
-        guard spec.hasCaptures,
-            let kept = resume.okRuns[FNV1a.taskKey(job: job.name, task: skipped.id)].flatMap({
-                KeptCaptures.load(job: job, task: skipped.id, run: $0)
-            })
-        else { return }
-        _ = handOn(kept, of: spec, to: feed)
-    }
-
-    /// What the plan says of a skip, `nil` when it is not the plan's (another shard's, or one
-    /// `--task` did not choose). A done task's kept values go on to the tasks that take
-    /// them, chosen or not, as in the run.
-    private static func settle(
-        _ skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, options: RunOptions,
-        held: Set<Int>, feed: TaskFeed
-    ) -> SkippedPlan? {
-        guard settles(skipped, job: job, options: options) else { return nil }
-        guard chosen(skipped.id, options: options) else {
-            handOnKept(of: skipped, job: job, resume: resume, to: feed)
-            return nil
-        }
-        let planned = skippedPlan(skipped, job: job, resume: resume, held: held)
-        if case .done = planned { handOnKept(of: skipped, job: job, resume: resume, to: feed) }
-        return planned
-    }
-
-    /// Whether this shard (every run that is not one) settles the skip, as the run decides it
-    /// (a trial's shard plan listed another shard's).
-    private static func settles(
-        _ skipped: TaskFeed.SkippedTask, job: Job, options: RunOptions
-    ) -> Bool {
-        options.shard?.settlesSkip(of: skipped.id, spec: job.tasks[skipped.spec]) != false
-    }
-
-    static func skippedPlan(
-        _ skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, held: Set<Int>
-    ) -> SkippedPlan {
-        if resume.done.contains(FNV1a.taskKey(job: job.name, task: skipped.id)) { return .done }
-        let names = job.tasks[skipped.spec].inputs.sorted()
-        let inputs = names.joined(separator: ", ")
-        let heldBy = names.compactMap { name in
-            job.tasks.firstIndex { $0.captures.contains { $0.name == name } }
-        }.first { held.contains($0) }
-        if let heldBy {
-            // Its producer is a write not sent again: the run skips it.
-            return .line(
-                "\(skipped.id)\t(not sent: \(inputs) is captured by \(job.tasks[heldBy].id), a write not sent again; naming that task with --task sends it again)",
-                sends: false)
-        }
-        return .line("\(skipped.id)\t(sent once \(inputs) is captured again)", sends: true)
-    }
-
     /// Hands kept values to the plan's feed; whether every kept capture is still one of the
     /// task's (else the task is sent again, as the run would).
-    private static func handOn(
+    static func handOn(
         _ kept: [(capture: String, values: [String])], of spec: TaskSpec, to feed: TaskFeed
     ) -> Bool {
         let matched = kept.compactMap { kept in

@@ -135,6 +135,25 @@ struct TaskSelection: Sendable {
         }
     }
 
+    /// Why a task of `spec` skipped under `id` (what it takes was not captured) is a write
+    /// the history holds, and that reason for any task (``WriteRule``); `nil` when it is not
+    /// one. A held write is told as held, whatever else kept it (a trial's held writes were
+    /// "skipped: input task login did not succeed", and a repair said it would run them).
+    func held(_ id: String, spec: TaskSpec) -> (reason: String, general: String)? {
+        guard spec.isWrite, !writes.facts.isEmpty else { return nil }
+        let fact = writes[FNV1a.taskKey(job: job, task: id)]
+        let keyed = spec.writes.keyHeader != nil
+        guard
+            let reason = WriteRule.decide(
+                task: id, fact: fact, keyed: keyed, named: named.contains(id)
+            ).heldReason
+        else { return nil }
+        let general =
+            WriteRule.decide(task: "ID", fact: fact, keyed: keyed, named: false).heldReason
+            ?? reason
+        return (reason, general)
+    }
+
     /// Whether `task` is sent, and as what, before the rule on writes. Marks it as found by
     /// the replay's or `--task` run's choice (``ReplaySelection``).
     private func choosing(_ task: ExpandedTask, capturing: Bool) -> Verdict {

@@ -105,16 +105,7 @@ extension JobRunner {
                 }
                 cursor.feed?.finished(skipped.spec, ok: true, id: skipped.id)
             case .skipped(let skipped):
-                recordsLedger?.unknown(spec: skipped.spec, task: skipped.id)
-                guard claims(skipped.id, slots) else {
-                    cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
-                    continue
-                }
-                try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
-                slots.reporter.failed(
-                    task: skipped.id, reason: skipped.reason, as: .skipped, byJob: skipped.byJob)
-                slots.progress.taskFinished(ok: false, requests: 0)
-                cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id)
+                settle(skipped, slots)
             case .wait(let changes):
                 return .wait(changes)
             case .end:
@@ -123,6 +114,24 @@ extension JobRunner {
             }
         }
         return .end
+    }
+
+    /// Logs and counts a task skipped because what it takes was not captured, when this run
+    /// claims it; a write the history holds is told as held (``TaskSelection/held(_:spec:)``).
+    private func settle(_ skipped: TaskFeed.SkippedTask, _ slots: TaskSlots) {
+        recordsLedger?.unknown(spec: skipped.spec, task: skipped.id)
+        defer { slots.cursor.feed?.finished(skipped.spec, ok: false, id: skipped.id) }
+        guard claims(skipped.id, slots) else { return }
+        if let (reason, general) = slots.selection.held(skipped.id, spec: job.tasks[skipped.spec]) {
+            try? slots.log.skipped(task: skipped.id, reason: reason, kind: LogErrorKind.writeHeld)
+            slots.reporter.failed(task: skipped.id, reason: reason, general: general, as: .held)
+            slots.progress.write(resent: false)
+        } else {
+            try? slots.log.skipped(task: skipped.id, reason: skipped.reason)
+            slots.reporter.failed(
+                task: skipped.id, reason: skipped.reason, as: .skipped, byJob: skipped.byJob)
+        }
+        slots.progress.taskFinished(ok: false, requests: 0)
     }
 
     /// Whether this run settles a skipped task (``Shard/settlesSkip(of:spec:)``). A trial's
