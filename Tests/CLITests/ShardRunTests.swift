@@ -324,6 +324,35 @@ struct ShardRunTests {
         #expect(left == 0)
     }
 
+    /// `--task ID` on every shard of an Indexed Job, the task taking a login's token: only the
+    /// shard that owns it logs in (the others did, for nothing).
+    @Test("--task on every shard: only the owner sends the login the task needs")
+    func taskOnEveryShardLogsInOnce() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shard-task-login")
+        let login = FixtureServer.uniqueKey("shard-login")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(login)"},
+                 "json": {"user": "me", "password": "hunter22"},
+                 "capture": {"token": {"json": "/access_token", "secret": true}}},
+                {"id": "item-{n}", "path": "/echo", "query": {"key": "\#(key)-{n}"},
+                 "auth": {"bearer": "{token}"}, "foreach": {"n": {"range": [1, 6]}}}
+                """#)
+        var requests = 0
+        for index in 0..<3 {
+            let run = try await space.run(
+                ["--task", "item-4", "--shard", "\(index)/3"], backend: "curl")
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            requests += try #require(
+                run.stdout.firstMatch(of: /(\d+) requests? in/).flatMap { Int($0.1) })
+        }
+        #expect(requests == 2, "the owner's login and item-4 only")
+        #expect(try await ServerHits.of(login, on: space.server).count == 1)
+        #expect(try await ServerHits.of("\(key)-4", on: space.server).count == 1)
+    }
+
     @Test("a shard's lock stops a second run of that shard only")
     func lockPerShard() async throws {
         let space = try JobWorkspace()

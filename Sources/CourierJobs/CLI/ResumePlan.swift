@@ -241,7 +241,8 @@ enum ResumePlan {
     static func neededProducers(_ job: Job, options: RunOptions) -> Set<Int> {
         options.only.isEmpty
             ? Set(job.tasks.indices)
-            : ReplaySelection.neededProducers(in: job, ids: [], globs: options.only)
+            : ReplaySelection.neededProducers(
+                in: job, ids: [], globs: options.only, on: options.shard)
     }
 
     /// Whether `--task` (none: every task) chooses the task `id`.

@@ -76,24 +76,48 @@ final class ReplaySelection: Sendable {
     /// another capture: the tasks that capture which a replay or `--task` run sends though it
     /// did not choose them. A spec may be selected when one of the selection's ids or globs
     /// could name one of its tasks (its id as a glob, `user-{id}` as `user-*`).
-    func neededProducers(in job: Job) -> Set<Int> {
-        Self.neededProducers(in: job, specs: selectedSpecs(in: job))
+    func neededProducers(in job: Job, on shard: Shard? = nil) -> Set<Int> {
+        Self.neededProducers(in: job, specs: selectedSpecs(in: job, on: shard))
     }
 
-    /// The specs of `job` one of whose tasks the selection may choose.
-    func selectedSpecs(in job: Job) -> Set<Int> {
-        Self.selectedSpecs(in: job, ids: entries.values.map(\.name), globs: patterns.map(\.glob))
+    /// The specs of `job` one of whose tasks the selection may choose (on `shard`: see
+    /// ``selectedSpecs(in:ids:globs:on:)``).
+    func selectedSpecs(in job: Job, on shard: Shard? = nil) -> Set<Int> {
+        Self.selectedSpecs(
+            in: job, ids: entries.values.map(\.name), globs: patterns.map(\.glob), on: shard)
     }
 
     /// ``neededProducers(in:)`` of the tasks `ids` and `globs` select.
-    static func neededProducers(in job: Job, ids: [String], globs: [String]) -> Set<Int> {
-        neededProducers(in: job, specs: selectedSpecs(in: job, ids: ids, globs: globs))
+    static func neededProducers(
+        in job: Job, ids: [String], globs: [String], on shard: Shard? = nil
+    ) -> Set<Int> {
+        neededProducers(in: job, specs: selectedSpecs(in: job, ids: ids, globs: globs, on: shard))
+    }
+
+    /// Whether `shard` runs the task `id`, known by its id alone (a log's, or one the command
+    /// line names): its own, or one a spec that captures could have made (every shard runs
+    /// those).
+    static func runs(_ id: String, on shard: Shard, in job: Job) -> Bool {
+        shard.owns(taskID: id)
+            || job.tasks.contains { $0.hasCaptures && fnmatch(glob($0.id), id, 0) == 0 }
     }
 
     /// The specs of `job` one of whose tasks `ids` or `globs` may choose: one of the ids
     /// matches the spec's id as a glob, or a glob may choose it (``mayChoose(_:globs:)``).
-    static func selectedSpecs(in job: Job, ids: [String], globs: [String]) -> Set<Int> {
-        Set(
+    /// On `shard`, a task named by its id that another shard owns is not this run's: that
+    /// shard sends it, with what it needs (an Indexed Job gives every pod the same `--task`;
+    /// the others logged in for nothing).
+    static func selectedSpecs(
+        in job: Job, ids: [String], globs: [String], on shard: Shard? = nil
+    ) -> Set<Int> {
+        var (ids, globs) = (ids, globs)
+        if let shard {
+            ids = ids.filter { runs($0, on: shard, in: job) }
+            globs = globs.filter {
+                $0.contains { "*?[\\".contains($0) } || runs($0, on: shard, in: job)
+            }
+        }
+        return Set(
             job.tasks.indices.filter { index in
                 let spec = job.tasks[index]
                 let shape = glob(spec.id)

@@ -153,14 +153,7 @@ extension JobRunner {
                 current: summary.interruptedBy == nil
                     ? begun.logURL.standardizedFileURL.path : nil,
                 owns: options.shard.map { shard in
-                    { [job] id in
-                        // A task known by its id alone (a log's) captures when a spec that
-                        // captures could have made it: every shard runs those.
-                        shard.owns(taskID: id)
-                            || job.tasks.contains {
-                                $0.hasCaptures && fnmatch(ReplaySelection.glob($0.id), id, 0) == 0
-                            }
-                    }
+                    { [job] in ReplaySelection.runs($0, on: shard, in: job) }
                 })
             // This run's tasks it never reached count too, though no line may say so: a run
             // stopped before it reached a task wrote none for it, and the history looked

@@ -26,7 +26,7 @@ enum ResumeNeeds {
                 && (shard?.runs(taskID: id, capturing: spec.hasCaptures) ?? true)
                 && !held(id, of: spec, job: job, history: history, named: named)
         }
-        if let chosen { undone.formIntersection(chosen.selectedSpecs(in: job)) }
+        if let chosen { undone.formIntersection(chosen.selectedSpecs(in: job, on: shard)) }
         return ReplaySelection.neededProducers(
             in: job, specs: undone, standsIn: { kept(by: $0, job: job, history: history) != nil })
     }

@@ -280,7 +280,8 @@ extension JobRunner {
             okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
             chosen: chosen,
             writes: options.writes ?? WriteHistory(),
-            named: options.named, needed: chosen?.neededProducers(in: job) ?? [],
+            named: options.named,
+            needed: chosen?.neededProducers(in: job, on: options.shard) ?? [],
             resumeNeeded: options.resume.map {
                 ResumeNeeds.producers(
                     of: job, history: $0, choosing: chosen, shard: options.shard,
