@@ -5,25 +5,51 @@ import Courier
 extension ResumePlan {
     /// What the plan says of a task the feed skips (what it takes is not captured yet).
     enum SkippedPlan {
-        /// Done, and stays so though what it takes is not captured again.
-        case done
+        /// Done, and stays so though what it takes is not captured again; `line`: what it
+        /// says, when its kept values went on.
+        case done(line: String? = nil)
         /// Its line; `sends`: it is sent once its producer, sent again, captures its inputs;
         /// `held`: a write the history holds (``WriteRule``).
-        case line(String, sends: Bool, held: Bool = false)
+        case line(String?, sends: Bool, held: Bool = false)
+    }
+
+    /// The plan's figures.
+    struct Tally {
+        var sent = 0
+        var done = 0
+        var held = 0
+
+        /// Counts `plan`; the line it prints, if it has one.
+        mutating func count(_ plan: SkippedPlan) -> String? {
+            switch plan {
+            case .done(let line):
+                done += 1
+                return line
+            case .line(let line, let sends, let isHeld):
+                if sends { sent += 1 }
+                if isHeld { held += 1 }
+                return line
+            }
+        }
+    }
+
+    /// The line of a done task whose kept values stand in for it.
+    static func keptLine(_ id: String, values count: Int) -> String {
+        "\(id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
     }
 
     /// A done task skipped now (its input was not captured again): its kept values still go
-    /// to the tasks that take them, as in the run.
+    /// to the tasks that take them, as in the run. Its line when they did.
     private static func handOnKept(
         of skipped: TaskFeed.SkippedTask, job: Job, resume: RunHistory, to feed: TaskFeed
-    ) {
+    ) -> String? {
         let spec = job.tasks[skipped.spec]
         guard spec.hasCaptures,
             let kept = resume.okRuns[FNV1a.taskKey(job: job.name, task: skipped.id)].flatMap({
                 KeptCaptures.load(job: job, task: skipped.id, run: $0)
-            })
-        else { return }
-        _ = handOn(kept, of: spec, to: feed)
+            }), handOn(kept, of: spec, to: feed)
+        else { return nil }
+        return keptLine(skipped.id, values: kept.reduce(0) { $0 + $1.values.count })
     }
 
     /// What the plan says of a skip, `nil` when it is not the plan's (another shard's, or one
@@ -35,12 +61,15 @@ extension ResumePlan {
     ) -> SkippedPlan? {
         guard settles(skipped, job: job, options: options) else { return nil }
         guard chosen(skipped.id, options: options) else {
-            handOnKept(of: skipped, job: job, resume: resume, to: feed)
-            return nil
+            // Listed, not counted: the run does not count it.
+            let line = handOnKept(of: skipped, job: job, resume: resume, to: feed)
+            return line.map { .line($0, sends: false) }
         }
         let planned = skippedPlan(
             skipped, job: job, resume: resume, held: held, named: options.named)
-        if case .done = planned { handOnKept(of: skipped, job: job, resume: resume, to: feed) }
+        if case .done = planned {
+            return .done(line: handOnKept(of: skipped, job: job, resume: resume, to: feed))
+        }
         return planned
     }
 
@@ -57,7 +86,7 @@ extension ResumePlan {
         named: Set<String> = []
     ) -> SkippedPlan {
         let key = FNV1a.taskKey(job: job.name, task: skipped.id)
-        if resume.done.contains(key) { return .done }
+        if resume.done.contains(key) { return .done() }
         // A write the history holds is held, as the run tells it, whatever it takes.
         let spec = job.tasks[skipped.spec]
         if spec.isWrite,

@@ -29,9 +29,7 @@ enum ResumePlan {
             choosing: options.only.isEmpty
                 ? nil : ReplaySelection(job: job.name, globs: options.only),
             shard: options.shard, named: options.named)
-        var sent = 0
-        var done = 0
-        var held = 0
+        var tally = Tally()
         /// Specs whose values come only when their sent-again producer runs.
         var unknownProducers = Set<Int>()
         /// Specs that capture and are writes not sent again: what they capture never comes.
@@ -50,15 +48,15 @@ enum ResumePlan {
                     needed: needed, resumeNeeded: resumeNeeded, feed: feed)
                 switch planned {
                 case .otherShard, .notChosen: continue
-                case .done: done += 1
+                case .done: tally.done += 1
                 // Not chosen by `--task`, it is not counted (the run does not count it).
-                case .kept: if chosen(task.id, options: options) { done += 1 }
-                case .sent, .resent: sent += 1
+                case .kept: if chosen(task.id, options: options) { tally.done += 1 }
+                case .sent, .resent: tally.sent += 1
                 case .held:
                     // A write answered before is done as well (the run counts it both ways).
-                    held += 1
+                    tally.held += 1
                     if resume.done.contains(FNV1a.taskKey(job: job.name, task: task.id)) {
-                        done += 1
+                        tally.done += 1
                     }
                 }
                 if case .sent = planned, spec.hasCaptures { unknownProducers.insert(index) }
@@ -70,17 +68,13 @@ enum ResumePlan {
                 }
             case .skipped(let skipped):
                 defer { feed.finished(skipped.spec, ok: true, id: skipped.id) }
-                switch settle(
-                    skipped, job: job, resume: resume, options: options, held: heldProducers,
-                    feed: feed)
-                {
-                case nil: continue
-                case .done: done += 1
-                case .line(let line, let sends, let isHeld):
-                    if sends { sent += 1 }
-                    if isHeld { held += 1 }
-                    guard console.output(line.showingControlCharacters) else { return }
-                }
+                guard
+                    let planned = settle(
+                        skipped, job: job, resume: resume, options: options,
+                        held: heldProducers, feed: feed),
+                    let line = tally.count(planned)
+                else { continue }
+                guard console.output(line.showingControlCharacters) else { return }
             case .failure(let error, let spec, let id):
                 guard console.output("\(id)\t(cannot be built: \(error))".showingControlCharacters)
                 else { return }
@@ -93,6 +87,7 @@ enum ResumePlan {
             return
         }
         let backend = options.backend ?? job.backend
+        let (sent, done, held) = (tally.sent, tally.done, tally.held)
         console.output(
             "courier: \(job.name)\(options.shard.map { " (shard \($0))" } ?? ""): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
@@ -143,9 +138,7 @@ enum ResumePlan {
             case .resent(let run):
                 return
                     "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\t(its write's outcome in run \(run) is unknown: sent again with its idempotency key)"
-            case .kept(let count):
-                return
-                    "\(task.id)\t(not sent: done by an earlier run, which kept its \(count) captured value\(count == 1 ? "" : "s"))"
+            case .kept(let count): return ResumePlan.keptLine(task.id, values: count)
             case .sent(let again):
                 var request = task.request
                 var resumed = ""
@@ -210,12 +203,13 @@ enum ResumePlan {
             !options.named.contains(task.id)
         {
             // What it captures, no task not done (and chosen) takes (``ResumeNeeds``): its
-            // kept values still make the fan-out children, found done, as in the run. One
-            // `--task` names is sent as named (a write held before, named to send it again).
+            // kept values still make the fan-out children, found done, as in the run, and its
+            // line says so. One `--task` names is sent as named (a write held before, named
+            // to send it again).
             if let kept = resume.okRuns[key].flatMap({
                 KeptCaptures.load(job: job, task: task.id, run: $0)
-            }) {
-                _ = handOn(kept, of: spec, to: feed)
+            }), handOn(kept, of: spec, to: feed) {
+                return .kept(values: kept.reduce(0) { $0 + $1.values.count })
             }
             return isChosen ? .done : .notChosen
         } else if let kept = resume.okRuns[key].flatMap({
