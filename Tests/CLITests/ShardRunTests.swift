@@ -353,6 +353,30 @@ struct ShardRunTests {
         #expect(try await ServerHits.of("\(key)-4", on: space.server).count == 1)
     }
 
+    /// The same for a fan-out's child: the shards that do not own it cannot find it without its
+    /// listing, which they no longer fetch; they end with nothing to do (they exited 2, "no task
+    /// matches", failing two pods of three).
+    @Test("--task of a fan-out's child on every shard: the owner sends it, the others exit 0")
+    func fanOutChildOnEveryShard() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shard-child")
+        try space.writeJob(tasks: CaptureTests.syncJob(key: key, total: 12, perPage: 5))
+        var owners = 0
+        for index in 0..<3 {
+            let run = try await space.run(
+                ["--task", "user-7", "--shard", "\(index)/3"], backend: "curl",
+                environment: CaptureTests.environment)
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            if !run.stdout.contains(" 0 requests ") { owners += 1 }
+        }
+        #expect(owners == 1)
+        let children = try space.logLines().filter {
+            $0["event"] as? String == "request" && $0["task"] as? String == "user-7"
+        }
+        #expect(children.count == 1)
+    }
+
     @Test("a shard's lock stops a second run of that shard only")
     func lockPerShard() async throws {
         let space = try JobWorkspace()

@@ -95,24 +95,33 @@ extension RunCommand {
     /// What the job's history still lacks after a repair, and what runs it: `--resume`, except
     /// for the writes it held, which only a name sends (``WriteRule``).
     ///
-    /// `elsewhere`: of the tasks not done, those other shards own, which this shard's repair
-    /// never runs (a trial's shard resume named itself as the repair, again and again).
+    /// `elsewhere`: of the tasks not done and not held, those other shards own, which this
+    /// shard's repair never runs (a trial's shard resume named itself as the repair, again
+    /// and again).
     static func historyNote(
         missing: Int, held: Int, partial: Bool = false, job: Job, log: URL, shard: Shard? = nil,
         elsewhere: Int = 0
     ) -> String {
-        if shard != nil, elsewhere > 0, !partial, held == 0 {
-            let whole = "`\(repairCommand(job, log: log))`"
-            let own = missing - elsewhere
-            let mine =
+        if shard != nil, elsewhere > 0, !partial {
+            let own = max(0, missing - held - elsewhere)
+            let parts = [
+                held > 0
+                    ? "\(min(held, missing)) held writes: check the server, then name each with --task ID to send it"
+                    : nil,
                 own > 0
-                ? "`\(repairCommand(job, log: log, shard: shard))` runs this shard's \(own); " : ""
+                    ? "`\(repairCommand(job, log: log, shard: shard))` runs this shard's \(own)"
+                    : nil,
+                "`\(repairCommand(job, log: log))` runs every shard's, or each shard's own --resume",
+            ].compactMap { $0 }
             return
-                "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done, \(elsewhere) of them other shards' (\(mine)\(whole) runs every shard's, or each shard's own --resume)"
+                "; the job's history: \(missing) task\(missing == 1 ? "" : "s") not done, \(elsewhere) of them other shards' (\(parts.joined(separator: "; ")))"
         }
         let repair = "`\(repairCommand(job, log: log, shard: shard))`"
         if partial {
             // No whole run: a task no run reached has no line, and no count can include it.
+            // Only a resume of the whole job runs every task not done (a shard's runs its
+            // own: a trial's shard named itself here).
+            let repair = "`\(repairCommand(job, log: log))`"
             let named =
                 missing > 0 ? "\(missing) task\(missing == 1 ? "" : "s") not done, and " : ""
             return

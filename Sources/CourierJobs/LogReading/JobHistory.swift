@@ -37,16 +37,20 @@ struct JobHistory: Equatable {
     /// sends them.
     /// `current`: the log of the run now ending, whose `run.end` is not written yet (`nil`
     /// when it was stopped early: it is no more whole than a killed run).
-    /// `mine`: of those, how many `owns` says are this run's (a shard's own, and those every
-    /// shard runs), all of them without it.
+    /// `mine`: of those not held, how many `owns` says are this run's (a shard's own, and
+    /// those every shard runs), all of them without it.
     static func notDone(
         folder: URL, current: String? = nil, owns: ((String) -> Bool)? = nil
     ) -> (count: Int, held: Int, whole: Bool, mine: Int) {
         let history = read(folder: folder, current: current)
         let finals = TaskHistory.read(history.logs, warn: { _ in }).finals
         let held = finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count
-        let mine = owns.map { owns in finals.values.filter { $0.task.map(owns) ?? true }.count }
-        return (finals.count, held, history.whole, mine ?? finals.count)
+        let mine = owns.map { owns in
+            finals.values.filter {
+                $0.errorKind != LogErrorKind.writeHeld && ($0.task.map(owns) ?? true)
+            }.count
+        }
+        return (finals.count, held, history.whole, mine ?? finals.count - held)
     }
 
     /// The history among the `.jsonl` files directly in `folder` (a job's log folder).

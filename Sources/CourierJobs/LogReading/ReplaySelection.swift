@@ -283,6 +283,19 @@ final class ReplaySelection: Sendable {
         return ids
     }
 
+    /// On `shard`, takes the ids named by a pattern with no glob character that another shard
+    /// runs as settled there: this shard does not build them (a fan-out's child is found only
+    /// when its listing runs, which it no longer does for them), and the run that owns one
+    /// says whether it exists. A trial's Indexed Job exited 2 on every other pod.
+    func settleElsewhere(on shard: Shard, in job: Job) {
+        let elsewhere = patterns.indices.filter { index in
+            let glob = patterns[index].glob
+            return !glob.contains { "*?[\\".contains($0) } && !Self.runs(glob, on: shard, in: job)
+        }
+        guard !elsewhere.isEmpty else { return }
+        matched.withLock { $0.patterns.formUnion(elsewhere) }
+    }
+
     /// `user-{id}` as `user-*`, the glob characters of the id escaped.
     static func glob(_ template: String) -> String {
         var output = ""

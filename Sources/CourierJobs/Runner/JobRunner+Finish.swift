@@ -163,7 +163,7 @@ extension JobRunner {
             let counts = finishing.progress.snapshot
             summary.missing = max(missing, counts.total - counts.done)
             summary.missingHeld = held
-            summary.missingElsewhere = max(0, missing - mine)
+            summary.missingElsewhere = max(0, missing - held - mine)
             // A resume of the whole job that ran to its end walked every task: what it did
             // not do is in its counts, so the history is whole from here.
             let walkedAll =

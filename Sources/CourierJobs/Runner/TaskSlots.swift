@@ -275,6 +275,7 @@ extension JobRunner {
     private func taskSelection() -> TaskSelection {
         var chosen: ReplaySelection?
         if case .selection(let selected, _) = source { chosen = selected }
+        if let chosen, let shard = options.shard { chosen.settleElsewhere(on: shard, in: job) }
         return TaskSelection(
             job: job.name, shard: options.shard, done: options.resume?.done ?? [],
             okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
