@@ -53,26 +53,28 @@ struct RunTable {
         /// shard's log knows only the whole job's count, and a job that fans out over
         /// captured values has more tasks than validation counted.
         var killedSummary: String {
-            let recorded = ReportText.grouped(recordedTasks)
+            let recorded =
+                ReportText.grouped(recordedTasks) + (recordedTasks == 1 ? " task" : " tasks")
             guard let planned = plannedTasks.map(ReportText.grouped) else {
                 return
-                    "killed: \(recorded) tasks recorded (the log does not say how many were planned)"
+                    "killed: \(recorded) recorded (the log does not say how many were planned)"
             }
             if fanOut {
                 // Validation counted the tasks before the fan-out; the rest were still being
                 // found when the log stops, so no "of N" can be told.
                 let part = shard.map { ", shard \($0)" } ?? ""
                 return
-                    "killed: \(recorded) tasks recorded\(part) (the job fans out over captured values: \(planned) known before it, the rest found as it ran)"
+                    "killed: \(recorded) recorded\(part) (the job fans out over captured values: \(planned) known before it, the rest found as it ran)"
             }
             let atLeast = ""
             if let shard {
                 return
-                    "killed: \(recorded) tasks recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
+                    "killed: \(recorded) recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
             }
             let resumed =
                 kind == "resume" ? " (a resume: the \(planned) include tasks earlier runs did)" : ""
-            return "killed: \(recorded) of \(atLeast)\(planned) tasks recorded\(resumed)"
+            return
+                "killed: \(ReportText.grouped(recordedTasks)) of \(atLeast)\(planned) tasks recorded\(resumed)"
         }
     }
 
