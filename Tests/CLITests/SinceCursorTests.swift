@@ -37,6 +37,37 @@ struct SinceCursorTests {
                 """#)
     }
 
+    /// A listing whose ids feed a detail request each: when a detail request fails, the
+    /// listing's cursor stays, and the next plain run fetches that item again (a trial's
+    /// cursor moved past it, and no later night or repair ever fetched it).
+    @Test("a since listing's cursor stays when a child it fed failed; the next night fetches it")
+    func cursorWaitsForItsChildren() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-children")
+        try await Self.put(
+            [Self.record(1, "01", name: "a"), Self.record(2, "02", name: "b")], key: key, on: space)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                 "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "1"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
+        func cursor() -> String {
+            (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
+        }
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "\(night.stdout)")
+        #expect(!cursor().contains("2026-01-01T00:00:02Z"), "the cursor moved: \(cursor())")
+        let next = try await space.run(backend: "curl")
+        #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("3 tasks, 3 ok"), "both items fetched again: \(next.stdout)")
+        #expect(cursor().contains("2026-01-01T00:00:02Z"), "\(cursor())")
+    }
+
     /// The `since` each request of the newest run sent, and the ids the run received.
     static func newestRun(_ space: JobWorkspace) throws -> (since: [String], ids: [Int]) {
         let lines = try space.logLines()

@@ -104,6 +104,7 @@ extension JobRunner {
                     && finishing.progress.everyCountedTaskEnded)
         case .cursors:
             do {
+                since?.withhold(cursorsFeedingFailures())
                 try since?.flush()
             } catch {
                 console.error("courier: cannot keep the since cursors: \(error)")
@@ -300,5 +301,35 @@ extension JobRunner {
             summary.logVanished = true
         }
         return summary
+    }
+
+    /// The ids of the `since` tasks whose captured values fed a task that failed or was
+    /// skipped in this run: their cursors stay where they were, so that the next run fetches
+    /// those items again. (A trial's listing moved its cursor past an item whose detail
+    /// request failed, and no later night or repair ever fetched it again.)
+    private func cursorsFeedingFailures() -> (String) -> Bool {
+        let failed = failedSpecs.withLock { $0 }
+        guard !failed.isEmpty else { return { _ in false } }
+        let blocked = job.tasks.indices.filter { index in
+            job.tasks[index].since != nil || job.tasks[index].window != nil
+        }.filter { !dependents(of: $0).isDisjoint(with: failed) }
+        let globs = blocked.map { ReplaySelection.glob(job.tasks[$0].id) }
+        return { id in globs.contains { fnmatch($0, id, 0) == 0 } }
+    }
+
+    /// The specs that take what `spec` captures, directly or through another capture.
+    private func dependents(of spec: Int) -> Set<Int> {
+        var found = Set<Int>()
+        var names = Set(job.tasks[spec].captures.map(\.name))
+        while !names.isEmpty {
+            let taking = job.tasks.indices.filter { index in
+                !found.contains(index)
+                    && (!job.tasks[index].inputs.isDisjoint(with: names)
+                        || job.tasks[index].captureSource.map { names.contains($0.capture) } == true)
+            }
+            found.formUnion(taking)
+            names = Set(taking.flatMap { job.tasks[$0].captures.map(\.name) })
+        }
+        return found
     }
 }

@@ -86,6 +86,9 @@ final class JobRunner: Sendable {
     let pruning: Pruning?
     /// The specs (by index) whose conditional saves came without validators, noted once.
     let validatorNotes = Locked<Set<Int>>([])
+    /// The specs (by index) a task of which failed or was skipped, as the feed saw them once
+    /// the run's tasks were scheduled: a `since` cursor does not move past their inputs.
+    let failedSpecs = Locked<Set<Int>>([])
     /// What each host asked for (a `Retry-After` pause, a quota, a rate after 429s), shared
     /// by every task of the run; `nil` with `"hostThrottle": false`.
     let hosts: HostThrottles?

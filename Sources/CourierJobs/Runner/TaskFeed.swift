@@ -163,6 +163,13 @@ final class TaskFeed: Sendable {
         for waiter in woken { waiter.resume() }
     }
 
+    /// The specs a task of which failed or was skipped.
+    var failedSpecs: Set<Int> {
+        state.withLock { state in
+            Set(state.specs.indices.filter { state.specs[$0].failedTask != nil })
+        }
+    }
+
     /// Frees the captured values' temporary files.
     func close() {
         state.withLock { state in

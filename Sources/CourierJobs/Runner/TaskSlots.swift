@@ -296,7 +296,10 @@ extension JobRunner {
     ) async {
         let concurrency = options.concurrency ?? job.concurrency
         let cursor = makeCursor()
-        defer { cursor.feed?.close() }
+        defer {
+            if let feed = cursor.feed { failedSpecs.withLock { $0 = feed.failedSpecs } }
+            cursor.feed?.close()
+        }
         let slots = TaskSlots(
             cursor: cursor, shared: shared, log: log, progress: progress,
             reporter: reporter,

@@ -77,6 +77,13 @@ final class SinceState: Sendable {
         }
     }
 
+    /// Keeps the cursors of the tasks `blocked` says from moving in this run: what their
+    /// values fed failed, and the next run must fetch those items again.
+    func withhold(_ blocked: (String) -> Bool) {
+        pending.withLock { pending in pending = pending.filter { !blocked($0.key) } }
+        moved.withLock { moved in moved = moved.filter { !blocked($0.key) } }
+    }
+
     /// Writes the recorded cursors into the file (merged with what it holds now).
     func flush() throws {
         let changes = pending.withLock { changes in
