@@ -88,12 +88,9 @@ extension ResumePlan {
         let key = FNV1a.taskKey(job: job.name, task: skipped.id)
         if resume.done.contains(key) { return .done() }
         // A write the history holds is held, as the run tells it, whatever it takes.
-        let spec = job.tasks[skipped.spec]
-        if spec.isWrite,
-            let reason = WriteRule.decide(
-                task: skipped.id, fact: resume.writes[key], keyed: spec.writes.keyHeader != nil,
-                named: named.contains(skipped.id)
-            ).heldReason
+        if let reason = WriteRule.held(
+            skipped.id, spec: job.tasks[skipped.spec], job: job.name, writes: resume.writes,
+            named: named)
         {
             return .line("\(skipped.id)\t(not sent: \(reason))", sends: false, held: true)
         }

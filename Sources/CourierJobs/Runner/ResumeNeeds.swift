@@ -24,25 +24,12 @@ enum ResumeNeeds {
         var undone = undoneSpecs(of: job, history: history) { id, spec in
             (chosen?.selects(id: id) ?? true)
                 && (shard?.runs(taskID: id, capturing: spec.hasCaptures) ?? true)
-                && !held(id, of: spec, job: job, history: history, named: named)
+                && WriteRule.held(
+                    id, spec: spec, job: job.name, writes: history.writes, named: named) == nil
         }
         if let chosen { undone.formIntersection(chosen.selectedSpecs(in: job, on: shard)) }
         return ReplaySelection.neededProducers(
             in: job, specs: undone, standsIn: { kept(by: $0, job: job, history: history) != nil })
-    }
-
-    /// Whether the resume holds `id`, a task of `spec`: a write the history says must not be
-    /// sent again (``WriteRule``).
-    private static func held(
-        _ id: String, of spec: TaskSpec, job: Job, history: RunHistory, named: Set<String>
-    ) -> Bool {
-        guard spec.isWrite, !history.writes.facts.isEmpty,
-            let fact = history.writes[FNV1a.taskKey(job: job.name, task: id)]
-        else { return false }
-        return WriteRule.decide(
-            task: id, fact: fact, keyed: spec.writes.keyHeader != nil,
-            named: named.contains(id)
-        ).heldReason != nil
     }
 
     /// The specs with a task not done among those `chooses` admits.

@@ -140,18 +140,14 @@ struct TaskSelection: Sendable {
     /// one. A held write is told as held, whatever else kept it (a trial's held writes were
     /// "skipped: input task login did not succeed", and a repair said it would run them).
     func held(_ id: String, spec: TaskSpec) -> (reason: String, general: String)? {
-        guard spec.isWrite, !writes.facts.isEmpty else { return nil }
-        let fact = writes[FNV1a.taskKey(job: job, task: id)]
-        let keyed = spec.writes.keyHeader != nil
-        guard
-            let reason = WriteRule.decide(
-                task: id, fact: fact, keyed: keyed, named: named.contains(id)
-            ).heldReason
+        guard let reason = WriteRule.held(id, spec: spec, job: job, writes: writes, named: named)
         else { return nil }
-        let general =
-            WriteRule.decide(task: "ID", fact: fact, keyed: keyed, named: false).heldReason
-            ?? reason
-        return (reason, general)
+        // The same reason with `ID` for the task's id, as `sending` gives it.
+        let fact = writes[FNV1a.taskKey(job: job, task: id)]
+        let general = WriteRule.decide(
+            task: "ID", fact: fact, keyed: spec.writes.keyHeader != nil, named: false
+        ).heldReason
+        return (reason, general ?? reason)
     }
 
     /// Whether `task` is sent, and as what, before the rule on writes. Marks it as found by

@@ -91,6 +91,19 @@ enum WriteRule {
         return reason
     }
 
+    /// Why `id`, a task of `spec` known by its id alone (one skipped before it was built, or
+    /// one a resume's needs weigh), is a write the history holds; `nil` when it is not one.
+    /// `named`: the ids the command line named. A spec's `idempotencyKey` is what keys it.
+    static func held(
+        _ id: String, spec: TaskSpec, job: String, writes: WriteHistory, named: Set<String>
+    ) -> String? {
+        guard spec.isWrite, !writes.facts.isEmpty else { return nil }
+        return decide(
+            task: id, fact: writes[FNV1a.taskKey(job: job, task: id)],
+            keyed: spec.writes.keyHeader != nil, named: named.contains(id)
+        ).heldReason
+    }
+
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
     static func names(_ glob: String) -> Bool {
         !glob.contains { "*?[\\".contains($0) }
