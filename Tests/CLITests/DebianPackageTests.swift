@@ -148,6 +148,7 @@ struct DebianPackageTests {
         #expect(version.stdout.hasPrefix("courier \(CourierVersion.current)\n"))
 
         let space = try JobWorkspace()
+        defer { space.remove() }
         try space.writeJob(tasks: #"{"id": "one", "path": "/echo", "save": "one.json"}"#)
         let valid = try await CourierBinary.run(
             ["validate", "job.json"], executable: courier, directory: space.folder)

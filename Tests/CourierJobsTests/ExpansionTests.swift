@@ -6,10 +6,26 @@ import Testing
 
 @Suite("foreach expansion and templating")
 struct ExpansionTests {
-    /// Writes a job (and any extra files) to a fresh folder and loads it.
+    /// Writes a job (and any extra files) to a fresh folder and loads it. A job that reads a
+    /// `lines` file reads it as it expands: `expand(_:files:)` loads and expands before the
+    /// folder goes.
     static func load(
         _ json: String, files: [String: String] = [:], environment: [String: String] = [:]
     ) throws -> Job {
+        let folder = try folder(json, files: files)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try JobDecoder.load(
+            folder.appendingPathComponent("job.json"), environment: environment)
+    }
+
+    /// The tasks of a job that reads the given files, expanded while the files are there.
+    static func expand(_ json: String, files: [String: String]) throws -> [ExpandedTask] {
+        let folder = try folder(json, files: files)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try expand(JobDecoder.load(folder.appendingPathComponent("job.json")))
+    }
+
+    private static func folder(_ json: String, files: [String: String]) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "courier-exp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -17,11 +33,9 @@ struct ExpansionTests {
             try text.write(
                 to: folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
-        let url = folder.appendingPathComponent("job.json")
-        try json.write(to: url, atomically: true, encoding: .utf8)
-        // The job is in memory once loaded; only a `lines` file is read later, as it expands.
-        defer { if files.isEmpty { try? FileManager.default.removeItem(at: folder) } }
-        return try JobDecoder.load(url, environment: environment)
+        try json.write(
+            to: folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
+        return folder
     }
 
     static func expand(_ job: Job) throws -> [ExpandedTask] {
@@ -54,37 +68,37 @@ struct ExpansionTests {
     }
 
     @Test func linesSkipBlanksAndTrim() throws {
-        let job = try Self.load(
+        let tasks = try Self.expand(
             Self.job(
                 tasks: #"{"id": "p-{u}", "url": "{u}", "foreach": {"u": {"lines": "urls.txt"}}}"#),
             files: [
                 "urls.txt":
                     "http://127.0.0.1:9/a\n\n  http://127.0.0.1:9/b  \r\nhttp://127.0.0.1:9/c"
             ])
-        #expect(try Self.expand(job).map(\.request.url.path) == ["/a", "/b", "/c"])
+        #expect(tasks.map(\.request.url.path) == ["/a", "/b", "/c"])
     }
 
     @Test func severalVariablesMakeACartesianProductLastTurningFastest() throws {
-        let job = try Self.load(
+        let tasks = try Self.expand(
             Self.job(
                 tasks:
                     #"{"id": "{a}-{b}-{c}", "path": "/x", "foreach": {"a": [1, 2], "b": {"lines": "b.txt"}, "c": {"range": [7, 8]}}}"#
             ),
             files: ["b.txt": "x\ny\n"])
         #expect(
-            try Self.expand(job).map(\.id) == [
+            tasks.map(\.id) == [
                 "1-x-7", "1-x-8", "1-y-7", "1-y-8", "2-x-7", "2-x-8", "2-y-7", "2-y-8",
             ])
     }
 
     @Test func anEmptySourceExpandsToNothing() throws {
-        let job = try Self.load(
+        let tasks = try Self.expand(
             Self.job(
                 tasks:
                     #"{"id": "e-{u}", "url": "{u}", "foreach": {"u": {"lines": "empty.txt"}}}, {"id": "other", "path": "/o"}"#
             ),
             files: ["empty.txt": "\n\n"])
-        #expect(try Self.expand(job).map(\.id) == ["other"])
+        #expect(tasks.map(\.id) == ["other"])
     }
 
     @Test func templatesWorkInEveryPlace() throws {
