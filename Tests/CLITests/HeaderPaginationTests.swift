@@ -79,6 +79,12 @@ struct HeaderPaginationTests {
             "\(line)")
         #expect(result.stderr.contains("may have stopped early"), "\(result.stderr)")
         #expect(result.stderr.contains(expected), "\(result.stderr)")
+        // Under --quiet a night whose tasks all succeeded prints nothing, so cron mails
+        // nothing; the warning stays in the log line (a trial was mailed every night).
+        let quiet = try await space.run(["--quiet"], backend: backend)
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.stdout)\(quiet.stderr)")
+        #expect(try space.logLines().filter { $0["warning"] != nil }.count == 2)
     }
 
     /// The report: `{"linkHeader": "Next-Page"}` validated, fetched page 1 and ended

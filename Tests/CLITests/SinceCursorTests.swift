@@ -68,6 +68,53 @@ struct SinceCursorTests {
         #expect(cursor().contains("2026-01-01T00:00:02Z"), "\(cursor())")
     }
 
+    /// A SIGTERM after the listing ended, while its first items' detail requests are in
+    /// flight: the items not reached keep the cursor where it was (a check found the cursor
+    /// moved, and the next night never fetched them), and the summary says tasks were not
+    /// run and names the repair, though it cannot count them.
+    @Test("a SIGTERM before a since listing's children all ran keeps its cursor and says so")
+    func signalBeforeTheChildrenRan() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-term")
+        let gate = FixtureServer.uniqueKey("since-term-gate")
+        try await Self.put(
+            (1...4).map { Self.record($0, "0\($0)", name: "n\($0)") }, key: key, on: space)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}", "size": "10"},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                 "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/slow", "query": {"key": "\#(key)", "id": "{id}", "ms": "0", "hold_until": "\#(gate)"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                """#, extra: #""concurrency": 2,"#)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1h"],
+            directory: space.folder)
+        // The listing, then two detail requests the server holds until the signal is taken.
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 3, key: key, server: space.server)
+        try await running.waitForStandardError(
+            containing: "SIGTERM: no new task starts", seconds: 120)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)"))
+        let (status, output) = await running.wait(seconds: 120)
+        #expect(status == 143, "\(output)")
+        #expect(output.contains("3 tasks, 3 ok"), "\(output)")
+        #expect(output.contains("the tasks not yet listed not run"), "\(output)")
+        #expect(output.contains("to repair: courier run"), "\(output)")
+        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
+        let cursor = (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
+        #expect(!cursor.contains("2026-01-01T00:00:04Z"), "the cursor moved: \(cursor)")
+
+        // The next night, with no repair in between, fetches every item.
+        let next = try await space.run(backend: "curl")
+        #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("5 tasks, 5 ok"), "\(next.stdout)")
+        let saved = try FileManager.default.contentsOfDirectory(
+            atPath: space.folder.appendingPathComponent("out/items").path)
+        #expect(saved.sorted() == ["1.json", "2.json", "3.json", "4.json"])
+    }
+
     /// The `since` each request of the newest run sent, and the ids the run received.
     static func newestRun(_ space: JobWorkspace) throws -> (since: [String], ids: [Int]) {
         let lines = try space.logLines()

@@ -525,6 +525,8 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 if arg("after"):
                     self.wait_until(lambda: arg("after") in paused)
+                if arg("hold_until"):  # held until /toggle/on?name= (300 s at most)
+                    self.wait_until(lambda: arg("hold_until") in toggles, seconds=300)
                 time.sleep(int(arg("ms", "1000")) / 1000)
             finally:
                 self.track(key, -1)

@@ -169,7 +169,12 @@ extension RunCommand {
         }
         // An interrupted run's tasks that never started are neither ok nor failed.
         let notRun = summary.total - summary.ok - summary.failed
-        if summary.interruptedBy != nil, notRun > 0 { text += ", \(notRun) not run" }
+        if summary.interruptedBy != nil, notRun > 0 {
+            text += ", \(notRun) not run"
+            if summary.unlisted { text += " (and the tasks not yet listed)" }
+        } else if summary.unlisted {
+            text += ", the tasks not yet listed not run"
+        }
         if let seconds = summary.deadlineReached {
             text += ", stopped at its deadline (\(DurationText.short(seconds)))"
         } else if let reason = summary.stopReason {
@@ -194,7 +199,7 @@ extension RunCommand {
         if summary.rehearsal { return text + "; rehearsed offline: nothing was sent" }
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
-        if summary.missing == nil, summary.failed > 0 || notRun > 0 {
+        if summary.missing == nil, summary.failed > 0 || notRun > 0 || summary.unlisted {
             text +=
                 "; to repair: \(repair ?? repairCommand(job, log: summary.logURL, shard: shard))"
             if summary.repairHolds > 0 {

@@ -88,8 +88,10 @@ enum RunCommand {
                          "ok", "failed", "notModified", "ignored", "alreadyDone",
                          "writesResent", "writesHeld", "notRun"}, "requests", "durationMs",
                          "exitCode", "interrupted", "stoppedBy" (null, "SIGINT", "SIGTERM",
-                         "deadline"), "log" (null with --log-dir -), "logIncomplete" (null or
-                         why), "missing" (after --resume: tasks the history lacks, else null),
+                         "deadline"), "tasksUnlisted" (stopped before a fan-out listed all
+                         its tasks: more not run than "notRun"), "log" (null with --log-dir
+                         -), "logIncomplete" (null or why), "missing" (after --resume: tasks
+                         the history lacks, else null),
                          "historyWhole" (with "missing": whether the history holds a whole
                          run; without one, tasks no run reached are not in "missing"),
                          "checksFailed" ([{"check", "message"}] of the job's data checks)};

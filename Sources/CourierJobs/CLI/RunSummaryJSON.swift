@@ -23,6 +23,7 @@ enum RunSummaryJSON {
             ("exitCode", .int(Int(summary.exitCode))),
             ("interrupted", .bool(summary.interruptedBy != nil)),
             ("stoppedBy", summary.stopReason.map { .string($0) } ?? .null),
+            ("tasksUnlisted", .bool(summary.unlisted)),
             (
                 "log",
                 logOnStdout || summary.logVanished ? .null : .string(summary.logURL.relativePath)

@@ -286,6 +286,7 @@ extension JobRunner {
             interruptedBy: cause?.exitSignal,
             logURL: begun.logURL, logFailure: begun.log.failure)
         if case .deadline(let seconds) = cause { summary.deadlineReached = seconds }
+        summary.unlisted = cause != nil && unlisted.withLock { $0 }
         summary.ignored = counts.ignored
         (summary.writesResent, summary.writesHeld) = (counts.writesResent, counts.writesHeld)
         summary.rehearsal = options.offline != nil
@@ -303,12 +304,13 @@ extension JobRunner {
         return summary
     }
 
-    /// The ids of the `since` tasks whose captured values fed a task that failed or was
-    /// skipped in this run: their cursors stay where they were, so that the next run fetches
-    /// those items again. (A trial's listing moved its cursor past an item whose detail
-    /// request failed, and no later night or repair ever fetched it again.)
+    /// The ids of the `since` tasks whose captured values fed a task that failed, was
+    /// skipped, or did not run (a stopped run) in this run: their cursors stay where they
+    /// were, so that the next run fetches those items again. (A trial's listing moved its
+    /// cursor past an item whose detail request failed, and no later night or repair ever
+    /// fetched it again; a SIGTERM after the listing did the same to the items not reached.)
     private func cursorsFeedingFailures() -> (String) -> Bool {
-        let failed = failedSpecs.withLock { $0 }
+        let failed = unsettledSpecs.withLock { $0 }
         guard !failed.isEmpty else { return { _ in false } }
         let blocked = job.tasks.indices.filter { index in
             job.tasks[index].since != nil || job.tasks[index].window != nil

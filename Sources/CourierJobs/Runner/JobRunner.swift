@@ -86,9 +86,13 @@ final class JobRunner: Sendable {
     let pruning: Pruning?
     /// The specs (by index) whose conditional saves came without validators, noted once.
     let validatorNotes = Locked<Set<Int>>([])
-    /// The specs (by index) a task of which failed or was skipped, as the feed saw them once
-    /// the run's tasks were scheduled: a `since` cursor does not move past their inputs.
-    let failedSpecs = Locked<Set<Int>>([])
+    /// The specs (by index) not every task of which ended ok (failed, skipped, or not run in
+    /// a run that stopped), as the feed saw them once the run's tasks were scheduled: a
+    /// `since` cursor does not move past their inputs.
+    let unsettledSpecs = Locked<Set<Int>>([])
+    /// Whether the run ended (stopped) before a fan-out had handed out all its tasks: the
+    /// summary cannot count those, and names the repair.
+    let unlisted = Locked(false)
     /// What each host asked for (a `Retry-After` pause, a quota, a rate after 429s), shared
     /// by every task of the run; `nil` with `"hostThrottle": false`.
     let hosts: HostThrottles?

@@ -105,6 +105,9 @@ struct RunSummary: Sendable {
     /// Tasks that ended `ok` on a response an `onResponse` rule ignores (counted in `ok`).
     var ignored = 0
     var duration: TimeInterval
+    /// The run stopped before a fan-out (or a task waiting for a capture) had listed all its
+    /// tasks: more did not run than ``total`` counts.
+    var unlisted = false
     /// The signal that stopped the run, SIGTERM's for its deadline.
     var interruptedBy: Int32?
     /// The deadline (seconds) that stopped the run, when it was one.

@@ -345,10 +345,12 @@ extension JobRunner {
                 replayOf: task.replayOf, notModified: result.notModified,
                 warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits,
                 keyHeader: task.keyHeader(in: job)))
-        if let warning = step.following.warning {
+        // Not under --quiet, which promises silence when every task succeeds: the warning is
+        // in the log line, `requireNext` fails the task instead, and a data check fails the run.
+        if let warning = step.following.warning, !options.quiet {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
-        if let note = step.following.sinceNote {
+        if let note = step.following.sinceNote, !options.quiet {
             reporter.report("warning: task \(task.id): \(note)")
         }
         guard result.ok, let next else {

@@ -163,10 +163,25 @@ final class TaskFeed: Sendable {
         for waiter in woken { waiter.resume() }
     }
 
-    /// The specs a task of which failed or was skipped.
-    var failedSpecs: Set<Int> {
+    /// The specs not every task of which ended ok: one failed or was skipped, or (a run that
+    /// stopped early) a dependent spec had not handed out, or seen end, all its tasks.
+    var unsettledSpecs: Set<Int> {
         state.withLock { state in
-            Set(state.specs.indices.filter { state.specs[$0].failedTask != nil })
+            Set(
+                state.specs.indices.filter { index in
+                    state.specs[index].failedTask != nil
+                        || (state.job.tasks[index].isDependent && !state.specs[index].isComplete)
+                })
+        }
+    }
+
+    /// Whether a dependent spec may still have tasks it has not handed out: a run that
+    /// stopped now has not counted them.
+    var isUnlisted: Bool {
+        state.withLock { state in
+            state.specs.indices.contains { index in
+                state.job.tasks[index].isDependent && state.specs[index].isOpen
+            }
         }
     }
 

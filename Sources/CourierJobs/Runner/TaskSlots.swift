@@ -297,7 +297,10 @@ extension JobRunner {
         let concurrency = options.concurrency ?? job.concurrency
         let cursor = makeCursor()
         defer {
-            if let feed = cursor.feed { failedSpecs.withLock { $0 = feed.failedSpecs } }
+            if let feed = cursor.feed {
+                unsettledSpecs.withLock { $0 = feed.unsettledSpecs }
+                unlisted.withLock { $0 = feed.isUnlisted }
+            }
             cursor.feed?.close()
         }
         let slots = TaskSlots(
