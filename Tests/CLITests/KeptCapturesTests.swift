@@ -132,6 +132,33 @@ struct KeptCapturesTests {
         #expect(children.stdout.contains("6 tasks, 6 ok, 0 failed"), "\(children.stdout)")
     }
 
+    /// `run --task GLOB --dry-run` over a fan-out whose listing's ids were kept: the plan lists
+    /// the children the glob chooses and counts them as the run sends them (a trial's plan
+    /// said "0 tasks", and the run then sent one); a glob that chooses no child exits 2 in
+    /// the plan as in the run.
+    @Test("run --task over kept children: the plan lists and counts what the run sends")
+    func taskPlanListsKeptChildren() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "plan-kept-\(UUID().uuidString)"
+        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
+        _ = try await space.run(backend: "curl")
+        let plan = try await space.run(["--task", "item-[23]", "--dry-run"], backend: "curl")
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let listed = plan.stdout.split(separator: "\n").filter { $0.hasPrefix("item-") }
+        #expect(listed.map { $0.prefix(7) } == ["item-2\t", "item-3\t"], "\(plan.stdout)")
+        #expect(plan.stdout.contains(": 2 tasks on curl"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("fan-out"), "\(plan.stdout)")
+        let run = try await space.run(["--task", "item-[23]"], backend: "curl")
+        #expect(run.stdout.contains("2 tasks, 2 ok, 0 failed, 2 requests"), "\(run.stdout)")
+        #expect(try await ServerHits.of("\(key)-list", on: space.server).count == 3)
+
+        let nonePlan = try await space.run(["--task", "item-9", "--dry-run"], backend: "curl")
+        let none = try await space.run(["--task", "item-9"], backend: "curl")
+        #expect(nonePlan.status == 2 && none.status == 2, "\(nonePlan.stdout)\(none.stderr)")
+        #expect(nonePlan.stderr.contains("--task item-9: no task"), "\(nonePlan.stderr)")
+    }
+
     @Test("without its kept file, or with one of another run, the listing is fetched again")
     func fallsBackToSending() async throws {
         let space = try JobWorkspace()

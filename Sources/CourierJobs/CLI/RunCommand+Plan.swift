@@ -11,7 +11,10 @@ import Foundation
 extension RunCommand {
     /// Prints the plan: a resume's (``ResumePlan``) or the whole job's, `{since}` from the
     /// kept cursors, read as the run reads them (nothing is written, no lock is taken).
-    static func printDryRun(_ job: Job, total: Int, options: RunOptions, console: Console) {
+    /// Returns `false` when `--task` is known to choose no task (the run would exit 2).
+    static func printDryRun(_ job: Job, total: Int, options: RunOptions, console: Console)
+        -> Bool
+    {
         var cursors: [String: String] = [:]
         if job.tasks.contains(where: { $0.since != nil }) {
             let url = SinceState.location(outputDir: job.outputDir)
@@ -26,9 +29,9 @@ extension RunCommand {
         if let resume = options.resume {
             ResumePlan.print(
                 job, cursors: cursors, resume: resume, options: options, console: console)
-        } else {
-            printPlan(job, cursors: cursors, total: total, options: options, console: console)
+            return true
         }
+        return printPlan(job, cursors: cursors, total: total, options: options, console: console)
     }
 
     /// How a paginated task goes on, in words: its pages are unknown before sending.
@@ -57,45 +60,44 @@ extension RunCommand {
     }
 
     /// The expanded tasks, one per line, secrets scrubbed and control characters shown as
-    /// `\u{1B}` (a task id from a lines file must not drive the terminal); nothing is sent. A task that fans
-    /// out over a capture is one line saying so: its values come only while running.
+    /// `\u{1B}` (a task id from a lines file must not drive the terminal); nothing is sent. A
+    /// task that fans out over a capture is one line saying so, its values coming only while
+    /// running; with `--task`, the children kept values make are listed one by one. Returns
+    /// `false` when `--task` is known to choose nothing: the run would exit 2.
+    @discardableResult
     static func printPlan(
         _ job: Job, cursors: [String: String], total: Int, options: RunOptions, console: Console
-    ) {
-        var shown = 0
+    ) -> Bool {
+        var (shown, inShard, onEveryShard, unknownFanOuts) = (0, 0, 0, 0)
+        let kept = keptFanOutChildren(job, options: options, redactor: console.redactor)
         /// Fan-out lines for the specs before `end` not shown yet.
         func fanOuts(upTo end: Int) -> Bool {
             while shown < end {
                 let spec = job.tasks[shown]
                 shown += 1
-                guard let source = spec.captureSource else { continue }
+                guard spec.captureSource != nil else { continue }
+                // `--task`: the children kept values make, when the run makes them so.
+                if let children = kept[shown - 1] {
+                    for child in children {
+                        inShard += 1
+                        let line = sendLine(child, spec: spec, job: job, options: options)
+                        guard console.output(line.showingControlCharacters) else { return false }
+                    }
+                    continue
+                }
                 // `--task`: a fan-out whose ids could match one of the globs.
                 if !mayChoose(spec, options: options) { continue }
-                let producer = job.tasks.first {
-                    $0.captures.contains { $0.name == source.capture }
-                }
-                var line =
-                    "\(spec.id) for each of \(source.capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target, baseURL: job.baseURL))\(describe(spec.query))"
-                // Where each child's output lands, as its template says.
-                if let save = spec.save {
-                    line += "\t-> \(job.outputDir)/\(Template.restoringBraces(save))"
-                }
-                if let records = spec.records {
-                    line +=
-                        "\t=> records \(records.write.rawValue) into \(job.outputDir)/\(Template.restoringBraces(records.to))"
-                }
-                line += notes(spec)
-                guard console.output(line.showingControlCharacters) else { return false }
+                unknownFanOuts += 1
+                guard console.output(fanOutLine(spec, job: job).showingControlCharacters)
+                else { return false }
             }
             return true
         }
-        var inShard = 0
-        var onEveryShard = 0
         let needed = ResumePlan.neededProducers(job, options: options)
         for case .success(let task) in TaskExpander(job: job, cursors: cursors) {
             // A job's expansion gives every task its spec.
             guard let index = task.specIndex, let spec = task.spec(in: job) else { continue }
-            guard fanOuts(upTo: index) else { return }
+            guard fanOuts(upTo: index) else { return true }
             shown = max(shown, index + 1)
             let capturing = spec.hasCaptures
             if let shard = options.shard, !shard.runs(taskID: task.id, capturing: capturing) {
@@ -105,37 +107,66 @@ extension RunCommand {
             let isChosen = ResumePlan.chosen(task.id, options: options)
             if !isChosen, !(capturing && needed.contains(index)) { continue }
             if let line = keptInstead(task, capturing: capturing, job: job, options: options) {
-                guard console.output(line.showingControlCharacters) else { return }
+                guard console.output(line.showingControlCharacters) else { return true }
                 continue
             }
             let everyShard = options.shard != nil && capturing
             inShard += 1
             if everyShard { onEveryShard += 1 }
-            if let writes = options.writes,
-                let reason = WriteRule.held(task, in: job, writes: writes, named: options.named)
-            {
-                guard console.output("\(task.id)\t(not sent: \(reason))".showingControlCharacters)
-                else { return }
-                continue
-            }
-            var line =
-                "\(task.id)\t\(task.request.method) \(showingInputs(task.request.displayURL.absoluteString, of: spec))"
-            if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
-            if let rule = task.paginate { line += "\t" + describe(rule) }
-            if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
-            line += describeRecords(of: task, job: job)
-            line += notes(spec)
+            let line = sendLine(
+                task, spec: spec, job: job, options: options, everyShard: everyShard)
             // A reader that went away (`| head`) ends the listing: a plan can be 10^9 lines.
-            guard console.output(line.showingControlCharacters) else { return }
+            guard console.output(line.showingControlCharacters) else { return true }
         }
-        guard fanOuts(upTo: job.tasks.count) else { return }
+        guard fanOuts(upTo: job.tasks.count) else { return true }
+        // `--task` that chooses nothing, all its fan-outs' children known: the run exits 2.
+        if !options.only.isEmpty, options.shard == nil, inShard == 0, unknownFanOuts == 0 {
+            return false
+        }
         console.output(
             planSummary(
                 // `--task`: the tasks listed as sent, as the run counts them (the chosen ones
                 // and those sent for what they capture).
                 job, total: options.only.isEmpty ? total : inShard,
                 inShard: (inShard, onEveryShard),
-                options: options))
+                options: options, keptFanOuts: Set(kept.keys)))
+        return true
+    }
+
+    /// A task's line in the plan: its request, pages, output and notes, or why it is not sent
+    /// (a write the history holds, ``WriteRule``).
+    static func sendLine(
+        _ task: ExpandedTask, spec: TaskSpec, job: Job, options: RunOptions,
+        everyShard: Bool = false
+    ) -> String {
+        if let writes = options.writes,
+            let reason = WriteRule.held(task, in: job, writes: writes, named: options.named)
+        {
+            return "\(task.id)\t(not sent: \(reason))"
+        }
+        var line =
+            "\(task.id)\t\(task.request.method) \(showingInputs(task.request.displayURL.absoluteString, of: spec))"
+        if everyShard { line += "\t(on every shard: its captures feed each shard's children)" }
+        if let rule = task.paginate { line += "\t" + describe(rule) }
+        if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+        return line + describeRecords(of: task, job: job) + notes(spec)
+    }
+
+    /// The line of a fan-out whose children come only as the run captures their values.
+    static func fanOutLine(_ spec: TaskSpec, job: Job) -> String {
+        let capture = spec.captureSource?.capture ?? "?"
+        let producer = job.tasks.first { $0.captures.contains { $0.name == capture } }
+        var line =
+            "\(spec.id) for each of \(capture) (captured by \(producer?.path ?? "?"))\t\(spec.method) \(describe(spec.target, baseURL: job.baseURL))\(describe(spec.query))"
+        // Where each child's output lands, as its template says.
+        if let save = spec.save {
+            line += "\t-> \(job.outputDir)/\(Template.restoringBraces(save))"
+        }
+        if let records = spec.records {
+            line +=
+                "\t=> records \(records.write.rawValue) into \(job.outputDir)/\(Template.restoringBraces(records.to))"
+        }
+        return line + notes(spec)
     }
 
     /// `--task`: the line of a task that captures, not chosen, whose values a run kept: it is
@@ -160,12 +191,15 @@ extension RunCommand {
     /// The plan's last line: how many tasks, where, how.
     /// `inShard`: the shard's tasks, and of them those every shard sends (they capture), so
     /// that the shards' counts add up to more than the job's.
+    /// `keptFanOuts`: the fan-outs whose children kept values make, listed and counted.
     static func planSummary(
-        _ job: Job, total: Int, inShard: (count: Int, everyShard: Int), options: RunOptions
+        _ job: Job, total: Int, inShard: (count: Int, everyShard: Int), options: RunOptions,
+        keptFanOuts: Set<Int> = []
     ) -> String {
         let backend = options.backend ?? job.backend
-        let fanOutCount = job.tasks.filter {
-            $0.captureSource != nil && mayChoose($0, options: options)
+        let fanOutCount = job.tasks.indices.filter {
+            job.tasks[$0].captureSource != nil && mayChoose(job.tasks[$0], options: options)
+                && !keptFanOuts.contains($0)
         }.count
         let more =
             fanOutCount > 0

@@ -195,7 +195,10 @@ enum RunCommand {
             return CommandLineInterface.ExitCode.usage
         }
         if parsed.dryRun {
-            printDryRun(job, total: total, options: options, console: console)
+            guard printDryRun(job, total: total, options: options, console: console) else {
+                for glob in parsed.only { noMatch(glob, job: job, console: console) }
+                return CommandLineInterface.ExitCode.usage
+            }
             return CommandLineInterface.ExitCode.success
         }
         // Before the lock and the log: a refusal sends nothing and writes nothing.
