@@ -52,6 +52,34 @@ struct ReportWindowTests {
         #expect(!summary.contains("of at least"), "\(summary)")
     }
 
+    /// What went on from a killed run: a resume that read its log, a replay of its requests;
+    /// not a replay of another run, nor a resume whose history began after it (a trial's
+    /// report credited a replay of an earlier night with the killed run).
+    @Test("a killed run's continuation is a resume that read it or a replay of it, no other")
+    func continuationOfAKilledRun() {
+        var table = RunTable()
+        func start(_ run: String, second: Int, replayOf: [String] = [], resumed: [String] = []) {
+            let text =
+                #"{"event":"run.start","ts":"2026-11-20T02:00:0\#(second).000Z","run":"\#(run)","job":"j"}"#
+            var line = LogLine(bytes: Array(text.utf8)[...])!
+            line.runFields = LogLine.RunFields()
+            line.replayOf = replayOf
+            line.resumedFrom = resumed
+            table.add(line, file: "logs/j/\(run).jsonl")
+        }
+        start("night1", second: 1)
+        start("killed", second: 2)
+        start("replay1", second: 3, replayOf: ["night1"])
+        start("resume0", second: 4, resumed: ["/srv/logs/j/night1.jsonl"])
+        let killed = table.rows[1]
+        #expect(table.continuation(of: killed) == nil)
+        start("replay2", second: 5, replayOf: ["killed"])
+        #expect(table.continuation(of: killed)?.run == "replay2")
+        start("resume", second: 6, resumed: ["/srv/logs/j/killed.jsonl"])
+        #expect(table.continuation(of: table.rows[0])?.run == "replay1")
+        #expect(table.continuation(of: table.rows[2]) == nil)
+    }
+
     static func line(_ event: String, fields: LogLine.RunFields? = nil) -> LogLine {
         let text =
             #"{"event":"\#(event)","ts":"2026-11-20T02:00:00.000Z","run":"r1","job":"j"}"#

@@ -34,6 +34,9 @@ struct RunTable {
         var skippedTasks = 0
         /// The time of the run's last line, which is as far as a killed run is known to have got.
         var lastTime: Double
+        /// What the run goes on from: a replay's `replayOf` runs, and the file names of the
+        /// logs a resume read (`resumedFrom`).
+        var goesOnFrom: Set<String> = []
 
         var state: State {
             guard let end else { return .killed }
@@ -96,12 +99,15 @@ struct RunTable {
         }
     }
 
-    /// The first resume or replay that started after `row`: what went on from a killed run.
-    /// A shard's resume goes on from its own shard's runs only (a trial saw shard 0's resume
-    /// credited with shard 1's killed run).
+    /// The first resume or replay that started after `row` and went on from it: a resume
+    /// that read its log, a replay of its requests. A shard's resume goes on from its own
+    /// shard's runs only (a trial saw shard 0's resume credited with shard 1's killed run, and
+    /// another a replay of an earlier night's run credited with the killed one).
     func continuation(of row: Row) -> Row? {
-        rows.first {
+        let file = Substring(row.file).split(separator: "/").last.map(String.init) ?? row.file
+        return rows.first {
             $0.start > row.start && ($0.kind == "resume" || $0.kind == "replay")
+                && ($0.goesOnFrom.contains(row.run) || $0.goesOnFrom.contains(file))
                 && ($0.shardCount == nil
                     || ($0.shardIndex == row.shardIndex && $0.shardCount == row.shardCount))
         }
@@ -140,7 +146,12 @@ struct RunTable {
                     shardIndex: fields.shardIndex, shardCount: fields.shardCount,
                     plannedTasks: fields.plannedTasks, jobFile: fields.jobPath ?? fields.jobFile,
                     fanOut: fields.fanOut,
-                    lastTime: line.time))
+                    lastTime: line.time,
+                    goesOnFrom: Set(
+                        line.replayOf
+                            + line.resumedFrom.map {
+                                Substring($0).split(separator: "/").last.map(String.init) ?? $0
+                            })))
             return
         }
         let row: Int
