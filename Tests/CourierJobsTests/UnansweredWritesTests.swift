@@ -35,4 +35,23 @@ struct UnansweredWritesTests {
         cut.add(Self.line(LogEvent.requestStart, run: "r1", task: "w2"))
         #expect(cut.history.writes[FNV1a.taskKey(job: "j", task: "w2")] == .unknown(run: "r1"))
     }
+
+    /// A write a killed run left under way has only its `request.start`: the repair holds it
+    /// when it carried no key (its outcome is unknown), and the report's `heldWrites` says so
+    /// (a trial's report said 0 where the resume then held it). A keyed one is sent again.
+    @Test("a write cut under way without its key is held by the repair, and counted so")
+    func cutWritesAreHeld() {
+        var report = RunReport(job: "j")
+        var keyed = Self.line(LogEvent.requestStart, run: "r1", task: "w2")
+        keyed.keyed = true
+        for line in [
+            Self.line(LogEvent.requestStart, run: "r1", task: "w1"),
+            Self.line(LogEvent.request, run: "r1", task: "w1"),
+            Self.line(LogEvent.requestStart, run: "r1", task: "w3"), keyed,
+        ] {
+            report.add(line)
+        }
+        #expect(WriteRule.heldOnRepair(report.history) == 1)
+        #expect(ReportText.Repair(report).heldWrites == 1)
+    }
 }

@@ -54,6 +54,9 @@ struct TaskHistory {
     private(set) var okRuns: [UInt64: String] = [:]
     /// What the history says of each task's write (``WriteHistory``), as folded so far.
     private var writeFacts = WriteHistory()
+    /// Each write's task id and whether it carried its key, from its latest `request.start`:
+    /// a write cut under way has no other line.
+    private(set) var writeStarts: [UInt64: (task: String, keyed: Bool)] = [:]
 
     /// What the history says of each task's write, with which of them are done.
     var writes: WriteHistory {
@@ -88,7 +91,9 @@ struct TaskHistory {
         if line.event == LogEvent.request || line.event == LogEvent.requestStart,
             let task = line.task
         {
-            writeFacts.add(line, key: FNV1a.taskKey(job: line.job, task: task))
+            let key = FNV1a.taskKey(job: line.job, task: task)
+            writeFacts.add(line, key: key)
+            if line.event == LogEvent.requestStart { writeStarts[key] = (task, line.keyed) }
         }
         guard LogEvent.decidesOutcome(line.event), let task = line.task,
             !logOnlyReplays.contains(line.run)

@@ -53,17 +53,19 @@ enum WriteRule {
         heldOnRepair(TaskHistory.read([log.path], warn: { _ in }))
     }
 
-    /// Of the tasks `history` leaves not done, how many a repair would hold (its final line
-    /// says whether the write carried its key).
+    /// Of the tasks `history` leaves not done, how many a repair would hold: those with a
+    /// final line (it says whether the write carried its key), and the writes a killed run
+    /// left under way, known by their `request.start` alone.
     static func heldOnRepair(_ history: TaskHistory) -> Int {
         let writes = history.writes
-        return history.finals.filter { key, line in
-            guard !history.done.contains(key), let task = line.task, let fact = writes[key]
-            else { return false }
-            if case .hold = decide(task: task, fact: fact, keyed: line.keyed, named: false) {
-                return true
-            }
-            return false
+        var candidates = history.writeStarts
+        for (key, line) in history.finals {
+            if let task = line.task { candidates[key] = (task, line.keyed) }
+        }
+        return candidates.filter { key, write in
+            guard !history.done.contains(key), let fact = writes[key] else { return false }
+            return decide(task: write.task, fact: fact, keyed: write.keyed, named: false)
+                .heldReason != nil
         }.count
     }
 
