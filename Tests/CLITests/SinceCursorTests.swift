@@ -91,9 +91,10 @@ struct SinceCursorTests {
         let running = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1h"],
             directory: space.folder)
-        // The listing, then two detail requests the server holds until the signal is taken.
+        // The records put, the listing, then two detail requests the server holds until the
+        // signal is taken.
         await SignalTests.signal(
-            running, with: SIGTERM, afterArrivals: 3, key: key, server: space.server)
+            running, with: SIGTERM, afterArrivals: 4, key: key, server: space.server)
         try await running.waitForStandardError(
             containing: "SIGTERM: no new task starts", seconds: 120)
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)"))
@@ -113,6 +114,51 @@ struct SinceCursorTests {
         let saved = try FileManager.default.contentsOfDirectory(
             atPath: space.folder.appendingPathComponent("out/items").path)
         #expect(saved.sorted() == ["1.json", "2.json", "3.json", "4.json"])
+    }
+
+    /// A listing every shard runs (it captures; each shard fans out its own children), whose
+    /// child failed on one shard only: that shard keeps its cursor back, and the next night
+    /// both shards list from there, so the failed item is fetched. (The cursor was one entry:
+    /// the shard whose children all succeeded moved it past the other's failed item for good.)
+    @Test("a since listing split in shards: a child failed on one shard is fetched the next night")
+    func shardsKeepTheirOwnCursors() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-shards")
+        try await Self.put(
+            (1...8).map { Self.record($0, "0\($0)", name: "n\($0)") }, key: key, on: space)
+        func writeJob(night: String, fail: Int) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}", "size": "20"},
+                     "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                     "capture": {"ids": {"json": "/items/*/id"}}},
+                    {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-\#(night)-{id}", "fail": "\#(fail)"},
+                     "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        // Night 1: shard 0's children succeed; shard 1's fail.
+        try writeJob(night: "1", fail: 0)
+        let first = try await space.run(["--shard", "0/2"], backend: "curl")
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        try writeJob(night: "1b", fail: 1)
+        let second = try await space.run(["--shard", "1/2"], backend: "curl")
+        #expect(second.status == 1, "shard 1 owns some items: \(second.stdout)")
+        // Night 2, nothing failing: every item is saved.
+        try writeJob(night: "2", fail: 0)
+        for shard in ["0/2", "1/2"] {
+            let night = try await space.run(["--shard", shard], backend: "curl")
+            #expect(night.status == 0, "\(shard): \(night.stdout)\(night.stderr)")
+        }
+        let saved = try FileManager.default.contentsOfDirectory(
+            atPath: space.folder.appendingPathComponent("out/items").path)
+        #expect(saved.count == 8, "\(saved.sorted())")
+        // Both shards moved their own entries; a whole-job run takes them in.
+        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
+        let cursors = try String(contentsOf: cursorFile, encoding: .utf8)
+        #expect(cursors.contains(#""sync#shard=1/2":"2026-01-01T00:00:08Z""#), "\(cursors)")
+        let whole = try await space.run(["--dry-run"], backend: "curl")
+        #expect(whole.stdout.contains("since=2026-01-01T00%3A00%3A08Z"), "\(whole.stdout)")
     }
 
     /// The `since` each request of the newest run sent, and the ids the run received.

@@ -19,7 +19,8 @@ extension RunCommand {
         if job.tasks.contains(where: { $0.since != nil }) {
             let url = SinceState.location(outputDir: job.outputDir)
             switch SinceState.load(url) {
-            case .success(let kept): cursors = kept
+            case .success(let kept):
+                cursors = SinceState.view(of: kept, job: job, shard: options.shard)
             case .failure(let problem):
                 console.error(
                     "courier: \(job.name): warning: \(url.relativePath): \(problem.reason); the plan shows every since task from its start value, as the run would"

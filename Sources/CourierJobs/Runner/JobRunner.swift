@@ -143,7 +143,9 @@ final class JobRunner: Sendable {
         // stops before it renders a task.
         since =
             job.tasks.contains { $0.since != nil || $0.window != nil }
-            ? SinceState(outputDir: job.outputDir, tag: temporaries.tag) : nil
+            ? SinceState(
+                outputDir: job.outputDir, tag: temporaries.tag, job: job, shard: options.shard)
+            : nil
         pruning = Pruning(job: job)
         self.job = job
     }

@@ -17,18 +17,41 @@ final class SinceState: Sendable {
     private let pending = Locked<[String: String]>([:])
     private let unreadable: String?
     private let tag: String?
+    /// The run's shard, and the `since` tasks every shard runs, whose cursors it keeps as its
+    /// own (``ShardedCursors``).
+    private let shard: Shard?
+    private let everyShard: Set<String>
 
     /// Where the cursors of the job whose outputs are in `outputDir` are kept.
     static func location(outputDir: String) -> URL {
         CursorFile.location(outputDir: outputDir)
     }
 
-    init(outputDir: String, tag: String?) {
+    /// The `since` tasks of `job` that every shard runs (they capture), and of them those
+    /// whose values can be ordered (a `max` pointer's, not a header's token).
+    static func everyShard(of job: Job) -> (ids: Set<String>, ordered: Set<String>) {
+        let tasks = job.tasks.filter { $0.since != nil && $0.hasCaptures }
+        let ordered = tasks.filter {
+            if case .max? = $0.since?.source { true } else { false }
+        }
+        return (Set(tasks.map(\.id)), Set(ordered.map(\.id)))
+    }
+
+    /// The cursors a run of `job` (on `shard`) starts from, out of the file's entries.
+    static func view(of file: [String: String], job: Job, shard: Shard?) -> [String: String] {
+        let (ids, ordered) = everyShard(of: job)
+        guard !ids.isEmpty else { return file }
+        return ShardedCursors.resolved(file, everyShard: ids, ordered: ordered, shard: shard)
+    }
+
+    init(outputDir: String, tag: String?, job: Job? = nil, shard: Shard? = nil) {
         url = Self.location(outputDir: outputDir)
         self.tag = tag
+        self.shard = shard
+        everyShard = job.map { Self.everyShard(of: $0).ids } ?? []
         switch Self.load(url) {
         case .success(let cursors):
-            kept = cursors
+            kept = job.map { Self.view(of: cursors, job: $0, shard: shard) } ?? cursors
             unreadable = nil
         case .failure(let problem):
             kept = [:]
@@ -97,7 +120,18 @@ final class SinceState: Sendable {
             let lock = try FileLockGuard(folder.appendingPathComponent("since.lock"))
             defer { withExtendedLifetime(lock) {} }
             guard case .success(var cursors) = Self.load(url) else { return }
-            for (id, value) in changes { cursors[id] = value }
+            for (id, value) in changes {
+                guard everyShard.contains(id) else {
+                    cursors[id] = value
+                    continue
+                }
+                if let shard {
+                    cursors[ShardedCursors.key(id, shard: shard)] = value
+                } else {
+                    cursors[id] = value
+                    for key in ShardedCursors.superseded(by: id, in: cursors) { cursors[key] = nil }
+                }
+            }
             let document = StateDocument.bytes([
                 (
                     "cursors",
