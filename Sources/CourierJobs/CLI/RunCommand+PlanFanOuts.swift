@@ -27,12 +27,15 @@ extension RunCommand {
                 }
                 var ok = true
                 if spec.hasCaptures {
-                    // Only a producer the run takes kept values for instead of sending.
-                    ok =
-                        keptInstead(task, capturing: true, job: job, options: options) != nil
-                        && history.okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
+                    // Only a producer the run takes kept values for instead of sending: one
+                    // not chosen (``keptInstead(_:capturing:job:options:)``).
+                    let kept =
+                        ResumePlan.chosen(task.id, options: options)
+                        ? nil
+                        : history.okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
                             KeptCaptures.load(job: job, task: task.id, run: $0)
-                        }.map { ResumePlan.handOn($0, of: spec, to: feed) } == true
+                        }
+                    ok = kept.map { ResumePlan.handOn($0, of: spec, to: feed) } == true
                     // Its fan-outs' children are known now, even should the globs choose none.
                     let names = Set(spec.captures.map(\.name))
                     for (fanOut, other) in job.tasks.enumerated()
