@@ -106,6 +106,12 @@ struct SinceCursorTests {
         let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
         let cursor = (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
         #expect(!cursor.contains("2026-01-01T00:00:04Z"), "the cursor moved: \(cursor)")
+        // The report does not call the night complete: the run says tasks were not listed.
+        let report = try await ReportCompletenessTests.jsonReport([
+            space.logs.appendingPathComponent("e2e").path
+        ])
+        #expect(report["complete"] as? Bool == false, "\(report)")
+        #expect((report["next"] as? String)?.hasSuffix("--resume") == true, "\(report)")
 
         // The next night, with no repair in between, fetches every item.
         let next = try await space.run(backend: "curl")

@@ -72,7 +72,7 @@ struct RunLog: Sendable {
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
         interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil, ignored: Int = 0,
-        checks: [DataCheckVerdict.Failure] = []
+        unlisted: Bool = false, checks: [DataCheckVerdict.Failure] = []
     ) throws {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
@@ -87,6 +87,7 @@ struct RunLog: Sendable {
             ("interrupted", .bool(interrupted)),
         ]
         if let stoppedBy { fields.append(("stoppedBy", .string(stoppedBy))) }
+        if unlisted { fields.append(("tasksUnlisted", .bool(true))) }
         if !checks.isEmpty {
             fields.append(
                 (

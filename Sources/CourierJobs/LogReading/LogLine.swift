@@ -93,6 +93,9 @@ struct LogLine: Sendable {
         var checks: [DataCheckVerdict.Failure] = []
         var exitCode: Int?
         var interrupted = false
+        /// `run.end` `tasksUnlisted`: the run stopped before a fan-out had listed all its
+        /// tasks, so `tasks` counts fewer than did not run.
+        var tasksUnlisted = false
     }
 
     /// The raw values a scanner found, before checks.

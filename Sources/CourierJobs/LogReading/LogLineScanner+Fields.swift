@@ -48,6 +48,7 @@ extension LogLineScanner {
         if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
         if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }
         if key.is("interrupted") { return bool(into: &fields.runFields.interrupted) }
+        if key.is("tasksUnlisted") { return bool(into: &fields.runFields.tasksUnlisted) }
         if key.is("checks") { return checks(into: &fields.runFields.checks) }
         if key.is("replayOf") { return strings(into: &fields.replayOf) }
         if key.is("resumedFrom") { return strings(into: &fields.resumedFrom) }

@@ -90,11 +90,14 @@ struct RunTable {
 
     /// Runs that left tasks unreached: the killed ones, and those a signal or a deadline
     /// stopped before some task started (`run.end` counts fewer tasks ok or failed than the
-    /// run had), whose unreached tasks no line names.
+    /// run had, or says a fan-out had not listed all its tasks), whose unreached tasks no
+    /// line names.
     var unfinished: [Row] {
         rows.filter { row in
             guard let end = row.end else { return true }
-            guard end.interrupted, let total = end.total else { return false }
+            guard end.interrupted else { return false }
+            if end.tasksUnlisted { return true }
+            guard let total = end.total else { return false }
             return total - (end.ok ?? 0) - (end.failed ?? 0) > 0
         }
     }

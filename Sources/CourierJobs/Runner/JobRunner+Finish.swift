@@ -191,7 +191,7 @@ extension JobRunner {
             failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
             interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
-            ignored: summary.ignored, checks: summary.checkFailures)
+            ignored: summary.ignored, unlisted: summary.unlisted, checks: summary.checkFailures)
         summary.logFailure = summary.logFailure ?? begun.log.failure
         return summary
     }
