@@ -163,4 +163,42 @@ struct DeadlineTests {
         #expect(
             result.stderr.contains("deadline: expected seconds greater than 0"), "\(result.stderr)")
     }
+
+    /// A deadline that comes while a listing's children are under way, before the fan-out has
+    /// handed out the rest: the run is a cut one (exit 143, the repair named), and the records
+    /// file the children write is held back, as after a signal. (A trial's run exited 0, said
+    /// not interrupted, and wrote a records file with half the items new and the rest missing.)
+    @Test("a deadline before a fan-out listed its tasks cuts the run and holds its records")
+    func deadlineBeforeTheFanOutListed() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("deadline-fan")
+        let gate = FixtureServer.uniqueKey("deadline-gate")
+        try await SinceCursorTests.put(
+            (1...4).map { SinceCursorTests.record($0, "0\($0)", name: "n\($0)") }, key: key,
+            on: space)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/store/items", "query": {"key": "\#(key)", "size": "10"},
+                 "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/slow", "query": {"key": "\#(key)", "id": "{id}", "ms": "0", "hold_until": "\#(gate)"},
+                 "foreach": {"id": {"capture": "ids"}},
+                 "records": {"from": "", "to": "records/items.jsonl", "write": "merge", "key": "/slept"}}
+                """#, extra: #""concurrency": 2,"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1h",
+                "--deadline", "1s",
+            ], directory: space.folder)
+        // The two children the server holds keep the run going past its deadline.
+        try await running.waitForStandardError(containing: "was reached", seconds: 120)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)"))
+        let (status, output) = await running.wait(seconds: 120)
+        #expect(status == 143, "\(output)")
+        #expect(output.contains("the tasks not yet listed not run"), "\(output)")
+        #expect(output.contains("to repair: courier run"), "\(output)")
+        let records = space.folder.appendingPathComponent("out/records/items.jsonl")
+        #expect(!FileManager.default.fileExists(atPath: records.path), "\(output)")
+        #expect(try space.logLines().last?["tasksUnlisted"] as? Bool == true)
+    }
 }

@@ -247,6 +247,12 @@ extension JobRunner {
         // nothing: each file is held only if a task writing it failed, as without a signal.
         if let signal = begun.signals.signal, !everyTaskEnded {
             ledger.interrupted("the run was interrupted (signal \(signal)) before every task ran")
+        } else if case .deadline(let seconds) = begun.stop.cause, !everyTaskEnded {
+            // A deadline that came before a fan-out had listed its tasks (a trial's records
+            // file was written with half the items new and the rest missing).
+            ledger.interrupted(
+                "the run reached its deadline (\(DurationText.short(seconds))) before every task ran"
+            )
         } else if underway.vanished.withLock({ $0 }) {
             ledger.interrupted("the run stopped when its log was deleted")
         }
@@ -275,7 +281,12 @@ extension JobRunner {
         // A deadline that cut nothing (every task had started and ended within the grace
         // period) does not make the run an interrupted one: cron and healthchecks see 0 or 1.
         var cause = begun.stop.cause
-        if case .deadline = cause, counts.done == total, !begun.stop.cutInFlight { cause = nil }
+        // Not when a fan-out had tasks still to list: they were cut though none was counted.
+        if case .deadline = cause, counts.done == total, !begun.stop.cutInFlight,
+            !unlisted.withLock({ $0 })
+        {
+            cause = nil
+        }
         // Tasks an interrupted run never started are neither ok nor failed.
         let notRun = cause == nil ? total - counts.done : 0
         var summary = RunSummary(
