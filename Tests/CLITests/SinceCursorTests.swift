@@ -101,7 +101,7 @@ struct SinceCursorTests {
         let (status, output) = await running.wait(seconds: 120)
         #expect(status == 143, "\(output)")
         #expect(output.contains("3 tasks, 3 ok"), "\(output)")
-        #expect(output.contains("the tasks not yet listed not run"), "\(output)")
+        #expect(output.contains("more tasks not started (those fed by captures)"), "\(output)")
         #expect(output.contains("to repair: courier run"), "\(output)")
         let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
         let cursor = (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""

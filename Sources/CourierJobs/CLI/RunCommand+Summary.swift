@@ -171,9 +171,9 @@ extension RunCommand {
         let notRun = summary.total - summary.ok - summary.failed
         if summary.interruptedBy != nil, notRun > 0 {
             text += ", \(notRun) not run"
-            if summary.unlisted { text += " (and the tasks not yet listed)" }
+            if summary.unlisted { text += ", and more not started (those fed by captures)" }
         } else if summary.unlisted {
-            text += ", the tasks not yet listed not run"
+            text += ", more tasks not started (those fed by captures)"
         }
         if let seconds = summary.deadlineReached {
             text += ", stopped at its deadline (\(DurationText.short(seconds)))"
