@@ -157,6 +157,7 @@ struct KeptCapturesTests {
         let none = try await space.run(["--task", "item-9"], backend: "curl")
         #expect(nonePlan.status == 2 && none.status == 2, "\(nonePlan.stdout)\(none.stderr)")
         #expect(nonePlan.stderr.contains("--task item-9: no task"), "\(nonePlan.stderr)")
+        #expect(none.stderr.contains("the values captured by the last run"), "\(none.stderr)")
     }
 
     @Test("without its kept file, or with one of another run, the listing is fetched again")

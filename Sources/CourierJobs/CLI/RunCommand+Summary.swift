@@ -61,9 +61,20 @@ extension RunCommand {
     }
 
     /// Says that `--task GLOB` matches no task of the job.
+    /// A glob a fan-out's ids could match is told where those ids came from: the values its
+    /// producer captured, in this run or kept from the run that last sent it (a trial looked
+    /// for an item an earlier night had listed, and read that the job had no such task).
     static func noMatch(_ glob: String, job: Job, console: Console) {
+        let file = ShellWord.quoted(job.file.relativePath)
+        let fanOuts = job.tasks.filter {
+            $0.captureSource != nil && ReplaySelection.mayChoose($0, globs: [glob])
+        }
+        let why =
+            fanOuts.isEmpty
+            ? "(`courier run \(file) --dry-run` lists them)"
+            : "(the ids of \(fanOuts.map(\.id).joined(separator: ", ")) are the values captured by the last run that sent \(fanOuts.count == 1 ? "its producer" : "their producers"); `courier run \(file) --dry-run --task \(ShellWord.quoted(glob))` lists them)"
         console.error(
-            "courier: \(job.name): --task \(glob): no task of the job has a matching id (`courier run \(ShellWord.quoted(job.file.relativePath)) --dry-run` lists them)"
+            "courier: \(job.name): --task \(glob): no task of the job has a matching id \(why)"
                 .showingControlCharacters)
     }
 
