@@ -160,6 +160,32 @@ struct KeptCapturesTests {
         #expect(none.stderr.contains("the values captured by the last run"), "\(none.stderr)")
     }
 
+    /// A done task that `run --task` chose and that fails now is not done: the run asked for
+    /// it again, and its repair sends it. (A trial's refetch failed, the summary said "the
+    /// job's history: every task done", and `--resume` had nothing to send.)
+    @Test("a task run --task chose again and that failed is not done; --resume sends it")
+    func chosenTaskThatFailsIsNotDone() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "chosen-\(UUID().uuidString)"
+        try space.writeJob(tasks: Self.tasks(key: key), extra: Self.extra)
+        _ = try await space.run(backend: "curl")
+        let repaired = try await space.run(["--resume"], backend: "curl")
+        #expect(repaired.stdout.contains("every task done"), "\(repaired.stdout)")
+        // The children's third request fails: the refetch of two of them.
+        try space.writeJob(
+            tasks: Self.tasks(key: key).replacingOccurrences(
+                of: #""fail": "1""#, with: #""fail": "3""#), extra: Self.extra)
+        let chosen = try await space.run(["--task", "item-[12]"], backend: "curl")
+        #expect(chosen.status == 1, "\(chosen.stdout)")
+        #expect(chosen.stdout.contains("2 tasks not done"), "\(chosen.stdout)")
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("resume: 2 tasks to send"), "\(plan.stdout)")
+        let again = try await space.run(["--resume"], backend: "curl")
+        #expect(again.stdout.contains("0 failed, 2 requests"), "\(again.stdout)")
+        #expect(again.stdout.contains("every task done"), "\(again.stdout)")
+    }
+
     @Test("without its kept file, or with one of another run, the listing is fetched again")
     func fallsBackToSending() async throws {
         let space = try JobWorkspace()

@@ -56,6 +56,8 @@ struct LogLine: Sendable {
     /// `run.start`: the runs this one replays or resumes.
     var replayOf: [String] = []
     var resumedFrom: [String] = []
+    /// `run.start` of `run --task`: the ids and globs it chose.
+    var only: [String] = []
     var backend: String?
     /// `run.start` of a replay: `job` when its tasks were rebuilt from the job file (`--job`),
     /// `log` when it re-sent the logged requests alone.
@@ -114,6 +116,7 @@ struct LogLine: Sendable {
         var errorKind, errorMessage: String?
         var replayOf: [String] = []
         var resumedFrom: [String] = []
+        var only: [String] = []
         var notModified = false
         var replayFrom: String?
         var renewal = false
@@ -170,6 +173,7 @@ struct LogLine: Sendable {
         notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom
+        only = fields.only
         backend = fields.backend
         replayFrom = fields.replayFrom
         renewal = fields.renewal

@@ -52,6 +52,7 @@ extension LogLineScanner {
         if key.is("checks") { return checks(into: &fields.runFields.checks) }
         if key.is("replayOf") { return strings(into: &fields.replayOf) }
         if key.is("resumedFrom") { return strings(into: &fields.resumedFrom) }
+        if key.is("only") { return strings(into: &fields.only) }
         return skipValue()
     }
 

@@ -42,6 +42,9 @@ struct TaskHistory {
     /// Runs that complete earlier ones (``JobHistory/RunStart/completesEarlier``): their
     /// failures leave done tasks done.
     private(set) var completingRuns: Set<String> = []
+    /// The globs each `run --task` chose (`only`): a task it chose that fails is not done,
+    /// however an earlier run did it.
+    private var chosen: [String: [String]] = [:]
     /// Skips whose id is still a template (`c{id}`: the parent failed before its values
     /// came), as globs, with their keys in `finals`. A later run's line for any task the
     /// template covers means the children were reached, and the skip no longer stands.
@@ -85,6 +88,7 @@ struct TaskHistory {
             if !runs.contains(line.run) { runs.append(line.run) }
             if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
             if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
+            if !line.only.isEmpty { chosen[line.run] = line.only }
             return
         }
         // Every write counts, a log-only replay's too: what it sent, it sent.
@@ -118,8 +122,13 @@ struct TaskHistory {
             if !keepRunsOf.isEmpty, keepRunsOf.contains(where: { fnmatch($0, task, 0) == 0 }) {
                 okRuns[key] = line.run
             }
-        } else if done.contains(key), completingRuns.contains(line.run) {
-            // Sent again by a run that completes the one that did it: it stays done.
+        } else if done.contains(key), completingRuns.contains(line.run),
+            !(chosen[line.run] ?? []).contains(where: { fnmatch($0, task, 0) == 0 })
+        {
+            // Sent again by a run that completes the one that did it, for what it captures
+            // (a login): it stays done. One a `run --task` chose was asked for again, and its
+            // failure is what the history says of it (a trial's refetch failed, and the
+            // history still said every task done: no repair would send it).
             return
         } else {
             // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
