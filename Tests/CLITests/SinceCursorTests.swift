@@ -61,11 +61,45 @@ struct SinceCursorTests {
         }
         let night = try await space.run(backend: "curl")
         #expect(night.status == 1, "\(night.stdout)")
-        #expect(!cursor().contains("2026-01-01T00:00:02Z"), "the cursor moved: \(cursor())")
+        #expect(
+            !cursor().contains(#""sync":"2026-01-01T00:00:02Z""#), "the cursor moved: \(cursor())")
         let next = try await space.run(backend: "curl")
         #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
         #expect(next.stdout.contains("3 tasks, 3 ok"), "both items fetched again: \(next.stdout)")
         #expect(cursor().contains("2026-01-01T00:00:02Z"), "\(cursor())")
+    }
+
+    /// A night whose detail request failed withholds the listing's cursor; the `--resume`
+    /// that repairs it moves the cursor to what the night listed, so the night after fetches
+    /// only what changed since (a trial's next night fetched the repaired night's items again).
+    @Test("a resume that completes a since listing's night moves its cursor to the night's")
+    func resumeRedeemsTheWithheldCursor() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-redeem")
+        try await Self.put(
+            [Self.record(1, "01", name: "a"), Self.record(2, "02", name: "b")], key: key, on: space)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                 "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "1"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
+        func cursor() -> String {
+            (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
+        }
+        #expect(try await space.run(backend: "curl").status == 1)
+        #expect(cursor().contains("#repair="), "\(cursor())")
+        let repaired = try await space.run(["--resume"], backend: "curl")
+        #expect(repaired.stdout.contains("every task done"), "\(repaired.stdout)")
+        #expect(cursor().contains(#""sync":"2026-01-01T00:00:02Z""#), "\(cursor())")
+        #expect(!cursor().contains("#repair="), "\(cursor())")
+        let next = try await space.run(backend: "curl")
+        #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
+        #expect(next.stdout.contains("1 task, 1 ok"), "only the listing: \(next.stdout)")
     }
 
     /// A SIGTERM after the listing ended, while its first items' detail requests are in
@@ -105,7 +139,7 @@ struct SinceCursorTests {
         #expect(output.contains("to repair: courier run"), "\(output)")
         let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
         let cursor = (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
-        #expect(!cursor.contains("2026-01-01T00:00:04Z"), "the cursor moved: \(cursor)")
+        #expect(!cursor.contains(#""sync":"2026-01-01T00:00:04Z""#), "the cursor moved: \(cursor)")
         // The report does not call the night complete: the run says tasks were not listed.
         let report = try await ReportCompletenessTests.jsonReport([
             space.logs.appendingPathComponent("e2e").path

@@ -104,8 +104,9 @@ extension JobRunner {
                     && finishing.progress.everyCountedTaskEnded)
         case .cursors:
             do {
-                since?.withhold(cursorsFeedingFailures())
-                try since?.flush()
+                let blocked = cursorsFeedingFailures()
+                since?.withhold(blocked)
+                try since?.flush(run: begun.runID, redeeming: redeemable(begun, blocked))
             } catch {
                 console.error("courier: cannot keep the since cursors: \(error)")
             }
@@ -328,6 +329,19 @@ extension JobRunner {
         }.filter { !dependents(of: $0).isDisjoint(with: failed) }
         let globs = blocked.map { ReplaySelection.glob(job.tasks[$0].id) }
         return { id in globs.contains { fnmatch($0, id, 0) == 0 } }
+    }
+
+    /// The `since` tasks whose kept values stood in for them in a whole-job resume that ran
+    /// to its end, with nothing they fed failed or unrun: the run that kept them, by id. A
+    /// value that run withheld for them may now be their cursor (``RepairCursors``). Not in
+    /// a `--task` run or on a shard, which leave tasks out.
+    private func redeemable(_ begun: Begun, _ blocked: (String) -> Bool) -> [String: String] {
+        guard options.resume != nil, options.only.isEmpty, options.shard == nil,
+            case .job = source, begun.stop.cause == nil
+        else { return [:] }
+        return keptFrom.withLock { $0 }.filter { id, _ in
+            !blocked(id) && job.tasks.contains { $0.id == id && $0.since != nil }
+        }
     }
 
     /// The specs that take what `spec` captures, directly or through another capture.

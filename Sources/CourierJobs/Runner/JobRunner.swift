@@ -93,6 +93,8 @@ final class JobRunner: Sendable {
     /// Whether the run ended (stopped) before a fan-out had handed out all its tasks: the
     /// summary cannot count those, and names the repair.
     let unlisted = Locked(false)
+    /// The capturing tasks whose kept values stood in for them, by id: the run that kept them.
+    let keptFrom = Locked<[String: String]>([:])
     /// What each host asked for (a `Retry-After` pause, a quota, a rate after 429s), shared
     /// by every task of the run; `nil` with `"hostThrottle": false`.
     let hosts: HostThrottles?

@@ -40,6 +40,7 @@ extension JobRunner {
                 return false
             }
         }
+        keptFrom.withLock { $0[id] = run }
         return true
     }
 }

@@ -21,6 +21,10 @@ final class SinceState: Sendable {
     /// own (``ShardedCursors``).
     private let shard: Shard?
     private let everyShard: Set<String>
+    /// The `since` tasks' ids (not the windows'), and the values this whole-job run withheld
+    /// for them (``RepairCursors``).
+    private let sinceIDs: Set<String>
+    private let withheld = Locked<[String: String]>([:])
 
     /// Where the cursors of the job whose outputs are in `outputDir` are kept.
     static func location(outputDir: String) -> URL {
@@ -39,6 +43,7 @@ final class SinceState: Sendable {
 
     /// The cursors a run of `job` (on `shard`) starts from, out of the file's entries.
     static func view(of file: [String: String], job: Job, shard: Shard?) -> [String: String] {
+        let file = file.filter { !RepairCursors.isRepairKey($0.key) }
         let (ids, ordered) = everyShard(of: job)
         guard !ids.isEmpty else { return file }
         return ShardedCursors.resolved(file, everyShard: ids, ordered: ordered, shard: shard)
@@ -49,6 +54,7 @@ final class SinceState: Sendable {
         self.tag = tag
         self.shard = shard
         everyShard = job.map { Self.everyShard(of: $0).ids } ?? []
+        sinceIDs = Set(job?.tasks.filter { $0.since != nil }.map(\.id) ?? [])
         switch Self.load(url) {
         case .success(let cursors):
             kept = job.map { Self.view(of: cursors, job: $0, shard: shard) } ?? cursors
@@ -103,24 +109,54 @@ final class SinceState: Sendable {
     /// Keeps the cursors of the tasks `blocked` says from moving in this run: what their
     /// values fed failed, and the next run must fetch those items again.
     func withhold(_ blocked: (String) -> Bool) {
-        pending.withLock { pending in pending = pending.filter { !blocked($0.key) } }
+        let held = pending.withLock { pending in
+            let held = pending.filter { blocked($0.key) }
+            pending = pending.filter { !blocked($0.key) }
+            return held
+        }
+        // A whole-job run keeps what it withheld, for a resume that completes the night.
+        if shard == nil {
+            withheld.withLock { withheld in
+                for (id, value) in held where sinceIDs.contains(id) { withheld[id] = value }
+            }
+        }
         moved.withLock { moved in moved = moved.filter { !blocked($0.key) } }
     }
 
-    /// Writes the recorded cursors into the file (merged with what it holds now).
-    func flush() throws {
+    /// Writes the recorded cursors into the file (merged with what it holds now), with the
+    /// values withheld by run `run` (``RepairCursors``); `redeeming`: the `since` tasks whose
+    /// kept values, from the given run, stood in for them in a whole-job resume in which
+    /// every task they fed ended done: a value that run withheld becomes their cursor.
+    func flush(run: String = "", redeeming: [String: String] = [:]) throws {
         let changes = pending.withLock { changes in
             defer { changes = [:] }
             return changes
         }
-        guard !changes.isEmpty, unreadable == nil else { return }
+        let held = withheld.withLock { $0 }
+        guard !changes.isEmpty || !held.isEmpty || !redeeming.isEmpty, unreadable == nil else {
+            return
+        }
         do {
             let folder = url.deletingLastPathComponent()
             try FileSystem.makeOwnFolder(folder)
             let lock = try FileLockGuard(folder.appendingPathComponent("since.lock"))
             defer { withExtendedLifetime(lock) {} }
             guard case .success(var cursors) = Self.load(url) else { return }
+            var redeemed = false
+            for (id, sourceRun) in redeeming where changes[id] == nil && held[id] == nil {
+                guard let value = cursors[RepairCursors.key(id, run: sourceRun)] else { continue }
+                RepairCursors.drop(id, in: &cursors)
+                cursors[id] = value
+                moved.withLock { $0[id] = value }
+                redeemed = true
+            }
+            guard redeemed || !changes.isEmpty || !held.isEmpty else { return }
+            for (id, value) in held {
+                RepairCursors.drop(id, in: &cursors)
+                cursors[RepairCursors.key(id, run: run)] = value
+            }
             for (id, value) in changes {
+                RepairCursors.drop(id, in: &cursors)
                 guard everyShard.contains(id) else {
                     cursors[id] = value
                     continue
@@ -139,6 +175,7 @@ final class SinceState: Sendable {
                 )
             ])
             try OutputFile.write(Data(document), to: url, tag: tag)
+            withheld.withLock { $0 = [:] }
         } catch {
             pending.withLock { pending in
                 for (id, value) in changes where pending[id] == nil { pending[id] = value }
