@@ -37,6 +37,19 @@ struct SinceCursorTests {
                 """#)
     }
 
+    /// A `since` listing of the store whose ids feed a detail request each, which fails its
+    /// first try (the job tries once).
+    static func writeChildrenJob(_ space: JobWorkspace, key: String) throws {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
+                 "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "1"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+    }
+
     /// A listing whose ids feed a detail request each: when a detail request fails, the
     /// listing's cursor stays, and the next plain run fetches that item again (a trial's
     /// cursor moved past it, and no later night or repair ever fetched it).
@@ -47,18 +60,8 @@ struct SinceCursorTests {
         let key = FixtureServer.uniqueKey("since-children")
         try await Self.put(
             [Self.record(1, "01", name: "a"), Self.record(2, "02", name: "b")], key: key, on: space)
-        try space.writeJob(
-            tasks: #"""
-                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
-                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
-                 "capture": {"ids": {"json": "/items/*/id"}}},
-                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "1"},
-                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
-                """#, extra: #""retry": {"maxAttempts": 1},"#)
-        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
-        func cursor() -> String {
-            (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
-        }
+        try Self.writeChildrenJob(space, key: key)
+        func cursor() -> String { Self.cursorFile(space) ?? "" }
         let night = try await space.run(backend: "curl")
         #expect(night.status == 1, "\(night.stdout)")
         #expect(
@@ -79,18 +82,8 @@ struct SinceCursorTests {
         let key = FixtureServer.uniqueKey("since-redeem")
         try await Self.put(
             [Self.record(1, "01", name: "a"), Self.record(2, "02", name: "b")], key: key, on: space)
-        try space.writeJob(
-            tasks: #"""
-                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
-                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
-                 "capture": {"ids": {"json": "/items/*/id"}}},
-                {"id": "item-{id}", "path": "/flaky", "query": {"key": "\#(key)-{id}", "fail": "1"},
-                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
-                """#, extra: #""retry": {"maxAttempts": 1},"#)
-        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
-        func cursor() -> String {
-            (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
-        }
+        try Self.writeChildrenJob(space, key: key)
+        func cursor() -> String { Self.cursorFile(space) ?? "" }
         #expect(try await space.run(backend: "curl").status == 1)
         #expect(cursor().contains("#repair="), "\(cursor())")
         let repaired = try await space.run(["--resume"], backend: "curl")
@@ -137,8 +130,7 @@ struct SinceCursorTests {
         #expect(output.contains("3 tasks, 3 ok"), "\(output)")
         #expect(output.contains("more tasks not started (those fed by captures)"), "\(output)")
         #expect(output.contains("to repair: courier run"), "\(output)")
-        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
-        let cursor = (try? String(contentsOf: cursorFile, encoding: .utf8)) ?? ""
+        let cursor = Self.cursorFile(space) ?? ""
         #expect(!cursor.contains(#""sync":"2026-01-01T00:00:04Z""#), "the cursor moved: \(cursor)")
         // The report does not call the night complete: the run says tasks were not listed.
         let report = try await ReportCompletenessTests.jsonReport([
@@ -194,8 +186,7 @@ struct SinceCursorTests {
             atPath: space.folder.appendingPathComponent("out/items").path)
         #expect(saved.count == 8, "\(saved.sorted())")
         // Both shards moved their own entries; a whole-job run takes them in.
-        let cursorFile = space.folder.appendingPathComponent("out/.courier/since")
-        let cursors = try String(contentsOf: cursorFile, encoding: .utf8)
+        let cursors = try #require(Self.cursorFile(space))
         #expect(cursors.contains(#""sync#shard=1/2":"2026-01-01T00:00:08Z""#), "\(cursors)")
         let whole = try await space.run(["--dry-run"], backend: "curl")
         #expect(whole.stdout.contains("since=2026-01-01T00%3A00%3A08Z"), "\(whole.stdout)")

@@ -252,21 +252,42 @@ enum ResumePlan {
     static func tasksWithKeptCaptures(
         _ job: Job, wanted: Set<String>, okRuns: [UInt64: String], redactor: Redactor
     ) -> [String: ExpandedTask] {
+        var found: [String: ExpandedTask] = [:]
+        guard !wanted.isEmpty else { return found }
+        walkWithKeptCaptures(job, okRuns: okRuns, redactor: redactor) { task, _ in
+            if wanted.contains(task.id) { found[task.id] = task }
+            return found.count < wanted.count
+        }
+        return found
+    }
+
+    /// Walks the job's tasks as a run finds them, through a feed of its own: each capturing
+    /// task that `useKept` allows hands on the values its run kept (``KeptCaptures``, the run
+    /// of its `ok` in `okRuns`), so the fan-out children they make are found; one with none
+    /// is taken as failed, and its children are not. `visit` sees each task, with whether it
+    /// handed kept values on, and returns `false` to stop.
+    static func walkWithKeptCaptures(
+        _ job: Job, okRuns: [UInt64: String], redactor: Redactor,
+        useKept: (ExpandedTask) -> Bool = { _ in true },
+        visit: (ExpandedTask, _ handedOn: Bool) -> Bool
+    ) {
         let feed = TaskFeed(job: job, cursors: [:], redactor: redactor)
         defer { feed.close() }
-        var found: [String: ExpandedTask] = [:]
-        loop: while found.count < wanted.count {
+        loop: while true {
             switch feed.next() {
             case .task(let task):
-                if wanted.contains(task.id) { found[task.id] = task }
-                var ok = true
-                if let spec = task.spec(in: job), spec.hasCaptures {
-                    let kept = okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
+                var handedOn = false
+                let capturing = task.spec(in: job)?.hasCaptures == true
+                if capturing, let spec = task.spec(in: job), useKept(task),
+                    let kept = okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap({
                         KeptCaptures.load(job: job, task: task.id, run: $0)
-                    }
-                    ok = kept.map { handOn($0, of: spec, to: feed) } ?? false
+                    })
+                {
+                    handedOn = handOn(kept, of: spec, to: feed)
                 }
-                feed.finished(task.specIndex, ok: ok, id: task.id)
+                let going = visit(task, handedOn)
+                feed.finished(task.specIndex, ok: !capturing || handedOn, id: task.id)
+                if !going { break loop }
             case .skipped(let skipped):
                 feed.finished(skipped.spec, ok: false, id: skipped.id)
             case .failure(_, let spec, let id):
@@ -275,7 +296,6 @@ enum ResumePlan {
                 break loop
             }
         }
-        return found
     }
 
     /// The tasks that capture which a `replay --job` sends though it did not choose them

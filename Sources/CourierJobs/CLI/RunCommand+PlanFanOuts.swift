@@ -15,47 +15,28 @@ extension RunCommand {
         guard !options.only.isEmpty, let history = options.history,
             job.tasks.contains(where: { $0.captureSource != nil })
         else { return [:] }
-        let feed = TaskFeed(job: job, cursors: [:], redactor: redactor)
-        defer { feed.close() }
         var children: [Int: [ExpandedTask]] = [:]
-        loop: while true {
-            switch feed.next() {
-            case .task(let task):
-                guard let index = task.specIndex, let spec = task.spec(in: job) else {
-                    feed.finished(task.specIndex, ok: false, id: task.id)
-                    continue
+        // Only a producer the run takes kept values for instead of sending: one not chosen
+        // (``keptInstead(_:capturing:job:options:)``).
+        ResumePlan.walkWithKeptCaptures(
+            job, okRuns: history.okRuns, redactor: redactor,
+            useKept: { !ResumePlan.chosen($0.id, options: options) }
+        ) { task, handedOn in
+            guard let index = task.specIndex, let spec = task.spec(in: job) else { return true }
+            if handedOn {
+                // Its fan-outs' children are known now, even should the globs choose none.
+                let names = Set(spec.captures.map(\.name))
+                for (fanOut, other) in job.tasks.enumerated()
+                where other.captureSource.map({ names.contains($0.capture) }) == true {
+                    children[fanOut, default: []] += []
                 }
-                var ok = true
-                if spec.hasCaptures {
-                    // Only a producer the run takes kept values for instead of sending: one
-                    // not chosen (``keptInstead(_:capturing:job:options:)``).
-                    let kept =
-                        ResumePlan.chosen(task.id, options: options)
-                        ? nil
-                        : history.okRuns[FNV1a.taskKey(job: job.name, task: task.id)].flatMap {
-                            KeptCaptures.load(job: job, task: task.id, run: $0)
-                        }
-                    ok = kept.map { ResumePlan.handOn($0, of: spec, to: feed) } == true
-                    // Its fan-outs' children are known now, even should the globs choose none.
-                    let names = Set(spec.captures.map(\.name))
-                    for (fanOut, other) in job.tasks.enumerated()
-                    where ok && other.captureSource.map({ names.contains($0.capture) }) == true {
-                        children[fanOut, default: []] += []
-                    }
-                }
-                if spec.captureSource != nil, ResumePlan.chosen(task.id, options: options),
-                    options.shard?.runs(taskID: task.id, capturing: spec.hasCaptures) ?? true
-                {
-                    children[index, default: []].append(task)
-                }
-                feed.finished(index, ok: ok, id: task.id)
-            case .skipped(let skipped):
-                feed.finished(skipped.spec, ok: false, id: skipped.id)
-            case .failure(_, let spec, let id):
-                feed.finished(spec, ok: false, id: id)
-            case .wait, .end:
-                break loop
             }
+            if spec.captureSource != nil, ResumePlan.chosen(task.id, options: options),
+                options.shard?.runs(taskID: task.id, capturing: spec.hasCaptures) ?? true
+            {
+                children[index, default: []].append(task)
+            }
+            return true
         }
         return children
     }
