@@ -147,6 +147,7 @@ final class SinceState: Sendable {
                 guard let value = cursors[RepairCursors.key(id, run: sourceRun)] else { continue }
                 RepairCursors.drop(id, in: &cursors)
                 cursors[id] = value
+                for key in ShardedCursors.superseded(by: id, in: cursors) { cursors[key] = nil }
                 moved.withLock { $0[id] = value }
                 redeemed = true
             }
