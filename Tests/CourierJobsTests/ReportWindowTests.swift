@@ -80,6 +80,38 @@ struct ReportWindowTests {
         #expect(table.continuation(of: table.rows[2]) == nil)
     }
 
+    /// A night cut by its deadline, then a plain night that fetched everything: the cut run
+    /// is behind the job's current history, and the job is complete (a trial's report named
+    /// it as unfinished for ever after, a resume notwithstanding).
+    @Test("a cut run before the latest plain run leaves the job complete")
+    func cutRunBehindTheHistory() {
+        var report = RunReport(job: "j")
+        func add(_ event: String, run: String, current: Bool, _ fields: LogLine.RunFields? = nil) {
+            let text =
+                #"{"event":"\#(event)","ts":"2026-11-20T02:00:00.000Z","run":"\#(run)","job":"j"}"#
+            var line = LogLine(bytes: Array(text.utf8)[...])!
+            line.runFields = fields ?? LogLine.RunFields()
+            report.add(line, file: "logs/j/\(run).jsonl", current: current)
+        }
+        var cut = LogLine.RunFields()
+        (cut.interrupted, cut.tasksUnlisted, cut.total, cut.ok, cut.failed) = (true, true, 3, 3, 0)
+        add("run.start", run: "cut", current: false)
+        add("run.end", run: "cut", current: false, cut)
+        #expect(ReportText.Repair(report).killed.isEmpty)
+        var whole = LogLine.RunFields()
+        (whole.total, whole.ok, whole.failed) = (5, 5, 0)
+        add("run.start", run: "night", current: true)
+        add("run.end", run: "night", current: true, whole)
+        #expect(ReportText.Repair(report).killed.isEmpty)
+        #expect(report.runTable.unfinished.map(\.run) == ["cut"], "still told in its row")
+        // The same cut run in the current history is unfinished.
+        var again = RunReport(job: "j")
+        swap(&report, &again)
+        add("run.start", run: "cut", current: true)
+        add("run.end", run: "cut", current: true, cut)
+        #expect(ReportText.Repair(report).killed == ["cut"])
+    }
+
     static func line(_ event: String, fields: LogLine.RunFields? = nil) -> LogLine {
         let text =
             #"{"event":"\#(event)","ts":"2026-11-20T02:00:00.000Z","run":"r1","job":"j"}"#

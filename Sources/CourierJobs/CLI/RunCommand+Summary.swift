@@ -72,7 +72,7 @@ extension RunCommand {
         let why =
             fanOuts.isEmpty
             ? "(`courier run \(file) --dry-run` lists them)"
-            : "(the ids of \(fanOuts.map(\.id).joined(separator: ", ")) are the values captured by the last run that sent \(fanOuts.count == 1 ? "its producer" : "their producers"); `courier run \(file) --dry-run --task \(ShellWord.quoted(glob))` lists them)"
+            : "(the ids of \(fanOuts.map(\.id).joined(separator: ", ")) are the values captured by the last run that sent \(fanOuts.count == 1 ? "its producer" : "their producers"); `courier run \(file) --dry-run --task \(ShellWord.quoted(ReplaySelection.glob(fanOuts[0].id)))` lists them)"
         console.error(
             "courier: \(job.name): --task \(glob): no task of the job has a matching id \(why)"
                 .showingControlCharacters)

@@ -114,7 +114,7 @@ final class ReplaySelection: Sendable {
         if let shard {
             ids = ids.filter { runs($0, on: shard, in: job) }
             globs = globs.filter {
-                $0.contains { "*?[\\".contains($0) } || runs($0, on: shard, in: job)
+                isPattern($0) || runs($0, on: shard, in: job)
             }
         }
         return Set(
@@ -290,10 +290,15 @@ final class ReplaySelection: Sendable {
     func settleElsewhere(on shard: Shard, in job: Job) {
         let elsewhere = patterns.indices.filter { index in
             let glob = patterns[index].glob
-            return !glob.contains { "*?[\\".contains($0) } && !Self.runs(glob, on: shard, in: job)
+            return !Self.isPattern(glob) && !Self.runs(glob, on: shard, in: job)
         }
         guard !elsewhere.isEmpty else { return }
         matched.withLock { $0.patterns.formUnion(elsewhere) }
+    }
+
+    /// Whether `glob`, given on the command line, is a pattern, not one task's id.
+    static func isPattern(_ glob: String) -> Bool {
+        glob.contains { "*?[\\".contains($0) }
     }
 
     /// `user-{id}` as `user-*`, the glob characters of the id escaped.

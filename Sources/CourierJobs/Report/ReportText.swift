@@ -56,8 +56,10 @@ enum ReportText {
         init(_ report: RunReport) {
             notDone = report.outcomes.failed + report.outcomes.skipped
             heldWrites = WriteRule.heldOnRepair(report.history)
+            // Of the current history only: a run cut before the latest plain run is behind it
+            // (a trial's report named a cut night as unfinished for ever after).
             let unfinished = report.runTable.unfinished.filter {
-                report.runTable.continuation(of: $0) == nil
+                report.currentRuns.contains($0.run) && report.runTable.continuation(of: $0) == nil
             }
             killed = unfinished.map(\.run)
             stoppedOnly = unfinished.allSatisfy { $0.state != .killed }

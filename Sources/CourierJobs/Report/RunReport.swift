@@ -75,13 +75,20 @@ struct RunReport {
     /// - Parameter current: whether the line's log is in its job's current history
     ///   (``JobHistory/currentLogs(among:)``): only those decide the per-task figures, as they
     ///   decide what `--resume` sends; every log's requests count.
+    /// The runs of the job's current history: only their unfinished ones leave the job
+    /// not complete (a later plain run started the history afresh).
+    private(set) var currentRuns: Set<String> = []
+
     mutating func add(_ line: LogLine, file: String = "", current: Bool = true) {
         runTable.add(line, file: file)
         switch line.event {
         case "run.start":
             if !runs.contains(line.run) { runs.append(line.run) }
             if let backend = line.backend { backends.insert(backend) }
-            if current { history.add(line) }
+            if current {
+                history.add(line)
+                currentRuns.insert(line.run)
+            }
         case "request":
             addRequest(line)
             if current { addTaskLine(line) }

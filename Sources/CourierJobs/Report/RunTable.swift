@@ -107,13 +107,19 @@ struct RunTable {
     /// shard's runs only (a trial saw shard 0's resume credited with shard 1's killed run, and
     /// another a replay of an earlier night's run credited with the killed one).
     func continuation(of row: Row) -> Row? {
-        let file = Substring(row.file).split(separator: "/").last.map(String.init) ?? row.file
+        let file = Self.fileName(row.file)
         return rows.first {
             $0.start > row.start && ($0.kind == "resume" || $0.kind == "replay")
                 && ($0.goesOnFrom.contains(row.run) || $0.goesOnFrom.contains(file))
                 && ($0.shardCount == nil
                     || ($0.shardIndex == row.shardIndex && $0.shardCount == row.shardCount))
         }
+    }
+
+    /// A log path's file name: a resume names the logs it read by absolute path, a report
+    /// by the path it was given.
+    private static func fileName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 
     /// Seconds in which some run of the report was running: the runs' spans, overlaps
@@ -150,11 +156,7 @@ struct RunTable {
                     plannedTasks: fields.plannedTasks, jobFile: fields.jobPath ?? fields.jobFile,
                     fanOut: fields.fanOut,
                     lastTime: line.time,
-                    goesOnFrom: Set(
-                        line.replayOf
-                            + line.resumedFrom.map {
-                                Substring($0).split(separator: "/").last.map(String.init) ?? $0
-                            })))
+                    goesOnFrom: Set(line.replayOf + line.resumedFrom.map(Self.fileName))))
             return
         }
         let row: Int

@@ -108,6 +108,6 @@ enum WriteRule {
 
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
     static func names(_ glob: String) -> Bool {
-        !glob.contains { "*?[\\".contains($0) }
+        !ReplaySelection.isPattern(glob)
     }
 }
