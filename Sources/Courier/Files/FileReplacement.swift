@@ -44,7 +44,7 @@ package struct FileReplacement: Sendable {
     private let folder: OpenFolder
     /// The folder's path, as text: a save is many small steps, and each `URL` made or taken
     /// apart on the way cost more than the system calls.
-    private let folderPath: String
+    package let folderPath: String
     private let temporaryName: String
     private let targetName: String
 
@@ -80,6 +80,15 @@ package struct FileReplacement: Sendable {
         temporaryName = name
         guard descriptor >= 0 else {
             throw FileError(path: "\(folderPath)/\(name)", action: "create", code: errno)
+        }
+        // An existing file's permission bits, taken now, while the new file is open: a commit
+        // that needs no sync then opens nothing (group commit renames whole batches on one
+        // thread, and every system call there holds up the batch).
+        var existing = stat()
+        if fstatat(folderDescriptor, targetName, &existing, AT_SYMLINK_NOFOLLOW) == 0,
+            existing.st_mode & S_IFMT == S_IFREG
+        {
+            _ = fchmod(descriptor, existing.st_mode & 0o7777)
         }
         close(descriptor)
     }
@@ -120,56 +129,45 @@ package struct FileReplacement: Sendable {
     /// - Parameter syncingFile: `false` when the caller made the new version's bytes durable
     ///   already (``syncFileSystem()``, one sync for many files).
     /// - Parameter mode: the new version's permission bits, whatever the umask and the old
-    ///   version's; `nil` keeps an existing file's bits (a new one gets `0644` less the umask).
+    ///   version's; `nil` keeps the bits the existing file had when this replacement was
+    ///   made (a new one gets `0644` less the umask).
+    /// - Parameter checkingFolder: `false` when the caller has just checked the folder
+    ///   (``folderMoved()``) for a batch of replacements into it.
     package func commit(
-        syncingFile: Bool = true, syncingFolder: Bool = true, mode: mode_t? = nil
+        syncingFile: Bool = true, syncingFolder: Bool = true, mode: mode_t? = nil,
+        checkingFolder: Bool = true
     ) throws(FileError) {
         #if DEBUG
             LoopThreadFileWork.note("commit", target.path)
         #endif
-        let descriptor = openat(
-            folder.descriptor, temporaryName, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard descriptor >= 0 else {
-            let code = errno
+        // The existing file's bits were copied when the new version was made: the new version
+        // is opened only to sync it or to set the bits asked for.
+        if syncingFile || mode != nil {
+            let descriptor = openat(
+                folder.descriptor, temporaryName, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else {
+                let code = errno
+                discard()
+                throw FileError(path: temporaryPath.path, action: "open", code: code)
+            }
+            var failure: FileError?
+            if syncingFile, fsync(descriptor) != 0 {
+                failure = FileError(path: temporaryPath.path, action: "sync", code: errno)
+            }
+            if failure == nil, let mode { _ = fchmod(descriptor, mode) }
+            close(descriptor)
+            if let failure {
+                discard()
+                throw failure
+            }
+        }
+        if checkingFolder, let failure = folderMoved() {
             discard()
-            throw FileError(path: temporaryPath.path, action: "open", code: code)
+            throw failure
         }
-        var failure: FileError?
-        if syncingFile, fsync(descriptor) != 0 {
-            failure = FileError(path: temporaryPath.path, action: "sync", code: errno)
-        }
-        var existing = stat()
-        if failure == nil, let mode {
-            _ = fchmod(descriptor, mode)
-        } else if failure == nil,
-            fstatat(folder.descriptor, targetName, &existing, AT_SYMLINK_NOFOLLOW) == 0,
-            existing.st_mode & S_IFMT == S_IFREG
-        {
-            _ = fchmod(descriptor, existing.st_mode & 0o7777)
-        }
-        close(descriptor)
-        // The folder must still be where its path leads: one moved away, or swapped for a
-        // symbolic link, while the body was written would leave the file somewhere the
-        // caller never chose and cannot find. Refused instead.
-        var named = stat()
-        var opened = stat()
-        if failure == nil,
-            stat(folderPath, &named) != 0
-                || fstat(folder.descriptor, &opened) != 0
-                || named.st_dev != opened.st_dev || named.st_ino != opened.st_ino
-        {
-            failure = FileError(
-                path: folderPath,
-                action:
-                    "save into the folder (it was moved or replaced while the file was written)",
-                code: ESTALE)
-        }
-        if failure == nil,
-            renameat(folder.descriptor, temporaryName, folder.descriptor, targetName) != 0
-        {
-            failure = FileError(path: target.path, action: "replace", code: errno)
-        }
-        if let failure {
+        guard renameat(folder.descriptor, temporaryName, folder.descriptor, targetName) == 0
+        else {
+            let failure = FileError(path: target.path, action: "replace", code: errno)
             discard()
             throw failure
         }
@@ -177,15 +175,29 @@ package struct FileReplacement: Sendable {
         if syncingFolder { syncFolder() }
     }
 
+    /// Why the new version must not be renamed into its folder, if it must not: the folder
+    /// must still be where its path leads. One moved away, or swapped for a symbolic link,
+    /// while the body was written would leave the file somewhere the caller never chose and
+    /// cannot find. A caller that commits many replacements into one folder checks once and
+    /// commits each with `checkingFolder: false`.
+    package func folderMoved() -> FileError? {
+        var named = stat()
+        guard stat(folderPath, &named) == 0,
+            UInt64(named.st_dev) == folder.identity.device,
+            UInt64(named.st_ino) == folder.identity.inode
+        else {
+            return FileError(
+                path: folderPath,
+                action:
+                    "save into the folder (it was moved or replaced while the file was written)",
+                code: ESTALE)
+        }
+        return nil
+    }
+
     /// The folder the new version goes into, as the system knows it (device and inode): the
     /// replacements of one batch that share a folder share its sync.
-    package var folderIdentity: FolderIdentity {
-        var status = stat()
-        guard fstat(folder.descriptor, &status) == 0 else {
-            return FolderIdentity(device: 0, inode: 0)
-        }
-        return FolderIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    }
+    package var folderIdentity: FolderIdentity { folder.identity }
 
     /// A folder as the system knows it.
     package struct FolderIdentity: Hashable, Sendable {
@@ -252,6 +264,18 @@ private enum FileSystemSync {
 /// A folder's descriptor, closed with the last copy of the replacement that opened it.
 private final class OpenFolder: Sendable {
     let descriptor: Int32
-    init(_ descriptor: Int32) { self.descriptor = descriptor }
+    /// The folder as the system knows it, read once: a descriptor names the same folder for
+    /// as long as it is open.
+    let identity: FileReplacement.FolderIdentity
+
+    init(_ descriptor: Int32) {
+        self.descriptor = descriptor
+        var status = stat()
+        identity =
+            fstat(descriptor, &status) == 0
+            ? FileReplacement.FolderIdentity(
+                device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+            : FileReplacement.FolderIdentity(device: 0, inode: 0)
+    }
     deinit { close(descriptor) }
 }

@@ -9,7 +9,8 @@ import Foundation
 /// committed form the next batch, committed in this order:
 /// 1. the batch's bytes made durable: one `syncfs` of each file system it writes to (a lone
 ///    save: its own `fsync`, which costs less than syncing everything);
-/// 2. each save renamed over its target;
+/// 2. each save renamed over its target (each folder checked once for the batch: still where
+///    its path leads);
 /// 3. each folder the batch renamed into `fsync`ed once.
 ///
 /// Only then are the saves' callers resumed, and only then do they write their `ok` lines. A
@@ -108,15 +109,29 @@ final class GroupCommit: Sendable {
                 failures[index] = synced[device] ?? nil
             }
         }
+        // Each folder is checked once for the batch (still where its path leads), not once
+        // per save: this thread renames every save, and a path's walk per save held them up.
+        struct Checked: Hashable {
+            let path: String
+            let folder: FileReplacement.FolderIdentity
+        }
+        var moved: [Checked: FileError?] = [:]
         var renamedInto: [FileReplacement.FolderIdentity: FileReplacement] = [:]
         for (index, replacement) in batch.enumerated() {
+            let folder = folders[index]
+            if failures[index] == nil {
+                let key = Checked(path: replacement.folderPath, folder: folder)
+                if moved[key] == nil { moved[key] = .some(replacement.folderMoved()) }
+                failures[index] = moved[key] ?? nil
+            }
             if failures[index] != nil {
                 replacement.discard()
                 continue
             }
             do throws(FileError) {
-                try replacement.commit(syncingFile: false, syncingFolder: false)
-                if renamedInto[folders[index]] == nil { renamedInto[folders[index]] = replacement }
+                try replacement.commit(
+                    syncingFile: false, syncingFolder: false, checkingFolder: false)
+                if renamedInto[folder] == nil { renamedInto[folder] = replacement }
             } catch {
                 failures[index] = error
             }

@@ -27,11 +27,15 @@ enum FileSystem {
         var missing: [String] = []
         var current = path
         var status = stat()
-        while !current.isEmpty, current != "/", stat(current, &status) != 0 {
+        var found = false
+        while !current.isEmpty, current != "/" {
+            found = stat(current, &status) == 0
+            if found { break }
             missing.append(current)
             current = (current as NSString).deletingLastPathComponent
         }
-        if stat(current, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
+        // The loop's last `stat` read the folder it stopped at; only the root is read again.
+        if found || stat(current, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
             throw FileError(path: current, action: "create a folder inside", code: ENOTDIR)
         }
         for path in missing.reversed() where mkdir(path, 0o755) != 0 && errno != EEXIST {
