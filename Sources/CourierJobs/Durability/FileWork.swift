@@ -28,13 +28,22 @@ final class FileWork: Sendable {
 
     /// Runs `body` on one of the file-work threads and returns what it returned (or throws
     /// what it threw); the calling task waits without blocking its thread.
-    func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T)
-        async throws(E) -> T
-    {
-        let index = turn.withLock { turn in
-            defer { turn = (turn + 1) % queues.count }
-            return turn
-        }
+    ///
+    /// - Parameter folder: the folder `body` creates files in, if any: the work for one folder
+    ///   goes to one thread. A file's creation takes its folder's lock in the kernel, and
+    ///   saves into one folder from every thread at once spun on that lock there.
+    func run<T: Sendable, E: Error>(
+        in folder: String? = nil, _ body: @escaping @Sendable () throws(E) -> T
+    ) async throws(E) -> T {
+        let index =
+            if let folder {
+                Int(FNV1a.hash(folder.utf8) % UInt64(queues.count))
+            } else {
+                turn.withLock { turn in
+                    defer { turn = (turn + 1) % queues.count }
+                    return turn
+                }
+            }
         let queue = queues[index]
         let result = await withCheckedContinuation { continuation in
             queue.async {

@@ -24,7 +24,7 @@ extension JobRunner {
     @inline(never)
     func streamedTemporary(for task: ExpandedTask, page: Int?) async -> FileReplacement? {
         guard let target = streamedTarget(for: task, page: page) else { return nil }
-        return await files.run { [temporaries] in
+        return await files.run(in: FileSystem.folderPath(of: target.path)) { [temporaries] in
             Self.temporary(beside: target, temporaries: temporaries)
         }
     }
@@ -141,7 +141,8 @@ extension JobRunner {
                     if let streamed = work.streamed, response.savedBody != nil {
                         streamed
                     } else {
-                        try await files.run { [self] () throws in
+                        try await files.run(in: FileSystem.folderPath(of: path)) {
+                            [self] () throws in
                             try writtenSave(response, to: path)
                         }
                     }
