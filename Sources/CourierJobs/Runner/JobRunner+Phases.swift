@@ -104,7 +104,7 @@ extension JobRunner {
                 // summary says it.
                 guard !options.quiet else { return stop.stop(.signal(signal)) }
                 let text =
-                    "courier: \(job.name): \(signal == SIGINT ? "SIGINT" : "SIGTERM"): no new task starts; the tasks in flight have \(DurationText.exact(options.gracePeriod)) to finish (a second signal cancels them now)"
+                    "courier: \(job.name): \(signal == SIGINT ? "SIGINT" : "SIGTERM"): no new task starts, nor a next page; the tasks in flight have \(DurationText.exact(options.gracePeriod)) to finish (a second signal cancels them now)"
                 if clearsLine {
                     console.overwriteLine(text, newline: true)
                 } else {
@@ -234,7 +234,7 @@ extension JobRunner {
                 // deadline that cut nothing leaves a run that cron need not mail.
                 guard !options.quiet else { return }
                 let text =
-                    "courier: \(job.name): the deadline (\(DurationText.short(seconds))) was reached: no new task starts; the tasks in flight have \(DurationText.exact(options.gracePeriod)) to finish"
+                    "courier: \(job.name): the deadline (\(DurationText.short(seconds))) was reached: no new task starts, nor a next page; the tasks in flight have \(DurationText.exact(options.gracePeriod)) to finish"
                 // Over a progress line, clear it first, as failure messages do.
                 if clearsLine {
                     console.overwriteLine(text, newline: true)

@@ -54,6 +54,14 @@ extension JobRunner {
         await files.run { part.discard(keepingListing: keepingListing) }
     }
 
+    /// What a task that ends unfinished leaves: its records part removed (a listing file that
+    /// a checkpoint names stays) and its kept captures dropped, so that a resume sends it.
+    @inline(never)
+    func dropUnfinished(_ part: RecordsPart?, listing: Listing?, kept: KeptCaptures?) async {
+        if let part { await discard(part, keepingListing: listing?.wrote == true) }
+        if let kept { await files.run { kept.discard() } }
+    }
+
     /// Puts the task's records part in place after its last page, before its `ok` line: the
     /// part's bytes and rename on a file-work thread, its folder's sync shared with others.
     @inline(never)

@@ -60,13 +60,18 @@ extension JobRunner {
                 send, of: task, cursor: cursor, result: result, step: step, log: log,
                 progress: progress, reporter: reporter)
             {
-                if !ok, let part { await discard(part, keepingListing: listing?.wrote == true) }
-                if !ok, let kept { await files.run { kept.discard() } }
+                if !ok { await dropUnfinished(part, listing: listing, kept: kept) }
                 return ok
             }
             // The page is logged and another follows: the pages so far are kept.
             if let listing {
                 await checkpoint(listing, of: task, cursor: cursor, part: part, log: log)
+            }
+            // A stopping run sends no further page: the task ends unfinished, as a kill here
+            // would leave it; a resume goes on from the checkpoint (or sends it again).
+            if stopping.withLock({ $0 }) {
+                await dropUnfinished(part, listing: listing, kept: kept)
+                return false
             }
         }
     }
