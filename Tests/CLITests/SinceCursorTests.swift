@@ -53,8 +53,10 @@ struct SinceCursorTests {
     /// A listing whose ids feed a detail request each: when a detail request fails, the
     /// listing's cursor stays, and the next plain run fetches that item again (a trial's
     /// cursor moved past it, and no later night or repair ever fetched it).
-    @Test("a since listing's cursor stays when a child it fed failed; the next night fetches it")
-    func cursorWaitsForItsChildren() async throws {
+    @Test(
+        "a since listing's cursor stays when a child it fed failed; the next night fetches it",
+        arguments: RunCommandTests.backends)
+    func cursorWaitsForItsChildren(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("since-children")
@@ -62,11 +64,11 @@ struct SinceCursorTests {
             [Self.record(1, "01", name: "a"), Self.record(2, "02", name: "b")], key: key, on: space)
         try Self.writeChildrenJob(space, key: key)
         func cursor() -> String { Self.cursorFile(space) ?? "" }
-        let night = try await space.run(backend: "curl")
+        let night = try await space.run(backend: backend)
         #expect(night.status == 1, "\(night.stdout)")
         #expect(
             !cursor().contains(#""sync":"2026-01-01T00:00:02Z""#), "the cursor moved: \(cursor())")
-        let next = try await space.run(backend: "curl")
+        let next = try await space.run(backend: backend)
         #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
         #expect(next.stdout.contains("3 tasks, 3 ok"), "both items fetched again: \(next.stdout)")
         #expect(cursor().contains("2026-01-01T00:00:02Z"), "\(cursor())")
@@ -75,8 +77,10 @@ struct SinceCursorTests {
     /// A night whose detail request failed withholds the listing's cursor; the `--resume`
     /// that repairs it moves the cursor to what the night listed, so the night after fetches
     /// only what changed since (a trial's next night fetched the repaired night's items again).
-    @Test("a resume that completes a since listing's night moves its cursor to the night's")
-    func resumeRedeemsTheWithheldCursor() async throws {
+    @Test(
+        "a resume that completes a since listing's night moves its cursor to the night's",
+        arguments: RunCommandTests.backends)
+    func resumeRedeemsTheWithheldCursor(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("since-redeem")
@@ -84,13 +88,13 @@ struct SinceCursorTests {
             [Self.record(1, "01", name: "a"), Self.record(2, "02", name: "b")], key: key, on: space)
         try Self.writeChildrenJob(space, key: key)
         func cursor() -> String { Self.cursorFile(space) ?? "" }
-        #expect(try await space.run(backend: "curl").status == 1)
+        #expect(try await space.run(backend: backend).status == 1)
         #expect(cursor().contains("#repair="), "\(cursor())")
-        let repaired = try await space.run(["--resume"], backend: "curl")
+        let repaired = try await space.run(["--resume"], backend: backend)
         #expect(repaired.stdout.contains("every task done"), "\(repaired.stdout)")
         #expect(cursor().contains(#""sync":"2026-01-01T00:00:02Z""#), "\(cursor())")
         #expect(!cursor().contains("#repair="), "\(cursor())")
-        let next = try await space.run(backend: "curl")
+        let next = try await space.run(backend: backend)
         #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
         #expect(next.stdout.contains("1 task, 1 ok"), "only the listing: \(next.stdout)")
     }
@@ -99,8 +103,10 @@ struct SinceCursorTests {
     /// flight: the items not reached keep the cursor where it was (a check found the cursor
     /// moved, and the next night never fetched them), and the summary says tasks were not
     /// run and names the repair, though it cannot count them.
-    @Test("a SIGTERM before a since listing's children all ran keeps its cursor and says so")
-    func signalBeforeTheChildrenRan() async throws {
+    @Test(
+        "a SIGTERM before a since listing's children all ran keeps its cursor and says so",
+        arguments: RunCommandTests.backends)
+    func signalBeforeTheChildrenRan(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("since-term")
@@ -116,7 +122,10 @@ struct SinceCursorTests {
                  "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
                 """#, extra: #""concurrency": 2,"#)
         let running = try CourierBinary.launch(
-            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1h"],
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress", "--grace", "1h",
+            ],
             directory: space.folder)
         // The records put, the listing, then two detail requests the server holds until the
         // signal is taken.
@@ -140,7 +149,7 @@ struct SinceCursorTests {
         #expect((report["next"] as? String)?.hasSuffix("--resume") == true, "\(report)")
 
         // The next night, with no repair in between, fetches every item.
-        let next = try await space.run(backend: "curl")
+        let next = try await space.run(backend: backend)
         #expect(next.status == 0, "\(next.stdout)\(next.stderr)")
         #expect(next.stdout.contains("5 tasks, 5 ok"), "\(next.stdout)")
         let saved = try FileManager.default.contentsOfDirectory(
@@ -152,8 +161,10 @@ struct SinceCursorTests {
     /// child failed on one shard only: that shard keeps its cursor back, and the next night
     /// both shards list from there, so the failed item is fetched. (The cursor was one entry:
     /// the shard whose children all succeeded moved it past the other's failed item for good.)
-    @Test("a since listing split in shards: a child failed on one shard is fetched the next night")
-    func shardsKeepTheirOwnCursors() async throws {
+    @Test(
+        "a since listing split in shards: a child failed on one shard is fetched the next night",
+        arguments: RunCommandTests.backends)
+    func shardsKeepTheirOwnCursors(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("since-shards")
@@ -171,15 +182,15 @@ struct SinceCursorTests {
         }
         // Night 1: shard 0's children succeed; shard 1's fail.
         try writeJob(night: "1", fail: 0)
-        let first = try await space.run(["--shard", "0/2"], backend: "curl")
+        let first = try await space.run(["--shard", "0/2"], backend: backend)
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         try writeJob(night: "1b", fail: 1)
-        let second = try await space.run(["--shard", "1/2"], backend: "curl")
+        let second = try await space.run(["--shard", "1/2"], backend: backend)
         #expect(second.status == 1, "shard 1 owns some items: \(second.stdout)")
         // Night 2, nothing failing: every item is saved.
         try writeJob(night: "2", fail: 0)
         for shard in ["0/2", "1/2"] {
-            let night = try await space.run(["--shard", shard], backend: "curl")
+            let night = try await space.run(["--shard", shard], backend: backend)
             #expect(night.status == 0, "\(shard): \(night.stdout)\(night.stderr)")
         }
         let saved = try FileManager.default.contentsOfDirectory(
@@ -188,7 +199,7 @@ struct SinceCursorTests {
         // Both shards moved their own entries; a whole-job run takes them in.
         let cursors = try #require(Self.cursorFile(space))
         #expect(cursors.contains(#""sync#shard=1/2":"2026-01-01T00:00:08Z""#), "\(cursors)")
-        let whole = try await space.run(["--dry-run"], backend: "curl")
+        let whole = try await space.run(["--dry-run"], backend: backend)
         #expect(whole.stdout.contains("since=2026-01-01T00%3A00%3A08Z"), "\(whole.stdout)")
     }
 
