@@ -94,4 +94,36 @@ struct NotModifiedTests {
         #expect(line["notModified"] as? Bool == true)
         #expect(line["savedTo"] == nil)
     }
+
+    /// A new saved file and folder take the umask as `curl -o` and `mkdir -p` do (`0666` and
+    /// `0777` less it), so a group-shared output folder stays group-writable; a file saved
+    /// again keeps its permission bits but never a set-user-ID, set-group-ID or sticky bit.
+    @Test(
+        "saves honour the umask, and new content never inherits set-user-ID",
+        arguments: RunCommandTests.backends)
+    func umaskAndPrivilegeBits(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "a", "path": "/echo", "query": {"run": "one"}, "save": "sub/a.json"}"#)
+        func run() async throws {
+            let result = try await CourierBinary.run(
+                [
+                    "-c",
+                    "umask 002 && exec \"$0\" run job.json --log-dir logs --no-progress --backend \"$1\"",
+                    CourierBinary.url.path, backend,
+                ], executable: URL(fileURLWithPath: "/bin/sh"), directory: space.folder)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        func mode(_ path: String) throws -> Int? {
+            try FileManager.default.attributesOfItem(
+                atPath: space.folder.appendingPathComponent(path).path)[.posixPermissions] as? Int
+        }
+        try await run()
+        #expect(try mode("out/sub/a.json") == 0o664)
+        #expect(try mode("out/sub") == 0o775)
+        #expect(chmod(space.folder.appendingPathComponent("out/sub/a.json").path, 0o4755) == 0)
+        try await run()
+        #expect(try mode("out/sub/a.json") == 0o755, "the bits kept, set-user-ID dropped")
+    }
 }

@@ -37,7 +37,7 @@ package final class BodyFileWriter: @unchecked Sendable {
         self.url = url
         descriptor = open(url.path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         if descriptor < 0, errno == ENOENT {
-            descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            descriptor = open(url.path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o666)
         }
         guard descriptor >= 0 else {
             throw FileError(path: url.path, action: "create", code: errno)

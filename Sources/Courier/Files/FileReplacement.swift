@@ -8,8 +8,10 @@ import Foundation
 
 /// A new version of a file, written beside it under a temporary name and renamed over it whole.
 ///
-/// ``commit()`` `fsync`s the new file, keeps an existing file's permission bits, `rename(2)`s it
-/// over the target and syncs the folder. A reader never sees half a file, a crash leaves the old
+/// ``commit()`` `fsync`s the new file, keeps an existing file's permission bits (not its
+/// set-user-ID, set-group-ID or sticky bits; a new file's are `0666` less the umask),
+/// `rename(2)`s it over the target and syncs the folder. A reader never sees half a file, a
+/// crash leaves the old
 /// version or the new one (and at most a stray `.name.XXXXXXXX.tmp`, or `.name.TAG.XXXXXXXX.tmp`
 /// with a ``tag``), and the old file is never deleted first. A symbolic link at the target is
 /// replaced, never written through.
@@ -75,7 +77,7 @@ package struct FileReplacement: Sendable {
         repeat {
             name = ".\(targetName).\(tag.map { "\($0)." } ?? "")\(Self.randomSuffix()).tmp"
             descriptor = openat(
-                folderDescriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+                folderDescriptor, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o666)
         } while descriptor < 0 && errno == EEXIST
         temporaryName = name
         guard descriptor >= 0 else {
@@ -83,12 +85,13 @@ package struct FileReplacement: Sendable {
         }
         // An existing file's permission bits, taken now, while the new file is open: a commit
         // that needs no sync then opens nothing (group commit renames whole batches on one
-        // thread, and every system call there holds up the batch).
+        // thread, and every system call there holds up the batch). Not its set-user-ID,
+        // set-group-ID or sticky bits: new content never inherits a privilege.
         var existing = stat()
         if fstatat(folderDescriptor, targetName, &existing, AT_SYMLINK_NOFOLLOW) == 0,
             existing.st_mode & S_IFMT == S_IFREG
         {
-            _ = fchmod(descriptor, existing.st_mode & 0o7777)
+            _ = fchmod(descriptor, existing.st_mode & 0o777)
         }
         close(descriptor)
     }
@@ -129,8 +132,9 @@ package struct FileReplacement: Sendable {
     /// - Parameter syncingFile: `false` when the caller made the new version's bytes durable
     ///   already (``syncFileSystem()``, one sync for many files).
     /// - Parameter mode: the new version's permission bits, whatever the umask and the old
-    ///   version's; `nil` keeps the bits the existing file had when this replacement was
-    ///   made (a new one gets `0644` less the umask).
+    ///   version's; `nil` keeps the permission bits the existing file had when this
+    ///   replacement was made, less set-user-ID, set-group-ID and sticky (a new one gets
+    ///   `0666` less the umask, as `curl -o` and `cp` give).
     /// - Parameter checkingFolder: `false` when the caller has just checked the folder
     ///   (``folderMoved()``) for a batch of replacements into it.
     package func commit(

@@ -22,7 +22,7 @@ enum FileSystem {
     }
 
     /// Creates the folder at `path` (standardized: no `.` or `..` components) and its missing
-    /// parents, like `mkdir -p`: one `stat` when it is there.
+    /// parents, like `mkdir -p` (`0777` less the umask): one `stat` when it is there.
     static func makeFolders(atPath path: String) throws(FileError) {
         var missing: [String] = []
         var current = path
@@ -38,7 +38,7 @@ enum FileSystem {
         if found || stat(current, &status) == 0, status.st_mode & S_IFMT != S_IFDIR {
             throw FileError(path: current, action: "create a folder inside", code: ENOTDIR)
         }
-        for path in missing.reversed() where mkdir(path, 0o755) != 0 && errno != EEXIST {
+        for path in missing.reversed() where mkdir(path, 0o777) != 0 && errno != EEXIST {
             throw FileError(path: path, action: "create the folder", code: errno)
         }
     }
