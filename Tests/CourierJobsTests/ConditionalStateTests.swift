@@ -122,6 +122,34 @@ struct ConditionalStateTests {
         #expect(reloaded.validators(for: "k1.json")?.etag == "\"k1\"")
     }
 
+    /// A deleted output fetched again with the validators the state already holds records
+    /// nothing new; it wrote a journal line that no flush followed, and the run left the
+    /// journal behind (trial J).
+    @Test("validators recorded again unchanged leave no journal behind")
+    func unchangedLeavesNoJournal() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conditional-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(string: "http://127.0.0.1:1/x")!
+        let response = HTTPResponse(status: 200, headers: ["ETag": "\"v1\""], url: url)
+        let first = ConditionalState(outputDir: folder.path, run: "a") {
+            Issue.record("warned: \($0)")
+        }
+        first.record(response, for: "a.json")
+        try first.flush()
+        let second = ConditionalState(outputDir: folder.path, run: "b") {
+            Issue.record("warned: \($0)")
+        }
+        second.record(response, for: "a.json")
+        try second.flush()
+        let courier = folder.appendingPathComponent(".courier")
+        let left = try FileManager.default.contentsOfDirectory(atPath: courier.path).filter {
+            $0.hasPrefix("journal.")
+        }
+        #expect(left.isEmpty, "\(left)")
+        #expect(second.validators(for: "a.json")?.etag == "\"v1\"")
+    }
+
     static func trial(_ trial: Int, writers: Int, rounds: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "conditional-\(UUID().uuidString)")

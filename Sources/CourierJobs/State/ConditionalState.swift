@@ -135,11 +135,15 @@ final class ConditionalState: Sendable {
     func record(_ response: HTTPResponse, for save: String) {
         let validators = HTTPValidators(response.headers)
         let new = validators.isEmpty ? nil : validators
-        entries.withLock { state in
-            guard state.values[save] != new else { return }
+        // Validators the state holds already (a deleted output fetched again, unchanged)
+        // need no journal line: one that no write follows would outlive the run.
+        let changed = entries.withLock { state -> Bool in
+            guard state.values[save] != new else { return false }
             state.values[save] = new
             state.dirty = true
+            return true
         }
+        guard changed else { return }
         changes.withLock { changes in
             changes[save] = .some(new)
             journal.append(save: save, validators: new)
