@@ -92,6 +92,62 @@ struct PruneTests {
             ["validate", "job.json"], directory: space.folder)
         #expect(refused.status == 2)
         #expect(
-            refused.stderr.contains("tasks[0].prune: needs a task that fans out over a capture"))
+            refused.stderr.contains("tasks[0].prune: needs a task that fans out over a capture"),
+            "\(refused.stderr)")
+        #expect(refused.stderr.contains("or a paginated task saving each page"))
+    }
+
+    /// A listing that got shorter left its last pages' files from the night before, which a
+    /// reader of `pages/*.json` took for current (trial J): a paginated task's `prune` names
+    /// (and moves) the pages past the last one a complete run saved.
+    @Test(
+        "a paginated task's prune moves the pages past the listing's end",
+        arguments: RunCommandTests.backends)
+    func pagesPastTheEnd(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("prune-pages-\(backend)")
+        try await SinceCursorTests.put(
+            (1...6).map { SinceCursorTests.record($0, "0\($0)", name: "r\($0)") }, key: key,
+            on: space)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/store/items", "query": {"key": "\#(key)", "size": "2"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "save": "pages/{page}.json", "prune": "move"}
+                """#)
+        func pages() -> [String] {
+            let folder = space.folder.appendingPathComponent("out/pages")
+            return ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .sorted()
+        }
+        var result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(pages() == ["1.json", "2.json", "3.json"])
+        #expect(!result.stderr.contains("prune:"), "nothing is gone")
+        let third = try Data(contentsOf: space.folder.appendingPathComponent("out/pages/3.json"))
+
+        try await SinceCursorTests.put(
+            [#"{"id": 5, "_remove": true}"#, #"{"id": 6, "_remove": true}"#], key: key, on: space)
+        result = try await space.run(backend: backend)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(pages() == ["1.json", "2.json"])
+        let run = try #require(
+            try space.logLines().last { $0["event"] as? String == "run.start" }?["run"] as? String)
+        let moved = space.folder.appendingPathComponent("out/.courier/pruned/\(run)/pages/3.json")
+        #expect(try Data(contentsOf: moved) == third, "moved, byte for byte")
+
+        // An incremental listing lists only what changed: its pages cannot be pruned.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
+                 "since": {"max": "/items/*/updated_at", "start": "0"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "save": "pages/{page}.json", "prune": true}
+                """#)
+        let refused = try await CourierBinary.run(
+            ["validate", "job.json"], directory: space.folder)
+        #expect(refused.status == 2)
+        #expect(
+            refused.stderr.contains("tasks[0].prune: cannot follow an incremental listing"),
+            "\(refused.stderr)")
     }
 }

@@ -28,8 +28,11 @@ extension TaskDecoder {
     }
 
     /// `prune`: `true` or `"list"`, or `"move"`, on a task that fans out over a capture and
-    /// saves each child's output in a file of its own.
-    mutating func readPrune(save: String?, fansOut: Bool) -> PruneMode? {
+    /// saves each child's output in a file of its own, or on a paginated task that saves each
+    /// page in a file of its own (`{page}`): the files this run did not write are the items, or
+    /// the pages, the listing no longer has.
+    /// - Parameter incremental: the task lists only what changed (`since`, `window`).
+    mutating func readPrune(save: String?, fansOut: Bool, incremental: Bool) -> PruneMode? {
         guard let pruneNode = reader.take("prune") else { return nil }
         let mode: PruneMode?
         switch pruneNode.value {
@@ -43,14 +46,18 @@ extension TaskDecoder {
             return nil
         }
         guard mode != nil else { return nil }
-        if !fansOut {
+        if !fansOut && !paginated {
             reader.fail(
                 "prune",
-                "needs a task that fans out over a capture (\"foreach\": {\"id\": {\"capture\": \"ids\"}}): its parent's listing says which items still exist",
+                "needs a task that fans out over a capture (\"foreach\": {\"id\": {\"capture\": \"ids\"}}), whose parent's listing says which items still exist, or a paginated task saving each page (\"save\": \"pages/{page}.json\")",
                 at: pruneNode)
-        } else if save == nil || paginated {
+        } else if save == nil {
+            reader.fail("prune", "needs \"save\" (a file per item or per page)", at: pruneNode)
+        } else if paginated && incremental {
             reader.fail(
-                "prune", "needs \"save\" (one file per item) and no \"paginate\"", at: pruneNode)
+                "prune",
+                "cannot follow an incremental listing (since, window): it lists only what changed, so every other page would look gone",
+                at: pruneNode)
         }
         return mode
     }

@@ -54,7 +54,8 @@ struct TaskDecoder {
         let save = readSave()
         let prune = readPrune(
             save: save,
-            fansOut: foreach.contains { if case .capture = $0.source { true } else { false } })
+            fansOut: foreach.contains { if case .capture = $0.source { true } else { false } },
+            incremental: since != nil || window != nil)
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
         let records = readRecords(conditional: conditional)

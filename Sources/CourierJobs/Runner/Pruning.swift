@@ -2,7 +2,8 @@ import Courier
 import Foundation
 
 /// `prune`: after a run that fetched a fan-out task's parent listing and every child, the
-/// saved files of that task whose item the listing no longer has (deleted upstream). They are
+/// saved files of that task whose item the listing no longer has (deleted upstream); or after
+/// a run that walked a paginated task's every page, its saved pages past the last. They are
 /// listed (`outputDir/.courier/pruned/RUN.list` and standard error), and with `"move"` moved
 /// into `outputDir/.courier/pruned/RUN/`, never deleted.
 ///
@@ -23,10 +24,15 @@ final class Pruning: Sendable {
         self.specs = specs
     }
 
-    /// Notes a child of a `prune` spec: its file is one the listing still has.
-    func ran(_ task: ExpandedTask) {
+    /// Notes a task of a `prune` spec that ran `pages` pages: its file (a fan-out child's), or
+    /// each page's (a paginated task's), is one the listing still has.
+    func ran(_ task: ExpandedTask, pages: Int) {
         guard let index = task.specIndex, specs[index] != nil, let save = task.save else { return }
-        _ = seen.withLock { $0[index, default: []].insert(save) }
+        let files =
+            task.paginate == nil
+            ? [save]
+            : (1...max(1, pages)).map { save.replacingOccurrences(of: "{page}", with: String($0)) }
+        seen.withLock { $0[index, default: []].formUnion(files) }
     }
 
     /// Lists (and moves) the gone items' files of every `prune` spec; what was done, in words.

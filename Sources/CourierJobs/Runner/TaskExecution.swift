@@ -61,14 +61,14 @@ extension JobRunner {
                 progress: progress, reporter: reporter)
             {
                 if !ok { await dropUnfinished(part, listing: listing, kept: kept) }
+                pruning?.ran(task, pages: cursor.page)
                 return ok
             }
             // The page is logged and another follows: the pages so far are kept.
             if let listing {
                 await checkpoint(listing, of: task, cursor: cursor, part: part, log: log)
             }
-            // A stopping run sends no further page: the task ends unfinished, as a kill here
-            // would leave it; a resume goes on from the checkpoint (or sends it again).
+            // A stopping run sends no further page: a resume goes on from the checkpoint.
             if stopping.withLock({ $0 }) {
                 await dropUnfinished(part, listing: listing, kept: kept)
                 return false

@@ -263,7 +263,6 @@ extension JobRunner {
                 tokens: slots.tokens, oauth2: slots.oauth2)
             if let records = task.records { recordsLedger?.ended(records, task: task.id, ok: ok) }
             slots.cursor.feed?.finished(task.specIndex, ok: ok, id: task.id)
-            pruning?.ran(task)
             guard case .run(let next) = nextStep(slots) else { return }
             task = next
         }
