@@ -60,5 +60,11 @@ struct StaleTemporariesTests {
         #expect(
             StaleTemporaries.removal(in: "out", names: [".a.json.DEADBEEF.tmp"])
                 == "courier: removed out/.a.json.DEADBEEF.tmp, left by an interrupted run")
+        // A folder per item: the first few folders get their line, then one says more follow.
+        let lines = (1...60).compactMap {
+            StaleTemporaries.removal(in: "out/\($0)", names: [".a.tmp", ".b.tmp"], nth: $0)
+        }
+        #expect(lines.count == StaleTemporaries.foldersNamed + 1)
+        #expect(lines.last?.contains("in other folders (not listed)") == true)
     }
 }

@@ -52,6 +52,22 @@ final class StaleTemporaries: Sendable {
         return shard.map { "\(tag)s\($0.index)of\($0.count)" } ?? tag
     }
 
+    /// Folders whose removals get a line each; after them, one line says there were more.
+    static let foldersNamed = 5
+
+    /// The line that says a sweep removed `names` from `folder`, the `nth` with
+    /// removals in the run (1 for the first): one file by its path; more by their count and
+    /// the first three names. Past ``foldersNamed`` folders, one line says more follow, then
+    /// none.
+    static func removal(in folder: String, names: [String], nth number: Int) -> String? {
+        guard number <= foldersNamed else {
+            return number == foldersNamed + 1
+                ? "courier: removing more temporary files left by an interrupted run, in other folders (not listed)"
+                : nil
+        }
+        return removal(in: folder, names: names)
+    }
+
     /// The line that says a sweep removed `names` from `folder`: one file by its path; more
     /// by their count and the first three names.
     static func removal(in folder: String, names: [String]) -> String {

@@ -135,11 +135,19 @@ final class JobRunner: Sendable {
             tag: StaleTemporaries.tag(
                 outputDir: URL(fileURLWithPath: job.outputDir), job: job.name,
                 shard: options.shard.map { ($0.index, $0.count) })
-        ) { [quiet = options.quiet] folder, names in
+        ) { [quiet = options.quiet, folders = Locked(0)] folder, names in
             // Not under --quiet, which promises silence when every task succeeds: a resume
             // after a kill finds the killed run's temporaries as a matter of course.
             guard !quiet else { return }
-            console.error(StaleTemporaries.removal(in: folder, names: names))
+            // A line per folder, for the first few: a job saving a folder per item had dozens
+            // after a kill, all saying the same (trial J).
+            let number = folders.withLock { count in
+                count += 1
+                return count
+            }
+            if let line = StaleTemporaries.removal(in: folder, names: names, nth: number) {
+                console.error(line)
+            }
         }
         // The kept cursors are read before the lock is taken: a run that finds the lock held
         // stops before it renders a task.
