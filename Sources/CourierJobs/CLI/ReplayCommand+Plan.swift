@@ -24,7 +24,10 @@ extension ReplayCommand {
             for line in formatter.tokenCommands { console.output(line) }
             for task in tasks {
                 let origin = task.replayOf.map { " (run \($0.run))" } ?? ""
-                console.output("# \(task.id)\(origin)\(notes[task.id] ?? "")")
+                // One comment line, whatever the id holds: a newline in a captured value
+                // would end the comment, and bash would run the rest (trial K).
+                console.output(
+                    "# \(task.id)\(origin)\(notes[task.id] ?? "")".showingControlCharacters)
                 console.output(formatter.command(for: task.request))
             }
         } else {
@@ -32,7 +35,7 @@ extension ReplayCommand {
                 let origin = task.replayOf.map { "\treplay of \($0.run)/\($0.task)" } ?? ""
                 console.output(
                     "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\(origin)\(notes[task.id] ?? "")"
-                )
+                        .showingControlCharacters)
             }
         }
         // `pending`: tasks said above, sent once what they take is captured again.

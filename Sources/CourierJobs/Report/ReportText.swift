@@ -112,7 +112,9 @@ enum ReportText {
         lines.append("")
         lines += latency(report)
         lines += slowestAndFailures(tasks)
-        return lines.joined(separator: "\n")
+        // A line each, whatever the ids and messages hold: a newline in a captured value
+        // must not forge a line of the report (trial K).
+        return lines.map(\.showingControlCharacters).joined(separator: "\n")
     }
 
     /// Tasks, attempts, requests, waits, statuses and errors: a line each.
