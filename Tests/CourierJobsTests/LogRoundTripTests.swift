@@ -33,6 +33,21 @@ struct LogRoundTripTests {
             duration: 0.005, started: Date(timeIntervalSince1970: 1_700_000_000.123))
     }
 
+    /// A log re-saved with spaces after `:` and `,` (Python's default `json.dumps`) is the
+    /// same JSON: every field reads back, the headers of the request among them (trial K).
+    @Test("a line with spaces between its members reads as the compact one")
+    func spacedLine() throws {
+        let compact =
+            #"{"event":"request","ts":"2026-11-28T10:00:00.000Z","run":"r1","task":"w1","method":"POST","url":"http://127.0.0.1:1/x","requestHeaders":{"Content-Type":"application/json","Idempotency-Key":"k-1"},"only":["a","b"],"outcome":"failed"}"#
+        let spaced =
+            #"{"event": "request", "ts": "2026-11-28T10:00:00.000Z", "run": "r1", "task": "w1", "method": "POST", "url": "http://127.0.0.1:1/x", "requestHeaders": {"Content-Type": "application/json", "Idempotency-Key": "k-1"}, "only": [ "a", "b" ], "outcome": "failed"}"#
+        let one = try #require(LogLine(bytes: Array(compact.utf8)[...]))
+        let other = try #require(LogLine(bytes: Array(spaced.utf8)[...]))
+        #expect(other.requestHeaders.map(\.name) == ["Content-Type", "Idempotency-Key"])
+        #expect(other.requestHeaders.map(\.value) == one.requestHeaders.map(\.value))
+        #expect(other.only == one.only)
+    }
+
     @Test("every event and outcome reads back as written")
     func roundTrip() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -59,6 +59,9 @@ extension LogLineScanner {
     /// `requestHeaders`, `responseHeaders`: name and value pairs, in order.
     mutating func headers(into target: inout [(name: String, value: String)]) -> Bool {
         object { scanner, name in
+            // A line written with spaces after `:` (Python's `json.dumps`) is JSON too: its
+            // headers were dropped, and a replay sent a write without its key (trial K).
+            scanner.skipWhitespace()
             guard let value = scanner.string() else { return scanner.skipValue() }
             target.append((name.text, value))
             return true
@@ -117,6 +120,7 @@ extension LogLineScanner {
         guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return skipValue() }
         var values: [String] = []
         let ok = array { scanner in
+            scanner.skipWhitespace()
             guard let value = scanner.string() else { return scanner.skipValue() }
             values.append(value)
             return true
