@@ -118,6 +118,15 @@ struct ExpandedTask: Sendable {
     }
 }
 
+extension ExpandedTask {
+    /// Where page `page` of the task is saved (`{page}` rendered), relative to `outputDir`;
+    /// the task's `save` as it is without a page.
+    func savePath(page: Int?) -> String? {
+        guard let save = self.save, let page else { return self.save }
+        return save.replacingOccurrences(of: "{page}", with: String(page))
+    }
+}
+
 /// The run and task a replayed request came from (the log's `replayOf`).
 struct ReplayOrigin: Sendable, Hashable {
     var run: String

@@ -83,8 +83,7 @@ struct PageJudgement {
             // takes its records again from the saved copy.
             verdict.notModified = true
             if self.records != nil, task.conditional { verdict.recordsFromSave = task.save }
-        } else if var save = task.save {
-            if let page { save = save.replacingOccurrences(of: "{page}", with: String(page)) }
+        } else if let save = task.savePath(page: page) {
             verdict.save = save
         }
         return verdict

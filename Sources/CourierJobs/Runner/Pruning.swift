@@ -31,7 +31,7 @@ final class Pruning: Sendable {
         let files =
             task.paginate == nil
             ? [save]
-            : (1...max(1, pages)).map { save.replacingOccurrences(of: "{page}", with: String($0)) }
+            : (1...max(1, pages)).compactMap { task.savePath(page: $0) }
         seen.withLock { $0[index, default: []].formUnion(files) }
     }
 

@@ -93,9 +93,7 @@ extension JobRunner {
     /// Where the task's streamed save goes; `nil` when the path escapes the output folder
     /// (the save then reports it, with the body in memory).
     func streamedTarget(for task: ExpandedTask, page: Int?) -> URL? {
-        guard var path = task.save else { return nil }
-        if let page { path = path.replacingOccurrences(of: "{page}", with: String(page)) }
-        return outputFolder.resolve(path)
+        task.savePath(page: page).flatMap(outputFolder.resolve)
     }
 
     /// A temporary file beside `target` for the transport to write the body into (its folder

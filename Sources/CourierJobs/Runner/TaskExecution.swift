@@ -76,8 +76,7 @@ extension JobRunner {
         }
     }
 
-    /// Sends the page (its retries, its token renewal); the error it ended with, if any. The
-    /// response is in the attempts the page's observer kept.
+    /// Sends the page (retries, token renewal); its error, if any (the response: the attempts).
     @inline(never)
     func sent(_ send: PageSend) async -> (any Error)? {
         do {
@@ -137,8 +136,8 @@ extension JobRunner {
     @inline(never)
     func firstPage(of task: ExpandedTask, state: ConditionalState?) -> PageCursor {
         var request = task.request
-        if task.conditional, let state, var save = task.save {
-            if task.paginate != nil { save = save.replacingOccurrences(of: "{page}", with: "1") }
+        let page = task.paginate.map { _ in 1 }
+        if task.conditional, let state, let save = task.savePath(page: page) {
             Self.askIfChanged(&request, state: state, save: save, outputDir: job.outputDir)
         }
         let cursor = PageCursor(
