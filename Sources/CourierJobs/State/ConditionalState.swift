@@ -18,12 +18,14 @@ import Foundation
 /// here all the same, it keeps no state and leaves the file as it is.
 final class ConditionalState: Sendable {
     let url: URL
-    private let entries: Locked<(values: [String: HTTPValidators], dirty: Bool)>
+    private let entries: Locked<[String: HTTPValidators]>
     /// Held from a flush's snapshot to its rename, so files are renamed in snapshot order:
     /// the run's once-a-second flusher and its final flush may overlap, and an older snapshot
     /// renamed last replaced the newer file (entries lost, fetched whole again next run).
     private let writing = NSLock()
-    /// Entries recorded since the last flush (`nil`: forget the entry).
+    /// Entries recorded since the last flush (`nil`: forget the entry): what the next flush
+    /// writes. It is the one mark of work to do; a separate "dirty" flag set before the entry
+    /// was added let a flush in between clear the flag and leave the entry unwritten.
     private let changes = Locked<[String: HTTPValidators?]>([:])
     /// Whether a file was there that could not be read: then nothing is ever written over it.
     private let unreadable: Bool
@@ -55,25 +57,24 @@ final class ConditionalState: Sendable {
         journal = StateJournal(folder: url.deletingLastPathComponent(), owner: owner, run: run)
         switch Self.load(url) {
         case nil:
-            entries = Locked(([:], false))
+            entries = Locked([:])
             unreadable = false
         case .success(let values):
-            entries = Locked((values, false))
+            entries = Locked(values)
             unreadable = false
         case .failure(let problem):
             warn(
                 "\(url.relativePath): \(problem.reason); starting without validators, and keeping none this run (the file is left as it is)"
             )
-            entries = Locked(([:], false))
+            entries = Locked([:])
             unreadable = true
         }
         guard !unreadable else { return }
         // What killed runs recorded after their last write.
         let earlier = StateJournal.read(folder: url.deletingLastPathComponent(), owner: owner)
         guard !earlier.entries.isEmpty || !earlier.removable.isEmpty else { return }
-        entries.withLock { state in
-            for (save, validators) in earlier.entries { state.values[save] = validators }
-            state.dirty = true
+        entries.withLock { values in
+            for (save, validators) in earlier.entries { values[save] = validators }
         }
         changes.withLock { changes in
             for (save, validators) in earlier.entries { changes[save] = .some(validators) }
@@ -128,7 +129,7 @@ final class ConditionalState: Sendable {
     }
 
     func validators(for save: String) -> HTTPValidators? {
-        entries.withLock { $0.values[save] }
+        entries.withLock { $0[save] }
     }
 
     /// Records what a 200 said about a saved output (or forgets it when it said nothing).
@@ -137,10 +138,9 @@ final class ConditionalState: Sendable {
         let new = validators.isEmpty ? nil : validators
         // Validators the state holds already (a deleted output fetched again, unchanged)
         // need no journal line: one that no write follows would outlive the run.
-        let changed = entries.withLock { state -> Bool in
-            guard state.values[save] != new else { return false }
-            state.values[save] = new
-            state.dirty = true
+        let changed = entries.withLock { values -> Bool in
+            guard values[save] != new else { return false }
+            values[save] = new
             return true
         }
         guard changed else { return }
@@ -159,22 +159,16 @@ final class ConditionalState: Sendable {
     /// the shards of a job share the file, and each writing its own whole snapshot lost the
     /// others' entries (their outputs fetched whole again on the next run).
     private func write() throws {
-        let dirty = entries.withLock { state -> Bool in
-            defer { state.dirty = false }
-            return state.dirty
-        }
-        guard dirty, !unreadable else { return }
-        let lock: FileLockGuard
-        do {
-            try FileSystem.makeOwnFolder(url.deletingLastPathComponent())
-            lock = try FileLockGuard(
-                url.deletingLastPathComponent().appendingPathComponent("state.lock"))
-        } catch {
-            // Still to write: the once-a-second flush ignores its errors, and the last one
-            // must meet this again and say it (a lost dirty flag kept the run silent).
-            entries.withLock { $0.dirty = true }
-            throw error
-        }
+        // Only this method takes changes, and flushes run one at a time (`writing`), so what
+        // is seen here is still there below; a change recorded meanwhile joins it.
+        let due =
+            changes.withLock { !$0.isEmpty } || inherited.withLock { !$0.isEmpty }
+        guard due, !unreadable else { return }
+        // On an error here the changes stay to write: the once-a-second flush ignores its
+        // errors, and the last one must meet this again and say it.
+        try FileSystem.makeOwnFolder(url.deletingLastPathComponent())
+        let lock = try FileLockGuard(
+            url.deletingLastPathComponent().appendingPathComponent("state.lock"))
         defer { withExtendedLifetime(lock) {} }
         // The pending changes and the journal files that hold them, taken together: an entry
         // recorded after this goes to the next journal file and the next write.
@@ -186,13 +180,14 @@ final class ConditionalState: Sendable {
         do {
             try write(pending)
         } catch {
-            // Kept for the next write (an entry recorded since wins); the journals stay too.
+            // Kept for the next write (an entry recorded since wins); the journals stay too,
+            // for the write that succeeds to remove.
             changes.withLock { changes in
                 for (save, validators) in pending where changes[save] == nil {
                     changes[save] = validators
                 }
             }
-            entries.withLock { $0.dirty = true }
+            inherited.withLock { $0 += journaled }
             throw error
         }
         // Their entries are in the file now.
