@@ -12,7 +12,7 @@ extension ReplayCommand {
                 text)
         }
         if let text = try parser.option("--error-kind") {
-            options.filter.errorKinds = Set(text.split(separator: ",").map(String.init))
+            options.filter.errorKinds = try ReplayFilter.errorKinds(text)
         }
         options.filter.taskGlob = try parser.option("--task")
         if let glob = options.filter.taskGlob, WriteRule.names(glob) { options.run.named = [glob] }

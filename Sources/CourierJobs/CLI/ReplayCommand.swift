@@ -27,7 +27,8 @@ enum ReplayCommand {
           --pace logged  keep the logged gaps between requests, divided by --speed (default 1)
           --dry-run      print what would be sent (--format plan, or curl commands) and send nothing
           --format       plan or curl: prints what would be sent, as --dry-run, and sends nothing
-        Exit codes: as `run`; 2 also when no request could be rebuilt.
+        Exit codes: as `run`; 2 also when a log cannot be read or holds no log line, or no
+        request could be rebuilt.
         """
 
     struct Options {
@@ -77,12 +78,8 @@ enum ReplayCommand {
             }
         }
 
-        let history = TaskHistory.read(
-            options.logs, keepAllFinals: options.filter.all,
-            keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? []
-        ) {
-            console.error("courier: \($0)")
-        }
+        guard let history = readHistory(options.logs, job: job, options: options, console: console)
+        else { return CommandLineInterface.ExitCode.usage }
         guard
             let (selected, jobNames) = select(history, job: job, options: options, console: console)
         else { return CommandLineInterface.ExitCode.usage }
@@ -139,31 +136,6 @@ enum ReplayCommand {
             return nil
         }
         return job
-    }
-
-    /// The final lines the filters select, oldest first, and the jobs they are of; `nil`
-    /// (said why) when they are of several jobs and no `--job` says which.
-    static func select(
-        _ history: TaskHistory, job: Job?, options: Options, console: Console
-    ) -> ([LogLine], Set<String>)? {
-        var selected = history.finals.values.filter { options.filter.matches($0) }
-        selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
-        let jobNames = Set(selected.map(\.job))
-        if let job {
-            let others = selected.filter { $0.job != job.name }
-            if !others.isEmpty {
-                console.error(
-                    "courier: \(others.count) logged task\(others.count == 1 ? "" : "s") of other jobs (\(Set(others.map(\.job)).sorted().joined(separator: ", "))) left out: --job is \(job.name)"
-                )
-                selected.removeAll { $0.job != job.name }
-            }
-        } else if jobNames.count > 1 {
-            console.error(
-                "courier replay: the logs hold several jobs (\(jobNames.sorted().joined(separator: ", "))); replay one at a time, or give --job"
-            )
-            return nil
-        }
-        return (selected, jobNames)
     }
 
     /// The job's tasks `wanted` names, built from the job: its expansion, and the fan-out
@@ -258,16 +230,6 @@ enum ReplayCommand {
         RunCommand.traceSettings(
             asked: job?.trace ?? false, environment: ProcessInfo.processInfo.environment,
             console: console)
-    }
-
-    /// A cut run's tasks that never ended have no final line: replay cannot see them, and
-    /// says so.
-    static func warnIfCut(_ history: TaskHistory, options: Options, console: Console) {
-        guard let cut = history.runs.last, !history.ended.contains(cut) else { return }
-        let job = options.jobPath ?? "JOB.json"
-        console.error(
-            "courier: the last run (\(cut)) did not finish: replay re-sends the tasks that failed; `courier run \(job) --resume` sends every task not done"
-        )
     }
 
     /// Why a dry run's selected task would not be sent, when it is a write the history says

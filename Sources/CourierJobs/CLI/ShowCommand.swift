@@ -84,6 +84,7 @@ enum ShowCommand {
         case .base64(let data): lines.append("> (a binary body of \(data.count) bytes)")
         case .omitted(let bytes, let sha256):
             lines.append("> (a body of \(bytes) bytes, not logged; SHA-256 \(sha256))")
+        case .undecodable: lines.append("> (a body whose logged base64 does not decode)")
         case nil: break
         }
         if let status = line.status {

@@ -9,6 +9,9 @@ struct LogLine: Sendable {
         case base64(Data)
         /// Too large to log: only its size and SHA-256 are known.
         case omitted(bytes: Int, sha256: String)
+        /// A `base64` that does not decode (a hand-edited log): its bytes are unknown, and
+        /// sending none in their place would be a different request.
+        case undecodable(String)
     }
 
     var event: String
@@ -147,8 +150,8 @@ struct LogLine: Sendable {
         requestHeaders = fields.requestHeaders
         if let text = fields.bodyText {
             requestBody = .text(text)
-        } else if let encoded = fields.bodyBase64, let data = Data(base64Encoded: encoded) {
-            requestBody = .base64(data)
+        } else if let encoded = fields.bodyBase64 {
+            requestBody = Data(base64Encoded: encoded).map(Body.base64) ?? .undecodable(encoded)
         } else if let count = fields.omittedBytes {
             requestBody = .omitted(bytes: Int(count), sha256: fields.bodySHA256 ?? "")
         }
@@ -185,7 +188,7 @@ struct LogLine: Sendable {
         switch requestBody {
         case .text(let text): Data(text.utf8)
         case .base64(let data): data
-        case .omitted, nil: nil
+        case .omitted, .undecodable, nil: nil
         }
     }
 

@@ -115,18 +115,13 @@ struct LogReader: Sequence {
                 number = 0
                 buffer = []
                 offset = 0
-                let opened = path == "-" ? dup(0) : open(path, O_RDONLY | O_CLOEXEC)
-                guard opened >= 0 else {
-                    warn("\(file): cannot read: \(String(cString: strerror(errno)))")
+                switch LogReader.openLog(path) {
+                case .failure(let problem):
+                    warn("\(file): \(problem.reason)")
                     continue
+                case .success(let opened):
+                    current = opened
                 }
-                var status = stat()
-                if fstat(opened, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-                    warn("\(file): is a folder, not a log file")
-                    close(opened)
-                    continue
-                }
-                current = OpenFile(descriptor: opened)
                 atEnd = false
                 return true
             }
@@ -137,6 +132,36 @@ struct LogReader: Sequence {
             current = nil
             atEnd = true
         }
+    }
+}
+
+extension LogReader {
+    /// Why a log file could not be opened.
+    struct Unopenable: Error {
+        var reason: String
+    }
+
+    /// Why each of `paths` cannot be read as a log (missing, unreadable, a folder), each as
+    /// `path: reason`; empty when all can be opened. `-` (standard input) always can.
+    static func problems(_ paths: [String]) -> [String] {
+        paths.compactMap { path in
+            guard case .failure(let problem) = openLog(path) else { return nil }
+            return "\(path): \(problem.reason)"
+        }
+    }
+
+    /// `path` opened for reading, or why it cannot be read as a log.
+    fileprivate static func openLog(_ path: String) -> Result<OpenFile, Unopenable> {
+        let opened = path == "-" ? dup(0) : open(path, O_RDONLY | O_CLOEXEC)
+        guard opened >= 0 else {
+            return .failure(Unopenable(reason: "cannot read: \(String(cString: strerror(errno)))"))
+        }
+        let file = OpenFile(descriptor: opened)
+        var status = stat()
+        if fstat(opened, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            return .failure(Unopenable(reason: "is a folder, not a log file"))
+        }
+        return .success(file)
     }
 }
 

@@ -26,6 +26,8 @@ import Foundation
 /// Memory: a 64-bit key per finished-ok task; whole lines only for tasks whose final outcome
 /// is not `ok` (or for every task, when `keepAllFinals`), which are the ones a replay sends.
 struct TaskHistory {
+    /// How many log lines were read: none means the logs named hold no run at all.
+    private(set) var lineCount = 0
     /// Keys (``FNV1a/taskKey(job:task:)``) of tasks whose latest line is `ok`.
     private(set) var done: Set<UInt64> = []
     /// The latest line of each task that is not done (or of every task with `keepAllFinals`).
@@ -79,6 +81,7 @@ struct TaskHistory {
     }
 
     mutating func add(_ line: LogLine) {
+        lineCount += 1
         if line.event == LogEvent.runEnd {
             ended.insert(line.run)
             lastEndChecks = line.runFields?.checks ?? []

@@ -37,6 +37,23 @@ struct ReplayFilter: Sendable {
         return (exact, classes)
     }
 
+    /// Parses `timeout,connect`: each one of the kinds a log line may carry
+    /// (``LogErrorKind/known``).
+    static func errorKinds(_ text: String) throws(UsageError) -> Set<String> {
+        var kinds: Set<String> = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false).map({
+            $0.trimmingCharacters(in: .whitespaces)
+        }) {
+            guard LogErrorKind.known.contains(part) else {
+                throw UsageError(
+                    "replay: --error-kind expects kinds a log line carries (\(LogErrorKind.known.joined(separator: ", "))), got '\(part)'"
+                )
+            }
+            kinds.insert(part)
+        }
+        return kinds
+    }
+
     func matches(_ line: LogLine) -> Bool {
         guard let task = line.task else { return false }
         if let taskGlob, fnmatch(taskGlob, task, 0) != 0 { return false }

@@ -1,0 +1,68 @@
+import Courier
+import Foundation
+
+/// Which logged tasks a replay takes: the logs read (refused when one cannot be), and the
+/// filters applied to their final lines.
+extension ReplayCommand {
+    /// The history of the logs named; `nil` (said on stderr) when one cannot be read or no
+    /// file holds a log line: a wrong path must not read as "nothing left to replay" (exit 0)
+    /// to cron.
+    static func readHistory(
+        _ logs: [String], job: Job?, options: Options, console: Console
+    ) -> TaskHistory? {
+        let unreadable = LogReader.problems(LogFiles.expandingFolders(logs))
+        guard unreadable.isEmpty else {
+            for problem in unreadable { console.error("courier: \(problem); nothing was sent") }
+            return nil
+        }
+        let history = TaskHistory.read(
+            logs, keepAllFinals: options.filter.all,
+            keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? []
+        ) {
+            console.error("courier: \($0)")
+        }
+        // Standard input alone is a pipe's filter, which may rightly leave no line.
+        guard history.lineCount > 0 || logs == ["-"] else {
+            console.error(
+                "courier: no log lines could be read from \(logs.joined(separator: ", ")); nothing was sent"
+            )
+            return nil
+        }
+        return history
+    }
+
+    /// The final lines the filters select, oldest first, and the jobs they are of; `nil`
+    /// (said why) when they are of several jobs and no `--job` says which.
+    static func select(
+        _ history: TaskHistory, job: Job?, options: Options, console: Console
+    ) -> ([LogLine], Set<String>)? {
+        var selected = history.finals.values.filter { options.filter.matches($0) }
+        selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
+        let jobNames = Set(selected.map(\.job))
+        if let job {
+            let others = selected.filter { $0.job != job.name }
+            if !others.isEmpty {
+                console.error(
+                    "courier: \(others.count) logged task\(others.count == 1 ? "" : "s") of other jobs (\(Set(others.map(\.job)).sorted().joined(separator: ", "))) left out: --job is \(job.name)"
+                )
+                selected.removeAll { $0.job != job.name }
+            }
+        } else if jobNames.count > 1 {
+            console.error(
+                "courier replay: the logs hold several jobs (\(jobNames.sorted().joined(separator: ", "))); replay one at a time, or give --job"
+            )
+            return nil
+        }
+        return (selected, jobNames)
+    }
+
+    /// A cut run's tasks that never ended have no final line: replay cannot see them, and
+    /// says so.
+    static func warnIfCut(_ history: TaskHistory, options: Options, console: Console) {
+        guard let cut = history.runs.last, !history.ended.contains(cut) else { return }
+        let job = options.jobPath ?? "JOB.json"
+        console.error(
+            "courier: the last run (\(cut)) did not finish: replay re-sends the tasks that failed; `courier run \(job) --resume` sends every task not done"
+        )
+    }
+}

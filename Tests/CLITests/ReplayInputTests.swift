@@ -1,0 +1,96 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// What `courier replay` is given to read, checked before anything is sent: cron must tell a
+/// wrong path from "nothing left to replay", and a log line that cannot say what was sent
+/// must not be sent as something else (trial K).
+@Suite("replay input")
+struct ReplayInputTests {
+    @Test("a missing log, an empty folder or log, or one of no log lines exits 2; none is sent")
+    func unreadableLogs() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let empty = space.folder.appendingPathComponent("empty.jsonl")
+        try Data().write(to: empty)
+        let junk = space.folder.appendingPathComponent("junk.jsonl")
+        try Data("{\"x\": 1}\nnot json\n".utf8).write(to: junk)
+        let bare = space.folder.appendingPathComponent("no-logs-here")
+        try FileManager.default.createDirectory(at: bare, withIntermediateDirectories: true)
+        let cases: [(arguments: [String], says: String)] = [
+            (["missing.jsonl"], "missing.jsonl: cannot read"),
+            ([bare.path], "no log lines could be read"),
+            ([empty.path], "no log lines could be read"),
+            ([junk.path], "no log lines could be read"),
+        ]
+        for (arguments, says) in cases {
+            let replay = try await CourierBinary.run(
+                ["replay"] + arguments, directory: space.folder)
+            #expect(replay.status == 2, "\(arguments): \(replay.stderr)")
+            #expect(replay.stderr.contains(says), "\(arguments): \(replay.stderr)")
+            #expect(replay.stderr.contains("nothing was sent"), "\(replay.stderr)")
+        }
+    }
+
+    @Test("standard input that holds no line is nothing to replay (exit 0): a filter left none")
+    func emptyStandardInput() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let replay = try await StandardInputJobTests.run(
+            ["replay", "-"], job: "", in: space.folder)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        #expect(replay.stdout.contains("nothing to replay"), "\(replay.stdout)")
+    }
+
+    @Test("a typo in --error-kind is refused, naming the kinds; a known kind is taken")
+    func errorKindTypo() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "down", "path": "/status/503", "retry": {"maxAttempts": 1}}"#)
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 1, "\(run.stderr)")
+        let folder = space.logs.appendingPathComponent("e2e").path
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder).first {
+                $0.hasSuffix(".jsonl")
+            })
+        let path = folder + "/" + log
+        let typo = try await CourierBinary.run(
+            ["replay", path, "--error-kind", "timout", "--dry-run"], directory: space.folder)
+        #expect(typo.status == 2, "\(typo.stderr)")
+        #expect(typo.stderr.contains("got 'timout'"), "\(typo.stderr)")
+        #expect(typo.stderr.contains("timeout, connect"), "\(typo.stderr)")
+        let known = try await CourierBinary.run(
+            ["replay", path, "--error-kind", "unexpectedStatus", "--dry-run"],
+            directory: space.folder)
+        #expect(known.status == 0, "\(known.stderr)")
+        #expect(known.stdout.contains("/status/503"), "\(known.stdout)")
+    }
+
+    /// A hand-edited log whose body's base64 does not decode was replayed with no body at all
+    /// and logged `ok`: another request than the one logged.
+    @Test("a logged body whose base64 does not decode is refused, and nothing is sent")
+    func undecodableBody() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("base64")
+        let url = space.server.url("/echo?key=\(key)").absoluteString
+        let line = #"""
+            {"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"0badb64e","job":"e2e","task":"post","attempt":1,"method":"POST","url":"\#(url)","requestHeaders":{"Content-Type":"application/json"},"requestBody":{"base64":"!!not base64!!"},"status":500,"outcome":"failed"}
+            """#
+        let log = space.folder.appendingPathComponent("edited.jsonl")
+        try Data((line + "\n").utf8).write(to: log)
+        let replay = try await CourierBinary.run(
+            ["replay", log.path, "--log-dir", space.logs.path], directory: space.folder)
+        #expect(replay.status == 2, "\(replay.stdout)\(replay.stderr)")
+        #expect(replay.stderr.contains("base64 does not decode"), "\(replay.stderr)")
+        let hits =
+            BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["requests"]
+            as? [[String: Any]]
+        #expect(hits?.isEmpty == true, "\(String(describing: hits))")
+        let show = try await CourierBinary.run(
+            ["show", log.path, "post"], directory: space.folder)
+        #expect(show.stdout.contains("does not decode"), "\(show.stdout)\(show.stderr)")
+    }
+}
