@@ -21,7 +21,9 @@ struct BenchCommandTests {
         let lines = jsonLines(result.stdout)
         #expect(lines.map { $0["backend"] as? String } == ["curl", "urlsession"])
         for line in lines {
-            #expect(line["requests"] as? Int == 60)
+            // Totals over the three measured rounds, as errors and seconds are.
+            #expect(line["requests"] as? Int == 180)
+            #expect(line["roundsRequests"] as? [Int] == [60, 60, 60])
             #expect(line["errors"] as? Int == 0)
             #expect(line["non2xx"] as? Int == 0)
             #expect((line["requestsPerSecond"] as? Double ?? 0) > 0)
@@ -39,6 +41,37 @@ struct BenchCommandTests {
         #expect(badURL.stderr.contains("is not an http or https URL"))
         let zero = try await CourierBinary.run(["bench", "http://127.0.0.1:1/", "-n", "0"])
         #expect(zero.status == 2)
+        // Trial K: each of these was taken and ran (or measured nothing) without a word.
+        let refused: [(arguments: [String], says: String)] = [
+            (["--backend", ""], "unknown backend ''"),
+            (["--backend", "curl,curl"], "names curl twice"),
+            (["--backend", "curl,"], "unknown backend ''"),
+            (["-n", "5", "-d", "3"], "not both"),
+            (["--timeout", "0"], "--timeout expects seconds"),
+        ]
+        for (arguments, says) in refused {
+            let result = try await CourierBinary.run(
+                ["bench", "http://127.0.0.1:1/"] + arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(says), "\(arguments): \(result.stderr)")
+        }
+        let port = try await CourierBinary.run(["bench", "http://127.0.0.1:99999/"])
+        #expect(port.status == 2)
+        #expect(port.stderr.contains("from 1 to 65535"), "\(port.stderr)")
+    }
+
+    /// The request deadline was a hidden 60 s with no flag: a slow answer could not be
+    /// counted as the timeout a user's own client would give up at.
+    @Test("--timeout is each request's deadline; one that passes it counts as a timeout")
+    func timeout() async throws {
+        let server = try TestServers.fixture()
+        let result = try await CourierBinary.run([
+            "bench", server.url("/slow?ms=5000").absoluteString, "--timeout", "0.3", "-n", "2",
+            "-c", "2", "--warmup", "0", "--rounds", "1", "--json",
+        ])
+        #expect(result.status == 1, "every request failed: \(result.stderr)")
+        let line = try #require(jsonLines(result.stdout).first)
+        #expect(line["errorsByKind"] as? [String: Int] == ["timeout": 2], "\(line)")
     }
 }
 

@@ -120,4 +120,19 @@ struct FailureConformanceTests {
         }
         #expect(error.kind == .invalidURL)
     }
+
+    /// Foundation takes `:99999` as a port; curl refused it while URLSession tried to connect.
+    @Test(
+        "a port outside 1–65535 is an invalid URL on both, nothing sent",
+        arguments: TransportKind.allCases)
+    func portOutOfRange(transport: TransportKind) async throws {
+        let client = transport.makeClient()
+        for port in ["99999", "65536"] {
+            let error = try await #require(throws: HTTPError.self) {
+                try await client.perform(
+                    HTTPRequest(url: URL(string: "http://127.0.0.1:\(port)/x")!))
+            }
+            #expect(error.kind == .invalidURL, "\(port): \(error)")
+        }
+    }
 }

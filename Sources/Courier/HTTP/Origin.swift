@@ -59,7 +59,15 @@ public struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// `text` as an absolute http or https URL with a host, or `nil`: the one check behind
     /// every "absolute http(s) URL" a job file, a command line or a ping takes.
     package static func httpURL(_ text: String) -> URL? {
-        guard let url = URL(string: text), Origin(url) != nil else { return nil }
+        guard let url = URL(string: text), Origin(url) != nil, hasValidPort(url) else {
+            return nil
+        }
         return url
+    }
+
+    /// Whether `url`'s port, when it names one, is one a connection can go to (1 to 65535):
+    /// Foundation parses `:99999` as a port, which libcurl then refuses on every request.
+    package static func hasValidPort(_ url: URL) -> Bool {
+        url.port.map { (1...65_535).contains($0) } ?? true
     }
 }

@@ -33,7 +33,8 @@ public struct WireRequest: Sendable, Hashable {
     /// offers itself). A caller's `Accept-Encoding` is sent as given, whatever it names; the
     /// body is decoded all the same.
     ///
-    /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s), and
+    /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s) or names
+    /// a port outside 1–65535, and
     /// `.invalidRequest` for a method or header name that is not a token, a header value with
     /// CR, LF or NUL (which would let a value inject another header), or a GET or HEAD with a
     /// body.
@@ -48,6 +49,9 @@ public struct WireRequest: Sendable, Hashable {
         guard scheme == "http" || scheme == "https", let host = request.url.host, !host.isEmpty
         else {
             throw failure(.invalidURL, "only absolute http and https URLs")
+        }
+        guard Origin.hasValidPort(request.url) else {
+            throw failure(.invalidURL, "the port is not from 1 to 65535")
         }
         guard request.body == nil || request.streamedBody == nil else {
             throw failure(

@@ -10,14 +10,14 @@ import Foundation
 
 /// `courier bench URL|JOB.json [--backend curl,urlsession] [-n N | -d SECONDS] [-c N]
 /// [--method M] [-H 'Name: value'] [--body TEXT|@FILE] [--warmup N] [--rounds R] [--rate R]
-/// [--http2] [--insecure] [--event-loops N] [--json]`
+/// [--timeout SECONDS] [--http2] [--insecure] [--event-loops N] [--json]`
 enum BenchCommand {
     static let usage = """
         Usage: courier bench URL|JOB.json [--backend curl,urlsession] [-n REQUESTS | -d SECONDS]
                                           [-c IN_FLIGHT] [--method M] [-H 'Name: value']
                                           [--body TEXT|@FILE] [--warmup N] [--rounds R]
-                                          [--rate PER_SECOND] [--http2] [--insecure]
-                                          [--event-loops N] [--json]
+                                          [--rate PER_SECOND] [--timeout SECONDS] [--http2]
+                                          [--insecure] [--event-loops N] [--json]
         Sends URL (or, in job mode, the job's requests in turn: no saving, no retries) with
         IN_FLIGHT at once (default 64), REQUESTS times (default 10000) or for SECONDS, per
         backend (default curl). Backends alternate over R rounds (default 3: A B A B A B) and
@@ -27,10 +27,13 @@ enum BenchCommand {
           --rate     send at a fixed rate; latency is then measured from when each request
                      was due (coordinated omission counted, as wrk2 and vegeta do)
           --warmup   requests per backend before measuring (default min(1000, REQUESTS))
+          --timeout  each request's deadline in seconds (default 30, or the job's); one that
+                     passes it counts as a timeout error
           --http2    offer HTTP/2 over TLS (curl backend)
           --insecure do not verify the server's certificate (curl backend; a test server's)
           --event-loops  curl's event-loop threads, on which the senders run (default one
                      per core, at most 4; connection limits are shared between them)
+          --json     one JSON object per backend, one per line (docs/cli.md lists the fields)
         """
 
     struct Options {
@@ -49,7 +52,13 @@ enum BenchCommand {
         var insecure = false
         var http2 = false
         var eventLoops: Int?
+        /// `--timeout`: each request's deadline; else the job's (job mode) or
+        /// ``defaultTimeout``.
+        var timeout: TimeInterval?
     }
+
+    /// A URL's requests' deadline when `--timeout` gives none, as a job's default.
+    static let defaultTimeout: TimeInterval = 30
 
     static func run(_ arguments: [String]) async -> Int32 {
         let options: Options
@@ -139,20 +148,25 @@ enum BenchCommand {
     static func parse(_ parser: inout ArgumentParser) throws -> Options {
         var options = Options()
         if let names = try parser.option("--backend") {
-            options.backends = try names.split(separator: ",").map { name in
-                guard let backend = Backend(rawValue: String(name)) else {
-                    throw UsageError(
-                        "bench: unknown backend '\(name)' (expected curl or urlsession)")
-                }
-                return backend
-            }
+            options.backends = try backends(names)
         }
-        options.count = try parser.integer("-n", default: 10_000, range: 1...100_000_000)
+        let count = try parser.optionalInteger("-n", range: 1...100_000_000)
+        options.count = count ?? 10_000
         if let seconds = try parser.option("-d") {
             guard let value = Double(seconds), value > 0, value <= 86_400 else {
                 throw UsageError("bench: -d expects seconds from 0 to 86400, got '\(seconds)'")
             }
+            guard count == nil else {
+                throw UsageError("bench: give -n REQUESTS or -d SECONDS, not both")
+            }
             options.duration = value
+        }
+        if let seconds = try parser.option("--timeout") {
+            guard let value = Double(seconds), value > 0, value <= 86_400 else {
+                throw UsageError(
+                    "bench: --timeout expects seconds above 0, at most 86400, got '\(seconds)'")
+            }
+            options.timeout = value
         }
         options.concurrency = try parser.integer("-c", default: 64, range: 1...10_000)
         if let method = try parser.option("--method") {
@@ -198,6 +212,23 @@ enum BenchCommand {
         return options
     }
 
+    /// `curl,urlsession`: each backend once, at least one.
+    static func backends(_ names: String) throws(UsageError) -> [Backend] {
+        var backends: [Backend] = []
+        for name in names.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let backend = Backend(rawValue: String(name)) else {
+                throw UsageError(
+                    "bench: unknown backend '\(name)' in --backend (expected curl, urlsession or curl,urlsession)"
+                )
+            }
+            guard !backends.contains(backend) else {
+                throw UsageError("bench: --backend names \(name) twice; give each backend once")
+            }
+            backends.append(backend)
+        }
+        return backends
+    }
+
     /// The URL's request, or in job mode every task's request.
     static func makeRequests(_ options: Options) throws -> [HTTPRequest] {
         if options.target.hasSuffix(".json"), !options.target.contains("://") {
@@ -217,6 +248,7 @@ enum BenchCommand {
             where task.spec(in: job)?.isDependent != true {
                 var request = task.request
                 if options.insecure { request.validatesTLS = false }
+                if let timeout = options.timeout { request.timeout = timeout }
                 requests.append(request)
                 if requests.count >= 1_000_000 { break }
             }
@@ -226,13 +258,16 @@ enum BenchCommand {
             return requests
         }
         guard let url = Origin.httpURL(options.target) else {
-            throw UsageError("bench: '\(options.target)' is not an http or https URL")
+            throw UsageError(
+                "bench: '\(options.target)' is not an http or https URL with a host (and a port, if any, from 1 to 65535)"
+            )
         }
         var request = HTTPRequest(
             url: url, method: options.method, headers: options.headers, body: options.body)
         // A test server's throwaway certificate; URLSession on Linux cannot honour this
         // (docs/transports.md).
         request.validatesTLS = !options.insecure
+        request.timeout = options.timeout ?? Self.defaultTimeout
         return [request]
     }
 
@@ -321,7 +356,10 @@ struct BenchSummary {
         .object([
             ("backend", .string(backend)),
             ("rounds", .int(rounds.count)),
-            ("requests", .int(rounds.first?.requests ?? 0)),
+            // Counts are over every measured round (the warm-up left out), as `errors` and
+            // `seconds` are; rates and CPU per request are the rounds' medians.
+            ("requests", .int(rounds.map(\.requests).reduce(0, +))),
+            ("roundsRequests", .array(rounds.map { .int($0.requests) })),
             ("concurrency", .int(rounds.first?.concurrency ?? 0)),
             ("eventLoops", eventLoops.map { .int($0) } ?? .null),
             ("requestsPerSecond", .double(requestsPerSecond)),
