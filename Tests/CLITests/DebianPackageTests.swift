@@ -208,11 +208,18 @@ struct DebianPackageTests {
         .enabled(if: installed("lintian"), "lintian is not installed (make test-deps installs it)"))
     func lintian() async throws {
         let built = try await Self.built.value
+        // lintian leaves a file of its own (`mldbm-elf-…`) in its temporary folder: this one
+        // goes when the test ends, not into /tmp for good.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-lintian-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
         let result = try await CourierBinary.run(
             [
                 "--fail-on", "error,warning", "--suppress-tags", "custom-library-search-path",
                 built.deb.path,
-            ], executable: URL(fileURLWithPath: "/usr/bin/lintian"))
+            ], executable: URL(fileURLWithPath: "/usr/bin/lintian"),
+            environment: ["TMPDIR": scratch.path])
         let tags = result.stdout.split(separator: "\n").filter {
             $0.hasPrefix("E:") || $0.hasPrefix("W:")
         }
