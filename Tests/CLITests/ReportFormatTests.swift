@@ -24,6 +24,32 @@ struct ReportFormatTests {
         return url
     }
 
+    /// Trial K: `report --junit /no/dir/x.xml` made `/no/dir` (as root, at the root).
+    @Test("a file named for --junit, --html, --otlp or export -o goes in a folder that exists")
+    func outputFolderMustExist() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try Self.okLog(in: folder, count: 2, totalMs: "1.5")
+        let missing = folder.appendingPathComponent("no/such")
+        for flag in ["--junit", "--html", "--otlp"] {
+            let target = missing.appendingPathComponent("out").path
+            let report = try await CourierBinary.run(["report", flag, target, log.path])
+            #expect(report.status == 2, "\(flag): \(report.stderr)")
+            #expect(report.stderr.contains("does not exist"), "\(flag): \(report.stderr)")
+        }
+        let export = try await CourierBinary.run([
+            "export", "--har", log.path, "-o", missing.appendingPathComponent("x.har").path,
+        ])
+        #expect(export.status == 2, "\(export.stderr)")
+        #expect(
+            !FileManager.default.fileExists(atPath: folder.appendingPathComponent("no").path),
+            "no folder made")
+        let junit = folder.appendingPathComponent("junit.xml")
+        let made = try await CourierBinary.run(["report", "--junit", junit.path, log.path])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(FileManager.default.fileExists(atPath: junit.path))
+    }
+
     @Test("logs without run.end are killed runs, with how many tasks they recorded")
     func logWithoutRunEndIsKilled() async throws {
         let folder = try ReportTests.folder()

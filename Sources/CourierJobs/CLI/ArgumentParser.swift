@@ -59,6 +59,28 @@ struct ArgumentParser {
         return value
     }
 
+    /// Removes an option that names a file to write, checking that its folder is there: a
+    /// file the user names goes where they said or nowhere (as a shell's `>` does), and a
+    /// typo made folders up to the root (`--junit /no/dir/x.xml` created `/no/dir`).
+    /// `-` (standard output) passes.
+    mutating func outputFile(_ name: String) throws(UsageError) -> String? {
+        guard let path = try option(name) else { return nil }
+        guard path != "-" else { return path }
+        guard !path.isEmpty, !path.hasSuffix("/") else {
+            throw UsageError("\(command): \(name) expects a file's path, got '\(path)'")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder),
+            isFolder.boolValue
+        else {
+            throw UsageError(
+                "\(command): \(name) \(path): the folder \(folder.path) does not exist (courier makes no folder for a file you name); nothing was written"
+            )
+        }
+        return path
+    }
+
     /// Removes an integer option, checking its range.
     mutating func integer(
         _ name: String, default value: Int, range: ClosedRange<Int>

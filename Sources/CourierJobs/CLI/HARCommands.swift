@@ -25,8 +25,8 @@ enum ExportCommand {
             guard parser.flag("--har") else {
                 throw UsageError("export: say which format (--har); see 'courier export --help'")
             }
-            let long = try parser.option("--output")
-            output = try parser.option("-o") ?? long
+            let long = try parser.outputFile("--output")
+            output = try parser.outputFile("-o") ?? long
             logs = parser.positionals()
             try parser.finish()
             guard !logs.isEmpty else {
@@ -98,8 +98,8 @@ enum ImportCommand {
                 throw UsageError("import: missing --har FILE; see 'courier import --help'")
             }
             file = har
-            let long = try parser.option("--output")
-            output = try parser.option("-o") ?? long
+            let long = try parser.outputFile("--output")
+            output = try parser.outputFile("-o") ?? long
             name = try parser.option("--name")
             baseURL = try parser.option("--base-url")
             try parser.finish()

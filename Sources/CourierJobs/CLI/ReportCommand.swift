@@ -105,9 +105,9 @@ enum ReportCommand {
     static func parse(_ parser: inout ArgumentParser) throws(UsageError) -> Options {
         var options = Options()
         options.json = parser.flag("--json")
-        options.junit = try parser.option("--junit")
-        options.html = try parser.option("--html")
-        options.otlp = try parser.option("--otlp")
+        options.junit = try parser.outputFile("--junit")
+        options.html = try parser.outputFile("--html")
+        options.otlp = try parser.outputFile("--otlp")
         if let text = try parser.option("--otlp-endpoint") {
             guard let url = OTLPUpload.tracesURL(text) else {
                 throw UsageError("report: --otlp-endpoint takes an http or https URL")
