@@ -68,6 +68,33 @@ struct ReplayInputTests {
         #expect(known.stdout.contains("/status/503"), "\(known.stdout)")
     }
 
+    /// The plan and the curl script listed a hand-written `javascript:` URL as a request to
+    /// send (trial K); only the send itself refused it.
+    @Test("a logged request no transport can send is refused in the plan, the script and the run")
+    func impossibleRequests() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let lines = [
+            #"{"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"0badc0de","job":"e2e","task":"js","attempt":1,"method":"GET","url":"javascript:alert(1)","requestHeaders":{},"status":500,"outcome":"failed"}"#,
+            #"{"event":"request","ts":"2026-11-22T04:15:22.147Z","run":"0badc0de","job":"e2e","task":"crlf","attempt":1,"method":"GET","url":"http://127.0.0.1:1/x","requestHeaders":{"X-A":"1\r\nX-Injected: 1"},"status":500,"outcome":"failed"}"#,
+        ]
+        let log = space.folder.appendingPathComponent("hand.jsonl")
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: log)
+        for extra in [["--dry-run"], ["--format", "curl"], ["--no-progress"]] {
+            let replay = try await CourierBinary.run(
+                ["replay", log.path, "--log-dir", space.logs.path] + extra,
+                directory: space.folder)
+            #expect(replay.status == 2, "\(extra): \(replay.stdout)\(replay.stderr)")
+            #expect(!replay.stdout.contains("javascript:"), "\(extra): \(replay.stdout)")
+            #expect(!replay.stdout.contains("X-Injected"), "\(extra): \(replay.stdout)")
+            for task in ["js", "crlf"] {
+                #expect(
+                    replay.stderr.contains("task \(task): its logged request cannot be sent"),
+                    "\(extra): \(replay.stderr)")
+            }
+        }
+    }
+
     /// A hand-edited log whose body's base64 does not decode was replayed with no body at all
     /// and logged `ok`: another request than the one logged.
     @Test("a logged body whose base64 does not decode is refused, and nothing is sent")

@@ -78,6 +78,14 @@ struct ReplayBuilder {
             url: url, method: HTTPMethod(method), headers: headers, body: body)
         request.secretHeaderNames.formUnion(secretNames)
         if let job { request.tls = job.tls }
+        // A hand-written or edited line may ask what no transport sends (a `javascript:` URL,
+        // a header value with a newline): refused here, so that the plan and the script
+        // never show it as a request to send.
+        do {
+            _ = try WireRequest(request)
+        } catch {
+            return refuse("its logged request cannot be sent: \(error.message)")
+        }
         if let jobTask {
             request.secretHeaderNames.formUnion(jobTask.request.secretHeaderNames)
             request.secretQueryNames.formUnion(jobTask.request.secretQueryNames)
