@@ -28,16 +28,7 @@ struct ReplayBuilder {
         func refuse(_ reason: String) -> Result<ExpandedTask, Refusal> {
             .failure(Refusal(task: id, reason: reason))
         }
-        if line.errorKind == LogErrorKind.writeHeld {
-            return refuse(
-                "it is a write a resume or replay held (\(line.errorMessage ?? "")); its line holds no request: replay it with --job JOB --task \(id)"
-            )
-        }
-        if line.outcome == LogOutcome.skipped.rawValue {
-            return refuse(
-                "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs"
-            )
-        }
+        if let reason = Self.sentNothing(line, id: id) { return refuse(reason) }
         let jobTask = jobTasks[id]
         guard let method = line.method, let loggedURL = line.url else {
             // A task that sent nothing (`task.failed`: it could not be built, or no token
@@ -105,6 +96,19 @@ struct ReplayBuilder {
         task.conditional =
             headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
         return .success(task)
+    }
+
+    /// Why a line that records no request (a held write, a skipped task) has none to send.
+    private static func sentNothing(_ line: LogLine, id: String) -> String? {
+        if line.errorKind == LogErrorKind.writeHeld {
+            return
+                "it is a write a resume or replay held (\(line.errorMessage ?? "")); its line holds no request: replay it with --job JOB --task \(id)"
+        }
+        if line.outcome == LogOutcome.skipped.rawValue {
+            return
+                "it was skipped and sent nothing (an input task failed); `courier run --resume` runs it with its inputs"
+        }
+        return nil
     }
 
     /// The logged headers, each redacted one from `--header` or from the job's task when its
