@@ -62,6 +62,8 @@ struct ReportFormatTests {
         #expect(
             text.stdout.contains("killed: 500 tasks recorded (shard 0/2 of a job of 1,000 tasks)"),
             "\(text.stdout)")
+        // The task count is what was recorded, not the job's size (trial K read it as such).
+        #expect(text.stdout.contains("tasks     1000 recorded (a cut run's"), "\(text.stdout)")
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("killed: 500 tasks recorded (shard 1/2 of a job of 1,000 tasks)"))
 

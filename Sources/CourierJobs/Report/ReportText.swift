@@ -122,8 +122,11 @@ enum ReportText {
         var lines: [String] = []
         let runs = report.runs.count
         let tasks = report.outcomes
+        // A cut run's unreached tasks have no line: "total" would read as the job's size
+        // (a trial took "8 total" for all there was, of a job of 20).
+        let cut = !Repair(report).killed.isEmpty
         lines.append(
-            "tasks     \(tasks.total) total, \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
+            "tasks     \(tasks.total) \(cut ? "recorded (a cut run's unreached tasks have no line)" : "total"), \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
                 + (tasks.notModified > 0 ? " (\(tasks.notModified) not modified)" : "")
                 + (runs > 1 ? "; each task once, by its last final line" : ""))
         if !tasks.attemptsPerTask.isEmpty {
