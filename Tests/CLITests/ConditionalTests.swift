@@ -43,7 +43,8 @@ struct ConditionalTests {
         let saved =
             try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any]
         #expect(
-            (saved?["entries"] as? [String: [String: String]])?["e/3.json"]?["etag"] == "\"a-3\"")
+            (saved?["entries"] as? [String: [String: Any]])?["e/3.json"]?["etag"] as? String
+                == "\"a-3\"")
 
         let second = try await space.run(backend: backend)
         #expect(second.status == 0, "\(second.stderr)")
@@ -70,6 +71,41 @@ struct ConditionalTests {
         let report = try await CourierBinary.run(
             ["report", space.logs.appendingPathComponent("e2e/\(logs[1])").path])
         #expect(report.stdout.contains("(5 not modified)"), "\(report.stdout)")
+    }
+
+    /// A saved file overwritten by hand (or cut short, or restored from elsewhere) was kept
+    /// for ever: the server answered 304 to the validators of the file courier had saved,
+    /// and the run said `ok` (trial J). A file changed since its save is fetched whole.
+    @Test(
+        "a saved file changed since its save is fetched whole and repaired; the others stay",
+        arguments: RunCommandTests.backends)
+    func changedFileIsRepaired(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("etagrepair")
+        try Self.writeJob(space, key: key, version: "a")
+        #expect(try await space.run(backend: backend).status == 0)
+        let edited = space.folder.appendingPathComponent("out/e/2.json")
+        let clean = try Data(contentsOf: edited)
+        // Same size, other bytes: only the stamp tells it apart.
+        try Data(repeating: 0x78, count: clean.count).write(to: edited)
+        let untouched = try Data(contentsOf: space.folder.appendingPathComponent("out/e/4.json"))
+
+        let second = try await space.run(backend: backend)
+        #expect(second.status == 0, "\(second.stderr)")
+        let asked = try await ServerHits.of(key, on: space.server).requests.suffix(5)
+        let unconditional = asked.filter { $0.header("If-None-Match") == nil }
+        #expect(
+            unconditional.map(\.path).count == 1
+                && unconditional.first?.path.contains("v=a-2") == true,
+            "only the changed file is fetched whole: \(unconditional.map(\.path))")
+        #expect(try Data(contentsOf: edited) == clean, "the server's bytes are back")
+        #expect(
+            try Data(contentsOf: space.folder.appendingPathComponent("out/e/4.json")) == untouched)
+        // A third run asks for all five again, the repaired one too.
+        #expect(try await space.run(backend: backend).status == 0)
+        let third = try await ServerHits.of(key, on: space.server).requests.suffix(5)
+        #expect(third.allSatisfy { $0.header("If-None-Match") != nil })
     }
 
     @Test("the state file is whole after kill -9 mid-run")

@@ -16,15 +16,10 @@ extension JobRunner {
     }
 
     /// Adds `If-None-Match`/`If-Modified-Since` from the state, when the saved output is
-    /// still there (a deleted file must be fetched whole) and the task did not set them.
-    static func askIfChanged(
-        _ request: inout HTTPRequest, state: ConditionalState, save: String, outputDir: String
-    ) {
-        guard let validators = state.validators(for: save),
-            FileManager.default.fileExists(
-                atPath: URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
-        else { return }
-        validators.addConditions(to: &request)
+    /// still there as it was saved (a deleted or changed file must be fetched whole) and the
+    /// task did not set them.
+    static func askIfChanged(_ request: inout HTTPRequest, state: ConditionalState, save: String) {
+        state.conditions(for: save)?.addConditions(to: &request)
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.

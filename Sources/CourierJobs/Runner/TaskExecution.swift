@@ -138,7 +138,7 @@ extension JobRunner {
         var request = task.request
         let page = task.paginate.map { _ in 1 }
         if task.conditional, let state, let save = task.savePath(page: page) {
-            Self.askIfChanged(&request, state: state, save: save, outputDir: job.outputDir)
+            Self.askIfChanged(&request, state: state, save: save)
         }
         let cursor = PageCursor(
             paginator: task.paginate.map { Paginator(rule: $0, first: task.request) },

@@ -18,7 +18,9 @@ import Foundation
 /// here all the same, it keeps no state and leaves the file as it is.
 final class ConditionalState: Sendable {
     let url: URL
-    private let entries: Locked<[String: HTTPValidators]>
+    /// The job's output folder, where the saved files are.
+    private let outputDir: String
+    private let entries: Locked<[String: SavedValidators]>
     /// Held from a flush's snapshot to its rename, so files are renamed in snapshot order:
     /// the run's once-a-second flusher and its final flush may overlap, and an older snapshot
     /// renamed last replaced the newer file (entries lost, fetched whole again next run).
@@ -26,7 +28,7 @@ final class ConditionalState: Sendable {
     /// Entries recorded since the last flush (`nil`: forget the entry): what the next flush
     /// writes. It is the one mark of work to do; a separate "dirty" flag set before the entry
     /// was added let a flush in between clear the flag and leave the entry unwritten.
-    private let changes = Locked<[String: HTTPValidators?]>([:])
+    private let changes = Locked<[String: SavedValidators?]>([:])
     /// Whether a file was there that could not be read: then nothing is ever written over it.
     private let unreadable: Bool
     /// The run's tag for the state's temporaries (``StaleTemporaries/tag``).
@@ -52,6 +54,7 @@ final class ConditionalState: Sendable {
         run: String = String(UUID().uuidString.prefix(8)), warn: (String) -> Void
     ) {
         url = Self.location(outputDir: outputDir)
+        self.outputDir = outputDir
         temporaries?.sweep(url.deletingLastPathComponent())
         tag = temporaries?.tag
         journal = StateJournal(folder: url.deletingLastPathComponent(), owner: owner, run: run)
@@ -97,7 +100,7 @@ final class ConditionalState: Sendable {
     typealias Unreadable = StateDocument.Unreadable
 
     /// The entries of the file at `url`; `nil` when there is no file.
-    private static func load(_ url: URL) -> Result<[String: HTTPValidators], Unreadable>? {
+    private static func load(_ url: URL) -> Result<[String: SavedValidators], Unreadable>? {
         let kind = "state file"
         switch StateDocument.read(url, kind: kind) {
         case nil: return nil
@@ -112,30 +115,43 @@ final class ConditionalState: Sendable {
 
     /// The validators of each saved output, from the document's `entries`.
     private static func validators(in saved: [(key: String, node: JSONNode)])
-        -> [String: HTTPValidators]
+        -> [String: SavedValidators]
     {
-        var values: [String: HTTPValidators] = [:]
+        var values: [String: SavedValidators] = [:]
         for entry in saved {
             guard case .object(let fields) = entry.node.value else { continue }
-            var validators = HTTPValidators()
-            for field in fields {
-                guard case .string(let text) = field.node.value else { continue }
-                if field.key == "etag" { validators.etag = text }
-                if field.key == "lastModified" { validators.lastModified = text }
-            }
-            values[entry.key] = validators
+            values[entry.key] = SavedValidators(fields: fields)
         }
         return values
     }
 
     func validators(for save: String) -> HTTPValidators? {
-        entries.withLock { $0[save] }
+        entries.withLock { $0[save]?.validators }
     }
 
-    /// Records what a 200 said about a saved output (or forgets it when it said nothing).
+    /// The validators to ask "only if changed" with for the output saved at `save`: `nil`
+    /// when there are none, or the saved file is gone or has changed since they were
+    /// recorded (it must be fetched whole: a `304` would keep it as it is now).
+    func conditions(for save: String) -> HTTPValidators? {
+        guard let entry = entries.withLock({ $0[save] }),
+            let now = FileStamp.of(
+                URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
+        else { return nil }
+        if let recorded = entry.file, recorded != now { return nil }
+        return entry.validators
+    }
+
+    /// Records what a 200 said about a saved output (or forgets it when it said nothing), with
+    /// the saved file's stamp: called once the file is in place.
     func record(_ response: HTTPResponse, for save: String) {
         let validators = HTTPValidators(response.headers)
-        let new = validators.isEmpty ? nil : validators
+        let new =
+            validators.isEmpty
+            ? nil
+            : SavedValidators(
+                validators: validators,
+                file: FileStamp.of(
+                    URL(fileURLWithPath: outputDir).appendingPathComponent(save).path))
         // Validators the state holds already (a deleted output fetched again, unchanged)
         // need no journal line: one that no write follows would outlive the run.
         let changed = entries.withLock { values -> Bool in
@@ -146,7 +162,7 @@ final class ConditionalState: Sendable {
         guard changed else { return }
         changes.withLock { changes in
             changes[save] = .some(new)
-            journal.append(save: save, validators: new)
+            journal.append(save: save, entry: new)
         }
     }
 
@@ -173,7 +189,7 @@ final class ConditionalState: Sendable {
         // The pending changes and the journal files that hold them, taken together: an entry
         // recorded after this goes to the next journal file and the next write.
         let (pending, journaled) = changes.withLock {
-            changes -> ([String: HTTPValidators?], [String]) in
+            changes -> ([String: SavedValidators?], [String]) in
             defer { changes = [:] }
             return (changes, journal.rotate())
         }
@@ -200,20 +216,15 @@ final class ConditionalState: Sendable {
     }
 
     /// Merges `pending` into the file as it is now and writes it.
-    private func write(_ pending: [String: HTTPValidators?]) throws {
+    private func write(_ pending: [String: SavedValidators?]) throws {
         guard case .success(var snapshot) = Self.load(url) ?? .success([:]) else { return }
         for (save, validators) in pending { snapshot[save] = validators }
         let document = StateDocument.bytes([
             (
                 "entries",
                 .object(
-                    snapshot.sorted { $0.key < $1.key }.map { save, validators in
-                        var fields: [(String, JSONWriter.Value)] = []
-                        if let etag = validators.etag { fields.append(("etag", .string(etag))) }
-                        if let date = validators.lastModified {
-                            fields.append(("lastModified", .string(date)))
-                        }
-                        return (save, .object(fields))
+                    snapshot.sorted { $0.key < $1.key }.map { save, entry in
+                        (save, .object(entry.fields))
                     })
             )
         ])

@@ -38,14 +38,9 @@ final class StateJournal: Sendable {
 
     /// Appends one entry (`nil` forgets the save's validators). Best effort: a journal that
     /// cannot be written costs a whole fetch next time, never a run.
-    func append(save: String, validators: HTTPValidators?) {
+    func append(save: String, entry: SavedValidators?) {
         var fields: [(String, JSONWriter.Value)] = [("save", .string(save))]
-        if let validators {
-            if let etag = validators.etag { fields.append(("etag", .string(etag))) }
-            if let date = validators.lastModified { fields.append(("lastModified", .string(date))) }
-        } else {
-            fields.append(("forget", .bool(true)))
-        }
+        fields += entry?.fields ?? [("forget", .bool(true))]
         var line = JSONWriter.bytes(.object(fields))
         line.append(0x0A)
         state.withLock { state in
@@ -84,7 +79,7 @@ final class StateJournal: Sendable {
     /// modification time across runs), and which of the files this run may remove once their
     /// entries are in a written state: its own shard's, or all of them for the whole job.
     static func read(folder: URL, owner: String) -> (
-        entries: [(save: String, validators: HTTPValidators?)], removable: [String]
+        entries: [(save: String, entry: SavedValidators?)], removable: [String]
     ) {
         let names =
             ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
@@ -94,7 +89,7 @@ final class StateJournal: Sendable {
                 atPath: folder.appendingPathComponent(name).path)
             return (name, attributes?[.modificationDate] as? Date ?? .distantPast)
         }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }
-        var entries: [(String, HTTPValidators?)] = []
+        var entries: [(String, SavedValidators?)] = []
         var removable: [String] = []
         for (name, _) in dated {
             guard let bytes = try? FileSystem.read(folder.appendingPathComponent(name)) else {
@@ -106,19 +101,16 @@ final class StateJournal: Sendable {
                     case .object(let members) = root.value
                 else { continue }
                 var save: String?
-                var validators = HTTPValidators()
                 var forget = false
                 for member in members {
                     switch (member.key, member.node.value) {
                     case ("save", .string(let text)): save = text
-                    case ("etag", .string(let text)): validators.etag = text
-                    case ("lastModified", .string(let text)): validators.lastModified = text
                     case ("forget", .bool(true)): forget = true
                     default: break
                     }
                 }
                 guard let save else { continue }
-                entries.append((save, forget ? nil : validators))
+                entries.append((save, forget ? nil : SavedValidators(fields: members)))
             }
             if owner == "whole" || name.hasPrefix("journal.\(owner).") { removable.append(name) }
         }

@@ -1,0 +1,81 @@
+import Courier
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What the conditional state keeps for one saved output: the validators its last `200` sent,
+/// and the saved file as it was then.
+///
+/// The file's stamp is what lets a changed file be repaired: one overwritten by hand, restored
+/// from elsewhere or cut short by a full disk was kept for ever while the server answered
+/// `304` to its validators (trial J). A file whose stamp differs is fetched whole instead.
+struct SavedValidators: Sendable, Hashable {
+    var validators: HTTPValidators
+    /// The saved file's stamp when the validators were recorded (`nil` in states written
+    /// before it was kept: then the file's presence alone is checked, as it was).
+    var file: FileStamp?
+
+    /// The document's (or a journal line's) fields for this entry, after its `save`.
+    var fields: [(String, JSONWriter.Value)] {
+        var fields: [(String, JSONWriter.Value)] = []
+        if let etag = validators.etag { fields.append(("etag", .string(etag))) }
+        if let date = validators.lastModified { fields.append(("lastModified", .string(date))) }
+        if let file {
+            fields.append(("size", .int(file.size)))
+            fields.append(("modified", .string(file.modified)))
+        }
+        return fields
+    }
+
+    /// An entry from its fields; members it does not know are left alone.
+    init(fields: [(key: String, node: JSONNode)]) {
+        var validators = HTTPValidators()
+        var size: Int?
+        var modified: String?
+        for field in fields {
+            switch (field.key, field.node.value) {
+            case ("etag", .string(let text)): validators.etag = text
+            case ("lastModified", .string(let text)): validators.lastModified = text
+            case ("size", .number(let number)) where number >= 0 && number < 9e15:
+                size = Int(number)
+            case ("modified", .string(let text)): modified = text
+            default: break
+            }
+        }
+        self.validators = validators
+        if let size, let modified { file = FileStamp(size: size, modified: modified) }
+    }
+
+    init(validators: HTTPValidators, file: FileStamp?) {
+        self.validators = validators
+        self.file = file
+    }
+}
+
+/// A file's size and modification time, to the nanosecond: enough to tell it was changed
+/// since (a `touch` alone also counts, and costs one whole fetch).
+struct FileStamp: Sendable, Hashable {
+    var size: Int
+    /// `seconds.nanoseconds`, exact: a JSON number would round nanoseconds away.
+    var modified: String
+
+    /// The stamp of the regular file at `path`; `nil` when there is none there.
+    static func of(_ path: String) -> FileStamp? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        #if canImport(Darwin)
+            let time = status.st_mtimespec
+        #else
+            let time = status.st_mtim
+        #endif
+        let nanoseconds = String(time.tv_nsec)
+        return FileStamp(
+            size: Int(status.st_size),
+            modified: "\(time.tv_sec)."
+                + String(repeating: "0", count: max(0, 9 - nanoseconds.count)) + nanoseconds)
+    }
+}
