@@ -64,8 +64,8 @@ struct TruncatedResponseTests {
         let state = space.folder.appendingPathComponent("out/.courier/state")
         let saved =
             try JSONSerialization.jsonObject(with: Data(contentsOf: state)) as? [String: Any]
-        let entry = (saved?["entries"] as? [String: [String: String]])?["a.json"]
-        #expect(entry?["etag"] == "\"good\"", "\(path): \(saved ?? [:])")
+        let entry = (saved?["entries"] as? [String: [String: Any]])?["a.json"]
+        #expect(entry?["etag"] as? String == "\"good\"", "\(path): \(saved ?? [:])")
         #expect(
             try FileManager.default.contentsOfDirectory(
                 atPath: file.deletingLastPathComponent().path

@@ -5,7 +5,7 @@ import Foundation
 extension TaskDecoder {
     static let writeForms = "\"append\", \"replace\" or \"merge\""
 
-    mutating func readRecords(conditional: Bool) -> RecordsRule? {
+    mutating func readRecords(conditional: Bool, paginated: Bool = false) -> RecordsRule? {
         guard let node = reader.take("records") else { return nil }
         let path = "\(self.path).records"
         guard var inner = NodeReader(node, path: path, keys: JobKeys.records, context: context)
@@ -51,6 +51,15 @@ extension TaskDecoder {
                 "\(path).write",
                 "\"\(write.rawValue)\" cannot be combined with conditional: a 304 has no records, and \(write == .replace ? "replace would drop that task's records from the file" : "append could never add the records of a body whose run failed elsewhere"); use \"merge\"",
                 at: writeNode ?? node)
+        }
+        if conditional, paginated {
+            // A 304 for page 1 confirms every page, but only page 1's validators are kept:
+            // which saved pages the listing now has is not known, and records taken again
+            // from stale pages past its end could undo newer ones (trial L: every 304 failed).
+            context.error(
+                path,
+                "cannot be combined with conditional on a paginated task: a 304 confirms the listing's pages without saying which saved pages they are; use \"since\" for an incremental listing with records",
+                at: node)
         }
         let shaping = readShaping(&inner, path: path, key: write == .merge ? key : nil)
         guard let from, let to, let write else { return nil }

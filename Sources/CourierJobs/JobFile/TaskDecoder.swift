@@ -58,7 +58,7 @@ struct TaskDecoder {
             incremental: since != nil || window != nil)
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
-        let records = readRecords(conditional: conditional)
+        let records = readRecords(conditional: conditional, paginated: paginate != nil)
         if window != nil, records?.write == .replace {
             context.error(
                 "\(path).records.write",

@@ -152,8 +152,8 @@ final class ConditionalState: Sendable {
                 validators: validators,
                 file: FileStamp.of(
                     URL(fileURLWithPath: outputDir).appendingPathComponent(save).path))
-        // Validators the state holds already (a deleted output fetched again, unchanged)
-        // need no journal line: one that no write follows would outlive the run.
+        // An entry the state holds already (the same validators and file stamp) needs no
+        // journal line, nor a write.
         let changed = entries.withLock { values -> Bool in
             guard values[save] != new else { return false }
             values[save] = new
