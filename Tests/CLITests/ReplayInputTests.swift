@@ -95,6 +95,41 @@ struct ReplayInputTests {
         }
     }
 
+    /// `replay --job --dry-run` and `--format curl` printed the logged requests, while the
+    /// replay itself sends what the job builds now (trial L): a script made from the plan
+    /// would have sent a URL fixed since, and a POST the job no longer makes.
+    @Test("with --job, the plan and the script show the request the job builds now")
+    func planShowsTheJobsRequest() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "broken", "path": "/status/404"},
+                {"id": "post", "method": "POST", "path": "/status/405", "json": {"x": 1}},
+                {"id": "gone", "path": "/status/500"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "broken", "path": "/echo", "query": {"fixed": "1"}},
+                {"id": "post", "path": "/echo", "query": {"now": "get"}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        for format in [["--dry-run"], ["--format", "curl"]] {
+            let plan = try await CourierBinary.run(
+                ["replay", "--job", "job.json", "--log-dir", space.logs.path] + format,
+                directory: space.folder)
+            #expect(plan.status == 1, "\(format): the gone task is refused: \(plan.stderr)")
+            #expect(plan.stdout.contains("/echo?fixed=1"), "\(format): \(plan.stdout)")
+            #expect(plan.stdout.contains("/echo?now=get"), "\(format): \(plan.stdout)")
+            for old in ["/status/404", "/status/405", "POST", "/status/500"] {
+                #expect(!plan.stdout.contains(old), "\(format): \(old) in \(plan.stdout)")
+            }
+            #expect(
+                plan.stderr.contains("task gone: the job no longer builds this task"),
+                "\(format): \(plan.stderr)")
+        }
+    }
+
     /// A hand-edited log whose body's base64 does not decode was replayed with no body at all
     /// and logged `ok`: another request than the one logged.
     @Test("a logged body whose base64 does not decode is refused, and nothing is sent")

@@ -105,8 +105,19 @@ extension ReplayCommand {
         if let spec, let reason = producers?.heldInput(of: spec) {
             return .note("(not sent: \(reason))", sent: false)
         }
+        // With --job, the task is sent as the job builds it now, not as it was logged: the
+        // plan and the script showed the old request (trial L: a URL fixed since, a POST the
+        // job no longer makes).
+        // (A task that takes a value captured again is said so below.)
+        let waits = spec.flatMap { producers?.capturedAgain($0) } != nil
+        if job != nil, !waits, let built = jobTasks[id] { return .send(built) }
         switch builder.build(line) {
         case .success(let task):
+            if let job, !job.tasks.contains(where: \.isDependent) {
+                return .refused(
+                    "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
+                )
+            }
             return .send(task)
         case .failure(let refusal):
             // A dry run with --job: what it takes is captured again first (a token in its
@@ -116,8 +127,12 @@ extension ReplayCommand {
             }
             // A replay with --job sends the job's task as the job builds it now, whatever its
             // logged request was (a secret captured then, redacted in the log, differs now).
-            if job != nil, let built = jobTasks[id] { return .send(built) }
-            if job != nil, line.outcome == "skipped" || jobTasks[id] == nil {
+            if let job, line.outcome != "skipped", !job.tasks.contains(where: \.isDependent) {
+                return .refused(
+                    "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
+                )
+            }
+            if job != nil {
                 return .note(
                     "(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)",
                     sent: false)
