@@ -130,6 +130,31 @@ struct ReplayInputTests {
         }
     }
 
+    /// A `requestBody` of no known form (`{"text": 5}`, a misspelt member) was replayed as a
+    /// POST with no body (trial L), where invalid base64 was refused.
+    @Test("a logged body of no known form is refused like undecodable base64")
+    func malformedBody() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("badbody")
+        let url = space.server.url("/echo?key=\(key)").absoluteString
+        for body in [#"{"text":5}"#, #"{"txt":"{\"x\":2}"}"#] {
+            let line = #"""
+                {"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"0badb0d1","job":"e2e","task":"post","attempt":1,"method":"POST","url":"\#(url)","requestHeaders":{"Content-Type":"application/json"},"requestBody":\#(body),"status":500,"outcome":"failed"}
+                """#
+            let log = space.folder.appendingPathComponent("edited.jsonl")
+            try Data((line + "\n").utf8).write(to: log)
+            let replay = try await CourierBinary.run(
+                ["replay", log.path, "--log-dir", space.logs.path], directory: space.folder)
+            #expect(replay.status == 2, "\(body): \(replay.stdout)\(replay.stderr)")
+            #expect(replay.stderr.contains("body cannot be read back"), "\(replay.stderr)")
+        }
+        let hits =
+            BlockingFetch.json(space.server.url("/hits?key=\(key)"))?["requests"]
+            as? [[String: Any]]
+        #expect(hits?.isEmpty == true, "\(String(describing: hits))")
+    }
+
     /// A hand-edited log whose body's base64 does not decode was replayed with no body at all
     /// and logged `ok`: another request than the one logged.
     @Test("a logged body whose base64 does not decode is refused, and nothing is sent")

@@ -84,7 +84,8 @@ enum ShowCommand {
         case .base64(let data): lines.append("> (a binary body of \(data.count) bytes)")
         case .omitted(let bytes, let sha256):
             lines.append("> (a body of \(bytes) bytes, not logged; SHA-256 \(sha256))")
-        case .undecodable: lines.append("> (a body whose logged base64 does not decode)")
+        case .undecodable(let reason):
+            lines.append("> (a body the log cannot give back: \(reason))")
         case nil: break
         }
         if let status = line.status {

@@ -145,9 +145,9 @@ struct HARExport {
                         "comment",
                         .string("\(bytes) bytes (SHA-256 \(sha256)), too large for the log")
                     ))
-            case .undecodable:
+            case .undecodable(let reason):
                 postData.append(("text", .string("")))
-                postData.append(("comment", .string("the log's base64 for it does not decode")))
+                postData.append(("comment", .string("the log cannot give it back: \(reason)")))
             }
             fields.append(("postData", .object(postData)))
         }

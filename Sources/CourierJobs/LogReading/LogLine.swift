@@ -9,8 +9,9 @@ struct LogLine: Sendable {
         case base64(Data)
         /// Too large to log: only its size and SHA-256 are known.
         case omitted(bytes: Int, sha256: String)
-        /// A `base64` that does not decode (a hand-edited log): its bytes are unknown, and
-        /// sending none in their place would be a different request.
+        /// A body the line cannot give back (a hand-edited log): a `base64` that does not
+        /// decode, or a `requestBody` of none of the forms above. Its bytes are unknown, and
+        /// sending none in their place would be a different request. The reason, in words.
         case undecodable(String)
     }
 
@@ -116,6 +117,8 @@ struct LogLine: Sendable {
         var keyed = false
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
+        /// Whether the line has a `requestBody` at all, whatever it holds.
+        var bodyPresent = false
         var errorKind, errorMessage: String?
         var replayOf: [String] = []
         var resumedFrom: [String] = []
@@ -151,9 +154,13 @@ struct LogLine: Sendable {
         if let text = fields.bodyText {
             requestBody = .text(text)
         } else if let encoded = fields.bodyBase64 {
-            requestBody = Data(base64Encoded: encoded).map(Body.base64) ?? .undecodable(encoded)
+            requestBody =
+                Data(base64Encoded: encoded).map(Body.base64)
+                ?? .undecodable("its base64 does not decode")
         } else if let count = fields.omittedBytes {
             requestBody = .omitted(bytes: Int(count), sha256: fields.bodySHA256 ?? "")
+        } else if fields.bodyPresent {
+            requestBody = .undecodable("it has no text, base64 or omittedBytes of the right type")
         }
         status = fields.status
         responseHeaders = fields.responseHeaders

@@ -69,7 +69,8 @@ extension LogLineScanner {
     }
 
     mutating func requestBody(into fields: inout LogLine.Fields) -> Bool {
-        object { scanner, name in
+        fields.bodyPresent = true
+        return object { scanner, name in
             if name.is("text") { return scanner.string(into: &fields.bodyText) }
             if name.is("base64") { return scanner.string(into: &fields.bodyBase64) }
             if name.is("omittedBytes") { return scanner.number(into: &fields.omittedBytes) }

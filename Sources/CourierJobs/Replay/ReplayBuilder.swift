@@ -178,9 +178,9 @@ struct ReplayBuilder {
                 return refuse("its body held a secret; give --job with this task to supply it")
             }
             body = jobBody
-        case .undecodable:
+        case .undecodable(let reason):
             return refuse(
-                "its logged body's base64 does not decode (was the log edited?), and sending no body in its place would be another request"
+                "its logged body cannot be read back: \(reason) (was the log edited?), and sending no body in its place would be another request"
             )
         case .text, .base64:
             body = line.bodyBytes
