@@ -49,6 +49,10 @@ struct StopBetweenPagesTests {
             ListingResumeTests.pagesAsked(space, key: key) == [1, 2, 3, 4, 5],
             "no page after the signal's: \(output)")
         #expect(output.contains("1 not run"), "\(output)")
+        // The five pages sent count as requests though the task is not done (they read 0).
+        #expect(output.contains("5 requests"), "\(output)")
+        let end = try #require(try space.logLines().last { $0["event"] as? String == "run.end" })
+        #expect(end["requests"] as? Int == 5, "\(end)")
         #expect(output.contains("to repair: courier run"), "\(output)")
         let last = try #require(try space.attempts("sync").last)
         #expect(last["outcome"] as? String == "page", "page 5's line is the task's last: \(last)")
@@ -146,6 +150,8 @@ struct StopBetweenPagesTests {
                 "group \(group): no page after the signal's: \(output)")
         }
         #expect(output.contains("2 not run"), "\(output)")
+        // The listing's request and each child's five pages.
+        #expect(output.contains("11 requests"), "\(output)")
 
         let repaired = try await space.run(["--resume"], backend: backend, environment: environment)
         #expect(repaired.status == 0, "\(repaired.stderr)")

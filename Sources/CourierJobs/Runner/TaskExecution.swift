@@ -70,6 +70,7 @@ extension JobRunner {
             }
             // A stopping run sends no further page: a resume goes on from the checkpoint.
             if stopping.withLock({ $0 }) {
+                progress.requestsSent(cursor.requests)  // they count; the task is not run
                 await dropUnfinished(part, listing: listing, kept: kept)
                 return false
             }
