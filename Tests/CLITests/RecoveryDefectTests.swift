@@ -162,4 +162,40 @@ struct RecoveryDefectTests {
         #expect(replay.stdout.contains("1 task, 1 ok"), "\(replay.stdout)")
         #expect(replay.stdout.contains("1 refused"), "\(replay.stdout)")
     }
+
+    /// A task removed from the job (or renamed) kept the history "1 task not done" for ever:
+    /// the repair it named never sent it, as the job no longer builds it (trial L).
+    @Test("a failed task the job no longer builds is not left 'not done' after a whole resume")
+    func removedTaskLeavesTheHistory() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "ok1", "path": "/echo"},
+                {"id": "gone", "path": "/status/404"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        try space.writeJob(
+            tasks: #"{"id": "ok1", "path": "/echo"}"#, extra: #""retry": {"maxAttempts": 1},"#)
+        for _ in 0..<2 {
+            let resumed = try await space.run(["--resume"], backend: "curl")
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            #expect(
+                resumed.stdout.contains("the job's history: every task done"),
+                "\(resumed.stdout)")
+        }
+        let report = try await CourierBinary.run(
+            ["report", space.logs.appendingPathComponent("e2e").path], directory: space.folder)
+        #expect(!report.stdout.contains("not done"), "\(report.stdout)")
+        #expect(report.stdout.contains("0 failed"), "\(report.stdout)")
+        // A task that fails again in the resume still counts.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "ok1", "path": "/echo"},
+                {"id": "bad", "path": "/status/500"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let failing = try await space.run(["--resume"], backend: "curl")
+        #expect(failing.status == 1)
+        #expect(failing.stdout.contains("1 task not done"), "\(failing.stdout)")
+    }
 }

@@ -39,11 +39,17 @@ struct JobHistory: Equatable {
     /// when it was stopped early: it is no more whole than a killed run).
     /// `mine`: of those not held, how many `owns` says are this run's (a shard's own, and
     /// those every shard runs), all of them without it.
+    /// `walkedBy`: the run now ending, when it walked every task the job builds and sent each
+    /// one not done: a failure of an earlier run it did not send again is then of a task the
+    /// job no longer builds (removed, renamed), and is not counted (a trial's history said
+    /// "1 task not done" for ever after the task left the job).
     static func notDone(
-        folder: URL, current: String? = nil, owns: ((String) -> Bool)? = nil
+        folder: URL, current: String? = nil, owns: ((String) -> Bool)? = nil,
+        walkedBy: String? = nil
     ) -> (count: Int, held: Int, whole: Bool, mine: Int) {
         let history = read(folder: folder, current: current)
-        let finals = TaskHistory.read(history.logs, warn: { _ in }).finals
+        var finals = TaskHistory.read(history.logs, warn: { _ in }).finals
+        if let walkedBy { finals = finals.filter { $0.value.run == walkedBy } }
         let held = finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count
         let mine = owns.map { owns in
             finals.values.filter {

@@ -97,9 +97,11 @@ struct TaskOutcomes {
     }
 
     /// The figures, once every line is read: one outcome per task, as `history` decided.
-    mutating func finish(_ history: TaskHistory) {
+    /// - Parameter before: runs whose not-ok final lines a later walk of the whole job left
+    ///   behind: not counted (``RunReport``).
+    mutating func finish(_ history: TaskHistory, before: Set<String> = []) {
         var groups: [String: FailureGroup] = [:]
-        for line in history.finals.values {
+        for line in history.finals.values where !before.contains(line.run) {
             guard let result = Self.result(line) else { continue }
             if history.keepAllFinals { all.append(result) }
             // Done tasks are counted below, from `done`, kept lines or not.

@@ -149,6 +149,11 @@ extension JobRunner {
         if options.resume != nil || source.completesHistory, !options.logToStandardOutput,
             !summary.logVanished
         {
+            // A resume of the whole job that ran to its end walked every task: what it did
+            // not do is in its counts, so the history is whole from here.
+            let walkedAll =
+                options.resume != nil && source.isWholeJob && options.shard == nil
+                && summary.interruptedBy == nil
             // This run, ending now, has reached every task it owns unless it was stopped.
             let (missing, held, whole, mine) = JobHistory.notDone(
                 folder: options.logDirectory.appendingPathComponent(job.name),
@@ -156,7 +161,7 @@ extension JobRunner {
                     ? begun.logURL.standardizedFileURL.path : nil,
                 owns: options.shard.map { shard in
                     { [job] in ReplaySelection.runs($0, on: shard, in: job) }
-                })
+                }, walkedBy: walkedAll ? begun.runID : nil)
             // This run's tasks it never reached count too, though no line may say so: a run
             // stopped before it reached a task wrote none for it, and the history looked
             // complete ("every task done" after a resume cut by its deadline). Those it
@@ -166,11 +171,6 @@ extension JobRunner {
             summary.missing = max(missing, counts.total - counts.done)
             summary.missingHeld = held
             summary.missingElsewhere = max(0, missing - held - mine)
-            // A resume of the whole job that ran to its end walked every task: what it did
-            // not do is in its counts, so the history is whole from here.
-            let walkedAll =
-                options.resume != nil && source.isWholeJob && options.shard == nil
-                && summary.interruptedBy == nil
             summary.historyPartial = !whole && !walkedAll
         } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
             !options.logToStandardOutput, !summary.logVanished
