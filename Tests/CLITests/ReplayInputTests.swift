@@ -32,7 +32,7 @@ struct ReplayInputTests {
         }
     }
 
-    @Test("standard input that holds no line is nothing to replay (exit 0): a filter left none")
+    @Test("empty standard input is nothing to replay (exit 0); one of no log line exits 2")
     func emptyStandardInput() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
@@ -40,6 +40,11 @@ struct ReplayInputTests {
             ["replay", "-"], job: "", in: space.folder)
         #expect(replay.status == 0, "\(replay.stderr)")
         #expect(replay.stdout.contains("nothing to replay"), "\(replay.stdout)")
+        // Lines there that are not log lines are a mistake, as in a file (trial L: exit 0).
+        let garbage = try await StandardInputJobTests.run(
+            ["replay", "-"], job: "garbage\n", in: space.folder)
+        #expect(garbage.status == 2, "\(garbage.stderr)")
+        #expect(garbage.stderr.contains("no log lines could be read"), "\(garbage.stderr)")
     }
 
     @Test("a typo in --error-kind is refused, naming the kinds; a known kind is taken")

@@ -154,7 +154,8 @@ enum BenchCommand {
         options.count = count ?? 10_000
         if let seconds = try parser.option("-d") {
             guard let value = Double(seconds), value > 0, value <= 86_400 else {
-                throw UsageError("bench: -d expects seconds from 0 to 86400, got '\(seconds)'")
+                throw UsageError(
+                    "bench: -d expects seconds above 0, at most 86400, got '\(seconds)'")
             }
             guard count == nil else {
                 throw UsageError("bench: give -n REQUESTS or -d SECONDS, not both")

@@ -15,14 +15,17 @@ extension ReplayCommand {
             for problem in unreadable { console.error("courier: \(problem); nothing was sent") }
             return nil
         }
+        let skipped = Locked(0)
         let history = TaskHistory.read(
             logs, keepAllFinals: options.filter.all,
             keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? []
         ) {
+            skipped.withLock { $0 += 1 }
             console.error("courier: \($0)")
         }
-        // Standard input alone is a pipe's filter, which may rightly leave no line.
-        guard history.lineCount > 0 || logs == ["-"] else {
+        // Standard input alone, empty, is a pipe's filter that rightly left nothing; lines
+        // that are none of them log lines are a mistake wherever they come from.
+        guard history.lineCount > 0 || (logs == ["-"] && skipped.withLock({ $0 }) == 0) else {
             console.error(
                 "courier: no log lines could be read from \(logs.joined(separator: ", ")); nothing was sent"
             )
