@@ -126,11 +126,17 @@ struct PruneTests {
         #expect(!result.stderr.contains("prune:"), "nothing is gone")
         let third = try Data(contentsOf: space.folder.appendingPathComponent("out/pages/3.json"))
 
+        // A user's own files beside the pages are no page: `{page}` is a page number.
+        for name in ["index.json", "07.json"] {
+            try Data("mine".utf8).write(
+                to: space.folder.appendingPathComponent("out/pages/\(name)"))
+        }
         try await SinceCursorTests.put(
             [#"{"id": 5, "_remove": true}"#, #"{"id": 6, "_remove": true}"#], key: key, on: space)
         result = try await space.run(backend: backend)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(pages() == ["1.json", "2.json"])
+        #expect(pages() == ["07.json", "1.json", "2.json", "index.json"])
+        #expect(result.stderr.contains("a page past the listing's end"), "\(result.stderr)")
         let run = try #require(
             try space.logLines().last { $0["event"] as? String == "run.start" }?["run"] as? String)
         let moved = space.folder.appendingPathComponent("out/.courier/pruned/\(run)/pages/3.json")

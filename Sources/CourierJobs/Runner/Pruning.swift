@@ -64,7 +64,7 @@ final class Pruning: Sendable {
                 lines.append(line)
                 if lines.count <= 20 {
                     console.error(
-                        "courier: prune: \(job.outputDir)/\(line) (\(spec.path)): its item is no longer listed"
+                        "courier: prune: \(job.outputDir)/\(line) (\(spec.path)): \(spec.paginate == nil ? "its item is no longer listed" : "a page past the listing's end")"
                     )
                 }
             }
@@ -87,7 +87,8 @@ final class Pruning: Sendable {
 /// The files under a folder that a `save` template could have written.
 enum SavedFiles {
     /// The paths (relative to `folder`) of the regular files that `template` matches, each
-    /// `{variable}` standing for one or more characters of one path segment. Hidden files
+    /// `{variable}` standing for one or more characters of one path segment (`{page}` for a
+    /// page number: digits, the first not 0). Hidden files
     /// (a save's temporaries) match only a segment that starts with a literal dot.
     static func matching(_ template: Template, under folder: URL, limit: Int = 10_000_000)
         -> [String]
@@ -151,8 +152,22 @@ enum SavedFiles {
                 else { return false }
                 return match(position + literal.count, part + 1)
             case .variable, .raw:
+                // `{page}` is only ever a page number (trial L: `pages/index.json` was listed
+                // as a page past the listing's end, and `"move"` would have moved it).
+                let pageOnly: Bool
+                if case .variable("page") = segment[part] {
+                    pageOnly = true
+                } else {
+                    pageOnly = false
+                }
                 var end = position + 1
                 while end <= bytes.count {
+                    if pageOnly,
+                        !(0x30...0x39).contains(bytes[end - 1])
+                            || (end - 1 == position && bytes[position] == 0x30)
+                    {
+                        return false
+                    }
                     if match(end, part + 1) { return true }
                     end += 1
                 }
