@@ -213,6 +213,21 @@ struct ConditionalTests {
                 try Data(contentsOf: space.folder.appendingPathComponent("out/pages/\($0).json"))
             } == saved)
         #expect(!second.stderr.contains("note:"), "the pages had validators")
+
+        // A saved page gone since (the last one, here) is fetched again with the listing:
+        // only page 1 was checked, and the page stayed missing for ever (trial L).
+        let third = space.folder.appendingPathComponent("out/pages/3.json")
+        try FileManager.default.removeItem(at: third)
+        let repaired = try await space.run(backend: backend)
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        let asked = try await ServerHits.of(key, on: space.server).requests
+        #expect(asked.count == 7, "the whole listing again: \(asked.count)")
+        #expect(asked[4].header("If-None-Match") == nil, "asked without conditions")
+        #expect(try Data(contentsOf: third) == saved[2])
+        // And then all is as it was: one conditional request.
+        #expect(try await space.run(backend: backend).status == 0)
+        let last = try await ServerHits.of(key, on: space.server).requests
+        #expect(last.count == 8 && last[7].header("If-None-Match") == #""p0-7""#)
     }
 
     @Test("a server that sends no validators gets one note per task")

@@ -16,10 +16,22 @@ extension JobRunner {
     }
 
     /// Adds `If-None-Match`/`If-Modified-Since` from the state, when the saved output is
-    /// still there as it was saved (a deleted or changed file must be fetched whole) and the
-    /// task did not set them.
-    static func askIfChanged(_ request: inout HTTPRequest, state: ConditionalState, save: String) {
-        state.conditions(for: save)?.addConditions(to: &request)
+    /// still there as it was saved, with every page of a listing (a deleted or changed file
+    /// must be fetched whole), and the task did not set them.
+    static func askIfChanged(
+        _ request: inout HTTPRequest, of task: ExpandedTask, state: ConditionalState, save: String
+    ) {
+        let pages = task.paginate.map { _ in { task.savePath(page: $0) } }
+        state.conditions(for: save, page: pages)?.addConditions(to: &request)
+    }
+
+    /// After a conditional, paginated task fetched its listing whole: how many pages it has,
+    /// each saved, so that the next run fetches it again when one of them is gone.
+    func notePages(of task: ExpandedTask, _ count: Int, state: ConditionalState?) {
+        guard task.conditional, task.paginate != nil, let state,
+            let save = task.savePath(page: 1)
+        else { return }
+        state.notePages(count, for: save)
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.
@@ -106,5 +118,43 @@ extension JobRunner {
             result.files = PageFiles(streamed: streamed, part: part, records: verdict.recordLines)
         }
         return result
+    }
+
+    /// What follows the page just judged and saved, held across the loop's awaits.
+    ///
+    /// A class: as a value, its request and notes would each take a slot in ``execute``'s
+    /// async frame for the whole of every task.
+    final class PageStep {
+        let following: PageJudgement.Following
+
+        init(_ following: PageJudgement.Following) { self.following = following }
+
+        var next: HTTPRequest? { following.next }
+
+        /// Whether no page follows. (Matched, not compared: `next == nil` took `HTTPRequest`'s
+        /// `==`, with two copies of the request.)
+        var isLast: Bool {
+            if case .none = following.next { true } else { false }
+        }
+    }
+
+    /// Whether a page follows the one just judged and saved (``PageJudgement/following``); a
+    /// pagination error fails `result`.
+    @inline(never)
+    func nextPage(
+        _ send: PageSend, of task: ExpandedTask, cursor: PageCursor,
+        result: inout AttemptResult
+    ) -> PageStep {
+        // An ignored page (`onResponse`) ends its task: nothing in it leads on.
+        guard result.ok, result.action != ResponseRule.Action.ignore.rawValue,
+            case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
+        else { return PageStep(PageJudgement.Following()) }
+        let following = PageJudgement(task: task).following(
+            response, document: result.document, position: &cursor.position)
+        if let failure = following.failure {
+            result.ok = false
+            result.failure = ("pagination", failure)
+        }
+        return PageStep(following)
     }
 }

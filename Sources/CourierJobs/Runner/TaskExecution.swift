@@ -61,6 +61,10 @@ extension JobRunner {
                 progress: progress, reporter: reporter)
             {
                 if !ok { await dropUnfinished(part, listing: listing, kept: kept) }
+                if ok, !result.notModified, task.conditional, task.paginate != nil {
+                    let pages = cursor.page
+                    await files.run { [self] in notePages(of: task, pages, state: state) }
+                }
                 pruning?.ran(task, pages: cursor.page)
                 return ok
             }
@@ -139,7 +143,7 @@ extension JobRunner {
         var request = task.request
         let page = task.paginate.map { _ in 1 }
         if task.conditional, let state, let save = task.savePath(page: page) {
-            Self.askIfChanged(&request, state: state, save: save)
+            Self.askIfChanged(&request, of: task, state: state, save: save)
         }
         let cursor = PageCursor(
             paginator: task.paginate.map { Paginator(rule: $0, first: task.request) },
@@ -275,44 +279,6 @@ extension JobRunner {
     static func action(of attempt: RetryAttempt, rules: [ResponseRule]) -> String? {
         guard !rules.isEmpty, case .success(let response) = attempt.outcome else { return nil }
         return ResponseRule.first(in: rules, matching: response)?.rule.action.rawValue
-    }
-
-    /// What follows the page just judged and saved, held across the loop's awaits.
-    ///
-    /// A class: as a value, its request and notes would each take a slot in ``execute``'s
-    /// async frame for the whole of every task.
-    final class PageStep {
-        let following: PageJudgement.Following
-
-        init(_ following: PageJudgement.Following) { self.following = following }
-
-        var next: HTTPRequest? { following.next }
-
-        /// Whether no page follows. (Matched, not compared: `next == nil` took `HTTPRequest`'s
-        /// `==`, with two copies of the request.)
-        var isLast: Bool {
-            if case .none = following.next { true } else { false }
-        }
-    }
-
-    /// Whether a page follows the one just judged and saved (``PageJudgement/following``); a
-    /// pagination error fails `result`.
-    @inline(never)
-    func nextPage(
-        _ send: PageSend, of task: ExpandedTask, cursor: PageCursor,
-        result: inout AttemptResult
-    ) -> PageStep {
-        // An ignored page (`onResponse`) ends its task: nothing in it leads on.
-        guard result.ok, result.action != ResponseRule.Action.ignore.rawValue,
-            case .success(let response)? = send.attempts.withLock({ $0.last })?.outcome
-        else { return PageStep(PageJudgement.Following()) }
-        let following = PageJudgement(task: task).following(
-            response, document: result.document, position: &cursor.position)
-        if let failure = following.failure {
-            result.ok = false
-            result.failure = ("pagination", failure)
-        }
-        return PageStep(following)
     }
 
     /// Logs the page just judged and saved; moves the cursor to the next page and returns

@@ -131,14 +131,39 @@ final class ConditionalState: Sendable {
 
     /// The validators to ask "only if changed" with for the output saved at `save`: `nil`
     /// when there are none, or the saved file is gone or has changed since they were
-    /// recorded (it must be fetched whole: a `304` would keep it as it is now).
-    func conditions(for save: String) -> HTTPValidators? {
+    /// recorded (it must be fetched whole: a `304` would keep it as it is now). For a
+    /// paginated task's first page, `page` names each page's file: one of the listing's
+    /// pages gone since is fetched again, with the whole listing.
+    func conditions(for save: String, page: ((Int) -> String?)? = nil) -> HTTPValidators? {
+        let folder = URL(fileURLWithPath: outputDir)
         guard let entry = entries.withLock({ $0[save] }),
-            let now = FileStamp.of(
-                URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
+            let now = FileStamp.of(folder.appendingPathComponent(save).path)
         else { return nil }
         if let recorded = entry.file, recorded != now { return nil }
+        if let page, let pages = entry.pages, pages > 1 {
+            for number in 2...pages {
+                guard let path = page(number),
+                    FileStamp.of(folder.appendingPathComponent(path).path) != nil
+                else { return nil }
+            }
+        }
         return entry.validators
+    }
+
+    /// Notes how many pages a paginated task's listing had, each saved, once it was fetched
+    /// whole: `save` is its first page's.
+    func notePages(_ count: Int, for save: String) {
+        let noted = entries.withLock { values -> SavedValidators? in
+            guard var entry = values[save], entry.pages != count else { return nil }
+            entry.pages = count
+            values[save] = entry
+            return entry
+        }
+        guard let noted else { return }
+        changes.withLock { changes in
+            changes[save] = .some(noted)
+            journal.append(save: save, entry: noted)
+        }
     }
 
     /// Records what a 200 said about a saved output (or forgets it when it said nothing), with
@@ -154,15 +179,18 @@ final class ConditionalState: Sendable {
                     URL(fileURLWithPath: outputDir).appendingPathComponent(save).path))
         // An entry the state holds already (the same validators and file stamp) needs no
         // journal line, nor a write.
-        let changed = entries.withLock { values -> Bool in
-            guard values[save] != new else { return false }
+        let stored = entries.withLock { values -> SavedValidators?? in
+            var new = new
+            // A listing's page count stays until the listing is fetched whole again.
+            new?.pages = values[save]?.pages
+            guard values[save] != new else { return .none }
             values[save] = new
-            return true
+            return .some(new)
         }
-        guard changed else { return }
+        guard case .some(let entry) = stored else { return }
         changes.withLock { changes in
-            changes[save] = .some(new)
-            journal.append(save: save, entry: new)
+            changes[save] = .some(entry)
+            journal.append(save: save, entry: entry)
         }
     }
 

@@ -18,6 +18,9 @@ struct SavedValidators: Sendable, Hashable {
     /// The saved file's stamp when the validators were recorded (`nil` in states written
     /// before it was kept: then the file's presence alone is checked, as it was).
     var file: FileStamp?
+    /// For a paginated task's first page: how many pages the listing had when it was last
+    /// fetched whole, each saved; a page file gone since is fetched again with the rest.
+    var pages: Int?
 
     /// The document's (or a journal line's) fields for this entry, after its `save`.
     var fields: [(String, JSONWriter.Value)] {
@@ -28,6 +31,7 @@ struct SavedValidators: Sendable, Hashable {
             fields.append(("size", .int(file.size)))
             fields.append(("modified", .string(file.modified)))
         }
+        if let pages { fields.append(("pages", .int(pages))) }
         return fields
     }
 
@@ -36,6 +40,7 @@ struct SavedValidators: Sendable, Hashable {
         var validators = HTTPValidators()
         var size: Int?
         var modified: String?
+        var pages: Int?
         for field in fields {
             switch (field.key, field.node.value) {
             case ("etag", .string(let text)): validators.etag = text
@@ -43,11 +48,14 @@ struct SavedValidators: Sendable, Hashable {
             case ("size", .number(let number)) where number >= 0 && number < 9e15:
                 size = Int(number)
             case ("modified", .string(let text)): modified = text
+            case ("pages", .number(let number)) where number >= 1 && number < 1e9:
+                pages = Int(number)
             default: break
             }
         }
         self.validators = validators
         if let size, let modified { file = FileStamp(size: size, modified: modified) }
+        self.pages = pages
     }
 
     init(validators: HTTPValidators, file: FileStamp?) {
