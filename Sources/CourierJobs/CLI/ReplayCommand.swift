@@ -300,7 +300,11 @@ enum ReplayCommand {
                     options.jobPath == nil
                     ? "courier replay "
                         + options.logs.map {
-                            ShellWord.quoted(URL(fileURLWithPath: $0).standardizedFileURL.path)
+                            // Standard input stays `-`: the same log, piped in again.
+                            $0 == "-"
+                                ? "-"
+                                : ShellWord.quoted(
+                                    URL(fileURLWithPath: $0).standardizedFileURL.path)
                         }
                         .joined(separator: " ") + headers
                     : nil
