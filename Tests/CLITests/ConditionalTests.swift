@@ -160,6 +160,10 @@ struct ConditionalTests {
         #expect(result.stderr.contains("delete it"), "\(result.stderr)")
         #expect(try Data(contentsOf: state) == bytes, "the file is as it was")
         #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing sent")
+        // The dry run says it as the run would (trial L: it planned in silence, exit 0).
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.status == 2, "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.stderr.contains("Move it aside"), "\(plan.stderr)")
 
         // Moved aside, the next run fetches everything and starts a new state.
         try FileManager.default.moveItem(

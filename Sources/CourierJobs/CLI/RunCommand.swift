@@ -194,15 +194,21 @@ enum RunCommand {
             for glob in unmatchable { noMatch(glob, job: job, console: console) }
             return CommandLineInterface.ExitCode.usage
         }
+        // Before the lock and the log: a refusal sends nothing and writes nothing. The dry
+        // run says it too, as the run would (trial L: it planned in silence, exit 0).
+        let refusal = ConditionalState.refusal(for: job)
         if parsed.dryRun {
+            if let refusal {
+                console.error("courier: \(job.name): \(refusal)")
+                return CommandLineInterface.ExitCode.usage
+            }
             guard printDryRun(job, total: total, options: options, console: console) else {
                 for glob in parsed.only { noMatch(glob, job: job, console: console) }
                 return CommandLineInterface.ExitCode.usage
             }
             return CommandLineInterface.ExitCode.success
         }
-        // Before the lock and the log: a refusal sends nothing and writes nothing.
-        if let refusal = ConditionalState.refusal(for: job) {
+        if let refusal {
             console.error("courier: \(job.name): \(refusal)")
             await pingRefusal(job, backend: options.backend, console: console, reason: refusal)
             return CommandLineInterface.ExitCode.usage
