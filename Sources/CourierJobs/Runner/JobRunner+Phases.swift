@@ -74,7 +74,10 @@ extension JobRunner {
             : options.logDirectory.appendingPathComponent(job.name).appendingPathComponent(logName)
         // After the grace period, what is still in flight is cancelled.
         let work = Locked<Task<Void, Never>?>(nil)
-        let stop = RunStop(stopping: stopping, gracePeriod: options.gracePeriod, time: time) {
+        let stop = RunStop(
+            stopping: stopping, gracePeriod: options.gracePeriod, time: time,
+            waits: requestTime
+        ) {
             work.withLock { $0 }?.cancel()
         }
         let signals = watchSignals(stop: stop, work: work)
@@ -167,7 +170,7 @@ extension JobRunner {
         }
         let (shared, unredirected, executors) = HTTPStack.shared(
             for: job, backend: begun.backend, concurrency: options.concurrency ?? job.concurrency,
-            time: time, shard: options.shard, offline: options.offline,
+            time: requestTime, shard: options.shard, offline: options.offline,
             budget: job.sharedHosts
                 ? HostBudgetStore(
                     folder: HostBudgetStore.folder(environment: ProcessInfo.processInfo.environment)

@@ -64,6 +64,8 @@ final class JobRunner: Sendable {
     /// `outputDir`, where saves' paths are resolved.
     let outputFolder: OutputFolder
     let time: any TimeSource
+    /// ``time`` as the requests' waits see it: a stop ends them (``StoppingTimeSource``).
+    let requestTime: StoppingTimeSource
     /// Set by SIGINT/SIGTERM or the deadline (``RunStop``): no task starts after it.
     let stopping = Locked(false)
     /// Set when the task source had nothing more to hand out: every task of the run was
@@ -117,7 +119,8 @@ final class JobRunner: Sendable {
         self.total = total
         self.source = source
         self.time = time
-        hosts = HTTPStack.hostThrottles(for: job, time: time, shard: options.shard)
+        requestTime = StoppingTimeSource(time)
+        hosts = HTTPStack.hostThrottles(for: job, time: requestTime, shard: options.shard)
         let redactor = Redactor(secrets: job.secrets)
         // Secret captures (a login token) and OAuth2 tokens are learned as they arrive.
         let learnsSecrets =

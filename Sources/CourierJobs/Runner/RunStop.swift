@@ -34,16 +34,19 @@ final class RunStop: Sendable {
     private let cancelled = Locked(false)
     private let gracePeriod: TimeInterval
     private let time: any TimeSource
+    /// The requests' waits (backoffs, rate limits, host pauses), which the stop ends at once.
+    private let waits: StoppingTimeSource?
     private let cancel: @Sendable () -> Void
 
     /// - Parameter cancel: cancels what is in flight.
     init(
         stopping: Locked<Bool>, gracePeriod: TimeInterval, time: any TimeSource,
-        cancel: @escaping @Sendable () -> Void
+        waits: StoppingTimeSource? = nil, cancel: @escaping @Sendable () -> Void
     ) {
         self.stopping = stopping
         self.gracePeriod = gracePeriod
         self.time = time
+        self.waits = waits
         self.cancel = cancel
     }
 
@@ -59,6 +62,7 @@ final class RunStop: Sendable {
             return true
         }
         stopping.withLock { $0 = true }
+        waits?.stop()
         guard isFirst else { return cancelInFlight() }
         Task { [time, gracePeriod] in
             try? await time.sleep(for: .seconds(gracePeriod))
@@ -69,7 +73,7 @@ final class RunStop: Sendable {
     /// Whether the stop cancelled what was in flight. A deadline that came when every task
     /// had started, and all of them ended within the grace period, cut nothing: such a run
     /// ends as one that met no deadline (its exit code is 0 or 1, not 143).
-    var cutInFlight: Bool { cancelled.withLock { $0 } }
+    var cutInFlight: Bool { cancelled.withLock { $0 } || waits?.cutAWait == true }
 
     private func cancelInFlight() {
         cancelled.withLock { $0 = true }

@@ -176,7 +176,7 @@ extension JobRunner {
             }
         }
         let retrying = HTTPStack.retrying(
-            shared, task: task, time: time, hosts: hosts,
+            shared, task: task, time: requestTime, hosts: hosts,
             rateLimited: job.rateLimit != nil || job.sharedHosts,
             rules: rules, writeStart: writeStart, trace: options.trace
         ) { attempt, waits in

@@ -86,7 +86,7 @@ extension JobRunner {
         // The final attempt, and what it waited before it was sent.
         let last = Locked<(attempt: RetryAttempt?, waits: AttemptWaits)>((nil, AttemptWaits()))
         let client = HTTPStack.retrying(
-            shared, task: task, time: time, hosts: hosts, rateLimited: job.rateLimit != nil,
+            shared, task: task, time: requestTime, hosts: hosts, rateLimited: job.rateLimit != nil,
             rules: task.responseRules(in: job), trace: options.trace
         ) { attempt, waits in
             if attempt.retryDelay != nil {

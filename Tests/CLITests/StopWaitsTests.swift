@@ -1,0 +1,46 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A stopping run sends no request that was still waiting: a retry's backoff, a host's pause
+/// or a rate limit's token ends at the stop, where a task in a backoff had sent its next
+/// attempt in the grace period (trial L) and the stop lasted as long as the longest wait.
+@Suite("a stop ends the waits")
+struct StopWaitsTests {
+    @Test(
+        "a SIGTERM during a 10-minute Retry-After sends no second attempt; the resume sends it",
+        arguments: RunCommandTests.backends)
+    func sigtermEndsABackoff(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("stop-backoff")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "waits", "path": "/retry-after", "query": {"key": "\#(key)", "times": "1", "seconds": "600"}}
+                """#, extra: #""retry": {"maxAttempts": 3, "maxDelay": 900},"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress", "--grace", "1h",
+            ],
+            directory: space.folder)
+        // Once the server has the request, its 429 is on its way: the signal lands while the
+        // request is in flight or during the backoff after it, and neither sends again.
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server)
+        // A hang guard only: without the stop, the backoff lasts 600 s.
+        let (status, output) = await running.wait(seconds: 300)
+        #expect(status == 143, "\(output)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1, "no second attempt")
+        let last = try #require(try space.attempts("waits").last)
+        #expect((last["error"] as? [String: Any])?["kind"] as? String == "cancelled", "\(last)")
+
+        let resumed = try await space.run(["--resume"], backend: backend)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 2)
+    }
+}
