@@ -188,6 +188,16 @@ struct RecoveryDefectTests {
             ["report", space.logs.appendingPathComponent("e2e").path], directory: space.folder)
         #expect(!report.stdout.contains("not done"), "\(report.stdout)")
         #expect(report.stdout.contains("0 failed"), "\(report.stdout)")
+        // Every later command reads the history the same way (trial M: `replay --job` refused
+        // the gone task and exited 1 every time, and a `--task` run counted it again).
+        let replay = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        #expect(!replay.stderr.contains("no longer builds"), "\(replay.stderr)")
+        let chosen = try await space.run(["--task", "ok1"], backend: "curl")
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        #expect(!chosen.stdout.contains("not done"), "\(chosen.stdout)")
         // A task that fails again in the resume still counts.
         try space.writeJob(
             tasks: #"""

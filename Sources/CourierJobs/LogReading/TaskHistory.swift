@@ -44,6 +44,9 @@ struct TaskHistory {
     /// Runs that complete earlier ones (``JobHistory/RunStart/completesEarlier``): their
     /// failures leave done tasks done.
     private(set) var completingRuns: Set<String> = []
+    /// Resumes of the whole job (no shard, no `--task`): one that ends uninterrupted walked
+    /// every task the job builds and sent each one not done.
+    private var walkingRuns: Set<String> = []
     /// The globs each `run --task` chose (`only`): a task it chose that fails is not done,
     /// however an earlier run did it.
     private var chosen: [String: [String]] = [:]
@@ -85,6 +88,9 @@ struct TaskHistory {
         if line.event == LogEvent.runEnd {
             ended.insert(line.run)
             lastEndChecks = line.runFields?.checks ?? []
+            if walkingRuns.contains(line.run), line.runFields?.interrupted != true {
+                settle(by: line.run)
+            }
             return
         }
         if line.event == LogEvent.runStart {
@@ -92,6 +98,11 @@ struct TaskHistory {
             if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
             if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
             if !line.only.isEmpty { chosen[line.run] = line.only }
+            if !line.resumedFrom.isEmpty, line.replayFrom == nil, line.only.isEmpty,
+                line.runFields?.shardCount == nil
+            {
+                walkingRuns.insert(line.run)
+            }
             return
         }
         // Every write counts, a log-only replay's too: what it sent, it sent.
@@ -156,6 +167,15 @@ struct TaskHistory {
             finals[template.key] = nil
             return true
         }
+    }
+
+    /// A whole resume that ran to its end sent every task not done that the job builds: an
+    /// earlier run's failure it did not send again is of a task the job no longer builds
+    /// (removed, renamed), and is settled: `--resume`, `replay --job` and `report` no longer
+    /// count it (a trial's history said "1 task not done" for ever, and `replay --job`
+    /// refused that task and exited 1 every time).
+    private mutating func settle(by run: String) {
+        finals = finals.filter { $0.value.run == run || $0.value.outcome == LogOutcome.ok.rawValue }
     }
 
     /// Reads `paths` in run order (``LogFiles/ordered(_:)``).

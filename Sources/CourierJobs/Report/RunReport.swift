@@ -69,21 +69,7 @@ struct RunReport {
 
     /// Works out the per-task figures; call once after the last ``add(_:file:)``.
     mutating func finish() {
-        outcomes.finish(history, before: walkedAll)
-    }
-
-    /// The runs before the latest resume of the whole job that ran to its end: it walked
-    /// every task the job builds and sent each one not done, so their failures it did not
-    /// send again are of tasks the job no longer builds, and leave nothing to do (as
-    /// ``JobHistory/notDone(folder:current:owns:walkedBy:)`` says at the run's end).
-    private var walkedAll: Set<String> {
-        guard
-            let walk = runTable.rows.last(where: {
-                $0.kind == "resume" && $0.shardCount == nil && $0.end?.interrupted == false
-                    && currentRuns.contains($0.run)
-            })
-        else { return [] }
-        return Set(runTable.rows.filter { $0.start < walk.start }.map(\.run))
+        outcomes.finish(history)
     }
 
     /// - Parameter current: whether the line's log is in its job's current history

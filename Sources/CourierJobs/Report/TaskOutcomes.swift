@@ -97,11 +97,9 @@ struct TaskOutcomes {
     }
 
     /// The figures, once every line is read: one outcome per task, as `history` decided.
-    /// - Parameter before: runs whose not-ok final lines a later walk of the whole job left
-    ///   behind: not counted (``RunReport``).
-    mutating func finish(_ history: TaskHistory, before: Set<String> = []) {
+    mutating func finish(_ history: TaskHistory) {
         var groups: [String: FailureGroup] = [:]
-        for line in history.finals.values where !before.contains(line.run) {
+        for line in history.finals.values {
             guard let result = Self.result(line) else { continue }
             if history.keepAllFinals { all.append(result) }
             // Done tasks are counted below, from `done`, kept lines or not.
