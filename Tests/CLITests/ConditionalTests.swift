@@ -234,6 +234,44 @@ struct ConditionalTests {
         #expect(last.count == 8 && last[7].header("If-None-Match") == #""p0-7""#)
     }
 
+    /// A listing that failed after its first page had recorded that page's new validators:
+    /// the next run's 304 kept a listing of new and old pages for good (trial M). They are
+    /// recorded once every page is saved.
+    @Test(
+        "a listing that fails part-way keeps its old validators; the next run fetches it whole",
+        arguments: RunCommandTests.backends)
+    func partialListingKeepsOldValidators(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("cond-partial-\(backend)")
+        let toggle = FixtureServer.uniqueKey("cond-partial-toggle")
+        func writeJob(total: Int) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "list", "path": "/pages", "query": {"style": "link", "total": "\#(total)", "size": "3", "etag": "1", "key": "\#(key)", "fail_start": "6", "fail_until": "\#(toggle)"},
+                     "paginate": {"next": {"linkHeader": "next"}}, "conditional": true, "save": "pages/{page}.json"}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        // Two whole pages; then the listing grows, and its third page fails.
+        try writeJob(total: 6)
+        #expect(try await space.run(backend: backend).status == 0)
+        try writeJob(total: 9)
+        let failed = try await space.run(backend: backend)
+        #expect(failed.status == 1, "\(failed.stderr)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let repaired = try await space.run(backend: backend)
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        // Run 3 did not ask with the failed run's first page's validators (its 304 would have
+        // kept page 3 from the 6-item listing): the state still held the last whole
+        // listing's, for a page 1 rewritten since, so it fetched every page.
+        #expect(hits.count == 2 + 3 + 3, "\(hits.map(\.path))")
+        #expect(hits[5].header("If-None-Match") == nil)
+        let third = try String(
+            contentsOf: space.folder.appendingPathComponent("out/pages/3.json"), encoding: .utf8)
+        #expect(third.contains("\"id\": 8") || third.contains("\"id\":8"), "\(third)")
+    }
+
     @Test("a server that sends no validators gets one note per task")
     func noValidatorsNote() async throws {
         let space = try JobWorkspace()

@@ -90,7 +90,9 @@ Routes (any method):
                               gitlab (?page=P and X-Next-Page: P+1, empty on the last page),
                               after ({"data": [...]}, ?after=the last id seen); items are
                               {"id": i}.
-                              loop=1 repeats the last page's next link forever; etag=1 sends an
+                              loop=1 repeats the last page's next link forever;
+                              fail_start=N&fail_until=NAME: the page starting at item N
+                              answers 500 until /toggle/on?name=NAME; etag=1 sends an
                               ETag per page and a 304 for its If-None-Match; host=URL makes
                               the next link absolute on that origin
   /store/put?key=K             (POST) upserts a JSON list of records ({"id", "updated_at", …});
@@ -1176,12 +1178,17 @@ class Handler(BaseHTTPRequestHandler):
             start = int(arg("offset", "0"))
         else:
             start = int(arg("cursor") or arg("start", "0"))
+        if arg("fail_start") and int(arg("fail_start")) == start:
+            with state_lock:
+                failing = arg("fail_until") not in toggles
+            if failing:
+                return self.reply_json(500, {"error": "the page at %d is broken" % start})
         items = [{"id": i} for i in range(start, min(total, start + size))]
         after = start + size
         if arg("loop") == "1":
             after = start  # the next link points at this same page again
         more = after < total or arg("loop") == "1"
-        keep = "&".join("%s=%s" % (k, arg(k)) for k in ("style", "total", "size", "loop", "key", "host", "etag") if arg(k))
+        keep = "&".join("%s=%s" % (k, arg(k)) for k in ("style", "total", "size", "loop", "key", "host", "etag", "fail_start", "fail_until") if arg(k))
         origin = arg("host") or ""
         next_url = "%s/pages?%s&start=%d" % (origin, keep, after)
         body = {"data": items} if style == "after" else {"items": items}

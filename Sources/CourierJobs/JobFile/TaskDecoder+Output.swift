@@ -61,4 +61,14 @@ extension TaskDecoder {
         }
         return mode
     }
+
+    /// `prune` with `conditional` on a paginated task: each 304 asked for page 1 alone, so
+    /// pages 2+ looked gone and were moved aside, and the next run fetched them again
+    /// (trial M).
+    mutating func refusePrunedConditionalListing(at node: JSONNode) {
+        context.error(
+            "\(path).prune",
+            "cannot be combined with conditional on a paginated task: a 304 asks for page 1 alone, so every later page would look gone",
+            at: node)
+    }
 }

@@ -59,6 +59,7 @@ struct TaskDecoder {
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
         let records = readRecords(conditional: conditional, paginated: paginate != nil)
+        if prune != nil, conditional, paginate != nil { refusePrunedConditionalListing(at: node) }
         if window != nil, records?.write == .replace {
             context.error(
                 "\(path).records.write",

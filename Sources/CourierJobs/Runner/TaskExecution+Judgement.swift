@@ -25,13 +25,14 @@ extension JobRunner {
         state.conditions(for: save, page: pages)?.addConditions(to: &request)
     }
 
-    /// After a conditional, paginated task fetched its listing whole: how many pages it has,
-    /// each saved, so that the next run fetches it again when one of them is gone.
-    func notePages(of task: ExpandedTask, _ count: Int, state: ConditionalState?) {
-        guard task.conditional, task.paginate != nil, let state,
-            let save = task.savePath(page: 1)
-        else { return }
-        state.notePages(count, for: save)
+    /// After a conditional, paginated task fetched its listing whole: its first page's
+    /// validators and how many pages it has, each saved (``ConditionalState/recordListing``).
+    func recordListing(
+        of task: ExpandedTask, _ validators: HTTPValidators?, pages: Int,
+        state: ConditionalState?
+    ) {
+        guard let validators, let state, let save = task.savePath(page: 1) else { return }
+        state.recordListing(validators, pages: pages, for: save)
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.

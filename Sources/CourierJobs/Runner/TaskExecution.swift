@@ -62,8 +62,10 @@ extension JobRunner {
             {
                 if !ok { await dropUnfinished(part, listing: listing, kept: kept) }
                 if ok, !result.notModified, task.conditional, task.paginate != nil {
-                    let pages = cursor.page
-                    await files.run { [self] in notePages(of: task, pages, state: state) }
+                    let (pages, validators) = (cursor.page, cursor.listingValidators)
+                    await files.run { [self] in
+                        recordListing(of: task, validators, pages: pages, state: state)
+                    }
                 }
                 pruning?.ran(task, pages: cursor.page)
                 return ok
@@ -107,6 +109,8 @@ extension JobRunner {
         var page = 1
         /// Requests sent for the task so far, every attempt counted.
         var requests = 0
+        /// A conditional listing's first page's validators, recorded once every page is saved.
+        var listingValidators: HTTPValidators?
 
         /// The page number as logged: `nil` for a task that does not paginate.
         var logged: Int? { position.paginator == nil ? nil : page }
@@ -265,9 +269,14 @@ extension JobRunner {
             result.failure = failure
         }
         // A 200 saved for a conditional task: its validators are recorded once it is saved.
-        // Of a paginated task, the first page's (the next run asks for it first).
+        // Of a paginated task, the first page's, once every page is (the next run asks for
+        // it first, and its 304 keeps them all).
         if let saved = result.files?.save, task.conditional, let state, cursor.page == 1 {
-            result.files?.record = (state, saved.path)
+            if task.paginate == nil {
+                result.files?.record = (state, saved.path)
+            } else {
+                cursor.listingValidators = HTTPValidators(saved.response.headers)
+            }
             if HTTPValidators(saved.response.headers).isEmpty {
                 noteMissingValidators(of: task)
             }

@@ -150,47 +150,46 @@ final class ConditionalState: Sendable {
         return entry.validators
     }
 
-    /// Notes how many pages a paginated task's listing had, each saved, once it was fetched
-    /// whole: `save` is its first page's.
-    func notePages(_ count: Int, for save: String) {
-        let noted = entries.withLock { values -> SavedValidators? in
-            guard var entry = values[save], entry.pages != count else { return nil }
-            entry.pages = count
-            values[save] = entry
-            return entry
+    /// Records a paginated task's listing once it was fetched whole, every page saved: its
+    /// first page's validators (at `save`, that page's file) and how many pages it has.
+    /// Only then: validators recorded with page 1 moved on while later pages could still fail
+    /// or be cut, and the next run's 304 kept a listing of mixed or missing pages (trial M).
+    func recordListing(_ validators: HTTPValidators, pages: Int, for save: String) {
+        var entry: SavedValidators?
+        if !validators.isEmpty {
+            entry = SavedValidators(validators: validators, file: stamp(of: save))
+            entry?.pages = pages
         }
-        guard let noted else { return }
-        changes.withLock { changes in
-            changes[save] = .some(noted)
-            journal.append(save: save, entry: noted)
-        }
+        store(entry, for: save)
+    }
+
+    /// The stamp of the saved file at `save` under the output folder.
+    private func stamp(of save: String) -> FileStamp? {
+        FileStamp.of(URL(fileURLWithPath: outputDir).appendingPathComponent(save).path)
     }
 
     /// Records what a 200 said about a saved output (or forgets it when it said nothing), with
     /// the saved file's stamp: called once the file is in place.
     func record(_ response: HTTPResponse, for save: String) {
         let validators = HTTPValidators(response.headers)
-        let new =
-            validators.isEmpty
-            ? nil
-            : SavedValidators(
-                validators: validators,
-                file: FileStamp.of(
-                    URL(fileURLWithPath: outputDir).appendingPathComponent(save).path))
-        // An entry the state holds already (the same validators and file stamp) needs no
-        // journal line, nor a write.
-        let stored = entries.withLock { values -> SavedValidators?? in
-            var new = new
-            // A listing's page count stays until the listing is fetched whole again.
-            new?.pages = values[save]?.pages
-            guard values[save] != new else { return .none }
+        store(
+            validators.isEmpty ? nil : SavedValidators(validators: validators, file: stamp(of: save)),
+            for: save)
+    }
+
+    /// Keeps `new` for `save` (`nil` forgets it), in the state and the journal. An entry the
+    /// state holds already (the same validators and file stamp) needs no journal line, nor
+    /// a write.
+    private func store(_ new: SavedValidators?, for save: String) {
+        let changed = entries.withLock { values -> Bool in
+            guard values[save] != new else { return false }
             values[save] = new
-            return .some(new)
+            return true
         }
-        guard case .some(let entry) = stored else { return }
+        guard changed else { return }
         changes.withLock { changes in
-            changes[save] = .some(entry)
-            journal.append(save: save, entry: entry)
+            changes[save] = .some(new)
+            journal.append(save: save, entry: new)
         }
     }
 
