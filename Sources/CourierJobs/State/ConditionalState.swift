@@ -173,7 +173,8 @@ final class ConditionalState: Sendable {
     func record(_ response: HTTPResponse, for save: String) {
         let validators = HTTPValidators(response.headers)
         store(
-            validators.isEmpty ? nil : SavedValidators(validators: validators, file: stamp(of: save)),
+            validators.isEmpty
+                ? nil : SavedValidators(validators: validators, file: stamp(of: save)),
             for: save)
     }
 
