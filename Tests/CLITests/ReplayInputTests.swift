@@ -143,7 +143,9 @@ struct ReplayInputTests {
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("badbody")
         let url = space.server.url("/echo?key=\(key)").absoluteString
-        for body in [#"{"text":5}"#, #"{"txt":"{\"x\":2}"}"#] {
+        for body in [
+            #"{"text":5}"#, #"{"txt":"{\"x\":2}"}"#, #"{"text":"x","base64":"QUJD"}"#,
+        ] {
             let line = #"""
                 {"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"0badb0d1","job":"e2e","task":"post","attempt":1,"method":"POST","url":"\#(url)","requestHeaders":{"Content-Type":"application/json"},"requestBody":\#(body),"status":500,"outcome":"failed"}
                 """#

@@ -151,7 +151,11 @@ struct LogLine: Sendable {
         method = fields.method
         url = fields.url
         requestHeaders = fields.requestHeaders
-        if let text = fields.bodyText {
+        let forms = [fields.bodyText != nil, fields.bodyBase64 != nil, fields.omittedBytes != nil]
+        if forms.filter({ $0 }).count > 1 {
+            // Two forms of one body: which was sent cannot be told (trial M sent the text).
+            requestBody = .undecodable("it has more than one of text, base64 and omittedBytes")
+        } else if let text = fields.bodyText {
             requestBody = .text(text)
         } else if let encoded = fields.bodyBase64 {
             requestBody =

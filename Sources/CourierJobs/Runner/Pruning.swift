@@ -79,7 +79,7 @@ final class Pruning: Sendable {
             console.error("courier: prune: cannot write \(list.relativePath): \(error)")
         }
         console.error(
-            "courier: prune: \(lines.count) saved file\(lines.count == 1 ? "" : "s") of items no longer listed; the list is in \(job.outputDir)/.courier/pruned/\(run).list"
+            "courier: prune: \(lines.count) saved file\(lines.count == 1 ? "" : "s") of items no longer listed or pages past a listing's end; the list is in \(job.outputDir)/.courier/pruned/\(run).list"
         )
     }
 }
