@@ -232,6 +232,13 @@ struct ConditionalTests {
         #expect(try await space.run(backend: backend).status == 0)
         let last = try await ServerHits.of(key, on: space.server).requests
         #expect(last.count == 8 && last[7].header("If-None-Match") == #""p0-7""#)
+        // A later page cut short in place is fetched again too (trial N: it stayed cut).
+        let pageTwo = space.folder.appendingPathComponent("out/pages/2.json")
+        try Data().write(to: pageTwo)
+        #expect(try await space.run(backend: backend).status == 0)
+        let again = try await ServerHits.of(key, on: space.server).requests
+        #expect(again.count == 11, "the whole listing again: \(again.count)")
+        #expect(try Data(contentsOf: pageTwo) == saved[1])
     }
 
     /// A listing that failed after its first page had recorded that page's new validators:

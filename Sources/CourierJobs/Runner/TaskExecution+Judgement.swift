@@ -32,7 +32,7 @@ extension JobRunner {
         state: ConditionalState?
     ) {
         guard let validators, let state, let save = task.savePath(page: 1) else { return }
-        state.recordListing(validators, pages: pages, for: save)
+        state.recordListing(validators, pages: pages, for: save) { task.savePath(page: $0) }
     }
 
     /// What one final attempt means for its task: ok or why not, and what was saved.

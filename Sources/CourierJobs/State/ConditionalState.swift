@@ -141,10 +141,12 @@ final class ConditionalState: Sendable {
         else { return nil }
         if let recorded = entry.file, recorded != now { return nil }
         if let page, let pages = entry.pages, pages > 1 {
+            let recorded = entry.laterPages?.count == pages - 1 ? entry.laterPages : nil
             for number in 2...pages {
                 guard let path = page(number),
-                    FileStamp.of(folder.appendingPathComponent(path).path) != nil
+                    let now = FileStamp.of(folder.appendingPathComponent(path).path)
                 else { return nil }
+                if let recorded, recorded[number - 2] != now { return nil }
             }
         }
         return entry.validators
@@ -154,11 +156,18 @@ final class ConditionalState: Sendable {
     /// first page's validators (at `save`, that page's file) and how many pages it has.
     /// Only then: validators recorded with page 1 moved on while later pages could still fail
     /// or be cut, and the next run's 304 kept a listing of mixed or missing pages (trial M).
-    func recordListing(_ validators: HTTPValidators, pages: Int, for save: String) {
+    /// `page` names each page's file, whose stamps are kept with the count.
+    func recordListing(
+        _ validators: HTTPValidators, pages: Int, for save: String, page: (Int) -> String?
+    ) {
         var entry: SavedValidators?
         if !validators.isEmpty {
             entry = SavedValidators(validators: validators, file: stamp(of: save))
             entry?.pages = pages
+            if pages > 1 {
+                let stamps = (2...pages).compactMap { page($0).flatMap(stamp(of:)) }
+                entry?.laterPages = stamps.count == pages - 1 ? stamps : nil
+            }
         }
         store(entry, for: save)
     }

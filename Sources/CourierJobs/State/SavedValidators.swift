@@ -21,41 +21,48 @@ struct SavedValidators: Sendable, Hashable {
     /// For a paginated task's first page: how many pages the listing had when it was last
     /// fetched whole, each saved; a page file gone since is fetched again with the rest.
     var pages: Int?
+    /// For the same listing: the stamps of its pages 2 and on, in order, so that a later page
+    /// changed in place (cut short, edited) is fetched again too (trial N).
+    var laterPages: [FileStamp]?
 
     /// The document's (or a journal line's) fields for this entry, after its `save`.
     var fields: [(String, JSONWriter.Value)] {
         var fields: [(String, JSONWriter.Value)] = []
         if let etag = validators.etag { fields.append(("etag", .string(etag))) }
         if let date = validators.lastModified { fields.append(("lastModified", .string(date))) }
-        if let file {
-            fields.append(("size", .int(file.size)))
-            fields.append(("modified", .string(file.modified)))
-        }
+        if let file { fields += file.fields }
         if let pages { fields.append(("pages", .int(pages))) }
+        if let laterPages {
+            fields.append(("laterPages", .array(laterPages.map { .object($0.fields) })))
+        }
         return fields
     }
 
     /// An entry from its fields; members it does not know are left alone.
     init(fields: [(key: String, node: JSONNode)]) {
         var validators = HTTPValidators()
-        var size: Int?
-        var modified: String?
         var pages: Int?
+        var laterPages: [FileStamp]?
         for field in fields {
             switch (field.key, field.node.value) {
             case ("etag", .string(let text)): validators.etag = text
             case ("lastModified", .string(let text)): validators.lastModified = text
-            case ("size", .number(let number)) where number >= 0 && number < 9e15:
-                size = Int(number)
-            case ("modified", .string(let text)): modified = text
             case ("pages", .number(let number)) where number >= 1 && number < 1e9:
                 pages = Int(number)
+            case ("laterPages", .array(let stamps)):
+                let read = stamps.compactMap { node -> FileStamp? in
+                    guard case .object(let members) = node.value else { return nil }
+                    return FileStamp(fields: members)
+                }
+                // One unreadable stamp: none is trusted, and presence alone is checked.
+                laterPages = read.count == stamps.count ? read : nil
             default: break
             }
         }
         self.validators = validators
-        if let size, let modified { file = FileStamp(size: size, modified: modified) }
+        file = FileStamp(fields: fields)
         self.pages = pages
+        self.laterPages = laterPages
     }
 
     init(validators: HTTPValidators, file: FileStamp?) {
@@ -70,6 +77,32 @@ struct FileStamp: Sendable, Hashable {
     var size: Int
     /// `seconds.nanoseconds`, exact: a JSON number would round nanoseconds away.
     var modified: String
+
+    init(size: Int, modified: String) {
+        self.size = size
+        self.modified = modified
+    }
+
+    /// A stamp as the state writes it (`{"size", "modified"}`); `nil` when it is not one.
+    init?(fields: [(key: String, node: JSONNode)]) {
+        var size: Int?
+        var modified: String?
+        for field in fields {
+            switch (field.key, field.node.value) {
+            case ("size", .number(let number)) where number >= 0 && number < 9e15:
+                size = Int(number)
+            case ("modified", .string(let text)): modified = text
+            default: break
+            }
+        }
+        guard let size, let modified else { return nil }
+        self.init(size: size, modified: modified)
+    }
+
+    /// The state's fields for it.
+    var fields: [(String, JSONWriter.Value)] {
+        [("size", .int(size)), ("modified", .string(modified))]
+    }
 
     /// The stamp of the regular file at `path`; `nil` when there is none there.
     static func of(_ path: String) -> FileStamp? {
