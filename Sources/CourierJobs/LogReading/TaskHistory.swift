@@ -89,7 +89,7 @@ struct TaskHistory {
             ended.insert(line.run)
             lastEndChecks = line.runFields?.checks ?? []
             if walkingRuns.contains(line.run), line.runFields?.interrupted != true {
-                settle(by: line.run)
+                settle(by: line.run, of: line.job)
             }
             return
         }
@@ -174,8 +174,12 @@ struct TaskHistory {
     /// (removed, renamed), and is settled: `--resume`, `replay --job` and `report` no longer
     /// count it (a trial's history said "1 task not done" for ever, and `replay --job`
     /// refused that task and exited 1 every time).
-    private mutating func settle(by run: String) {
-        finals = finals.filter { $0.value.run == run || $0.value.outcome == LogOutcome.ok.rawValue }
+    /// Only `job`'s: logs of several jobs may be read together.
+    private mutating func settle(by run: String, of job: String) {
+        finals = finals.filter {
+            $0.value.job != job || $0.value.run == run
+                || $0.value.outcome == LogOutcome.ok.rawValue
+        }
     }
 
     /// Reads `paths` in run order (``LogFiles/ordered(_:)``).

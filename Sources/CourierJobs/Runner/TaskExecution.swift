@@ -55,18 +55,20 @@ extension JobRunner {
             if let listing, result.ok, step.isLast {
                 await listingDone(listing, of: task, part: part)
             }
+            // Before the task's `ok` line, as every validator is (a kill between costs a
+            // whole fetch, never a 304 over pages the state does not vouch for).
+            if result.ok, step.isLast, !result.notModified, task.conditional, task.paginate != nil {
+                let (pages, validators) = (cursor.page, cursor.listingValidators)
+                await files.run { [self] in
+                    recordListing(of: task, validators, pages: pages, state: state)
+                }
+            }
             if let kept { await keep(kept, done: result.ok && step.isLast) }
             if let ok = finishPage(
                 send, of: task, cursor: cursor, result: result, step: step, log: log,
                 progress: progress, reporter: reporter)
             {
                 if !ok { await dropUnfinished(part, listing: listing, kept: kept) }
-                if ok, !result.notModified, task.conditional, task.paginate != nil {
-                    let (pages, validators) = (cursor.page, cursor.listingValidators)
-                    await files.run { [self] in
-                        recordListing(of: task, validators, pages: pages, state: state)
-                    }
-                }
                 pruning?.ran(task, pages: cursor.page)
                 return ok
             }
