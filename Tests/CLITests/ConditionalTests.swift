@@ -108,6 +108,26 @@ struct ConditionalTests {
         #expect(third.allSatisfy { $0.header("If-None-Match") != nil })
     }
 
+    /// The curl script of `replay --job` left out the conditions the replay itself sends from
+    /// the state (trial M): run as printed, it fetched the outputs whole.
+    @Test("replay --job --format curl shows a conditional task's conditions from the state")
+    func replayScriptHasConditions() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("etagscript")
+        try Self.writeJob(space, key: key, version: "s")
+        #expect(try await space.run(backend: "curl").status == 0)
+        let script = try await CourierBinary.run(
+            [
+                "replay", "--job", "job.json", "--all", "--format", "curl", "--log-dir",
+                space.logs.path,
+            ], directory: space.folder)
+        #expect(script.status == 0, "\(script.stderr)")
+        let asks = script.stdout.split(separator: "\n").filter { $0.contains("If-None-Match") }
+        #expect(asks.count == 5, "\(script.stdout)")
+        #expect(asks.contains { $0.contains("s-3") }, "\(script.stdout)")
+    }
+
     @Test("the state file is whole after kill -9 mid-run")
     func stateSurvivesKill() async throws {
         let space = try JobWorkspace()

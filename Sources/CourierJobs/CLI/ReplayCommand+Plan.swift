@@ -74,6 +74,21 @@ extension ReplayCommand {
         return notes
     }
 
+    /// The conditions (`If-None-Match`, `If-Modified-Since`) the replay adds to a
+    /// conditional task's first page from the job's state, as the run adds them: the script
+    /// left them out (trial M). A task that goes on from a checkpoint (`notes`) asks for a
+    /// later page, with none.
+    static func addConditions(_ tasks: inout [ExpandedTask], job: Job, notes: [String: String]) {
+        guard tasks.contains(where: \.conditional) else { return }
+        // Read only: a plan writes nothing, so the state is never flushed.
+        let state = ConditionalState(outputDir: job.outputDir) { _ in }
+        for index in tasks.indices where tasks[index].conditional && notes[tasks[index].id] == nil {
+            let task = tasks[index]
+            guard let save = task.savePath(page: task.paginate.map { _ in 1 }) else { continue }
+            JobRunner.askIfChanged(&tasks[index].request, of: task, state: state, save: save)
+        }
+    }
+
     /// What a dry run or a replay from logs does with one selected line.
     enum LinePlan {
         case send(ExpandedTask)

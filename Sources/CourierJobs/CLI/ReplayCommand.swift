@@ -210,6 +210,7 @@ enum ReplayCommand {
                     planWithJob(
                         &tasks, job: $0, jobTasks: jobTasks, again: producers?.again ?? [])
                 } ?? [:]
+            if let job { addConditions(&tasks, job: job, notes: notes) }
             printPlan(
                 tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes,
                 pending: pending)
