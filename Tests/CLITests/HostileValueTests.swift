@@ -118,22 +118,27 @@ struct HostileValueTests {
     }
 
     /// The case found: the temporary is made before the first attempt, the folder is swapped
-    /// during the retry's wait, and the second attempt's body went through the link.
+    /// after it (here while the retry's answer is held), and the second attempt's body went
+    /// through the link. The server holds the retry's answer until the swap is done: a 3 s
+    /// backoff as the window failed once on a loaded machine.
     @Test(
-        "a folder swapped for a link while a task waits to retry never gets the body",
+        "a folder swapped for a link between a task's attempts never gets the body",
         arguments: RunCommandTests.backends)
     func linkPlantedDuringRetry(backend: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("retrylink")
+        let toggle = FixtureServer.uniqueKey("retrylink-release")
         try space.writeJob(
             tasks:
-                #"{"id": "big", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"}, "save": "sub/x.json"}"#,
-            extra: #""retry": {"maxAttempts": 2, "initialDelay": 3, "jitter": false},"#)
+                #"{"id": "big", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1", "hold_until": "\#(toggle)"}, "save": "sub/x.json"}"#,
+            extra: #""retry": {"maxAttempts": 2, "initialDelay": 0.1, "jitter": false},"#)
         let hits = space.server.url("/hits?key=\(key)")
+        let release = space.server.url("/toggle/on?name=\(toggle)")
         try await Self.swapDuringRun(
             space, backend: backend,
-            ready: { (BlockingFetch.json(hits)?["count"] as? Int ?? 0) >= 1 })
+            ready: { (BlockingFetch.json(hits)?["count"] as? Int ?? 0) >= 2 },
+            after: { _ = BlockingFetch.json(release) })
         #expect(try await ServerHits.of(key, on: space.server).count == 2, "the retry was sent")
     }
 

@@ -33,7 +33,9 @@ Routes (any method):
                               and the request headers
   /status/<code>              that status
   /headers-repeated           repeated X-Multi and Set-Cookie response fields
-  /flaky?key&fail=N&status=S  status S (503) for the first N requests of key, then 200
+  /flaky?key&fail=N&status=S[&hold_until=NAME]
+                              status S (503) for the first N requests of key, then 200 (with
+                              hold_until, once /toggle/on?name=NAME was called)
   /wilting?key&ok=N&status=S  200 with {"token": "tok-KEY"} for the first N requests of key,
                               then status S (503): a login that works one night, not the next
   /retry-after?key&times=N&seconds=S|date=1
@@ -508,6 +510,13 @@ class Handler(BaseHTTPRequestHandler):
             if count <= int(arg("fail", "2")):
                 self.reply_json(int(arg("status", "503")), {"attempt": count, "ok": False})
             else:
+                # hold_until=NAME: the answer waits for /toggle/on?name=NAME (300 s at most).
+                deadline = time.time() + 300
+                while arg("hold_until") and time.time() < deadline:
+                    with state_lock:
+                        if arg("hold_until") in toggles:
+                            break
+                    time.sleep(0.01)
                 self.reply_json(200, {"attempt": count, "ok": True})
         elif route == "/wilting":
             if count <= int(arg("ok", "1")):
