@@ -126,13 +126,17 @@ extension ReplayCommand {
         // (A task that takes a value captured again is said so below.)
         let waits = spec.flatMap { producers?.capturedAgain($0) } != nil
         if job != nil, !waits, let built = jobTasks[id] { return .send(built) }
+        // Not built by a job that builds every task up front (no fan-out, no captured value):
+        // the replay refuses it, and so does its plan.
+        if let job, !waits, line.outcome != LogOutcome.skipped.rawValue,
+            !job.tasks.contains(where: \.isDependent)
+        {
+            return .refused(
+                "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
+            )
+        }
         switch builder.build(line) {
         case .success(let task):
-            if let job, !job.tasks.contains(where: \.isDependent) {
-                return .refused(
-                    "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
-                )
-            }
             return .send(task)
         case .failure(let refusal):
             // A dry run with --job: what it takes is captured again first (a token in its
@@ -142,11 +146,6 @@ extension ReplayCommand {
             }
             // A replay with --job sends the job's task as the job builds it now, whatever its
             // logged request was (a secret captured then, redacted in the log, differs now).
-            if let job, line.outcome != "skipped", !job.tasks.contains(where: \.isDependent) {
-                return .refused(
-                    "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
-                )
-            }
             if job != nil {
                 return .note(
                     "(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)",

@@ -48,8 +48,9 @@ struct JobHistory: Equatable {
         walkedBy: String? = nil
     ) -> (count: Int, held: Int, whole: Bool, mine: Int) {
         let history = read(folder: folder, current: current)
-        var finals = TaskHistory.read(history.logs, warn: { _ in }).finals
-        if let walkedBy { finals = finals.filter { $0.value.run == walkedBy } }
+        var read = TaskHistory.read(history.logs, warn: { _ in })
+        if let walkedBy { read.settle(by: walkedBy) }
+        let finals = read.finals
         let held = finals.values.filter { $0.errorKind == LogErrorKind.writeHeld }.count
         let mine = owns.map { owns in
             finals.values.filter {

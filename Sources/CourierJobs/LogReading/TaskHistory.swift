@@ -174,10 +174,12 @@ struct TaskHistory {
     /// (removed, renamed), and is settled: `--resume`, `replay --job` and `report` no longer
     /// count it (a trial's history said "1 task not done" for ever, and `replay --job`
     /// refused that task and exited 1 every time).
-    /// Only `job`'s: logs of several jobs may be read together.
-    private mutating func settle(by run: String, of job: String) {
+    /// Only `job`'s (every job's when `nil`): logs of several jobs may be read together. Also
+    /// for the run now ending, whose `run.end` is not written yet
+    /// (``JobHistory/notDone(folder:current:owns:walkedBy:)``).
+    mutating func settle(by run: String, of job: String? = nil) {
         finals = finals.filter {
-            $0.value.job != job || $0.value.run == run
+            (job != nil && $0.value.job != job) || $0.value.run == run
                 || $0.value.outcome == LogOutcome.ok.rawValue
         }
     }

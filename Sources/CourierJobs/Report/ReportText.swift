@@ -12,8 +12,8 @@ enum ReportText {
 
     /// What to do about the tasks the logs leave not done: the command that repairs them (the
     /// job file as the latest run named it), or `nil` when every task is done.
-    static func nextStep(_ report: RunReport) -> String? {
-        let repair = Repair(report)
+    static func nextStep(_ report: RunReport, repair: Repair? = nil) -> String? {
+        let repair = repair ?? Repair(report)
         guard !repair.complete else { return nil }
         let what =
             repair.notDone > 0
@@ -105,8 +105,10 @@ enum ReportText {
         for row in report.runTable.killed {
             lines.append(unfinished(row, in: report.runTable))
         }
-        if let next = nextStep(report) { lines.append(next) }
-        lines += counts(report)
+        // Once: it reads the whole history's writes.
+        let repair = Repair(report)
+        if let next = nextStep(report, repair: repair) { lines.append(next) }
+        lines += counts(report, cut: !repair.killed.isEmpty)
         lines.append("")
         lines += runTable(report.runTable)
         lines.append("")
@@ -118,13 +120,13 @@ enum ReportText {
     }
 
     /// Tasks, attempts, requests, waits, statuses and errors: a line each.
-    static func counts(_ report: RunReport) -> [String] {
+    /// - Parameter cut: whether a cut run is in the history (``Repair/killed``).
+    static func counts(_ report: RunReport, cut: Bool) -> [String] {
         var lines: [String] = []
         let runs = report.runs.count
         let tasks = report.outcomes
         // A cut run's unreached tasks have no line: "total" would read as the job's size
         // (a trial took "8 total" for all there was, of a job of 20).
-        let cut = !Repair(report).killed.isEmpty
         lines.append(
             "tasks     \(tasks.total) \(cut ? "recorded (a cut run's unreached tasks have no line)" : "total"), \(tasks.ok) ok, \(tasks.failed) failed, \(tasks.skipped) skipped"
                 + (tasks.notModified > 0 ? " (\(tasks.notModified) not modified)" : "")

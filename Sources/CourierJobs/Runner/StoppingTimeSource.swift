@@ -41,6 +41,9 @@ final class StoppingTimeSource: TimeSource {
     /// Whether the stop ended a wait: a task it cut did not run to its end.
     var cutAWait: Bool { state.withLock { $0.cut } }
 
+    /// The waits the stop would end now (for tests, which wait for a wait to begin).
+    var waitsUnderWay: Int { state.withLock { $0.waiters.count } }
+
     func sleep(for duration: Duration) async throws {
         let refused = state.withLock { state -> Bool in
             if state.stopped { state.cut = true }
