@@ -69,7 +69,9 @@ let package = Package(
         .testTarget(
             name: "CourierTests", dependencies: ["Courier", "CourierTesting", "CourierTestSupport"]),
         .testTarget(name: "CourierCurlTests", dependencies: ["CourierCurl", "CourierTestSupport"]),
-        .testTarget(name: "CourierJobsTests", dependencies: ["CourierJobs", "CourierTestSupport"]),
+        .testTarget(
+            name: "CourierJobsTests",
+            dependencies: ["CourierJobs", "CourierTesting", "CourierTestSupport"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: ["Courier", "CourierCurl", "CourierTestSupport"]

@@ -76,7 +76,7 @@ public struct HostThrottlingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     }
 
     /// Why a request was not sent, in the words of ``RetryPolicy``'s `Retry-After` refusal.
-    static func refusal(
+    package static func refusal(
         _ origin: Origin, wait: Duration, hold: HostThrottle.Hold, maxDelay: TimeInterval
     ) -> String {
         let seconds = Self.seconds(wait.seconds)

@@ -32,7 +32,7 @@ public struct RedirectState: Sendable {
     }
 
     /// Where a redirect response points, or `nil` when the response is not one to follow.
-    static func location(of response: HTTPResponse) -> String? {
+    package static func location(of response: HTTPResponse) -> String? {
         response.isRedirect ? response.headers["Location"] : nil
     }
 

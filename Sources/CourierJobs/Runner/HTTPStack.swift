@@ -4,30 +4,29 @@ import Foundation
 
 /// Composes the job's middleware over its transport, in one place:
 ///
-///     retry (per task) → host throttle (per task, one state per run) → redirects
-///         → cookies (when the job asks) → rate limit → transport
+///     per task (``AttemptLoop``): retries → host throttle (one state per run) → redirects
+///     shared by the run: cookies (when the job asks) → rate limit → shared budget → transport
 ///
-/// Retry is outermost so that each attempt is one log line whose URL is where the redirects
-/// ended. The host throttle is under it so that every attempt, a retry too, waits for its
-/// host's pause, quota or pace; it is made per task, over the run's one ``HostThrottles``,
-/// because its bound is the task's `maxDelay` and its wait goes on the task's log line.
-/// Redirects sit above the rate limit so that every hop waits for a token: the limit
-/// counts what the servers see. Cookies sit below redirects so that a redirect's `Set-Cookie`
-/// is stored and each hop gets its own origin's cookies. The transport never follows redirects
-/// itself.
+/// Retries are outermost so that each attempt is one log line whose URL is where the redirects
+/// ended. Every attempt, a retry too, waits for its host's pause, quota or pace; the bound on
+/// that wait is the task's `maxDelay`, and the wait goes on the task's log line. Redirects sit
+/// above the rate limit so that every hop waits for a token: the limit counts what the servers
+/// see. Cookies sit below redirects so that a redirect's `Set-Cookie` is stored and each hop
+/// gets its own origin's cookies. The transport never follows redirects itself.
 enum HTTPStack {
     /// - Parameter concurrency: the run's cap on tasks in flight, which is also the most
     ///   connections the transport keeps to one host: no task waits for a connection, and no
     ///   connection is opened only to be closed.
-    /// - Returns: the client; the same without its redirect layer, for OAuth2 token requests
-    ///   (they carry the client's secret, and a token endpoint that redirects is an error,
-    ///   ``OAuth2Sessions``); and the executors to run the tasks on: the curl transport's event
-    ///   loops (``CurlHTTPClient/taskExecutors``), none with URLSession.
+    /// - Returns: the run's client under the redirects, which each task's ``AttemptLoop`` and
+    ///   the OAuth2 token requests send through (a token request carries the client's secret,
+    ///   and a token endpoint that redirects is an error, ``OAuth2Sessions``); and the
+    ///   executors to run the tasks on: the curl transport's event loops
+    ///   (``CurlHTTPClient/taskExecutors``), none with URLSession.
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
         shard: Shard? = nil, offline: OfflineHTTPClient? = nil, budget: HostBudgetStore? = nil,
         warn: @escaping @Sendable (String) -> Void = { _ in }
-    ) -> (client: AnyHTTPClient, unredirected: AnyHTTPClient, executors: [any TaskExecutor]) {
+    ) -> (client: AnyHTTPClient, executors: [any TaskExecutor]) {
         // A rehearsal (`--offline`) answers from its recording: nothing goes to the network.
         let transport: any HTTPClient =
             offline
@@ -60,7 +59,7 @@ enum HTTPStack {
         if job.cookies {
             client = AnyHTTPClient(CookieStoringHTTPClient(wrapping: client, time: time))
         }
-        return (AnyHTTPClient(RedirectingHTTPClient(wrapping: client)), client, executors)
+        return (client, executors)
     }
 
     /// The run's per-host state, unless the job turns it off (`"hostThrottle": false`). A
@@ -72,8 +71,9 @@ enum HTTPStack {
             time: time)
     }
 
-    /// The per-task retry layer, over the host throttle when the run has one. Statuses the task
-    /// expects are successes, never retried.
+    /// A task's request loop (``AttemptLoop``): its retries, its host's gate when the run has
+    /// one, and its redirects, over the run's shared client. Statuses the task expects are
+    /// successes, never retried.
     ///
     /// The observer gets each attempt with what it waited before it was handed to the
     /// transport (``AttemptWaits``: its host's gate and the job's rate limit), and its
@@ -83,77 +83,25 @@ enum HTTPStack {
         rateLimited: Bool = false, rules: [ResponseRule] = [],
         writeStart: (@Sendable (HTTPRequest) -> Void)? = nil, trace: TraceSettings? = nil,
         observer: @escaping @Sendable (_ attempt: RetryAttempt, _ waits: AttemptWaits) -> Void
-    ) -> RetryingHTTPClient<AnyHTTPClient> {
+    ) -> AttemptLoop {
         var policy = task.retry
         if let expected = task.expectStatus { policy.retryableStatuses.subtract(expected) }
-        var client = shared
-        // What the attempt under way has waited so far: at the rate limit (shared, below the
-        // redirects: it reports through a task-local) and at its host's gate.
-        let waited = hosts != nil || rateLimited ? Locked(AttemptWaits()) : nil
-        if let writeStart {
-            client = AnyHTTPClient(WriteStartRecorder(wrapped: client, record: writeStart))
-        }
-        if let waited, rateLimited {
-            client = AnyHTTPClient(RateLimitWaitRecorder(wrapping: client, waits: waited))
-        }
-        if let hosts, let waited {
-            // A wait longer than the task's maxDelay ends the task, as a Retry-After does.
-            client = AnyHTTPClient(
-                HostThrottlingHTTPClient(
-                    wrapping: client, hosts: hosts, maxDelay: policy.maxDelay
-                ) { seconds in waited.withLock { $0.host += seconds } })
-        }
-        // Right under the retries: each attempt is a span of its own, its redirect hops in it.
-        if let trace, trace.propagates {
-            client = AnyHTTPClient(TraceContextHTTPClient(wrapped: client, trace: trace))
-        }
         // `onResponse` decides first; then `expect`, for a status the task accepts.
         var judge: (@Sendable (HTTPResponse, TimeInterval) -> RetryPolicy.ResponseVerdict)?
         if !task.expectation.isEmpty || !rules.isEmpty {
-            judge = { [waited] response, seconds in
+            judge = { response, sent in
                 if let verdict = ResponseRule.verdict(rules, on: response) { return verdict }
                 guard !task.expectation.isEmpty, task.accepts(response.status) else {
                     return .usual
                 }
-                let sent = max(0, seconds - (waited?.withLock { $0.total } ?? 0))
                 return task.expectation.failure(for: response, durationMs: sent * 1000) == nil
                     ? .usual : .unmet
             }
         }
-        return RetryingHTTPClient(
-            wrapping: client, policy: policy, time: time, judge: judge
-        ) { [waited] attempt in
-            guard let waited else { return observer(attempt, AttemptWaits()) }
-            let waits = waited.withLock { value in
-                defer { value = AttemptWaits() }
-                return value
-            }
-            var attempt = attempt
-            attempt.duration = max(0, attempt.duration - waits.total)
-            observer(attempt, waits)
-        }
-    }
-}
-
-/// Binds ``RateLimitWaits`` around each request, so that the shared rate limit below adds
-/// this task's wait to its attempt.
-private struct RateLimitWaitRecorder: HTTPClient {
-    let wrapped: AnyHTTPClient
-    let waits: Locked<AttemptWaits>
-
-    init(wrapping wrapped: AnyHTTPClient, waits: Locked<AttemptWaits>) {
-        self.wrapped = wrapped
-        self.waits = waits
-    }
-
-    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let waited = Locked<TimeInterval>(0)
-        defer {
-            let seconds = waited.withLock { $0 }
-            if seconds > 0 { waits.withLock { $0.rateLimit += seconds } }
-        }
-        return try await RateLimitWaits.$current.withValue(waited) {
-            try await wrapped.perform(request)
-        }
+        return AttemptLoop(
+            shared: shared, policy: policy, time: time, hosts: hosts,
+            trace: trace?.propagates == true ? trace : nil, judge: judge,
+            writeStart: writeStart.map(WriteStarts.Recorder.init), rateLimited: rateLimited,
+            observer: observer)
     }
 }

@@ -168,7 +168,7 @@ extension JobRunner {
         let metricsTicker = begun.metrics.map {
             tickMetrics($0, progress: progress, started: begun.started)
         }
-        let (shared, unredirected, executors) = HTTPStack.shared(
+        let (shared, executors) = HTTPStack.shared(
             for: job, backend: begun.backend, concurrency: options.concurrency ?? job.concurrency,
             time: requestTime, shard: options.shard, offline: options.offline,
             budget: job.sharedHosts
@@ -180,7 +180,7 @@ extension JobRunner {
                 console.error("courier: \(name): warning: \($0)")
             })
         let oauth2 = OAuth2Sessions(
-            job: job, client: unredirected, log: log, redactor: console.redactor, time: time)
+            job: job, client: shared, log: log, redactor: console.redactor, time: time)
         // Validators of saved outputs for `conditional` tasks, written once a second and at
         // the end (each write is atomic, so the file is whole after any crash).
         let state =

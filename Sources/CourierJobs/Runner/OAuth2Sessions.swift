@@ -99,7 +99,7 @@ extension JobRunner {
     /// - Parameter willResend: called with ``OAuth2Sessions/logName`` between a refresh and
     ///   the resend, to log the rejected attempt.
     func authorizing(
-        _ client: RetryingHTTPClient<AnyHTTPClient>, for task: ExpandedTask,
+        _ client: AttemptLoop, for task: ExpandedTask,
         sessions: OAuth2Sessions?, willResend: @escaping @Sendable (String) -> Void
     ) -> AnyHTTPClient? {
         guard let configuration = task.oauth2,

@@ -58,7 +58,7 @@ struct RunOptions: Sendable {
     /// replaced while it runs and at its end (``MetricsFile``). Only `courier run` writes one.
     var metrics: MetricsSettings?
     /// Trace context (`--trace`, the job's `"trace"`, `TRACEPARENT`): the run's trace, and
-    /// whether each request carries `traceparent` (``TraceContextHTTPClient``).
+    /// whether each request carries `traceparent` (``AttemptLoop``).
     var trace: TraceSettings?
     /// `--metrics-push`: the same figures pushed to a Prometheus Pushgateway (``MetricsPush``).
     var metricsPush: MetricsPushSettings?

@@ -125,7 +125,7 @@ extension JobRunner {
     /// One page's request and the clients that send it, made before it is sent.
     final class PageSend {
         let request: HTTPRequest
-        let retrying: RetryingHTTPClient<AnyHTTPClient>
+        let retrying: AttemptLoop
         /// The retry layer under a token renewal, when the task's token can be renewed (a
         /// captured login token, or an OAuth2 client's).
         let renewing: AnyHTTPClient?
@@ -133,7 +133,7 @@ extension JobRunner {
         let streamed: FileReplacement?
 
         init(
-            request: HTTPRequest, retrying: RetryingHTTPClient<AnyHTTPClient>,
+            request: HTTPRequest, retrying: AttemptLoop,
             renewing: AnyHTTPClient?, attempts: Locked<PageAttempts>, streamed: FileReplacement?
         ) {
             self.request = request

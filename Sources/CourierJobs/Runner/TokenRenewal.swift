@@ -28,7 +28,7 @@ extension JobRunner {
     /// - Parameter willResend: called with the capture's name between a renewal and the
     ///   resend, to log the rejected attempt.
     func renewing(
-        _ client: RetryingHTTPClient<AnyHTTPClient>, for task: ExpandedTask,
+        _ client: AttemptLoop, for task: ExpandedTask,
         tokens: [String: CapturedToken], willResend: @escaping @Sendable (String) -> Void
     ) -> AnyHTTPClient? {
         // A replay has no captures, and its tasks need not come from this job's specs.

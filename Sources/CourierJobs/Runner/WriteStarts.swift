@@ -5,8 +5,8 @@ import Courier
 /// the rate limit and the redirects: a run killed while a write waits for its turn has not
 /// sent it, and its history must not say that its outcome is unknown.
 ///
-/// The stack below the retry layer is the run's, shared by every task, so the task's
-/// recorder reaches the bottom layer as a task-local bound around each attempt.
+/// The stack below a task's ``AttemptLoop`` is the run's, shared by every task, so the task's
+/// recorder reaches the bottom layer as a task-local the loop binds around its attempts.
 enum WriteStarts {
     /// What the attempt under way does just before its request (each redirect hop's too)
     /// goes to the transport. (A class, not a closure: a task-local of an optional function
@@ -29,20 +29,5 @@ struct WriteStartAnnouncer: HTTPClient {
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         WriteStarts.current?.record(request)
         return try await wrapped.perform(request)
-    }
-}
-
-/// The layer under a write task's retries: binds its recorder around each attempt.
-struct WriteStartRecorder: HTTPClient {
-    let wrapped: AnyHTTPClient
-    let recorder: WriteStarts.Recorder
-
-    init(wrapped: AnyHTTPClient, record: @escaping @Sendable (HTTPRequest) -> Void) {
-        self.wrapped = wrapped
-        recorder = WriteStarts.Recorder(record)
-    }
-
-    func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await WriteStarts.$current.withValue(recorder) { try await wrapped.perform(request) }
     }
 }
