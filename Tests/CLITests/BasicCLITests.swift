@@ -90,6 +90,26 @@ struct BasicCLITests {
         let result = try await CourierBinary.run(["frobnicate"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("unknown command 'frobnicate'"))
+        #expect(!result.stderr.contains("did you mean"))
         #expect(result.stdout.isEmpty)
+        // A command a letter or two off is named (trial L: the command line guessed nothing).
+        let typo = try await CourierBinary.run(["replya", "logs/"])
+        #expect(typo.status == 2)
+        #expect(
+            typo.stderr.contains("unknown command 'replya'; did you mean 'replay'?"),
+            "\(typo.stderr)")
+    }
+
+    @Test func anOptionGivenTwiceOrMisspeltIsSaid() async throws {
+        let twice = try await CourierBinary.run([
+            "run", "job.json", "--concurrency", "4", "--concurrency", "8",
+        ])
+        #expect(twice.status == 2)
+        #expect(
+            twice.stderr.contains("run: --concurrency is given twice; give it once"),
+            "\(twice.stderr)")
+        let typo = try await CourierBinary.run(["run", "job.json", "--dry-rn"])
+        #expect(typo.status == 2)
+        #expect(typo.stderr.contains("did you mean '--dry-run'?"), "\(typo.stderr)")
     }
 }

@@ -37,6 +37,38 @@ struct CLIConventionTests {
         }
     }
 
+    /// What a left-over argument is (trial L: an option given twice said "unexpected argument",
+    /// and a misspelt one named no option).
+    @Test(
+        "a left-over argument says what it is",
+        arguments: [
+            (
+                ["--concurrency", "4", "--concurrency", "8"],
+                "run: --concurrency is given twice; give it once"
+            ),
+            (
+                ["--concurrency=4", "--concurrency=8"],
+                "run: --concurrency is given twice; give it once"
+            ),
+            (["--dry-run", "--dry-run"], "run: --dry-run is given twice; give it once"),
+            (["--dry-run=yes"], "run: --dry-run takes no value, got '--dry-run=yes'"),
+            (
+                ["--concurency", "4"],
+                "run: unexpected argument '--concurency'; did you mean '--concurrency'?"
+            ),
+            (["--bogus"], "run: unexpected argument '--bogus'; see 'courier run --help'"),
+            (["-x"], "run: unexpected argument '-x'; see 'courier run --help'"),
+            (["extra"], "run: unexpected argument 'extra'; see 'courier run --help'"),
+        ])
+    func leftOver(arguments: [String], message: String) throws {
+        var parser = ArgumentParser(arguments, command: "run")
+        _ = try parser.option("--concurrency")
+        _ = parser.flag("--dry-run")
+        _ = try parser.option("-n")
+        let error = #expect(throws: UsageError.self) { try parser.finish() }
+        #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "")")
+    }
+
     @Test func drawingNeedsATerminalThatCanAndNoNO_COLOR() {
         #expect(Console.allowsDrawing(isTerminal: true, noColor: nil, term: "xterm"))
         #expect(Console.allowsDrawing(isTerminal: true, noColor: "", term: nil))

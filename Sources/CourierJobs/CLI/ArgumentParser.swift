@@ -5,6 +5,10 @@ import Foundation
 struct ArgumentParser {
     private var remaining: [String]
     private let command: String
+    /// Every option and flag the command asked for, and those it found: what a left-over
+    /// argument is told against (given twice, or the known name it is closest to).
+    private var asked: Set<String> = []
+    private var taken: Set<String> = []
 
     init(_ arguments: [String], command: String) {
         self.remaining = arguments
@@ -39,18 +43,23 @@ struct ArgumentParser {
 
     /// Removes a flag and says whether it was there.
     mutating func flag(_ name: String) -> Bool {
+        asked.insert(name)
         guard let index = remaining.firstIndex(of: name) else { return false }
         remaining.remove(at: index)
+        taken.insert(name)
         return true
     }
 
     /// Removes an option and its value (`--name value` or `--name=value`).
     mutating func option(_ name: String) throws(UsageError) -> String? {
+        asked.insert(name)
         if let index = remaining.firstIndex(where: { $0.hasPrefix(name + "=") }) {
             let value = String(remaining.remove(at: index).dropFirst(name.count + 1))
+            taken.insert(name)
             return value
         }
         guard let index = remaining.firstIndex(of: name) else { return nil }
+        taken.insert(name)
         guard index + 1 < remaining.count else {
             throw UsageError("\(command): \(name) needs a value")
         }
@@ -144,11 +153,26 @@ struct ArgumentParser {
         return taken
     }
 
-    /// Fails on anything not consumed.
+    /// Fails on anything not consumed, saying what it is: an option given twice, a flag given
+    /// a value, an unknown option (with the known one it is closest to), or an argument too
+    /// many.
     func finish() throws(UsageError) {
-        if let extra = remaining.first {
-            throw UsageError(
-                "\(command): unexpected argument '\(extra)'; see 'courier \(command) --help'")
+        guard let extra = remaining.first else { return }
+        let help = "see 'courier \(command) --help'"
+        guard extra.hasPrefix("-"), extra != "-" else {
+            throw UsageError("\(command): unexpected argument '\(extra)'; \(help)")
         }
+        let name = String(extra.prefix { $0 != "=" })
+        if taken.contains(name) {
+            throw UsageError("\(command): \(name) is given twice; give it once")
+        }
+        if asked.contains(name) {
+            throw UsageError("\(command): \(name) takes no value, got '\(extra)'; \(help)")
+        }
+        // Two letters off a short name is any other short name: only longer ones get a guess.
+        let suggestion = name.count > 3 ? NodeReader.closest(to: name, in: asked.sorted()) : nil
+        throw UsageError(
+            "\(command): unexpected argument '\(extra)'"
+                + (suggestion.map { "; did you mean '\($0)'?" } ?? "") + "; \(help)")
     }
 }

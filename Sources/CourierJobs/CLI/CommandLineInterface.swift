@@ -76,7 +76,12 @@ package enum CommandLineInterface {
             if let entry = CommandHelp.entry(name) {
                 return await entry.run(Array(arguments.dropFirst()))
             }
-            Console.error("courier: unknown command '\(verb)'; see 'courier --help'")
+            let suggestion = NodeReader.closest(
+                to: verb, in: CommandHelp.commands.map(\.name))
+            Console.error(
+                "courier: unknown command '\(verb)'"
+                    + (suggestion.map { "; did you mean '\($0)'?" } ?? "")
+                    + "; see 'courier --help'")
             return ExitCode.usage
         }
     }
