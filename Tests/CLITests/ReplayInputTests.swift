@@ -163,15 +163,18 @@ struct ReplayInputTests {
     }
 
     /// A hand-edited log whose body's base64 does not decode was replayed with no body at all
-    /// and logged `ok`: another request than the one logged.
-    @Test("a logged body whose base64 does not decode is refused, and nothing is sent")
-    func undecodableBody() async throws {
+    /// and logged `ok`: another request than the one logged. Padding past a multiple of four
+    /// decoded (trial M), as if the body were whole.
+    @Test(
+        "a logged body whose base64 does not decode is refused, and nothing is sent",
+        arguments: ["!!not base64!!", "QUJD=", "QUJD===="])
+    func undecodableBody(encoded: String) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("base64")
         let url = space.server.url("/echo?key=\(key)").absoluteString
         let line = #"""
-            {"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"0badb64e","job":"e2e","task":"post","attempt":1,"method":"POST","url":"\#(url)","requestHeaders":{"Content-Type":"application/json"},"requestBody":{"base64":"!!not base64!!"},"status":500,"outcome":"failed"}
+            {"event":"request","ts":"2026-11-22T04:15:21.147Z","run":"0badb64e","job":"e2e","task":"post","attempt":1,"method":"POST","url":"\#(url)","requestHeaders":{"Content-Type":"application/json"},"requestBody":{"base64":"\#(encoded)"},"status":500,"outcome":"failed"}
             """#
         let log = space.folder.appendingPathComponent("edited.jsonl")
         try Data((line + "\n").utf8).write(to: log)

@@ -158,9 +158,14 @@ struct LogLine: Sendable {
         } else if let text = fields.bodyText {
             requestBody = .text(text)
         } else if let encoded = fields.bodyBase64 {
+            // Only the form courier writes: Foundation also takes padding past a multiple of
+            // four (`QUJD=`), which a hand edit or a cut line leaves, as if whole (trial M).
             requestBody =
-                Data(base64Encoded: encoded).map(Body.base64)
-                ?? .undecodable("its base64 does not decode")
+                Data(base64Encoded: encoded).flatMap {
+                    $0.base64EncodedString() == encoded ? Body.base64($0) : nil
+                }
+                ?? .undecodable(
+                    "its base64 does not decode (standard base64, padded to a multiple of 4)")
         } else if let count = fields.omittedBytes {
             requestBody = .omitted(bytes: Int(count), sha256: fields.bodySHA256 ?? "")
         } else if fields.bodyPresent {
