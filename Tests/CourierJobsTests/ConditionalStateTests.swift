@@ -51,6 +51,48 @@ struct ConditionalStateTests {
         }
     }
 
+    /// A hand-edited stamp (`"size": "abc"`) was read as an older state's entry, trusted by
+    /// the file's presence alone: a changed file was kept behind 304s (trial M). Such an entry
+    /// is fetched whole, stays so when the state is written back, and a new record mends it.
+    @Test(
+        "an entry whose stamp does not read is fetched whole until it is recorded again",
+        arguments: [
+            #""size":"abc","modified":"1.000000000""#, #""size":16"#,
+            #""size":16,"modified":"1.000000000","pages":"two""#,
+            #""size":16,"modified":"1.000000000","pages":2,"laterPages":[{"size":"x"}]"#,
+        ])
+    func unreadableStamp(stamp: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conditional-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent(".courier"), withIntermediateDirectories: true)
+        try Data("{\"a\":1}\n".utf8).write(to: folder.appendingPathComponent("e.json"))
+        let document =
+            #"{"version":1,"entries":{"e.json":{"etag":"\"1\"","#
+            + stamp + #"},"other.json":{"etag":"\"2\""}}}"#
+        try Data(document.utf8).write(to: folder.appendingPathComponent(".courier/state"))
+        let state = ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        #expect(state.conditions(for: "e.json") == nil, "fetched whole")
+        #expect(state.validators(for: "e.json")?.etag == "\"1\"", "the entry is kept")
+        // Written back (another entry changed), it is still not trusted.
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("other.json"))
+        state.record(
+            HTTPResponse(
+                status: 200, headers: ["ETag": "\"3\""], url: URL(string: "http://127.0.0.1:1/")!),
+            for: "other.json")
+        try state.flush()
+        let reloaded = ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        #expect(reloaded.conditions(for: "e.json") == nil, "still fetched whole")
+        #expect(reloaded.conditions(for: "other.json")?.etag == "\"3\"")
+        // Fetched again, its new record is trusted.
+        reloaded.record(
+            HTTPResponse(
+                status: 200, headers: ["ETag": "\"4\""], url: URL(string: "http://127.0.0.1:1/")!),
+            for: "e.json")
+        #expect(reloaded.conditions(for: "e.json")?.etag == "\"4\"")
+    }
+
     /// The run's once-a-second flush ignores its errors; one that failed must leave the
     /// changes to write, so that the final flush meets the error again and the run says it
     /// (a planted `.courier` link was refused in silence when a flush came first).

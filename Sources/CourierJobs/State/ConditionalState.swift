@@ -139,6 +139,7 @@ final class ConditionalState: Sendable {
         guard let entry = entries.withLock({ $0[save] }),
             let now = FileStamp.of(folder.appendingPathComponent(save).path)
         else { return nil }
+        if entry.unreadable { return nil }
         if let recorded = entry.file, recorded != now { return nil }
         if let page, let pages = entry.pages, pages > 1 {
             let recorded = entry.laterPages?.count == pages - 1 ? entry.laterPages : nil

@@ -24,12 +24,22 @@ struct SavedValidators: Sendable, Hashable {
     /// For the same listing: the stamps of its pages 2 and on, in order, so that a later page
     /// changed in place (cut short, edited) is fetched again too (trial N).
     var laterPages: [FileStamp]?
+    /// Whether the entry has a file's stamp, a page count or later pages' stamps that do not
+    /// read (a hand edit: `"size": "abc"`). Such an entry is not trusted: its output is
+    /// fetched whole, as a changed file is. Read as an older state's entry, it was checked for
+    /// presence only, and a changed file was kept behind `304`s (trial M).
+    var unreadable = false
 
     /// The document's (or a journal line's) fields for this entry, after its `save`.
     var fields: [(String, JSONWriter.Value)] {
         var fields: [(String, JSONWriter.Value)] = []
         if let etag = validators.etag { fields.append(("etag", .string(etag))) }
         if let date = validators.lastModified { fields.append(("lastModified", .string(date))) }
+        // Kept unreadable until the output is fetched again (a stamp no file has: a state
+        // written back must not turn it into an older state's entry, trusted by presence).
+        guard !unreadable else {
+            return fields + [("size", .int(-1)), ("modified", .string(""))]
+        }
         if let file { fields += file.fields }
         if let pages { fields.append(("pages", .int(pages))) }
         if let laterPages {
@@ -43,6 +53,7 @@ struct SavedValidators: Sendable, Hashable {
         var validators = HTTPValidators()
         var pages: Int?
         var laterPages: [FileStamp]?
+        var unreadable = false
         for field in fields {
             switch (field.key, field.node.value) {
             case ("etag", .string(let text)): validators.etag = text
@@ -54,8 +65,9 @@ struct SavedValidators: Sendable, Hashable {
                     guard case .object(let members) = node.value else { return nil }
                     return FileStamp(fields: members)
                 }
-                // One unreadable stamp: none is trusted, and presence alone is checked.
                 laterPages = read.count == stamps.count ? read : nil
+                unreadable = unreadable || laterPages == nil
+            case ("pages", _), ("laterPages", _): unreadable = true
             default: break
             }
         }
@@ -63,6 +75,8 @@ struct SavedValidators: Sendable, Hashable {
         file = FileStamp(fields: fields)
         self.pages = pages
         self.laterPages = laterPages
+        let stamped = fields.contains { $0.key == "size" || $0.key == "modified" }
+        self.unreadable = unreadable || (stamped && file == nil)
     }
 
     init(validators: HTTPValidators, file: FileStamp?) {
