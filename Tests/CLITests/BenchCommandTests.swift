@@ -129,6 +129,13 @@ struct BenchModesTests {
             "--rounds", "1",
         ])
         #expect(table.stdout.contains("conns") && table.stdout.contains("n/a"), "\(table.stdout)")
+        // Every request refused: curl opened no connection, and says 0 (it said null).
+        let refused = try await CourierBinary.run([
+            "bench", "http://127.0.0.1:\(unusedLoopbackPort())/", "-n", "2", "--warmup", "0",
+            "--rounds", "1", "--json",
+        ])
+        #expect(refused.stdout.contains(#""connections":0"#), "\(refused.stdout)")
+        #expect(refused.stdout.contains(#""connect":2"#), "\(refused.stdout)")
     }
 
     @Test("job mode sends the job's requests on each backend; errors are counted by kind")

@@ -102,8 +102,10 @@ struct BenchmarkRunner: Sendable {
             concurrency: plan.concurrency, errors: tally.errors, non2xx: tally.non2xx,
             bytes: tally.bytes, seconds: elapsed,
             cpuSeconds: Self.processCPUSeconds() - cpuBefore, peakRSS: Self.peakRSS(),
-            // Connections are mostly opened while warming up, so those count too.
+            // Connections are mostly opened while warming up, so those count too. The curl
+            // backend can always tell: when every request failed, it opened none (trial L).
             connections: tally.connectionsKnown || warmTally.connectionsKnown
+                || client is CurlHTTPClient
                 ? tally.connections + warmTally.connections : nil,
             latency: tally.latency)
     }
