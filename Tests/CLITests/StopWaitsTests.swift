@@ -43,4 +43,40 @@ struct StopWaitsTests {
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try await ServerHits.of(key, on: space.server).count == 2)
     }
+
+    /// The token request a task waits for has its own retries: its backoff ends at the stop
+    /// too (it waited out its whole delay in the grace period, then sent again).
+    @Test(
+        "a SIGTERM during an OAuth2 token request's backoff sends no second token request",
+        arguments: RunCommandTests.backends)
+    func sigtermEndsATokenBackoff(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("stop-token")
+        let toggle = "token-\(key)"
+        try space.writeJob(
+            tasks: OAuth2JobTests.items(key: key, count: 2),
+            extra: OAuth2JobTests.auth(
+                key: key, server: space.server, tokenQuery: "&fail_until=\(toggle)")
+                + #""retry": {"maxAttempts": 3, "initialDelay": 600, "maxDelay": 900},"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress", "--grace", "1h",
+            ],
+            environment: OAuth2JobTests.environment, directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server)
+        // A hang guard only: without the stop, the backoff lasts 600 s.
+        let (status, output) = await running.wait(seconds: 300)
+        #expect(status == 143, "\(output)")
+        #expect(try await OAuth2JobTests.tokenRequests(key, space).count == 1)
+        #expect(try await OAuth2JobTests.apiRequests(key, space).isEmpty)
+
+        _ = BlockingFetch.json(space.server.url("/toggle/on?name=\(toggle)"))
+        let resumed = try await space.run(
+            ["--resume"], backend: backend, environment: OAuth2JobTests.environment)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try await OAuth2JobTests.apiRequests(key, space).count == 2)
+    }
 }

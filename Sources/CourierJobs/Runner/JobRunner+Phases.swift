@@ -179,8 +179,9 @@ extension JobRunner {
             warn: Self.once { [console, name = job.name] in
                 console.error("courier: \(name): warning: \($0)")
             })
+        // Token requests wait on the requests' clock: their backoff ends at a stop too.
         let oauth2 = OAuth2Sessions(
-            job: job, client: shared, log: log, redactor: console.redactor, time: time)
+            job: job, client: shared, log: log, redactor: console.redactor, time: requestTime)
         // Validators of saved outputs for `conditional` tasks, written once a second and at
         // the end (each write is atomic, so the file is whole after any crash).
         let state =
