@@ -79,4 +79,46 @@ struct StopWaitsTests {
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(try await OAuth2JobTests.apiRequests(key, space).count == 2)
     }
+
+    /// A write that waited for its host when the run stopped never went out: the stop's
+    /// summary and the resume held it as a write whose outcome is unknown, and the resume
+    /// never sent it (trial O). It is sent as a task that never ran.
+    @Test(
+        "a write cancelled while it waits for its host is sent by the resume",
+        arguments: RunCommandTests.backends)
+    func aWriteStoppedInItsWaitIsSentByTheResume(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("stop-write")
+        // `spend` leaves the host's quota spent for 10 minutes: the write, one at a time after
+        // it, waits at the host's gate until the stop.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "spend", "path": "/quota", "query": {"key": "\#(key)", "limit": "1", "remaining": "1", "window": "600"}},
+                {"id": "write", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
+                 "json": {"x": 1}, "save": "write.json"}
+                """#, extra: #""concurrency": 1, "retry": {"maxAttempts": 2, "maxDelay": 900},"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress", "--grace", "1h",
+            ],
+            directory: space.folder)
+        // A moment after the quota's answer, for the write to reach the gate (sooner, it is
+        // stopped before it starts, and the resume sends it all the same).
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server, delay: 0.5)
+        let (status, output) = await running.wait(seconds: 300)
+        #expect(status == 143, "\(output)")
+        #expect(!output.contains("will not send again"), "\(output)")
+        #expect(output.contains("1 request in"), "the write is no request sent: \(output)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1, "no POST went out")
+
+        let resumed = try await space.run(["--resume"], backend: backend)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let posts = try await ServerHits.of(key, on: space.server).requests.filter {
+            $0.method == "POST"
+        }
+        #expect(posts.count == 1, "the write went out once")
+    }
 }

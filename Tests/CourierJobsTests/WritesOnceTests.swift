@@ -59,6 +59,22 @@ struct WritesOnceTests {
                 Self.request("c", status: 201, outcome: "ok"), Self.start("c", run: "r2"),
                 Self.request("c", run: "r2", status: 500),
             ]) == .answered(run: "r1", status: 201))
+        // Cancelled in flight (it went out): unknown. Cancelled while it waited for a retry,
+        // its host or the rate limit (no `request.start` for it): the earlier attempts'
+        // word stands (trial O: a stopped run held the write for good).
+        #expect(
+            Self.fact([Self.start("c"), Self.request("c", error: "cancelled")])
+                == .unknown(run: "r1"))
+        #expect(Self.fact([Self.request("c", error: "cancelled")]) == nil)
+        #expect(
+            Self.fact([
+                Self.start("c"), Self.request("c", status: 503), Self.request("c", error: "cancelled"),
+            ]) == nil)
+        #expect(
+            Self.fact([
+                Self.start("c"), Self.request("c", error: "timeout"),
+                Self.request("c", error: "cancelled"),
+            ]) == .unknown(run: "r1"))
         // A read says nothing of writes.
         #expect(
             Self.fact([Self.start("c", method: "GET"), Self.request("c", method: "GET")]) == nil)

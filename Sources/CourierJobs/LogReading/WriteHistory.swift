@@ -15,6 +15,8 @@ struct WriteHistory: Sendable {
     }
 
     private(set) var facts: [UInt64: Fact] = [:]
+    /// Tasks whose write went out (a `request.start`) since their last attempt's line.
+    private var started: Set<UInt64> = []
     /// Which of these tasks the history says are done (their final outcome is `ok`).
     var done: Set<UInt64> = []
 
@@ -30,12 +32,18 @@ struct WriteHistory: Sendable {
         if case .answered = facts[key] { return }
         if line.event == LogEvent.requestStart {
             facts[key] = .unknown(run: line.run)
+            started.insert(key)
         } else if line.event == LogEvent.request {
+            let wentOut = started.remove(key) != nil
             if let status = line.status {
                 facts[key] =
                     (200..<300).contains(status) ? .answered(run: line.run, status: status) : nil
             } else if let kind = line.errorKind, Self.notSentKinds.contains(kind) {
                 facts[key] = nil
+            } else if line.errorKind == "cancelled", !wentOut {
+                // Cancelled before it went out (a stop ended its wait for a retry, its host
+                // or the rate limit: no `request.start`): what the earlier attempts left
+                // stands. It was held as unknown for good (trial O).
             } else {
                 facts[key] = .unknown(run: line.run)
             }
