@@ -68,7 +68,8 @@ struct WritesOnceTests {
         #expect(Self.fact([Self.request("c", error: "cancelled")]) == nil)
         #expect(
             Self.fact([
-                Self.start("c"), Self.request("c", status: 503), Self.request("c", error: "cancelled"),
+                Self.start("c"), Self.request("c", status: 503),
+                Self.request("c", error: "cancelled"),
             ]) == nil)
         #expect(
             Self.fact([
