@@ -38,9 +38,10 @@ struct TraceRunTests {
         try space.writeJob(
             tasks: #"""
                 {"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)-flaky", "fail": "1"}},
-                {"id": "plain", "path": "/echo", "query": {"key": "\#(key)"}}
+                {"id": "plain", "path": "/echo", "query": {"key": "\#(key)"}},
+                {"id": "dropped", "path": "/truncated", "query": {"key": "\#(key)-drop"}}
                 """#,
-            extra: #""trace": true, "retry": {"maxAttempts": 3, "initialDelay": 0.01},"#)
+            extra: #""trace": true, "retry": {"maxAttempts": 2, "initialDelay": 0.01},"#)
         let collector = space.server.url("/echo?key=\(key)-collector").absoluteString
         let run = try await space.run(
             backend: backend,
@@ -51,15 +52,17 @@ struct TraceRunTests {
                 "OTEL_SERVICE_NAME": "nightly-sync",
                 "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=\(apiKey)%3D",
             ])
-        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.status == 1, "\(run.stderr)")
 
-        // What the server got: three attempts (a 503, its retry, the plain one), each with
-        // its own span of the caller's trace, and the caller's tracestate.
+        // What the server got: five attempts (a 503, its retry, the plain one, and two whose
+        // answer was cut short), each with its own span of the caller's trace, and the caller's
+        // tracestate.
         let flaky = try await ServerHits.of("\(key)-flaky", on: space.server)
         let plain = try await ServerHits.of(key, on: space.server)
-        #expect(flaky.count == 2 && plain.count == 1)
+        let dropped = try await ServerHits.of("\(key)-drop", on: space.server)
+        #expect(flaky.count == 2 && plain.count == 1 && dropped.count == 2)
         var sent: [String] = []
-        for request in flaky.requests + plain.requests {
+        for request in flaky.requests + plain.requests + dropped.requests {
             let header = try #require(request.header("traceparent"), "\(request.path)")
             let parts = header.split(separator: "-").map(String.init)
             #expect(parts.count == 4 && parts[0] == "00" && parts[1] == Self.trace)
@@ -67,7 +70,14 @@ struct TraceRunTests {
             sent.append(parts[2])
             #expect(request.header("tracestate") == "congo=t61rcWkgMzE")
         }
-        #expect(Set(sent).count == 3 && !sent.contains(Self.caller))
+        #expect(Set(sent).count == 5 && !sent.contains(Self.caller))
+        // An attempt with no whole answer logs the span it was sent (trial O: none was logged, and
+        // the export made one up).
+        let droppedSpans = try space.attempts("dropped").compactMap {
+            ($0["requestHeaders"] as? [String: String])?["traceparent"]?.split(separator: "-")
+                .dropFirst(2).first.map(String.init)
+        }
+        #expect(droppedSpans == Array(sent.suffix(2)), "\(droppedSpans) \(sent)")
 
         // What the collector got: one export, the run's span under the caller's, and an
         // attempt span for each span the server saw, under the run's.

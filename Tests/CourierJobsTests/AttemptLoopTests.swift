@@ -208,27 +208,32 @@ struct AttemptLoopTests {
         #expect(!loop.attempts.isEmpty)
     }
 
-    @Test("each attempt is a span of its own, sent on each of its hops")
+    @Test("each attempt is a span of its own, sent on each of its hops and told with it")
     func eachAttemptIsASpan() async throws {
         let server = Script([
-            "http://a.test/t": [(503, [:]), (302, ["Location": "/u"])]
+            "http://a.test/t": [(0, [:]), (503, [:]), (302, ["Location": "/u"])]
         ])
         let trace = TraceSettings(
             traceID: String(repeating: "ab", count: 16), parentSpanID: nil, flags: "01",
             state: nil, propagates: true)
+        let told = Locked<[String?]>([])
         let loop = AttemptLoop(
             shared: AnyHTTPClient(server), policy: Self.policy, time: ManualTimeSource(),
             hosts: nil, trace: trace, judge: nil, writeStart: nil, rateLimited: false,
             random: { 0.5 }
-        ) { _, _ in }
-        let response = try await loop.perform(HTTPRequest(url: URL(string: "http://a.test/t")!))
+        ) { attempt, _ in told.withLock { $0.append(attempt.request.headers["traceparent"]) } }
+        let response = try await loop.perform(Self.get("http://a.test/t"))
         #expect(response.status == 200)
         let sent = server.requests
-        #expect(sent.map(\.url) == ["http://a.test/t", "http://a.test/t", "http://a.test/u"])
+        #expect(
+            sent.map(\.url) == Array(repeating: "http://a.test/t", count: 3) + ["http://a.test/u"])
         let spans = sent.map { $0.traceparent ?? "" }
         #expect(spans.allSatisfy { $0.hasPrefix("00-" + trace.traceID + "-") }, "\(spans)")
-        #expect(spans[0] != spans[1], "the retry is a span of its own")
-        #expect(spans[1] == spans[2], "the redirect hop is in its attempt's span")
+        #expect(Set(spans.prefix(3)).count == 3, "each retry is a span of its own")
+        #expect(spans[2] == spans[3], "the redirect hop is in its attempt's span")
+        // The observer is told each attempt with the span it was sent, the refused one too.
+        #expect(told.withLock { $0 } == spans.prefix(3).map { Optional($0) })
+        #expect(response.requestHeaders["traceparent"] == spans[2])
     }
 
     @Test("the rate limit's waits below go on the attempt, and out of its duration")

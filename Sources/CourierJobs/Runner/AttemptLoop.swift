@@ -121,6 +121,8 @@ final class AttemptLoop: HTTPClient {
     final class Run {
         /// The request as the caller gave it.
         let request: HTTPRequest
+        /// The attempt's request: the caller's, with the attempt's span when it has one.
+        var attempted: HTTPRequest
         /// 1 for the first try.
         var number = 1
         /// The wait the host's gate gave the attempt under way.
@@ -145,7 +147,9 @@ final class AttemptLoop: HTTPClient {
         /// The attempt that ended last.
         var last: RetryAttempt?
 
-        init(_ request: HTTPRequest) { (self.request, hop) = (request, request) }
+        init(_ request: HTTPRequest) {
+            (self.request, attempted, hop) = (request, request, request)
+        }
 
         /// The last attempt's response, or its error.
         func answer() throws -> HTTPResponse {
@@ -159,18 +163,20 @@ final class AttemptLoop: HTTPClient {
     /// wait it gives (``Run/hostWait``), or its refusal (`false`, the attempt's outcome).
     @inline(never)
     private func begin(_ run: Run) -> Bool {
-        let request = run.request
         run.started = time.date()
         run.clockStart = time.now()
         (run.redirects, run.outcome) = (nil, nil)
-        var (sent, channel) = attempt(request, number: run.number)
-        run.channel = channel
         if let trace {
             // A `traceparent` the request already carries (a replayed log's) named an
-            // earlier attempt's span.
-            sent.headers["traceparent"] = trace.traceparent(span: TraceContext.newSpanID())
-            sent.headers["tracestate"] = trace.state
+            // earlier attempt's span. The attempt is told with its span: a line with no
+            // response logs the headers it was sent (trial O had none for failed attempts).
+            var traced = run.request
+            traced.headers["traceparent"] = trace.traceparent(span: TraceContext.newSpanID())
+            traced.headers["tracestate"] = trace.state
+            run.attempted = traced
         }
+        let (sent, channel) = attempt(run.attempted, number: run.number)
+        run.channel = channel
         run.hop = sent
         do {
             run.hostWait = try admit(sent, run)
@@ -294,7 +300,7 @@ final class AttemptLoop: HTTPClient {
     /// streamed head reached the reader) is never retried.
     @inline(never)
     private func settle(_ run: Run) -> TimeInterval? {
-        let request = run.request
+        let request = run.attempted
         let outcome =
             run.outcome ?? .failure(HTTPError(.cancelled, "no response", url: request.displayURL))
         let final = run.channel?.reachedReader == true
