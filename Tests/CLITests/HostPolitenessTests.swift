@@ -227,4 +227,44 @@ struct HostPolitenessTests {
         let end = try #require(try space.logLines().last)
         #expect(end["requests"] as? Int == 1, "the refused ones were never sent: \(end)")
     }
+
+    /// Requests the host's gate let through before the 429 came, then queued for the job's
+    /// rate limit: each reached the paused host inside its pause (trial O). They now wait for
+    /// it below the rate limit, and the wait is on their lines as `throttledMs`.
+    @Test(
+        "a Retry-After holds the requests already waiting for a rate-limit token",
+        arguments: RunCommandTests.backends)
+    func retryAfterHoldsTheRateLimitQueue(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let pauseKey = FixtureServer.uniqueKey("pause-queue")
+        let queuedKey = FixtureServer.uniqueKey("queued")
+        let seconds = 2.0
+        try space.writeJob(
+            tasks: #"""
+                {"id": "paused", "path": "/host-pause", "query": {"key": "\#(pauseKey)", "first": "1", "seconds": "\#(Int(seconds))"}},
+                {"id": "q{n}", "path": "/echo", "query": {"key": "\#(queuedKey)", "n": "{n}"}, "foreach": {"n": {"range": [1, 4]}}}
+                """#,
+            extra: #"""
+                "concurrency": 5, "rateLimit": {"perSecond": 4, "burst": 1},
+                "retry": {"maxAttempts": 2, "maxDelay": 30},
+                """#)
+        let run = try await space.run(backend: backend)
+        #expect(run.status == 0, "\(run.stderr)")
+        let pausedAt = try Self.pausedAt(pauseKey, on: space.server)
+        let queued = try await ServerHits.of(queuedKey, on: space.server).requests
+        #expect(queued.count == 4)
+        // Server times, its own clock: of those after the 429 (a token or two went before
+        // it, at 4 a second), none came before the pause ended (a little early for the
+        // client's reading of the 429, which it received after the server sent it).
+        let later = queued.filter { $0.time > pausedAt }
+        #expect(later.count >= 2, "\(queued.map { $0.time - pausedAt })")
+        for request in later {
+            #expect(request.time >= pausedAt + seconds - 0.05, "\(request.time - pausedAt) s")
+        }
+        let held = try (1...4).flatMap { try space.attempts("q\($0)") }.filter {
+            ($0["throttledMs"] as? Double ?? 0) > 0
+        }
+        #expect(!held.isEmpty, "the wait is on the lines")
+    }
 }

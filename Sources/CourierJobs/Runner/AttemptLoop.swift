@@ -74,10 +74,14 @@ final class AttemptLoop: HTTPClient {
     /// attempt; each attempt takes what the rate limit added (``takeWaits(_:)``).
     @inline(never)
     private func bound(_ run: Run) async throws -> HTTPResponse {
-        run.rateLimitWaited = rateLimited ? Locked<TimeInterval>(0) : nil
+        if rateLimited {
+            (run.rateLimitWaited, run.pauseWaited) = (Locked(0), Locked(0))
+        }
         return try await WriteStarts.$current.withValue(writeStart) {
             try await RateLimitWaits.$current.withValue(run.rateLimitWaited) {
-                try await attempts(run)
+                try await HostPauseWaits.$current.withValue(run.pauseWaited) {
+                    try await attempts(run)
+                }
             }
         }
     }
@@ -144,6 +148,9 @@ final class AttemptLoop: HTTPClient {
         /// What the attempt under way waited: its host's gate here, the rate limit below.
         var waits = AttemptWaits()
         var rateLimitWaited: Locked<TimeInterval>?
+        /// What the attempt under way waited below for a pause its host asked for after its
+        /// gate let it through (``HostPauseGate``).
+        var pauseWaited: Locked<TimeInterval>?
         /// The attempt that ended last.
         var last: RetryAttempt?
 
@@ -287,12 +294,14 @@ final class AttemptLoop: HTTPClient {
         var waits = run.waits
         run.waits = AttemptWaits()
         run.sentAt = nil
-        if let waited = run.rateLimitWaited {
-            waits.rateLimit += waited.withLock { value in
+        let take = { (waited: Locked<TimeInterval>) in
+            waited.withLock { value in
                 defer { value = 0 }
                 return value
             }
         }
+        if let waited = run.rateLimitWaited { waits.rateLimit += take(waited) }
+        if let waited = run.pauseWaited { waits.host += take(waited) }
         return waits
     }
 

@@ -24,7 +24,8 @@ enum HTTPStack {
     ///   (``CurlHTTPClient/taskExecutors``), none with URLSession.
     static func shared(
         for job: Job, backend: Backend, concurrency: Int, time: any TimeSource,
-        shard: Shard? = nil, offline: OfflineHTTPClient? = nil, budget: HostBudgetStore? = nil,
+        hosts: HostThrottles? = nil, shard: Shard? = nil, offline: OfflineHTTPClient? = nil,
+        budget: HostBudgetStore? = nil,
         warn: @escaping @Sendable (String) -> Void = { _ in }
     ) -> (client: AnyHTTPClient, executors: [any TaskExecutor]) {
         // A rehearsal (`--offline`) answers from its recording: nothing goes to the network.
@@ -41,6 +42,12 @@ enum HTTPStack {
         var client = AnyHTTPClient(transport)
         if job.tasks.isEmpty || job.tasks.contains(where: \.isWrite) {
             client = AnyHTTPClient(WriteStartAnnouncer(wrapped: client))
+        }
+        // Above it, where requests wait below their host's gate: a pause their host asked for
+        // while they waited holds them too.
+        if let hosts, job.rateLimit != nil || budget != nil {
+            client = AnyHTTPClient(
+                HostPauseGate(wrapped: client, hosts: hosts, maxDelay: job.retry.maxDelay))
         }
         // Above it, the budget every courier process shares for each host (`"shared"`): each
         // request and redirect hop takes its place, after the run's own waits.

@@ -170,7 +170,7 @@ extension JobRunner {
         }
         let (shared, executors) = HTTPStack.shared(
             for: job, backend: begun.backend, concurrency: options.concurrency ?? job.concurrency,
-            time: requestTime, shard: options.shard, offline: options.offline,
+            time: requestTime, hosts: hosts, shard: options.shard, offline: options.offline,
             budget: job.sharedHosts
                 ? HostBudgetStore(
                     folder: HostBudgetStore.folder(environment: ProcessInfo.processInfo.environment)

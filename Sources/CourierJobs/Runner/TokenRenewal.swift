@@ -86,7 +86,8 @@ extension JobRunner {
         // The final attempt, and what it waited before it was sent.
         let last = Locked<(attempt: RetryAttempt?, waits: AttemptWaits)>((nil, AttemptWaits()))
         let client = HTTPStack.retrying(
-            shared, task: task, time: requestTime, hosts: hosts, rateLimited: job.rateLimit != nil,
+            shared, task: task, time: requestTime, hosts: hosts,
+            rateLimited: job.rateLimit != nil || job.sharedHosts,
             rules: task.responseRules(in: job), trace: options.trace
         ) { attempt, waits in
             if attempt.retryDelay != nil {
