@@ -121,4 +121,40 @@ struct StopWaitsTests {
         }
         #expect(posts.count == 1, "the write went out once")
     }
+
+    /// A request waiting for a rate-limit token at the stop is not sent; its line says what
+    /// it waited, and the run counts no request for it (trial O: `blockedMs` was null, and
+    /// the request counted).
+    @Test(
+        "a SIGTERM while a request waits for a rate-limit token: not sent, its wait logged",
+        arguments: RunCommandTests.backends)
+    func sigtermEndsARateLimitWait(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("stop-rate")
+        // A token every 100 s: the second request waits for its turn until the stop.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "r{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 2]}}}
+                """#, extra: #""concurrency": 2, "rateLimit": {"perSecond": 0.01, "burst": 1},"#)
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress", "--grace", "1h",
+            ],
+            directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server)
+        let (status, output) = await running.wait(seconds: 300)
+        #expect(status == 143, "\(output)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 1)
+        let lines = try space.logLines()
+        let waited = try #require(
+            lines.first {
+                ($0["error"] as? [String: Any])?["message"] as? String
+                    == "cancelled while waiting for the rate limit"
+            }, "\(lines)")
+        #expect((waited["blockedMs"] as? Double ?? 0) > 0, "\(waited)")
+        #expect(lines.last?["requests"] as? Int == 1, "\(String(describing: lines.last))")
+    }
 }

@@ -25,9 +25,13 @@ public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         let key = scope == .job ? "" : "\(request.url.host ?? "")#\(request.url.port ?? 0)"
         let wait = limiter.reserve(key)
         if wait > .zero {
+            let start = limiter.time.now()
             do {
                 try await limiter.time.sleep(for: wait)
             } catch {
+                // What it waited before the stop goes on its line too.
+                let waited = start.duration(to: limiter.time.now()).seconds
+                RateLimitWaits.current?.withLock { $0 += waited }
                 throw HTTPError(
                     .cancelled, "cancelled while waiting for the rate limit", url: request.url)
             }
