@@ -231,6 +231,10 @@ struct HostPolitenessTests {
     /// Requests the host's gate let through before the 429 came, then queued for the job's
     /// rate limit: each reached the paused host inside its pause (trial O). They now wait for
     /// it below the rate limit, and the wait is on their lines as `throttledMs`.
+    ///
+    /// A request is held only once the run has read the 429, which a loaded machine can
+    /// delay by a second or more: tokens come a second apart, and the last one, 4 s after the
+    /// first, must find the 5 s pause (it came inside it).
     @Test(
         "a Retry-After holds the requests already waiting for a rate-limit token",
         arguments: RunCommandTests.backends)
@@ -239,14 +243,14 @@ struct HostPolitenessTests {
         defer { space.remove() }
         let pauseKey = FixtureServer.uniqueKey("pause-queue")
         let queuedKey = FixtureServer.uniqueKey("queued")
-        let seconds = 2.0
+        let seconds = 5.0
         try space.writeJob(
             tasks: #"""
                 {"id": "paused", "path": "/host-pause", "query": {"key": "\#(pauseKey)", "first": "1", "seconds": "\#(Int(seconds))"}},
                 {"id": "q{n}", "path": "/echo", "query": {"key": "\#(queuedKey)", "n": "{n}"}, "foreach": {"n": {"range": [1, 4]}}}
                 """#,
             extra: #"""
-                "concurrency": 5, "rateLimit": {"perSecond": 4, "burst": 1},
+                "concurrency": 5, "rateLimit": {"perSecond": 1, "burst": 1},
                 "retry": {"maxAttempts": 2, "maxDelay": 30},
                 """#)
         let run = try await space.run(backend: backend)
@@ -254,14 +258,10 @@ struct HostPolitenessTests {
         let pausedAt = try Self.pausedAt(pauseKey, on: space.server)
         let queued = try await ServerHits.of(queuedKey, on: space.server).requests
         #expect(queued.count == 4)
-        // Server times, its own clock: of those after the 429 (a token or two went before
-        // it, at 4 a second), none came before the pause ended (a little early for the
-        // client's reading of the 429, which it received after the server sent it).
-        let later = queued.filter { $0.time > pausedAt }
-        #expect(later.count >= 2, "\(queued.map { $0.time - pausedAt })")
-        for request in later {
-            #expect(request.time >= pausedAt + seconds - 0.05, "\(request.time - pausedAt) s")
-        }
+        // Server times, its own clock (a little early for the client's reading of the 429,
+        // which it received after the server sent it).
+        let last = try #require(queued.map(\.time).max())
+        #expect(last >= pausedAt + seconds - 0.05, "\(queued.map { $0.time - pausedAt })")
         let held = try (1...4).flatMap { try space.attempts("q\($0)") }.filter {
             ($0["throttledMs"] as? Double ?? 0) > 0
         }
