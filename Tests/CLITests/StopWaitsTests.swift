@@ -11,6 +11,24 @@ import Testing
 /// attempt in the grace period (trial L) and the stop lasted as long as the longest wait.
 @Suite("a stop ends the waits")
 struct StopWaitsTests {
+    /// Runs the job with an hour's grace and stops it with SIGTERM once the server has the
+    /// first request of `key` (and `delay` seconds more); its exit status and output, with a
+    /// hang guard of 300 s only (the waits these tests end last 10 minutes or more).
+    static func stopped(
+        _ space: JobWorkspace, backend: String, key: String,
+        environment: [String: String] = [:], delay: Double = 0
+    ) async throws -> (status: Int32?, output: String) {
+        let running = try CourierBinary.launch(
+            [
+                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
+                "--no-progress", "--grace", "1h",
+            ],
+            environment: environment, directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server,
+            delay: delay)
+        return await running.wait(seconds: 300)
+    }
     @Test(
         "a SIGTERM during a 10-minute Retry-After sends no second attempt; the resume sends it",
         arguments: RunCommandTests.backends)
@@ -22,18 +40,9 @@ struct StopWaitsTests {
             tasks: #"""
                 {"id": "waits", "path": "/retry-after", "query": {"key": "\#(key)", "times": "1", "seconds": "600"}}
                 """#, extra: #""retry": {"maxAttempts": 3, "maxDelay": 900},"#)
-        let running = try CourierBinary.launch(
-            [
-                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
-                "--no-progress", "--grace", "1h",
-            ],
-            directory: space.folder)
         // Once the server has the request, its 429 is on its way: the signal lands while the
         // request is in flight or during the backoff after it, and neither sends again.
-        await SignalTests.signal(
-            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server)
-        // A hang guard only: without the stop, the backoff lasts 600 s.
-        let (status, output) = await running.wait(seconds: 300)
+        let (status, output) = try await Self.stopped(space, backend: backend, key: key)
         #expect(status == 143, "\(output)")
         #expect(try await ServerHits.of(key, on: space.server).count == 1, "no second attempt")
         let last = try #require(try space.attempts("waits").last)
@@ -59,16 +68,8 @@ struct StopWaitsTests {
             extra: OAuth2JobTests.auth(
                 key: key, server: space.server, tokenQuery: "&fail_until=\(toggle)")
                 + #""retry": {"maxAttempts": 3, "initialDelay": 600, "maxDelay": 900},"#)
-        let running = try CourierBinary.launch(
-            [
-                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
-                "--no-progress", "--grace", "1h",
-            ],
-            environment: OAuth2JobTests.environment, directory: space.folder)
-        await SignalTests.signal(
-            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server)
-        // A hang guard only: without the stop, the backoff lasts 600 s.
-        let (status, output) = await running.wait(seconds: 300)
+        let (status, output) = try await Self.stopped(
+            space, backend: backend, key: key, environment: OAuth2JobTests.environment)
         #expect(status == 143, "\(output)")
         #expect(try await OAuth2JobTests.tokenRequests(key, space).count == 1)
         #expect(try await OAuth2JobTests.apiRequests(key, space).isEmpty)
@@ -98,17 +99,10 @@ struct StopWaitsTests {
                 {"id": "write", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"},
                  "json": {"x": 1}, "save": "write.json"}
                 """#, extra: #""concurrency": 1, "retry": {"maxAttempts": 2, "maxDelay": 900},"#)
-        let running = try CourierBinary.launch(
-            [
-                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
-                "--no-progress", "--grace", "1h",
-            ],
-            directory: space.folder)
         // A moment after the quota's answer, for the write to reach the gate (sooner, it is
         // stopped before it starts, and the resume sends it all the same).
-        await SignalTests.signal(
-            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server, delay: 0.5)
-        let (status, output) = await running.wait(seconds: 300)
+        let (status, output) = try await Self.stopped(
+            space, backend: backend, key: key, delay: 0.5)
         #expect(status == 143, "\(output)")
         #expect(!output.contains("will not send again"), "\(output)")
         #expect(output.contains("1 request in"), "the write is no request sent: \(output)")
@@ -137,15 +131,7 @@ struct StopWaitsTests {
             tasks: #"""
                 {"id": "r{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 2]}}}
                 """#, extra: #""concurrency": 2, "rateLimit": {"perSecond": 0.01, "burst": 1},"#)
-        let running = try CourierBinary.launch(
-            [
-                "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,
-                "--no-progress", "--grace", "1h",
-            ],
-            directory: space.folder)
-        await SignalTests.signal(
-            running, with: SIGTERM, afterArrivals: 1, key: key, server: space.server)
-        let (status, output) = await running.wait(seconds: 300)
+        let (status, output) = try await Self.stopped(space, backend: backend, key: key)
         #expect(status == 143, "\(output)")
         #expect(try await ServerHits.of(key, on: space.server).count == 1)
         let lines = try space.logLines()

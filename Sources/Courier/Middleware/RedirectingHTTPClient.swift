@@ -48,19 +48,11 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
 
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         if handler != nil { return try await performAskingHandler(request) }
-        let response = try await wrapped.perform(Self.hop(request))
+        let response = try await wrapped.perform(request.redirectHop)
         // Most responses are not redirects: their path holds nothing else across an await (an
         // async function's values live in the task's heap frame).
         guard RedirectState.location(of: response) != nil else { return response }
         return try await follow(from: request, first: response)
-    }
-
-    /// A hop's request: streamed, a redirect's body never reaches the reader, only the body
-    /// of the response that is not followed.
-    private static func hop(_ request: HTTPRequest) -> HTTPRequest {
-        request.attempt { status, headers in
-            !(HTTPResponse.redirectStatuses.contains(status) && headers.contains("Location"))
-        }.request
     }
 
     /// The hops after `first`, a redirect.
@@ -70,7 +62,7 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         var state = RedirectState(request: request, maxHops: maxHops)
         var response = first
         while let next = try state.next(after: response) {
-            response = try await wrapped.perform(Self.hop(next))
+            response = try await wrapped.perform(next.redirectHop)
         }
         response.redirectCount = state.hops
         response.requestHeaders = first.requestHeaders

@@ -102,28 +102,10 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     private func begin(_ request: HTTPRequest, _ attempts: Attempts) -> HTTPRequest {
         attempts.started = time.date()
         attempts.clockStart = time.now()
-        let (sent, channel) = attempt(request, number: attempts.number)
+        let (sent, channel) = RetryAttempt.request(
+            request, number: attempts.number, policy: policy, time: time)
         attempts.channel = channel
         return sent
-    }
-
-    /// The request for attempt `number`: streamed, a response the policy will retry never
-    /// reaches the reader (its channel decides by the same rule, on the head), and one that
-    /// did is the answer: once the reader has bytes, the request is not sent again.
-    @inline(never)
-    private func attempt(_ request: HTTPRequest, number: Int) -> (
-        HTTPRequest, BodyChunkChannel?
-    ) {
-        guard request.bodyDestination.channel != nil else { return (request, nil) }
-        let policy = self.policy
-        let time = self.time
-        return request.attempt { status, headers in
-            let head = HTTPResponse(status: status, headers: headers, url: request.url)
-            return policy.decide(
-                after: number, request: request, outcome: .success(head), now: time.date(),
-                random: 0
-            ).delay == nil
-        }
     }
 
     /// Decides what follows an attempt and tells the observer; a `final` attempt (its
@@ -157,16 +139,12 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     /// all, and the observer hears so, so that every task ends with a final word.
     @inline(never)
     private func cancelledWhileWaiting(after attempts: Attempts) -> HTTPError {
-        guard var last = attempts.last else {
+        guard let last = attempts.last else {
             return HTTPError(.cancelled, "cancelled while waiting to retry", url: nil)
         }
-        let cancelled = HTTPError(
-            .cancelled, "cancelled while waiting to retry", url: last.request.displayURL)
-        last.outcome = .failure(cancelled)
-        last.retryDelay = nil
-        last.stopReason = cancelled.message
-        observer?(last)
-        return cancelled
+        let (final, error) = last.cancelledWhileWaiting()
+        observer?(final)
+        return error
     }
 }
 

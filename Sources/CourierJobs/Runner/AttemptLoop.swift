@@ -118,7 +118,7 @@ final class AttemptLoop: HTTPClient {
     /// Sends the attempt's next hop; `true` when a redirect to follow came back.
     @inline(never)
     private func send(_ run: Run) async throws -> Bool {
-        try take(await shared.perform(Self.hop(run.hop)), run)
+        try take(await shared.perform(run.hop.redirectHop), run)
     }
 
     /// One ``perform(_:)`` call's attempts so far: owned by the task that runs it.
@@ -182,7 +182,8 @@ final class AttemptLoop: HTTPClient {
             traced.headers["tracestate"] = trace.state
             run.attempted = traced
         }
-        let (sent, channel) = attempt(run.attempted, number: run.number)
+        let (sent, channel) = RetryAttempt.request(
+            run.attempted, number: run.number, policy: policy, time: time)
         run.channel = channel
         run.hop = sent
         do {
@@ -193,27 +194,6 @@ final class AttemptLoop: HTTPClient {
         }
         run.sentAt = run.hostWait == nil ? time.now() : nil
         return true
-    }
-
-    /// The request for attempt `number`, as ``RetryingHTTPClient`` makes it: streamed, a
-    /// response the policy will retry is not kept, and one that reached the reader is final.
-    private func attempt(_ request: HTTPRequest, number: Int) -> (HTTPRequest, BodyChunkChannel?) {
-        guard request.bodyDestination.channel != nil else { return (request, nil) }
-        let (policy, time) = (self.policy, self.time)
-        return request.attempt { status, headers in
-            let head = HTTPResponse(status: status, headers: headers, url: request.url)
-            return policy.decide(
-                after: number, request: request, outcome: .success(head), now: time.date(),
-                random: 0
-            ).delay == nil
-        }
-    }
-
-    /// A hop's request: streamed, a redirect's body never reaches the reader.
-    private static func hop(_ request: HTTPRequest) -> HTTPRequest {
-        request.attempt { status, headers in
-            !(HTTPResponse.redirectStatuses.contains(status) && headers.contains("Location"))
-        }.request
     }
 
     /// The wait the host's gate gives the attempt (`nil`: none), or its refusal: a wait
@@ -336,15 +316,11 @@ final class AttemptLoop: HTTPClient {
     /// all, and the observer hears so, so that every task ends with a final word.
     @inline(never)
     private func cancelledWhileWaiting(_ run: Run) -> HTTPError {
-        guard var last = run.last else {
+        guard let last = run.last else {
             return HTTPError(.cancelled, "cancelled while waiting to retry", url: nil)
         }
-        let cancelled = HTTPError(
-            .cancelled, "cancelled while waiting to retry", url: last.request.displayURL)
-        last.outcome = .failure(cancelled)
-        last.retryDelay = nil
-        last.stopReason = cancelled.message
-        observer(last, AttemptWaits())
-        return cancelled
+        let (final, error) = last.cancelledWhileWaiting()
+        observer(final, AttemptWaits())
+        return error
     }
 }

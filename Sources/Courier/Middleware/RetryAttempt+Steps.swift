@@ -1,0 +1,44 @@
+import Foundation
+
+/// The steps of a retry loop that ``RetryingHTTPClient`` and the job runner's own loop (which
+/// also gates hosts and follows redirects) take alike.
+extension RetryAttempt {
+    /// The request for attempt `number`: streamed, a response `policy` would retry never
+    /// reaches the reader (its channel decides by the same rule, on the head), and one that
+    /// did is the answer: once the reader has bytes, the request is not sent again. Any other
+    /// request comes back as it is, with no channel.
+    package static func request(
+        _ request: HTTPRequest, number: Int, policy: RetryPolicy, time: any TimeSource
+    ) -> (HTTPRequest, BodyChunkChannel?) {
+        guard request.bodyDestination.channel != nil else { return (request, nil) }
+        return request.attempt { status, headers in
+            let head = HTTPResponse(status: status, headers: headers, url: request.url)
+            return policy.decide(
+                after: number, request: request, outcome: .success(head), now: time.date(),
+                random: 0
+            ).delay == nil
+        }
+    }
+
+    /// This attempt made the last after all: the wait for the retry after it was cut short.
+    /// Its error is that one's, which the loop throws.
+    package func cancelledWhileWaiting() -> (attempt: RetryAttempt, error: HTTPError) {
+        let cancelled = HTTPError(
+            .cancelled, "cancelled while waiting to retry", url: request.displayURL)
+        var last = self
+        last.outcome = .failure(cancelled)
+        last.retryDelay = nil
+        last.stopReason = cancelled.message
+        return (last, cancelled)
+    }
+}
+
+extension HTTPRequest {
+    /// A redirect hop's request: streamed, a redirect's body never reaches the reader, only
+    /// the body of the response that is not followed.
+    package var redirectHop: HTTPRequest {
+        attempt { status, headers in
+            !(HTTPResponse.redirectStatuses.contains(status) && headers.contains("Location"))
+        }.request
+    }
+}
