@@ -62,7 +62,7 @@ public struct HTTPResponse: Sendable, Hashable {
     public var isRedirect: Bool { Self.redirectStatuses.contains(status) }
 
     /// The statuses a redirect is followed on.
-    package static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 }
 
 /// Phases of one exchange, each in seconds from the start of the request, where the transport

@@ -16,7 +16,8 @@ import Foundation
 /// task, docs/benchmarks.md), and each request went down and back up through all of them.
 ///
 /// What it keeps across its awaits is in one ``Run`` object; the work between the awaits is in
-/// synchronous helpers, so that the async frame holds little.
+/// synchronous helpers, so that the async frame holds little. (A class, so that each async
+/// helper's frame holds a reference to it, not a copy of its fields.)
 final class AttemptLoop: HTTPClient {
     /// The run's client under the redirects: shared by every task.
     let shared: AnyHTTPClient
