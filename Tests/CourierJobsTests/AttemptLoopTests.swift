@@ -255,4 +255,25 @@ struct AttemptLoopTests {
         #expect(waits.withLock { $0.map(\.rateLimit) } == [0, 1, 1])
         #expect(time.sleeps == [.seconds(1), .seconds(1)])
     }
+
+    /// A redirect hop's wait comes after the attempt's request went out: the line's `ts` is
+    /// the first hop's hand-off (trial O: it followed it), `blockedMs` every hop's wait.
+    @Test("a redirect hop's rate-limit wait is not before the request went out")
+    func redirectHopWaitsComeAfterTheSend() async throws {
+        let time = ManualTimeSource()
+        let server = Script(["http://a.test/r": [(302, ["Location": "/s"])]])
+        let limited = RateLimitingHTTPClient(wrapping: server, perSecond: 1, burst: 1, time: time)
+        let waits = Locked<[AttemptWaits]>([])
+        let loop = AttemptLoop(
+            shared: AnyHTTPClient(limited), policy: Self.policy, time: time, hosts: nil,
+            trace: nil, judge: nil, writeStart: nil, rateLimited: true, random: { 0.5 }
+        ) { _, waited in waits.withLock { $0.append(waited) } }
+        let response = try await loop.perform(Self.get("http://a.test/r"))
+        #expect(response.redirectCount == 1)
+        let waited = try #require(waits.withLock { $0 }.first)
+        #expect(waited.rateLimit == 1 && waited.total == 1)
+        #expect(waited.beforeSent == 0, "the first hop took the burst's token: \(waited)")
+        // Without redirects, every wait came before the request went out.
+        #expect(AttemptWaits(host: 2, rateLimit: 1).beforeSent == 3)
+    }
 }

@@ -267,7 +267,7 @@ struct RunLog: Sendable {
         }
         var line = JSONLineBuilder()
         line.string("event", LogEvent.request)
-        line.timestamp("ts", attempt.started.addingTimeInterval(waits.total))
+        line.timestamp("ts", attempt.started.addingTimeInterval(waits.beforeSent))
         line.string("run", run)
         line.string("job", job)
         line.string("task", record.task)

@@ -239,6 +239,10 @@ final class AttemptLoop: HTTPClient {
             if RedirectState.location(of: response) != nil {
                 run.redirects = RedirectState(request: run.hop, maxHops: Self.maxHops)
                 run.firstRequestHeaders = response.requestHeaders
+                // What the first hop waited: the next hops' waits come after it went out.
+                let below = [run.rateLimitWaited, run.pauseWaited].compactMap { $0 }
+                run.waits.firstHop =
+                    run.waits.host + below.reduce(0) { sum, waited in sum + waited.withLock { $0 } }
             }
         }
         if let next = try run.redirects?.next(after: response) {
