@@ -147,6 +147,12 @@ public final class HostThrottles: Sendable {
         state.withLock { $0.hosts[origin]?.throttle }
     }
 
+    /// Until when `origin` asked not to be sent anything (a `Retry-After`), if it did: read
+    /// without copying its throttle, for a check on every request.
+    package func pausedUntil(_ origin: Origin) -> ContinuousClock.Instant? {
+        state.withLock { $0.hosts[origin]?.throttle.pausedUntil }
+    }
+
     /// Admits a request to `origin` (``HostThrottle/admit(at:maxWait:)``); one that is sent
     /// must be finished with ``finish(_:response:sentAt:)``.
     public func admit(_ origin: Origin, maxWait: Duration?) -> HostThrottle.Admission {

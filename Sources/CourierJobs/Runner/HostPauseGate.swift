@@ -17,7 +17,7 @@ struct HostPauseGate: HTTPClient {
     let maxDelay: TimeInterval
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        if let origin = Origin(request.url), let until = hosts.throttle(for: origin)?.pausedUntil {
+        if let origin = Origin(request.url), let until = hosts.pausedUntil(origin) {
             let time = hosts.time
             let start = time.now()
             let wait = start.duration(to: until)
