@@ -21,22 +21,16 @@ public struct RateLimitingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         self.limiter = RateLimiter(perSecond: perSecond, burst: burst, time: time)
     }
 
+    /// Over buckets another layer shares (the job runner's pause gate takes a token again
+    /// for a request its host's pause held after it had one).
+    package init(wrapping wrapped: Wrapped, limiter: RateLimiter, scope: Scope) {
+        self.wrapped = wrapped
+        self.scope = scope
+        self.limiter = limiter
+    }
+
     public func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let key = scope == .job ? "" : "\(request.url.host ?? "")#\(request.url.port ?? 0)"
-        let wait = limiter.reserve(key)
-        if wait > .zero {
-            let start = limiter.time.now()
-            do {
-                try await limiter.time.sleep(for: wait)
-            } catch {
-                // What it waited before the stop goes on its line too.
-                let waited = start.duration(to: limiter.time.now()).seconds
-                RateLimitWaits.current?.withLock { $0 += waited }
-                throw HTTPError(
-                    .cancelled, "cancelled while waiting for the rate limit", url: request.url)
-            }
-            RateLimitWaits.current?.withLock { $0 += wait.seconds }
-        }
+        try await limiter.wait(for: request, scope: scope)
         return try await wrapped.perform(request)
     }
 }
@@ -58,16 +52,34 @@ public enum RateLimitScope: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The buckets of one ``RateLimitingHTTPClient``, shared by its copies.
-final class RateLimiter: Sendable {
-    let time: any TimeSource
+package final class RateLimiter: Sendable {
+    package let time: any TimeSource
     private let perSecond: Double
     private let burst: Int
     private let buckets = Locked<[String: TokenBucket]>([:])
 
-    init(perSecond: Double, burst: Int, time: any TimeSource) {
+    package init(perSecond: Double, burst: Int, time: any TimeSource) {
         self.perSecond = perSecond
         self.burst = burst
         self.time = time
+    }
+
+    /// Takes a token for `request` from its bucket and waits for it; the wait goes to
+    /// ``RateLimitWaits``, a stop's cut wait as far as it went.
+    package func wait(for request: HTTPRequest, scope: RateLimitScope) async throws {
+        let key = scope == .job ? "" : "\(request.url.host ?? "")#\(request.url.port ?? 0)"
+        let wait = reserve(key)
+        guard wait > .zero else { return }
+        let start = time.now()
+        do {
+            try await time.sleep(for: wait)
+        } catch {
+            let waited = start.duration(to: time.now()).seconds
+            RateLimitWaits.current?.withLock { $0 += waited }
+            throw HTTPError(
+                .cancelled, "cancelled while waiting for the rate limit", url: request.url)
+        }
+        RateLimitWaits.current?.withLock { $0 += wait.seconds }
     }
 
     /// Takes a token from the key's bucket and returns the wait for it.

@@ -43,11 +43,16 @@ enum HTTPStack {
         if job.tasks.isEmpty || job.tasks.contains(where: \.isWrite) {
             client = AnyHTTPClient(WriteStartAnnouncer(wrapped: client))
         }
+        let limit = job.rateLimit?.share(for: shard)
+        let limiter = limit.map {
+            RateLimiter(perSecond: $0.perSecond, burst: $0.burst, time: time)
+        }
         // Above it, where requests wait below their host's gate: a pause their host asked for
-        // while they waited holds them too.
-        if let hosts, job.rateLimit != nil || budget != nil {
-            client = AnyHTTPClient(
-                HostPauseGate(wrapped: client, hosts: hosts, maxDelay: job.retry.maxDelay))
+        // while they waited holds them too, and then they take a rate-limit token again.
+        if let hosts, limit != nil || budget != nil {
+            var gate = HostPauseGate(wrapped: client, hosts: hosts, maxDelay: job.retry.maxDelay)
+            if let limit, let limiter { gate.rateLimit = (limiter, limit.scope) }
+            client = AnyHTTPClient(gate)
         }
         // Above it, the budget every courier process shares for each host (`"shared"`): each
         // request and redirect hop takes its place, after the run's own waits.
@@ -57,11 +62,9 @@ enum HTTPStack {
                     wrapped: client, store: budget, time: time, lease: job.timeout,
                     maxDelay: job.retry.maxDelay, warn: warn))
         }
-        if let limit = job.rateLimit?.share(for: shard) {
+        if let limit, let limiter {
             client = AnyHTTPClient(
-                RateLimitingHTTPClient(
-                    wrapping: client, perSecond: limit.perSecond, burst: limit.burst,
-                    scope: limit.scope, time: time))
+                RateLimitingHTTPClient(wrapping: client, limiter: limiter, scope: limit.scope))
         }
         if job.cookies {
             client = AnyHTTPClient(CookieStoringHTTPClient(wrapping: client, time: time))

@@ -41,8 +41,6 @@ struct HostBudgetHTTPClient: HTTPClient {
             case .askAgain(let seconds): wait = seconds
             }
             waited += wait
-            // The attempt's `blockedMs` counts it, with the rate limit's wait.
-            if wait > 0 { RateLimitWaits.current?.withLock { $0 += wait } }
             if let maxDelay, waited > maxDelay {
                 if case .send = admission {
                     learn(origin, status: nil, headers: HTTPHeaders(), ticket: ticket)
@@ -53,6 +51,13 @@ struct HostBudgetHTTPClient: HTTPClient {
                     url: request.displayURL)
             }
             if wait > 0 {
+                // The attempt's `blockedMs` counts what it waited, with the rate limit's wait:
+                // a stop's cut wait as far as it went (trial P logged the whole of it).
+                let start = time.now()
+                defer {
+                    let slept = start.duration(to: time.now()).seconds
+                    RateLimitWaits.current?.withLock { $0 += slept }
+                }
                 do {
                     try await time.sleep(for: .seconds(wait))
                 } catch {

@@ -15,8 +15,20 @@ struct HostPauseGate: HTTPClient {
     let hosts: HostThrottles
     /// The longest a request waits here, in seconds: the job's retry `maxDelay`.
     let maxDelay: TimeInterval
+    /// The job's rate limit, above: a request held here takes a token again once the pause
+    /// is over, so that the requests the pause held leave at the job's rate, not all at once
+    /// (trial P: eight in 4 ms).
+    var rateLimit: (limiter: RateLimiter, scope: RateLimitScope)?
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
+        while try await waitedForPause(request), let rateLimit {
+            try await rateLimit.limiter.wait(for: request, scope: rateLimit.scope)
+        }
+        return try await wrapped.perform(request)
+    }
+
+    /// Waits out a pause `request`'s host asked for; whether there was one.
+    private func waitedForPause(_ request: HTTPRequest) async throws -> Bool {
         if let origin = Origin(request.url), let until = hosts.pausedUntil(origin) {
             let time = hosts.time
             let start = time.now()
@@ -39,9 +51,10 @@ struct HostPauseGate: HTTPClient {
                     throw HTTPError(
                         .cancelled, "cancelled while waiting for the host", url: request.displayURL)
                 }
+                return true
             }
         }
-        return try await wrapped.perform(request)
+        return false
     }
 }
 
