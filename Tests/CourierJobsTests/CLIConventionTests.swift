@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CourierJobs
@@ -67,6 +68,23 @@ struct CLIConventionTests {
         _ = try parser.option("-n")
         let error = #expect(throws: UsageError.self) { try parser.finish() }
         #expect(error?.message.hasPrefix(message) == true, "\(error?.message ?? "")")
+    }
+
+    /// A resume stopped before its captures fed every task: the count is a floor (trial P's
+    /// summary said "4 tasks not done" where 32 were).
+    @Test func aStoppedRunsUnlistedTasksMakeTheCountAFloor() throws {
+        let job = try ExpansionTests.load(
+            #"{"version": 1, "name": "n", "baseURL": "http://127.0.0.1:1", "tasks": [{"id": "a", "path": "/"}]}"#
+        )
+        let log = URL(fileURLWithPath: "/tmp/logs/n/x.jsonl")
+        let floor = RunCommand.historyNote(
+            missing: 4, held: 0, partial: true, unlisted: true, job: job, log: log)
+        #expect(
+            floor.hasPrefix(
+                "; the job's history: 4 tasks not done, and more that no run has listed yet (those fed by captures) (`courier run "
+            ), "\(floor)")
+        let partial = RunCommand.historyNote(missing: 0, held: 0, partial: true, job: job, log: log)
+        #expect(partial.contains("no whole run of the job yet"), "\(partial)")
     }
 
     @Test func drawingNeedsATerminalThatCanAndNoNO_COLOR() {

@@ -110,8 +110,8 @@ extension RunCommand {
     /// shard's repair never runs (a trial's shard resume named itself as the repair, again
     /// and again).
     static func historyNote(
-        missing: Int, held: Int, partial: Bool = false, job: Job, log: URL, shard: Shard? = nil,
-        elsewhere: Int = 0
+        missing: Int, held: Int, partial: Bool = false, unlisted: Bool = false, job: Job,
+        log: URL, shard: Shard? = nil, elsewhere: Int = 0
     ) -> String {
         if shard != nil, elsewhere > 0, !partial {
             let own = max(0, missing - held - elsewhere)
@@ -135,8 +135,11 @@ extension RunCommand {
             let repair = "`\(repairCommand(job, log: log))`"
             let named =
                 missing > 0 ? "\(missing) task\(missing == 1 ? "" : "s") not done, and " : ""
-            return
-                "; the job's history: \(named)no whole run of the job yet, so the tasks no run reached are not known (\(repair) runs every task not done)"
+            let unknown =
+                unlisted
+                ? "more that no run has listed yet (those fed by captures)"
+                : "no whole run of the job yet, so the tasks no run reached are not known"
+            return "; the job's history: \(named)\(unknown) (\(repair) runs every task not done)"
         }
         guard missing > 0 else { return "; the job's history: every task done" }
         let plural = missing == 1 ? "" : "s"
@@ -194,7 +197,8 @@ extension RunCommand {
         if let missing = summary.missing {
             text += historyNote(
                 missing: missing, held: summary.missingHeld, partial: summary.historyPartial,
-                job: job, log: summary.logURL, shard: shard, elsewhere: summary.missingElsewhere)
+                unlisted: summary.unlisted, job: job, log: summary.logURL, shard: shard,
+                elsewhere: summary.missingElsewhere)
         }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")

@@ -171,7 +171,9 @@ extension JobRunner {
             summary.missing = max(missing, counts.total - counts.done)
             summary.missingHeld = held
             summary.missingElsewhere = max(0, missing - held - mine)
-            summary.historyPartial = !whole && !walkedAll
+            // A run stopped before its captures fed every task leaves tasks no line names: the
+            // count is then a floor, as without a whole run (trial P: "4 not done" of 32).
+            summary.historyPartial = (!whole && !walkedAll) || summary.unlisted
         } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
             !options.logToStandardOutput, !summary.logVanished
         {
