@@ -55,3 +55,41 @@ struct UnansweredWritesTests {
         #expect(ReportText.Repair(report).heldWrites == 1)
     }
 }
+
+/// Lines of attempts that never went out: the report counts no request for them, and its
+/// OTLP export draws no span (trial P: "requests 5" where 1 was sent, and a retry's line and
+/// its cancellation as two spans with one id).
+@Suite("Report: attempts that never went out")
+struct NeverSentAttemptsTests {
+    static func line(_ task: String, kind: String?, message: String?, outcome: String) -> LogLine {
+        var line = LogLine.made(LogEvent.request, run: "r1", task: task, outcome: outcome)
+        line.method = "GET"
+        line.errorKind = kind
+        line.errorMessage = message
+        return line
+    }
+
+    static let lines = [
+        line("a", kind: nil, message: nil, outcome: "retry"),
+        line(
+            "a", kind: "cancelled", message: "cancelled while waiting to retry", outcome: "failed"),
+        line(
+            "b", kind: "cancelled", message: "cancelled while waiting for the host",
+            outcome: "failed"),
+        line(
+            "c", kind: "cancelled", message: "cancelled while waiting for the rate limit",
+            outcome: "failed"),
+        line("d", kind: "throttled", message: "not sent", outcome: "failed"),
+        line("e", kind: "cancelled", message: "the run stopped", outcome: "failed"),
+    ]
+
+    @Test func theReportCountsOnlyTheAttemptsThatWentOut() {
+        var report = RunReport(job: "j")
+        for line in Self.lines { report.add(line) }
+        #expect(report.requests == 2, "a's retry and e, cancelled in flight")
+        #expect(Self.lines.map(\.wentOut) == [true, false, false, false, false, true])
+        var traces = OTLPTraces()
+        for line in Self.lines { traces.add(line) }
+        #expect(traces.attemptSpans == 2)
+    }
+}

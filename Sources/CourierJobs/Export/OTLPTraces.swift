@@ -53,7 +53,7 @@ struct OTLPTraces {
             run.end = max(run.end, line.time)
             run.exitCode = line.runFields?.exitCode
             run.attributes += Self.runEndAttributes(line)
-        case "request":
+        case "request" where line.wentOut:
             let span = Self.attemptSpan(
                 line, index: run.spans.count,
                 traceID: run.traceID ?? Self.traceID(run: line.run))

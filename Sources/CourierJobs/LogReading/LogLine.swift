@@ -41,6 +41,17 @@ struct LogLine: Sendable {
     var errorKind: String?
     var errorMessage: String?
     var outcome: String?
+
+    /// Whether this `request` line's attempt went out. Not when its host's gate refused it
+    /// (`throttled`), nor when a stop ended a wait before it was sent: for its host or the rate
+    /// limit, or for a retry (that line says again, as final, the attempt the retry would have
+    /// followed, which its own line counted). `report` and its OTLP export count and draw only
+    /// those that went out (trial P counted 5 requests where 1 was sent).
+    var wentOut: Bool {
+        if errorKind == "throttled" { return false }
+        guard errorKind == "cancelled", let message = errorMessage else { return true }
+        return !message.hasPrefix("cancelled while waiting ")
+    }
     var totalMs: Double?
     var dnsMs: Double?
     var connectMs: Double?

@@ -90,7 +90,7 @@ struct RunReport {
                 currentRuns.insert(line.run)
             }
         case "request":
-            addRequest(line)
+            if line.wentOut { addRequest(line) }
             if current { addTaskLine(line) }
         case LogEvent.requestStart:
             if let task = line.task { writesUnderWay[Self.attemptKey(line, task), default: 0] += 1 }
