@@ -83,6 +83,10 @@ struct BasicCLITests {
         let result = try await CourierBinary.run(["help", "frobnicate"])
         #expect(result.status == 2)
         #expect(result.stderr.contains("no command 'frobnicate'"))
+        let typo = try await CourierBinary.run(["help", "replya"])
+        #expect(typo.status == 2)
+        #expect(
+            typo.stderr.contains("no command 'replya'; did you mean 'replay'?"), "\(typo.stderr)")
         #expect(result.stdout.isEmpty)
     }
 

@@ -202,10 +202,12 @@ enum CommandHelp {
             return CommandLineInterface.ExitCode.success
         }
         guard arguments.count == 1, let entry = entry(name) else {
-            let known = commands.map(\.name).joined(separator: ", ")
+            let names = commands.map(\.name)
+            // As `courier replya` does (trial P: `help replya` only listed them).
+            let guess = NodeReader.closest(to: name, in: names).map { "did you mean '\($0)'? " }
             Console.error(
                 arguments.count == 1
-                    ? "courier help: no command '\(name)'; the commands: \(known)"
+                    ? "courier help: no command '\(name)'; \(guess ?? "")the commands: \(names.joined(separator: ", "))"
                     : "courier help: expects one command, got \(arguments.count)")
             return CommandLineInterface.ExitCode.usage
         }
