@@ -69,8 +69,7 @@ public struct HostThrottlingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         } catch {
             hosts.finish(origin, response: nil, sentAt: nil)
             onWait?(start.duration(to: time.now()).seconds)
-            throw HTTPError(
-                .cancelled, "cancelled while waiting for the host", url: request.displayURL)
+            throw CancelledWait.host.error(url: request.displayURL)
         }
         onWait?(start.duration(to: time.now()).seconds)
     }

@@ -76,8 +76,7 @@ package final class RateLimiter: Sendable {
         } catch {
             let waited = start.duration(to: time.now()).seconds
             RateLimitWaits.current?.withLock { $0 += waited }
-            throw HTTPError(
-                .cancelled, "cancelled while waiting for the rate limit", url: request.url)
+            throw CancelledWait.rateLimit.error(url: request.url)
         }
         RateLimitWaits.current?.withLock { $0 += wait.seconds }
     }

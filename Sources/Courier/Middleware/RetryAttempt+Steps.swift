@@ -20,11 +20,29 @@ extension RetryAttempt {
         }
     }
 
+    /// A finished attempt with what follows it: a retry after the delay `policy` decides, or
+    /// none when it is the last (the task was cancelled, or a streamed head reached the
+    /// reader: `final`).
+    package static func settled(
+        _ request: HTTPRequest, number: Int, outcome: Result<HTTPResponse, HTTPError>,
+        verdict: RetryPolicy.ResponseVerdict, final: Bool, policy: RetryPolicy,
+        time: any TimeSource, random: () -> Double, duration: TimeInterval, started: Date
+    ) -> RetryAttempt {
+        let decision =
+            Task.isCancelled || final
+            ? .stop
+            : policy.decide(
+                after: number, request: request, outcome: outcome, verdict: verdict,
+                now: time.date(), random: random())
+        return RetryAttempt(
+            request: request, number: number, outcome: outcome, retryDelay: decision.delay,
+            duration: duration, started: started, stopReason: decision.stopReason)
+    }
+
     /// This attempt made the last after all: the wait for the retry after it was cut short.
     /// Its error is that one's, which the loop throws.
     package func cancelledWhileWaiting() -> (attempt: RetryAttempt, error: HTTPError) {
-        let cancelled = HTTPError(
-            .cancelled, "cancelled while waiting to retry", url: request.displayURL)
+        let cancelled = CancelledWait.retry.error(url: request.displayURL)
         var last = self
         last.outcome = .failure(cancelled)
         last.retryDelay = nil

@@ -121,18 +121,13 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         if let judge, case .success(let response) = outcome {
             verdict = judge(response, duration)
         }
-        let decision =
-            Task.isCancelled || final
-            ? .stop
-            : policy.decide(
-                after: number, request: request, outcome: outcome, verdict: verdict,
-                now: time.date(), random: random())
-        let attempt = Attempt(
-            request: request, number: number, outcome: outcome, retryDelay: decision.delay,
-            duration: duration, started: attempts.started, stopReason: decision.stopReason)
+        let attempt = Attempt.settled(
+            request, number: number, outcome: outcome, verdict: verdict, final: final,
+            policy: policy, time: time, random: random, duration: duration,
+            started: attempts.started)
         observer?(attempt)
         attempts.last = attempt
-        return decision.delay
+        return attempt.retryDelay
     }
 
     /// The wait before a retry was cut short: the attempt just reported is the last one after
@@ -140,7 +135,7 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     @inline(never)
     private func cancelledWhileWaiting(after attempts: Attempts) -> HTTPError {
         guard let last = attempts.last else {
-            return HTTPError(.cancelled, "cancelled while waiting to retry", url: nil)
+            return CancelledWait.retry.error(url: nil)
         }
         let (final, error) = last.cancelledWhileWaiting()
         observer?(final)

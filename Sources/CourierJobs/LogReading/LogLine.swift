@@ -50,7 +50,7 @@ struct LogLine: Sendable {
     var wentOut: Bool {
         if errorKind == "throttled" { return false }
         guard errorKind == "cancelled", let message = errorMessage else { return true }
-        return !message.hasPrefix("cancelled while waiting ")
+        return CancelledWait(rawValue: message) == nil
     }
     var totalMs: Double?
     var dnsMs: Double?

@@ -124,9 +124,8 @@ final class AttemptLoop: HTTPClient {
 
     /// One ``perform(_:)`` call's attempts so far: owned by the task that runs it.
     final class Run {
-        /// The request as the caller gave it.
-        let request: HTTPRequest
-        /// The attempt's request: the caller's, with the attempt's span when it has one.
+        /// The attempt's request: the caller's, with the attempt's span when it has one (each
+        /// attempt replaces the one before's).
         var attempted: HTTPRequest
         /// 1 for the first try.
         var number = 1
@@ -156,7 +155,7 @@ final class AttemptLoop: HTTPClient {
         var last: RetryAttempt?
 
         init(_ request: HTTPRequest) {
-            (self.request, attempted, hop) = (request, request, request)
+            (attempted, hop) = (request, request)
         }
 
         /// The last attempt's response, or its error.
@@ -178,7 +177,7 @@ final class AttemptLoop: HTTPClient {
             // A `traceparent` the request already carries (a replayed log's) named an
             // earlier attempt's span. The attempt is told with its span: a line with no
             // response logs the headers it was sent (trial O had none for failed attempts).
-            var traced = run.request
+            var traced = run.attempted
             traced.headers["traceparent"] = trace.traceparent(span: TraceContext.newSpanID())
             traced.headers["tracestate"] = trace.state
             run.attempted = traced
@@ -222,8 +221,7 @@ final class AttemptLoop: HTTPClient {
             try await time.sleep(for: wait)
         } catch {
             run.waits.host += start.duration(to: time.now()).seconds
-            throw HTTPError(
-                .cancelled, "cancelled while waiting for the host", url: run.hop.displayURL)
+            throw CancelledWait.host.error(url: run.hop.displayURL)
         }
         let now = time.now()
         run.sentAt = now
@@ -303,18 +301,12 @@ final class AttemptLoop: HTTPClient {
         let sentFor = max(0, duration - waits.total)
         var verdict = RetryPolicy.ResponseVerdict.usual
         if let judge, case .success(let response) = outcome { verdict = judge(response, sentFor) }
-        let decision =
-            Task.isCancelled || final
-            ? .stop
-            : policy.decide(
-                after: run.number, request: request, outcome: outcome, verdict: verdict,
-                now: time.date(), random: random())
-        let attempt = RetryAttempt(
-            request: request, number: run.number, outcome: outcome, retryDelay: decision.delay,
-            duration: sentFor, started: run.started, stopReason: decision.stopReason)
+        let attempt = RetryAttempt.settled(
+            request, number: run.number, outcome: outcome, verdict: verdict, final: final,
+            policy: policy, time: time, random: random, duration: sentFor, started: run.started)
         observer(attempt, waits)
         run.last = attempt
-        return decision.delay
+        return attempt.retryDelay
     }
 
     /// The wait before a retry was cut short: the attempt just reported is the last one after
@@ -322,7 +314,7 @@ final class AttemptLoop: HTTPClient {
     @inline(never)
     private func cancelledWhileWaiting(_ run: Run) -> HTTPError {
         guard let last = run.last else {
-            return HTTPError(.cancelled, "cancelled while waiting to retry", url: nil)
+            return CancelledWait.retry.error(url: nil)
         }
         let (final, error) = last.cancelledWhileWaiting()
         observer(final, AttemptWaits())

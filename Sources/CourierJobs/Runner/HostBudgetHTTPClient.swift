@@ -64,8 +64,7 @@ struct HostBudgetHTTPClient: HTTPClient {
                     if case .send = admission {
                         learn(origin, status: nil, headers: HTTPHeaders(), ticket: ticket)
                     }
-                    throw HTTPError(
-                        .cancelled, "cancelled while waiting for the host", url: request.displayURL)
+                    throw CancelledWait.host.error(url: request.displayURL)
                 }
             }
             if case .send = admission { break }

@@ -48,8 +48,7 @@ struct HostPauseGate: HTTPClient {
                 do {
                     try await time.sleep(for: wait)
                 } catch {
-                    throw HTTPError(
-                        .cancelled, "cancelled while waiting for the host", url: request.displayURL)
+                    throw CancelledWait.host.error(url: request.displayURL)
                 }
                 return true
             }
