@@ -231,7 +231,8 @@ struct HostPolitenessTests {
     /// Requests the host's gate let through before the 429 came, then queued for the job's
     /// rate limit: each reached the paused host inside its pause (trial O); then, held, they
     /// all left at its end at once (trial P). They now wait for it below the rate limit, take
-    /// a token again, and the wait is on their lines as `throttledMs`.
+    /// their place in the host's rate and a token again, and the wait is on their lines as
+    /// `throttledMs`.
     ///
     /// The queued tasks start once the server has sent its 429 (they need `go`'s capture, and
     /// `go` is answered after it), each with a token a second after the last: all inside the
@@ -263,8 +264,9 @@ struct HostPolitenessTests {
         let after = queued.map { $0 - pausedAt }
         #expect(queued.count == 3)
         // Server times, its own clock (a little early for the client's reading of the 429,
-        // which it received after the server sent it): none inside the pause, and a second
-        // apart after it, at the job's rate (trial P: eight in 4 ms).
+        // which it received after the server sent it): none inside the pause, and apart after
+        // it, at the host's halved rate, 2 s (trial P: eight in 4 ms; trial Q: at the job's
+        // rate, 1 s; the unit suites pin the rate, HostPauseGateTests).
         #expect(queued.allSatisfy { $0 >= pausedAt + seconds - 0.05 }, "\(after)")
         #expect((queued.last ?? 0) - (queued.first ?? 0) >= 0.5, "\(after)")
         let throttled = try (1...3).flatMap { try space.attempts("q\($0)") }.filter {

@@ -158,6 +158,24 @@ public struct HostThrottle: Sendable, Hashable {
         return .send(wait: wait, hold: hold)
     }
 
+    /// A request admitted before the host asked for a pause, and held below the gate until the
+    /// pause is over (it was waiting for a rate-limit token), takes its place in the host's
+    /// rate after its 429s: the instant it may go, no earlier than `pauseEnd`. Its quota was
+    /// taken when it was admitted, and it is not counted again. An instant later than `latest`
+    /// takes nothing: the request is not to be sent.
+    package mutating func placeHeld(
+        after pauseEnd: ContinuousClock.Instant, at now: ContinuousClock.Instant,
+        latest: ContinuousClock.Instant
+    ) -> ContinuousClock.Instant {
+        var slot = max(now, pauseEnd)
+        if rate != nil, let nextSlot, nextSlot > slot { slot = nextSlot }
+        if slot <= latest, let rate {
+            nextSlot = slot + .seconds(1 / rate)
+            nextSlotHold = .pace
+        }
+        return slot
+    }
+
     /// A request admitted earlier is over: answered, failed, or never sent (cancelled while it
     /// waited).
     public mutating func finished() {

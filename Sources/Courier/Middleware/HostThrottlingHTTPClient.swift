@@ -152,6 +152,20 @@ public final class HostThrottles: Sendable {
         state.withLock { $0.hosts[origin]?.throttle.pausedUntil }
     }
 
+    /// Where a request `origin`'s gate admitted before a pause, and that was held until it
+    /// ended, takes its place in the host's rate (``HostThrottle/placeHeld(after:at:latest:)``):
+    /// when it may go. Later than `latest`, it took nothing and is not to be sent.
+    package func placeHeld(
+        _ origin: Origin, after pauseEnd: ContinuousClock.Instant,
+        latest: ContinuousClock.Instant
+    ) -> ContinuousClock.Instant {
+        let settings = self.settings
+        return state.withLock { [time] state in
+            state.entry(origin, settings: settings).throttle.placeHeld(
+                after: pauseEnd, at: time.now(), latest: latest)
+        }
+    }
+
     /// Admits a request to `origin` (``HostThrottle/admit(at:maxWait:)``); one that is sent
     /// must be finished with ``finish(_:response:sentAt:)``.
     public func admit(_ origin: Origin, maxWait: Duration?) -> HostThrottle.Admission {

@@ -6,8 +6,8 @@ import Foundation
 /// a pause (`Retry-After`), and that then waited for a token, waits for the pause too. Such
 /// requests reached the paused host inside its pause (trial O).
 ///
-/// Only the pause is looked at: a quota's count already holds the requests the gate took, and
-/// a pace spaces admissions, not sends. A pause longer than `maxDelay` refuses the request
+/// After the pause such a request takes its place in the host's rate (a 429 halved it), as a
+/// request the gate admits after the pause does; a quota's count already holds it. A pause longer than `maxDelay` refuses the request
 /// unsent (`.throttled`), as the gate does; the wait goes on the attempt's `throttledMs`
 /// (``HostPauseWaits``).
 struct HostPauseGate: HTTPClient {
@@ -15,9 +15,9 @@ struct HostPauseGate: HTTPClient {
     let hosts: HostThrottles
     /// The longest a request waits here, in seconds: the job's retry `maxDelay`.
     let maxDelay: TimeInterval
-    /// The job's rate limit, above: a request held here takes a token again once the pause
-    /// is over, so that the requests the pause held leave at the job's rate, not all at once
-    /// (trial P: eight in 4 ms).
+    /// The job's rate limit, above: a request held here takes a token again once its place
+    /// after the pause comes, so that the requests the pause held leave no faster than the
+    /// job's rate either, not all at once (trial P: eight in 4 ms).
     var rateLimit: (limiter: RateLimiter, scope: RateLimitScope)?
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -27,33 +27,36 @@ struct HostPauseGate: HTTPClient {
         return try await wrapped.perform(request)
     }
 
-    /// Waits out a pause `request`'s host asked for; whether there was one.
+    /// Waits out a pause `request`'s host asked for, and then its place in the host's rate
+    /// after the 429 (the requests a pause held leave one by one at that rate, as those the
+    /// gate admits after it do); whether there was a pause.
     private func waitedForPause(_ request: HTTPRequest) async throws -> Bool {
-        if let origin = Origin(request.url), let until = hosts.pausedUntil(origin) {
-            let time = hosts.time
-            let start = time.now()
-            let wait = start.duration(to: until)
-            if wait > .zero {
-                guard wait <= .seconds(maxDelay) else {
-                    throw HTTPError(
-                        .throttled,
-                        HostThrottlingHTTPClient<AnyHTTPClient>.refusal(
-                            origin, wait: wait, hold: .retryAfter, maxDelay: maxDelay),
-                        url: request.displayURL)
-                }
-                defer {
-                    let waited = start.duration(to: time.now()).seconds
-                    HostPauseWaits.current?.withLock { $0 += waited }
-                }
-                do {
-                    try await time.sleep(for: wait)
-                } catch {
-                    throw CancelledWait.host.error(url: request.displayURL)
-                }
-                return true
-            }
+        guard let origin = Origin(request.url), let until = hosts.pausedUntil(origin) else {
+            return false
         }
-        return false
+        let time = hosts.time
+        let start = time.now()
+        guard until > start else { return false }
+        let latest = start + .seconds(maxDelay)
+        let slot = hosts.placeHeld(origin, after: until, latest: latest)
+        guard slot <= latest else {
+            throw HTTPError(
+                .throttled,
+                HostThrottlingHTTPClient<AnyHTTPClient>.refusal(
+                    origin, wait: start.duration(to: slot),
+                    hold: until > latest ? .retryAfter : .pace, maxDelay: maxDelay),
+                url: request.displayURL)
+        }
+        defer {
+            let waited = start.duration(to: time.now()).seconds
+            HostPauseWaits.current?.withLock { $0 += waited }
+        }
+        do {
+            try await time.sleep(for: start.duration(to: slot))
+        } catch {
+            throw CancelledWait.host.error(url: request.displayURL)
+        }
+        return true
     }
 }
 

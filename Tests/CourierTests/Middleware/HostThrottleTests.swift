@@ -52,6 +52,36 @@ import Testing
         #expect(waits == [.seconds(2), .milliseconds(2250), .milliseconds(2500)])
     }
 
+    /// Requests admitted before a 429's pause, and held until it ended (below the gate, waiting
+    /// for a rate-limit token), leave at the halved rate too, and the gate's later admissions
+    /// queue behind them (trial Q: they had left at the job's rate, twice the host's).
+    @Test func requestsHeldThroughAPauseTakeTheHalvedRateWithLaterAdmissions() {
+        var throttle = HostThrottle(settings: .init(ceiling: 2))
+        for _ in 0..<6 { _ = throttle.admit(at: at(0)) }
+        answer(&throttle, 429, ["Retry-After": "3"], at: 0)
+        #expect(throttle.rate == 1, "the job's 2 a second, halved")
+        let held = (0..<3).map { _ in
+            throttle.placeHeld(after: at(3), at: at(0.5), latest: at(30))
+        }
+        #expect(held == [at(3), at(4), at(5)])
+        #expect(wait(throttle.admit(at: at(1))) == .seconds(5), "after the held ones")
+        // One that would go past its latest takes nothing: the next one gets its place.
+        #expect(throttle.placeHeld(after: at(3), at: at(1), latest: at(6)) == at(7))
+        #expect(throttle.placeHeld(after: at(3), at: at(1), latest: at(30)) == at(7))
+    }
+
+    /// A pause without a 429 (a 503's `Retry-After`) sets no rate: the held requests may all
+    /// go at its end.
+    @Test func requestsHeldThroughA503PauseGoAtItsEnd() {
+        var throttle = HostThrottle(settings: .init(ceiling: 2))
+        for _ in 0..<3 { _ = throttle.admit(at: at(0)) }
+        answer(&throttle, 503, ["Retry-After": "2"], at: 0.1)
+        let held = (0..<2).map { _ in
+            throttle.placeHeld(after: at(2.1), at: at(0.5), latest: at(30))
+        }
+        #expect(held == [at(2.1), at(2.1)])
+    }
+
     @Test func retryAfterAsAnHTTPDate() {
         var throttle = HostThrottle()
         _ = throttle.admit(at: at(0))
