@@ -115,5 +115,23 @@ struct BasicCLITests {
         let typo = try await CourierBinary.run(["run", "job.json", "--dry-rn"])
         #expect(typo.status == 2)
         #expect(typo.stderr.contains("did you mean '--dry-run'?"), "\(typo.stderr)")
+        // `--resume` takes an optional log: given twice, or given a folder, it is said so
+        // (trial P: "unexpected argument").
+        for arguments in [
+            ["run", "job.json", "--resume", "--resume"],
+            ["run", "job.json", "--resume", "--resume=a.jsonl"],
+        ] {
+            let resumed = try await CourierBinary.run(arguments)
+            #expect(resumed.status == 2)
+            #expect(
+                resumed.stderr.contains("run: --resume is given twice; give it once"),
+                "\(arguments): \(resumed.stderr)")
+        }
+        let folder = FileManager.default.temporaryDirectory.path
+        let atFolder = try await CourierBinary.run(["run", "--resume", folder, "job.json"])
+        #expect(atFolder.status == 2)
+        #expect(
+            atFolder.stderr.contains("--resume takes a log file (.jsonl)")
+                && atFolder.stderr.contains("\(folder) is a folder"), "\(atFolder.stderr)")
     }
 }

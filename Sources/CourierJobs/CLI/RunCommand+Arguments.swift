@@ -36,6 +36,18 @@ struct RunArguments {
 }
 
 extension RunCommand {
+    /// `--resume` names a log, not the folder of them: said in words, not left to the job's
+    /// place to call "unexpected" (trial P).
+    private static func refuseFolder(_ argument: String) throws(UsageError) {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: argument, isDirectory: &isFolder),
+            isFolder.boolValue
+        else { return }
+        throw UsageError(
+            "run: --resume takes a log file (.jsonl), or nothing for the job's history; \(argument) is a folder"
+        )
+    }
+
     /// Parses `arguments`; `nil` when `--help` was asked for (and printed).
     static func parse(_ arguments: [String]) throws(UsageError) -> RunArguments? {
         var arguments = arguments
@@ -48,11 +60,19 @@ extension RunCommand {
             if arguments[index].hasPrefix("--resume=") {
                 parsed.resumeLogs = [String(arguments[index].dropFirst("--resume=".count))]
             } else {
-                while index + 1 < arguments.count, arguments[index + 1].hasSuffix(".jsonl") {
+                while index + 1 < arguments.count, arguments[index + 1].hasSuffix(".jsonl"),
+                    !arguments[index + 1].hasPrefix("-")
+                {
                     parsed.resumeLogs.append(arguments.remove(at: index + 1))
+                }
+                if parsed.resumeLogs.isEmpty, index + 1 < arguments.count {
+                    try refuseFolder(arguments[index + 1])
                 }
             }
             arguments.remove(at: index)
+            if arguments.contains(where: { $0 == "--resume" || $0.hasPrefix("--resume=") }) {
+                throw UsageError("run: --resume is given twice; give it once")
+            }
         }
         var parser = ArgumentParser(arguments, command: "run")
         if parser.flag("--help") {
