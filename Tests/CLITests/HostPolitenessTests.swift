@@ -206,16 +206,19 @@ struct HostPolitenessTests {
         try space.writeJob(
             tasks: #"""
                 {"id": "first", "path": "/retry-after", "query": {"key": "\#(key)", "seconds": "3600"}},
-                {"id": "next{n}", "path": "/echo", "query": {"key": "\#(others)", "n": "{n}"}, "foreach": {"n": {"range": [1, 2]}}}
+                {"id": "next{n}", "path": "/echo", "query": {"key": "\#(others)", "n": "{n}"}, "foreach": {"n": {"range": [1, 2]}}},
+                {"id": "write", "method": "POST", "path": "/echo", "query": {"key": "\#(others)"}, "json": {"x": 1}}
                 """#,
             extra: #""concurrency": 1, "retry": {"maxAttempts": 3, "maxDelay": 30},"#)
         let result = try await space.run(backend: backend)
         #expect(result.status == 1)
         #expect(try await ServerHits.of(key, on: space.server).count == 1)
         #expect(try await ServerHits.of(others, on: space.server).count == 0, "nothing more sent")
-        for task in ["next1", "next2"] {
+        for task in ["next1", "next2", "write"] {
             let attempts = try space.attempts(task)
             #expect(attempts.count == 1, "not retried: \(attempts)")
+            // The body never went out (trial P: a POST's line said it had).
+            #expect(attempts.first?["bytesSent"] as? Int == 0, "\(attempts)")
             let error = attempts.first?["error"] as? [String: String]
             #expect(error?["kind"] == "throttled")
             #expect(
