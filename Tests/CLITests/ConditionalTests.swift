@@ -259,6 +259,23 @@ struct ConditionalTests {
         let again = try await ServerHits.of(key, on: space.server).requests
         #expect(again.count == 11, "the whole listing again: \(again.count)")
         #expect(try Data(contentsOf: pageTwo) == saved[1])
+        // A state an older courier wrote has no page count: a deleted page was not seen, and
+        // page 1's 304 kept the listing without it (trial M). Such a listing is fetched whole.
+        let stateFile = space.folder.appendingPathComponent("out/.courier/state")
+        var state = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: stateFile)) as? [String: Any])
+        var entries = try #require(state["entries"] as? [String: [String: Any]])
+        #expect(entries["pages/1.json"]?["pages"] as? Int == 3, "\(entries)")
+        entries["pages/1.json"]?["pages"] = nil
+        entries["pages/1.json"]?["laterPages"] = nil
+        state["entries"] = entries
+        try JSONSerialization.data(withJSONObject: state).write(to: stateFile)
+        try FileManager.default.removeItem(at: third)
+        #expect(try await space.run(backend: backend).status == 0)
+        let older = try await ServerHits.of(key, on: space.server).requests
+        #expect(older.count == 14, "the whole listing again: \(older.count)")
+        #expect(older[11].header("If-None-Match") == nil, "asked without conditions")
+        #expect(try Data(contentsOf: third) == saved[2])
     }
 
     /// A listing that failed after its first page had recorded that page's new validators:

@@ -93,6 +93,36 @@ struct ConditionalStateTests {
         #expect(reloaded.conditions(for: "e.json")?.etag == "\"4\"")
     }
 
+    /// An older state's entry for a listing has no page count: a deleted page 2 was not seen,
+    /// and page 1's 304s kept the listing without it (trial M). Such an entry, and one recorded
+    /// before the task paginated, is fetched whole once; recorded with its pages, it is trusted.
+    @Test("a listing's entry without a page count is fetched whole until it is recorded again")
+    func listingWithoutPageCount() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "conditional-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent(".courier"), withIntermediateDirectories: true)
+        try Data("[1]\n".utf8).write(to: folder.appendingPathComponent("p1.json"))
+        let validators = HTTPValidators(["ETag": "\"1\""])
+        let page: (Int) -> String? = { "p\($0).json" }
+        let state = ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        state.recordListing(validators, pages: 1, for: "p1.json", page: page)
+        #expect(state.conditions(for: "p1.json", page: page)?.etag == "\"1\"")
+        try state.flush()
+        // The same entry as an older state wrote it: no page count.
+        let document = try String(
+            contentsOf: folder.appendingPathComponent(".courier/state"), encoding: .utf8)
+        #expect(document.contains(#""pages":1"#), "\(document)")
+        try Data(document.replacingOccurrences(of: #","pages":1"#, with: "").utf8).write(
+            to: folder.appendingPathComponent(".courier/state"))
+        let older = ConditionalState(outputDir: folder.path) { Issue.record("warned: \($0)") }
+        #expect(older.conditions(for: "p1.json", page: page) == nil, "the listing is fetched whole")
+        #expect(older.conditions(for: "p1.json")?.etag == "\"1\"", "a lone file's is asked")
+        older.recordListing(validators, pages: 1, for: "p1.json", page: page)
+        #expect(older.conditions(for: "p1.json", page: page)?.etag == "\"1\"")
+    }
+
     /// The run's once-a-second flush ignores its errors; one that failed must leave the
     /// changes to write, so that the final flush meets the error again and the run says it
     /// (a planted `.courier` link was refused in silence when a flush came first).

@@ -133,7 +133,8 @@ final class ConditionalState: Sendable {
     /// when there are none, or the saved file is gone or has changed since they were
     /// recorded (it must be fetched whole: a `304` would keep it as it is now). For a
     /// paginated task's first page, `page` names each page's file: one of the listing's
-    /// pages gone since is fetched again, with the whole listing.
+    /// pages gone since is fetched again, with the whole listing, and so is a listing whose
+    /// entry has no page count.
     func conditions(for save: String, page: ((Int) -> String?)? = nil) -> HTTPValidators? {
         let folder = URL(fileURLWithPath: outputDir)
         guard let entry = entries.withLock({ $0[save] }),
@@ -141,6 +142,10 @@ final class ConditionalState: Sendable {
         else { return nil }
         if entry.unreadable { return nil }
         if let recorded = entry.file, recorded != now { return nil }
+        // A listing's entry without its page count (an older state's, or the task's before
+        // it paginated) cannot say whether a later page is gone: fetched whole, once
+        // (trial M: a deleted page 2 stayed gone behind page 1's 304s).
+        if page != nil, entry.pages == nil { return nil }
         if let page, let pages = entry.pages, pages > 1 {
             let recorded = entry.laterPages?.count == pages - 1 ? entry.laterPages : nil
             for number in 2...pages {
