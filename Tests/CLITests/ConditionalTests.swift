@@ -316,6 +316,37 @@ struct ConditionalTests {
         #expect(third.contains("\"id\": 8") || third.contains("\"id\":8"), "\(third)")
     }
 
+    /// A cut conditional listing keeps no checkpoint (its pages go together): its `--resume`
+    /// fetches it whole from page 1 and records its first page's validators, so the next
+    /// night asks once and keeps every page on the 304.
+    @Test(
+        "a resume of a cut conditional listing fetches it whole and records its validators",
+        arguments: RunCommandTests.backends)
+    func resumedListingRecordsValidators(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("cond-resumed-\(backend)")
+        let toggle = FixtureServer.uniqueKey("cond-resumed-toggle")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "9", "size": "3", "etag": "1", "key": "\#(key)", "fail_start": "6", "fail_until": "\#(toggle)"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "conditional": true, "save": "pages/{page}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let failed = try await space.run(backend: backend)
+        #expect(failed.status == 1, "\(failed.stderr)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let resumed = try await space.run(["--resume"], backend: backend)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(!resumed.stderr.contains("goes on from page"), "\(resumed.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 6, "pages 1-3, twice")
+        let next = try await space.run(backend: backend)
+        #expect(next.status == 0, "\(next.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server).requests
+        #expect(hits.count == 7, "one request, not modified: \(hits.map(\.path))")
+        #expect(hits.last?.header("If-None-Match") == #""p0-9""#)
+        #expect(try space.attempts("list").last?["notModified"] as? Bool == true)
+    }
+
     @Test("a server that sends no validators gets one note per task")
     func noValidatorsNote() async throws {
         let space = try JobWorkspace()
