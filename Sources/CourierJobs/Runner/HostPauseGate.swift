@@ -7,9 +7,9 @@ import Foundation
 /// requests reached the paused host inside its pause (trial O).
 ///
 /// After the pause such a request takes its place in the host's rate (a 429 halved it), as a
-/// request the gate admits after the pause does; a quota's count already holds it. A pause longer than `maxDelay` refuses the request
-/// unsent (`.throttled`), as the gate does; the wait goes on the attempt's `throttledMs`
-/// (``HostPauseWaits``).
+/// request the gate admits after the pause does; a quota's count already holds it. A pause
+/// (or a place) further off than `maxDelay` refuses the request unsent (`.throttled`), as the
+/// gate does; the wait goes on the attempt's `throttledMs` (``HostPauseWaits``).
 struct HostPauseGate: HTTPClient {
     let wrapped: AnyHTTPClient
     let hosts: HostThrottles
