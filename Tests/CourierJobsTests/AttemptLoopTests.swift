@@ -276,4 +276,51 @@ struct AttemptLoopTests {
         // Without redirects, every wait came before the request went out.
         #expect(AttemptWaits(host: 2, rateLimit: 1).beforeSent == 3)
     }
+
+    /// A clock whose `n`th wait is cut, as a run's stop cuts one.
+    final class CutTime: TimeSource, @unchecked Sendable {
+        let base = ManualTimeSource()
+        let cut: Int
+        private let count = Locked(0)
+        init(cutting cut: Int) { self.cut = cut }
+        func now() -> ContinuousClock.Instant { base.now() }
+        func date() -> Date { base.date() }
+        func sleep(for duration: Duration) async throws {
+            let n = count.withLock { count in
+                count += 1
+                return count
+            }
+            if n == cut { throw CancellationError() }
+            try await base.sleep(for: duration)
+        }
+    }
+
+    /// The line a cut retry wait adds says again the attempt before it, stamped as that
+    /// attempt's own line was, when its request went out (trial P: it was stamped before,
+    /// at the attempt's start, as if it had waited for nothing).
+    @Test("the line of a cut retry wait is stamped as the attempt it repeats")
+    func aCutRetryWaitRepeatsTheAttemptsStamp() async throws {
+        let time = CutTime(cutting: 2)
+        let server = Script(["http://a.test/r": [(503, [:])]])
+        let limited = RateLimitingHTTPClient(wrapping: server, perSecond: 1, burst: 1, time: time)
+        let told = Locked<[(Int, String, AttemptWaits)]>([])
+        let loop = AttemptLoop(
+            shared: AnyHTTPClient(limited), policy: Self.policy, time: time, hosts: nil,
+            trace: nil, judge: nil, writeStart: nil, rateLimited: true, random: { 0.5 }
+        ) { attempt, waited in
+            told.withLock { $0.append((attempt.number, attempt.stopReason ?? "", waited)) }
+        }
+        _ = try await loop.perform(HTTPRequest(url: URL(string: "http://a.test/first")!))
+        await #expect(throws: HTTPError.self) {
+            try await loop.perform(HTTPRequest(url: URL(string: "http://a.test/r")!))
+        }
+        let lines = told.withLock { $0 }
+        #expect(lines.count == 3, "\(lines)")
+        let (retried, repeated) = (lines[1], lines[2])
+        #expect(retried.0 == 1 && repeated.0 == 1)
+        #expect(repeated.1 == CancelledWait.retry.rawValue)
+        #expect(retried.2.beforeSent == 1, "it waited a second for its token: \(retried.2)")
+        #expect(repeated.2.beforeSent == retried.2.beforeSent, "\(repeated.2)")
+        #expect(repeated.2.total == 0, "its waits are told once, on the attempt's own line")
+    }
 }

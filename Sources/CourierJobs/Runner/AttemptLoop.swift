@@ -151,8 +151,9 @@ final class AttemptLoop: HTTPClient {
         /// What the attempt under way waited below for a pause its host asked for after its
         /// gate let it through (``HostPauseGate``).
         var pauseWaited: Locked<TimeInterval>?
-        /// The attempt that ended last.
+        /// The attempt that ended last, and what it waited before its request went out.
         var last: RetryAttempt?
+        var lastBeforeSent: TimeInterval = 0
 
         init(_ request: HTTPRequest) {
             (attempted, hop) = (request, request)
@@ -306,6 +307,7 @@ final class AttemptLoop: HTTPClient {
             policy: policy, time: time, random: random, duration: sentFor, started: run.started)
         observer(attempt, waits)
         run.last = attempt
+        run.lastBeforeSent = waits.beforeSent
         return attempt.retryDelay
     }
 
@@ -317,7 +319,9 @@ final class AttemptLoop: HTTPClient {
             return CancelledWait.retry.error(url: nil)
         }
         let (final, error) = last.cancelledWhileWaiting()
-        observer(final, AttemptWaits())
+        // Stamped as the attempt it repeats (when its request went out); its waits were told
+        // once, with that attempt.
+        observer(final, AttemptWaits(firstHop: run.lastBeforeSent))
         return error
     }
 }
