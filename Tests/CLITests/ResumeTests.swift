@@ -104,4 +104,53 @@ struct ResumeTests {
         #expect(again.status == 0)
         #expect(again.stdout.contains("0 requests"), "\(again.stdout)")
     }
+
+    /// `--resume LOG` took any file: an empty one, one cut before its first line ended, or
+    /// another job's log read as "no task done", and the resume sent everything again, a
+    /// write the server had answered too (trial R). Such a log is refused, and a log of the
+    /// job that leaves a write out does not send it twice: the job's history still has it.
+    @Test("--resume LOG refuses a log that is not the job's; a write the history has is not resent")
+    func resumeFromANamedLogKeepsWritesOnce() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("named-log")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/echo", "query": {"key": "\#(key)"}, "json": {"amount": 1200}},
+                {"id": "broken", "path": "/status/500", "query": {"key": "\#(key)"}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "\(first.stderr)")
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        func posts() async throws -> Int {
+            try await ServerHits.of(key, on: space.server).requests.filter { $0.method == "POST" }
+                .count
+        }
+        #expect(try await posts() == 1)
+        let empty = space.folder.appendingPathComponent("empty.jsonl")
+        let cut = space.folder.appendingPathComponent("cut.jsonl")
+        let other = space.folder.appendingPathComponent("other.jsonl")
+        let headOnly = space.folder.appendingPathComponent("head.jsonl")
+        try Data().write(to: empty)
+        try Data(String(lines[0]).utf8.prefix(100)).write(to: cut)
+        try Data(
+            (lines[0].replacingOccurrences(of: #""job":"e2e""#, with: #""job":"rp""#) + "\n").utf8
+        )
+        .write(to: other)
+        try Data((lines[0] + "\n").utf8).write(to: headOnly)
+        for (file, words) in [
+            (empty, "not a courier log"), (cut, "not a courier log"),
+            (other, "is a log of job 'rp', not of 'e2e'"),
+        ] {
+            let refused = try await space.run(["--resume", file.path], backend: "curl")
+            #expect(refused.status == 2, "\(file.lastPathComponent): \(refused.stderr)")
+            #expect(refused.stderr.contains(words), "\(refused.stderr)")
+        }
+        #expect(try await ServerHits.of(key, on: space.server).count == 2, "nothing more sent")
+        // The run's own first line alone: no task done by it, but the charge was answered.
+        let resumed = try await space.run(["--resume", headOnly.path], backend: "curl")
+        #expect(resumed.status == 1, "broken fails again: \(resumed.stderr)")
+        #expect(try await posts() == 1, "the charge went once: \(resumed.stderr)")
+    }
 }

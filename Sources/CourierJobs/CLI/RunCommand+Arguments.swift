@@ -75,6 +75,8 @@ extension RunCommand {
             }
         }
         var parser = ArgumentParser(arguments, command: "run")
+        // Taken out above; asked for here so that a misspelt `--resme` is told "did you mean".
+        _ = parser.flag("--resume")
         if parser.flag("--help") {
             Console.output(usage)
             return nil

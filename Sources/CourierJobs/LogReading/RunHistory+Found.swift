@@ -22,13 +22,19 @@ extension RunHistory {
     ) -> Result<RunHistory?, Refusal> {
         let capturing = TaskHistory.capturingTasks(of: job)
         if !named.isEmpty {
-            if let missing = named.first(where: { !FileManager.default.fileExists(atPath: $0.path) }
-            ) {
-                return .failure(
-                    Refusal(message: "--resume: \(missing.relativePath): no such log", ofJob: false)
-                )
+            if let refusal = named.lazy.compactMap({ refusal(of: $0, for: job) }).first {
+                return .failure(refusal)
             }
-            return .success(LogFiles.resumeState(from: named, keepRunsOf: capturing, warn: warn))
+            var history = LogFiles.resumeState(from: named, keepRunsOf: capturing, warn: warn)
+            // A write the job's history says was answered (or left under way) is not sent
+            // again because the logs named leave it out (trial R: a log cut short sent a
+            // charge twice).
+            let jobLogs = JobHistory.read(folder: folder).logs
+            if !jobLogs.isEmpty {
+                let all = Set(jobLogs + history.logs).sorted()
+                history.writes = TaskHistory.read(all, warn: { _ in }).writes
+            }
+            return .success(history)
         }
         let history = JobHistory.read(folder: folder)
         guard !history.logs.isEmpty else {
@@ -43,6 +49,30 @@ extension RunHistory {
             RunHistory(
                 TaskHistory.read(history.logs, keepRunsOf: capturing, warn: warn),
                 logs: history.logs))
+    }
+
+    /// Why a log `--resume` names cannot be resumed from: it is not there, holds no courier
+    /// log (an empty or cut file, not a log: it would count every task as never run, writes
+    /// too), or is another job's.
+    private static func refusal(of log: URL, for job: Job) -> Refusal? {
+        let name = log.relativePath
+        guard FileManager.default.fileExists(atPath: log.path) else {
+            return Refusal(message: "--resume: \(name): no such log", ofJob: false)
+        }
+        guard let first = LogFiles.firstLine(of: log.path), first.event == LogEvent.runStart
+        else {
+            return Refusal(
+                message:
+                    "--resume: \(name): not a courier log (its first line is no run.start); nothing was sent",
+                ofJob: false)
+        }
+        guard first.job == job.name else {
+            return Refusal(
+                message:
+                    "--resume: \(name) is a log of job '\(first.job)', not of '\(job.name)'; nothing was sent",
+                ofJob: false)
+        }
+        return nil
     }
 
     /// What a `run --task` run finds in the job's history: which tasks that capture kept
