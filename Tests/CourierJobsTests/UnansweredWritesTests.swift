@@ -92,4 +92,24 @@ struct NeverSentAttemptsTests {
         for line in Self.lines { traces.add(line) }
         #expect(traces.attemptSpans == 2)
     }
+
+    /// What those attempts waited at their gate was spent all the same, and a retry whose
+    /// wait a stop cut was never made (trial R: `throttled` 0 where a write had waited 2.5 s
+    /// for its host, `retries 1` where none was sent, and the write among the slowest tasks).
+    @Test func theirWaitsCountAndACutRetryIsNoRetry() {
+        var lines = Self.lines
+        lines[0].totalMs = 40
+        lines[2].throttledMs = 2500
+        lines[2].blockedMs = 2500
+        lines[3].blockedMs = 700
+        var report = RunReport(job: "j")
+        for line in lines { report.add(line) }
+        report.finish()
+        #expect(report.retries == 0, "a's retry was cut")
+        #expect(report.throttledRequests == 1 && report.throttledMs == 2500)
+        #expect(report.blockedRequests == 2 && report.blockedMs == 3200)
+        let slowest = report.outcomes.slowest.map(\.task)
+        #expect(slowest.contains("a") && slowest.contains("e"), "\(slowest)")
+        #expect(!slowest.contains("b") && !slowest.contains("c") && !slowest.contains("d"))
+    }
 }

@@ -52,6 +52,11 @@ struct LogLine: Sendable {
         guard errorKind == "cancelled", let message = errorMessage else { return true }
         return CancelledWait(rawValue: message) == nil
     }
+    /// The line of a retry's wait a stop cut: it says again the attempt before, which went
+    /// out, and which was not retried after all.
+    var cutRetry: Bool {
+        errorKind == "cancelled" && errorMessage == CancelledWait.retry.rawValue
+    }
     var totalMs: Double?
     var dnsMs: Double?
     var connectMs: Double?

@@ -90,7 +90,15 @@ struct RunReport {
                 currentRuns.insert(line.run)
             }
         case "request":
-            if line.wentOut { addRequest(line) }
+            if line.wentOut {
+                addRequest(line)
+            } else {
+                // Not a request, but its wait at the gate was spent (trial R: a write that
+                // waited 2.5 s for its host before a stop was not in `throttled`), and a stop
+                // that cut a retry's wait leaves that attempt not retried after all.
+                addWaits(line)
+                if line.cutRetry { retries = max(0, retries - 1) }
+            }
             if current { addTaskLine(line) }
         case LogEvent.requestStart:
             if let task = line.task { writesUnderWay[Self.attemptKey(line, task), default: 0] += 1 }
@@ -139,14 +147,7 @@ struct RunReport {
         if line.outcome == "retry" { retries += 1 }
         if let status = line.status { statuses[status, default: 0] += 1 }
         if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
-        if let waited = line.throttledMs, waited > 0 {
-            throttledRequests += 1
-            throttledMs += waited
-        }
-        if let waited = line.blockedMs ?? line.throttledMs, waited > 0 {
-            blockedRequests += 1
-            blockedMs += waited
-        }
+        addWaits(line)
         let milliseconds = line.totalMs ?? 0
         total.record(milliseconds: milliseconds)
         if let value = line.dnsMs { phaseHistograms[0].record(milliseconds: value) }
@@ -167,6 +168,18 @@ struct RunReport {
         } else {
             let slot = Int(random.next() % UInt64(sampleSeen))
             if slot < Self.sampleSize { sample[slot] = point }
+        }
+    }
+
+    /// What the attempt waited at its host's gate, and before it was sent at all.
+    private mutating func addWaits(_ line: LogLine) {
+        if let waited = line.throttledMs, waited > 0 {
+            throttledRequests += 1
+            throttledMs += waited
+        }
+        if let waited = line.blockedMs ?? line.throttledMs, waited > 0 {
+            blockedRequests += 1
+            blockedMs += waited
         }
     }
 

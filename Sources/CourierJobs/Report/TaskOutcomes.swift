@@ -80,6 +80,9 @@ struct TaskOutcomes {
                 okLines[key] = nil
             }
         }
+        // An attempt that never went out took no time to answer (a cut retry's line says
+        // again one that did, and stays).
+        guard line.wentOut || line.cutRetry else { return }
         let milliseconds = line.totalMs ?? 0
         if candidates.count >= Self.slowCandidates {
             guard milliseconds > candidateBar,
