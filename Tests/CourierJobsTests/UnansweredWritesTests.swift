@@ -54,6 +54,22 @@ struct UnansweredWritesTests {
         #expect(WriteRule.heldOnRepair(report.history) == 1)
         #expect(ReportText.Repair(report).heldWrites == 1)
     }
+
+    /// A write a repair held back is a failed task in the report, as the run counted it
+    /// (exit 1), not a skipped one (trial R: "1 failed" said the run, "1 skipped" the report).
+    @Test("a held write is a failed task, a task skipped for a capture a skipped one")
+    func heldWritesAreFailedTasks() {
+        var report = RunReport(job: "j")
+        var held = LogLine.made(LogEvent.skipped, run: "r1", task: "charge", outcome: "skipped")
+        held.errorKind = LogErrorKind.writeHeld
+        var skipped = LogLine.made(LogEvent.skipped, run: "r1", task: "item", outcome: "skipped")
+        skipped.errorKind = "skipped"
+        report.add(held)
+        report.add(skipped)
+        report.finish()
+        #expect(report.outcomes.failed == 1 && report.outcomes.skipped == 1)
+        #expect(report.outcomes.notOK.map(\.outcome) == ["failed", "skipped"])
+    }
 }
 
 /// Lines of attempts that never went out: the report counts no request for them, and its

@@ -160,6 +160,9 @@ struct TaskOutcomes {
             break
         case "skipped":
             result.attempts = 0
+            // A write held back is a task not done that its run counted failed (exit 1), not
+            // one skipped for want of a capture (trial R: the report and the run disagreed).
+            if line.errorKind == LogErrorKind.writeHeld { result.outcome = "failed" }
         default:
             // `retry` or `page` as a task's last word: its run died before the task ended, so
             // it is not done (``TaskHistory``, and `--resume` sends it again).
