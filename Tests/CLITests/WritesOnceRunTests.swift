@@ -289,6 +289,42 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 2, "named, it was sent")
     }
 
+    /// A write that failed in the night's run and was then sent by a replay: a replay of the
+    /// night's log alone sent it again, since that log says it failed (trial S: a second
+    /// charge). The job's history beside the log has the replay's answer.
+    @Test("a replay of the night's log does not send a write a later replay sent")
+    func aLaterReplaysAnswerHoldsTheWrite() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-replayed")
+        let toggle = FixtureServer.uniqueKey("charges-replayed-toggle")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(toggle)"}, "json": {"amount": 100}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "\(night.stderr)")
+        let folder = space.logs.appendingPathComponent("charges")
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let replayed = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+        let again = try await CourierBinary.run(
+            ["replay", folder.appendingPathComponent(log).path, "--no-progress"],
+            directory: space.folder)
+        #expect(again.status == 0, "the job's history has it done: \(again.stderr)")
+        #expect(
+            again.stderr.contains("task charge not sent: its write was answered 201 by run"),
+            "\(again.stderr)")
+        #expect(Self.effects(space, key: key).count == 1, "charged once")
+    }
+
     /// Held writes are told as failures are: the first in full, the others counted under one
     /// reason, though each names its own task (`--task charge-2`): a trial's 20 held writes
     /// printed a line apiece.

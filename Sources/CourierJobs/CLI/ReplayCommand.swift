@@ -88,9 +88,14 @@ enum ReplayCommand {
             console.output("courier: nothing to replay: no task in the logs matches")
             return CommandLineInterface.ExitCode.success
         }
-        // A write the logs say was answered, or whose outcome they leave unknown, is sent
-        // again only as ``WriteRule`` allows.
+        // A write the logs (or the job's history beside them) say was answered, or whose
+        // outcome they leave unknown, is sent again only as ``WriteRule`` allows.
         options.run.writes = history.writes
+        if let folder = Self.jobHistoryFolder(job: job, names: jobNames, options: options),
+            let writes = JobHistory.writes(folder: folder, with: options.logs)
+        {
+            options.run.writes = writes
+        }
 
         if let job, !options.logDirectoryGiven {
             options.run.logDirectory = job.home.logs
@@ -338,6 +343,18 @@ enum ReplayCommand {
         }
         guard folder.lastPathComponent == job else { return nil }
         return folder.deletingLastPathComponent()
+    }
+
+    /// The job's history folder: the job's (`--job`), or the one the logs replayed are in.
+    static func jobHistoryFolder(job: Job?, names: Set<String>, options: Options) -> URL? {
+        if let job {
+            let logs = options.logDirectoryGiven ? options.run.logDirectory : job.home.logs
+            return logs.appendingPathComponent(job.name)
+        }
+        guard names.count == 1, let name = names.first,
+            let root = historyFolder(of: options.logs, job: name)
+        else { return nil }
+        return root.appendingPathComponent(name)
     }
 
     /// A job for a replay without `--job`: the log's job name, default limits, no saves.

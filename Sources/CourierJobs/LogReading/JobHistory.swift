@@ -175,3 +175,19 @@ struct JobHistory: Equatable {
         return Shard(index: index, count: count)
     }
 }
+
+extension JobHistory {
+    /// What the job's history in `folder` and the `logs` a command was given say of its writes
+    /// together: a write answered, or left under way, in either is not sent again because the
+    /// logs given leave it out (trial R: `--resume` of a cut log; trial S: a replay of the
+    /// night's log after a replay had sent the write). `nil` when the folder holds no history;
+    /// logs read from standard input are not read again.
+    static func writes(folder: URL, with logs: [String]) -> WriteHistory? {
+        let history = read(folder: folder).logs
+        guard !history.isEmpty else { return nil }
+        let given = LogFiles.expandingFolders(logs.filter { $0 != "-" }).map {
+            URL(fileURLWithPath: $0).standardizedFileURL.path
+        }
+        return TaskHistory.read(Set(history + given).sorted(), warn: { _ in }).writes
+    }
+}

@@ -29,10 +29,8 @@ extension RunHistory {
             // A write the job's history says was answered (or left under way) is not sent
             // again because the logs named leave it out (trial R: a log cut short sent a
             // charge twice).
-            let jobLogs = JobHistory.read(folder: folder).logs
-            if !jobLogs.isEmpty {
-                let all = Set(jobLogs + history.logs).sorted()
-                history.writes = TaskHistory.read(all, warn: { _ in }).writes
+            if let writes = JobHistory.writes(folder: folder, with: history.logs) {
+                history.writes = writes
             }
             return .success(history)
         }
