@@ -120,6 +120,40 @@ struct ReplayTests {
         #expect(!supplied.stdout.contains(Self.token) && !supplied.stderr.contains(Self.token))
     }
 
+    /// `--header` fills in a header the log redacted; it went onto every replayed request,
+    /// so a bearer token reached requests that never carried one (trial S).
+    @Test("--header fills the requests that carried the header, and adds it to no other")
+    func headerGoesOnlyWhereItWas() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("only-where")
+        let toggle = FixtureServer.uniqueKey("only-where-toggle")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "plain", "path": "/toggle", "query": {"name": "\#(toggle)", "key": "\#(key)", "t": "plain"}},
+                {"id": "authed", "path": "/toggle", "query": {"name": "\#(toggle)", "key": "\#(key)", "t": "authed"},
+                 "headers": {"Authorization": "Bearer ${env:COURIER_TEST_TOKEN}"}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(
+            backend: "curl", environment: ["COURIER_TEST_TOKEN": Self.token])
+        #expect(first.status == 1, "\(first.stderr)")
+        try await Self.switchOn(toggle, space.server)
+        let original = try #require(try Self.logFiles(space).first)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", original, "--log-dir", space.logs.path, "--no-progress", "--header",
+                "Authorization: Bearer \(Self.token)",
+            ], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let replayed = try await ServerHits.of(key, on: space.server).requests.suffix(2)
+        let authorization = Dictionary(
+            uniqueKeysWithValues: replayed.map {
+                ($0.path.contains("t=authed") ? "authed" : "plain", $0.header("Authorization"))
+            })
+        #expect(authorization["authed"] == .some("Bearer \(Self.token)"), "\(authorization)")
+        #expect(authorization["plain"] == .some(nil), "\(authorization)")
+    }
+
     /// A replay of a log folder alone, from another working folder: its log goes beside the
     /// logs it replays (it went under the working folder), and a failed one is repaired by
     /// replaying its own log (it said `courier run /…/- --resume`, a job file named `-`).

@@ -112,7 +112,8 @@ struct ReplayBuilder {
     }
 
     /// The logged headers, each redacted one from `--header` or from the job's task when its
-    /// value redacts to the logged one; the names of those that hold secrets.
+    /// value redacts to the logged one; the names of those that hold secrets. A `--header`
+    /// the request did not carry is not added.
     private func rebuiltHeaders(
         of line: LogLine, jobTask: ExpandedTask?, jobWire: WireRequest?
     ) -> Result<(HTTPHeaders, Set<String>), Refusal> {
@@ -146,7 +147,11 @@ struct ReplayBuilder {
             headers.add(name, jobValue)
             secretNames.insert(name.lowercased())
         }
-        for override in overrides where !headers.contains(override.name) {
+        // A header the request did not carry is not added: `--header` fills in what the log
+        // redacted (trial S: a bearer token went with every replayed request, to requests
+        // that never had one). Only a line that logged no header at all (an older log) takes
+        // them all.
+        for override in overrides where line.requestHeaders.isEmpty {
             headers.add(override.name, override.value)
             secretNames.insert(override.name.lowercased())
         }
