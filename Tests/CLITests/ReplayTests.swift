@@ -139,6 +139,17 @@ struct ReplayTests {
         #expect(first.status == 1, "\(first.stderr)")
         try await Self.switchOn(toggle, space.server)
         let original = try #require(try Self.logFiles(space).first)
+        // Without it, `authed` is refused and `plain` sent: the replay fails, and its log's
+        // `run.end` says so as its exit status does (trial S: the log said 0, the process 1).
+        let refused = try await CourierBinary.run(
+            ["replay", original, "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stdout.contains("; 1 refused"), "\(refused.stdout)")
+        let end = try #require(
+            try space.logLines().last { $0["event"] as? String == "run.end" })
+        #expect(end["exitCode"] as? Int == 1, "\(end)")
+        #expect((end["tasks"] as? [String: Int])?["notReplayed"] == 1, "\(end)")
         let replay = try await CourierBinary.run(
             [
                 "replay", original, "--log-dir", space.logs.path, "--no-progress", "--header",

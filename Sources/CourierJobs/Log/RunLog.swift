@@ -72,13 +72,14 @@ struct RunLog: Sendable {
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
         interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil, ignored: Int = 0,
-        unlisted: Bool = false, checks: [DataCheckVerdict.Failure] = []
+        unlisted: Bool = false, checks: [DataCheckVerdict.Failure] = [], notReplayed: Int = 0
     ) throws {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
         ]
         if let alreadyDone { tasks.append(("alreadyDone", .int(alreadyDone))) }
         if ignored > 0 { tasks.append(("ignored", .int(ignored))) }
+        if notReplayed > 0 { tasks.append(("notReplayed", .int(notReplayed))) }
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runEnd)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("durationMs", .double(duration * 1000)),

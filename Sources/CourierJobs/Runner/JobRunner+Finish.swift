@@ -53,6 +53,8 @@ extension JobRunner {
         let underway: Underway
         let progress: Progress
         var recordsFailed = 0
+        /// A replay's selected tasks the job no longer builds.
+        var unmatched = 0
         var summary: RunSummary?
 
         init(_ begun: Begun, _ underway: Underway, progress: Progress) {
@@ -87,6 +89,7 @@ extension JobRunner {
                 // (``ReplaySelection/unmatched``). Patterns were never counted before running:
                 // only the ids are taken off.
                 finishing.progress.tasksFound(-selection.unmatchedCount)
+                finishing.unmatched = selection.unmatched.count
             }
         case .conditionalState:
             do {
@@ -144,6 +147,7 @@ extension JobRunner {
         }
         var summary = summarize(begun, underway, counts: finishing.progress.snapshot)
         summary.recordsFailed = finishing.recordsFailed
+        summary.notReplayed = options.refusedReplays + finishing.unmatched
         // A repair says what the job's whole history still lacks: every log of the job
         // (other shards' too), this run's lines on file since `linesOnFile`.
         if options.resume != nil || source.completesHistory, !options.logToStandardOutput,
@@ -194,7 +198,8 @@ extension JobRunner {
             failed: summary.failed, requests: summary.requests, exitCode: summary.exitCode,
             interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
-            ignored: summary.ignored, unlisted: summary.unlisted, checks: summary.checkFailures)
+            ignored: summary.ignored, unlisted: summary.unlisted, checks: summary.checkFailures,
+            notReplayed: summary.notReplayed)
         summary.logFailure = summary.logFailure ?? begun.log.failure
         return summary
     }

@@ -62,6 +62,9 @@ struct RunOptions: Sendable {
     var trace: TraceSettings?
     /// `--metrics-push`: the same figures pushed to a Prometheus Pushgateway (``MetricsPush``).
     var metricsPush: MetricsPushSettings?
+    /// Tasks a replay from logs refused before the run (a secret the log redacted and
+    /// nobody gave): counted in the run's end (``RunSummary/notReplayed``), not sent.
+    var refusedReplays = 0
     /// The run's one-line summary, as `courier run` prints it: the body of the end's ping
     /// (`notify`). Without it, a shorter line of the same counts.
     var summaryLine: (@Sendable (RunSummary) -> String)?
@@ -87,6 +90,9 @@ struct RunSummary: Sendable {
     var failed: Int
     /// Tasks skipped by `--resume` because an earlier run did them.
     var alreadyDone: Int = 0
+    /// Tasks a replay chose and could not send: refused (a secret the log redacted and
+    /// nobody gave), or no longer built by the job. They fail the replay (exit 1).
+    var notReplayed = 0
     var requests: Int
     /// 304s: tasks ok whose saved output was left as it was.
     var notModified = 0
@@ -145,7 +151,7 @@ struct RunSummary: Sendable {
     var exitCode: Int32 {
         if let signal = interruptedBy { return 128 + signal }
         if nothingChosen { return 2 }
-        if failed > 0 || recordsFailed > 0 || logFailure != nil { return 1 }
+        if failed > 0 || notReplayed > 0 || recordsFailed > 0 || logFailure != nil { return 1 }
         return checkFailures.isEmpty ? 0 : 4
     }
 }
