@@ -325,6 +325,40 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 1, "charged once")
     }
 
+    /// A write that failed in the night's run and was then sent by a replay of the log alone:
+    /// the history does not count that replay's `ok` (it saves nothing), so every repair held
+    /// the write and exited 1 for ever, and its advice (`--task`) would have charged twice
+    /// (trial S). A write with nothing else to do is done by that answer.
+    @Test("a write a log-only replay sent is done for the next resume, and not sent again")
+    func aLogOnlyReplaysAnswerCompletesAPlainWrite() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-log-only")
+        let toggle = FixtureServer.uniqueKey("charges-log-only-toggle")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(toggle)"}, "json": {"amount": 100}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let folder = space.logs.appendingPathComponent("charges")
+        let replayed = try await CourierBinary.run(
+            ["replay", folder.path + "/", "--no-progress"], directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("0 tasks to send, 1 done by earlier runs"), "\(plan.stdout)")
+        #expect(!plan.stdout.contains("charge\t(not sent"), "\(plan.stdout)")
+        for _ in 0..<2 {
+            let resumed = try await space.run(["--resume"], backend: "curl")
+            #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+            #expect(resumed.stdout.contains("every task done"), "\(resumed.stdout)")
+        }
+        #expect(Self.effects(space, key: key).count == 1, "charged once")
+    }
+
     /// Held writes are told as failures are: the first in full, the others counted under one
     /// reason, though each names its own task (`--task charge-2`): a trial's 20 held writes
     /// printed a line apiece.

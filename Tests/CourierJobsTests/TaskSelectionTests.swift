@@ -45,7 +45,42 @@ struct TaskSelectionTests {
                 + (send.found ? ", found" : "")
                 + (send.unknownIn.map { ", unknown in \($0)" } ?? "")
         case .hold(_, _, let done, _): "hold" + (done ? ", done" : "")
+        case .doneByAnswer(let found): "done by answer" + (found ? ", found" : "")
         }
+    }
+
+    /// A write a replay from the log alone sent, answered 2xx on an `ok` line: the history
+    /// does not count it done (such a replay saves nothing, checks nothing), and every repair
+    /// held it for ever (trial S). With nothing else to do it is done by that answer; one that
+    /// saves its answer, captures or expects more stays held.
+    @Test func aWriteALogOnlyReplaySentIsDoneByItsAnswerWhenItHasNothingElseToDo() throws {
+        let job = try ExpansionTests.load(
+            ExpansionTests.job(
+                tasks: #"""
+                    {"id": "charge", "method": "POST", "path": "/c", "json": {"a": 1}},
+                    {"id": "saved", "method": "POST", "path": "/s", "json": {"a": 1}, "save": "s.json"},
+                    {"id": "checked", "method": "POST", "path": "/k", "json": {"a": 1},
+                     "expect": {"json": {"/paid": true}}}
+                    """#))
+        let tasks = Dictionary(
+            uniqueKeysWithValues: try ExpansionTests.expand(job).map { ($0.id, $0) })
+        var selection = Self.selection()
+        for id in ["charge", "saved", "checked"] {
+            var line = LogLine.made(LogEvent.request, run: "replayed", task: id, outcome: "ok")
+            line.method = "POST"
+            line.status = 201
+            selection.writes.add(line, key: Self.key(id))
+        }
+        func said(_ id: String, capturing: Bool = false) -> String {
+            Self.said(selection.verdict(on: tasks[id]!, capturing: capturing, keyed: false))
+        }
+        #expect(said("charge") == "done by answer")
+        #expect(said("charge", capturing: true) == "hold")
+        #expect(said("saved") == "hold")
+        #expect(said("checked") == "hold")
+        // Done in the history already: a held write counted done, as before.
+        selection.writes.done = [Self.key("charge")]
+        #expect(said("charge") == "hold, done")
     }
 
     @Test func aPlainRunSendsEveryTaskAsItIs() throws {

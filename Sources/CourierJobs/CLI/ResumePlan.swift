@@ -227,6 +227,10 @@ enum ResumePlan {
         {
         case .send: return sending
         case .sendWithKey(let run): return .resent(unknownIn: run)
+        case .hold
+        where WriteRule.doneByAnswer(
+            task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes):
+            return .done
         case .hold(let reason): return .held(reason)
         }
     }

@@ -122,6 +122,17 @@ struct RunLog: Sendable {
         ])
     }
 
+    /// A write a replay from the log alone sent, answered 2xx, with nothing else to do: done
+    /// by that answer (``WriteRule/doneByAnswer(_:of:capturing:writes:)``), and said so, for
+    /// the history to count it done. Nothing was sent.
+    func doneByAnswer(task: String) throws {
+        try write([
+            ("event", .string(LogEvent.skipped)), ("ts", .string(Timestamp.rfc3339(Date()))),
+            ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
+            ("outcome", .string(LogOutcome.ok.rawValue)), ("reason", .string("answeredByReplay")),
+        ])
+    }
+
     /// A task that could not be built (a captured value that makes no valid URL), or could
     /// not be sent (`kind` `token`: no OAuth2 access token could be had): nothing was sent for
     /// it, and the task failed. Every task `run.end` counts has a final line.

@@ -15,6 +15,9 @@ struct WriteHistory: Sendable {
     }
 
     private(set) var facts: [UInt64: Fact] = [:]
+    /// Writes a 2xx answered on their task's `ok` line, a replay's from the log alone too
+    /// (``WriteRule/doneByAnswer(_:of:capturing:writes:)``).
+    private(set) var answeredOK: Set<UInt64> = []
     /// Tasks whose write went out (a `request.start`) since their last attempt's line.
     private var started: Set<UInt64> = []
     /// Which of these tasks the history says are done (their final outcome is `ok`).
@@ -38,6 +41,9 @@ struct WriteHistory: Sendable {
             if let status = line.status {
                 facts[key] =
                     (200..<300).contains(status) ? .answered(run: line.run, status: status) : nil
+                if (200..<300).contains(status), line.outcome == LogOutcome.ok.rawValue {
+                    answeredOK.insert(key)
+                }
             } else if let kind = line.errorKind, Self.notSentKinds.contains(kind) {
                 facts[key] = nil
             } else if line.errorKind == "cancelled", !wentOut {

@@ -51,6 +51,10 @@ struct TaskSelection: Sendable {
         /// (`general`: the same for any task, its id written `ID`); `done`: its task is done,
         /// and stays so without a line (a replay with `--all`); `found`: as ``Send/found``.
         case hold(String, general: String, done: Bool, found: Bool)
+        /// A write a replay from the log alone sent, answered 2xx, that has nothing else to
+        /// do (``WriteRule/doneByAnswer(_:of:capturing:writes:)``): done, and said so in the
+        /// log, so that the history counts it done.
+        case doneByAnswer(found: Bool)
     }
 
     /// A task to send, as it is sent.
@@ -124,6 +128,10 @@ struct TaskSelection: Sendable {
         case .sendWithKey(let run):
             send.unknownIn = run
             return .send(send)
+        case .hold
+        where WriteRule.doneByAnswer(
+            task, of: job, capturing: capturing, writes: writes):
+            return .doneByAnswer(found: send.found)
         case .hold(let reason):
             // The same reason with `ID` for the task's id: one reason for every write held so,
             // which the terminal counts as one.

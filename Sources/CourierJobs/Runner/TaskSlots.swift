@@ -177,6 +177,11 @@ extension JobRunner {
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .reuseKept:
             break
+        case .doneByAnswer(let found):
+            if found { slots.progress.tasksFound(1) }
+            slots.progress.taskAlreadyDone()
+            try? slots.log.doneByAnswer(task: task.id)
+            slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .send(let send):
             if send.found { slots.progress.tasksFound(1) }
             if let run = send.unknownIn {

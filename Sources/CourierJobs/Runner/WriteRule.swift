@@ -106,6 +106,24 @@ enum WriteRule {
         ).heldReason
     }
 
+    /// Whether `task`, a write the history holds, is done by the 2xx that answered it on an
+    /// `ok` line though the history does not count it done: a replay from the log alone
+    /// sent it (such a replay saves nothing and checks no expectation, so it decides nothing
+    /// in the history). Only a task that has nothing else to do is: no `save`, records,
+    /// captures, pages, cursor or expectation beyond a 2xx. Trial S: every repair held such
+    /// a write for ever, exit 1, and its advice (`--task`) would have sent it twice.
+    static func doneByAnswer(
+        _ task: ExpandedTask, of job: String, capturing: Bool, writes: WriteHistory
+    ) -> Bool {
+        let key = FNV1a.taskKey(job: job, task: task.id)
+        guard writes.answeredOK.contains(key), !writes.done.contains(key) else { return false }
+        let expectation = task.expectation
+        return task.save == nil && task.records == nil && task.paginate == nil
+            && task.since == nil && task.expectStatus == nil && !capturing
+            && expectation.json.isEmpty && expectation.headers.isEmpty
+            && expectation.bodyContains.isEmpty && expectation.maxMs == nil
+    }
+
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
     static func names(_ glob: String) -> Bool {
         !ReplaySelection.isPattern(glob)
