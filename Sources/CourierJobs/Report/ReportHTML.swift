@@ -141,6 +141,11 @@ enum ReportHTML {
     /// A chart's axes, grid, tick labels and titles around `body`: the y title over the axis,
     /// the x tick labels under the plot and the x title under them (none overlaps another),
     /// and a legend (label and colour) at the top right.
+    /// A whole value as a whole number (`2`, not `2.00`), any other as the report writes it.
+    static func tickLabel(_ value: Double) -> String {
+        value == value.rounded() && value < 1e15 ? String(Int(value)) : ReportText.format(value)
+    }
+
     static func frame(
         _ body: String, yMax: Double, yLabel: String, xLabel: String = "",
         xTicks: [(x: Double, label: String)] = [], legend: [(String, String)] = []
@@ -153,7 +158,7 @@ enum ReportHTML {
         for step in 0...4 {
             let y = plotBottom - (plotBottom - top) * Double(step) / 4
             svg +=
-                "<text x='\(left - 4)' y='\(y + 4)' text-anchor='end'>\(ReportText.format(yMax * Double(step) / 4))</text><line x1='\(left)' y1='\(y)' x2='\(width - 8)' y2='\(y)' stroke='#eef0f4'/>"
+                "<text x='\(left - 4)' y='\(y + 4)' text-anchor='end'>\(tickLabel(yMax * Double(step) / 4))</text><line x1='\(left)' y1='\(y)' x2='\(width - 8)' y2='\(y)' stroke='#eef0f4'/>"
         }
         for tick in xTicks {
             let anchor = tick.x <= left ? "start" : tick.x >= width - 8 ? "end" : "middle"
@@ -218,7 +223,8 @@ enum ReportHTML {
             let index = min(binCount - 1, Int(bucket.from / top * Double(binCount)))
             bins[index] += bucket.count
         }
-        let most = Double(bins.max() ?? 1)
+        // A whole number of attempts at each of the axis's four steps (trial S: 0.50, 1.50).
+        let most = (Double(bins.max() ?? 1) / 4).rounded(.up) * 4
         let barWidth = (width - 8 - left) / Double(binCount)
         var body = ""
         for (index, count) in bins.enumerated() where count > 0 {
