@@ -66,8 +66,11 @@ struct FailureConformanceTests {
         let key = FixtureServer.uniqueKey("cancel")
         // The server answers after ten minutes, far beyond the suite's time limit (a hang
         // guard): a caller that waited for the server never gets its error in time.
+        // Its own timeout is longer than the wait for the server below may take on a starved
+        // machine: a loaded run timed the request out (60 s) before it was cancelled.
         let task = Task {
-            try await client.perform(HTTPRequest(url: server.url("/slow?ms=600000&key=\(key)")))
+            try await client.perform(
+                HTTPRequest(url: server.url("/slow?ms=600000&key=\(key)"), timeout: 900))
         }
         // Cancelled once the server has the request, so that it is the request in flight that
         // is cancelled (up to 1,200 looks, 50 ms apart).
