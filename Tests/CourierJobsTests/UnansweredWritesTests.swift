@@ -60,6 +60,7 @@ struct UnansweredWritesTests {
     @Test("a held write is a failed task, a task skipped for a capture a skipped one")
     func heldWritesAreFailedTasks() {
         var report = RunReport(job: "j")
+        report.add(LogLine.made(LogEvent.runStart, run: "r1"))
         var held = LogLine.made(LogEvent.skipped, run: "r1", task: "charge", outcome: "skipped")
         held.errorKind = LogErrorKind.writeHeld
         var skipped = LogLine.made(LogEvent.skipped, run: "r1", task: "item", outcome: "skipped")
@@ -69,6 +70,8 @@ struct UnansweredWritesTests {
         report.finish()
         #expect(report.outcomes.failed == 1 && report.outcomes.skipped == 1)
         #expect(report.outcomes.notOK.map(\.outcome) == ["failed", "skipped"])
+        // The runs table too (trial T: its row said "1 skipped" where run.end said failed).
+        #expect(report.runTable.rows.map(\.skippedTasks) == [1])
     }
 }
 

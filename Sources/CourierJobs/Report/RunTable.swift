@@ -178,7 +178,10 @@ struct RunTable {
                 outcome == "ok" || outcome == "failed" || outcome == "skipped"
             {
                 rows[row].recordedTasks += 1
-                if outcome == "skipped" { rows[row].skippedTasks += 1 }
+                // A write held back is a failed task, as the report's tasks count it.
+                if outcome == "skipped", line.errorKind != LogErrorKind.writeHeld {
+                    rows[row].skippedTasks += 1
+                }
             }
         default:
             break
