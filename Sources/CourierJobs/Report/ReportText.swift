@@ -155,7 +155,7 @@ enum ReportText {
         }
         if report.blockedRequests > 0 {
             lines.append(
-                "waited    \(report.blockedRequests) request\(report.blockedRequests == 1 ? "" : "s") waited \(format(report.blockedMs / 1000)) s in all before they were sent (rate limit and hosts' pauses; not in their times)"
+                "waited    \(report.blockedRequests) request\(report.blockedRequests == 1 ? "" : "s") waited \(format(report.blockedMs / 1000)) s in all before they went out, or a stop kept them (rate limit and hosts' pauses; not in their times)"
             )
         }
         if report.throttledRequests > 0 {
