@@ -289,15 +289,11 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 2, "named, it was sent")
     }
 
-    /// A write that failed in the night's run and was then sent by a replay: a replay of the
-    /// night's log alone sent it again, since that log says it failed (trial S: a second
-    /// charge). The job's history beside the log has the replay's answer.
-    @Test("a replay of the night's log does not send a write a later replay sent")
-    func aLaterReplaysAnswerHoldsTheWrite() async throws {
-        let space = try JobWorkspace()
-        defer { space.remove() }
-        let key = FixtureServer.uniqueKey("charges-replayed")
-        let toggle = FixtureServer.uniqueKey("charges-replayed-toggle")
+    /// A job `charges` of one write whose night run failed (503, no effect), its server
+    /// answering from now on; the charges' key.
+    static func chargeFailedAtNight(_ space: JobWorkspace) async throws -> String {
+        let key = FixtureServer.uniqueKey("charges-night")
+        let toggle = FixtureServer.uniqueKey("charges-night-toggle")
         try space.writeJob(
             name: "charges",
             tasks: #"""
@@ -306,10 +302,22 @@ struct WritesOnceRunTests {
                 """#, extra: #""retry": {"maxAttempts": 1},"#)
         let night = try await space.run(backend: "curl")
         #expect(night.status == 1, "\(night.stderr)")
+        #expect(Self.effects(space, key: key).count == 0)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        return key
+    }
+
+    /// A write that failed in the night's run and was then sent by a replay: a replay of the
+    /// night's log alone sent it again, since that log says it failed (trial S: a second
+    /// charge). The job's history beside the log has the replay's answer.
+    @Test("a replay of the night's log does not send a write a later replay sent")
+    func aLaterReplaysAnswerHoldsTheWrite() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = try await Self.chargeFailedAtNight(space)
         let folder = space.logs.appendingPathComponent("charges")
         let log = try #require(
             try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
-        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
         let replayed = try await CourierBinary.run(
             ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             directory: space.folder)
@@ -333,16 +341,7 @@ struct WritesOnceRunTests {
     func aLogOnlyReplaysAnswerCompletesAPlainWrite() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
-        let key = FixtureServer.uniqueKey("charges-log-only")
-        let toggle = FixtureServer.uniqueKey("charges-log-only-toggle")
-        try space.writeJob(
-            name: "charges",
-            tasks: #"""
-                {"id": "charge", "method": "POST", "path": "/charges",
-                 "query": {"key": "\#(key)", "fail_until": "\#(toggle)"}, "json": {"amount": 100}}
-                """#, extra: #""retry": {"maxAttempts": 1},"#)
-        #expect(try await space.run(backend: "curl").status == 1)
-        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let key = try await Self.chargeFailedAtNight(space)
         let folder = space.logs.appendingPathComponent("charges")
         let replayed = try await CourierBinary.run(
             ["replay", folder.path + "/", "--no-progress"], directory: space.folder)
