@@ -138,14 +138,14 @@ enum ReportHTML {
         return ticks
     }
 
-    /// A chart's axes, grid, tick labels and titles around `body`: the y title over the axis,
-    /// the x tick labels under the plot and the x title under them (none overlaps another),
-    /// and a legend (label and colour) at the top right.
     /// A whole value as a whole number (`2`, not `2.00`), any other as the report writes it.
     static func tickLabel(_ value: Double) -> String {
         value == value.rounded() && value < 1e15 ? String(Int(value)) : ReportText.format(value)
     }
 
+    /// A chart's axes, grid, tick labels and titles around `body`: the y title over the axis,
+    /// the x tick labels under the plot and the x title under them (none overlaps another),
+    /// and a legend (label and colour) at the top right.
     static func frame(
         _ body: String, yMax: Double, yLabel: String, xLabel: String = "",
         xTicks: [(x: Double, label: String)] = [], legend: [(String, String)] = []
