@@ -152,5 +152,12 @@ struct ResumeTests {
         let resumed = try await space.run(["--resume", headOnly.path], backend: "curl")
         #expect(resumed.status == 1, "broken fails again: \(resumed.stderr)")
         #expect(try await posts() == 1, "the charge went once: \(resumed.stderr)")
+        // The job's history has it done: it is done here too, not a write "not sent" and
+        // counted held with no line in the log (trial T).
+        #expect(!resumed.stderr.contains("task charge not sent"), "\(resumed.stderr)")
+        #expect(!resumed.stdout.contains("not sent again"), "\(resumed.stdout)")
+        #expect(resumed.stdout.contains("(1 done by earlier runs)"), "\(resumed.stdout)")
+        let plan = try await space.run(["--resume", headOnly.path, "--dry-run"], backend: "curl")
+        #expect(!plan.stdout.contains("charge\t(not sent"), "\(plan.stdout)")
     }
 }

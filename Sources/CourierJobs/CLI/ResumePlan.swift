@@ -229,7 +229,8 @@ enum ResumePlan {
         case .sendWithKey(let run): return .resent(unknownIn: run)
         case .hold
         where WriteRule.doneByAnswer(
-            task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes):
+            task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes)
+            || (options.only.isEmpty && resume.writes.done.contains(key)):
             return .done
         case .hold(let reason): return .held(reason)
         }
