@@ -77,6 +77,13 @@ struct ReportCompletenessTests {
         let jobPath = space.folder.appendingPathComponent("job.json").standardizedFileURL.path
         #expect(
             report.stdout.contains("courier run \(jobPath) --resume"), "\(report.stdout)")
+        // How to see the failed task's attempts, with its names filled in (trial S: `courier
+        // show LOG TASK`), and it does show them.
+        let show = "courier show \(jobPath) bad shows a task's attempts"
+        #expect(report.stdout.contains(show), "\(report.stdout)")
+        let shown = try await CourierBinary.run(["show", jobPath, "bad"])
+        #expect(shown.status == 0, "\(shown.stdout)\(shown.stderr)")
+        #expect(shown.stdout.contains("500"), "\(shown.stdout)")
     }
 
     @Test("a run killed with SIGKILL is reported as killed, with how many tasks it recorded")

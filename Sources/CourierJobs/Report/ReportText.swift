@@ -28,7 +28,7 @@ enum ReportText {
             ? ""
             : " (it will not send again \(repair.heldWrites) failed write\(repair.heldWrites == 1 ? "" : "s") the server took or may have taken (answered 2xx, or no answer came): check the server, then name \(repair.heldWrites == 1 ? "it" : "each") with --task ID)"
         return
-            "next      \(what): \(repair.command) runs what the history lacks\(held); courier show LOG TASK shows a task's attempts"
+            "next      \(what): \(repair.command) runs what the history lacks\(held); \(repair.show) shows a task's attempts"
     }
 
     /// Whether the logs leave the job done, and the command that repairs it if not: the text
@@ -42,6 +42,8 @@ enum ReportText {
         var killed: [String]
         /// `courier run JOB.json --resume`, with the job file as the latest run named it.
         var command: String
+        /// `courier show` of a task not done, from the job file: what went wrong with it.
+        var show: String
         /// Of ``notDone``, the writes that command would not send again (``WriteRule``): a 2xx
         /// answered them, or they went out without their key and no answer came.
         var heldWrites: Int
@@ -77,6 +79,11 @@ enum ReportText {
                         ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
                 }
                 ?? "courier run JOB.json --resume"
+            // A task not done and the job file, when known (trial S: the HTML report said
+            // `courier show LOG TASK`, words to fill in).
+            let job = file.flatMap { $0 == "<stdin>" ? nil : ShellWord.quoted($0) } ?? "LOG"
+            let task = report.outcomes.notOK.first.map { ShellWord.quoted($0.task) } ?? "TASK"
+            show = "courier show \(job) \(task)"
         }
     }
 
