@@ -230,7 +230,7 @@ enum ResumePlan {
         case .hold
         where WriteRule.doneByAnswer(
             task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes)
-            || (options.only.isEmpty && resume.writes.done.contains(key)):
+            || (options.only.isEmpty && !spec.hasCaptures && resume.writes.done.contains(key)):
             return .done
         case .hold(let reason): return .held(reason)
         }
