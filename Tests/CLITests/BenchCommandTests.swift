@@ -129,6 +129,11 @@ struct BenchModesTests {
             "--rounds", "1",
         ])
         #expect(table.stdout.contains("conns") && table.stdout.contains("n/a"), "\(table.stdout)")
+        // The table says what it measured (trial S: neither the count nor the concurrency).
+        #expect(
+            table.stdout.hasPrefix(
+                "courier bench: 1 round of 2 requests a backend, 64 in flight, after a warm-up of 2 requests each\n"
+            ), "\(table.stdout)")
         // Every request refused: curl opened no connection, and says 0 (it said null).
         let refused = try await CourierBinary.run([
             "bench", "http://127.0.0.1:\(unusedLoopbackPort())/", "-n", "2", "--warmup", "0",

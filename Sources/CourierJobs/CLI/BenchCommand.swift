@@ -118,7 +118,8 @@ enum BenchCommand {
                     eventLoops: (clients[backend] as? CurlHTTPClient)?.statistics.eventLoops)
             }
         }
-        Console.output(options.json ? jsonLines(summaries) : table(summaries))
+        Console.output(
+            options.json ? jsonLines(summaries) : heading(options) + "\n" + table(summaries))
         return verdict(summaries)
     }
 
@@ -270,43 +271,6 @@ enum BenchCommand {
         request.validatesTLS = !options.insecure
         request.timeout = options.timeout ?? Self.defaultTimeout
         return [request]
-    }
-
-    static func table(_ summaries: [BenchSummary]) -> String {
-        let header = [
-            "backend", "rounds", "req/s", "p50 ms", "p90", "p99", "p99.9", "max", "errors",
-            "non-2xx", "cpu µs/req", "peak RSS", "conns", "vs \(summaries.first?.backend ?? "")",
-        ]
-        var rows = [header]
-        let reference = summaries.first?.requestsPerSecond ?? 0
-        for summary in summaries {
-            let latency =
-                [50, 90, 99, 99.9].map { summary.latency.percentile($0) } + [
-                    summary.latency.maxMilliseconds
-                ]
-            rows.append(
-                [
-                    summary.backend, String(summary.rounds.count),
-                    String(Int(summary.requestsPerSecond.rounded())),
-                ]
-                    + latency.map(ReportText.format)
-                    + [
-                        summary.errorsText, String(summary.non2xx),
-                        String(format: "%.1f", summary.cpuMicrosecondsPerRequest),
-                        "\(summary.peakRSS >> 20) MiB",
-                        summary.connections.map(String.init) ?? "n/a",
-                        reference > 0
-                            ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
-                    ])
-        }
-        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        return rows.map { row in
-            row.enumerated().map { column, cell in
-                column == 0
-                    ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0)
-                    : cell.leftPadded(widths[column])
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
     }
 
     static func jsonLines(_ summaries: [BenchSummary]) -> String {

@@ -1,0 +1,54 @@
+import Courier
+import Foundation
+
+/// `courier bench`'s table for a person: what was measured, then each backend's medians.
+extension BenchCommand {
+    /// What the rounds were: requests (or seconds) a round, in flight, the warm-up (trial S:
+    /// the table did not say how many requests it had measured, nor at what concurrency).
+    static func heading(_ options: Options) -> String {
+        let round =
+            options.duration.map { "\(ReportText.format($0)) s" }
+            ?? "\(options.count) request\(options.count == 1 ? "" : "s")"
+        let warmup = options.warmup ?? min(1_000, options.count)
+        let pace = options.rate.map { ", \(ReportText.format($0)) requests a second" } ?? ""
+        return
+            "courier bench: \(options.rounds) round\(options.rounds == 1 ? "" : "s") of \(round) a backend, \(options.concurrency) in flight\(pace), after a warm-up of \(warmup) request\(warmup == 1 ? "" : "s") each"
+    }
+
+    static func table(_ summaries: [BenchSummary]) -> String {
+        let header = [
+            "backend", "rounds", "req/s", "p50 ms", "p90", "p99", "p99.9", "max", "errors",
+            "non-2xx", "cpu µs/req", "peak RSS", "conns", "vs \(summaries.first?.backend ?? "")",
+        ]
+        var rows = [header]
+        let reference = summaries.first?.requestsPerSecond ?? 0
+        for summary in summaries {
+            let latency =
+                [50, 90, 99, 99.9].map { summary.latency.percentile($0) } + [
+                    summary.latency.maxMilliseconds
+                ]
+            rows.append(
+                [
+                    summary.backend, String(summary.rounds.count),
+                    String(Int(summary.requestsPerSecond.rounded())),
+                ]
+                    + latency.map(ReportText.format)
+                    + [
+                        summary.errorsText, String(summary.non2xx),
+                        String(format: "%.1f", summary.cpuMicrosecondsPerRequest),
+                        "\(summary.peakRSS >> 20) MiB",
+                        summary.connections.map(String.init) ?? "n/a",
+                        reference > 0
+                            ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
+                    ])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                column == 0
+                    ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0)
+                    : cell.leftPadded(widths[column])
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
