@@ -64,6 +64,8 @@ enum ReplayCommand {
             OTLPEnvironment(ProcessInfo.processInfo.environment).headers.map(\.value))
         let console = Console(redactor: Redactor(secrets: secrets))
         if !options.dryRun { options.run.trace = traceSettings(of: job, console: console) }
+        // Logs named on the command line may leave out what the job's history did since.
+        let logsNamed = !options.logs.isEmpty
         if let job, options.logs.isEmpty {
             // `--job` alone: the job's own history, as `run --resume` reads it.
             let folder =
@@ -90,12 +92,8 @@ enum ReplayCommand {
         }
         // A write the logs (or the job's history beside them) say was answered, or whose
         // outcome they leave unknown, is sent again only as ``WriteRule`` allows.
-        options.run.writes = history.writes
-        if let folder = Self.jobHistoryFolder(job: job, names: jobNames, options: options),
-            let writes = JobHistory.writes(folder: folder, with: options.logs)
-        {
-            options.run.writes = writes
-        }
+        options.run.writes = writes(
+            of: history, job: job, jobNames: jobNames, logsNamed: logsNamed, options: options)
 
         if let job, !options.logDirectoryGiven {
             options.run.logDirectory = job.home.logs
@@ -344,6 +342,19 @@ enum ReplayCommand {
         }
         guard folder.lastPathComponent == job else { return nil }
         return folder.deletingLastPathComponent()
+    }
+
+    /// What the logs say of the job's writes, with the job's history beside them when logs
+    /// were named (they may leave out what it did since).
+    static func writes(
+        of history: TaskHistory, job: Job?, jobNames: Set<String>, logsNamed: Bool,
+        options: Options
+    ) -> WriteHistory {
+        guard logsNamed,
+            let folder = jobHistoryFolder(job: job, names: jobNames, options: options),
+            let writes = JobHistory.writes(folder: folder, with: options.logs)
+        else { return history.writes }
+        return writes
     }
 
     /// The job's history folder: the job's (`--job`), or the one the logs replayed are in.

@@ -230,7 +230,9 @@ enum ResumePlan {
         case .hold
         where WriteRule.doneByAnswer(
             task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes)
-            || (options.only.isEmpty && !spec.hasCaptures && resume.writes.done.contains(key)):
+            || (options.only.isEmpty
+                && WriteRule.doneInHistory(
+                    task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes)):
             return .done
         case .hold(let reason): return .held(reason)
         }

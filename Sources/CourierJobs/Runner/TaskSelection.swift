@@ -133,11 +133,9 @@ struct TaskSelection: Sendable {
             task, of: job, capturing: capturing, writes: writes):
             return .doneByAnswer(found: send.found)
         case .hold
-        where resumeNeeded != nil && chosen == nil && !capturing && writes.done.contains(key):
-            // A resume from logs that leave out what the job's history has done (trial T:
-            // it said the done write was "not sent" and counted it held): done, as it is. A
-            // replay that chose it still says why it is not sent, and one that captures (sent
-            // again for its values) is held, as its dependents are.
+        where resumeNeeded != nil && chosen == nil
+            && WriteRule.doneInHistory(task, of: job, capturing: capturing, writes: writes):
+            // A replay that chose it still says why it is not sent.
             return .done(found: send.found)
         case .hold(let reason):
             // The same reason with `ID` for the task's id: one reason for every write held so,

@@ -124,6 +124,16 @@ enum WriteRule {
             && expectation.bodyContains.isEmpty && expectation.maxMs == nil
     }
 
+    /// Whether a resume that chose no task (`--resume LOG`, whose logs may leave out what the
+    /// job's history did) counts `task`, a write the history holds, as done: the history has
+    /// it done (trial T: it was said "not sent" and counted held, with no line in the log).
+    /// One that captures, sent again for its values, stays held, as its dependents are.
+    static func doneInHistory(
+        _ task: ExpandedTask, of job: String, capturing: Bool, writes: WriteHistory
+    ) -> Bool {
+        !capturing && writes.done.contains(FNV1a.taskKey(job: job, task: task.id))
+    }
+
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
     static func names(_ glob: String) -> Bool {
         !ReplaySelection.isPattern(glob)
