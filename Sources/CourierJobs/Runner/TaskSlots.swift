@@ -202,12 +202,20 @@ extension JobRunner {
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .hold(let reason, let general, let done, let found):
             if found { slots.progress.tasksFound(1) }
-            slots.reporter.failed(task: task.id, reason: reason, general: general, as: .held)
-            slots.progress.write(resent: false)
             settledRecords(of: task, done: done ? true : nil)
             if done {
+                // A done task, not a held write: counted once, as done, and no failure for
+                // cron to mail (a trial's replay counted it as both, and sent the reader to a
+                // line in the log there is none of). A note says why it is not sent.
+                if !options.quiet {
+                    console.error(
+                        "courier: \(job.name): task \(task.id) not sent: \(reason)"
+                            .showingControlCharacters)
+                }
                 slots.progress.taskAlreadyDone()
             } else {
+                slots.reporter.failed(task: task.id, reason: reason, general: general, as: .held)
+                slots.progress.write(resent: false)
                 try? slots.log.skipped(task: task.id, reason: reason, kind: LogErrorKind.writeHeld)
                 slots.progress.taskFinished(ok: false, requests: 0)
             }
