@@ -133,5 +133,11 @@ struct BasicCLITests {
         #expect(
             atFolder.stderr.contains("--resume takes a log file (.jsonl)")
                 && atFolder.stderr.contains("\(folder) is a folder"), "\(atFolder.stderr)")
+        // The job after `--resume` as well as before it: said so, not "unexpected".
+        let twiceJob = try await CourierBinary.run(["run", "job.json", "--resume", "job.json"])
+        #expect(twiceJob.status == 2)
+        #expect(
+            twiceJob.stderr.contains("job.json is a job file, and the job is given already"),
+            "\(twiceJob.stderr)")
     }
 }

@@ -48,6 +48,19 @@ extension RunCommand {
         )
     }
 
+    /// `--resume JOB.json` after the job was given (`run job.json --resume job.json`): said
+    /// in words, where the parser would call the second job "unexpected".
+    private static func refuseJobFile(_ argument: String, after earlier: ArraySlice<String>)
+        throws(UsageError)
+    {
+        guard argument.hasSuffix(".json"),
+            earlier.contains(where: { $0.hasSuffix(".json") && !$0.hasPrefix("-") })
+        else { return }
+        throw UsageError(
+            "run: --resume takes a log file (.jsonl), or nothing for the job's history; \(argument) is a job file, and the job is given already"
+        )
+    }
+
     /// Parses `arguments`; `nil` when `--help` was asked for (and printed).
     static func parse(_ arguments: [String]) throws(UsageError) -> RunArguments? {
         var arguments = arguments
@@ -67,6 +80,7 @@ extension RunCommand {
                 }
                 if parsed.resumeLogs.isEmpty, index + 1 < arguments.count {
                     try refuseFolder(arguments[index + 1])
+                    try refuseJobFile(arguments[index + 1], after: arguments[..<index])
                 }
             }
             arguments.remove(at: index)
