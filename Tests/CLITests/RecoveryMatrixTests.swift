@@ -18,8 +18,8 @@ import Testing
 @Suite("recovery matrix")
 struct RecoveryMatrixTests {
     enum Path: String, CaseIterable, CustomTestStringConvertible {
-        case killThenResume, outageThenReplay, replayThenResume, resumeThenReplay
-        case shardsOneKilledThenResume, sigtermThenResume
+        case killThenResume, killThenResumeLog, outageThenReplay, replayThenResume
+        case resumeThenReplay, shardsOneKilledThenResume, sigtermThenResume
         var testDescription: String { rawValue }
     }
 
@@ -268,7 +268,7 @@ struct RecoveryMatrixTests {
         let server = space.server
         var repair: [String]
         switch path {
-        case .killThenResume:
+        case .killThenResume, .killThenResumeLog:
             // Requests past the twelfth wait until the test lets them go: the kill lands
             // mid-run however fast or slow the machine.
             Self.level(0, holdAfter: 12, key: key, server: server)
@@ -282,6 +282,14 @@ struct RecoveryMatrixTests {
                 total: outputCount)
             Self.level(0, key: key, server: server)
             repair = ["run", "job.json", "--resume"]
+            if path == .killThenResumeLog {
+                // The killed run's log named: the history it reads is that log's (and the
+                // job's own for its writes).
+                let folder = space.logs.appendingPathComponent("e2e")
+                let logs = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+                #expect(logs.count == 1, "\(logs)")
+                repair.append(folder.appendingPathComponent(try #require(logs.first)).path)
+            }
         case .sigtermThenResume:
             // The stop a cron job meets at shutdown: no task starts after it, and those under
             // way (held by the server until the signal is taken) finish in the grace period.
@@ -354,7 +362,7 @@ struct RecoveryMatrixTests {
         }
 
         let repaired = try await Self.courier(repair, space, backend: backend)
-        if path == .killThenResume {
+        if path == .killThenResume || path == .killThenResumeLog {
             // The thirteenth request to arrive, the one held when the kill landed, is w3 or w4
             // (the twelfth and thirteenth sent): a write whose effect was made, its answer lost.
             #expect(
@@ -386,7 +394,8 @@ struct RecoveryMatrixTests {
         // The same repair again, twice: nothing left to do, nothing changes.
         for _ in 0..<2 {
             let again = try await Self.courier(
-                repair[0] == "replay" ? ["run", "job.json", "--resume"] : repair, space,
+                repair[0] == "replay" || path == .killThenResumeLog
+                    ? ["run", "job.json", "--resume"] : repair, space,
                 backend: backend)
             #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
             // Nothing is sent: every task is done, so no task takes the login's token (it had
