@@ -38,6 +38,7 @@ struct SecretRedirectTests {
         #expect(try await ServerHits.of("\(key)-body", on: space.server).count == 0)
         let failed = try #require(try space.attempts("body").last)
         #expect((failed["error"] as? [String: String])?["kind"] == "invalidRequest", "\(failed)")
+        #expect(failed["status"] as? Int == 307, "the answer that came, not followed: \(failed)")
         let same = try #require(
             try await ServerHits.of("\(key)-same", on: space.server).requests.first)
         #expect(same.body.contains(password), "the same origin gets the body again")

@@ -57,6 +57,7 @@ struct RedirectConformanceTests {
             try await client.perform(HTTPRequest(url: server.url("/loop")))
         }
         #expect(error.kind == .tooManyRedirects)
+        #expect(error.status == 302, "the answer that was not followed")
     }
 
     @Test("a long chain stops at the hop limit", arguments: TransportKind.allCases)
@@ -68,6 +69,7 @@ struct RedirectConformanceTests {
             try await client.perform(HTTPRequest(url: server.url("/chain?n=3")))
         }
         #expect(error.kind == .tooManyRedirects)
+        #expect(error.status == 302, "the answer that was not followed")
     }
 
     @Test(

@@ -142,6 +142,7 @@ struct RedirectHandlerConformanceTests {
             try await client.perform(HTTPRequest(url: start))
         }
         #expect(error.kind == .tooManyRedirects)
+        #expect(error.status == 302, "the answer that was not followed")
         #expect(error.message.contains("loop"), "\(error)")
         #expect(try await ServerHits.of(key, on: server).count == 1)
     }

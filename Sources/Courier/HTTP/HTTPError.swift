@@ -59,6 +59,10 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
     public var url: URL?
     /// The transport's own code (a `CURLcode`, a `URLError.Code` raw value), when there is one.
     public var underlyingCode: Int?
+    /// The status of the response the failure came with, when one came: a redirect that was
+    /// not followed (a loop, too many hops, an unusable `Location`, a secret body bound for
+    /// another origin) has its 3xx here. `nil` when no response came.
+    public var status: Int?
 
     /// What both transports say when libcurl gives up on a response header section (a line
     /// over its 100 KiB limit): curl's own text, "Out of memory", names the wrong cause.

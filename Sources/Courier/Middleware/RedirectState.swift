@@ -42,9 +42,15 @@ public struct RedirectState: Sendable {
     /// Throws ``HTTPError`` with `.tooManyRedirects` for a loop or too many hops,
     /// `.invalidURL` for a `Location` that is unusable or not http/https, and `.invalidRequest`
     /// for a secret body a 307/308 would carry to another origin.
+    /// The error carries `response`'s status (``HTTPError/status``): what the server answered.
     public mutating func next(after response: HTTPResponse) throws -> HTTPRequest? {
-        guard let proposed = try proposal(after: response) else { return nil }
-        return try take(proposed, proposed: proposed)
+        do {
+            guard let proposed = try proposal(after: response) else { return nil }
+            return try take(proposed, proposed: proposed)
+        } catch var error as HTTPError {
+            if error.status == nil { error.status = response.status }
+            throw error
+        }
     }
 
     /// The request the rules make of `response` for the next hop, without taking it, or `nil`

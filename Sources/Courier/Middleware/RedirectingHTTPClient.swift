@@ -97,7 +97,8 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             }
             var response = try await wrapped.perform(attempt)
             if firstHeaders == nil { firstHeaders = response.requestHeaders }
-            guard let proposed = try state.proposal(after: response),
+            guard
+                let proposed = try Self.judging(response, { try state.proposal(after: response) }),
                 let next = decided.withLock({ $0 }) ?? handler?(response, proposed)
             else {
                 // Not a redirect, or one the handler stops at: the answer.
@@ -105,7 +106,20 @@ public struct RedirectingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
                 response.requestHeaders = firstHeaders ?? response.requestHeaders
                 return response
             }
-            _ = try state.take(next, proposed: proposed)
+            _ = try Self.judging(response, { try state.take(next, proposed: proposed) })
+        }
+    }
+
+    /// Runs a decision on `response`, a redirect: a hop it refuses fails with that response's
+    /// status (``HTTPError/status``), so that the failure says what the server answered.
+    private static func judging<T>(_ response: HTTPResponse, _ decide: () throws -> T) throws
+        -> T
+    {
+        do {
+            return try decide()
+        } catch var error as HTTPError {
+            if error.status == nil { error.status = response.status }
+            throw error
         }
     }
 }

@@ -227,6 +227,10 @@ struct RunLog: Sendable {
         -> (HTTPTimings, received: Int)
     {
         guard case .success(let response) = attempt.outcome else {
+            // A redirect not followed: the status that came, though no response is had.
+            if case .failure(let error) = attempt.outcome, let status = error.status {
+                line.int("status", status)
+            }
             return (HTTPTimings(total: attempt.duration), 0)
         }
         line.int("status", response.status)

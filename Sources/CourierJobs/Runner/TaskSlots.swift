@@ -204,9 +204,8 @@ extension JobRunner {
             if found { slots.progress.tasksFound(1) }
             settledRecords(of: task, done: done ? true : nil)
             if done {
-                // A done task, not a held write: counted once, as done, and no failure for
-                // cron to mail (a trial's replay counted it as both, and sent the reader to a
-                // line in the log there is none of). A note says why it is not sent.
+                // Done, not a held write: counted once, and no failure for cron to mail (trial
+                // T: counted as both, with no line in the log). A note says why it is not sent.
                 if !options.quiet {
                     console.error(
                         "courier: \(job.name): task \(task.id) not sent: \(reason)"
