@@ -160,4 +160,40 @@ struct ResumeTests {
         let plan = try await space.run(["--resume", headOnly.path, "--dry-run"], backend: "curl")
         #expect(!plan.stdout.contains("charge\t(not sent"), "\(plan.stdout)")
     }
+
+    /// A second `--resume LOG` sent again every task the first had repaired, since the named
+    /// log says they failed, and its summary said "the job's history: every task done"
+    /// (trial U). A resume naming a log reads the repairs of it made since: a `replay --job`
+    /// of it, and resumes that named it.
+    @Test("--resume LOG reads the repairs made of that log since: a second one sends nothing")
+    func resumeFromANamedLogTwice() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("named-twice")
+        let toggle = FixtureServer.uniqueKey("named-twice-toggle")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "ok", "path": "/echo", "query": {"key": "\#(key)"}},
+                {"id": "a{n}", "path": "/toggle", "query": {"name": "\#(toggle)", "n": "{n}"},
+                 "foreach": {"n": {"range": [1, 4]}}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "a1-a4 fail: \(night.stderr)")
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let replayed = try await CourierBinary.run(
+            ["replay", log, "--job", "job.json", "--task", "a1", "--no-progress"],
+            directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stdout) \(replayed.stderr)")
+        // The replay did a1: the resume sends the other three.
+        let resumed = try await space.run(["--resume", log], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout.contains(" 3 requests "), "\(resumed.stdout)")
+        for _ in 0..<2 {
+            let again = try await space.run(["--resume", log], backend: "curl")
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(again.stdout.contains(" 0 requests "), "\(again.stdout)")
+            #expect(again.stdout.contains("(5 done by earlier runs)"), "\(again.stdout)")
+        }
+    }
 }

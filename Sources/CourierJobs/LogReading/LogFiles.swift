@@ -59,20 +59,55 @@ enum LogFiles {
         return lines.last?.starts(with: Array(#"{"event":"run.end""#.utf8)) == true
     }
 
-    /// What `--resume` skips: the tasks done according to `log` and every log it resumed from
-    /// (a resumed run's `run.start` lists them all, so one level is the whole chain).
-    /// Several logs (every shard's) are read together.
-    static func resumeState(
-        from given: [URL], keepRunsOf: [String] = [], warn: @escaping (String) -> Void
-    ) -> RunHistory {
+    /// The logs in `folder` that went on from `logs`: resumes whose `resumedFrom` names one of
+    /// them, replays with `--job` whose `replayOf` names one of their runs, and in turn those
+    /// that went on from these (known by file name, which holds the run's time and id, so that
+    /// a log named from another folder is found all the same). A resume naming a log reads them
+    /// too: a repair of that log already made is not made again (trial U: a second
+    /// `--resume LOG` fetched again all that the first had done).
+    static func continuations(of logs: [String], in folder: URL) -> [String] {
+        let name = { (path: String) in URL(fileURLWithPath: path).lastPathComponent }
+        var names = Set(logs.map(name))
+        var runs = Set(logs.compactMap { firstLine(of: $0)?.run })
+        var others = expandingFolders([folder.path]).filter { !names.contains(name($0)) }
+            .compactMap { path in firstLine(of: path).map { (path, $0) } }
+            .filter { $0.1.event == LogEvent.runStart && $0.1.replayFrom != "log" }
+        var found: [String] = []
+        while let index = others.firstIndex(where: { _, first in
+            first.resumedFrom.contains { names.contains(name($0)) }
+                || first.replayOf.contains(where: runs.contains)
+        }) {
+            let (path, first) = others.remove(at: index)
+            names.insert(name(path))
+            runs.insert(first.run)
+            found.append(path)
+        }
+        return found
+    }
+
+    /// `given` and every log each resumed from (a resumed run's `run.start` lists them all,
+    /// so one level is the whole chain), as absolute paths, so that a later resume from
+    /// another folder still finds them. Each once, known by its file name (a log named both
+    /// as given and as a resume's `resumedFrom`, spelt another way, is read once).
+    static func chain(of given: [URL]) -> [String] {
         var logs: [String] = []
+        var names: Set<String> = []
         for log in given {
             let earlier = firstLine(of: log.path)?.resumedFrom ?? []
-            // Absolute, so that a later resume from another folder still finds them.
-            for path in earlier + [log.standardizedFileURL.path] where !logs.contains(path) {
+            for path in earlier + [log.standardizedFileURL.path]
+            where names.insert(URL(fileURLWithPath: path).lastPathComponent).inserted {
                 logs.append(path)
             }
         }
+        return logs
+    }
+
+    /// What `--resume` skips: the tasks done according to the logs of ``chain(of:)``. Several
+    /// logs (every shard's) are read together.
+    static func resumeState(
+        from given: [URL], keepRunsOf: [String] = [], warn: @escaping (String) -> Void
+    ) -> RunHistory {
+        let logs = chain(of: given)
         return RunHistory(
             TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn),
             logs: LogFiles.ordered(logs))

@@ -25,7 +25,11 @@ extension RunHistory {
             if let refusal = named.lazy.compactMap({ refusal(of: $0, for: job) }).first {
                 return .failure(refusal)
             }
-            var history = LogFiles.resumeState(from: named, keepRunsOf: capturing, warn: warn)
+            // The named logs' chain, and the repairs of it made since (``LogFiles/continuations``).
+            let since = LogFiles.continuations(of: LogFiles.chain(of: named), in: folder)
+            var history = LogFiles.resumeState(
+                from: named + since.map { URL(fileURLWithPath: $0) }, keepRunsOf: capturing,
+                warn: warn)
             // A write the job's history says was answered (or left under way) is not sent
             // again because the logs named leave it out (trial R: a log cut short sent a
             // charge twice).
