@@ -142,6 +142,13 @@ struct WritesOnceRunTests {
                 $0["event"] as? String == "request" && $0["task"] as? String == "charge-3"
             })
         await Self.release(space, key: key, toggles: ["\(toggle)-3"])
+        if keyed != .none {
+            // The plan says where the write sent again goes, as for any task it sends.
+            let plan = try await space.run(["--resume", "--dry-run"], backend: backend)
+            let line = plan.stdout.split(separator: "\n").first { $0.hasPrefix("charge-3\t") }
+            #expect(line?.contains("-> out/charges/3.json") == true, "\(plan.stdout)")
+            #expect(line?.contains("sent again with its idempotency key") == true)
+        }
 
         let repaired = try await space.run(["--resume"], backend: backend)
         let effects = Self.effects(space, key: key).count
@@ -291,14 +298,17 @@ struct WritesOnceRunTests {
 
     /// A job `charges` of one write whose night run failed (503, no effect), its server
     /// answering from now on; the charges' key.
-    static func chargeFailedAtNight(_ space: JobWorkspace) async throws -> String {
+    /// `more`: members added to the task.
+    static func chargeFailedAtNight(_ space: JobWorkspace, more: String = "") async throws
+        -> String
+    {
         let key = FixtureServer.uniqueKey("charges-night")
         let toggle = FixtureServer.uniqueKey("charges-night-toggle")
         try space.writeJob(
             name: "charges",
             tasks: #"""
                 {"id": "charge", "method": "POST", "path": "/charges",
-                 "query": {"key": "\#(key)", "fail_until": "\#(toggle)"}, "json": {"amount": 100}}
+                 "query": {"key": "\#(key)", "fail_until": "\#(toggle)"}, "json": {"amount": 100}\#(more)}
                 """#, extra: #""retry": {"maxAttempts": 1},"#)
         let night = try await space.run(backend: "curl")
         #expect(night.status == 1, "\(night.stderr)")
@@ -367,6 +377,38 @@ struct WritesOnceRunTests {
             #expect(resumed.stdout.contains("every task done"), "\(resumed.stdout)")
         }
         #expect(Self.effects(space, key: key).count == 1, "charged once")
+    }
+
+    /// A keyed write with more to do than a 2xx (a save) that a replay of the log alone sent:
+    /// every repair held it, exit 1, until it was named (trial U). Its key makes sending it
+    /// again safe: the server answers the repeat as the first, and the resume saves it.
+    @Test("a keyed write a log-only replay sent is sent again with its key, taken once, saved")
+    func aLogOnlyReplaysAnswerIsHadAgainWithTheKey() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = try await Self.chargeFailedAtNight(
+            space, more: #", "idempotencyKey": true, "save": "charge.json""#)
+        let folder = space.logs.appendingPathComponent("charges")
+        let replayed = try await CourierBinary.run(
+            ["replay", folder.path + "/", "--no-progress"], directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains(
+                "-> out/charge.json\t(a replay of the log alone had its answer, and saved nothing: sent again with its idempotency key)"
+            ), "\(plan.stdout)")
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(Self.effects(space, key: key).count == 1, "the repeat made no second charge")
+        let saved = try String(
+            contentsOf: space.folder.appendingPathComponent("out/charge.json"), encoding: .utf8)
+        #expect(saved.contains(#""id": "ch_1""#) || saved.contains(#""id":"ch_1""#), "\(saved)")
+        for _ in 0..<2 {
+            let again = try await space.run(["--resume"], backend: "curl")
+            #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+            #expect(again.stdout.contains(" 0 requests "), "\(again.stdout)")
+        }
     }
 
     /// Held writes are told as failures are: the first in full, the others counted under one

@@ -257,4 +257,53 @@ struct WritesOnceTests {
                 selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
                 == "hold, done")
     }
+
+    static func runStart(_ run: String, replayFromLog: Bool = false) -> LogLine {
+        let replay = replayFromLog ? #","replayOf":["r1"],"replayFrom":"log""# : ""
+        return line(
+            #"{"event":"run.start","ts":"2026-11-27T10:00:00.000Z","run":"\#(run)","job":"t"\#(replay)}"#
+        )
+    }
+
+    @Test("one verdict: a log-only replay's 2xx is done by it, or had again with the key")
+    func verdict() throws {
+        let job = try Self.writeJob("1")
+        let charge = try #require(try ExpansionTests.expand(job).first { $0.id == "charge" })
+        var replayed = TaskHistory()
+        replayed.add(Self.runStart("r1"))
+        replayed.add(Self.start("charge"))
+        replayed.add(Self.request("charge", status: 503))
+        replayed.add(Self.runStart("r2", replayFromLog: true))
+        replayed.add(Self.start("charge", run: "r2"))
+        replayed.add(Self.request("charge", run: "r2", status: 201, outcome: "ok"))
+        func verdict(
+            _ history: TaskHistory, keyed: Bool, capturing: Bool, choseNone: Bool = true
+        ) -> WriteRule.Verdict {
+            WriteRule.verdict(
+                on: charge, of: "t", keyed: keyed, capturing: capturing, writes: history.writes,
+                named: false, choseNone: choseNone)
+        }
+        // Nothing else to do: done by that answer.
+        #expect(verdict(replayed, keyed: true, capturing: false) == .doneByAnswer)
+        // More to do (its captures): had again with its key, or held without one.
+        #expect(verdict(replayed, keyed: true, capturing: true) == .sendWithKey(unknownIn: nil))
+        guard case .hold = verdict(replayed, keyed: false, capturing: true) else {
+            Issue.record("a write answered by a log-only replay, without a key, was not held")
+            return
+        }
+        // Done in the history: done for a resume that chose none, held for one that chose it.
+        var done = TaskHistory()
+        done.add(Self.runStart("r1"))
+        done.add(Self.start("charge"))
+        done.add(Self.request("charge", status: 201, outcome: "ok"))
+        #expect(verdict(done, keyed: false, capturing: false) == .doneInHistory)
+        guard case .hold = verdict(done, keyed: true, capturing: false, choseNone: false) else {
+            Issue.record("a replay that chose a done write did not hold it")
+            return
+        }
+        // What `held` says for a dry run agrees: the write had again with its key is sent.
+        #expect(
+            WriteRule.held(charge, in: job, writes: replayed.writes, named: []) != nil,
+            "no captures in this job: done by the answer, not sent")
+    }
 }

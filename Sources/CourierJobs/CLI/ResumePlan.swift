@@ -125,8 +125,9 @@ enum ResumePlan {
         case kept(values: Int)
         /// Sent; `again` when it is done but what it captures was not kept.
         case sent(again: Bool)
-        /// A write whose outcome in that run is unknown, sent again with its key.
-        case resent(unknownIn: String)
+        /// A write sent again with its key: its outcome in that run is unknown, or (`nil`) a
+        /// replay of the log alone had its answer (``WriteRule/againWithKey``).
+        case resent(unknownIn: String?)
         /// A write not sent again, for this reason (``WriteRule``).
         case held(String)
 
@@ -136,8 +137,15 @@ enum ResumePlan {
             case .otherShard, .notChosen, .done: return nil
             case .held(let reason): return "\(task.id)\t(not sent: \(reason))"
             case .resent(let run):
-                return
-                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)\t(its write's outcome in run \(run) is unknown: sent again with its idempotency key)"
+                // Where it goes, as a line of a task sent: its save and records too (trial U).
+                var line =
+                    "\(task.id)\t\(task.request.method) \(task.request.displayURL.absoluteString)"
+                if let save = task.save { line += "\t-> \(job.outputDir)/\(save)" }
+                line += RunCommand.describeRecords(of: task, job: job)
+                let why =
+                    run.map { "its write's outcome in run \($0) is unknown" }
+                    ?? "a replay of the log alone had its answer, and saved nothing"
+                return line + "\t(\(why): sent again with its idempotency key)"
             case .kept(let count): return ResumePlan.keptLine(task.id, values: count)
             case .sent(let again):
                 var request = task.request
@@ -221,19 +229,14 @@ enum ResumePlan {
         }
         // A write is sent again only as the run's rule says (``WriteRule``).
         guard let keyed = WriteRule.keyed(task, in: job) else { return sending }
-        switch WriteRule.decide(
-            task: task.id, fact: resume.writes[key], keyed: keyed,
-            named: options.named.contains(task.id))
+        switch WriteRule.verdict(
+            on: task, of: job.name, keyed: keyed, capturing: spec.hasCaptures,
+            writes: resume.writes, named: options.named.contains(task.id),
+            choseNone: options.only.isEmpty)
         {
         case .send: return sending
         case .sendWithKey(let run): return .resent(unknownIn: run)
-        case .hold
-        where WriteRule.doneByAnswer(
-            task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes)
-            || (options.only.isEmpty
-                && WriteRule.doneInHistory(
-                    task, of: job.name, capturing: spec.hasCaptures, writes: resume.writes)):
-            return .done
+        case .doneByAnswer, .doneInHistory: return .done
         case .hold(let reason): return .held(reason)
         }
     }

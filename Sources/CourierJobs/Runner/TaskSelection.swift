@@ -120,26 +120,22 @@ struct TaskSelection: Sendable {
         guard let keyed, case .send(var send) = verdict, !writes.facts.isEmpty else {
             return verdict
         }
-        let key = FNV1a.taskKey(job: job, task: task.id)
-        switch WriteRule.decide(
-            task: task.id, fact: writes[key], keyed: keyed, named: named.contains(task.id))
+        switch WriteRule.verdict(
+            on: task, of: job, keyed: keyed, capturing: capturing, writes: writes,
+            named: named.contains(task.id), choseNone: resumeNeeded != nil && chosen == nil)
         {
         case .send: return verdict
         case .sendWithKey(let run):
             send.unknownIn = run
             return .send(send)
-        case .hold
-        where WriteRule.doneByAnswer(
-            task, of: job, capturing: capturing, writes: writes):
-            return .doneByAnswer(found: send.found)
-        case .hold
-        where resumeNeeded != nil && chosen == nil
-            && WriteRule.doneInHistory(task, of: job, capturing: capturing, writes: writes):
+        case .doneByAnswer: return .doneByAnswer(found: send.found)
+        case .doneInHistory:
             // A replay that chose it still says why it is not sent.
             return .done(found: send.found)
         case .hold(let reason):
             // The same reason with `ID` for the task's id: one reason for every write held so,
             // which the terminal counts as one.
+            let key = FNV1a.taskKey(job: job, task: task.id)
             let general =
                 WriteRule.decide(task: "ID", fact: writes[key], keyed: keyed, named: false)
                 .heldReason ?? reason

@@ -9,7 +9,10 @@ import Foundation
 ///   the server) is sent again only with its idempotency key, which lets the server recognise
 ///   the repeat;
 /// - a task named on the command line (`--task ID`, the id itself, not a pattern) is sent as
-///   asked: the user has checked.
+///   asked: the user has checked;
+/// - a write answered 2xx by a replay of the log alone (which saved nothing) is done by that
+///   answer when it has nothing else to do, and else sent again with its key, if it has one
+///   (``verdict(on:of:keyed:capturing:writes:named:choseNone:)`` puts the rules together).
 enum WriteRule {
     enum Decision: Equatable {
         /// Sent, as any task.
@@ -90,6 +93,10 @@ enum WriteRule {
             case .hold(let reason) = decide(
                 task: task.id, fact: fact, keyed: keyed, named: named.contains(task.id))
         else { return nil }
+        let capturing = task.specIndex.map { job.tasks[$0].hasCaptures } ?? false
+        if againWithKey(task, of: job.name, keyed: keyed, capturing: capturing, writes: writes) {
+            return nil
+        }
         return reason
     }
 
@@ -132,6 +139,59 @@ enum WriteRule {
         _ task: ExpandedTask, of job: String, capturing: Bool, writes: WriteHistory
     ) -> Bool {
         !capturing && writes.done.contains(FNV1a.taskKey(job: job, task: task.id))
+    }
+
+    /// Whether `task`, a write the history holds, is sent again with its key: a 2xx answered
+    /// it on an `ok` line that left it not done (a replay of the log alone, which saves
+    /// nothing), and it has more to do than that answer (``doneByAnswer`` is false for it).
+    /// The key makes the server answer the repeat as it answered the first, so the task gets
+    /// the answer to save, keep or check (trial U: every resume held such a write, exit 1,
+    /// until it was named).
+    static func againWithKey(
+        _ task: ExpandedTask, of job: String, keyed: Bool, capturing: Bool, writes: WriteHistory
+    ) -> Bool {
+        let key = FNV1a.taskKey(job: job, task: task.id)
+        return keyed && writes.answeredOK.contains(key) && !writes.done.contains(key)
+            && !doneByAnswer(task, of: job, capturing: capturing, writes: writes)
+    }
+
+    /// What a resume or `replay --job` does with a write, every rule above together.
+    enum Verdict: Equatable {
+        case send
+        /// Sent again with its key: its outcome in run `unknownIn` is unknown, or (`nil`) a
+        /// replay of the log alone had its answer (``againWithKey(_:of:keyed:capturing:writes:)``).
+        case sendWithKey(unknownIn: String?)
+        /// Done by the 2xx a replay of the log alone had (``doneByAnswer(_:of:capturing:writes:)``).
+        case doneByAnswer
+        /// Done in the job's history (``doneInHistory(_:of:capturing:writes:)``).
+        case doneInHistory
+        /// Not sent, for this reason.
+        case hold(String)
+    }
+
+    /// The one decision on `task`, a write (`keyed`: its request carries its key), that the
+    /// run (``TaskSelection``) and its dry run (``ResumePlan``) follow. `choseNone`: a resume
+    /// that chose no task, for which the history's word that the task is done stands.
+    static func verdict(
+        on task: ExpandedTask, of job: String, keyed: Bool, capturing: Bool,
+        writes: WriteHistory, named: Bool, choseNone: Bool
+    ) -> Verdict {
+        let fact = writes[FNV1a.taskKey(job: job, task: task.id)]
+        switch decide(task: task.id, fact: fact, keyed: keyed, named: named) {
+        case .send: return .send
+        case .sendWithKey(let run): return .sendWithKey(unknownIn: run)
+        case .hold(let reason):
+            if doneByAnswer(task, of: job, capturing: capturing, writes: writes) {
+                return .doneByAnswer
+            }
+            if choseNone, doneInHistory(task, of: job, capturing: capturing, writes: writes) {
+                return .doneInHistory
+            }
+            if againWithKey(task, of: job, keyed: keyed, capturing: capturing, writes: writes) {
+                return .sendWithKey(unknownIn: nil)
+            }
+            return .hold(reason)
+        }
     }
 
     /// Whether `glob`, given on the command line, names one task by its id (no pattern).
