@@ -188,6 +188,10 @@ struct ReplayTests {
         #expect(
             !FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("logs").path))
         #expect(!replay.stdout.contains("courier run"), "\(replay.stdout)")
+        #expect(
+            replay.stdout.contains(
+                "from the log alone: nothing saved, and the job's history does not count it; log:"),
+            "\(replay.stdout)")
         // The repair replays the same logs again (a log-only replay decides nothing, so its
         // own log, replayed, would find nothing to send): run as printed, it sends again.
         let hint = try #require(

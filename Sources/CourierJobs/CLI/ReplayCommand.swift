@@ -316,7 +316,12 @@ enum ReplayCommand {
                         }
                         .joined(separator: " ") + headers
                     : nil
-                var text = RunCommand.describe(summary, job: job, repair: repair)
+                // "1 ok" of a failed page read as the listing done (trial U).
+                let note =
+                    options.jobPath == nil && summary.requests > 0
+                    ? "from the log alone: nothing saved, and the job's history does not count it"
+                    : nil
+                var text = RunCommand.describe(summary, job: job, repair: repair, note: note)
                 if refused > 0 { text += "; \(refused) refused" }
                 console.output(text)
             }

@@ -159,8 +159,10 @@ extension RunCommand {
     /// the command that repairs them.
     /// `repair`: the command that repairs the run, when it is not a resume of the job (a
     /// replay of logs alone).
+    /// `note`: said before the log's path (a replay of logs alone: what it does not do).
     static func describe(
-        _ summary: RunSummary, job: Job, shard: Shard? = nil, repair: String? = nil
+        _ summary: RunSummary, job: Job, shard: Shard? = nil, repair: String? = nil,
+        note: String? = nil
     ) -> String {
         let name = shard.map { "\(job.name) (shard \($0))" } ?? job.name
         var text =
@@ -209,6 +211,7 @@ extension RunCommand {
         if job.tasks.contains(where: { $0.save != nil || $0.records != nil }) {
             text += "; outputs: \(job.outputDir)"
         }
+        if let note { text += "; " + note }
         text += "; log: \(summary.logURL.relativePath)"
         // A rehearsal is not repaired: a request its recording lacks is recorded again.
         if summary.rehearsal { return text + "; rehearsed offline: nothing was sent" }
