@@ -105,7 +105,7 @@ struct DataCheckTests {
         try space.writeJob(
             tasks: #"""
                 {"id": "changes", "path": "/records/list", "query": {"key": "\#(key)", "since": "{since}"},
-                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"}}
+                 "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"}, "save": "changes.json"}
                 """#,
             extra: #""checks": {"maxCursorAge": 86400},"#)
         let stale = try await space.run(backend: "curl")

@@ -100,7 +100,7 @@ struct EndToEndKeysTests {
                 tasks: #"""
                     {"id": "sync", "path": "/etag", "query": {"key": "\#(key)", "v": "\#(token)"},
                      "headers": {"X-Sync-Token": "{since}"},
-                     "since": {"header": "ETag", "start": "from-the-start"}}
+                     "since": {"header": "ETag", "start": "from-the-start"}, "save": "sync.json"}
                     """#)
         }
         try writeJob(token: "token-1")

@@ -436,7 +436,7 @@ struct SinceCursorTests {
         try space.writeJob(
             tasks: #"""
                 {"id": "sync", "path": "/store/items", "query": {"key": "\#(key)", "since": "{since}"},
-                 "since": {"max": "/items/*/updatedAt", "start": "1970-01-01T00:00:00Z"}}
+                 "since": {"max": "/items/*/updatedAt", "start": "1970-01-01T00:00:00Z"}, "save": "sync.json"}
                 """#)
         let result = try await space.run(backend: "curl")
         #expect(result.status == 0, "\(result.stderr)")

@@ -159,7 +159,8 @@ struct PageJudgementTests {
 
     @Test func theSinceValueIsTheGreatestSeenAndAMissedPointerIsNoted() throws {
         let judgement = try Self.judgement(
-            #""since": {"max": "/items/*/updatedAt", "start": "2020-01-01T00:00:00Z"}"#)
+            #""since": {"max": "/items/*/updatedAt", "start": "2020-01-01T00:00:00Z"}, "save": "s.json""#
+        )
         var position = PageJudgement.Position(paginator: nil, request: judgement.task.request)
         let body = try JSONParser.parse(
             Array(

@@ -53,10 +53,21 @@ extension TaskDecoder {
         return SinceRule(source: source, start: start, lookback: lookback)
     }
 
-    /// Refuses `{since}` in the task's id: the cursor is kept under the id.
-    func checkSinceID(_ id: String, rule: SinceRule?) {
-        guard rule != nil, Template(id).variables.contains("since") else { return }
-        context.error(
-            "\(path).id", "cannot use {since}: the task's cursor is kept under its id", at: node)
+    /// Refuses `{since}` in the task's id (the cursor is kept under the id), and a cursor on
+    /// a task that `keeps` nothing (no `save`, `records` or `capture`): its cursor would move
+    /// past changes no file or task ever had (trial V: a sync lost them for good).
+    func checkSince(_ rule: SinceRule?, id: String, keeps: Bool) {
+        guard rule != nil else { return }
+        if Template(id).variables.contains("since") {
+            context.error(
+                "\(path).id", "cannot use {since}: the task's cursor is kept under its id",
+                at: node)
+        }
+        if !keeps {
+            context.error(
+                "\(path).since",
+                "the task keeps nothing it fetches (no \"save\", \"records\" or \"capture\"): its cursor would move past changes nothing kept; give it one of them",
+                at: node)
+        }
     }
 }

@@ -43,7 +43,6 @@ struct TaskDecoder {
         let since = readSince()
         let id = readID()
         if let window { (foreach, zip) = windowVariables(window, id: id) }
-        checkSinceID(id, rule: since)
         let method = readMethod()
         let target = readTarget()
         let query = readQuery()
@@ -59,6 +58,7 @@ struct TaskDecoder {
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
         let records = readRecords(conditional: conditional, paginated: paginate != nil)
+        checkSince(since, id: id, keeps: save != nil || records != nil || !captures.isEmpty)
         if prune != nil, conditional, paginate != nil { refusePrunedConditionalListing(at: node) }
         if window != nil, records?.write == .replace {
             context.error(
