@@ -204,6 +204,20 @@ struct WindowTests {
             refused.stderr.contains(
                 #"tasks[0].window.end: expected a time such as "2026-02-01", found "soon" (leave it out for now)"#
             ), "\(refused.stderr)")
+        // Each error points at its value's line, not the task's (trial V); seconds since 1970
+        // may be a number.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "d-{windowStart}", "path": "/echo",
+                 "window": {"start": 1767225600,
+                            "step": "a while"}}
+                """#)
+        let step = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(step.status == 2)
+        #expect(
+            step.stderr.contains(#"job.json:3:13: tasks[0].window.step: expected a length"#),
+            "\(step.stderr)")
+        #expect(!step.stderr.contains("window.start"), "a number is a time: \(step.stderr)")
     }
 
     @Test("the bounds as RFC 3339 and epoch seconds; windows end at now less the lag")

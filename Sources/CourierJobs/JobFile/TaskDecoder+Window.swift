@@ -67,10 +67,18 @@ extension TaskDecoder {
         _ inner: inout NodeReader, _ key: String, path: String, node: JSONNode, required: Bool,
         expected: String, hint: String = ""
     ) -> Date? {
-        inner.string(key, required: required).flatMap { text -> Date? in
+        // Errors point at the value (trial V: at the task, lines away).
+        let at = inner.take(key) ?? node
+        // Seconds since 1970 may be written as a number too, as the docs say them.
+        if case .number(let seconds) = at.value, seconds == seconds.rounded(),
+            abs(seconds) < 1e11
+        {
+            return Date(timeIntervalSince1970: seconds)
+        }
+        return inner.string(key, required: required).flatMap { text -> Date? in
             guard let date = WindowRule.instant(text) else {
                 context.error(
-                    "\(path).\(key)", "expected \(expected), found \"\(text)\"\(hint)", at: node)
+                    "\(path).\(key)", "expected \(expected), found \"\(text)\"\(hint)", at: at)
                 return nil
             }
             return date
@@ -89,12 +97,13 @@ extension TaskDecoder {
     private func duration(_ reader: inout NodeReader, _ key: String, path: String, required: Bool)
         -> TimeInterval?
     {
+        let at = reader.take(key) ?? node
         guard let text = reader.string(key, required: required) else { return nil }
         guard let seconds = WindowRule.duration(text), seconds >= 1 else {
             context.error(
                 "\(path).\(key)",
                 "expected a length of a second or more, such as \"15m\", \"6h\", \"1d\" or \"1h30m\", found \"\(text)\"",
-                at: node)
+                at: at)
             return nil
         }
         return seconds
@@ -117,6 +126,16 @@ extension TaskDecoder {
             rule.start = rule.start.addingTimeInterval(first * rule.step)
         } else {
             done = context.keptCursors(outputDir: defaults.outputDir)
+        }
+        let count = rule.count(now: context.now)
+        guard count <= WindowRule.limit else {
+            // Refused at once: the windows were made one by one up to a million, and the
+            // rest left out without a word (trial V).
+            context.error(
+                "\(path).window",
+                "\(count) windows from \(rule.written(rule.start)) at \(DurationText.short(rule.step)) a window, more than \(WindowRule.limit): give a later start or a longer step, or backfill in parts (--window START..END)",
+                at: node)
+            return ([], true)
         }
         let template = Template(id)
         let windows = rule.windows(now: context.now).filter { window in
