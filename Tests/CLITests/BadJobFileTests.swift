@@ -4,7 +4,9 @@ import Testing
 
 /// Every folder in `Tests/CLITests/BadJobs` is a job that `courier validate` and `courier run`
 /// must refuse: `job.json`, and `expect.txt` with the exit code and the lines stderr must
-/// contain (`exit: 2`, `stderr: tasks[0].save: escapes outputDir`). Add a folder to add a case.
+/// contain (`exit: 2`, `stderr: tasks[0].save: escapes outputDir`), and optionally how many
+/// lines it has in all (`lines: 1`: one mistake, no errors that follow from it). Add a folder
+/// to add a case.
 @Suite("Bad job files")
 struct BadJobFileTests {
     static let folder = PackagePaths.root.appendingPathComponent("Tests/CLITests/BadJobs")
@@ -16,11 +18,13 @@ struct BadJobFileTests {
     struct Expectation {
         var exit: Int32 = 2
         var stderr: [String] = []
+        var lines: Int?
 
         init(_ text: String) {
             for line in text.split(separator: "\n") {
                 if line.hasPrefix("exit: ") { exit = Int32(line.dropFirst(6)) ?? -1 }
                 if line.hasPrefix("stderr: ") { stderr.append(String(line.dropFirst(8))) }
+                if line.hasPrefix("lines: ") { lines = Int(line.dropFirst(7)) ?? -1 }
             }
         }
     }
@@ -63,6 +67,9 @@ struct BadJobFileTests {
         for fragment in expected.stderr {
             #expect(
                 result.stderr.contains(fragment), "stderr lacks \"\(fragment)\":\n\(result.stderr)")
+        }
+        if let lines = expected.lines {
+            #expect(result.stderr.split(separator: "\n").count == lines, "\(result.stderr)")
         }
         #expect(result.stdout.isEmpty)
         #expect(!result.stderr.contains("Fatal error"), "no crash or stack trace")

@@ -58,16 +58,25 @@ extension JobDecoder {
     }
 
     /// Checks that could never pass, refused when the file is read: records counted where no
-    /// task keeps any, a cursor's age where no task keeps a cursor.
+    /// task keeps any, a cursor's age where no task keeps a cursor. Not said of a task whose
+    /// `records` or `since` is there but wrong: its own error says what is (trial V: a bad
+    /// `write` also read "no task has records").
     static func checkChecks(
         _ checks: DataChecks, tasks: [TaskSpec], at node: JSONNode?, context: DecodingContext
     ) {
-        if checks.minRecords != nil, !tasks.contains(where: { $0.records != nil }) {
+        let wrong = { (key: String) in
+            context.errors.contains { $0.path.hasPrefix("tasks[") && $0.path.contains(key) }
+        }
+        if checks.minRecords != nil, !tasks.contains(where: { $0.records != nil }),
+            !wrong(".records")
+        {
             context.error(
                 "checks.minRecords", "no task has \"records\": there are no records to count",
                 at: node)
         }
-        if checks.maxCursorAge != nil, !tasks.contains(where: { $0.since != nil }) {
+        if checks.maxCursorAge != nil, !tasks.contains(where: { $0.since != nil }),
+            !wrong(".since")
+        {
             context.error(
                 "checks.maxCursorAge", "no task has \"since\": there is no cursor to check",
                 at: node)

@@ -62,8 +62,10 @@ extension TaskDecoder {
                 at: node)
         }
         let shaping = readShaping(&inner, path: path, key: write == .merge ? key : nil)
+        // Taken before the guard: a wrong `write` made `csv` "unknown; did you mean csv?".
+        let csvNode = inner.take("csv")
         guard let from, let to, let write else { return nil }
-        let csv = inner.take("csv").flatMap { readCSV($0, path: "\(path).csv", shaping: shaping) }
+        let csv = csvNode.flatMap { readCSV($0, path: "\(path).csv", shaping: shaping) }
         var rule = RecordsRule(from: from, to: to, write: write, key: key, deleted: deleted)
         rule.shaping = shaping
         rule.csv = csv

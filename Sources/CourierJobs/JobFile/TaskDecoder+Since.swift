@@ -5,7 +5,11 @@ import Foundation
 extension TaskDecoder {
     /// Reads `since`, and makes `{since}` one of the task's variables.
     mutating func readSince() -> SinceRule? {
-        guard let sinceNode = reader.take("since"),
+        guard let sinceNode = reader.take("since") else { return nil }
+        // `{since}` is the task's whether or not the rest is right: a wrong `since` also read
+        // "uses {since}, but the task has no foreach variable" (trial V).
+        defer { variables.insert("since") }
+        guard
             var since = NodeReader(
                 sinceNode, path: "\(path).since", keys: JobKeys.since, context: context)
         else { return nil }
@@ -49,7 +53,6 @@ extension TaskDecoder {
             return nil
         }
         guard let start else { return nil }
-        variables.insert("since")
         return SinceRule(source: source, start: start, lookback: lookback)
     }
 
