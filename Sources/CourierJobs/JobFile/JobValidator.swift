@@ -154,13 +154,17 @@ enum JobValidator {
         }
         for id in order {
             guard let duplicate = seen[id], let spec = duplicate.spec else { continue }
+            // A window task's variables are its bounds, which it names itself (trial V).
+            let hint =
+                spec.window != nil
+                ? "put {windowStart} in the id" : "put the foreach variables in the id"
             errors.append(
                 JobFileError(
                     file: job.file.relativePath, spec: spec, key: "id",
                     message: """
                         duplicate task id "\(id)" after expansion (ids must be unique): \
                         \(duplicate.count) tasks make it, first \(duplicate.first), \
-                        then \(duplicate.second); put the foreach variables in the id
+                        then \(duplicate.second); \(hint)
                         """))
             if errors.count >= 20 { return true }
         }
