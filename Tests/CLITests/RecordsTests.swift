@@ -365,4 +365,34 @@ struct RecordsTests {
                 "tasks[0].records: a sharded run (shard 0/2) cannot write records"))
         #expect(!FileManager.default.fileExists(atPath: space.logs.path), "nothing was started")
     }
+
+    /// A records file that cannot be written fails the run (exit 1) though every task was ok:
+    /// the summary line says so beside its counts (trial V: "1 ok, 0 failed", exit 1).
+    @Test("a records file that cannot be written: exit 1, and the summary says why")
+    func unwritableRecordsFileIsInTheSummary() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("unwritable")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "a", "path": "/records/list", "query": {"key": "\#(key)", "size": "50"},
+                 "records": {"from": "/items/*", "to": "users.jsonl", "write": "merge", "key": "/id"}}
+                """#)
+        try Self.set(key, [#"{"id":1,"v":"a"}"#], on: space.server)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let file = space.folder.appendingPathComponent("out/users.jsonl")
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("not a record\n".utf8))
+        try handle.close()
+        let before = try Data(contentsOf: file)
+        let failed = try await space.run(backend: "curl")
+        #expect(failed.status == 1)
+        #expect(failed.stdout.contains("1 ok, 0 failed"), "\(failed.stdout)")
+        #expect(
+            failed.stdout.contains("; 1 records file not written (why: on stderr)"),
+            "\(failed.stdout)")
+        #expect(failed.stderr.contains("is not a JSON record"), "\(failed.stderr)")
+        #expect(try Data(contentsOf: file) == before, "left as it was")
+    }
 }

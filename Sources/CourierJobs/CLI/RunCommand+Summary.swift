@@ -202,6 +202,13 @@ extension RunCommand {
                 unlisted: summary.unlisted, job: job, log: summary.logURL, shard: shard,
                 elsewhere: summary.missingElsewhere)
         }
+        if summary.recordsFailed > 0 {
+            // The tasks were ok, and the run exits 1: say why where the counts are (trial V).
+            let files =
+                summary.recordsFailed == 1
+                ? "1 records file" : "\(summary.recordsFailed) records files"
+            text += "; \(files) not written (why: on stderr)"
+        }
         if !summary.checkFailures.isEmpty {
             let names = summary.checkFailures.map(\.check).joined(separator: ", ")
             text += "; data checks failed: \(names)"
