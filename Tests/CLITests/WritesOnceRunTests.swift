@@ -354,6 +354,15 @@ struct WritesOnceRunTests {
             "nothing for cron: \(quiet.stdout)\(quiet.stderr)")
     }
 
+    /// Replays the night's log alone (``chargeFailedAtNight(_:more:)``): the charge is made.
+    static func replayLogAlone(_ space: JobWorkspace, key: String) async throws {
+        let folder = space.logs.appendingPathComponent("charges")
+        let replayed = try await CourierBinary.run(
+            ["replay", folder.path + "/", "--no-progress"], directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+    }
+
     /// A write that failed in the night's run and was then sent by a replay of the log alone:
     /// the history does not count that replay's `ok` (it saves nothing), so every repair held
     /// the write and exited 1 for ever, and its advice (`--task`) would have charged twice
@@ -363,11 +372,7 @@ struct WritesOnceRunTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = try await Self.chargeFailedAtNight(space)
-        let folder = space.logs.appendingPathComponent("charges")
-        let replayed = try await CourierBinary.run(
-            ["replay", folder.path + "/", "--no-progress"], directory: space.folder)
-        #expect(replayed.status == 0, "\(replayed.stderr)")
-        #expect(Self.effects(space, key: key).count == 1)
+        try await Self.replayLogAlone(space, key: key)
         let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
         #expect(plan.stdout.contains("0 tasks to send, 1 done by earlier runs"), "\(plan.stdout)")
         #expect(!plan.stdout.contains("charge\t(not sent"), "\(plan.stdout)")
@@ -388,11 +393,7 @@ struct WritesOnceRunTests {
         defer { space.remove() }
         let key = try await Self.chargeFailedAtNight(
             space, more: #", "idempotencyKey": true, "save": "charge.json""#)
-        let folder = space.logs.appendingPathComponent("charges")
-        let replayed = try await CourierBinary.run(
-            ["replay", folder.path + "/", "--no-progress"], directory: space.folder)
-        #expect(replayed.status == 0, "\(replayed.stderr)")
-        #expect(Self.effects(space, key: key).count == 1)
+        try await Self.replayLogAlone(space, key: key)
         let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
         #expect(
             plan.stdout.contains(
