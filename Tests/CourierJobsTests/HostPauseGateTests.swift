@@ -80,4 +80,28 @@ struct HostPauseGateTests {
         #expect(error?.message.contains("5 s") == true, "\(error?.message ?? "")")
         #expect(time.sleeps == [.seconds(3), .seconds(4)])
     }
+
+    /// The shared budget held three requests for the pause and lets them go as it ends (here
+    /// the host is no longer paused when they come): each takes its place at the halved rate,
+    /// not all at once (trial W); one the budget did not hold goes as it is.
+    @Test("requests the shared budget held for a pause take their places as it ends")
+    func heldAboveTakeTheirPlaces() async throws {
+        let time = StillTime()
+        let hosts = HostThrottles(settings: .init(ceiling: 2), time: time)
+        let origin = try #require(Origin(url))
+        _ = hosts.admit(origin, maxWait: nil)
+        hosts.finish(origin, response: HTTPResponse(status: 429, url: url), sentAt: time.instant)
+        let gate = gate(hosts, maxDelay: 30)
+        _ = try await gate.perform(HTTPRequest(url: url))
+        #expect(time.sleeps.isEmpty, "not held above: no place taken")
+        try await HeldByPause.$above.withValue(true) {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<3 {
+                    group.addTask { try await gate.perform(HTTPRequest(url: url)).status }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
+        }
+        #expect(time.sleeps.sorted() == [.zero, .seconds(1), .seconds(2)])
+    }
 }

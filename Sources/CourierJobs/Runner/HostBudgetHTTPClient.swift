@@ -22,14 +22,18 @@ struct HostBudgetHTTPClient: HTTPClient {
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let origin = Origin(request.url) else { return try await wrapped.perform(request) }
         var waited = 0.0
+        // Whether the host's pause held it: the gate below then gives it its place in the
+        // host's rate (``HostPauseGate``), not the same instant as every other it held.
+        var heldByPause = false
         // Counts the request as under way in the budget until its answer (``HostBudget``).
         let ticket = UInt64.random(in: 1...UInt64.max)
         while true {
             let now = time.date().timeIntervalSince1970
             let admission: HostBudget.Admission
             do {
-                admission = try store.update(origin) {
-                    $0.admit(now: now, lease: lease, ticket: ticket)
+                admission = try store.update(origin) { budget in
+                    if let until = budget.pausedUntil, until > now { heldByPause = true }
+                    return budget.admit(now: now, lease: lease, ticket: ticket)
                 }
             } catch {
                 warn("the shared host budget cannot be kept (\(error)); requests go unshared")
@@ -72,7 +76,9 @@ struct HostBudgetHTTPClient: HTTPClient {
         let response: HTTPResponse
         let sentAt = time.date().timeIntervalSince1970
         do {
-            response = try await wrapped.perform(request)
+            response = try await HeldByPause.$above.withValue(heldByPause) {
+                try await wrapped.perform(request)
+            }
         } catch {
             learn(origin, status: nil, headers: HTTPHeaders(), ticket: ticket)
             throw error

@@ -21,7 +21,12 @@ struct HostPauseGate: HTTPClient {
     var rateLimit: (limiter: RateLimiter, scope: RateLimitScope)?
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
-        while try await waitedForPause(request), let rateLimit {
+        // A request the shared budget above held for a pause comes here as the pause ends,
+        // with every other it held: it takes its place all the same, once (trial W: seven
+        // such requests left within 50 ms).
+        var heldAbove = HeldByPause.above
+        while try await waitedForPause(request, heldAbove: heldAbove), let rateLimit {
+            heldAbove = false
             try await rateLimit.limiter.wait(for: request, scope: rateLimit.scope)
         }
         return try await wrapped.perform(request)
@@ -29,14 +34,20 @@ struct HostPauseGate: HTTPClient {
 
     /// Waits out a pause `request`'s host asked for, and then its place in the host's rate
     /// after the 429 (the requests a pause held leave one by one at that rate, as those the
-    /// gate admits after it do); whether there was a pause.
-    private func waitedForPause(_ request: HTTPRequest) async throws -> Bool {
-        guard let origin = Origin(request.url), let until = hosts.pausedUntil(origin) else {
-            return false
-        }
+    /// gate admits after it do); whether there was a pause. `heldAbove`: the shared budget
+    /// held the request for a pause that may have just ended: it takes its place as well.
+    private func waitedForPause(_ request: HTTPRequest, heldAbove: Bool) async throws -> Bool {
+        guard let origin = Origin(request.url) else { return false }
         let time = hosts.time
         let start = time.now()
-        guard until > start else { return false }
+        let until: ContinuousClock.Instant
+        if let paused = hosts.pausedUntil(origin), paused > start {
+            until = paused
+        } else if heldAbove {
+            until = start
+        } else {
+            return false
+        }
         let latest = start + .seconds(maxDelay)
         let slot = hosts.placeHeld(origin, after: until, latest: latest)
         guard slot <= latest else {
@@ -58,6 +69,12 @@ struct HostPauseGate: HTTPClient {
         }
         return true
     }
+}
+
+/// Whether the shared host budget above held the request under way for its host's pause
+/// (``HostBudgetHTTPClient``, which binds it around the request it lets go).
+enum HeldByPause {
+    @TaskLocal static var above = false
 }
 
 /// Where a task's ``AttemptLoop`` learns how long its request waited at the shared
