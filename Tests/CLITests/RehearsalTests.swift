@@ -31,12 +31,33 @@ struct RehearsalTests {
                  "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
                  "records": {"from": "/items/*", "to": "records/items.jsonl", "write": "merge", "key": "/id"}},
                 {"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"},
-                 "retry": {"maxAttempts": 2, "initialDelay": 0.01}, "save": "flaky.json"}
+                 "retry": {"maxAttempts": 2, "initialDelay": 0.01}, "save": "flaky.json"},
+                {"id": "moved", "path": "/redirect", "query": {"to": "/echo?moved=1", "status": "302"},
+                 "save": "moved.json"}
                 """#,
             extra: #""concurrency": 2,"#)
     }
 
     static let environment = ["SYNC_PASSWORD": "hunter22"]
+
+    /// The request lines of every log under `folder`.
+    static func logLines(under folder: URL) throws -> [[String: Any]] {
+        var lines: [[String: Any]] = []
+        let walker = FileManager.default.enumerator(atPath: folder.path)
+        while let relative = walker?.nextObject() as? String {
+            guard relative.hasSuffix(".jsonl"), relative.contains("logs") else { continue }
+            let text = try String(
+                contentsOf: folder.appendingPathComponent(relative), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                guard
+                    let object = try? JSONSerialization.jsonObject(with: Data(line.utf8))
+                        as? [String: Any], object["event"] as? String == "request"
+                else { continue }
+                lines.append(object)
+            }
+        }
+        return lines
+    }
 
     /// `courier run job.json --offline DIR` (a rehearsal keeps its log beside its recording).
     static func rehearse(_ space: JobWorkspace, _ recording: URL, _ extra: [String] = [])
@@ -111,6 +132,10 @@ struct RehearsalTests {
             "\(Set(rehearsedOutputs.keys).symmetricDifference(outputs.keys).sorted()) \(rehearsedOutputs.filter { outputs[$0.key] != $0.value }.keys.sorted())"
         )
         #expect(rehearsed.stdout.contains(rehearsal.appendingPathComponent("out").path))
+        // A redirected answer is logged as redirected, from where it came (trial W).
+        let moved = try Self.logLines(under: rehearsal).last { $0["task"] as? String == "moved" }
+        #expect(moved?["redirects"] as? Int == 1, "\(moved ?? [:])")
+        #expect((moved?["finalURL"] as? String)?.hasSuffix("/echo?moved=1") == true)
         // The job's own outputs and history are untouched by it.
         #expect(Self.files(space.folder.appendingPathComponent("out")) == outputs)
 

@@ -59,6 +59,12 @@ final class OfflineHTTPClient: HTTPClient, Sendable {
         var response = HTTPResponse(
             status: answer.status, headers: answer.headerFields, url: request.url,
             requestHeaders: request.headers)
+        // The answer the run had came after redirects: said so, from where (the hops are not
+        // sent again; the host it came from learns from it, as in the run).
+        if let redirected = answer.redirected, let url = URL(string: redirected.url) {
+            response.url = url
+            response.redirectCount = redirected.hops
+        }
         if case .file(let destination) = request.bodyDestination {
             do {
                 try body.write(to: destination)

@@ -19,6 +19,15 @@ struct RecordedAnswer: Sendable, Equatable {
     var body: String
     /// The error that came instead of a response (status 0, no headers, no body then).
     var error: Failure?
+    /// Where the answer came from when redirects were followed to it, and how many: a
+    /// rehearsal's response says so as the run's did (trial W: its log had no `finalURL`).
+    var redirected: Redirected?
+
+    /// The URL an answer came from after `hops` redirects.
+    struct Redirected: Sendable, Equatable {
+        var url: String
+        var hops: Int
+    }
 
     /// An attempt's error, as the log says it: its kind and its message.
     struct Failure: Sendable, Equatable {
@@ -43,6 +52,10 @@ struct RecordedAnswer: Sendable, Equatable {
             ("headers", .array(headers.map { .array([.string($0.name), .string($0.value)]) })),
             ("body", .string(body)),
         ]
+        if let redirected {
+            members.append(("finalURL", .string(redirected.url)))
+            members.append(("redirects", .int(redirected.hops)))
+        }
         if let error {
             members.append(
                 (
@@ -85,6 +98,11 @@ struct RecordedAnswer: Sendable, Equatable {
         self.init(
             request: request, method: method, url: url, status: Int(status), headers: headers,
             body: body, error: error)
+        if case .string(let final)? = fields["finalURL"],
+            case .number(let hops)? = fields["redirects"]
+        {
+            redirected = Redirected(url: final, hops: Int(hops))
+        }
     }
 
     init(

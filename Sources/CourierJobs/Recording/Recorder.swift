@@ -81,10 +81,15 @@ final class Recorder: Sendable {
                 value: SecretHeaders.isSecret(field.name)
                     ? Redactor.placeholder : redactor.scrub(field.value))
         }
-        let answer = RecordedAnswer(
+        var answer = RecordedAnswer(
             request: RequestDigest.hex(of: request, redactor: redactor, scrubbingURL: true),
             method: request.method.rawValue, url: request.displayURL.absoluteString,
             status: response.status, headers: fields, body: name)
+        if response.redirectCount > 0 {
+            answer.redirected = RecordedAnswer.Redirected(
+                url: HTTPError.withoutCredentials(response.url).absoluteString,
+                hops: response.redirectCount)
+        }
         write(redactor.scrubJSON(answer.line))
     }
 
