@@ -105,6 +105,12 @@ struct OTLPExportTests {
             let start = try #require(Int64(span["startTimeUnixNano"] as? String ?? ""))
             let end = try #require(Int64(span["endTimeUnixNano"] as? String ?? ""))
             #expect(end >= start)
+            // The span lasts the log's totalMs, to the microsecond (trial W: whole ms).
+            if let total = (line["timings"] as? [String: Any])?["totalMs"] as? Double,
+                line["throttledMs"] == nil || line["blockedMs"] != nil
+            {
+                #expect(abs(Double(end - start) / 1e6 - total) < 0.002, "\(task): \(total)")
+            }
         }
         // Each task's kind of span, by name: the retried 503s and the 404 are errors.
         let byTask = Dictionary(grouping: spans.dropFirst()) {

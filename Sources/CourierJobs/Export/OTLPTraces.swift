@@ -285,9 +285,11 @@ struct OTLPTraces {
             })
     }
 
-    /// Nanoseconds since 1970 as decimal text (a `fixed64`), from the log's milliseconds.
+    /// Nanoseconds since 1970 as decimal text (a `fixed64`), to the microsecond: a span's end
+    /// is its start plus the log's `totalMs`, whose microseconds a whole millisecond lost
+    /// (trial W: 1.833 ms became 2).
     static func nanoseconds(_ seconds: Double) -> String {
-        String(Int64((seconds * 1000).rounded()) * 1_000_000)
+        String(Int64((seconds * 1_000_000).rounded()) * 1_000)
     }
 
     /// 16 bytes as 32 hex digits, from the run id alone.
