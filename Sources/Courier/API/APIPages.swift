@@ -48,7 +48,7 @@ public struct APIPages<Endpoint: APIRequest>: AsyncSequence, Sendable {
             done = true  // until a next page is known; a throw ends the sequence too
             let request: HTTPRequest
             if let next {
-                request = next
+                request = client.authorizingPage(next)
             } else {
                 request = try client.makeHTTPRequest(for: endpoint)
                 paginator = Paginator(rule: rule, first: request)

@@ -25,6 +25,18 @@ public enum Authentication: Sendable, Hashable {
         .provider(TokenSource(provider))
     }
 
+    /// Whether a request's own `headers` set the field these credentials go in (an
+    /// `Authorization` of its own, or the `.header` key's name): then the request's are sent,
+    /// as its other headers replace the configuration's (trial X: the configured token
+    /// replaced the request's own).
+    func isOverridden(by headers: HTTPHeaders) -> Bool {
+        switch self {
+        case .bearer, .basic: headers.contains("Authorization")
+        case .header(let name, _): headers.contains(name)
+        case .query, .provider: false
+        }
+    }
+
     /// Adds the credentials to a request.
     public func apply(to request: inout HTTPRequest) {
         switch self {

@@ -43,8 +43,15 @@ enum ContentTypeValidation {
     /// text/html (first bytes: "<!DOCTYPE html>…")". `nil` when the body is JSON, when its
     /// type is JSON or absent, or when the error is about a key rather than the whole body.
     static func notJSONMessage(for error: DecodingError, response: HTTPResponse) -> String? {
-        guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
-            let type = response.mediaType, !type.isJSON,
+        guard case .dataCorrupted(let context) = error, context.codingPath.isEmpty else {
+            return nil
+        }
+        // No body at all (a 204, say) is not "text/html, first bytes: """ (trial X).
+        if response.body.isEmpty, response.savedBody == nil {
+            return
+                "expected JSON, the response (status \(response.status)) has no body; decode an Optional or EmptyResponse where none may come"
+        }
+        guard let type = response.mediaType, !type.isJSON,
             (try? JSONSerialization.jsonObject(with: response.body, options: .fragmentsAllowed))
                 == nil
         else { return nil }

@@ -115,10 +115,26 @@ public struct DefaultAPIClient: APIClient {
             validatesTLS: configuration.validatesTLS)
         httpRequest.streamedBody = streamed
         httpRequest.tls = configuration.tls
-        if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL) {
+        if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL),
+            !auth.isOverridden(by: HTTPHeaders(requestHeaders))
+        {
             auth.apply(to: &httpRequest)
         }
         return httpRequest
+    }
+
+    /// A page after the first (``APIPages``), its URL the server's: a `.query` key goes on it
+    /// again on the base URL's origin, unless the URL carries it already. The other forms are
+    /// headers, which the page keeps (trial X: page 2 went without the `api_key`).
+    func authorizingPage(_ page: HTTPRequest) -> HTTPRequest {
+        guard case .query(let name, _)? = configuration.auth,
+            Origin(page.url) == Origin(configuration.baseURL),
+            !(URLComponents(url: page.url, resolvingAgainstBaseURL: false)?.queryItems ?? [])
+                .contains(where: { $0.name == name })
+        else { return page }
+        var page = page
+        configuration.auth?.apply(to: &page)
+        return page
     }
 
     /// The request's query items, then its ``APIRequest/queryParameters``' fields.

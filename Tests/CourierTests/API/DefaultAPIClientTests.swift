@@ -126,6 +126,37 @@ import Testing
         #expect(missing == nil)
     }
 
+    /// A 204 decoded into a value that must be there said "the server answered text/html
+    /// (first bytes: "")" (trial X): it says the body is empty, and what decodes one.
+    @Test func anEmptyBodyWhereAValueMustBeSaysSo() async throws {
+        let stub = StubHTTPClient(status: 204, body: "", headers: ["Content-Type": "text/html"])
+        let error = try await #require(throws: APIError.self) {
+            let _: User = try await client(stub).perform(.get("/users/1"))
+        }
+        #expect(error.kind == .decoding)
+        #expect(error.message.contains("(status 204) has no body"), "\(error.message)")
+    }
+
+    /// A request's own `Authorization` (a per-call token) is sent, as its other headers
+    /// replace the configuration's; the configured auth had replaced it (trial X). So is its
+    /// own value of a `.header` key's field.
+    @Test func aRequestsOwnCredentialsReplaceTheConfigured() async throws {
+        struct AsAnother: APIRequest {
+            typealias Response = [Int]
+            var name = "Authorization"
+            var path: String { "/x" }
+            var headers: [String: String]? { [name: "Bearer per-call"] }
+        }
+        let stub = StubHTTPClient(body: "[]")
+        _ = try await client(stub, auth: .bearer("configured")).perform(AsAnother())
+        #expect(stub.lastRequest?.headers.values(for: "Authorization") == ["Bearer per-call"])
+        _ = try await client(stub, auth: .header(name: "X-Api-Key", value: "k1"))
+            .perform(AsAnother(name: "X-Api-Key"))
+        #expect(stub.lastRequest?.headers.values(for: "X-Api-Key") == ["Bearer per-call"])
+        let _: [Int] = try await client(stub, auth: .bearer("configured")).perform(.get("/x"))
+        #expect(stub.lastRequest?.headers["Authorization"] == "Bearer configured")
+    }
+
     @Test func customAcceptedStatuses() async throws {
         struct Lookup: APIRequest {
             typealias Response = Data

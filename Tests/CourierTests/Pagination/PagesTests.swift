@@ -262,4 +262,37 @@ struct PagesTests {
         }
         #expect(pages == 1)
     }
+
+    /// A `.query` key went on the first page only: the next page's URL is the server's, and
+    /// page 2 went without it on the same origin (trial X). It goes again there, once; a page
+    /// on another origin still gets none.
+    @Test("a .query key goes on every page of the base URL's origin, once")
+    func aQueryKeyGoesOnEveryPage() async throws {
+        let stub = StubHTTPClient()
+        stub.route(.get, "/v1/items") { request in
+            let page = Int(Self.query("page", in: request) ?? "1")!
+            let links = [
+                1: #"</v1/items?page=2>; rel="next""#,
+                2: #"</v1/items?page=3&api_key=qk>; rel="next""#,
+                3: #"<https://other.test/v1/items?page=4>; rel="next""#,
+            ]
+            return Self.json("[\(page)]", request, headers: links[page].map { ["Link": $0] } ?? [:])
+        }
+        let client = DefaultAPIClient(
+            httpClient: stub,
+            configuration: APIConfiguration(
+                baseURL: Self.base, auth: .query(name: "api_key", value: "qk")))
+        var pages = 0
+        for try await _ in client.pages(of: ItemsRequest()) { pages += 1 }
+        #expect(pages == 4)
+        #expect(
+            stub.requests.map { Self.query("api_key", in: $0) } == ["qk", "qk", "qk", nil],
+            "\(stub.requests.map(\.url))")
+        #expect(stub.requests[2].url.query == "page=3&api_key=qk", "not twice")
+    }
+
+    struct ItemsRequest: APIRequest {
+        typealias Response = [Int]
+        var path: String { "/v1/items" }
+    }
 }
