@@ -93,7 +93,7 @@ enum WriteRule {
             case .hold(let reason) = decide(
                 task: task.id, fact: fact, keyed: keyed, named: named.contains(task.id))
         else { return nil }
-        let capturing = task.specIndex.map { job.tasks[$0].hasCaptures } ?? false
+        let capturing = !task.captures(in: job).isEmpty
         if againWithKey(task, of: job.name, keyed: keyed, capturing: capturing, writes: writes) {
             return nil
         }
