@@ -218,6 +218,17 @@ struct WindowTests {
             step.stderr.contains(#"job.json:3:13: tasks[0].window.step: expected a length"#),
             "\(step.stderr)")
         #expect(!step.stderr.contains("window.start"), "a number is a time: \(step.stderr)")
+        // Milliseconds by mistake are said as such, not "expected a string" (trial Y).
+        try space.writeJob(
+            tasks: #"""
+                {"id": "d-{windowStart}", "path": "/echo",
+                 "window": {"start": 1767225600000, "step": "1d"}}
+                """#)
+        let millis = try await CourierBinary.run(["validate", "job.json"], directory: space.folder)
+        #expect(millis.status == 2)
+        #expect(
+            millis.stderr.contains("(whole seconds, up to 10 digits), found 1767225600000"),
+            "\(millis.stderr)")
     }
 
     @Test("the bounds as RFC 3339 and epoch seconds; windows end at now less the lag")

@@ -70,9 +70,15 @@ extension TaskDecoder {
         // Errors point at the value (trial V: at the task, lines away).
         let at = inner.take(key) ?? node
         // Seconds since 1970 may be written as a number too, as the docs say them.
-        if case .number(let seconds) = at.value, seconds == seconds.rounded(),
-            abs(seconds) < 1e11
-        {
+        if case .number(let seconds) = at.value {
+            guard seconds == seconds.rounded(), abs(seconds) < 1e11 else {
+                // Milliseconds by mistake, or a fraction: said as such, not "a string".
+                context.error(
+                    "\(path).\(key)",
+                    "expected \(expected) (whole seconds, up to 10 digits), found \(NodeReader.describe(at))",
+                    at: at)
+                return nil
+            }
             return Date(timeIntervalSince1970: seconds)
         }
         return inner.string(key, required: required).flatMap { text -> Date? in
