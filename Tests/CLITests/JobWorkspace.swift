@@ -36,7 +36,11 @@ struct JobWorkspace {
 
     /// Every line of every log file, parsed; records an issue for a line that is not JSON.
     func logLines(job: String = "e2e") throws -> [[String: Any]] {
-        let folder = logs.appendingPathComponent(job)
+        try Self.logLines(in: logs.appendingPathComponent(job))
+    }
+
+    /// Every line of every log file in `folder` (a job's log folder), parsed.
+    static func logLines(in folder: URL) throws -> [[String: Any]] {
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
             $0.hasSuffix(".jsonl")
         }

@@ -40,25 +40,6 @@ struct RehearsalTests {
 
     static let environment = ["SYNC_PASSWORD": "hunter22"]
 
-    /// The request lines of every log under `folder`.
-    static func logLines(under folder: URL) throws -> [[String: Any]] {
-        var lines: [[String: Any]] = []
-        let walker = FileManager.default.enumerator(atPath: folder.path)
-        while let relative = walker?.nextObject() as? String {
-            guard relative.hasSuffix(".jsonl"), relative.contains("logs") else { continue }
-            let text = try String(
-                contentsOf: folder.appendingPathComponent(relative), encoding: .utf8)
-            for line in text.split(separator: "\n") {
-                guard
-                    let object = try? JSONSerialization.jsonObject(with: Data(line.utf8))
-                        as? [String: Any], object["event"] as? String == "request"
-                else { continue }
-                lines.append(object)
-            }
-        }
-        return lines
-    }
-
     /// `courier run job.json --offline DIR` (a rehearsal keeps its log beside its recording).
     static func rehearse(_ space: JobWorkspace, _ recording: URL, _ extra: [String] = [])
         async throws -> CourierBinary.Result
@@ -133,7 +114,8 @@ struct RehearsalTests {
         )
         #expect(rehearsed.stdout.contains(rehearsal.appendingPathComponent("out").path))
         // A redirected answer is logged as redirected, from where it came (trial W).
-        let moved = try Self.logLines(under: rehearsal).last { $0["task"] as? String == "moved" }
+        let moved = try JobWorkspace.logLines(in: rehearsal.appendingPathComponent("logs/e2e"))
+            .last { $0["event"] as? String == "request" && $0["task"] as? String == "moved" }
         #expect(moved?["redirects"] as? Int == 1, "\(moved ?? [:])")
         #expect((moved?["finalURL"] as? String)?.hasSuffix("/echo?moved=1") == true)
         // The job's own outputs and history are untouched by it.
