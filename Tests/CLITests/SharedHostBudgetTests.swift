@@ -79,6 +79,61 @@ struct SharedHostBudgetTests {
         #expect(files.filter { $0.hasSuffix(".json") }.count == 1, "\(files)")
     }
 
+    /// Trial W: a process whose own requests never got the 429 sent the requests the shared
+    /// pause had held all at once when it ended. The 429 is news for every process through the
+    /// budget, and each halves its own rate for it: the second job's four requests, held by
+    /// the first's pause, leave one by one after it. Its rate before the pause was at most its
+    /// four admissions a second, so the halved rate puts the last at least 1.5 s past the
+    /// pause's end; checked against 1 s, a bound a slower machine only widens. Before the
+    /// fix they all arrived within 0.1 s of it.
+    @Test("a pause another process's request got: this one's held requests leave one by one")
+    func anotherProcesssPauseIsPaced() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let hosts = space.folder.appendingPathComponent("hosts")
+        let pauseKey = FixtureServer.uniqueKey("shared-pause")
+        let heldKey = FixtureServer.uniqueKey("shared-held")
+        let seconds = 8.0
+        try space.writeJob(
+            tasks: #"""
+                {"id": "paused", "path": "/host-pause", "query": {"key": "\#(pauseKey)", "first": "1", "seconds": "\#(Int(seconds))"}}
+                """#,
+            extra: #""hostThrottle": "shared", "retry": {"maxAttempts": 2, "maxDelay": 30},"#)
+        let other =
+            #"{"version": 1, "name": "other", "baseURL": "\#(space.server.baseURL.absoluteString)", "outputDir": "out-other", "concurrency": 4, "hostThrottle": "shared", "retry": {"maxAttempts": 1, "maxDelay": 30}, "tasks": [{"id": "q{n}", "path": "/echo", "query": {"key": "\#(heldKey)", "n": "{n}"}, "foreach": {"n": {"range": [1, 4]}}}]}"#
+        try other.write(
+            to: space.folder.appendingPathComponent("other.json"), atomically: true,
+            encoding: .utf8)
+        let environment = ["COURIER_HOSTS_DIR": hosts.path]
+        let first = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            environment: environment, directory: space.folder)
+        let pausedURL = space.server.url("/paused?key=\(pauseKey)")
+        let paused = await OffPool.when {
+            (BlockingFetch.json(pausedURL)?["at"] as? Double ?? 0) > 0
+        }
+        try #require(paused, "the first job's request never got its 429")
+        let second = try await CourierBinary.run(
+            ["run", "other.json", "--log-dir", space.logs.path, "--no-progress"],
+            environment: environment, directory: space.folder)
+        #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
+        let (status, output) = await first.wait(seconds: 300)
+        #expect(status == 0, "\(output)")
+
+        let end = try HostPolitenessTests.pausedAt(pauseKey, on: space.server) + seconds
+        let held = try await ServerHits.of(heldKey, on: space.server).requests.map(\.time)
+            .sorted()
+        let after = held.map { $0 - end }
+        #expect(held.count == 4)
+        #expect(
+            try space.logLines(job: "other").contains { ($0["blockedMs"] as? Double ?? 0) > 0 },
+            "the second job's requests were held by the first's pause")
+        // Server times, its own clock (the pause's end is a little early for the client's,
+        // which read the 429 after the server sent it).
+        #expect(held.allSatisfy { $0 >= end - 0.05 }, "none inside the pause: \(after)")
+        #expect((held.last ?? 0) - end >= 1, "one by one, not all at once: \(after)")
+    }
+
     /// A process killed with `kill -9` while its request was the one learning the host's
     /// quota (a 60 s request, timeout 120 s) blocks no other: the kernel lets its lock go, and
     /// its probe holds the others 5 s at most, so a second job (maxDelay 30 s) gets through.

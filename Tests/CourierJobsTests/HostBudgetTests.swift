@@ -191,6 +191,48 @@ struct HostBudgetTests {
         #expect(budget.openUntil == 1_155)
     }
 
+    /// Trial W: a process that had no request answered 429 sent the requests the pause had
+    /// held all at once after it; the 429 is now news for every process, which each halves
+    /// its own rate for (``HostThrottle``), once.
+    @Test("a 429 is news for every process while its pause lasts and 2 s after; one a burst")
+    func slowDownNews() throws {
+        var budget = HostBudget()
+        #expect(budget.slowDownNews(now: 1_000) == nil)
+        budget.learn(
+            status: 429, headers: HTTPHeaders([("Retry-After", "5")]), now: 1_000,
+            date: Self.date, sentAt: 999.9)
+        #expect(budget.slowedAt == 1_000)
+        #expect(budget.slowDownNews(now: 1_004.9) == 1_000, "the pause lasts")
+        // A 429 to a request sent before the last one came is of its burst.
+        budget.learn(
+            status: 429, headers: HTTPHeaders(), now: 1_000.2, date: Self.date, sentAt: 999.95)
+        #expect(budget.slowedAt == 1_000)
+        // Without a pause it is news for 2 s; a 503, or an answer without a status, is none.
+        var plain = HostBudget()
+        plain.learn(status: 429, headers: HTTPHeaders(), now: 1_000, date: Self.date)
+        #expect(plain.slowDownNews(now: 1_001.9) == 1_000)
+        #expect(plain.slowDownNews(now: 1_002.1) == nil)
+        plain.learn(
+            status: 503, headers: HTTPHeaders([("Retry-After", "5")]), now: 1_010,
+            date: Self.date, sentAt: 1_009)
+        plain.learn(status: nil, headers: HTTPHeaders(), now: 1_010, date: Self.date)
+        #expect(plain.slowedAt == 1_000)
+        // A 429 to a request sent after it is a new burst.
+        plain.learn(
+            status: 429, headers: HTTPHeaders(), now: 1_020, date: Self.date, sentAt: 1_019.9)
+        #expect(plain.slowedAt == 1_020)
+        // The store keeps it.
+        let origin = try #require(Origin(URL(string: "https://api.example.com/x")!))
+        let bytes = HostBudgetStore.bytes(plain, origin: origin)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-hosts-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("host.json")
+        try Data(bytes).write(to: file)
+        #expect(HostBudgetStore.load(file).slowedAt == 1_020)
+    }
+
     @Test("a probe holds the others 5 s at most, however long its request's timeout")
     func probeIsShort() {
         var budget = HostBudget()

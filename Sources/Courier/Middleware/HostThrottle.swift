@@ -176,6 +176,16 @@ public struct HostThrottle: Sendable, Hashable {
         return slot
     }
 
+    /// Another process's request to the host was answered 429 at `answeredAt` (the shared
+    /// host budget tells): the rate halves as for a 429 of this throttle's own, once for the
+    /// burst. A 429 of its own that this one answered for already, or the same news again,
+    /// changes nothing: both are older than the last halving.
+    package mutating func slowDown(
+        forOthers429 answeredAt: ContinuousClock.Instant, at now: ContinuousClock.Instant
+    ) {
+        slowDown(sentAt: answeredAt, at: now)
+    }
+
     /// A request admitted earlier is over: answered, failed, or never sent (cancelled while it
     /// waited).
     public mutating func finished() {

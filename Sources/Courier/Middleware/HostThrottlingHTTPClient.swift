@@ -166,6 +166,21 @@ public final class HostThrottles: Sendable {
         }
     }
 
+    /// Another process's request to `origin` was answered 429 at `answeredAt`, seconds since
+    /// 1970 (``HostThrottle/slowDown(forOthers429:at:)``): this run's rate to it halves, once a
+    /// burst.
+    package func slowDown(_ origin: Origin, forOthers429 answeredAt: TimeInterval) {
+        let settings = self.settings
+        state.withLock { [time] state in
+            let now = time.now()
+            // A little earlier than the wall clock says: this run's own halving for the same
+            // 429, made a moment after the budget learned it, must stay the later of the two.
+            let ago = time.date().timeIntervalSince1970 - answeredAt + 0.01
+            state.entry(origin, settings: settings).throttle.slowDown(
+                forOthers429: now - .seconds(max(0, ago)), at: now)
+        }
+    }
+
     /// Admits a request to `origin` (``HostThrottle/admit(at:maxWait:)``); one that is sent
     /// must be finished with ``finish(_:response:sentAt:)``.
     public func admit(_ origin: Origin, maxWait: Duration?) -> HostThrottle.Admission {

@@ -60,7 +60,7 @@ enum HTTPStack {
             client = AnyHTTPClient(
                 HostBudgetHTTPClient(
                     wrapped: client, store: budget, time: time, lease: job.timeout,
-                    maxDelay: job.retry.maxDelay, warn: warn))
+                    maxDelay: job.retry.maxDelay, hosts: hosts, warn: warn))
         }
         if let limit, let limiter {
             client = AnyHTTPClient(

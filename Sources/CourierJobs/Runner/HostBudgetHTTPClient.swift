@@ -17,6 +17,9 @@ struct HostBudgetHTTPClient: HTTPClient {
     /// How long a probe may hold the others: the job's request timeout.
     let lease: TimeInterval
     let maxDelay: TimeInterval?
+    /// The run's own host throttles, told of another process's 429 (``HostBudget/slowedAt``)
+    /// so that this run's rate to the host halves too.
+    var hosts: HostThrottles?
     let warn: @Sendable (String) -> Void
 
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
@@ -30,15 +33,18 @@ struct HostBudgetHTTPClient: HTTPClient {
         while true {
             let now = time.date().timeIntervalSince1970
             let admission: HostBudget.Admission
+            var slowedAt: Double?
             do {
                 admission = try store.update(origin) { budget in
                     if let until = budget.pausedUntil, until > now { heldByPause = true }
+                    slowedAt = budget.slowDownNews(now: now)
                     return budget.admit(now: now, lease: lease, ticket: ticket)
                 }
             } catch {
                 warn("the shared host budget cannot be kept (\(error)); requests go unshared")
                 return try await wrapped.perform(request)
             }
+            if let slowedAt { hosts?.slowDown(origin, forOthers429: slowedAt) }
             let wait: Double
             switch admission {
             case .send(let seconds): wait = seconds

@@ -19,6 +19,9 @@ import Foundation
 ///   host whose answers announce no quota is left open for ``openFor`` seconds.
 /// - Requests sent under a quota or as probes are counted until answered: a new window's quota
 ///   is what the host announced less those still under way (below).
+/// - A 429 is news for every process: each halves its own rate to the host, once a burst
+///   (``slowedAt``), so that the host's whole rate halves, not only the rate of the process that
+///   was answered so.
 struct HostBudget: Sendable, Equatable {
     /// Until when the host asked for nothing.
     var pausedUntil: Double?
@@ -45,6 +48,14 @@ struct HostBudget: Sendable, Equatable {
     /// window got one request more than its quota. They are taken from that quota; when some
     /// had reached the host first, the window is one or two requests short, never over.
     var inFlight: [UInt64: Double] = [:]
+    /// When the host last answered 429: the news that halves every process's rate to it
+    /// (``slowDownNews(now:)``). A 429 to a request sent before it is of the same burst, and
+    /// leaves it. Trial W: a process that had not been answered 429 itself sent the requests
+    /// a pause had held all at once when it ended, while the one answered 429 spread its own.
+    var slowedAt: Double?
+    /// How long a 429 stays news for the processes that had no request answered by then:
+    /// while the pause it asked for lasts, and this long after it came.
+    static let slowDownNewsFor: Double = 2
 
     struct Quota: Sendable, Equatable {
         var remaining: Int
@@ -80,6 +91,15 @@ struct HostBudget: Sendable, Equatable {
             inFlight[ticket] = now + wait + lease
         }
         return admission
+    }
+
+    /// When the 429 a process that sends to the host now should halve its rate for was
+    /// answered, if it is news (``slowedAt``): each process halves its rate once for it (its
+    /// own throttle knows whether it has, ``HostThrottle``), as it would for a 429 of its own.
+    func slowDownNews(now: Double) -> Double? {
+        guard let slowedAt else { return nil }
+        let pauseLasts = pausedUntil.map { $0 > now } ?? false
+        return pauseLasts || now - slowedAt < Self.slowDownNewsFor ? slowedAt : nil
     }
 
     private mutating func forgetExpiredFlights(now: Double) {
@@ -126,6 +146,7 @@ struct HostBudget: Sendable, Equatable {
         if let ticket { inFlight[ticket] = nil }
         forgetExpiredFlights(now: now)
         guard let status else { return }
+        if status == 429, (sentAt ?? now) >= (slowedAt ?? -.infinity) { slowedAt = now }
         if status == 429 || status == 503, let value = headers["Retry-After"],
             let seconds = RetryAfter.seconds(from: value, now: date)
         {

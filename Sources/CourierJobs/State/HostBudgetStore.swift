@@ -95,6 +95,7 @@ struct HostBudgetStore: Sendable {
         budget.openUntil = number("openUntil", in: members)
         budget.nextSlot = number("nextSlot", in: members)
         budget.windowEnd = number("windowEnd", in: members)
+        budget.slowedAt = number("slowedAt", in: members)
         if case .string(let text)? = members.first(where: { $0.key == "probeTicket" })?.node.value {
             budget.probeTicket = UInt64(text)
         }
@@ -124,7 +125,7 @@ struct HostBudgetStore: Sendable {
         let times: [(String, Double?)] = [
             ("pausedUntil", budget.pausedUntil), ("probeUntil", budget.probeUntil),
             ("openUntil", budget.openUntil), ("nextSlot", budget.nextSlot),
-            ("windowEnd", budget.windowEnd),
+            ("windowEnd", budget.windowEnd), ("slowedAt", budget.slowedAt),
         ]
         for (key, value) in times { if let value { members.append((key, .double(value))) } }
         // As text: a ticket is a 64-bit number, more than a JSON number keeps exactly.

@@ -202,6 +202,27 @@ import Testing
         #expect(throttle.rate == 4, "one burst of 429s is one halving")
     }
 
+    /// The shared host budget tells every process of another's 429 (trial W): each halves its
+    /// own rate once for it, whichever of the news and its own answer to the 429 comes first.
+    @Test func anotherProcesss429HalvesTheRateOnceABurst() {
+        var throttle = HostThrottle()
+        for _ in 0..<8 { _ = throttle.admit(at: at(0)) }
+        throttle.slowDown(forOthers429: at(0.4), at: at(0.5))
+        #expect(throttle.rate == 4, "half the rate it was sending at")
+        throttle.slowDown(forOthers429: at(0.4), at: at(0.6))
+        #expect(throttle.rate == 4, "the same news again")
+        answer(&throttle, 429, at: 0.7, sentAt: 0.3)
+        #expect(throttle.rate == 4, "its own 429 of the same burst")
+        throttle.slowDown(forOthers429: at(1), at: at(1.1))
+        #expect(throttle.rate == 2, "a later burst halves again")
+        // Its own 429 first, then the budget's news of it: one halving.
+        var own = HostThrottle(settings: .init(ceiling: 8))
+        _ = own.admit(at: at(0))
+        answer(&own, 429, at: 1, sentAt: 0)
+        own.slowDown(forOthers429: at(0.99), at: at(1.2))
+        #expect(own.rate == 4)
+    }
+
     @Test func successesRaiseTheRateSlowlyNeverAboveTheCeiling() {
         var throttle = HostThrottle(settings: .init(ceiling: 5, increase: 0.5))
         _ = throttle.admit(at: at(0))
