@@ -28,12 +28,12 @@ public enum Authentication: Sendable, Hashable {
     /// Whether a request's own `headers` set the field these credentials go in (an
     /// `Authorization` of its own, or the `.header` key's name): then the request's are sent,
     /// as its other headers replace the configuration's (trial X: the configured token
-    /// replaced the request's own).
+    /// replaced the request's own; a provided token did too, added below by its middleware).
     func isOverridden(by headers: HTTPHeaders) -> Bool {
         switch self {
-        case .bearer, .basic: headers.contains("Authorization")
+        case .bearer, .basic, .provider: headers.contains("Authorization")
         case .header(let name, _): headers.contains(name)
-        case .query, .provider: false
+        case .query: false
         }
     }
 

@@ -115,10 +115,12 @@ public struct DefaultAPIClient: APIClient {
             validatesTLS: configuration.validatesTLS)
         httpRequest.streamedBody = streamed
         httpRequest.tls = configuration.tls
-        if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL),
-            !auth.isOverridden(by: HTTPHeaders(requestHeaders))
-        {
-            auth.apply(to: &httpRequest)
+        if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL) {
+            if !auth.isOverridden(by: HTTPHeaders(requestHeaders)) {
+                auth.apply(to: &httpRequest)
+            } else if case .provider = auth {
+                httpRequest.authorizationIsCallers = true
+            }
         }
         return httpRequest
     }

@@ -37,6 +37,10 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     /// to another origin, which would send the body there again, is then refused with
     /// `.invalidRequest` instead of followed.
     public var bodyIsSecret = false
+    /// Whether the caller set the request's `Authorization` itself, over an API client's
+    /// configured credentials: a token middleware (``AuthenticatingHTTPClient``) then leaves
+    /// it as it is, as the other forms of configured auth do (``DefaultAPIClient``).
+    package var authorizationIsCallers = false
 
     /// Header names that carry secrets beyond ``SecretHeaders/alwaysSecret``: they are dropped
     /// on a cross-origin redirect and redacted in logs. Stored lowercased, however they are

@@ -155,6 +155,24 @@ import Testing
         #expect(stub.lastRequest?.headers.values(for: "X-Api-Key") == ["Bearer per-call"])
         let _: [Int] = try await client(stub, auth: .bearer("configured")).perform(.get("/x"))
         #expect(stub.lastRequest?.headers["Authorization"] == "Bearer configured")
+        // A provided token too, which its middleware adds below: the provider is not asked,
+        // and a 401 to the request's own token is the caller's, not refreshed.
+        let tokens = CountedTokens()
+        _ = try await client(stub, auth: .provider(tokens)).perform(AsAnother())
+        #expect(stub.lastRequest?.headers.values(for: "Authorization") == ["Bearer per-call"])
+        #expect(tokens.asked.withLock { $0 } == 0)
+        let _: [Int] = try await client(stub, auth: .provider(tokens)).perform(.get("/x"))
+        #expect(stub.lastRequest?.headers["Authorization"] == "Bearer provided")
+        #expect(tokens.asked.withLock { $0 } == 1)
+    }
+
+    final class CountedTokens: TokenProvider {
+        let asked = Locked(0)
+        func currentToken() async throws -> String {
+            asked.withLock { $0 += 1 }
+            return "provided"
+        }
+        func refreshToken(rejected: String) async throws -> String { "provided" }
     }
 
     @Test func customAcceptedStatuses() async throws {
