@@ -65,6 +65,47 @@ struct RecordsCSVTests {
         #expect(names.filter { $0.hasSuffix(".tmp") }.isEmpty, "\(names)")
     }
 
+    /// A nightly sync whose source did not change leaves its files alone: the same file
+    /// (its inode: a replacement is a new file renamed over it) with the same time of last
+    /// change, so that a backup or `make` sees nothing new. They had been written again.
+    @Test("a run that changes no record leaves the records file and its CSV as they were")
+    func noChangeNoRewrite() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("csv-same")
+        try RecordsTests.set(key, Self.items, on: space.server)
+        try Self.writeJob(space, key: key)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let out = space.folder.appendingPathComponent("out")
+        func identity(_ name: String) throws -> [String] {
+            let attributes = try FileManager.default.attributesOfItem(
+                atPath: out.appendingPathComponent(name).path)
+            return [
+                "\(attributes[.systemFileNumber] ?? "")",
+                "\((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)",
+            ]
+        }
+        let before = try ["users.jsonl", "users.csv"].map(identity)
+        let bytes = try Data(contentsOf: out.appendingPathComponent("users.jsonl"))
+        for backend in ["urlsession", "curl"] {
+            let again = try await space.run(backend: backend)
+            #expect(again.status == 0, "\(again.stderr)")
+        }
+        #expect(try ["users.jsonl", "users.csv"].map(identity) == before)
+        #expect(try Data(contentsOf: out.appendingPathComponent("users.jsonl")) == bytes)
+        let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
+        #expect(
+            left.filter { !$0.hasPrefix(".courier") }.sorted() == ["users.csv", "users.jsonl"],
+            "no temporary left: \(left)")
+        // A change is written, as before.
+        try RecordsTests.set(
+            key, [Self.items[0], #"{"id": 2, "name": "renamed", "ok": true}"#, Self.items[2]],
+            on: space.server)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let after = try ["users.jsonl", "users.csv"].map(identity)
+        #expect(after[0] != before[0] && after[1] != before[1])
+    }
+
     /// Runs `sqlite3 DATABASE` with `commands` on its standard input; what it printed.
     static func sqlite(_ database: String, _ commands: String...) async throws -> String {
         let script = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -48,6 +48,9 @@ struct RecordsCommit: Sendable {
         let tasks: [String]
         /// Records in the new file.
         let records: Int
+        /// Whether its bytes changed: a file the run would write again as it was is left alone
+        /// (``SameBytes``), and its CSV with it.
+        var changed = true
     }
 
     /// What became of the run's records files.
@@ -104,16 +107,7 @@ struct RecordsCommit: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         let parts = try chosenParts(names, in: folder, path: path, rule: target.rule)
         guard !parts.isEmpty else { return nil }
-        if target.rule.write == .replace {
-            let missing = target.doneWriters.subtracting(
-                parts.compactMap { RecordsStore.parsePartName($0.name)?.key })
-            if !missing.isEmpty {
-                throw Problem(
-                    message:
-                        "\(missing.count) task\(missing.count == 1 ? "" : "s") done by earlier runs left no records in \(folder.path) (written by an earlier commit, or removed), and replace needs every task's; the file is left as it is: run the job again without --resume"
-                )
-            }
-        }
+        try checkEveryPart(parts, of: target, folder: folder)
         let output = URL(fileURLWithPath: store.outputDir.path)
         guard let url = OutputPath.resolve(path, in: output) else {
             throw Problem(message: "escapes outputDir through a symbolic link; not written")
@@ -138,10 +132,14 @@ struct RecordsCommit: Sendable {
         }
         var identity = stat()
         let records: Int
+        let unchanged: Bool
         do {
             records = try write(
                 parts, of: path, target.rule, from: folder, into: descriptor, url: url)
-            fstat(descriptor, &identity)
+            // The same bytes as the file: the record below names the file as it is, which
+            // then holds the parts, and the file is not replaced.
+            unchanged = SameBytes.file(descriptor, equalsFileAt: url.path)
+            if !unchanged || lstat(url.path, &identity) != 0 { fstat(descriptor, &identity) }
             close(descriptor)
         } catch {
             close(descriptor)
@@ -165,7 +163,7 @@ struct RecordsCommit: Sendable {
             throw Problem(message: "\(error)")
         }
         do {
-            try replacement.commit()
+            if unchanged { replacement.discard() } else { try replacement.commit() }
         } catch {
             unlink(commitFile.path)
             throw Problem(message: "\(error)")
@@ -176,7 +174,24 @@ struct RecordsCommit: Sendable {
         unlink(commitFile.path)
         FolderSyncs.fsyncFolder(folder.path)
         rmdir(folder.path)
-        return Committed(target: path, tasks: parts.map(\.task), records: records)
+        return Committed(
+            target: path, tasks: parts.map(\.task), records: records, changed: !unchanged)
+    }
+
+    /// `replace` makes the file of every done task's part: a resume whose history's parts are
+    /// gone (an earlier commit took them) cannot make it whole.
+    private func checkEveryPart(
+        _ parts: [Part], of target: RecordsLedger.Target, folder: URL
+    ) throws(Problem) {
+        guard target.rule.write == .replace else { return }
+        let missing = target.doneWriters.subtracting(
+            parts.compactMap { RecordsStore.parsePartName($0.name)?.key })
+        guard missing.isEmpty else {
+            throw Problem(
+                message:
+                    "\(missing.count) task\(missing.count == 1 ? "" : "s") done by earlier runs left no records in \(folder.path) (written by an earlier commit, or removed), and replace needs every task's; the file is left as it is: run the job again without --resume"
+            )
+        }
     }
 
     /// The part of each task to combine, in the tasks' natural order: this run's own, else the

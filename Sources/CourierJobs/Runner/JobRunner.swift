@@ -208,7 +208,7 @@ final class JobRunner: Sendable {
     func writeCSVs(_ ledger: RecordsLedger, committed: [RecordsCommit.Committed]) async
         -> [String]
     {
-        let changed = Set(committed.map(\.target))
+        let changed = Set(committed.filter(\.changed).map(\.target))
         let targets = ledger.snapshot().targets.filter { $0.target.rule.csv != nil }
         guard !targets.isEmpty else { return [] }
         let output = URL(fileURLWithPath: job.outputDir)
