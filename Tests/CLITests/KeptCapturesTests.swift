@@ -621,4 +621,53 @@ struct KeptCapturesTests {
             FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("out/items/0.json").path))
     }
+    /// Trial Z: a listing that failed midway leaves a skip of the fan-out's template (its ids
+    /// from the failed page on never came). `replay --job` sent the listing again, and then
+    /// every child its ids made, the ones the night had done too (11 of 23 GETs spent again):
+    /// the template's skip selected them all. A child done in the history is not sent; the
+    /// ones the night never reached are.
+    @Test("replay --job of a listing that failed midway sends only the children not done")
+    func replayOfABrokenListingSkipsDoneChildren() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "kept-broken-\(UUID().uuidString)"
+        let toggle = "\(key)-pages"
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "6", "size": "2", "key": "\#(key)-list", "fail_start": "4", "fail_until": "\#(toggle)"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/echo", "query": {"key": "\#(key)-{id}"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                """#, extra: Self.extra)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "the listing's third page failed: \(night.stdout)")
+        for id in 0..<4 {
+            #expect(try await ServerHits.of("\(key)-\(id)", on: space.server).count == 1)
+        }
+        _ = BlockingFetch.json(space.server.url("/toggle/on?name=\(toggle)"))
+        let plan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--dry-run"], directory: space.folder)
+        #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+        #expect(!plan.stdout.contains("item-0"), "a done child is not planned: \(plan.stdout)")
+        #expect(
+            plan.stdout.contains(
+                "1 request to replay and the tasks of 1 line above that the job builds again"),
+            "\(plan.stdout)")
+        let replay = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--no-progress"], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        for id in 0..<6 {
+            let hits = try await ServerHits.of("\(key)-\(id)", on: space.server).count
+            #expect(hits == 1, "item-\(id) was sent \(hits) times in all")
+        }
+        for id in 0..<6 {
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: space.folder.appendingPathComponent("out/items/\(id).json").path))
+        }
+        // The history is whole: another replay finds nothing to send.
+        let again = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--no-progress"], directory: space.folder)
+        #expect(again.stdout.contains("nothing to replay"), "\(again.stdout)\(again.stderr)")
+    }
 }

@@ -5,7 +5,7 @@ import Foundation
 extension ReplayCommand {
     static func printPlan(
         _ tasks: [ExpandedTask], curl: Bool, secrets: Set<String>, console: Console,
-        notes: [String: String] = [:], pending: Int = 0
+        notes: [String: String] = [:], pending: Int = 0, rebuilt: Int = 0
     ) {
         if curl {
             // An OAuth2 task's token is asked for when it is sent: the script asks for one.
@@ -40,8 +40,14 @@ extension ReplayCommand {
         }
         // `pending`: tasks said above, sent once what they take is captured again.
         let count = tasks.count + pending
+        // Tasks the job builds again as their inputs come: their number of requests is known
+        // only then (trial Z read "1 request" and saw 28 go).
+        let later =
+            rebuilt == 0
+            ? ""
+            : " and the tasks of \(rebuilt) line\(rebuilt == 1 ? "" : "s") above that the job builds again as their inputs are captured (not counted; those done before are not sent)"
         let summary =
-            "courier: \(count) request\(count == 1 ? "" : "s") to replay; dry run, nothing sent"
+            "courier: \(count) request\(count == 1 ? "" : "s") to replay\(later); dry run, nothing sent"
         // A script's stdout is the script (`… --format curl > retry.sh`): the count goes to
         // stderr, where bash never reads it.
         if curl { console.error(summary) } else { console.output(summary) }
@@ -93,8 +99,9 @@ extension ReplayCommand {
     enum LinePlan {
         case send(ExpandedTask)
         /// Said on the plan's line for the task; `sent`: it is sent once what it takes is
-        /// captured again, and counted.
-        case note(String, sent: Bool)
+        /// captured again, and counted; `rebuilt`: its requests are known only when the job
+        /// builds it again (a fan-out's children), counted apart.
+        case note(String, sent: Bool, rebuilt: Bool = false)
         case refused(String)
     }
 
@@ -149,7 +156,7 @@ extension ReplayCommand {
             if job != nil {
                 return .note(
                     "(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)",
-                    sent: false)
+                    sent: false, rebuilt: true)
             }
             return .refused("\(refusal)")
         }

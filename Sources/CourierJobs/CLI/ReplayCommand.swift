@@ -115,7 +115,8 @@ enum ReplayCommand {
             // did, besides its own (``RecordsCommit``).
             options.run.history = RunHistory(history, logs: options.logs)
             return await replayFromJob(
-                job, selected: selected, runs: history.runs, options: options, console: console)
+                job, selected: selected, runs: history.runs, settled: history.done,
+                options: options, console: console)
         }
 
         return await replayFromLogs(
@@ -184,7 +185,7 @@ enum ReplayCommand {
             console.output("\(prefix)\(id)\t(not sent: \(reason))".showingControlCharacters)
         }
         var tasks: [ExpandedTask] = []
-        var (refused, pending) = (0, 0)
+        var (refused, pending, rebuilt) = (0, 0, 0)
         let firstTime = selected.first?.time ?? 0
         for line in selected {
             switch plan(
@@ -194,8 +195,9 @@ enum ReplayCommand {
             case .send(var task):
                 if options.paced { task.sendAt = (line.time - firstTime) / options.speed }
                 tasks.append(task)
-            case .note(let text, let sent):
+            case .note(let text, let sent, let again):
                 if sent { pending += 1 }
+                if again { rebuilt += 1 }
                 console.output("\(prefix)\(line.task ?? "?")\t\(text)".showingControlCharacters)
             case .refused(let message):
                 refused += 1
@@ -216,7 +218,7 @@ enum ReplayCommand {
             if let job { addConditions(&tasks, job: job, notes: notes) }
             printPlan(
                 tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes,
-                pending: pending)
+                pending: pending, rebuilt: rebuilt)
             return refused > 0
                 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
         }
@@ -263,7 +265,8 @@ enum ReplayCommand {
     /// run as the job runs them (``ReplaySelection``). A task the job no longer builds is
     /// refused with its reason, and the replay exits 1.
     static func replayFromJob(
-        _ job: Job, selected: [LogLine], runs: [String], options: Options, console: Console
+        _ job: Job, selected: [LogLine], runs: [String], settled: Set<UInt64>, options: Options,
+        console: Console
     ) async -> Int32 {
         if let refusal = ConditionalState.refusal(for: job) {
             console.error("courier: \(job.name): \(refusal)")
@@ -271,7 +274,8 @@ enum ReplayCommand {
         }
         let selection = ReplaySelection(
             job: job.name, lines: selected, overrides: options.headers,
-            pace: options.paced ? options.speed : nil)
+            pace: options.paced ? options.speed : nil,
+            settled: options.filter.all ? [] : settled)
         let runner = JobRunner(
             job: job, options: options.run, total: selection.count,
             source: .selection(selection, replayOf: runs))

@@ -35,12 +35,18 @@ final class ReplaySelection: Sendable {
     /// `--speed` for `--pace logged`; `nil` sends as soon as a slot is free.
     let pace: Double?
     let job: String
+    /// Keys of the tasks the history says are done: a pattern (a skip's template) does not
+    /// select them. Trial Z: a listing that failed midway had its children sent again, the
+    /// ones the night had done too. Empty with `--all`, which sends done tasks as asked.
+    let settled: Set<UInt64>
     private let matched = Locked<(keys: Set<UInt64>, patterns: Set<Int>)>(([], []))
 
     init(
-        job: String, lines: [LogLine], overrides: [(name: String, value: String)], pace: Double?
+        job: String, lines: [LogLine], overrides: [(name: String, value: String)], pace: Double?,
+        settled: Set<UInt64> = []
     ) {
         self.job = job
+        self.settled = settled
         let first = lines.map(\.time).min() ?? 0
         var entries: [UInt64: Entry] = [:]
         var patterns: [(String, Entry)] = []
@@ -70,6 +76,7 @@ final class ReplaySelection: Sendable {
         patterns = globs.map { ($0, Entry(origin: nil, name: $0, offset: 0)) }
         overrides = []
         pace = nil
+        settled = []
     }
 
     /// The specs of `job` whose captures the selected tasks may need, directly or through
@@ -207,6 +214,8 @@ final class ReplaySelection: Sendable {
         }
         let isNew = matched.withLock { state in
             if let patternIndex { state.patterns.insert(patternIndex) }
+            // Done: the pattern found it (the job still builds its tasks), and leaves it.
+            if patternIndex != nil, settled.contains(key) { return false }
             return state.keys.insert(key).inserted
         }
         // The same id twice in one expansion is one task (docs/job-file.md).
