@@ -134,6 +134,43 @@ struct SharedHostBudgetTests {
         #expect((held.last ?? 0) - end >= 1, "one by one, not all at once: \(after)")
     }
 
+    /// Trial AA: with `"shared"`, the host's first request (the budget's probe) got the 429;
+    /// its retry came after the pause while the next probe waited for its place in the halved
+    /// rate below the budget, was held behind it, and then left with it, 4 ms apart, its
+    /// place never taken (`throttledMs` null). Held behind a probe at a paced host, it now
+    /// takes its place: a wait on its line, and a gap at the server (2 s at the halved rate
+    /// of 0.5 a second; checked against 0.5 s, which only a second and a half of delay on one
+    /// request and not the next could break).
+    @Test("the retry of a host's first request, answered 429, takes its place after the pause")
+    func retryOfTheFirstRequestIsPaced() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shared-first")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "t{n}", "path": "/host-pause", "query": {"key": "\#(key)", "first": "1", "seconds": "2", "n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}}
+                """#,
+            extra: #"""
+                "concurrency": 3, "hostThrottle": "shared", "rateLimit": {"perSecond": 1},
+                "retry": {"maxAttempts": 2, "maxDelay": 30},
+                """#)
+        let run = try await space.run(
+            backend: "curl",
+            environment: ["COURIER_HOSTS_DIR": space.folder.appendingPathComponent("hosts").path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let retried = try (1...3).map { try space.attempts("t\($0)") }.filter { $0.count == 2 }
+        try #require(retried.count == 1, "one task got the 429: \(retried)")
+        let retry = retried[0][1]
+        #expect(
+            (retry["throttledMs"] as? Double ?? 0) > 0,
+            "the retry took its place in the host's rate: \(retry)")
+        let arrivals = try await ServerHits.of(key, on: space.server).requests.map(\.time)
+            .sorted()
+        #expect(arrivals.count == 4)
+        let gaps = zip(arrivals.dropFirst(), arrivals).map { $0 - $1 }
+        #expect(gaps.dropFirst().allSatisfy { $0 >= 0.5 }, "one by one after the pause: \(gaps)")
+    }
+
     /// A process killed with `kill -9` while its request was the one learning the host's
     /// quota (a 60 s request, timeout 120 s) blocks no other: the kernel lets its lock go, and
     /// its probe holds the others 5 s at most, so a second job (maxDelay 30 s) gets through.

@@ -94,7 +94,7 @@ struct HostPauseGateTests {
         let gate = gate(hosts, maxDelay: 30)
         _ = try await gate.perform(HTTPRequest(url: url))
         #expect(time.sleeps.isEmpty, "not held above: no place taken")
-        try await HeldByPause.$above.withValue(true) {
+        try await HeldByBudget.$above.withValue(true) {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<3 {
                     group.addTask { try await gate.perform(HTTPRequest(url: url)).status }

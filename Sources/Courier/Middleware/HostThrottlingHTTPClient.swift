@@ -166,6 +166,11 @@ public final class HostThrottles: Sendable {
         }
     }
 
+    /// Whether `origin` has a rate after 429s: its requests are spread at it.
+    package func isPaced(_ origin: Origin) -> Bool {
+        state.withLock { $0.hosts[origin]?.throttle.rate != nil }
+    }
+
     /// Another process's request to `origin` was answered 429 at `answeredAt`, seconds since
     /// 1970 (``HostThrottle/slowDown(forOthers429:at:)``): this run's rate to it halves, once a
     /// burst.

@@ -23,8 +23,9 @@ struct HostPauseGate: HTTPClient {
     func perform(_ request: HTTPRequest) async throws -> HTTPResponse {
         // A request the shared budget above held for a pause comes here as the pause ends,
         // with every other it held: it takes its place all the same, once (trial W: seven
-        // such requests left within 50 ms).
-        var heldAbove = HeldByPause.above
+        // such requests left within 50 ms). So does one it held behind another's probe at a
+        // paced host.
+        var heldAbove = HeldByBudget.above
         while try await waitedForPause(request, heldAbove: heldAbove), let rateLimit {
             heldAbove = false
             try await rateLimit.limiter.wait(for: request, scope: rateLimit.scope)
@@ -71,9 +72,10 @@ struct HostPauseGate: HTTPClient {
     }
 }
 
-/// Whether the shared host budget above held the request under way for its host's pause
+/// Whether the shared host budget above held the request under way, for its host's pause or,
+/// at a host paced after a 429, behind another's probe or a spent quota
 /// (``HostBudgetHTTPClient``, which binds it around the request it lets go).
-enum HeldByPause {
+enum HeldByBudget {
     @TaskLocal static var above = false
 }
 
