@@ -6,6 +6,11 @@ extension TaskDecoder {
     static let nextForms =
         "one of {\"linkHeader\": \"next\"}, {\"json\": \"/next\"}, {\"header\": \"Next-Page\"}, {\"headerParam\": {\"header\": \"X-Next-Page\", \"param\": \"page\"}}, {\"cursor\": {\"json\": \"/cursor\", \"param\": \"cursor\"}}, {\"page\": {\"param\": \"page\", \"start\": 1}}, {\"offset\": {\"param\": \"offset\", \"step\": 100}}"
 
+    /// The names of the `next` rules.
+    static let nextRules = [
+        "linkHeader", "json", "header", "headerParam", "cursor", "page", "offset",
+    ]
+
     mutating func readPaginate() -> PaginationRule? {
         let paginate = reader.take("paginate").flatMap {
             Self.decodePaginate($0, path: "\(path).paginate", context: context)
@@ -140,7 +145,12 @@ extension TaskDecoder {
         case "cursor", "page", "offset", "headerParam":
             return parameterRule(key, node, path: path, context: context)
         default:
-            context.error("\(path)", "unknown rule \"\(key)\": \(nextForms)", at: node)
+            // As a misspelt key elsewhere is (trial Z: `linkHeaders` got the whole list only).
+            let guess = NodeReader.closest(to: key, in: nextRules).map {
+                "did you mean \"\($0)\"? "
+            }
+            context.error(
+                "\(path)", "unknown rule \"\(key)\": \(guess ?? "")\(nextForms)", at: node)
         }
         return .invalid
     }
