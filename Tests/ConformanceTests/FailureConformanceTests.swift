@@ -83,6 +83,19 @@ struct FailureConformanceTests {
         #expect(error.kind == .cancelled)
     }
 
+    /// FoundationNetworking ended a request after the session's 60 s idle time, whatever the
+    /// request's own timeout: a cancellation test on a loaded machine got `.timeout` from a
+    /// request given 900 s. The request's timeout is its deadline on both transports.
+    @Test(
+        "a server silent for over a minute is waited for until the request's own timeout",
+        .timeLimit(.minutes(5)), arguments: TransportKind.allCases)
+    func longSilenceWithinTheTimeout(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let response = try await transport.makeClient().perform(
+            HTTPRequest(url: server.url("/slow?ms=61000"), timeout: 240))
+        #expect(response.status == 200)
+    }
+
     @Test("an untrusted certificate is a TLS error", arguments: TransportKind.allCases)
     func untrustedCertificate(transport: TransportKind) async throws {
         let server = try TestServers.fixture()

@@ -66,11 +66,21 @@ public final class URLSessionHTTPClient: HTTPClient {
         sessionConfiguration.urlCache = nil
         sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
         sessionConfiguration.httpMaximumConnectionsPerHost = configuration.maxConnectionsPerHost
+        // FoundationNetworking ends a request after the session's `timeoutIntervalForRequest`
+        // (60 s by default) without a byte, whatever the request's own `timeoutInterval`:
+        // a request given 900 s timed out at 60 (seen: a cancellation test on a loaded
+        // machine; a slow server answering after 70 s). The request's `timeout` is its whole
+        // deadline on both transports (the client's own timer, below), so this one is put out
+        // of its way; a week, which FoundationNetworking's milliseconds still hold.
+        sessionConfiguration.timeoutIntervalForRequest = Self.idleTimeoutOutOfTheWay
         delegate = URLSessionTaskRouter()
         session = URLSession(
             configuration: sessionConfiguration, delegate: delegate,
             delegateQueue: URLSessionDelegateQueue())
     }
+
+    /// The session's idle timeout: longer than any request's deadline here.
+    static let idleTimeoutOutOfTheWay: TimeInterval = 7 * 24 * 3600
 
     deinit {
         // invalidateAndCancel waits for the session's work queue, which a hostile transfer can
