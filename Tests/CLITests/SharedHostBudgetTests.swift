@@ -86,6 +86,10 @@ struct SharedHostBudgetTests {
     /// four admissions a second, so the halved rate puts the last at least 1.5 s past the
     /// pause's end; checked against 1 s, a bound a slower machine only widens. Before the
     /// fix they all arrived within 0.1 s of it.
+    ///
+    /// The second job runs from the start, its four requests waiting for a gate on another
+    /// host; the gate opens once the first job has put its pause in the budget: a loaded
+    /// machine that took more than the pause to start the second job had sent them after it.
     @Test("a pause another process's request got: this one's held requests leave one by one")
     func anotherProcesssPauseIsPaced() async throws {
         let space = try JobWorkspace()
@@ -93,30 +97,44 @@ struct SharedHostBudgetTests {
         let hosts = space.folder.appendingPathComponent("hosts")
         let pauseKey = FixtureServer.uniqueKey("shared-pause")
         let heldKey = FixtureServer.uniqueKey("shared-held")
+        let release = FixtureServer.uniqueKey("shared-release")
         let seconds = 8.0
         try space.writeJob(
             tasks: #"""
                 {"id": "paused", "path": "/host-pause", "query": {"key": "\#(pauseKey)", "first": "1", "seconds": "\#(Int(seconds))"}}
                 """#,
             extra: #""hostThrottle": "shared", "retry": {"maxAttempts": 2, "maxDelay": 30},"#)
-        let other =
-            #"{"version": 1, "name": "other", "baseURL": "\#(space.server.baseURL.absoluteString)", "outputDir": "out-other", "concurrency": 4, "hostThrottle": "shared", "retry": {"maxAttempts": 1, "maxDelay": 30}, "tasks": [{"id": "q{n}", "path": "/echo", "query": {"key": "\#(heldKey)", "n": "{n}"}, "foreach": {"n": {"range": [1, 4]}}}]}"#
+        let gate = space.server.otherHostURL("/gate?name=\(release)&max=300").absoluteString
+        let other = #"""
+            {"version": 1, "name": "other", "baseURL": "\#(space.server.baseURL.absoluteString)", "outputDir": "out-other", "concurrency": 4, "hostThrottle": "shared", "timeout": 600, "retry": {"maxAttempts": 1, "maxDelay": 30},
+             "tasks": [{"id": "go", "url": "\#(gate)", "capture": {"type": {"header": "Content-Type"}}},
+                       {"id": "q{n}", "path": "/echo", "query": {"key": "\#(heldKey)", "n": "{n}", "after": "{type}"}, "foreach": {"n": {"range": [1, 4]}}}]}
+            """#
         try other.write(
             to: space.folder.appendingPathComponent("other.json"), atomically: true,
             encoding: .utf8)
         let environment = ["COURIER_HOSTS_DIR": hosts.path]
+        let second = try CourierBinary.launch(
+            ["run", "other.json", "--log-dir", space.logs.path, "--no-progress"],
+            environment: environment, directory: space.folder)
         let first = try CourierBinary.launch(
             ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
             environment: environment, directory: space.folder)
-        let pausedURL = space.server.url("/paused?key=\(pauseKey)")
+        // The pause is in the budget: the first job read its 429.
+        let folder = hosts.path
         let paused = await OffPool.when {
-            (BlockingFetch.json(pausedURL)?["at"] as? Double ?? 0) > 0
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.contains { name in
+                name.hasSuffix(".json")
+                    && ((try? String(contentsOfFile: "\(folder)/\(name)", encoding: .utf8))?
+                        .contains("pausedUntil") ?? false)
+            }
+        } then: {
+            _ = BlockingFetch.json(space.server.url("/toggle/on?name=\(release)"))
         }
-        try #require(paused, "the first job's request never got its 429")
-        let second = try await CourierBinary.run(
-            ["run", "other.json", "--log-dir", space.logs.path, "--no-progress"],
-            environment: environment, directory: space.folder)
-        #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
+        try #require(paused, "the first job never put its pause in the budget")
+        let (secondStatus, secondOutput) = await second.wait(seconds: 300)
+        #expect(secondStatus == 0, "\(secondOutput)")
         let (status, output) = await first.wait(seconds: 300)
         #expect(status == 0, "\(output)")
 
