@@ -413,6 +413,73 @@ struct ShardRunTests {
         #expect(seconds >= Double(requests - 1) / 8 * 0.9, "\(requests) requests in \(seconds) s")
     }
 
+    /// Trial BB: docs/kubernetes.md had each pod run `--resume --fresh-if-no-history`. From the
+    /// second night on, every pod resumed the first night's history, found every task done,
+    /// fetched nothing and exited 0. With `--once-per` the Job's name, each night's pods run
+    /// their shards afresh, and a pod Kubernetes retries completes its own night.
+    @Test("--once-per: each night's Job runs every task; a retried pod completes its night")
+    func oncePerNight() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("once-per")
+        func items(_ ids: ClosedRange<Int>) -> [String] { ids.map { #"{"id": \#($0)}"# } }
+        try RecordsTests.set(key, items(1...6), on: space.server)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/records/list", "query": {"key": "\#(key)", "size": "2"},
+                 "paginate": {"next": {"linkHeader": "next"}}, "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item-{id}", "path": "/echo", "query": {"key": "\#(key)-{id}"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                """#)
+        func pods(_ night: String, shards: [Int] = [0, 1]) async throws -> [CourierBinary.Result] {
+            var results: [CourierBinary.Result] = []
+            for index in shards {
+                results.append(
+                    try await CourierBinary.run(
+                        ["run", "job.json", "--once-per", night, "--no-progress"],
+                        environment: ["JOB_COMPLETION_INDEX": "\(index)", "JOB_COMPLETIONS": "2"],
+                        directory: space.folder))
+            }
+            return results
+        }
+        func hits(_ id: Int) async throws -> Int {
+            try await ServerHits.of("\(key)-\(id)", on: space.server).count
+        }
+        for result in try await pods("sync-1") {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(!result.stderr.contains("done by earlier runs"), "\(result.stderr)")
+        }
+        for id in 1...6 { #expect(try await hits(id) == 1) }
+        // A retried pod of the same Job completes its own run: nothing left, nothing sent.
+        let retried = try await pods("sync-1", shards: [1])[0]
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(
+            retried.stderr.contains(
+                "--once-per sync-1: a run with this key is in the job's history"),
+            "\(retried.stderr)")
+        for id in 1...6 { #expect(try await hits(id) == 1) }
+        // The next night's Job: every item fetched again, the new ones too.
+        try RecordsTests.set(key, items(1...8), on: space.server)
+        for result in try await pods("sync-2") {
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(!result.stderr.contains("done by earlier runs"), "\(result.stderr)")
+        }
+        for id in 1...6 { #expect(try await hits(id) == 2) }
+        for id in 7...8 {
+            #expect(try await hits(id) == 1)
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: space.folder.appendingPathComponent("out/items/\(id).json").path))
+        }
+        // The key is in each shard's run.start; it decides nothing else.
+        let starts = try space.logLines().filter { $0["event"] as? String == "run.start" }
+        #expect(starts.filter { $0["oncePer"] as? String == "sync-2" }.count == 2)
+        LogContract.check(try space.logLines())
+        let both = try await CourierBinary.run(
+            ["run", "job.json", "--once-per", "x", "--resume"], directory: space.folder)
+        #expect(both.status == 2 && both.stderr.contains("give it without --resume"))
+    }
+
     @Test("Kubernetes' JOB_COMPLETION_INDEX picks the shard; --log-dir - writes the log to stdout")
     func kubernetesDefaults() async throws {
         let space = try JobWorkspace()

@@ -59,7 +59,12 @@ struct ShardTests {
                 "JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "5",
             ])
                 == Shard(index: 2, count: 5))
-        #expect(try RunCommand.shardFromEnvironment(["JOB_COMPLETION_INDEX": "2"]) == nil)
+        // The index alone (Kubernetes sets no JOB_COMPLETIONS): every pod would have run the
+        // whole job (trial BB).
+        let alone = #expect(throws: UsageError.self) {
+            try RunCommand.shardFromEnvironment(["JOB_COMPLETION_INDEX": "2"])
+        }
+        #expect(alone?.message.contains("JOB_COMPLETIONS is not") == true)
         #expect(try RunCommand.shardFromEnvironment([:]) == nil)
         #expect(throws: UsageError.self) {
             try RunCommand.shardFromEnvironment([

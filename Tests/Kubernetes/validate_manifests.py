@@ -177,12 +177,31 @@ def courier_rules(documents, problems):
                     problems.append(f"CronJob {name}: secret {ref.get('name')} is not defined")
             if container.get("args", [None])[0] != "run":
                 problems.append(f"CronJob {name}: the container must run `courier run`")
+            problems += once_per_problems(name, container.get("args", []), env)
         for volume in pod.get("volumes", []):
             if "configMap" in volume and volume["configMap"]["name"] not in config_maps:
                 problems.append(f"CronJob {name}: ConfigMap {volume['configMap']['name']} is not defined")
             claim = volume.get("persistentVolumeClaim", {}).get("claimName")
             if claim and claim not in claims:
                 problems.append(f"CronJob {name}: PersistentVolumeClaim {claim} is not defined")
+
+
+def once_per_problems(name, args, env):
+    """Each night's Job runs its shards afresh, and a retried pod completes its own Job's run:
+    `--once-per $(VAR)`, VAR the Job's name from its pods' label. `--resume` resumed the
+    first night's history every night after, and fetched nothing (trial BB)."""
+    if "--resume" in args:
+        return [f"CronJob {name}: --resume resumes the first night's history every night; "
+                "use --once-per $(VAR), VAR the Job's name"]
+    if "--once-per" not in args or args.index("--once-per") + 1 >= len(args):
+        return [f"CronJob {name}: a CronJob's pods need --once-per with the Job's name"]
+    value = args[args.index("--once-per") + 1]
+    variable = value[2:-1] if value.startswith("$(") and value.endswith(")") else None
+    field = env.get(variable, {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+    if field != "metadata.labels['batch.kubernetes.io/job-name']":
+        return [f"CronJob {name}: --once-per {value} must name an env variable set from the "
+                "pod's batch.kubernetes.io/job-name label"]
+    return []
 
 
 def dockerfile_problems(path):

@@ -13,6 +13,8 @@ struct RunArguments {
     var jobPath = ""
     var dryRun = false
     var freshIfNoHistory = false
+    /// `--once-per KEY`: resume the run of this shard that KEY started, else start one.
+    var oncePer: String?
     /// Whether `--log-dir` named the log folder (else it is the job's home's `logs/`).
     var logDirectoryGiven = false
     var json = false
@@ -98,6 +100,8 @@ extension RunCommand {
         try parseOptions(&parser, into: &parsed)
         parsed.dryRun = parser.flag("--dry-run")
         parsed.freshIfNoHistory = parser.flag("--fresh-if-no-history")
+        parsed.oncePer = try parser.option("--once-per")
+        try checkOncePer(parsed)
         parsed.options.quiet = parser.flag("--quiet")
         parsed.options.progress = !parser.flag("--no-progress")
         parsed.json = parser.flag("--json")
@@ -116,6 +120,26 @@ extension RunCommand {
         parsed.jobPath = try parser.positional("JOB.json")
         try parser.finish()
         return parsed
+    }
+
+    /// `--once-per KEY` decides itself whether the run resumes: with `--resume` or
+    /// `--fresh-if-no-history` it would be said twice; with `--log-dir -` there is no history
+    /// to find KEY in.
+    private static func checkOncePer(_ parsed: RunArguments) throws(UsageError) {
+        guard let key = parsed.oncePer else { return }
+        guard !key.isEmpty else {
+            throw UsageError("run: --once-per expects a key (the Kubernetes Job's name, say)")
+        }
+        if parsed.resume || parsed.freshIfNoHistory {
+            throw UsageError(
+                "run: --once-per resumes the run its key started, or starts one; give it without --resume and --fresh-if-no-history"
+            )
+        }
+        if parsed.options.logToStandardOutput {
+            throw UsageError(
+                "run: --once-per finds its key's run in the job's log folder; --log-dir - keeps none"
+            )
+        }
     }
 
     /// The options that shape the run: transport, deadline, base URL, log folder, shard, ping
@@ -263,9 +287,13 @@ extension RunCommand {
     /// `JOB_COMPLETIONS` (which the manifest sets to the Job's `completions`), or none when
     /// either is missing.
     static func shardFromEnvironment(_ environment: [String: String]) throws(UsageError) -> Shard? {
-        guard let indexText = environment["JOB_COMPLETION_INDEX"],
-            let countText = environment["JOB_COMPLETIONS"]
-        else { return nil }
+        guard let indexText = environment["JOB_COMPLETION_INDEX"] else { return nil }
+        // Kubernetes sets the index alone: every pod would run the whole job (trial BB).
+        guard let countText = environment["JOB_COMPLETIONS"] else {
+            throw UsageError(
+                "run: JOB_COMPLETION_INDEX=\(indexText) is set and JOB_COMPLETIONS is not: set JOB_COMPLETIONS to the Job's completions in the pod's env (docs/kubernetes.md), or give --shard I/N"
+            )
+        }
         guard let index = Int(indexText), let count = Int(countText),
             let shard = Shard(index: index, count: count)
         else {

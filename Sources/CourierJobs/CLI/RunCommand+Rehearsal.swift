@@ -20,13 +20,14 @@ extension RunCommand {
         _ job: inout Job, arguments: RunArguments, options: inout RunOptions, console: Console
     ) -> Int32? {
         guard arguments.record != nil || arguments.offline != nil else { return nil }
-        if arguments.resume || !arguments.only.isEmpty || arguments.dryRun
+        if arguments.resume || arguments.oncePer != nil || !arguments.only.isEmpty
+            || arguments.dryRun
             || options.logToStandardOutput
             || (arguments.logDirectoryGiven && arguments.offline != nil)
             || (arguments.record != nil && arguments.offline != nil)
         {
             console.error(
-                "courier: --record and --offline go with a plain run: not with each other, --resume, --task, --dry-run or --log-dir - (and a rehearsal's log goes beside its recording, not to --log-dir)"
+                "courier: --record and --offline go with a plain run: not with each other, --resume, --once-per, --task, --dry-run or --log-dir - (and a rehearsal's log goes beside its recording, not to --log-dir)"
             )
             return CommandLineInterface.ExitCode.usage
         }

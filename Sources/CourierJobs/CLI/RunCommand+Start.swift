@@ -94,7 +94,20 @@ extension RunCommand {
         of job: Job, arguments: RunArguments, options: inout RunOptions, console: Console
     ) async -> Int32? {
         let folder = options.logDirectory.appendingPathComponent(job.name)
-        if arguments.resume {
+        var resume = arguments.resume
+        if let key = arguments.oncePer {
+            // A pod Kubernetes retries finds its Job's run and completes it; the next night's
+            // Job (another key) starts afresh. Trial BB: `--resume --fresh-if-no-history`
+            // resumed the first night's history every night after, and fetched nothing.
+            options.oncePer = key
+            resume = JobHistory.hasRun(oncePer: key, shard: options.shard, folder: folder)
+            if resume {
+                console.error(
+                    "courier: \(job.name): --once-per \(key): a run with this key is in the job's history; completing it (--resume)"
+                )
+            }
+        }
+        if resume {
             switch RunHistory.resuming(
                 job, folder: folder, named: arguments.resumeLogs.map { URL(fileURLWithPath: $0) },
                 fresh: arguments.freshIfNoHistory, warn: { console.error("courier: \($0)") })

@@ -14,7 +14,7 @@ enum RunCommand {
     static let usage = """
         Usage: courier run JOB.json [--backend curl|urlsession] [--concurrency N] [--log-dir DIR|-]
                                     [--shard I/N] [--resume [LOG.jsonl...]]
-                                    [--fresh-if-no-history] [--http2]
+                                    [--fresh-if-no-history | --once-per KEY] [--http2]
                                     [--ping-url URL] [--metrics-file FILE] [--metrics-push URL]
                                     [--metrics-interval S] [--trace]
                                     [--dry-run] [--deadline DURATION] [--grace DURATION]
@@ -36,6 +36,10 @@ enum RunCommand {
                          the logs they resumed from. Works on the log of a killed run. With
                          no history in DIR/<job name> it refuses (exit 2), unless
                          --fresh-if-no-history says to run every task then
+          --once-per KEY complete the job once per KEY: a run with a KEY the job's log
+                         folder has no run of (of this shard) runs every task; one with a
+                         KEY it has (a retried Kubernetes pod: KEY its Job's name) resumes
+                         that run, as --resume does. Each night's Job is a new KEY
           --http2        offer HTTP/2 and multiplex each host's requests over one connection
                          where the server agrees (over TLS; curl backend), as "http2": true
           --ping-url URL a healthchecks.io check: POST URL/start at the start and URL/<exit

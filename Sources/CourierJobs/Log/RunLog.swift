@@ -35,7 +35,7 @@ struct RunLog: Sendable {
         tasks: Int? = nil,
         fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
         resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = [],
-        trace: TraceSettings? = nil
+        oncePer: String? = nil, trace: TraceSettings? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runStart)), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -54,6 +54,7 @@ struct RunLog: Sendable {
             fields.append(("resumedFrom", .array(resumedFrom.map { .string($0) })))
         }
         if !only.isEmpty { fields.append(("only", .array(only.map { .string($0) }))) }
+        if let oncePer { fields.append(("oncePer", .string(oncePer))) }
         if let shard {
             fields.append(
                 ("shard", .object([("index", .int(shard.index)), ("count", .int(shard.count))])))

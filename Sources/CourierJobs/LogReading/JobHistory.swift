@@ -72,6 +72,21 @@ struct JobHistory: Equatable {
         return select(starts)
     }
 
+    /// Whether a run started with `--once-per key` on `shard` (the whole job: `nil`) is among
+    /// the job's logs in `folder`: then a run with that key resumes it (a pod Kubernetes
+    /// retries), else it starts the job afresh (the next night's Job, another key).
+    static func hasRun(oncePer key: String, shard: Shard?, folder: URL) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.contains { name in
+            guard name.hasSuffix(".jsonl"),
+                let first = LogFiles.firstLine(of: folder.appendingPathComponent(name).path),
+                first.event == LogEvent.runStart, let fields = first.runFields,
+                fields.oncePer == key
+            else { return false }
+            return fields.shardIndex == shard?.index && fields.shardCount == shard?.count
+        }
+    }
+
     /// Of the log files `paths` (any jobs'), those in their job's current history, and those
     /// whose first line is not a `run.start` (nothing to judge them by): the logs whose task
     /// lines `report` folds, so that it says of each task what `--resume` would (a trial's

@@ -100,6 +100,8 @@ struct LogLine: Sendable {
         var fanOut = false
         var shardIndex: Int?
         var shardCount: Int?
+        /// `run.start` `oncePer`: the key of `run --once-per KEY`.
+        var oncePer: String?
         /// `run.start` `trace`: the run's trace id, and the caller's span it is a child of.
         var traceID: String?
         var parentSpanID: String?

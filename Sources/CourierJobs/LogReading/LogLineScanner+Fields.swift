@@ -44,6 +44,7 @@ extension LogLineScanner {
         if key.is("replayFrom") { return string(into: &fields.replayFrom) }
         if key.is("jobFile") { return string(into: &fields.runFields.jobFile) }
         if key.is("jobPath") { return string(into: &fields.runFields.jobPath) }
+        if key.is("oncePer") { return string(into: &fields.runFields.oncePer) }
         if key.is("fanOut") { return bool(into: &fields.runFields.fanOut) }
         if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
         if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }

@@ -30,6 +30,9 @@ struct RunOptions: Sendable {
     /// The earlier runs this one completes (`--resume`, `replay --job`), whose records parts
     /// it may use.
     var history: RunHistory?
+    /// `--once-per KEY`: written in `run.start` as `oncePer`, where a later run with the same
+    /// key finds this one (``JobHistory/hasRun(oncePer:shard:folder:)``).
+    var oncePer: String?
     /// `run --task GLOB…`: the ids (globs) of the tasks this run sends, with what they need;
     /// written in `run.start` as `only`.
     var only: [String] = []
