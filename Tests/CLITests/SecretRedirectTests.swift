@@ -46,6 +46,45 @@ struct SecretRedirectTests {
         let written = String(decoding: try space.everyWrittenByte(), as: UTF8.self)
         #expect(!written.contains(token) && !written.contains(password))
     }
+
+    /// Trial BB: a secret in a task's path came back in the server's redirect target in a form
+    /// of the server's own (Datasette's tilde-encoding), which no search for the secret's
+    /// known forms finds: the log's `finalURL`, the HAR export and the recording kept it.
+    /// When the request's URL holds a secret, only the target's origin is written.
+    @Test("a redirect target after a URL holding a secret is written as its origin alone")
+    func redirectTargetOfASecretURL() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let token = "tk\(UUID().uuidString.replacingOccurrences(of: "-", with: ""))"
+        let mirrored = String(token.reversed())
+        try space.writeJob(
+            tasks: #"""
+                {"id": "secret", "path": "/mirror/${env:TK}", "save": "secret.json"},
+                {"id": "plain", "path": "/mirror/plain-segment", "save": "plain.json"}
+                """#)
+        let recording = space.folder.appendingPathComponent("recording")
+        let result = try await space.run(
+            ["--record", recording.path], backend: "curl", environment: ["TK": token])
+        #expect(result.status == 0, "\(result.stderr)")
+        let secret = try #require(try space.attempts("secret").last)
+        let origin = space.server.url("/").absoluteString.dropLast()
+        #expect(secret["finalURL"] as? String == "\(origin)/<redacted>", "\(secret)")
+        #expect(secret["redirects"] as? Int == 1)
+        // A URL without a secret keeps its target whole.
+        let plain = try #require(try space.attempts("plain").last)
+        #expect((plain["finalURL"] as? String)?.hasSuffix("/echo?m=tnemges-nialp") == true)
+        let har = try await CourierBinary.run(
+            ["export", "--har", space.logs.path], directory: space.folder)
+        // The log, the recording's answers and the HAR export (the saved body is the
+        // server's answer, which echoes where it was asked: user data, kept as it came).
+        let log = try space.logLines().map { "\($0)" }.joined()
+        let answers = try String(
+            contentsOf: recording.appendingPathComponent("recording.jsonl"), encoding: .utf8)
+        for text in [log, answers, har.stdout] {
+            #expect(!text.contains(token) && !text.contains(mirrored))
+        }
+        #expect(har.stdout.contains("<redacted>"), "\(har.stdout.prefix(300))")
+    }
 }
 
 /// Environment values are data, never template text.

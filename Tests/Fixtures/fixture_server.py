@@ -77,6 +77,8 @@ Routes (any method):
   /bytes?n=N[&chunked=1]      N bytes of a repeating pattern
   /redirect?to=URL&status=S[&body=TEXT]
                               redirect to URL with status S (302), with TEXT as its body
+  /mirror/SEGMENT             302 to /echo?m=SEGMENT reversed: a path segment in a form of
+                              the server's own (as Datasette's tilde-encoding)
   /chain?n=N                  N redirects, then 200
   /loop                       redirects to itself
   /error-json                 422 with a JSON problem body
@@ -226,7 +228,7 @@ import threading
 import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, unquote_plus, urlsplit
+from urllib.parse import parse_qs, quote, unquote, unquote_plus, urlsplit
 
 from fixture_support import make_certificate
 
@@ -673,6 +675,9 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "/redirect":
             self.reply(int(arg("status", "302")), arg("body", "").encode(),
                        [("Location", arg("to", "/echo"))])
+        elif route.startswith("/mirror/"):
+            segment = unquote(route[len("/mirror/"):])
+            self.reply(302, b"", [("Location", "/echo?m=" + quote(segment[::-1]))])
         elif route == "/chain":
             n = int(arg("n", "1"))
             if n > 0:

@@ -224,9 +224,9 @@ struct RunLog: Sendable {
 
     /// The response's status, where it came from after redirects, and its headers (secret
     /// ones redacted); its timings and body bytes, for the attempt's end.
-    private static func addResponse(of attempt: RetryAttempt, to line: inout JSONLineBuilder)
-        -> (HTTPTimings, received: Int)
-    {
+    private func addResponse(
+        of attempt: RetryAttempt, sent request: HTTPRequest, to line: inout JSONLineBuilder
+    ) -> (HTTPTimings, received: Int) {
         guard case .success(let response) = attempt.outcome else {
             // A redirect not followed: the status that came, though no response is had.
             if case .failure(let error) = attempt.outcome, let status = error.status {
@@ -237,7 +237,7 @@ struct RunLog: Sendable {
         line.int("status", response.status)
         if response.redirectCount > 0 {
             // `status` is the last hop's: say where that was.
-            line.string("finalURL", HTTPError.withoutCredentials(response.url).absoluteString)
+            line.string("finalURL", redactor.redirectTarget(of: response, for: request))
             line.int("redirects", response.redirectCount)
         }
         line.headers("responseHeaders", response.headers, placeholder: Redactor.placeholder) {
@@ -302,7 +302,7 @@ struct RunLog: Sendable {
         }
         let streamedBytes = request.streamedBody.map(Self.size)
         addBody(of: request, streamedBytes: streamedBytes, to: &line)
-        let (timings, received) = Self.addResponse(of: attempt, to: &line)
+        let (timings, received) = addResponse(of: attempt, sent: request, to: &line)
         // An attempt that never went out sent no body (trial P: its POST line said it had).
         let sentBytes = attempt.wentOut ? request.body?.count ?? streamedBytes ?? 0 : 0
         line.int("bytesSent", sentBytes)

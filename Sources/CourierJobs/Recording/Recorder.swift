@@ -87,7 +87,7 @@ final class Recorder: Sendable {
             status: response.status, headers: fields, body: name)
         if response.redirectCount > 0 {
             answer.redirected = RecordedAnswer.Redirected(
-                url: HTTPError.withoutCredentials(response.url).absoluteString,
+                url: redactor.redirectTarget(of: response, for: request),
                 hops: response.redirectCount)
         }
         write(redactor.scrubJSON(answer.line))
