@@ -180,7 +180,8 @@ public final class URLSessionHTTPClient: HTTPClient {
             headers: Self.headers(of: outcome.response),
             body: outcome.body,
             url: wire.url,
-            timings: HTTPTimings(total: elapsed.seconds), requestHeaders: wire.headers,
+            timings: HTTPTimings(total: elapsed.seconds),
+            requestHeaders: Self.sentHeaders(of: urlRequest, wire: wire),
             savedBody: sink?.saved,
             bodyEndUnchecked: URLSessionTaskRouter.uncheckedCoding(
                 of: outcome.response, expectsBody: request.method != .head))
@@ -204,11 +205,38 @@ public final class URLSessionHTTPClient: HTTPClient {
             if request.body != nil || request.streamedBody != nil || request.method == .post {
                 suppressed.append("Content-Type")
             }
+            // A bodiless DELETE, OPTIONS or PUT went with `Content-Length: 0`, which curl does
+            // not send (trial CC); a POST carries one on both.
+            if request.body == nil, request.streamedBody == nil, request.method != .post {
+                suppressed.append("Content-Length")
+            }
             for name in suppressed where !wire.headers.contains(name) {
                 urlRequest.setValue(" ", forHTTPHeaderField: name)
             }
         #endif
         return urlRequest
+    }
+
+    /// The fields of `wire` as FoundationNetworking sends them, for ``HTTPResponse/requestHeaders``:
+    /// each name as its `URLRequest` spells it (`X-MiXed` goes as `X-Mixed`, `ETag` as
+    /// `Etag`), a repeated field as one, its values joined with `,`; in `wire`'s order (its
+    /// own is a dictionary's). Trial CC: the response said the fields went as given.
+    static func sentHeaders(of urlRequest: URLRequest, wire: WireRequest) -> HTTPHeaders {
+        #if canImport(FoundationNetworking)
+            let fields = urlRequest.allHTTPHeaderFields ?? [:]
+            var sent = HTTPHeaders()
+            for field in wire.headers where !sent.contains(field.name) {
+                guard
+                    let entry = fields.first(where: {
+                        $0.key.caseInsensitiveCompare(field.name) == .orderedSame
+                    })
+                else { continue }
+                sent.add(entry.key, entry.value)
+            }
+            return sent
+        #else
+            return wire.headers
+        #endif
     }
 
     static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
