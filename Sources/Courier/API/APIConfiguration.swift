@@ -28,6 +28,9 @@ public struct APIConfiguration: Sendable {
     /// configuration.acceptableContentTypes = ["application/json", "application/*+json"]
     /// ```
     public var acceptableContentTypes: [String]?
+    /// Encodes `.json(value)` bodies. The default writes keys sorted (``stableEncoder()``): a
+    /// plain `JSONEncoder` on Linux wrote one value's keys in one order, then in another,
+    /// within one process (trial CC), so the same call sent different bytes.
     public var encoder: JSONEncoder
     /// Encodes ``APIRequest/queryParameters`` and `.form(value)` bodies.
     public var formEncoder = FormEncoder()
@@ -47,7 +50,7 @@ public struct APIConfiguration: Sendable {
         headers: HTTPHeaders = [:],
         validatesTLS: Bool = true,
         maxRedirects: Int? = 10,
-        encoder: JSONEncoder = JSONEncoder(),
+        encoder: JSONEncoder = APIConfiguration.stableEncoder(),
         decoder: JSONDecoder = JSONDecoder()
     ) {
         self.baseURL = baseURL
@@ -58,6 +61,14 @@ public struct APIConfiguration: Sendable {
         self.maxRedirects = maxRedirects
         self.encoder = encoder
         self.decoder = decoder
+    }
+
+    /// A `JSONEncoder` that writes an object's keys sorted: the same value, the same bytes
+    /// (a body signed in `willSend`, an idempotent retry, a recording compared).
+    public static func stableEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
     }
 
     /// A configuration in the layered-client articles' terms: `apiKey` is sent as

@@ -88,6 +88,24 @@ import Testing
         #expect(request.body == Data(#"{"name":"x"}"#.utf8))
     }
 
+    /// Trial CC: the same value went as `{"title":…,"tags":…}` and `{"tags":…,"title":…}`
+    /// within one process. The default encoder sorts keys: the same value, the same bytes.
+    @Test func aJSONBodyIsTheSameBytesEveryTime() async throws {
+        struct Note: Encodable, Sendable {
+            let title: String
+            let tags: [String]
+            let meta: [String: Int]
+        }
+        let stub = StubHTTPClient(status: 201, body: "{}")
+        let note = Note(title: "x", tags: ["a"], meta: ["z": 1, "b": 2, "m": 3])
+        for _ in 0..<20 {
+            let _: EmptyResponse = try await client(stub).perform(.post("/notes", json: note))
+            #expect(
+                stub.lastRequest?.body
+                    == Data(#"{"meta":{"b":2,"m":3,"z":1},"tags":["a"],"title":"x"}"#.utf8))
+        }
+    }
+
     @Test func unacceptableStatusCarriesStatusHeadersAndBody() async throws {
         struct Problem: Decodable { let error: String }
         let stub = StubHTTPClient(
