@@ -291,6 +291,25 @@ struct HARTests {
             validated.stderr.contains("tasks[0].path: holds <redacted>"), "\(validated.stderr)")
     }
 
+    /// Trial BB: an exported run's `traceparent` went into every imported task, so a run of
+    /// the imported job claimed the recorded run's span for each request.
+    @Test("import --har leaves out the recorded trace context")
+    func importDropsTraceContext() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let har = folder.appendingPathComponent("traced.har")
+        try #"""
+        {"log": {"entries": [{"request": {"method": "GET", "url": "http://127.0.0.1:1/a", "headers": [
+          {"name": "traceparent", "value": "00-90ec1c6b3b5a4e0f9d7f5a2b3c4d5e6f-1a2b3c4d5e6f7a8b-01"},
+          {"name": "tracestate", "value": "vendor=1"}, {"name": "X-Kept", "value": "k"}]}}]}}
+        """#.write(to: har, atomically: true, encoding: .utf8)
+        let result = try await CourierBinary.run(["import", "--har", har.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stdout.lowercased().contains("traceparent"), "\(result.stdout)")
+        #expect(!result.stdout.lowercased().contains("tracestate"), "\(result.stdout)")
+        #expect(result.stdout.contains("X-Kept"), "\(result.stdout)")
+    }
+
     @Test("a HAR that is not JSON, or not a HAR, is a clear error and exit 2")
     func badHAR() async throws {
         let folder = try ReportTests.folder()

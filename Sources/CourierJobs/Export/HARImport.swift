@@ -38,10 +38,12 @@ struct HARImport {
 
     /// Header fields a client sets itself or that belong to one connection (RFC 9110 7.6.1),
     /// left out. `Accept-Encoding` is the transport's to choose: it decodes only what it asked
-    /// for.
+    /// for. Trace context is the recorded run's span: a job sending it again would claim that
+    /// span for every request (trial BB); `"trace": true` makes a span of each one's own.
     static let droppedHeaders: Set<String> = [
         "host", "content-length", "connection", "keep-alive", "proxy-connection", "te",
-        "trailer", "transfer-encoding", "upgrade", "accept-encoding",
+        "trailer", "transfer-encoding", "upgrade", "accept-encoding", "traceparent",
+        "tracestate",
     ]
 
     /// Whether a header's or query parameter's value is a secret: the names the log redacts,
