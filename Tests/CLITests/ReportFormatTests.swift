@@ -24,6 +24,27 @@ struct ReportFormatTests {
         return url
     }
 
+    /// Trial BB: the text report said 277 requests waited 60.2 s for the rate limit, and the
+    /// HTML page showed only the time waited for hosts, 0 s.
+    @Test("the HTML page shows the time requests waited before going out, as the text does")
+    func htmlShowsTheWaitBeforeGoingOut() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try Self.okLog(in: folder, count: 2, totalMs: "1.5")
+        let text = try String(contentsOf: log, encoding: .utf8)
+        try text.replacingOccurrences(
+            of: #""outcome":"ok""#, with: #""outcome":"ok","blockedMs":1250"#
+        )
+        .write(to: log, atomically: true, encoding: .utf8)
+        let html = folder.appendingPathComponent("report.html")
+        let report = try await CourierBinary.run(["report", "--html", html.path, log.path])
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stdout.contains("2 requests waited 2.50 s"), "\(report.stdout)")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("<th>waited before going out</th>"))
+        #expect(page.contains("<td>2.50 s (2)</td>"), "\(page)")
+    }
+
     /// Trial K: `report --junit /no/dir/x.xml` made `/no/dir` (as root, at the root).
     @Test("a file named for --junit, --html, --otlp or export -o goes in a folder that exists")
     func outputFolderMustExist() async throws {

@@ -49,9 +49,9 @@ enum ReportHTML {
         html +=
             "<tr><td>\(tasks.total)</td><td>\(tasks.ok)</td><td>\(tasks.notModified)</td>\(count(tasks.failed))\(count(tasks.skipped))</tr></table>\n"
         html +=
-            "<h3>requests (every attempt of every run)</h3><table><tr><th>requests</th><th>retries</th><th>req/s</th><th>over</th><th>waited for hosts</th></tr>"
+            "<h3>requests (every attempt of every run)</h3><table><tr><th>requests</th><th>retries</th><th>req/s</th><th>over</th><th>waited for hosts</th><th>waited before going out</th></tr>"
         html +=
-            "<tr><td>\(report.requests)</td><td>\(report.retries)</td><td>\(ReportText.format(report.requestsPerSecond))</td><td>\(ReportText.format(report.wallSeconds)) s</td><td>\(ReportText.format(report.throttledMs / 1000)) s (\(report.throttledRequests))</td></tr></table>\n"
+            "<tr><td>\(report.requests)</td><td>\(report.retries)</td><td>\(ReportText.format(report.requestsPerSecond))</td><td>\(ReportText.format(report.wallSeconds)) s</td><td>\(ReportText.format(report.throttledMs / 1000)) s (\(report.throttledRequests))</td><td>\(ReportText.format(report.blockedMs / 1000)) s (\(report.blockedRequests))</td></tr></table>\n"
         html += runs(report.runTable)
         html +=
             "<h3>latency (ms, every attempt)</h3><table><tr><th></th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th></tr>"
