@@ -13,7 +13,13 @@ extension Redactor {
         let heldSecret =
             !request.secretQueryNames.isEmpty
             || !secretRanges(in: Array(request.url.absoluteString.utf8)).isEmpty
-        guard heldSecret, let origin = Origin(response.url) else { return target }
-        return "\(origin)/\(Self.placeholder)"
+        guard heldSecret,
+            let parts = URLComponents(url: response.url, resolvingAgainstBaseURL: false),
+            let scheme = parts.scheme, var host = parts.percentEncodedHost
+        else { return target }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        // The origin as the URL wrote it: its port only when it named one.
+        let port = parts.port.map { ":\($0)" } ?? ""
+        return "\(scheme)://\(host)\(port)/\(Self.placeholder)"
     }
 }
