@@ -232,4 +232,35 @@ struct RehearsalTests {
         #expect(plan.status == 2)
         #expect(!FileManager.default.fileExists(atPath: dry.path), "a refused run leaves nothing")
     }
+
+    /// Trial BB: each request a rehearsal's recording lacked was its own reason (its URL in
+    /// it): ten lines, then "141 more tasks did not end ok, in 141 other ways". A reason that
+    /// names its request's URL is grouped by the rest.
+    @Test("a rehearsal's misses are one reason, counted, whatever their URLs")
+    func missesAreOneReason() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rehearse-misses")
+        func job(_ range: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "e{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": \#(range)}}}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try job("[1, 2]")
+        let recording = space.folder.appendingPathComponent("rec")
+        let recorded = try await space.run(["--record", recording.path], backend: "curl")
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        try job("[3, 14]")
+        let rehearsed = try await Self.rehearse(space, recording)
+        #expect(rehearsed.status == 1)
+        let lines = rehearsed.stderr.split(separator: "\n").filter {
+            $0.contains("not in the recording")
+        }
+        #expect(lines.count == 2, "\(rehearsed.stderr)")
+        #expect(
+            rehearsed.stderr.contains("11 more tasks failed the same way: not in the recording"),
+            "\(rehearsed.stderr)")
+        #expect(rehearsed.stderr.contains("GET (its URL)"), "\(rehearsed.stderr)")
+    }
 }
