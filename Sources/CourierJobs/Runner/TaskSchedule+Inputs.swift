@@ -11,7 +11,7 @@ extension TaskSchedule {
         case .waiting: return false
         case .failed(let reason, let byJob):
             if byJob { byJobSkips.insert(index) }
-            guard let source = spec.captureSource,
+            guard spec.captureSource != nil,
                 Set(Template(spec.id).variables).isSubset(of: spec.foreach.map(\.name))
             else {
                 beginSkipping(index, reason: reason)
