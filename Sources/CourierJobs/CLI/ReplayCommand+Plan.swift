@@ -46,8 +46,13 @@ extension ReplayCommand {
             rebuilt == 0
             ? ""
             : " and the tasks of \(rebuilt) line\(rebuilt == 1 ? "" : "s") above that the job builds again as their inputs are captured (not counted; those done before are not sent)"
+        // A listing's pages after the one it goes on from are known only as it runs (trial DD
+        // read "1 request" and saw 5 pages go).
+        let pages =
+            tasks.contains { $0.paginate != nil }
+            ? " (a paginated task counts one: its later pages are not counted)" : ""
         let summary =
-            "courier: \(count) request\(count == 1 ? "" : "s") to replay\(later); dry run, nothing sent"
+            "courier: \(count) request\(count == 1 ? "" : "s") to replay\(pages)\(later); dry run, nothing sent"
         // A script's stdout is the script (`… --format curl > retry.sh`): the count goes to
         // stderr, where bash never reads it.
         if curl { console.error(summary) } else { console.output(summary) }
