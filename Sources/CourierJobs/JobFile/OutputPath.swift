@@ -22,6 +22,13 @@ enum OutputPath {
         if components.isEmpty || bytes.last == slash {
             return "must name a file, found \"\(path)\""
         }
+        // Courier's own state, lock and kept captures: a value a server sent (`{id}` of
+        // `.courier/state`) replaced them, and every later run refused to start (trial GG).
+        if components.first(where: { !$0.elementsEqual(".".utf8) })?.elementsEqual(
+            ".courier".utf8) == true
+        {
+            return "may not be inside .courier, which is courier's own folder: \"\(path)\""
+        }
         return nil
     }
 

@@ -41,13 +41,9 @@ struct RecordsRule: Sendable, Equatable {
     }
 
     /// Why `path` (rendered) may not be a records file, or `nil`: the rules of `save`
-    /// (``OutputPath``), and not inside `.courier`, which is courier's own.
+    /// (``OutputPath``: inside `outputDir`, and not inside `.courier`, which is courier's own).
     static func problem(with path: String) -> String? {
-        if let problem = OutputPath.problem(with: path) { return problem }
-        if canonical(path).split(separator: "/").first == ".courier" {
-            return "may not be inside .courier, which is courier's own folder: \"\(path)\""
-        }
-        return nil
+        OutputPath.problem(with: path)
     }
 
     /// `path` with empty and `.` components dropped (`records//./a.jsonl` is

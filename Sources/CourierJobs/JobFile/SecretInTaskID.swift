@@ -5,13 +5,19 @@ enum SecretInTaskID {
     /// The secrets (4 bytes or longer, as the log searches) that `id` holds and the spec's id
     /// template does not write itself.
     static func secrets(in id: String, spec: TaskSpec, job: Job) -> [String] {
-        // Every task of a job with secrets passes here: the id's own text is read only for
-        // an id that holds one.
+        secrets(in: id, writtenBy: spec.compiled?.id ?? Template(spec.id), job: job)
+    }
+
+    /// The secrets (4 bytes or longer) that `value`, rendered from `template`, holds and the
+    /// template's own text does not write: a task's id, a `save` path.
+    static func secrets(in value: String, writtenBy template: Template, job: Job) -> [String] {
+        // Every task of a job with secrets passes here: the value's own text is read only for
+        // a value that holds one.
         let held = job.secrets.filter {
-            $0.utf8.count >= Redactor.minimumLength && id.holdsBytes(of: $0)
+            $0.utf8.count >= Redactor.minimumLength && value.holdsBytes(of: $0)
         }
         guard !held.isEmpty else { return [] }
-        let written = (spec.compiled?.id ?? Template(spec.id)).parts.compactMap {
+        let written = template.parts.compactMap {
             part -> String? in
             if case .text(let text) = part { return text }
             return nil

@@ -50,12 +50,12 @@ enum TaskBuilder {
         case .failure(let problem): return error(problem.key, problem.message)
         }
         let save: String?
-        switch savePath(templates.save, bindings: bindings, id: id) {
+        switch savePath(templates.save, bindings: bindings, id: id, job: job) {
         case .success(let path): save = path
         case .failure(let problem): return error(problem.key, problem.message)
         }
         let records: RecordsTarget?
-        switch recordsPath(templates.recordsTo, bindings: bindings, id: id) {
+        switch recordsPath(templates.recordsTo, bindings: bindings, id: id, job: job) {
         case .success(let path):
             records = path.flatMap { path in
                 spec.records.map {
@@ -239,11 +239,13 @@ extension TaskBuilder {
                 "the value of header \(header.name) contains CR, LF or NUL after expansion (task \(id))"
             )
         }
-        if case .failure(let problem) = savePath(templates.save, bindings: bindings, id: id) {
+        if case .failure(let problem) = savePath(
+            templates.save, bindings: bindings, id: id, job: job)
+        {
             return error(problem.key, problem.message)
         }
         if case .failure(let problem) = recordsPath(
-            templates.recordsTo, bindings: bindings, id: id)
+            templates.recordsTo, bindings: bindings, id: id, job: job)
         {
             return error(problem.key, problem.message)
         }
@@ -329,38 +331,6 @@ extension TaskBuilder {
     /// Why a value cannot go in the path, in words.
     static func message(_ problem: Template.PathValueError, id: String) -> String {
         "the value \"\(problem.value)\" of {\(problem.variable)} would be a whole \"\(problem.value)\" segment, which climbs the path; not sent (write {+\(problem.variable)} to put values in as they are) (task \(id))"
-    }
-
-    /// The rendered `save` path (`nil` without one), if it stays inside the output folder.
-    static func savePath(_ template: Template?, bindings: [String: String], id: String)
-        -> Result<String?, Problem>
-    {
-        renderedPath(template, key: "save", bindings: bindings, id: id, problem: OutputPath.problem)
-    }
-
-    /// A rendered path under `outputDir`, if `problem` finds none in it.
-    private static func renderedPath(
-        _ template: Template?, key: String, bindings: [String: String], id: String,
-        problem: (String) -> String?
-    ) -> Result<String?, Problem> {
-        guard let template else { return .success(nil) }
-        let rendered = template.render(bindings)
-        if let problem = problem(rendered) {
-            return .failure(Problem(key: key, message: "\(problem) (task \(id))"))
-        }
-        return .success(rendered)
-    }
-}
-
-extension TaskBuilder {
-    /// The rendered `records.to` path, canonical (``RecordsRule/canonical(_:)``; `nil` without
-    /// one), if it stays inside the output folder and out of `.courier`.
-    static func recordsPath(_ template: Template?, bindings: [String: String], id: String)
-        -> Result<String?, Problem>
-    {
-        renderedPath(
-            template, key: "records.to", bindings: bindings, id: id, problem: RecordsRule.problem
-        ).map { $0.map(RecordsRule.canonical) }
     }
 }
 

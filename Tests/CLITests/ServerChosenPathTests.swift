@@ -1,0 +1,75 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// Paths that values fill in (`save`, `records.to`), where a server chose the values: they
+/// stay out of courier's own folder, and no secret becomes a file's name (trial GG).
+@Suite("server-chosen paths")
+struct ServerChosenPathTests {
+    /// A server whose ids were `.courier/state` and `.courier/lock` had the children's saves
+    /// replace courier's own files: every later run stopped at once ("not a state file
+    /// courier wrote"), a lasting denial of service the server planted.
+    @Test("a value that points a save into .courier fails its task; courier's files stand")
+    func noSaveIntoCouriersFolder() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("into-courier")
+        try RecordsTests.set(
+            key, [#"{"id": ".courier/state"}"#, #"{"id": "./.courier/lock"}"#, #"{"id": "fine"}"#],
+            on: space.server)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/records/list", "query": {"key": "\#(key)"},
+                 "capture": {"ids": {"json": "/items/*/id"}}},
+                {"id": "item {id}", "path": "/echo", "query": {"id": "{id}"},
+                 "foreach": {"id": {"capture": "ids"}}, "save": "{id}"},
+                {"id": "kept", "path": "/echo", "query": {"k": "1"}, "conditional": true,
+                 "save": "kept.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(backend: "curl")
+        #expect(first.status == 1, "\(first.stdout) \(first.stderr)")
+        #expect(
+            first.stderr.contains("may not be inside .courier, which is courier's own folder"),
+            "\(first.stderr)")
+        let out = space.folder.appendingPathComponent("out")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("fine").path))
+        let state = try? String(
+            contentsOf: out.appendingPathComponent(".courier/state"), encoding: .utf8)
+        #expect(state.map { !$0.contains("\"id\"") } ?? true, "courier's state is its own")
+        // The next night starts as any: nothing refused it.
+        let second = try await space.run(backend: "urlsession")
+        #expect(second.status == 1, "\(second.stdout) \(second.stderr)")
+        #expect(!second.stderr.contains("not a state file"), "\(second.stderr)")
+        // Written in the job file, it is refused before anything is sent.
+        try space.writeJob(tasks: #"{"id": "s", "path": "/echo", "save": ".courier/state"}"#)
+        let refused = try await space.run(backend: "curl")
+        #expect(refused.status == 2 && refused.stderr.contains("may not be inside .courier"))
+    }
+
+    /// A server that echoed the bearer token as an id named a saved file after it; the log's
+    /// `savedTo` had it redacted, the file system did not.
+    @Test("a secret that a value puts in a save path fails the task; no file is named after it")
+    func noSecretInAFileName() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let token = "tok-\(UUID().uuidString)"
+        try "\(token)\nplain\n".write(
+            to: space.folder.appendingPathComponent("values.txt"), atomically: true,
+            encoding: .utf8)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "item-{n}", "path": "/echo", "zip": true,
+                 "foreach": {"n": {"range": [1, 2]}, "v": {"lines": "values.txt"}},
+                 "save": "items/{v}.json"}
+                """#, extra: #""auth": {"bearer": "${env:TOKEN}"},"#)
+        let run = try await space.run(backend: "curl", environment: ["TOKEN": token])
+        #expect(run.status == 2, "\(run.stdout) \(run.stderr)")
+        #expect(
+            run.stderr.contains("the path would hold a secret (a value put it there)"),
+            "\(run.stderr)")
+        #expect(!run.stderr.contains(token) && !run.stdout.contains(token))
+        let items = space.folder.appendingPathComponent("out/items")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: items.path)) ?? []
+        #expect(!names.contains { $0.contains(token) }, "\(names)")
+    }
+}
