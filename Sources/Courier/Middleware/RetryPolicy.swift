@@ -183,6 +183,13 @@ public enum RetryAfter {
     public static func seconds(from value: String, now: Date) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return seconds >= 0 ? TimeInterval(seconds) : nil }
+        // Delay-seconds is any run of digits: one past Int's range is a very long wait, not
+        // no `Retry-After` at all (trial GG: 2^63 was retried at once, the host not paused).
+        if !trimmed.isEmpty,
+            trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        {
+            return TimeInterval(Int.max)
+        }
         for format in formats {
             if let date = formatter(format).date(from: trimmed) {
                 return max(0, date.timeIntervalSince(now))

@@ -158,6 +158,19 @@ import Testing
             "a past date means now")
         #expect(RetryAfter.seconds(from: "-3", now: now) == nil)
         #expect(RetryAfter.seconds(from: "soon", now: now) == nil)
+        // Digits past Int's range are a very long wait, which ends the retries (trial GG:
+        // 2^63 was read as no Retry-After, and the request went again at once).
+        for huge in ["9223372036854775808", "99999999999999999999999"] {
+            let seconds = RetryAfter.seconds(from: huge, now: now)
+            #expect((seconds ?? 0) > 1e18, "\(huge)")
+            let request = HTTPRequest(url: URL(string: "http://h.example/")!)
+            let answer = HTTPResponse(
+                status: 429, headers: ["Retry-After": huge], body: Data(), url: request.url)
+            #expect(
+                RetryPolicy().delay(
+                    after: 1, request: request, outcome: .success(answer), now: now, random: 0)
+                    == nil, "more than maxDelay: the retries end")
+        }
     }
 }
 
