@@ -45,6 +45,32 @@ struct ReportFormatTests {
         #expect(page.contains("<td>2.50 s (2)</td>"), "\(page)")
     }
 
+    /// Trial GG: a 2 GiB sparse file (one line of NULs) had `report` hold it all, searching it
+    /// again with each chunk read (35 minutes, memory climbing); `/dev/zero` never ended.
+    @Test("a line longer than 64 MiB is skipped, said, and the lines around it read")
+    func overlongLineIsSkipped() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try Self.okLog(in: folder, count: 2, totalMs: "1.5")
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+        // run.start, the first request line, 100 MiB of NULs (a hole: no disk), the rest.
+        try (lines.prefix(2).joined(separator: "\n") + "\n").write(
+            to: log, atomically: true, encoding: .utf8)
+        let handle = try FileHandle(forWritingTo: log)
+        let size = try handle.seekToEnd()
+        try handle.truncate(atOffset: size + (100 << 20))
+        try handle.seekToEnd()
+        try handle.write(
+            contentsOf: Data(("\n" + lines.dropFirst(2).joined(separator: "\n") + "\n").utf8))
+        try handle.close()
+        let report = try await CourierBinary.run(["report", "--json", log.path])
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(report.stderr.contains(":3: a line longer than 64 MiB"), "\(report.stderr)")
+        #expect(report.stdout.contains(#""total":2"#), "\(report.stdout.prefix(400))")
+        let device = try await CourierBinary.run(["report", "/dev/zero"])
+        #expect(device.status == 2 && device.stderr.contains("is a device"), "\(device.stderr)")
+    }
+
     /// Trial K: `report --junit /no/dir/x.xml` made `/no/dir` (as root, at the root).
     @Test("a file named for --junit, --html, --otlp or export -o goes in a folder that exists")
     func outputFolderMustExist() async throws {

@@ -40,6 +40,11 @@ struct LogReader: Sequence {
         private var number = 0
         private var buffer: [UInt8] = []
         private var offset = 0
+        /// Where the search for the next newline goes on from: a long line is searched once,
+        /// not again from its start with each chunk read (trial GG: quadratic).
+        private var searched = 0
+        /// Whether the line being read is over ``longestLine``, its bytes dropped as they come.
+        private var skipping = false
         private var atEnd = true
         private var chunk = [UInt8](repeating: 0, count: 256 << 10)
         private let responseHeaders: Bool
@@ -60,28 +65,51 @@ struct LogReader: Sequence {
                     continue
                 }
                 number += 1
+                if complete == nil {
+                    warn(
+                        "\(file):\(number): a line longer than \(Self.longestLine >> 20) MiB, not a courier log line; skipped"
+                    )
+                    continue
+                }
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
                 if let line = LogLine(bytes: bytes, responseHeaders: responseHeaders) {
                     return Entry(file: file, number: number, line: line)
                 }
                 warn(
-                    complete
+                    complete == true
                         ? "\(file):\(number): not a courier log line; skipped"
                         : "\(file):\(number): the last line is incomplete (was the run killed?); skipped"
                 )
             }
         }
 
-        /// The next line's bytes without its newline, and whether a newline ended it.
-        private mutating func nextRawLine() -> (ArraySlice<UInt8>, Bool)? {
+        /// The longest line read: a courier log line is far shorter (bodies and headers in it
+        /// are capped). A 2 GiB file of one line (a sparse file, `/dev/zero`) had its reader
+        /// hold it all, and search it again with each chunk (trial GG).
+        static let longestLine = 64 << 20
+
+        /// The next line's bytes without its newline, and whether a newline ended it (`nil`: the
+        /// line was longer than ``longestLine``, and is dropped).
+        private mutating func nextRawLine() -> (ArraySlice<UInt8>, Bool?)? {
             while true {
-                if let newline = Self.newline(in: buffer, from: offset) {
+                if let newline = Self.newline(in: buffer, from: Swift.max(offset, searched)) {
                     let line = buffer[offset..<newline]
                     offset = newline + 1
+                    searched = offset
+                    if skipping {
+                        skipping = false
+                        return ([], nil)
+                    }
                     return (line, true)
                 }
+                searched = buffer.count - offset
                 buffer.removeFirst(offset)
                 offset = 0
+                if buffer.count > Self.longestLine {
+                    skipping = true
+                    buffer.removeAll(keepingCapacity: true)
+                    searched = 0
+                }
                 let descriptor = self.descriptor
                 let count = chunk.withUnsafeMutableBytes { POSIX.read(descriptor, $0) }
                 if count < 0, errno == EINTR { continue }
@@ -89,9 +117,13 @@ struct LogReader: Sequence {
                     if count < 0 {
                         warn("\(file): cannot read: \(String(cString: strerror(errno)))")
                     }
+                    if skipping {
+                        (skipping, buffer, searched) = (false, [], 0)
+                        return ([], nil)
+                    }
                     guard !buffer.isEmpty else { return nil }
                     let rest = buffer[...]
-                    buffer = []
+                    (buffer, searched) = ([], 0)
                     return (rest, false)
                 }
                 buffer.append(contentsOf: chunk[0..<count])
@@ -114,7 +146,7 @@ struct LogReader: Sequence {
                 file = path == "-" ? "(stdin)" : path
                 number = 0
                 buffer = []
-                offset = 0
+                (offset, searched, skipping) = (0, 0, false)
                 switch LogReader.openLog(path) {
                 case .failure(let problem):
                     warn("\(file): \(problem.reason)")
@@ -160,6 +192,11 @@ extension LogReader {
         var status = stat()
         if fstat(opened, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
             return .failure(Unopenable(reason: "is a folder, not a log file"))
+        }
+        // `/dev/zero` never ends (trial GG); standard input and pipes are read as they come.
+        let kind = status.st_mode & S_IFMT
+        if path != "-", kind == S_IFCHR || kind == S_IFBLK {
+            return .failure(Unopenable(reason: "is a device, not a log file"))
         }
         return .success(file)
     }
