@@ -93,6 +93,15 @@ public struct Paginator: Sendable {
     ) throws(PaginationError) -> HTTPRequest? {
         pages += 1
         guard pages < rule.maxPages else { return nil }
+        // A rule that reads the page's body cannot read one that is not JSON: the listing had
+        // ended there as if done (trial GG: plain text, or JSON nested past the parser's 512
+        // levels, ended a listing ok after one page). An empty body ends it as before.
+        if document == nil, !response.body.isEmpty, readsBody {
+            throw PaginationError(
+                message:
+                    "page \(pages)'s body is not JSON (or nests deeper than 512 levels): its next page cannot be read from it"
+            )
+        }
         if let pointer = rule.stopWhenEmpty {
             guard let document,
                 case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value,
@@ -115,6 +124,17 @@ public struct Paginator: Sendable {
         }
         lastStep = step
         return next
+    }
+
+    /// Whether the rule reads the page's body: its next page, or what ends the pages.
+    private var readsBody: Bool {
+        if rule.stopWhenEmpty != nil || rule.stopWhenFalse != nil || rule.stopAtTotal != nil {
+            return true
+        }
+        switch rule.next {
+        case .jsonURL, .cursor, .bodyCursor: return true
+        default: return false
+        }
     }
 
     /// Whether the page's own fields end the pages: a `false` flag

@@ -52,3 +52,28 @@ struct FullPageGuardTests {
         #expect(error.message.contains("page 2 has 3 items, a full page"), "\(error.message)")
     }
 }
+
+/// A page whose body the rule must read, and cannot (trial GG).
+@Suite("unreadable pages")
+struct UnreadablePageTests {
+    @Test("a page that is not JSON fails the listing where a rule reads the body")
+    func notJSONFails() throws {
+        let first = HTTPRequest(url: URL(string: "https://api.test/items")!)
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        for body in ["<html>busy</html>", #"{"items": \#(deep), "next": "/items?p=2"}"#] {
+            var paginator = Paginator(rule: PaginationRule(next: .jsonURL("/next")), first: first)
+            let page = HTTPResponse(status: 200, body: Data(body.utf8), url: first.url)
+            let error = #expect(throws: PaginationError.self) {
+                try paginator.next(after: page, to: first)
+            }
+            #expect(error?.message.contains("is not JSON") == true, "\(body.prefix(20))")
+        }
+        // A rule that reads no body, and an empty body, end as before.
+        var byLink = Paginator(rule: PaginationRule(next: .linkHeader("next")), first: first)
+        let text = HTTPResponse(status: 200, body: Data("plain".utf8), url: first.url)
+        #expect(try byLink.next(after: text, to: first) == nil)
+        var empty = Paginator(rule: PaginationRule(next: .jsonURL("/next")), first: first)
+        let none = HTTPResponse(status: 200, body: Data(), url: first.url)
+        #expect(try empty.next(after: none, to: first) == nil)
+    }
+}
