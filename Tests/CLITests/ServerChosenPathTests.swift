@@ -73,3 +73,26 @@ struct ServerChosenPathTests {
         #expect(!names.contains { $0.contains(token) }, "\(names)")
     }
 }
+
+/// Paths on the summary line (trial GG).
+@Suite("paths in the summary line")
+struct SummaryPathTests {
+    @Test("a newline in the job's folder or log folder does not break the summary line")
+    func newlineInAFolderName() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let folder = space.folder.appendingPathComponent("night\nly")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let job =
+            #"{"version": 1, "name": "nl", "baseURL": "\#(space.server.baseURL.absoluteString)", "tasks": [{"id": "a", "path": "/echo", "save": "a.json"}]}"#
+        try job.write(
+            to: folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
+        let run = try await CourierBinary.run(
+            ["run", "night\nly/job.json", "--log-dir", "logs\nX", "--no-progress"],
+            directory: space.folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "\(run.stdout)")
+        #expect(run.stdout.contains(#"night\u{A}ly"#), "\(run.stdout)")
+    }
+}

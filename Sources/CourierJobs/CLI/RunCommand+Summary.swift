@@ -94,11 +94,14 @@ extension RunCommand {
                 console.output(text)
             }
         } else if !options.quiet || summary.exitCode != 0 {
+            // One line, whatever its paths hold: a newline in a folder's name had continued
+            // the summary on lines of its own (trial GG).
+            let line = describe(summary, job: job, shard: options.shard).showingControlCharacters
             // With the log on stdout, stdout holds nothing but JSON lines.
             if options.logToStandardOutput {
-                console.error(describe(summary, job: job, shard: options.shard))
+                console.error(line)
             } else {
-                console.output(describe(summary, job: job, shard: options.shard))
+                console.output(line)
             }
         }
     }
