@@ -106,8 +106,8 @@ struct WritesOnceRunTests {
         (.none, "urlsession"),
     ]
 
-    /// (A replay sees only tasks with a final line; a killed run's write in flight has none,
-    /// so `--resume` is the repair here.)
+    /// (`--resume` is the repair here; `replaySendsAWriteLeftUnderWay` repairs the same with
+    /// `replay --job`.)
     @Test(
         "a run killed while a write is under way: sent again only with its key, taken once",
         arguments: killCases)
@@ -508,5 +508,39 @@ struct WritesOnceRunTests {
             !(try space.logLines(job: "charges")).contains {
                 $0["event"] as? String == "request.start"
             })
+    }
+
+    /// Trial FF: `replay` (with `--job`, `--all` too) said "nothing to replay" of a write a
+    /// killed run left under way, known by its `request.start` alone, where job-file.md's table
+    /// says a replay sends it again with its key. It does now, and the server takes it once.
+    @Test("replay --job sends a write a killed run left under way again, with its key")
+    func replaySendsAWriteLeftUnderWay() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-replay")
+        let toggle = FixtureServer.uniqueKey("charge")
+        for n in [1, 2, 4] {
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)-\(n)"))
+        }
+        try Self.writeJob(space, key: key, toggle: toggle, keyed: .standard)
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 3, key: key, server: space.server)
+        _ = await running.wait(seconds: 300)
+        await Self.release(space, key: key, toggles: ["\(toggle)-3"])
+        #expect(Self.effects(space, key: key).count == 3)
+        let replay = ["replay", "--job", "job.json", "--log-dir", space.logs.path]
+        let plan = try await CourierBinary.run(replay + ["--dry-run"], directory: space.folder)
+        #expect(plan.stdout.contains("charge-3\t"), "\(plan.stdout) \(plan.stderr)")
+        let sent = try await CourierBinary.run(replay + ["--no-progress"], directory: space.folder)
+        #expect(sent.status == 0, "\(sent.stdout) \(sent.stderr)")
+        #expect(Self.effects(space, key: key).count == 3, "the repeat is answered as the first")
+        let keys = Self.sentKeys(space, key: key, header: "Idempotency-Key")
+        #expect(keys.count == 4 && keys[2] != nil && keys[2] == keys[3], "\(keys)")
+        #expect(
+            FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/charges/3.json").path))
     }
 }

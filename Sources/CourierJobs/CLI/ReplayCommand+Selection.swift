@@ -40,6 +40,14 @@ extension ReplayCommand {
         _ history: TaskHistory, job: Job?, options: Options, console: Console
     ) -> ([LogLine], Set<String>)? {
         var selected = history.finals.values.filter { options.filter.matches($0) }
+        // A write a killed run left under way has only its `request.start`: not done, and
+        // sent again as the rule on writes allows, with its key (trial FF: "nothing to
+        // replay", `--all` too).
+        selected +=
+            history.underWay.filter { key, line in
+                !history.done.contains(key) && history.finals[key] == nil
+                    && options.filter.matches(line)
+            }.values
         selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
         let jobNames = Set(selected.map(\.job))
         if let job {

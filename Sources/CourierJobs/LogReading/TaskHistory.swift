@@ -65,6 +65,10 @@ struct TaskHistory {
     /// Each write's task id and whether it carried its key, from its latest `request.start`:
     /// a write cut under way has no other line.
     private(set) var writeStarts: [UInt64: (task: String, keyed: Bool)] = [:]
+    /// The `request.start` line of each write whose latest word it is: a killed run left it
+    /// under way, and no line says what became of it. Held only until a line decides the
+    /// task, so a long history of writes answered holds none.
+    private(set) var underWay: [UInt64: LogLine] = [:]
 
     /// What the history says of each task's write, with which of them are done.
     var writes: WriteHistory {
@@ -111,12 +115,16 @@ struct TaskHistory {
         {
             let key = FNV1a.taskKey(job: line.job, task: task)
             writeFacts.add(line, key: key)
-            if line.event == LogEvent.requestStart { writeStarts[key] = (task, line.keyed) }
+            if line.event == LogEvent.requestStart {
+                writeStarts[key] = (task, line.keyed)
+                if !logOnlyReplays.contains(line.run) { underWay[key] = line }
+            }
         }
         guard LogEvent.decidesOutcome(line.event), let task = line.task,
             !logOnlyReplays.contains(line.run)
         else { return }
         let key = FNV1a.taskKey(job: line.job, task: task)
+        underWay[key] = nil
         if line.event == LogEvent.skipped, task.contains("{"), completingRuns.contains(line.run),
             !templates.contains(where: { $0.key == key }), plainRunsEnded
         {
