@@ -30,7 +30,7 @@ enum RunCommand {
           --log-dir -    write the JSON lines to stdout (the summary goes to stderr)
           --shard I/N    run only the tasks whose id hashes to shard I of N (0 <= I < N); logs
                          and the lock carry the shard. Defaults to JOB_COMPLETION_INDEX of
-                         JOB_COMPLETIONS when both are set (a Kubernetes Indexed Job)
+                         JOB_COMPLETIONS (a Kubernetes Indexed Job; the index alone is refused)
           --resume       skip the tasks the job's history says are done: its latest run (every
                          shard's), and the resumes and replays since; or the LOGs given, and
                          the logs they resumed from. Works on the log of a killed run. With

@@ -124,7 +124,8 @@ struct TaskHistory {
             !logOnlyReplays.contains(line.run)
         else { return }
         let key = FNV1a.taskKey(job: line.job, task: task)
-        underWay[key] = nil
+        // Read for every line of a report: a hash only when a write is left under way.
+        if !underWay.isEmpty { underWay[key] = nil }
         if line.event == LogEvent.skipped, task.contains("{"), completingRuns.contains(line.run),
             !templates.contains(where: { $0.key == key }), plainRunsEnded
         {
