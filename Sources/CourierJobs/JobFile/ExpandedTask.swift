@@ -67,6 +67,10 @@ struct ExpandedTask: Sendable {
         /// The end of the window a `window` task fetches: its cursor once it ended `ok`, so
         /// that later runs leave the window out.
         var windowEnd: String? = nil
+
+        /// For a request rebuilt from a log alone: its line said `safe` (a POST that reads),
+        /// so it is no write, as its spec said when it was logged.
+        var loggedSafe: Bool = false
     }
 
     /// The fields, in one box shared by copies (``CopyOnWrite``).
@@ -105,8 +109,11 @@ struct ExpandedTask: Sendable {
     /// The header the task's spec sends its idempotency key in.
     func keyHeader(in job: Job) -> String? { specField(in: job) { $0.writes.keyHeader } ?? nil }
 
-    /// Whether the task's spec is a write (``TaskSpec/isWrite``).
-    func isWrite(in job: Job) -> Bool? { specField(in: job) { $0.isWrite } }
+    /// Whether the task's spec is a write (``TaskSpec/isWrite``); for a request rebuilt from a
+    /// log alone, `false` when its line said `safe`, else `nil` (its method decides).
+    func isWrite(in job: Job) -> Bool? {
+        specField(in: job) { $0.isWrite } ?? (self.loggedSafe ? false : nil)
+    }
 
     /// The task's spec in `job`.
     func spec(in job: Job) -> TaskSpec? { specField(in: job) { $0 } }

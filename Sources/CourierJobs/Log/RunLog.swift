@@ -295,6 +295,9 @@ struct RunLog: Sendable {
         if let key = record.keyHeader.flatMap({ request.headers[$0] }) {
             line.string("idempotencyKey", key)
         }
+        if record.safe, WriteSettings.writes(request.method.rawValue) {
+            line.value("safe", .bool(true))
+        }
         // The fields as they went on the wire, defaults and cookies included
         // (docs/transports.md); computed the same way when no response came back.
         line.headers("requestHeaders", sent, placeholder: Redactor.placeholder) { name in

@@ -31,13 +31,16 @@ struct AttemptRecord: Sendable {
     /// The header the task's idempotency key is in (`idempotencyKey`), when it asked for one:
     /// the line says the key it sent.
     var keyHeader: String?
+    /// The task is no write (``ExpandedTask/isWrite(in:)`` is `false`): a POST or PATCH line
+    /// says `safe`, so that a replay of the log alone sends it again as the job would.
+    var safe: Bool
 
     init(
         task: String, attempt: RetryAttempt, outcome: LogOutcome, page: Int? = nil,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, renewedToken: String? = nil,
         renewal: Bool = false, warning: String? = nil, action: String? = nil,
-        waits: AttemptWaits = AttemptWaits(), keyHeader: String? = nil
+        waits: AttemptWaits = AttemptWaits(), keyHeader: String? = nil, safe: Bool = false
     ) {
         self.task = task
         self.attempt = attempt
@@ -53,5 +56,6 @@ struct AttemptRecord: Sendable {
         self.action = action
         self.waits = waits
         self.keyHeader = keyHeader
+        self.safe = safe
     }
 }

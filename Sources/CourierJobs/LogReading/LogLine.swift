@@ -71,6 +71,8 @@ struct LogLine: Sendable {
     /// `idempotencyKey`: the write carried its key (docs/job-file.md, "Writes that happen
     /// once"), whatever header it went in.
     var keyed = false
+    /// `safe`: a POST or PATCH of a task that is no write (it reads: a search, a login).
+    var safe = false
     /// A 304: the saved output was left as it was.
     var notModified = false
     /// `run.start`: the runs this one replays or resumes.
@@ -133,6 +135,7 @@ struct LogLine: Sendable {
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var blockedMs: Double?
         var keyed = false
+        var safe = false
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
         /// Whether the line has a `requestBody` at all, whatever it holds.
@@ -207,6 +210,7 @@ struct LogLine: Sendable {
         throttledMs = fields.throttledMs
         blockedMs = fields.blockedMs
         keyed = fields.keyed
+        safe = fields.safe
         notModified = fields.notModified
         replayOf = fields.replayOf
         resumedFrom = fields.resumedFrom

@@ -36,6 +36,7 @@ extension LogLineScanner {
             fields.keyed = true
             return skipValue()
         }
+        if key.is("safe") { return bool(into: &fields.safe) }
         if key.is("notModified") { return bool(into: &fields.notModified) }
         if key.is("renewal") { return bool(into: &fields.renewal) }
         if key.is("tasks") { return tasks(into: &fields.runFields) }

@@ -31,7 +31,8 @@ struct WriteHistory: Sendable {
     /// Folds one line of the task `key` (its `request.start` and `request` lines; others are
     /// ignored). A 2xx stands for good: a later run cannot undo a write the server took.
     mutating func add(_ line: LogLine, key: UInt64) {
-        guard let method = line.method, WriteSettings.writes(method) else { return }
+        // A line that says `safe` is a POST that reads (a page of a search): not a write.
+        guard let method = line.method, WriteSettings.writes(method), !line.safe else { return }
         if case .answered = facts[key] { return }
         if line.event == LogEvent.requestStart {
             facts[key] = .unknown(run: line.run)

@@ -91,6 +91,7 @@ struct ReplayBuilder {
                 specPath: jobTask?.specPath ?? "log",
                 replayOf: ReplayOrigin(run: line.run, task: id)))
         task.oauth2 = jobTask?.oauth2
+        task.loggedSafe = line.safe
         // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
         // logged may well get 304 again: that is its success, as in the run.
         task.conditional =

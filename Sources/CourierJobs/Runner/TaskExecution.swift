@@ -174,6 +174,7 @@ extension JobRunner {
         let replayOf = task.replayOf
         let rules = task.responseRules(in: job)
         let keyHeader = task.keyHeader(in: job)
+        let safe = task.isWrite(in: job) == false
         var writeStart: (@Sendable (HTTPRequest) -> Void)?
         if WriteRule.keyed(task, in: job) != nil {
             writeStart = { request in
@@ -201,7 +202,7 @@ extension JobRunner {
                     AttemptRecord(
                         task: taskID, attempt: attempt, outcome: .retry, page: pageNumber,
                         replayOf: replayOf, action: Self.action(of: attempt, rules: rules),
-                        waits: waits, keyHeader: keyHeader))
+                        waits: waits, keyHeader: keyHeader, safe: safe))
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
@@ -217,7 +218,7 @@ extension JobRunner {
                 try? log.request(
                     AttemptRecord(
                         task: taskID, attempt: rejected, outcome: .retry, page: pageNumber,
-                        replayOf: replayOf, renewedToken: name, waits: waits))
+                        replayOf: replayOf, renewedToken: name, waits: waits, safe: safe))
             }
         }
         let renewing =
@@ -326,7 +327,7 @@ extension JobRunner {
                 savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
                 replayOf: task.replayOf, notModified: result.notModified,
                 warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits,
-                keyHeader: task.keyHeader(in: job)))
+                keyHeader: task.keyHeader(in: job), safe: task.isWrite(in: job) == false))
         // Not under --quiet, which promises silence when every task succeeds: the warning is
         // in the log line, `requireNext` fails the task instead, and a data check fails the run.
         if let warning = step.following.warning, !options.quiet {

@@ -83,6 +83,7 @@ extension JobRunner {
             throw CapturedToken.Unavailable(
                 description: "the task that captures \"\(name)\" cannot be built again")
         }
+        let safe = task.isWrite(in: job) == false
         // The final attempt, and what it waited before it was sent.
         let last = Locked<(attempt: RetryAttempt?, waits: AttemptWaits)>((nil, AttemptWaits()))
         let client = HTTPStack.retrying(
@@ -94,7 +95,7 @@ extension JobRunner {
                 try? log.request(
                     AttemptRecord(
                         task: task.id, attempt: attempt, outcome: .retry, renewal: true,
-                        waits: waits))
+                        waits: waits, safe: safe))
             } else {
                 last.withLock { $0 = (attempt, waits) }
             }
@@ -126,7 +127,7 @@ extension JobRunner {
             AttemptRecord(
                 task: task.id, attempt: attempt, outcome: result.ok ? .ok : .failed,
                 savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
-                renewal: true, waits: waits))
+                renewal: true, waits: waits, safe: safe))
         guard result.ok, let value = feed.currentValue(of: name) else {
             let reason = result.failure?.message ?? "it failed"
             throw CapturedToken.Unavailable(
