@@ -110,7 +110,35 @@ enum CaptureLinker {
                 "takes more than one capture (\(captureSources.map(\.name).joined(separator: ", "))); fan out over one",
                 at: nil)
         }
+        if captureSources.count == 1, let source = spec.captureSource {
+            checkFanOutID(spec, capture: source.capture, context: context)
+        }
         return credentials
+    }
+
+    /// A fan-out's id must use each of its `foreach` variables that takes several values: one id
+    /// is one task, so children whose ids are alike would be one child, and only the first
+    /// value's would be sent, silently (trial GG). Checked here because a fan-out's ids are not
+    /// expanded at validation (its values come with the run).
+    private static func checkFanOutID(
+        _ spec: TaskSpec, capture: String, context: DecodingContext
+    ) {
+        let used = Set(Template(spec.id).variables)
+        let missing = spec.foreach.filter { variable in
+            guard !used.contains(variable.name) else { return false }
+            switch variable.source {
+            case .capture, .lines: return true
+            case .list(let values): return Set(values).count > 1
+            case .range(let low, let high): return low < high
+            }
+        }
+        guard !missing.isEmpty else { return }
+        let names = missing.map { "\"\($0.name)\"" }.joined(separator: ", ")
+        let uses = missing.map { "{\($0.name)}" }.joined(separator: "-")
+        context.error(
+            "\(spec.path).id",
+            "\"\(spec.id)\" leaves out \(names), which take\(missing.count == 1 ? "s" : "") several values in a fan-out over \"\(capture)\": children would share an id, and only the first of each would be sent; put \(missing.map { "{\($0.name)}" }.joined(separator: " and ")) in the id (\"\(spec.id)-\(uses)\")",
+            at: nil)
     }
 
     /// `prune` reads its parent's listing as every item that exists: an incremental one
