@@ -82,6 +82,8 @@ struct CurlOutcome {
     var responseURL: URL? = nil
     var requestHeaders = HTTPHeaders()
     var timings = HTTPTimings()
+    /// What the request marked secret, for the response's description.
+    var secrets = RequestSecrets()
 
     /// The caller's answer.
     var result: Result<HTTPResponse, HTTPError> {
@@ -99,10 +101,11 @@ struct CurlOutcome {
             case .file(let saved): (Data(), saved)
             case .stream: (Data(), nil)
             }
-        return .success(
-            HTTPResponse(
-                status: status, headers: head.headers, body: data, url: responseURL ?? url,
-                timings: timings, requestHeaders: requestHeaders, savedBody: saved))
+        var response = HTTPResponse(
+            status: status, headers: head.headers, body: data, url: responseURL ?? url,
+            timings: timings, requestHeaders: requestHeaders, savedBody: saved)
+        response.secrets = secrets
+        return .success(response)
     }
 
     /// The error of a transfer the loop ended itself.

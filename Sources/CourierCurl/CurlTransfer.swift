@@ -247,7 +247,7 @@ final class CurlTransfer: @unchecked Sendable {
             sends: sends,
             unendedCoding: decoder.flatMap { $0.ended ? nil : $0.coding.name },
             body: body, responseURL: wire.url, requestHeaders: wire.headers,
-            timings: handle.timings)
+            timings: handle.timings, secrets: RequestSecrets(of: request))
     }
 
     /// Ends the progress reports on curl's totals for an answered transfer: curl's last

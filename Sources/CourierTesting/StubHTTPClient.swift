@@ -110,6 +110,6 @@ public final class StubHTTPClient: HTTPClient, Sendable {
             }
         }
         guard let route else { throw Unmatched(request: request) }
-        return try route.answer(request)
+        return try route.answer(request).redacting(secretsOf: request)
     }
 }

@@ -73,3 +73,9 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         return text
     }
 }
+
+extension APIError: LocalizedError {
+    /// The error's ``description``: without it, Foundation's `localizedDescription` says
+    /// "The operation could not be completed" (trial II).
+    public var errorDescription: String? { description }
+}

@@ -47,7 +47,8 @@ extension DefaultAPIClient {
                 if body.count >= Self.errorBodyLimit { break }
             }
             let response = HTTPResponse(
-                status: streamed.status, headers: streamed.headers, body: body, url: streamed.url)
+                status: streamed.status, headers: streamed.headers, body: body, url: streamed.url
+            ).redacting(secretsOf: httpRequest)
             try check(response, of: httpRequest, for: request)
             return streamed  // `check` throws for a status the request does not accept
         }

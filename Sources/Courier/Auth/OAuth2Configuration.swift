@@ -280,3 +280,9 @@ public struct OAuth2Error: Error, Sendable, Hashable, CustomStringConvertible {
         return line.count > limit ? String(line.prefix(limit)) + "…" : line
     }
 }
+
+extension OAuth2Error: LocalizedError {
+    /// The error's ``description``: without it, Foundation's `localizedDescription` says
+    /// "The operation could not be completed" (trial II).
+    public var errorDescription: String? { description }
+}

@@ -44,3 +44,9 @@ public struct ExcessiveRefreshError: Error, Sendable, CustomStringConvertible {
             + "\(seconds) s and the server still rejects it"
     }
 }
+
+extension ExcessiveRefreshError: LocalizedError {
+    /// The error's ``description``: without it, Foundation's `localizedDescription` says
+    /// "The operation could not be completed" (trial II).
+    public var errorDescription: String? { description }
+}

@@ -94,3 +94,9 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         return components.url ?? url
     }
 }
+
+extension HTTPError: LocalizedError {
+    /// The error's ``description``: without it, Foundation's `localizedDescription` says
+    /// "The operation could not be completed" (trial II).
+    public var errorDescription: String? { description }
+}

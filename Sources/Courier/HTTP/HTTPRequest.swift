@@ -83,19 +83,7 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The URL fit to show: no user name or password, and every secret query value replaced.
-    public var displayURL: URL {
-        let bare = HTTPError.withoutCredentials(url)
-        guard !secretQueryNames.isEmpty,
-            var components = URLComponents(url: bare, resolvingAgainstBaseURL: false),
-            let items = components.percentEncodedQueryItems
-        else { return bare }
-        components.percentEncodedQueryItems = items.map { item in
-            let name = item.name.removingPercentEncoding ?? item.name
-            guard secretQueryNames.contains(name), item.value != nil else { return item }
-            return URLQueryItem(name: item.name, value: "redacted")
-        }
-        return components.url ?? bare
-    }
+    public var displayURL: URL { RequestSecrets(of: self).display(url) }
 
     /// The headers with secret values replaced by `<redacted>`.
     public var redactedHeaders: HTTPHeaders {

@@ -29,6 +29,10 @@ public struct HTTPResponse: Sendable, Hashable {
     /// `CurlHTTPClient` checks each coding it decodes and fails a cut stream, so never sets
     /// it. `courier run` writes it as the request line's `bodyEndUnchecked` (docs/log-format.md).
     public var bodyEndUnchecked: String?
+    /// The secrets its request marked, so that ``description`` and `dump` redact them in
+    /// ``url`` and ``requestHeaders`` as the request's own description does. Set by the
+    /// transports (and ``StubHTTPClient``-like doubles through ``redacting(secretsOf:)``).
+    package var secrets = RequestSecrets()
 
     public init(
         status: Int,

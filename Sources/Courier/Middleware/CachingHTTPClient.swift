@@ -42,7 +42,7 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
         case .useStored:
             // `decide` answers `.useStored` only for a stored response.
             guard let stored else { return try await wrapped.perform(request) }
-            return stored.response(for: request.url)
+            return stored.response(for: request.url).redacting(secretsOf: request)
         case .revalidate(let validators):
             var conditional = request
             validators.addConditions(to: &conditional)
@@ -59,7 +59,7 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             }
             refreshed.storedAt = time.date()
             store.store(refreshed, for: key)
-            var answer = refreshed.response(for: request.url)
+            var answer = refreshed.response(for: request.url).redacting(secretsOf: request)
             answer.timings = response.timings
             answer.requestHeaders = response.requestHeaders
             answer.redirectCount = response.redirectCount
@@ -70,7 +70,8 @@ public struct CachingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
             return HTTPResponse(
                 status: 504, headers: ["Content-Type": "text/plain"],
                 body: Data("only-if-cached: no stored response for this request".utf8),
-                url: request.url)
+                url: request.url
+            ).redacting(secretsOf: request)
         }
     }
 

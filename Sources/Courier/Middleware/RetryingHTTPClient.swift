@@ -21,7 +21,8 @@ public struct RetryingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     ///   caller wants; a refused one is retried only when the policy
     ///   ``RetryPolicy/retriesOnExpectation``, which is how polling is written.
     public init(
-        wrapping wrapped: Wrapped, policy: RetryPolicy, time: any TimeSource = SystemTimeSource(),
+        wrapping wrapped: Wrapped, policy: RetryPolicy = RetryPolicy(),
+        time: any TimeSource = SystemTimeSource(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         check: (@Sendable (HTTPResponse, TimeInterval) -> Bool)? = nil,
         observer: (@Sendable (Attempt) -> Void)? = nil

@@ -59,3 +59,9 @@ public struct StreamError: Error, Sendable, CustomStringConvertible {
         return text
     }
 }
+
+extension StreamError: LocalizedError {
+    /// The error's ``description``: without it, Foundation's `localizedDescription` says
+    /// "The operation could not be completed" (trial II).
+    public var errorDescription: String? { description }
+}

@@ -175,7 +175,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             if started { delegate.cancel(task) }
         }
         let elapsed = started.duration(to: .now)
-        return HTTPResponse(
+        var response = HTTPResponse(
             status: outcome.response.statusCode,
             headers: Self.headers(of: outcome.response),
             body: outcome.body,
@@ -185,6 +185,8 @@ public final class URLSessionHTTPClient: HTTPClient {
             savedBody: sink?.saved,
             bodyEndUnchecked: URLSessionTaskRouter.uncheckedCoding(
                 of: outcome.response, expectsBody: request.method != .head))
+        response.secrets = RequestSecrets(of: request)
+        return response
     }
 
     /// FoundationNetworking adds `Accept-Language`, `Connection: keep-alive` and, for a body

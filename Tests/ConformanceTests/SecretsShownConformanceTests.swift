@@ -1,0 +1,67 @@
+import Courier
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// Every way a caller shows a response or an error (`print`, `String(reflecting:)`, `dump`,
+/// `localizedDescription`) redacts the credentials the request carried, on both transports
+/// (trial II: `print(response)` showed a `.query` API key in its URL, and `dump(error)` the
+/// `Authorization` the request was sent with).
+@Suite("secrets in what a caller prints")
+struct SecretsShownConformanceTests {
+    static let secret = "s3cr3t-Pw-9Q"
+
+    /// Each form a secret could be shown in: as given, percent-encoded, in a Basic field.
+    static func forms(of secret: String) -> [String] {
+        [
+            secret, URLBuilder.percentEncode(secret),
+            Data("alice:\(secret)".utf8).base64EncodedString(),
+        ]
+    }
+
+    static func shown(_ value: Any) -> [String] {
+        var dumped = ""
+        dump(value, to: &dumped)
+        var shown = [String(describing: value), String(reflecting: value), dumped]
+        if let error = value as? any Error { shown.append(error.localizedDescription) }
+        return shown
+    }
+
+    static let auths: [(String, Authentication)] = [
+        ("query", .query(name: "api_key", value: secret)),
+        ("basic", .basic(user: "alice", password: secret)),
+        ("bearer", .bearer(secret)),
+        ("header", .header(name: "X-Custom-Key", value: secret)),
+    ]
+
+    @Test(
+        "a response and an APIError show no credential, whatever shows them",
+        arguments: TransportKind.allCases, auths.indices)
+    func nothingShown(transport: TransportKind, auth: Int) async throws {
+        let (name, authentication) = Self.auths[auth]
+        let client = DefaultAPIClient(
+            httpClient: transport.makeClient(),
+            configuration: APIConfiguration(
+                baseURL: try TestServers.fixture().baseURL, auth: authentication))
+        let ok = try await client.send(Request<Data>.get("/echo"))
+        #expect(ok.response.status == 200)
+        let carried = ok.response.requestHeaders.map(\.value) + [ok.response.url.absoluteString]
+        #expect(
+            carried.contains { value in Self.forms(of: Self.secret).contains { value.contains($0) }
+            },
+            "\(name): the request carried the secret (the test would prove nothing otherwise)")
+        let error = try await #require(throws: APIError.self) {
+            let _: Data = try await client.perform(.get("/status/404"))
+        }
+        #expect(error.status == 404)
+        for (what, value) in [("response", ok.response as Any), ("error", error)] {
+            for text in Self.shown(value) {
+                for form in Self.forms(of: Self.secret) {
+                    #expect(!text.contains(form), "\(name), \(what): \(text)")
+                }
+            }
+        }
+        #expect(String(describing: ok.response).contains("200 "), "a response says its status")
+        #expect(error.localizedDescription == error.description)
+    }
+}
