@@ -109,6 +109,44 @@ struct WindowTests {
         #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
     }
 
+    @Test("a --resume of a backfill completes that backfill, its window read from the log")
+    func resumeOfABackfill() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-backfill")
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 0)
+        // Upstream, day 1 changed and day 3 is missing while the backfill runs.
+        var changed = Self.days(1...4, except: 3)
+        changed[0] = #"{"id": "2026-01-01", "v": 2}"#
+        try RecordsTests.set(key, changed, on: space.server)
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
+        #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
+        try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains("--resume completes run")
+                && resumed.stderr.contains("the backfill --window 2026-01-01..2026-01-05"),
+            "\(resumed.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"], "the backfill's failed window alone")
+        let file = space.folder.appendingPathComponent("out/days.jsonl")
+        #expect(
+            try String(contentsOf: file, encoding: .utf8)
+                == #"{"id":"2026-01-01","v":2}"# + "\n"
+                + (2...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined(),
+            "the backfill's records are in the file")
+        // A resume names the backfill's range or none.
+        let other = try await space.run(
+            ["--resume", "--window", "2026-01-02..2026-01-04"], backend: "curl")
+        #expect(other.status == 2, "\(other.stdout)\(other.stderr)")
+        #expect(other.stderr.contains("a backfill of --window 2026-01-01..2026-01-05"))
+        let same = try await space.run(
+            ["--resume", "--window", "2026-01-01T00:00:00Z..2026-01-05"], backend: "curl")
+        #expect(same.status == 0 && same.stdout.contains(" 0 requests"), "\(same.stdout)")
+    }
+
     @Test("daily windows by Datasette's own filters hold every row once, boundaries included")
     func datasetteWindows() async throws {
         let sync = try DatasetteSyncTests.Sync("win")

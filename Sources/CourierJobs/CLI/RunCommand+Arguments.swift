@@ -163,6 +163,7 @@ extension RunCommand {
                 )
             }
             parsed.window = range
+            parsed.options.window = text
         }
         parsed.baseURL = try parser.option("--base-url")
         if let text = parsed.baseURL, let problem = HARImport.baseURLProblem(text) {

@@ -138,6 +138,40 @@ extension RunCommand {
         return nil
     }
 
+    /// A `--resume` of a backfill (`--window`) completes the same backfill. The run it
+    /// completes logged its window; without it the job's windows are those its cursor file
+    /// leaves, and the backfill's own are not among them (trials HH and HH2: the resume sent
+    /// nothing, said every task was done and exited 0). The job is read again with that
+    /// window; an exit code when the command line names another.
+    static func resumedWindow(
+        _ job: inout Job, total: inout Int, arguments: RunArguments, options: inout RunOptions,
+        console: Console
+    ) async -> Int32? {
+        guard let first = options.resume?.logs.first, let start = LogFiles.firstLine(of: first),
+            let logged = start.runFields?.window, let window = WindowOverride(logged)
+        else { return nil }
+        if let given = arguments.window {
+            guard given.covers(theSameRangeAs: window) else {
+                let reason =
+                    "--resume completes run \(start.run), a backfill of --window \(logged): give that window or none (a backfill of another range is a run of its own, without --resume)"
+                console.error("courier: \(job.name): \(reason); nothing was sent")
+                await pingRefusal(job, backend: options.backend, console: console, reason: reason)
+                return CommandLineInterface.ExitCode.usage
+            }
+            return nil
+        }
+        var again = arguments
+        again.window = window
+        guard let (reloaded, count) = await loadJob(again, console: console) else {
+            return CommandLineInterface.ExitCode.usage
+        }
+        (job, total, options.window) = (reloaded, count, logged)
+        console.error(
+            "courier: \(job.name): --resume completes run \(start.run), the backfill --window \(logged)"
+        )
+        return nil
+    }
+
     /// A run refused before it started (exit 2): the job's failure ping says so at once.
     static func pingRefusal(_ job: Job, backend: Backend?, console: Console, reason: String) async {
         guard let notify = job.notify else { return }

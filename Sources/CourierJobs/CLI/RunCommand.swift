@@ -171,10 +171,9 @@ enum RunCommand {
             usageConsole.error("courier \(error.message)")
             return CommandLineInterface.ExitCode.usage
         }
-        guard let (loaded, total) = await loadJob(parsed, console: usageConsole) else {
+        guard var (job, total) = await loadJob(parsed, console: usageConsole) else {
             return CommandLineInterface.ExitCode.usage
         }
-        var job = loaded
         let console = Console(redactor: Redactor(secrets: job.secrets))
         var options = parsed.options
         if !parsed.logDirectoryGiven { options.logDirectory = job.home.logs }
@@ -183,6 +182,11 @@ enum RunCommand {
         }
         if let code = await history(
             of: job, arguments: parsed, options: &options, console: console)
+        {
+            return code
+        }
+        if let code = await resumedWindow(
+            &job, total: &total, arguments: parsed, options: &options, console: console)
         {
             return code
         }

@@ -109,6 +109,9 @@ struct WindowRule: Sendable, Equatable {
 struct WindowOverride: Sendable, Equatable {
     var start: Date
     var end: Date
+    /// As the command line gave it: `run.start` logs it as `window`, and a `--resume` of the
+    /// run reads it back to complete the same backfill.
+    var text: String
 
     /// `2025-01-01..2025-02-01` (each bound as ``WindowRule/instant(_:)`` reads it).
     init?(_ text: String) {
@@ -116,6 +119,11 @@ struct WindowOverride: Sendable, Equatable {
         guard parts.count == 2, let start = WindowRule.instant(parts[0]),
             let end = WindowRule.instant(parts[1]), start < end
         else { return nil }
-        (self.start, self.end) = (start, end)
+        (self.start, self.end, self.text) = (start, end, text)
+    }
+
+    /// The same range, however each was written.
+    func covers(theSameRangeAs other: WindowOverride) -> Bool {
+        start == other.start && end == other.end
     }
 }

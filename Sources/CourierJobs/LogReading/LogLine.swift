@@ -104,6 +104,8 @@ struct LogLine: Sendable {
         var shardCount: Int?
         /// `run.start` `oncePer`: the key of `run --once-per KEY`.
         var oncePer: String?
+        /// `run.start` `window`: the `--window` range of a backfill, as given.
+        var window: String?
         /// `run.start` `trace`: the run's trace id, and the caller's span it is a child of.
         var traceID: String?
         var parentSpanID: String?

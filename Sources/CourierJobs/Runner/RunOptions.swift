@@ -33,6 +33,9 @@ struct RunOptions: Sendable {
     /// `--once-per KEY`: written in `run.start` as `oncePer`, where a later run with the same
     /// key finds this one (``JobHistory/hasRun(oncePer:shard:folder:)``).
     var oncePer: String?
+    /// `--window START..END` as given: written in `run.start` as `window`, where a `--resume`
+    /// finds the backfill it completes.
+    var window: String?
     /// `run --task GLOB…`: the ids (globs) of the tasks this run sends, with what they need;
     /// written in `run.start` as `only`.
     var only: [String] = []
