@@ -22,7 +22,7 @@ public struct Paginator: Sendable {
     }
 
     /// Items seen on the pages so far (for ``PaginationRule/stopAtTotal``).
-    private var itemsSeen = 0
+    var itemsSeen = 0
     /// What the rule put into the last request it gave (``Checkpoint/step``).
     private var lastStep: String?
 
@@ -102,13 +102,15 @@ public struct Paginator: Sendable {
                     "page \(pages)'s body is not JSON (or nests deeper than 512 levels): its next page cannot be read from it"
             )
         }
-        if let pointer = rule.stopWhenEmpty {
-            guard let document,
-                case .array(let items)? = JSONPointer.resolve(pointer, in: document)?.value,
-                !items.isEmpty
-            else { return nil }
+        switch fieldStop(document) {
+        case .goOn: break
+        case .end: return nil
+        case .unmatched(let stopRule, let pointer):
+            try unmatchedStop(
+                stopRule, pointer: pointer,
+                nextStep: try nextStep(after: response, to: request, document: document))
+            return nil
         }
-        guard !endsByItsFields(document) else { return nil }
         guard let step = try nextStep(after: response, to: request, document: document) else {
             try noteMissingNext(in: response, document: document)
             return nil
@@ -135,32 +137,6 @@ public struct Paginator: Sendable {
         case .jsonURL, .cursor, .bodyCursor: return true
         default: return false
         }
-    }
-
-    /// Whether the page's own fields end the pages: a `false` flag
-    /// (``PaginationRule/stopWhenFalse``), or the items seen reaching the total
-    /// (``PaginationRule/stopAtTotal``).
-    private mutating func endsByItsFields(_ document: JSONNode?) -> Bool {
-        if let pointer = rule.stopWhenFalse {
-            switch document.flatMap({ JSONPointer.resolve(pointer, in: $0) })?.value {
-            case .bool(true)?: break
-            default: return true
-            }
-        }
-        if let pointer = rule.stopAtTotal {
-            let itemsPointer = rule.items ?? rule.stopWhenEmpty ?? ""
-            if let document,
-                case .array(let items)? = JSONPointer.resolve(itemsPointer, in: document)?.value
-            {
-                itemsSeen += items.count
-                if items.isEmpty { return true }
-            }
-            guard let document,
-                case .number(let total)? = JSONPointer.resolve(pointer, in: document)?.value
-            else { return true }
-            if Double(itemsSeen) >= total { return true }
-        }
-        return false
     }
 
     /// What the rule finds in `response` for the next page (``Checkpoint/step``), or `nil` when
