@@ -115,6 +115,9 @@ struct NodeReader {
         return flag
     }
 
+    /// Whether the object has `key`, taken or not, valid or not.
+    func has(_ key: String) -> Bool { members.contains { $0.key == key } }
+
     /// An object of string values, in order.
     /// The value nodes of the object at `key`, by member name, without taking it: where an
     /// error about one value points (its line and column, not its task's).
@@ -146,6 +149,13 @@ struct NodeReader {
                 (member.key, resolved(text, key: keys[key], path: memberPath, at: member.node)))
         }
         return result
+    }
+
+    /// Takes every known key left, unread: an object whose reading stopped at a bad key has
+    /// its other known keys reported as nothing (trial HH: "unknown key \"maxPages\"; did you
+    /// mean \"maxPages\"?").
+    mutating func skipKnownKeys() {
+        used.formUnion(keys.names)
     }
 
     /// Records an error for every key nobody took, suggesting the closest known one.

@@ -12,16 +12,19 @@ extension TaskDecoder {
     ]
 
     mutating func readPaginate() -> PaginationRule? {
-        let paginate = reader.take("paginate").flatMap {
+        let node = reader.take("paginate")
+        let paginate = node.flatMap {
             Self.decodePaginate($0, path: "\(path).paginate", context: context)
         }
-        paginated = paginate != nil
+        // A `paginate` with an error of its own still makes `{page}` a variable of the task:
+        // its `save` was not wrong as well.
+        paginated = node != nil
         return paginate
     }
 
     /// What reading `next` gave: a rule, nothing (an error was recorded), or a `cursor`,
     /// `page` or `offset` that is not an object, which ends the reading of `paginate` at once
-    /// (its other keys are then reported as unknown).
+    /// (its other keys unread; unknown ones are still reported).
     private enum NextRule {
         case rule(PaginationRule.Next)
         case invalid
@@ -38,13 +41,16 @@ extension TaskDecoder {
             members.count == 1, let member = members.first
         else {
             context.error("\(path).next", "is required: \(nextForms)", at: node)
+            reader.skipKnownKeys()
             return nil
         }
         let next: PaginationRule.Next?
         switch nextRule(member.key, member.node, path: "\(path).next", context: context) {
         case .rule(let rule): next = rule
         case .invalid: next = nil
-        case .abandoned: return nil
+        case .abandoned:
+            reader.skipKnownKeys()
+            return nil
         }
         let (stopWhenEmpty, stopWhenFalse, stopAtTotal) =
             reader.take("stopWhen").map { readStopWhen($0, path: path, context: context) }

@@ -58,7 +58,11 @@ struct TaskDecoder {
         let conditional = readConditional(save: save)
         let captures = readCaptures(save: save, conditional: conditional)
         let records = readRecords(conditional: conditional, paginated: paginate != nil)
-        checkSince(since, id: id, keeps: save != nil || records != nil || !captures.isEmpty)
+        // A `save` or `records` with an error of its own keeps what it fetches all the same: the
+        // cursor's refusal would be an error that follows from that one (trial HH).
+        checkSince(
+            since, id: id,
+            keeps: reader.has("save") || reader.has("records") || !captures.isEmpty)
         if prune != nil, conditional, paginate != nil { refusePrunedConditionalListing(at: node) }
         if window != nil, records?.write == .replace {
             context.error(
