@@ -2,7 +2,26 @@
 package enum JSONPointer {
     /// Whether `pointer` is an RFC 6901 JSON Pointer: empty, or `/` then tokens.
     package static func isValid(_ pointer: String) -> Bool {
-        pointer.isEmpty || pointer.hasPrefix("/")
+        (pointer.isEmpty || pointer.hasPrefix("/")) && !hasBadEscape(pointer)
+    }
+
+    /// Whether a `~` in `pointer` is not `~0` or `~1` (RFC 6901 §3): such a pointer matches
+    /// nothing, silently (trial HH: `/i~d` passed validation and kept no record).
+    package static func hasBadEscape(_ pointer: String) -> Bool {
+        var bytes = pointer.utf8.makeIterator()
+        while let byte = bytes.next() {
+            guard byte == UInt8(ascii: "~") else { continue }
+            guard let escaped = bytes.next(),
+                escaped == UInt8(ascii: "0") || escaped == UInt8(ascii: "1")
+            else { return true }
+        }
+        return false
+    }
+
+    /// Why `pointer` is not valid, for a message's end: its escape, or nothing more to say.
+    package static func problem(_ pointer: String) -> String {
+        hasBadEscape(pointer)
+            ? " (a ~ in a JSON Pointer is ~0 for ~ or ~1 for /, RFC 6901)" : ""
     }
 
     /// The value at `pointer`, `~1` and `~0` unescaped; array tokens are indexes. Beyond RFC

@@ -58,7 +58,8 @@ extension TaskDecoder {
         case (let pointer?, nil):
             guard JSONPointer.isValid(pointer) else {
                 reader.fail(
-                    "json", "expected a JSON Pointer such as \"/items/*/id\", found \"\(pointer)\"",
+                    "json",
+                    "expected a JSON Pointer such as \"/items/*/id\", found \"\(pointer)\"\(JSONPointer.problem(pointer))",
                     at: jsonNode!)
                 return nil
             }

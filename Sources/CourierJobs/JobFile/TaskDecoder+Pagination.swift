@@ -104,7 +104,7 @@ extension TaskDecoder {
         guard let text, JSONPointer.isValid(text) else {
             context.error(
                 place,
-                "expected a JSON Pointer such as \"/next\", found \(NodeReader.describe(node))",
+                "expected a JSON Pointer such as \"/next\", found \(NodeReader.describe(node))\(JSONPointer.problem(text ?? ""))",
                 at: node)
             return nil
         }

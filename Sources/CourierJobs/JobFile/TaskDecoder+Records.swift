@@ -141,7 +141,7 @@ extension TaskDecoder {
         guard JSONPointer.isValid(text) else {
             reader.context.error(
                 "\(path).\(key)",
-                "expected a JSON Pointer such as \(star ? "\"/items/*\"" : "\"/id\""), found \"\(text)\"",
+                "expected a JSON Pointer such as \(star ? "\"/items/*\"" : "\"/id\""), found \"\(text)\"\(JSONPointer.problem(text))",
                 at: node)
             return nil
         }

@@ -73,7 +73,7 @@ extension TaskDecoder {
                 let why =
                     JSONPointer.isValid(member.key)
                     ? ": * (every element) cannot be matched, name one value such as \"/tags/0\""
-                    : ", such as \"/status\""
+                    : ", such as \"/status\"\(JSONPointer.problem(member.key))"
                 context.error(
                     "\(path).\(member.key)", "expected a JSON Pointer into each record\(why)",
                     at: member.node)
