@@ -99,6 +99,9 @@ struct SinceRule: Sendable {
     /// An RFC 3339 timestamp's instant, and whether it had fractional seconds.
     static func instant(_ text: String) -> (date: Date, fractional: Bool)? {
         guard text.utf8.count >= 20, text.utf8.count <= 40 else { return nil }
+        if let (seconds, fractional) = RFC3339Instant.parse(text) {
+            return (Date(timeIntervalSince1970: seconds), fractional)
+        }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return (date, true) }
