@@ -58,6 +58,8 @@ struct RecordsCommit: Sendable {
         var committed: [Committed] = []
         /// Files left as they were because a task failed (their parts wait for `--resume`).
         var held: [String] = []
+        /// `replace` files left as they were because a task's response was ignored.
+        var keptAsIs: [String] = []
         /// Files that could not be written: the run fails.
         var failures: [String] = []
     }
@@ -67,6 +69,10 @@ struct RecordsCommit: Sendable {
         var outcome = Outcome()
         let (targets, heldAll) = ledger.snapshot()
         for (path, target) in targets {
+            if let reason = target.keptAsIs, heldAll == nil, target.held == nil {
+                outcome.keptAsIs.append("\(path): \(reason)")
+                continue
+            }
             let folder = store.folder(for: path)
             guard FileManager.default.fileExists(atPath: folder.path) else { continue }
             finishEarlierCommit(in: folder, target: path)

@@ -13,6 +13,10 @@ final class RecordsLedger: Sendable {
         var rule: RecordsRule
         /// Why the file stays as it is this run (a task failed): its parts wait for a resume.
         var held: String?
+        /// Why a `replace` file stays as it is with no resume to wait for: a task's response
+        /// was ignored (`onResponse`), and the file without that task's records would be
+        /// another's, or empty (trial HH: an ignored 404 emptied the file, exit 0).
+        var keptAsIs: String?
         /// A records error (tasks disagreeing on how the file is written): the run fails.
         var failure: String?
         /// `replace` only: the tasks the history did (resumed or not selected), whose parts
@@ -34,6 +38,17 @@ final class RecordsLedger: Sendable {
     func ended(_ target: RecordsTarget, task: String, ok: Bool) {
         update(target) { entry in
             if !ok, entry.held == nil { entry.held = "task \(task) failed" }
+        }
+    }
+
+    /// A task that writes the `replace` file `target` ended ok with its response ignored: the
+    /// file stays as it was.
+    func ignored(_ target: RecordsTarget, task: String) {
+        update(target) { entry in
+            if entry.keptAsIs == nil {
+                entry.keptAsIs =
+                    "task \(task)'s response was ignored (onResponse), and a \"replace\" would write the file without its records"
+            }
         }
     }
 

@@ -197,6 +197,11 @@ final class JobRunner: Sendable {
             console.error(
                 "courier: \(outcome.held.count - limit) more records files left as they were")
         }
+        if !options.quiet {
+            for kept in outcome.keptAsIs.prefix(limit) {
+                console.error("courier: \(job.outputDir)/\(kept); the file is left as it was")
+            }
+        }
         for failure in outcome.failures + csvFailures {
             console.error("courier: records \(job.outputDir)/\(failure)".showingControlCharacters)
         }

@@ -46,7 +46,15 @@ extension JobRunner {
                 kept: kept, part: part)
             if result.hasFiles { result = await completingFiles(result) }
             let step = nextPage(send, of: task, cursor: cursor, result: &result)
-            if let part, result.ok, step.isLast {
+            if let part, result.ok, step.isLast,
+                result.action == ResponseRule.Action.ignore.rawValue,
+                part.target.rule.write == .replace
+            {
+                // Nothing kept (``RecordsLedger/ignored(_:task:)``): no part for a resume to
+                // take either.
+                recordsLedger?.ignored(part.target, task: task.id)
+                await discard(part, keepingListing: false)
+            } else if let part, result.ok, step.isLast {
                 result = await committing(part, result)
                 if result.ok, let index = task.specIndex {
                     recordCounts.withLock { $0[index, default: 0] += part.records }
