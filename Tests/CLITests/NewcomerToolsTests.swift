@@ -187,7 +187,9 @@ struct NewcomerToolsTests {
                 {"id": "flaky", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1"},
                  "retry": {"maxAttempts": 2, "initialDelay": 0.01},
                  "headers": {"Authorization": "Bearer \#(secret)"}},
-                {"id": "other", "path": "/echo", "method": "POST", "body": "line one\nline two"}
+                {"id": "other", "path": "/echo", "method": "POST", "body": "line one\nline two"},
+                {"id": "list", "path": "/pages", "query": {"style": "link", "total": "4", "size": "2"},
+                 "paginate": {"next": {"linkHeader": "next"}}}
                 """#)
         let run = try await space.run(backend: "curl")
         #expect(run.status == 0, "\(run.stderr)")
@@ -211,6 +213,12 @@ struct NewcomerToolsTests {
             directory: space.folder)
         #expect(body.stdout.contains("> POST "), "\(body.stdout)")
         #expect(body.stdout.contains("> line one\n> line two"), "the body as logged")
+        // A paginated task's attempts say their page (trial HH2: 600 alike headings).
+        let pages = try await CourierBinary.run(
+            ["show", space.logs.appendingPathComponent("e2e").path, "list"],
+            directory: space.folder)
+        #expect(pages.stdout.contains("task list · page 1 · attempt 1 · page"), "\(pages.stdout)")
+        #expect(pages.stdout.contains("task list · page 2 · attempt 1 · ok"), "\(pages.stdout)")
 
         // The job file stands for its logs (logs/e2e in its home).
         let byJob = try await CourierBinary.run(

@@ -69,7 +69,7 @@ enum ShowCommand {
         var lines: [String] = []
         let when = ReportTime.rfc3339(line.time)
         lines.append(
-            "task \(line.task ?? "?") · attempt \(line.attempt ?? 1) · \(line.outcome ?? "?") · run \(line.run) · \(when) · \(file)"
+            "task \(line.task ?? "?")\(line.page.map { " · page \($0)" } ?? "") · attempt \(line.attempt ?? 1) · \(line.outcome ?? "?") · run \(line.run) · \(when) · \(file)"
         )
         lines.append("> \(line.method ?? "GET") \(line.url ?? "?")")
         for header in line.requestHeaders { lines.append("> \(header.name): \(header.value)") }
