@@ -182,9 +182,10 @@ struct DeadlineTests {
                 {"id": "list", "path": "/store/items", "query": {"key": "\#(key)", "size": "10"},
                  "capture": {"ids": {"json": "/items/*/id"}}},
                 {"id": "item-{id}", "path": "/slow", "query": {"key": "\#(key)", "id": "{id}", "ms": "0", "hold_until": "\#(gate)"},
-                 "foreach": {"id": {"capture": "ids"}},
+                 "foreach": {"id": {"capture": "ids"}}, "timeout": 900,
                  "records": {"from": "", "to": "records/items.jsonl", "write": "merge", "key": "/slept"}}
                 """#, extra: #""concurrency": 2,"#)
+        // The held children wait for the gate, not a clock (no 30 s timeout on a slow machine).
         let running = try CourierBinary.launch(
             [
                 "run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--grace", "1h",

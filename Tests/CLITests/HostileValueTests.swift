@@ -107,7 +107,7 @@ struct HostileValueTests {
         // the body's end until the folder has been swapped.
         try space.writeJob(
             tasks:
-                #"{"id": "big", "path": "/gate", "query": {"name": "\#(gate)"}, "save": "sub/x.txt"}"#
+                #"{"id": "big", "path": "/gate", "query": {"name": "\#(gate)"}, "save": "sub/x.txt", "timeout": 900}"#
         )
         let sub = space.folder.appendingPathComponent("out/sub").path
         let toggle = space.server.url("/toggle/on?name=\(gate)")
@@ -131,7 +131,7 @@ struct HostileValueTests {
         let toggle = FixtureServer.uniqueKey("retrylink-release")
         try space.writeJob(
             tasks:
-                #"{"id": "big", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1", "hold_until": "\#(toggle)"}, "save": "sub/x.json"}"#,
+                #"{"id": "big", "path": "/flaky", "query": {"key": "\#(key)", "fail": "1", "hold_until": "\#(toggle)"}, "save": "sub/x.json", "timeout": 900}"#,
             extra: #""retry": {"maxAttempts": 2, "initialDelay": 0.1, "jitter": false},"#)
         let hits = space.server.url("/hits?key=\(key)")
         let release = space.server.url("/toggle/on?name=\(toggle)")

@@ -144,7 +144,8 @@ struct MetricsPushTests {
         defer { space.remove() }
         let job = "push-\(UUID().uuidString.prefix(8).lowercased())"
         let gate = FixtureServer.uniqueKey("push-gate")
-        try space.writeJob(name: job, tasks: #"{"id": "held", "path": "/gate?name=\#(gate)"}"#)
+        try space.writeJob(
+            name: job, tasks: #"{"id": "held", "path": "/gate?name=\#(gate)", "timeout": 900}"#)
         let running = try CourierBinary.launch(
             [
                 "run", "job.json", "--log-dir", space.logs.path, "--no-progress",

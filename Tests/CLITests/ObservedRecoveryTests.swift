@@ -24,7 +24,7 @@ struct ObservedRecoveryTests {
             name: job,
             tasks: #"""
                 {"id": "e{n}", "path": "/echo", "query": {"key": "\#(key)", "n": "{n}"}, "foreach": {"n": {"range": [1, 3]}}},
-                {"id": "held", "path": "/gate", "query": {"name": "\#(gate)", "key": "\#(key)"}}
+                {"id": "held", "path": "/gate", "query": {"name": "\#(gate)", "key": "\#(key)"}, "timeout": 900}
                 """#, extra: #""concurrency": 4,"#)
         let arguments = [
             "run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--trace",

@@ -119,8 +119,11 @@ struct SinceCursorTests {
                  "since": {"max": "/items/*/updated_at", "start": "1970-01-01T00:00:00Z"},
                  "capture": {"ids": {"json": "/items/*/id"}}},
                 {"id": "item-{id}", "path": "/slow", "query": {"key": "\#(key)", "id": "{id}", "ms": "0", "hold_until": "\#(gate)"},
-                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json"}
+                 "foreach": {"id": {"capture": "ids"}}, "save": "items/{id}.json", "timeout": 900}
                 """#, extra: #""concurrency": 2,"#)
+        // The held requests wait for the gate, not a clock: with the default 30 s timeout a
+        // loaded machine's held request timed out before the gate opened, and its retry's wait
+        // was cut by the signal (make test, 2026-11-29).
         let running = try CourierBinary.launch(
             [
                 "run", "job.json", "--log-dir", space.logs.path, "--backend", backend,

@@ -16,6 +16,8 @@ extension Paginator {
 
     /// Whether `document`'s fields end the pages; counts the items seen for `stopAtTotal`.
     mutating func fieldStop(_ document: JSONNode?) -> FieldStop {
+        guard rule.stopWhenEmpty != nil || rule.stopWhenFalse != nil || rule.stopAtTotal != nil
+        else { return .goOn }
         guard let document else { return .end }  // an empty body: no page to go on from
         if let pointer = rule.stopWhenEmpty {
             switch JSONPointer.resolve(pointer, in: document)?.value {
