@@ -71,7 +71,10 @@ struct StopWaitsTests {
         let (status, output) = try await Self.stopped(
             space, backend: backend, key: key, environment: OAuth2JobTests.environment)
         #expect(status == 143, "\(output)")
-        #expect(try await OAuth2JobTests.tokenRequests(key, space).count == 1)
+        // Said in full on a failure: one loaded make test saw a second token request.
+        let tokens = try await OAuth2JobTests.tokenRequests(key, space)
+        let lines = (try? space.logLines().map { "\($0["event"] ?? "") \($0["task"] ?? "")" }) ?? []
+        #expect(tokens.count == 1, "\(tokens.map(\.time)) \(lines) \(output)")
         #expect(try await OAuth2JobTests.apiRequests(key, space).isEmpty)
 
         _ = BlockingFetch.json(space.server.url("/toggle/on?name=\(toggle)"))

@@ -52,7 +52,7 @@ struct PageJudgementTests {
         #expect(ignored.save == nil && ignored.captured.isEmpty && ignored.records == nil)
         let failed = judgement.verdict(on: Self.attempt(200, "over quota"))
         #expect(failed.failure?.kind == "responseAction")
-        #expect(failed.failure?.message == #"status 200 matched onResponse[2] ("fail")"#)
+        #expect(failed.failure?.message == #"status 200 matched tasks[0].onResponse[2] ("fail")"#)
         let waited = judgement.verdict(on: Self.attempt(200, "please wait"))
         #expect(waited.failure?.kind == "responseAction", "a retry rule still matching at the end")
         #expect(waited.failure?.message.contains("on the last of 1 attempt") == true)

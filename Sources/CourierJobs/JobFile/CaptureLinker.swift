@@ -63,6 +63,9 @@ enum CaptureLinker {
         }
     }
 
+    /// The variables courier gives a task of its own (`since`, `paginate`, `window`).
+    static let builtIns = ["since", "page", "windowStart", "windowEnd"]
+
     /// Resolves a task's `{name}` uses against the captures (its inputs) and checks its
     /// `foreach` captures; the captures its `auth` uses, which are credentials.
     private static func resolveUses(
@@ -79,10 +82,14 @@ enum CaptureLinker {
             } else {
                 // `${TOKEN}`, as a shell writes it: an environment variable was meant.
                 let shell = Self.holds("${\(use.name)}", use.node)
+                // A misspelt name (`{sinse}`) gets the name it is closest to (trial HH2).
+                let known = Array(producer.keys) + spec.foreach.map(\.name) + Self.builtIns
+                let guess = shell ? nil : NodeReader.closest(to: use.name, in: known)
                 context.error(
                     "\(spec.path).\(use.key)",
                     "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it"
-                        + (shell ? "; for an environment variable, write ${env:\(use.name)}" : ""),
+                        + (shell ? "; for an environment variable, write ${env:\(use.name)}" : "")
+                        + (guess.map { "; did you mean {\($0)}?" } ?? ""),
                     at: use.node)
             }
         }

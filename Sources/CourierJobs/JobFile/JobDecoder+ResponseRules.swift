@@ -70,7 +70,8 @@ extension JobDecoder {
             return nil
         }
         guard let action else { return nil }
-        return ResponseRule(statuses: statuses, bodyContains: contains ?? [], action: action)
+        return ResponseRule(
+            statuses: statuses, bodyContains: contains ?? [], action: action, path: path)
     }
 
     /// A string or a non-empty array of non-empty strings.

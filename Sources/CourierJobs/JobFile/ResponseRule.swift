@@ -25,6 +25,9 @@ struct ResponseRule: Sendable, Equatable {
     /// Texts the body must all contain (compared as UTF-8 bytes).
     var bodyContains: [String] = []
     var action: Action
+    /// Where the job file says it (`onResponse[0]`, `tasks[1].onResponse[0]`): a task's rules
+    /// take the place of the job's, so an index alone did not say whose (trial HH2).
+    var path = "onResponse"
 
     /// Whether `response` matches the rule.
     func matches(_ response: HTTPResponse) -> Bool {
@@ -53,8 +56,8 @@ struct ResponseRule: Sendable, Equatable {
 
     /// The failure a matching `fail` rule (or a `retry` rule still matching when the attempts
     /// ran out) gives the task, said in words: `status 403 matched onResponse[1] ("fail")`.
-    func failure(index: Int, status: Int, attempts: Int, stopReason: String?) -> String {
-        var message = "status \(status) matched onResponse[\(index)] (\"\(action.rawValue)\")"
+    func failure(status: Int, attempts: Int, stopReason: String?) -> String {
+        var message = "status \(status) matched \(path) (\"\(action.rawValue)\")"
         if action == .retry {
             message += " on the last of \(attempts) attempt\(attempts == 1 ? "" : "s")"
         }

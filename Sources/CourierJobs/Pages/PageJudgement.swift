@@ -26,7 +26,7 @@ struct PageJudgement {
     /// The verdict on the page's final attempt.
     func verdict(on attempt: RetryAttempt) -> PageVerdict {
         if case .success(let response) = attempt.outcome,
-            let (index, rule) = ResponseRule.first(in: rules, matching: response)
+            let (_, rule) = ResponseRule.first(in: rules, matching: response)
         {
             var verdict = PageVerdict()
             verdict.action = rule.action
@@ -34,7 +34,7 @@ struct PageJudgement {
                 verdict.failure = (
                     "responseAction",
                     rule.failure(
-                        index: index, status: response.status, attempts: attempt.number,
+                        status: response.status, attempts: attempt.number,
                         stopReason: attempt.stopReason)
                 )
             }

@@ -75,7 +75,9 @@ struct RunTable {
                     "killed: \(recorded) recorded (shard \(shard) of a job of \(atLeast)\(planned) tasks)"
             }
             let resumed =
-                kind == "resume" ? " (a resume: the \(planned) include tasks earlier runs did)" : ""
+                kind == "resume"
+                ? " (a resume: the \(planned) count the tasks earlier runs did, which it does not record again)"
+                : ""
             return
                 "killed: \(ReportText.grouped(recordedTasks)) of \(atLeast)\(planned) tasks recorded\(resumed)"
         }
