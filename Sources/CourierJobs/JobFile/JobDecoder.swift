@@ -67,6 +67,16 @@ enum JobDecoder {
                     message: "cannot read the file (\(String(cString: strerror(error.code))))")
             ])
         }
+        if data.isEmpty {
+            throw JobFileErrors(errors: [
+                JobFileError(
+                    file: name, path: "",
+                    message: url == standardInput
+                        ? "standard input was empty: a job file is a JSON object"
+                        : "the file is empty: a job file is a JSON object"
+                )
+            ])
+        }
         return try decode(
             data, file: url, environment: environment, baseURL: baseURL, window: window)
     }
