@@ -157,6 +157,24 @@ struct PageJudgementTests {
         #expect(again.next == nil)
     }
 
+    @Test func aWherePointerNoRecordHasIsNoted() throws {
+        for (pointer, noted) in [("/categry", true), ("/category", false)] {
+            let judgement = try Self.judgement(
+                #""records": {"from": "/items/*", "to": "r.jsonl", "write": "merge", "key": "/id", "where": {"\#(pointer)": "a"}}"#
+            )
+            var position = PageJudgement.Position(
+                paginator: nil, request: judgement.task.request)
+            let response = try #require(
+                try Self.attempt(200, #"{"items": [{"id": 1, "category": "b"}]}"#).outcome.get())
+            let document = try JSONParser.parse([UInt8](response.body))
+            let following = judgement.following(
+                response, document: document, position: &position)
+            #expect(
+                (following.whereNote?.contains("no record had a value at \(pointer)") == true)
+                    == noted, "\(pointer): \(following.whereNote ?? "no note")")
+        }
+    }
+
     @Test func theSinceValueIsTheGreatestSeenAndAMissedPointerIsNoted() throws {
         let judgement = try Self.judgement(
             #""since": {"max": "/items/*/updatedAt", "start": "2020-01-01T00:00:00Z"}, "save": "s.json""#

@@ -13,6 +13,10 @@ extension PageJudgement {
         /// The `since.max` pointer, once a page had items but no value at it (a misspelt
         /// member name).
         var sinceMissed: String?
+        /// The `records.where` pointers some record of the pages so far had a value at, and
+        /// whether the pages had records (tombstones aside) at all.
+        var whereMatched: Set<String> = []
+        var whereHadRecords = false
     }
 
     /// What comes after a page.
@@ -23,6 +27,8 @@ extension PageJudgement {
         var warning: String?
         /// A `since` task that ended without a cursor though its pages had items.
         var sinceNote: String?
+        /// A `records.where` pointer no record of the pages had a value at.
+        var whereNote: String?
         /// Why the pages cannot go on (a loop), which fails the task.
         var failure: String?
     }
@@ -40,6 +46,12 @@ extension PageJudgement {
             if case .max(let pointer) = rule.source, Self.misses(pointer, in: document) {
                 position.sinceMissed = pointer
             }
+        }
+        // The task's own rule: the loop asks this of a judgement made of the task alone.
+        if let rule = task.records?.rule, !rule.shaping.conditions.isEmpty, response.status != 304,
+            let document
+        {
+            Self.noteWhere(rule, in: document, position: &position)
         }
         if response.status != 304, var paginator = position.paginator {
             do {
@@ -65,7 +77,36 @@ extension PageJudgement {
             following.sinceNote =
                 "since: no value at \(pointer) on a page with items, so the cursor does not move and the next run asks from the same point again"
         }
+        if case .none = following.next, position.whereHadRecords,
+            let missed = task.records?.rule.shaping.conditions.first(where: {
+                !position.whereMatched.contains($0.pointer)
+            })
+        {
+            // A misspelt member kept no record, silently, every night (trial HH2).
+            following.whereNote =
+                "records.where: no record had a value at \(missed.pointer), so every record was left out; check the pointer"
+        }
         return following
+    }
+
+    /// Notes which `where` pointers the page's records (tombstones aside) have a value at.
+    private static func noteWhere(
+        _ rule: RecordsRule, in document: JSONNode, position: inout Position
+    ) {
+        guard let found = try? rule.records(in: document) else { return }
+        let live = found.filter { record in
+            rule.deleted.map {
+                !RecordsRule.isTombstone(JSONPointer.resolve($0, in: record))
+            } ?? true
+        }
+        guard !live.isEmpty else { return }
+        position.whereHadRecords = true
+        for condition in rule.shaping.conditions
+        where !position.whereMatched.contains(condition.pointer)
+            && live.contains(where: { JSONPointer.resolve(condition.pointer, in: $0) != nil })
+        {
+            position.whereMatched.insert(condition.pointer)
+        }
     }
 
     /// `request` without the conditions the first page was asked with (those the task did not

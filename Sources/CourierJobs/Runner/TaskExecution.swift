@@ -326,8 +326,8 @@ extension JobRunner {
         }
         let pageNumber = cursor.logged
         let next = step.next
-        let warning = [step.following.warning, step.following.sinceNote].compactMap { $0 }.joined(
-            separator: "; ")
+        let notes = [step.following.sinceNote, step.following.whereNote].compactMap { $0 }
+        let warning = ([step.following.warning].compactMap { $0 } + notes).joined(separator: "; ")
         let outcome: LogOutcome = !result.ok ? .failed : step.isLast ? .ok : .page
         try? log.request(
             AttemptRecord(
@@ -341,7 +341,7 @@ extension JobRunner {
         if let warning = step.following.warning, !options.quiet {
             reporter.report("warning: task \(task.id) may have stopped early: \(warning)")
         }
-        if let note = step.following.sinceNote, !options.quiet {
+        for note in notes where !options.quiet {
             reporter.report("warning: task \(task.id): \(note)")
         }
         guard result.ok, let next else {
