@@ -13,9 +13,11 @@ import Foundation
 /// ```
 public final class MockAPIClient: APIClient, Sendable {
     /// The response or error was not set, or is of another type than the request's.
-    public struct NoResponse: Error, CustomStringConvertible {
+    public struct NoResponse: Error, CustomStringConvertible, LocalizedError {
         public let expected: String
         public var description: String { "MockAPIClient: no response of type \(expected) was set" }
+        /// The ``description``, for a test failure that shows `localizedDescription`.
+        public var errorDescription: String? { description }
     }
 
     private struct State: @unchecked Sendable {

@@ -14,7 +14,9 @@ import Foundation
 /// passes on an answer nobody wrote. The path `"*"` matches every path.
 public final class StubHTTPClient: HTTPClient, Sendable {
     /// No route matched the request.
-    public struct Unmatched: Error, CustomStringConvertible {
+    public struct Unmatched: Error, CustomStringConvertible, LocalizedError {
+        /// The ``description``, for a test failure that shows `localizedDescription`.
+        public var errorDescription: String? { description }
         public let request: HTTPRequest
         public var description: String {
             "StubHTTPClient: no route for \(request.method) \(request.url.path)"

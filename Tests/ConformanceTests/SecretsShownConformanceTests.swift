@@ -54,7 +54,18 @@ struct SecretsShownConformanceTests {
             let _: Data = try await client.perform(.get("/status/404"))
         }
         #expect(error.status == 404)
-        for (what, value) in [("response", ok.response as Any), ("error", error)] {
+        // A page that repeats the request, read as JSON: the message quotes its first bytes.
+        struct Thing: Decodable, Sendable { let id: Int }
+        let echoed = try await #require(throws: APIError.self) {
+            let _: Thing = try await client.perform(Request<Thing>.get("/echo-html"))
+        }
+        #expect(echoed.kind == .decoding, "\(echoed)")
+        let shown: [(String, Any)] = [
+            ("response", ok.response), ("error", error), ("echoed", echoed),
+            ("requestHeaders", ok.response.requestHeaders),
+            ("error's requestHeaders", error.response?.requestHeaders as Any),
+        ]
+        for (what, value) in shown {
             for text in Self.shown(value) {
                 for form in Self.forms(of: Self.secret) {
                     #expect(!text.contains(form), "\(name), \(what): \(text)")

@@ -83,6 +83,7 @@ Routes (any method):
   /loop                       redirects to itself
   /error-json                 422 with a JSON problem body
   /empty                      204 without a body
+  /echo-html                  200, text/html: a page that repeats the request line and headers
   /set-cookie?c=V[&c=V2][&to=URL]
                               one Set-Cookie field per c; a 302 to URL when given, else 200
   /toggle?name=N              503 until /toggle/on?name=N was called, then 200 (echoes the body)
@@ -690,6 +691,11 @@ class Handler(BaseHTTPRequestHandler):
             self.reply_json(422, {"error": "invalid", "detail": "name is required"})
         elif route == "/empty":
             self.reply(204)
+        elif route == "/echo-html":
+            # An error page that repeats the request, as proxies' and frameworks' pages do.
+            head = "%s %s %s\r\n" % (self.command, self.path, self.request_version)
+            head += "".join("%s: %s\r\n" % (k, v) for k, v in self.headers.items())
+            self.reply(200, ("<!DOCTYPE html><pre>%s</pre>" % head).encode(), (), "text/html")
         elif route == "/etag":
             etag = '"%s"' % arg("v", "1")
             modified = "Wed, 01 Jan 2025 00:00:00 GMT"

@@ -59,12 +59,31 @@ enum ContentTypeValidation {
             + "\(firstBytes(of: response)))"
     }
 
-    /// The start of the body as quoted text, in its charset, control characters escaped.
+    /// The start of the body as quoted text, in its charset, control characters escaped. A
+    /// secret the request carried is redacted in it: error pages repeat the request, and the
+    /// message had shown a `.query` API key that its URL redacted (trial KK).
     static func firstBytes(of response: HTTPResponse, limit: Int = 64) -> String {
+        let secrets = response.secretValues
         var head = response
-        head.body = response.body.prefix(limit)
-        var text = ResponseText.decode(head).debugDescription
-        if response.body.count > limit { text.insert("…", at: text.index(before: text.endIndex)) }
-        return text
+        guard !secrets.isEmpty else {
+            head.body = response.body.prefix(limit)
+            return quoted(ResponseText.decode(head), cut: response.body.count > limit)
+        }
+        // Scrubbed before it is cut, so that a secret across the cut leaves none of it.
+        let window = limit + 1024
+        head.body = response.body.prefix(window)
+        var text = ResponseText.decode(head)
+        for secret in secrets {
+            text = text.replacingOccurrences(of: secret, with: SecretHeaders.placeholder)
+        }
+        return quoted(
+            String(text.prefix(limit)), cut: text.count > limit || response.body.count > window)
+    }
+
+    /// `text` quoted, control characters escaped, with `…` before the closing quote when cut.
+    private static func quoted(_ text: String, cut: Bool) -> String {
+        var quoted = text.debugDescription
+        if cut { quoted.insert("…", at: quoted.index(before: quoted.endIndex)) }
+        return quoted
     }
 }

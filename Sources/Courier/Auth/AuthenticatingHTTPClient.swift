@@ -19,9 +19,12 @@ import Foundation
 /// ```
 public struct AuthenticatingHTTPClient<Wrapped: HTTPClient>: HTTPClient {
     /// No token could be had (or refreshed); `underlying` is the provider's error.
-    public struct Failure: Error, CustomStringConvertible {
+    public struct Failure: Error, CustomStringConvertible, LocalizedError {
         public let underlying: any Error
         public var description: String { "cannot get an access token: \(underlying)" }
+        /// The ``description``, the token source's own error in it (trial KK: an OAuth2
+        /// endpoint's `invalid_client` was hidden behind "The operation could not be completed").
+        public var errorDescription: String? { description }
     }
 
     public let wrapped: Wrapped

@@ -24,6 +24,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// The fields in order.
     public private(set) var fields: [Field]
 
+    /// Names (lowercased) a request marked secret beyond ``SecretHeaders/alwaysSecret`` (an API
+    /// key in a header of the API's own name): the headers' description and `dump` redact
+    /// them too. Set by ``HTTPRequest`` and ``HTTPResponse`` from their request's secrets (trial
+    /// KK: `print(response.requestHeaders)` showed a `.header(name:value:)` key); not compared.
+    package var markedSecret: Set<String> = []
+
     /// Creates headers from fields, keeping their order.
     public init(_ fields: [Field] = []) { self.fields = fields }
 
@@ -118,11 +124,19 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
-    /// One `Name: value` line per field; secret values (``SecretHeaders``) are redacted.
+    /// One `Name: value` line per field; secret values (``SecretHeaders``, and the names its
+    /// request marked secret) are redacted.
     public var description: String {
-        SecretHeaders.redacting(self).fields.map { "\($0.name): \($0.value)" }
-            .joined(separator: "\n")
+        SecretHeaders.redacting(self, marked: markedSecret).fields.map {
+            "\($0.name): \($0.value)"
+        }
+        .joined(separator: "\n")
     }
+
+    /// Equal when their fields are, whatever names are marked secret.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool { lhs.fields == rhs.fields }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     /// Field names compare as ASCII, case-insensitively (RFC 9110 §5.1), byte by byte: no
     /// lowercased copies, and no grapheme counting, on a path every request takes.

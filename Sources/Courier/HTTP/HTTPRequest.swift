@@ -12,7 +12,10 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     /// The absolute `http` or `https` URL.
     public var url: URL
     public var method: HTTPMethod
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        // The names marked secret go with the headers, so that printed alone they redact them.
+        didSet { headers.markedSecret = markedSecretHeaders }
+    }
     /// The body bytes, sent exactly as they are; `nil` sends none.
     public var body: Data?
     /// A body read from files and bytes as it is sent (uploads, multipart forms), instead of
@@ -47,7 +50,10 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     /// inserted.
     public var secretHeaderNames: Set<String> {
         get { markedSecretHeaders }
-        set { markedSecretHeaders = Set(newValue.map { $0.lowercased() }) }
+        set {
+            markedSecretHeaders = Set(newValue.map { $0.lowercased() })
+            headers.markedSecret = markedSecretHeaders
+        }
     }
 
     public init(
@@ -68,6 +74,7 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
         self.validatesTLS = validatesTLS
         self.markedSecretHeaders = Set(secretHeaderNames.map { $0.lowercased() })
         self.secretQueryNames = secretQueryNames
+        self.headers.markedSecret = markedSecretHeaders
     }
 
     /// Whether sending the request twice is safe (RFC 9110 §9.2.2): an idempotent method, or

@@ -35,3 +35,33 @@ extension HTTPResponse: CustomStringConvertible, CustomReflectable {
         return response
     }
 }
+
+extension HTTPResponse {
+    /// The secret values its request carried, in the forms a server would echo them: each
+    /// secret header's value and its credential after the scheme (`Bearer …`, `Basic …`), and
+    /// each secret query value, decoded and as sent. For scrubbing a body shown in a message
+    /// (an error page that repeats the request); short values (under 4 characters) are left
+    /// out, as they would erase ordinary text.
+    package var secretValues: [String] {
+        var values: [String] = []
+        for field in requestHeaders
+        where SecretHeaders.isSecret(field.name, marked: secrets.headerNames) {
+            values.append(field.value)
+            if let space = field.value.firstIndex(of: " ") {
+                values.append(String(field.value[field.value.index(after: space)...]))
+            }
+        }
+        if !secrets.queryNames.isEmpty,
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?
+                .percentEncodedQueryItems
+        {
+            for item in items {
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard secrets.queryNames.contains(name), let value = item.value else { continue }
+                values.append(value)
+                if let decoded = value.removingPercentEncoding { values.append(decoded) }
+            }
+        }
+        return values.filter { $0.count >= 4 }.sorted { $0.count > $1.count }
+    }
+}

@@ -32,7 +32,10 @@ public struct HTTPResponse: Sendable, Hashable {
     /// The secrets its request marked, so that ``description`` and `dump` redact them in
     /// ``url`` and ``requestHeaders`` as the request's own description does. Set by the
     /// transports (and ``StubHTTPClient``-like doubles through ``redacting(secretsOf:)``).
-    package var secrets = RequestSecrets()
+    package var secrets = RequestSecrets() {
+        // Printed alone, the request's headers redact what it marked secret.
+        didSet { requestHeaders.markedSecret = secrets.headerNames }
+    }
 
     public init(
         status: Int,

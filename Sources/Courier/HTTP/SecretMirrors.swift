@@ -7,10 +7,12 @@ import Foundation
 // `Authorization`).
 
 extension HTTPHeaders: CustomReflectable {
-    /// The fields, secret values (``SecretHeaders/alwaysSecret``) redacted.
+    /// The fields, secret values (``SecretHeaders/alwaysSecret``, and the names its request
+    /// marked) redacted.
     public var customMirror: Mirror {
         Mirror(
-            self, children: ["fields": SecretHeaders.redacting(self).fields], displayStyle: .struct)
+            self, children: ["fields": SecretHeaders.redacting(self, marked: markedSecret).fields],
+            displayStyle: .struct)
     }
 }
 
