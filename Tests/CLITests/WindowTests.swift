@@ -117,6 +117,12 @@ struct WindowTests {
         try RecordsTests.set(key, Self.days(1...4), on: space.server)
         try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
         #expect(try await space.run(backend: "curl").status == 0)
+        // A resume of a run over the job's own windows takes no range (trial JJ: it had mixed
+        // the two, and said every task was done).
+        let mixed = try await space.run(
+            ["--resume", "--window", "2026-01-01..2026-01-03"], backend: "curl")
+        #expect(mixed.status == 2, "\(mixed.stdout)\(mixed.stderr)")
+        #expect(mixed.stderr.contains("which walked the job's own windows"), "\(mixed.stderr)")
         // Upstream, day 1 changed and day 3 is missing while the backfill runs.
         var changed = Self.days(1...4, except: 3)
         changed[0] = #"{"id": "2026-01-01", "v": 2}"#
@@ -145,6 +151,42 @@ struct WindowTests {
         let same = try await space.run(
             ["--resume", "--window", "2026-01-01T00:00:00Z..2026-01-05"], backend: "curl")
         #expect(same.status == 0 && same.stdout.contains(" 0 requests"), "\(same.stdout)")
+    }
+
+    @Test("replay --job of a backfill's log reads the job with the backfill's range")
+    func replayOfABackfill() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-replay")
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 0)
+        var changed = Self.days(1...4, except: 3)
+        changed[0] = #"{"id": "2026-01-01", "v": 2}"#
+        try RecordsTests.set(key, changed, on: space.server)
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-04"], backend: "curl")
+        #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
+        try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
+                "--no-progress",
+            ], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        #expect(
+            replay.stderr.contains("the backfill --window 2026-01-01..2026-01-04"),
+            "\(replay.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"])
+        let file = space.folder.appendingPathComponent("out/days.jsonl")
+        #expect(
+            try String(contentsOf: file, encoding: .utf8)
+                == #"{"id":"2026-01-01","v":2}"# + "\n"
+                + (2...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined(),
+            "the backfill's records are in the file")
     }
 
     @Test("daily windows by Datasette's own filters hold every row once, boundaries included")

@@ -80,6 +80,11 @@ enum ReplayCommand {
             }
         }
 
+        if let path = options.jobPath,
+            let code = backfillWindow(&job, path: path, options: &options, console: console)
+        {
+            return code
+        }
         guard let history = readHistory(options.logs, job: job, options: options, console: console)
         else { return CommandLineInterface.ExitCode.usage }
         guard
@@ -126,10 +131,10 @@ enum ReplayCommand {
 
     /// The job `--job` names, validated; `nil` (its errors printed) when it is not valid or
     /// asks what `--backend urlsession` cannot do.
-    static func loadJob(_ path: String, options: Options) -> Job? {
+    static func loadJob(_ path: String, options: Options, window: WindowOverride? = nil) -> Job? {
         let job: Job
         do {
-            job = try JobDecoder.load(URL(fileURLWithPath: path))
+            job = try JobDecoder.load(URL(fileURLWithPath: path), window: window)
             _ = try JobValidator.validate(job)
         } catch {
             for line in error.errors { Console.error("courier: \(line)") }

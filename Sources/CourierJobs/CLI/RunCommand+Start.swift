@@ -147,9 +147,19 @@ extension RunCommand {
         _ job: inout Job, total: inout Int, arguments: RunArguments, options: inout RunOptions,
         console: Console
     ) async -> Int32? {
-        guard let first = options.resume?.logs.first, let start = LogFiles.firstLine(of: first),
-            let logged = start.runFields?.window, let window = WindowOverride(logged)
+        guard let first = options.resume?.logs.first, let start = LogFiles.firstLine(of: first)
         else { return nil }
+        guard let logged = start.runFields?.window, let window = WindowOverride(logged) else {
+            guard let given = arguments.window else { return nil }
+            // The run it completes walked the job's own windows: a range of its own would mix
+            // two sets of tasks, and write records while the other's failed window is missing
+            // (trial JJ: "every task done", exit 0).
+            let reason =
+                "--resume completes run \(start.run), which walked the job's own windows, not --window \(given.text): a backfill is a run of its own (run it without --resume), and this resume takes no --window"
+            console.error("courier: \(job.name): \(reason); nothing was sent")
+            await pingRefusal(job, backend: options.backend, console: console, reason: reason)
+            return CommandLineInterface.ExitCode.usage
+        }
         if let given = arguments.window {
             guard given.covers(theSameRangeAs: window) else {
                 let reason =
