@@ -66,20 +66,10 @@ enum ReplayCommand {
         if !options.dryRun { options.run.trace = traceSettings(of: job, console: console) }
         // Logs named on the command line may leave out what the job's history did since.
         let logsNamed = !options.logs.isEmpty
-        if let job, options.logs.isEmpty {
-            // `--job` alone: the job's own history, as `run --resume` reads it.
-            let folder =
-                (options.logDirectoryGiven ? options.run.logDirectory : job.home.logs)
-                .appendingPathComponent(job.name)
-            options.logs = JobHistory.read(folder: folder).logs
-            guard !options.logs.isEmpty else {
-                console.error(
-                    "courier: \(job.name): no earlier run of this job in \(folder.path); nothing to replay"
-                )
-                return CommandLineInterface.ExitCode.usage
-            }
+        if let job, options.logs.isEmpty, !historyLogs(of: job, options: &options, console: console)
+        {
+            return CommandLineInterface.ExitCode.usage
         }
-
         if let path = options.jobPath,
             let code = backfillWindow(&job, path: path, options: &options, console: console)
         {
