@@ -56,7 +56,8 @@ extension RunCommand {
         case .headerParameter(let name, let parameter):
             next = "?\(parameter)= the \(name) header's value"
         }
-        let stop = rule.stopWhenEmpty.map { " until \($0) is empty" } ?? ""
+        let stop =
+            rule.stopWhenEmpty.map { " until \($0.isEmpty ? "the body" : $0) is empty" } ?? ""
         return "(pages by \(next)\(stop), at most \(rule.maxPages))"
     }
 

@@ -64,7 +64,10 @@ enum CaptureLinker {
     }
 
     /// The variables courier gives a task of its own (`since`, `paginate`, `window`).
-    static let builtIns = ["since", "page", "windowStart", "windowEnd"]
+    /// (`{name}`: the key that gives it.)
+    static let builtIns = [
+        "since": "since", "page": "paginate", "windowStart": "window", "windowEnd": "window",
+    ]
 
     /// Resolves a task's `{name}` uses against the captures (its inputs) and checks its
     /// `foreach` captures; the captures its `auth` uses, which are credentials.
@@ -83,13 +86,18 @@ enum CaptureLinker {
                 // `${TOKEN}`, as a shell writes it: an environment variable was meant.
                 let shell = Self.holds("${\(use.name)}", use.node)
                 // A misspelt name (`{sinse}`) gets the name it is closest to (trial HH2).
-                let known = Array(producer.keys) + spec.foreach.map(\.name) + Self.builtIns
+                let known = Array(producer.keys) + spec.foreach.map(\.name) + Self.builtIns.keys
                 let guess = shell ? nil : NodeReader.closest(to: use.name, in: known)
+                // `{since}` on a task without `since` (a misspelt key, say) gets the key it
+                // needs, not itself as a guess (trial JJ).
+                let needs = Self.builtIns[use.name].map {
+                    "; {\(use.name)} is a task's own with \"\($0)\", which this task has not"
+                }
                 context.error(
                     "\(spec.path).\(use.key)",
                     "uses {\(use.name)}, but the task has no foreach variable \"\(use.name)\" and no task captures it"
                         + (shell ? "; for an environment variable, write ${env:\(use.name)}" : "")
-                        + (guess.map { "; did you mean {\($0)}?" } ?? ""),
+                        + (needs ?? guess.map { "; did you mean {\($0)}?" } ?? ""),
                     at: use.node)
             }
         }

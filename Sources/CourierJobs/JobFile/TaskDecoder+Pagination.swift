@@ -210,18 +210,28 @@ extension TaskDecoder {
             stopNode, path: "\(path).stopWhen", keys: JobKeys.stopWhen, context: context)
         defer { stop?.rejectUnknownKeys() }
         func read(_ key: String) -> String? {
-            stop?.string(key).flatMap {
-                pointer($0, at: "\(path).stopWhen.\(key)", stopNode, context: context)
+            // The member's own node, for its message ("found an object" had named stopWhen).
+            let node = Self.member(key, of: stopNode) ?? stopNode
+            return stop?.string(key).flatMap {
+                pointer($0, at: "\(path).stopWhen.\(key)", node, context: context)
             }
         }
         let found = (empty: read("empty"), false: read("false"), total: read("total"))
-        if found.empty == nil, found.false == nil, found.total == nil {
+        // Said once: a member with an error of its own is not missing as well.
+        let given = ["empty", "false", "total"].contains { Self.member($0, of: stopNode) != nil }
+        if found.empty == nil, found.false == nil, found.total == nil, !given {
             context.error(
                 "\(path).stopWhen",
                 "needs one or more of {\"empty\": \"/items\"} (an empty page ends), {\"false\": \"/has_more\"} (a false flag ends), {\"total\": \"/total\"} (the items seen reach it)",
                 at: stopNode)
         }
         return found
+    }
+
+    /// The node of `object`'s member `key`, if it has one.
+    private static func member(_ key: String, of object: JSONNode) -> JSONNode? {
+        guard case .object(let members) = object.value else { return nil }
+        return members.first { $0.key == key }?.node
     }
 
     /// `cursor`, `page` or `offset`: rules that set a query parameter.
