@@ -65,9 +65,22 @@ public struct Paginator: Sendable {
     }
 
     /// What tells two pages' requests apart: the URL, and the body when the pages move in it.
+    /// A secret query item (`.query` auth, which the API client adds to each page) is left
+    /// out: the first page had it and a server's next link not, so a link back to the first
+    /// page was fetched once more before the loop was seen (trial KK).
     private static func identity(_ request: HTTPRequest) -> String {
-        guard let body = request.body, !body.isEmpty else { return request.url.absoluteString }
-        return request.url.absoluteString + "\n" + String(decoding: body, as: UTF8.self)
+        var url = request.url.absoluteString
+        if !request.secretQueryNames.isEmpty,
+            var components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+        {
+            let kept = components.percentEncodedQueryItems?.filter {
+                !request.secretQueryNames.contains($0.name.removingPercentEncoding ?? $0.name)
+            }
+            components.percentEncodedQueryItems = kept?.isEmpty == true ? nil : kept
+            url = components.url?.absoluteString ?? url
+        }
+        guard let body = request.body, !body.isEmpty else { return url }
+        return url + "\n" + String(decoding: body, as: UTF8.self)
     }
 
     /// Set when the pages ended on the first page and it looked full
