@@ -131,4 +131,20 @@ struct NeverSentAttemptsTests {
         #expect(slowest.contains("a") && slowest.contains("e"), "\(slowest)")
         #expect(!slowest.contains("b") && !slowest.contains("c") && !slowest.contains("d"))
     }
+
+    /// A killed run's unreached tasks have no line: the count of tasks not done is of the
+    /// lines, and the next step says the rest are besides it (trial JJ: "2 tasks not done"
+    /// where 21 windows were).
+    @Test("a killed run's next step says its unreached tasks are besides the count")
+    func killedRunsUnreachedTasks() {
+        var report = RunReport(job: "j")
+        report.add(LogLine.made(LogEvent.runStart, run: "r1", task: nil, outcome: nil))
+        var failed = LogLine.made(LogEvent.request, run: "r1", task: "a", outcome: "failed")
+        failed.method = "GET"
+        report.add(failed)
+        report.finish()
+        let next = ReportText.nextStep(report) ?? ""
+        #expect(
+            next.contains("1 task not done, besides those a killed run never reached"), "\(next)")
+    }
 }

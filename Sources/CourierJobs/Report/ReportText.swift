@@ -18,6 +18,9 @@ enum ReportText {
         let what =
             repair.notDone > 0
             ? "\(repair.notDone) task\(repair.notDone == 1 ? "" : "s") not done"
+                // The count is of the lines: a killed run's unreached tasks have none (trial
+                // JJ: "2 tasks not done" where 21 windows were).
+                + (repair.killed.isEmpty ? "" : ", besides those a killed run never reached")
             : !repair.killed.isEmpty
                 ? (repair.stoppedOnly
                     ? "a run stopped before it reached every task"
