@@ -76,3 +76,34 @@ struct SecretsShownConformanceTests {
         #expect(error.localizedDescription == error.description)
     }
 }
+
+/// A request's own value for a `.header` key's field is as secret as the configured one.
+@Suite("a request's own value for a header key")
+struct OwnHeaderKeyConformanceTests {
+    @Test(
+        "a request's own value for the key's header is redacted and not sent to another origin",
+        arguments: TransportKind.allCases)
+    func ownValueIsSecret(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let own = "own-\(UUID().uuidString)"
+        let client = DefaultAPIClient(
+            httpClient: transport.makeClient(),
+            configuration: APIConfiguration(
+                baseURL: server.baseURL, auth: .header(name: "X-Custom-Key", value: "configured")))
+        let target = URLBuilder.percentEncode(server.otherHostURL("/echo").absoluteString)
+        let request = Request<Data>.get(
+            "/redirect?to=\(target)", headers: ["X-Custom-Key": own])
+        let built = try client.makeHTTPRequest(for: request)
+        var dumped = ""
+        dump(built, to: &dumped)
+        for text in ["\(built)", "\(built.headers)", dumped] {
+            #expect(!text.contains(own), "\(text)")
+        }
+        let answer = try await client.send(request)
+        #expect(answer.response.url.host == "localhost", "it went to the other origin")
+        #expect(
+            !String(decoding: answer.value, as: UTF8.self).contains(own),
+            "the other origin got the key")
+        #expect(!"\(answer.response.requestHeaders)".contains(own))
+    }
+}

@@ -115,6 +115,12 @@ public struct DefaultAPIClient: APIClient {
             validatesTLS: configuration.validatesTLS)
         httpRequest.streamedBody = streamed
         httpRequest.tls = configuration.tls
+        if case .header(let name, _)? = configuration.auth {
+            // The key's header is secret whoever sets it: a request's own value for it (which
+            // it sends instead of the configured one) had been printed, and followed a
+            // redirect to another origin (trial MM).
+            httpRequest.secretHeaderNames.insert(name.lowercased())
+        }
         if let auth = configuration.auth, Origin(url) == Origin(configuration.baseURL) {
             if !auth.isOverridden(by: HTTPHeaders(requestHeaders)) {
                 auth.apply(to: &httpRequest)
