@@ -107,3 +107,26 @@ struct OwnHeaderKeyConformanceTests {
         #expect(!"\(answer.response.requestHeaders)".contains(own))
     }
 }
+
+/// A `.query` key the server copies into a `Location` on another origin is not sent there.
+@Suite("a query key and a redirect to another origin")
+struct QueryKeyRedirectConformanceTests {
+    @Test(
+        "a Location on another origin that repeats the query key goes without it",
+        arguments: TransportKind.allCases)
+    func keyLeftOut(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let key = "qk-\(UUID().uuidString)"
+        let client = DefaultAPIClient(
+            httpClient: transport.makeClient(),
+            configuration: APIConfiguration(
+                baseURL: server.baseURL, auth: .query(name: "api_key", value: key)))
+        // What a server that copies the query into its Location sends: the key, elsewhere.
+        let elsewhere = server.otherHostURL("/echo").absoluteString + "?api_key=\(key)&page=2"
+        let answer = try await client.send(
+            Request<Data>.get("/redirect", query: [URLQueryItem(name: "to", value: elsewhere)]))
+        #expect(answer.response.url.host == "localhost", "it went to the other origin")
+        #expect(answer.response.url.query == "page=2", "\(answer.response.url)")
+        #expect(!String(decoding: answer.value, as: UTF8.self).contains(key))
+    }
+}

@@ -91,6 +91,7 @@ public struct RedirectState: Sendable {
             for name in next.headers.names where next.isSecretHeader(name) {
                 next.headers.remove(name)
             }
+            next.url = Self.withoutSecretQuery(of: current, in: next.url)
         }
         return next
     }
@@ -137,6 +138,7 @@ public struct RedirectState: Sendable {
             {
                 next.headers.remove(name)
             }
+            next.url = Self.withoutSecretQuery(of: current, in: next.url)
             if next.bodyIsSecret, next.body != nil || next.streamedBody != nil {
                 throw HTTPError(
                     .invalidRequest,
@@ -159,6 +161,26 @@ public struct RedirectState: Sendable {
         case 301, 302: method == .post
         default: false
         }
+    }
+
+    /// `url` without the secret query items `current` sent (`.query` auth): a server that
+    /// copies the query into a `Location` on another origin had the key sent there (trial
+    /// MM). An item of the same name with another value is the target's own, and stays.
+    static func withoutSecretQuery(of current: HTTPRequest, in url: URL) -> URL {
+        guard !current.secretQueryNames.isEmpty,
+            let sent = URLComponents(url: current.url, resolvingAgainstBaseURL: false)?
+                .percentEncodedQueryItems,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let items = components.percentEncodedQueryItems
+        else { return url }
+        let secrets = Set(
+            sent.filter {
+                current.secretQueryNames.contains($0.name.removingPercentEncoding ?? $0.name)
+            }.map { "\($0.name)=\($0.value ?? "")" })
+        let kept = items.filter { !secrets.contains("\($0.name)=\($0.value ?? "")") }
+        guard kept.count != items.count else { return url }
+        components.percentEncodedQueryItems = kept.isEmpty ? nil : kept
+        return components.url ?? url
     }
 
     /// Same scheme, host and effective port.
