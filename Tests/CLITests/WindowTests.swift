@@ -109,24 +109,30 @@ struct WindowTests {
         #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
     }
 
+    /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
+    /// day 3); the records upstream now.
+    static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 0)
+        var changed = Self.days(1...4, except: 3)
+        changed[0] = #"{"id": "2026-01-01", "v": 2}"#
+        try RecordsTests.set(key, changed, on: space.server)
+        return changed
+    }
+
     @Test("a --resume of a backfill completes that backfill, its window read from the log")
     func resumeOfABackfill() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("window-backfill")
-        try RecordsTests.set(key, Self.days(1...4), on: space.server)
-        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
-        #expect(try await space.run(backend: "curl").status == 0)
+        let changed = try await Self.nightThenChange(space, key: key)
         // A resume of a run over the job's own windows takes no range (trial JJ: it had mixed
         // the two, and said every task was done).
         let mixed = try await space.run(
             ["--resume", "--window", "2026-01-01..2026-01-03"], backend: "curl")
         #expect(mixed.status == 2, "\(mixed.stdout)\(mixed.stderr)")
         #expect(mixed.stderr.contains("which walked the job's own windows"), "\(mixed.stderr)")
-        // Upstream, day 1 changed and day 3 is missing while the backfill runs.
-        var changed = Self.days(1...4, except: 3)
-        changed[0] = #"{"id": "2026-01-01", "v": 2}"#
-        try RecordsTests.set(key, changed, on: space.server)
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
         #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
         try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)
@@ -158,12 +164,7 @@ struct WindowTests {
         let space = try JobWorkspace()
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("window-replay")
-        try RecordsTests.set(key, Self.days(1...4), on: space.server)
-        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
-        #expect(try await space.run(backend: "curl").status == 0)
-        var changed = Self.days(1...4, except: 3)
-        changed[0] = #"{"id": "2026-01-01", "v": 2}"#
-        try RecordsTests.set(key, changed, on: space.server)
+        let changed = try await Self.nightThenChange(space, key: key)
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-04"], backend: "curl")
         #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
         try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)
