@@ -121,6 +121,11 @@ struct WindowTests {
         return changed
     }
 
+    /// The records file once the backfill after ``nightThenChange(_:key:)`` is whole.
+    static let backfilled =
+        #"{"id":"2026-01-01","v":2}"# + "\n"
+        + (2...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined()
+
     @Test("a --resume of a backfill completes that backfill, its window read from the log")
     func resumeOfABackfill() async throws {
         let space = try JobWorkspace()
@@ -143,12 +148,10 @@ struct WindowTests {
                 && resumed.stderr.contains("the backfill --window 2026-01-01..2026-01-05"),
             "\(resumed.stderr)")
         #expect(try Self.asked(space) == ["day-2026-01-03"], "the backfill's failed window alone")
-        let file = space.folder.appendingPathComponent("out/days.jsonl")
         #expect(
-            try String(contentsOf: file, encoding: .utf8)
-                == #"{"id":"2026-01-01","v":2}"# + "\n"
-                + (2...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined(),
-            "the backfill's records are in the file")
+            try String(
+                contentsOf: space.folder.appendingPathComponent("out/days.jsonl"), encoding: .utf8)
+                == Self.backfilled, "the backfill's records are in the file")
         // A resume names the backfill's range or none.
         let other = try await space.run(
             ["--resume", "--window", "2026-01-02..2026-01-04"], backend: "curl")
@@ -182,12 +185,10 @@ struct WindowTests {
             replay.stderr.contains("the backfill --window 2026-01-01..2026-01-04"),
             "\(replay.stderr)")
         #expect(try Self.asked(space) == ["day-2026-01-03"])
-        let file = space.folder.appendingPathComponent("out/days.jsonl")
         #expect(
-            try String(contentsOf: file, encoding: .utf8)
-                == #"{"id":"2026-01-01","v":2}"# + "\n"
-                + (2...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined(),
-            "the backfill's records are in the file")
+            try String(
+                contentsOf: space.folder.appendingPathComponent("out/days.jsonl"), encoding: .utf8)
+                == Self.backfilled, "the backfill's records are in the file")
     }
 
     @Test("daily windows by Datasette's own filters hold every row once, boundaries included")

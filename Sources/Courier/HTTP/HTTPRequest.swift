@@ -14,7 +14,12 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
     public var method: HTTPMethod
     public var headers: HTTPHeaders {
         // The names marked secret go with the headers, so that printed alone they redact them.
-        didSet { headers.markedSecret = markedSecretHeaders }
+        // A request with no marks (most: every job request) writes nothing on this hot path.
+        didSet {
+            if !markedSecretHeaders.isEmpty || !headers.markedSecret.isEmpty {
+                headers.markedSecret = markedSecretHeaders
+            }
+        }
     }
     /// The body bytes, sent exactly as they are; `nil` sends none.
     public var body: Data?
