@@ -162,6 +162,37 @@ struct WindowTests {
         #expect(same.status == 0 && same.stdout.contains(" 0 requests"), "\(same.stdout)")
     }
 
+    @Test("a plain run between a failed backfill and its resume keeps the backfill's records")
+    func plainRunBeforeABackfillsResume() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-between")
+        var changed = try await Self.nightThenChange(space, key: key)
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
+        #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
+        let backfillLog = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        // The next night, before anyone repairs the backfill: a new day, its own window only.
+        changed.append(#"{"id": "2026-01-05"}"#)
+        try RecordsTests.set(key, changed, on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-06", records: true)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 0, "\(night.stdout)\(night.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-05"])
+        // Trial LL: that night's commit removed the backfill's held records, and the resume
+        // then sent day 3 alone, said every task was done, and the file lacked day 1's change.
+        try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)
+        let resumed = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path],
+            backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let file = try String(
+            contentsOf: space.folder.appendingPathComponent("out/days.jsonl"), encoding: .utf8)
+        #expect(file == Self.backfilled + #"{"id":"2026-01-05"}"# + "\n", "\(file)")
+    }
+
     @Test("replay --job of a backfill's log reads the job with the backfill's range")
     func replayOfABackfill() async throws {
         let space = try JobWorkspace()

@@ -32,20 +32,24 @@ struct RecordsCommitTests {
 
     /// A `commit` record naming `runs`, for the file now at `users.jsonl` (or, with
     /// `renamed: false`, for a new file that never replaced it).
-    static func record(_ store: RecordsStore, runs: [String], renamed: Bool) throws {
+    static func record(
+        _ store: RecordsStore, runs: [String], renamed: Bool, parts: [String]? = nil
+    ) throws {
         var status = stat()
         stat(store.outputDir.appendingPathComponent("users.jsonl").path, &status)
         let inode = Int(truncatingIfNeeded: status.st_ino) + (renamed ? 0 : 1)
         let text =
-            #"{"target":"users.jsonl","run":"r1","runs":[\#(runs.map { "\"\($0)\"" }.joined(separator: ","))],"device":\#(Int(truncatingIfNeeded: status.st_dev)),"inode":\#(inode),"size":\#(Int(status.st_size))}"#
+            #"{"target":"users.jsonl","run":"r1","runs":[\#(runs.map { "\"\($0)\"" }.joined(separator: ","))],"device":\#(Int(truncatingIfNeeded: status.st_dev)),"inode":\#(inode),"size":\#(Int(status.st_size))\#(parts.map { #","parts":["# + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" } ?? "")}"#
         try Data(text.utf8).write(
             to: store.folder(for: target.path).appendingPathComponent(RecordsStore.commitName))
     }
 
-    static func commit(_ store: RecordsStore, done tasks: [String], notes: Locked<[String]>)
-        -> RecordsCommit.Outcome
-    {
+    /// Commits as run `r2` completing `r1`, whose done `tasks` are given; `ran` are r2's own.
+    static func commit(
+        _ store: RecordsStore, done tasks: [String], ran: [String] = [], notes: Locked<[String]>
+    ) -> RecordsCommit.Outcome {
         let ledger = RecordsLedger(job: ReplayCommand.syntheticJob(name: "j", secrets: []))
+        for task in ran { ledger.ended(target, task: task, ok: true) }
         for task in tasks {
             ledger.done(target, key: FNV1a.taskKey(job: "j", task: task))
         }
@@ -104,6 +108,30 @@ struct RecordsCommitTests {
         #expect(outcome.committed.first?.records == 4)
         #expect(Self.leftovers(store).isEmpty, "\(Self.leftovers(store))")
         #expect(notes.withLock { $0 }.isEmpty)
+    }
+
+    @Test("another run's part of a task the file did not take stays, for that run's --resume")
+    func othersPartsStay() throws {
+        let folder = try RecordsMergeTests.Scratch()
+        let store = RecordsStore(outputDir: folder.folder, job: "j")
+        try Self.part(store, task: "t1", run: "r2", lines: [#"{"id":1}"#])
+        // A failed backfill's held parts: one of a task this run did afresh, one of another.
+        try Self.part(store, task: "t1", run: "b1", lines: [#"{"id":"old"}"#])
+        try Self.part(store, task: "t7", run: "b1", lines: [#"{"id":7}"#])
+        let notes = Locked<[String]>([])
+        let outcome = Self.commit(store, done: [], ran: ["t1"], notes: notes)
+        #expect(
+            Self.contents(store) == "{\"id\":1}\n", "\(String(describing: Self.contents(store)))")
+        #expect(outcome.committed.map(\.tasks) == [["t1"]])
+        #expect(Self.leftovers(store) == [store.partName(task: "t7", run: "b1")])
+        // Killed after the rename of the next commit: its record names the parts it spent,
+        // and only those go.
+        try Self.part(store, task: "t3", run: "r3", lines: [#"{"id":3}"#])
+        let spent = store.partName(task: "t3", run: "r3")
+        try Self.record(store, runs: ["r3", "b1"], renamed: true, parts: [spent])
+        _ = Self.commit(store, done: [], ran: ["t3"], notes: notes)
+        #expect(Self.leftovers(store) == [store.partName(task: "t7", run: "b1")])
+        #expect(notes.withLock { $0 }.count == 1)
     }
 
     @Test("replace refuses to drop the records of a task whose part is gone")

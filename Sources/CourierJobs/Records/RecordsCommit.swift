@@ -15,13 +15,13 @@ import Foundation
 /// The file is never written in place. A commit goes:
 /// 1. the new file, whole, in a temporary beside the target (``FileReplacement``);
 /// 2. `.courier/records/ID/commit`, written atomically: the target, the new file's device,
-///    inode and size, and the runs whose parts it holds;
+///    inode and size, the runs whose parts it holds, and the parts it makes spent;
 /// 3. the temporary `fsync`ed and renamed over the target, the folder `fsync`ed;
 /// 4. those parts removed, then the `commit` record.
 ///
 /// A run killed between 3 and 4 leaves parts that the file already holds. The next commit of
 /// that file finds the record first: when the target is the file the record names, the parts
-/// of the runs it names are removed (they are in the file); otherwise the rename never
+/// it names are removed (they are in the file, or stale); otherwise the rename never
 /// happened, and the parts are still wanted. So `append` never adds a part twice.
 struct RecordsCommit: Sendable {
     let store: RecordsStore
@@ -153,9 +153,11 @@ struct RecordsCommit: Sendable {
             throw error
         }
         let runs = Set(parts.compactMap { RecordsStore.parsePartName($0.name)?.run }).sorted()
+        let spent = spentParts(names, combined: parts)
         let record = StateDocument.bytes([
             ("target", .string(path)), ("run", .string(run)),
             ("runs", .array(runs.map { .string($0) })),
+            ("parts", .array(spent.map { .string($0) })),
             ("device", .int(Int(truncatingIfNeeded: identity.st_dev))),
             ("inode", .int(Int(truncatingIfNeeded: identity.st_ino))),
             ("size", .int(Int(identity.st_size))),
@@ -174,14 +176,26 @@ struct RecordsCommit: Sendable {
             unlink(commitFile.path)
             throw Problem(message: "\(error)")
         }
-        // The file holds every part now: the ones combined, and the stale ones (of tasks not
-        // done, of runs not in the history) that no later run would take.
-        removeParts(in: folder, names: names) { _ in true }
+        removeParts(in: folder, names: spent)
         unlink(commitFile.path)
         FolderSyncs.fsyncFolder(folder.path)
         rmdir(folder.path)
         return Committed(
             target: path, tasks: parts.map(\.task), records: records, changed: !unchanged)
+    }
+
+    /// The parts the new file makes spent: those combined, every part of this run and of the
+    /// runs it completes, and another run's part of a task whose records this file now holds
+    /// afresh. Any other run's part stays: a backfill that failed holds its windows' records
+    /// for its `--resume`, and a night's run between the two must not remove them (trial LL:
+    /// it did, and the resume then sent the failed window alone and called the file whole).
+    private func spentParts(_ names: [String], combined parts: [Part]) -> [String] {
+        let covered = Set(parts.compactMap { RecordsStore.parsePartName($0.name)?.key })
+        let completed = Set(history?.runs ?? []).union([run])
+        return names.filter { name in
+            guard let (key, partRun) = RecordsStore.parsePartName(name) else { return false }
+            return completed.contains(partRun) || covered.contains(key)
+        }.sorted()
     }
 
     /// `replace` makes the file of every done task's part: a resume whose history's parts are
@@ -345,48 +359,5 @@ struct RecordsCommit: Sendable {
             lines += 1
         }
         return lines
-    }
-
-    /// Finishes what a killed commit of `target` left (step 4 above), or forgets it when its
-    /// rename never happened.
-    private func finishEarlierCommit(in folder: URL, target: String) {
-        let file = folder.appendingPathComponent(RecordsStore.commitName)
-        guard let bytes = try? FileSystem.read(file, limit: 1 << 20) else { return }
-        defer {
-            unlink(file.path)
-            FolderSyncs.fsyncFolder(folder.path)
-        }
-        guard case .success(let members) = StateDocument.members(of: bytes, kind: "commit record")
-        else { return }
-        var numbers: [String: Int] = [:]
-        var runs: Set<String> = []
-        for member in members {
-            switch member.node.value {
-            case .number(let value): numbers[member.key] = Int(exactly: value)
-            case .array(let elements):
-                for case .string(let text) in elements.map(\.value) { runs.insert(text) }
-            default: break
-            }
-        }
-        var status = stat()
-        let url = URL(fileURLWithPath: store.outputDir.path).appendingPathComponent(target)
-        guard lstat(url.path, &status) == 0,
-            numbers["device"] == Int(truncatingIfNeeded: status.st_dev),
-            numbers["inode"] == Int(truncatingIfNeeded: status.st_ino),
-            numbers["size"] == Int(status.st_size)
-        else { return }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        removeParts(in: folder, names: names) { runs.contains($0) }
-        note(
-            "\(target): finished the commit an interrupted run began (the records it had combined are in the file)"
-        )
-    }
-
-    private func removeParts(in folder: URL, names: [String], where run: (String) -> Bool) {
-        for name in names {
-            guard let parsed = RecordsStore.parsePartName(name), run(parsed.run) else { continue }
-            unlink(folder.appendingPathComponent(name).path)
-        }
-        FolderSyncs.fsyncFolder(folder.path)
     }
 }
