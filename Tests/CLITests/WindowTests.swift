@@ -109,6 +109,35 @@ struct WindowTests {
         #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
     }
 
+    @Test("replay --job of a failed night keeps its windows, so the next night fetches none again")
+    func replayKeepsTheNightsWindows() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-replay-night")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 1)
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
+                "--no-progress",
+            ], directory: space.folder)
+        #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"])
+        #expect(
+            try String(
+                contentsOf: space.folder.appendingPathComponent("out/days.jsonl"), encoding: .utf8)
+                == (1...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined())
+        // Trial LL: the replay kept the window it sent alone; the next night fetched 1, 2 and 4.
+        let next = try await space.run(backend: "curl")
+        #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {

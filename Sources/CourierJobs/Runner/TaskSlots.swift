@@ -198,7 +198,7 @@ extension JobRunner {
             // Done, not chosen by `--resume --task` and not needed: its kept values make the
             // fan-out children the run chose, found done (the login was sent for them).
             if capturing, slots.selection.wasDone(task.id) { handOnKept(of: task, slots) }
-            settledRecords(of: task, done: nil)
+            if settledRecords(of: task, done: nil) { keepWindow(of: task) }
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .hold(let reason, let general, let done, let found):
             if found { slots.progress.tasksFound(1) }
@@ -229,31 +229,6 @@ extension JobRunner {
         let (claimed, found) = slots.selection.claims(id)
         if found { slots.progress.tasksFound(1) }
         return claimed
-    }
-
-    /// A window an earlier run did, which the cursor file does not hold yet (its records
-    /// waited for this resume): held until its records are in their file, as a window this
-    /// run fetched is, else kept at once.
-    private func keepWindow(of task: ExpandedTask) {
-        guard let end = task.windowEnd else { return }
-        if task.records != nil {
-            since?.hold(end, for: task.id)
-        } else {
-            since?.record(end, for: task.id)
-        }
-    }
-
-    /// Tells the ledger of a records task this run does not send for its records: done by the
-    /// history (`done`), or, for a replay that did not select it (`nil`), done if the logs it
-    /// replays say so.
-    private func settledRecords(of task: ExpandedTask, done: Bool?) {
-        guard let ledger = recordsLedger, let records = task.records else { return }
-        let key = FNV1a.taskKey(job: job.name, task: task.id)
-        if done ?? (options.history?.done.contains(key) ?? false) {
-            ledger.done(records, key: key)
-        } else {
-            ledger.notRun(records, task: task.id)
-        }
     }
 
     /// One slot: runs `first`, then the tasks it takes itself, until there is none to run now
