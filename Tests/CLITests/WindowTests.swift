@@ -136,6 +136,16 @@ struct WindowTests {
         // Trial LL: the replay kept the window it sent alone; the next night fetched 1, 2 and 4.
         let next = try await space.run(backend: "curl")
         #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
+        // The same replay again: its repair is in the job's history, and nothing is left to send
+        // (trial LL: exit 1, "the job no longer builds this task", for the window it repaired).
+        let again = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
+                "--no-progress",
+            ], directory: space.folder)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.stdout.contains("nothing to replay"), "\(again.stdout)")
+        #expect(again.stderr.contains("also read: 1 later repair of these logs"), "\(again.stderr)")
     }
 
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails

@@ -1,14 +1,36 @@
 import Foundation
 
-/// What `replay --job` reads: the job's history when no log is named, and the job with the
-/// range of a backfill it replays.
+/// What `replay --job` reads: the job's history when no log is named, the repairs made since of
+/// the logs named, and the job with the range of a backfill it replays.
 extension ReplayCommand {
-    /// `--job` alone: the logs of the job's own history, as `run --resume` reads it; `false`
-    /// (said) when there are none.
+    /// The logs a replay with `--job` reads: with none named, the logs of the job's own
+    /// history, as `run --resume` reads it; `false` (said) when there are none. With log files
+    /// named, those and the repairs made of them since in the job's log folder (replays with
+    /// `--job`, resumes that read them), as `run --resume LOG` reads them: a second replay of
+    /// the same logs sends nothing the first repaired (trial LL: it sent a window the first
+    /// had repaired, which the job no longer builds, and exited 1).
     static func historyLogs(of job: Job, options: inout Options, console: Console) -> Bool {
         let folder =
             (options.logDirectoryGiven ? options.run.logDirectory : job.home.logs)
             .appendingPathComponent(job.name)
+        if !options.logs.isEmpty {
+            var isFolder: ObjCBool = false
+            guard
+                !options.logs.contains(where: {
+                    $0 == "-" || !FileManager.default.fileExists(atPath: $0, isDirectory: &isFolder)
+                        || isFolder.boolValue
+                })
+            else { return true }
+            let since = LogFiles.continuations(
+                of: LogFiles.chain(of: options.logs.map { URL(fileURLWithPath: $0) }), in: folder)
+            if !since.isEmpty, !options.run.quiet {
+                console.error(
+                    "courier: \(job.name): also read: \(since.count) later repair\(since.count == 1 ? "" : "s") of these logs (\(since.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: ", ")))"
+                )
+            }
+            options.logs += since
+            return true
+        }
         options.logs = JobHistory.read(folder: folder).logs
         guard options.logs.isEmpty else { return true }
         console.error(

@@ -66,8 +66,7 @@ enum ReplayCommand {
         if !options.dryRun { options.run.trace = traceSettings(of: job, console: console) }
         // Logs named on the command line may leave out what the job's history did since.
         let logsNamed = !options.logs.isEmpty
-        if let job, options.logs.isEmpty, !historyLogs(of: job, options: &options, console: console)
-        {
+        if let job, !historyLogs(of: job, options: &options, console: console) {
             return CommandLineInterface.ExitCode.usage
         }
         if let path = options.jobPath,
