@@ -11,7 +11,7 @@ import Foundation
 /// ```
 /// - **One request at a time (single flight).** However many requests need a token at once,
 ///   one token request is made and they all wait for it; requests rejected with the same token
-///   share one refresh.
+///   share one refresh. A caller already cancelled starts none (``HTTPError/Kind/cancelled``).
 /// - **Refreshed before it expires.** A token with an `expires_in` is replaced once a tenth of
 ///   its lifetime (at most 30 s) is left, counted from when it was asked for, by the request
 ///   that finds it so; the tokens handed out carry no expiry of their own, so the client's
@@ -101,7 +101,7 @@ public final class OAuth2TokenProvider: TokenProvider {
             if let failure = state.failure { return .fail(failure) }
             if state.fetch != nil { return join(&state) }
             if let held = state.held, !held.isDue(at: now) { return .use(held.value) }
-            return start(&state)
+            return start(&state, cancelled: Task.isCancelled)
         }
         return AccessToken(try await take(step))
     }
@@ -124,7 +124,7 @@ public final class OAuth2TokenProvider: TokenProvider {
                 state.rejections.append(clock)
                 state.held = nil  // never handed out again
             }
-            return start(&state)
+            return start(&state, cancelled: Task.isCancelled)
         }
         return try await take(step)
     }
@@ -134,6 +134,7 @@ public final class OAuth2TokenProvider: TokenProvider {
         case wait(id: Int, Task<String, any Error>)
         case fail(OAuth2Error)
         case excessive
+        case cancelled
     }
 
     private func join(_ state: inout State) -> Step {
@@ -141,7 +142,11 @@ public final class OAuth2TokenProvider: TokenProvider {
         return .wait(id: state.fetch!.id, state.fetch!.task)
     }
 
-    private func start(_ state: inout State) -> Step {
+    /// A new token request, unless the caller is cancelled: a run that stops cancels its
+    /// requests, and one cancelled on its way here must not ask for a token (a loaded run's
+    /// stop sent a second token request in its grace period).
+    private func start(_ state: inout State, cancelled: Bool) -> Step {
+        if cancelled { return .cancelled }
         state.fetches += 1
         let id = state.fetches
         let refreshToken = state.refreshToken
@@ -158,6 +163,10 @@ public final class OAuth2TokenProvider: TokenProvider {
             throw error
         case .excessive:
             throw ExcessiveRefreshError(window: rejectionWindow)
+        case .cancelled:
+            throw HTTPError(
+                .cancelled, "the request was cancelled before its token was asked for",
+                url: configuration.tokenURL)
         case .wait(let id, let task):
             // A waiter that is cancelled stops waiting for nobody: the request is cancelled
             // when the last one is (a run that stops), and goes on for the others.

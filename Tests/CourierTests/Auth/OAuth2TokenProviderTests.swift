@@ -177,6 +177,24 @@ struct OAuth2TokenProviderTests {
         #expect(endpoint.requests.count == 1)
     }
 
+    /// A run that stops cancels its tasks; one cancelled on its way to the token must not ask
+    /// for one (a loaded run sent a second token request in its grace period).
+    @Test func aCancelledCallerAsksForNoToken() async throws {
+        let endpoint = Endpoint([Self.token("a1")])
+        let provider = OAuth2TokenProvider(Self.configuration(), client: endpoint)
+        let caller = Task { () async throws -> String in
+            // Waits for its cancellation, then asks.
+            try? await Task.sleep(for: .seconds(86_400))
+            return try await provider.currentToken()
+        }
+        caller.cancel()
+        await #expect(throws: HTTPError.self) { try await caller.value }
+        #expect(endpoint.requests.isEmpty)
+        // A caller that is not cancelled asks as before.
+        #expect(try await provider.currentToken() == "a1")
+        #expect(endpoint.requests.count == 1)
+    }
+
     @Test func aTokenIsReplacedATenthOfItsLifetimeBeforeItExpires() async throws {
         let time = ManualTimeSource()
         let endpoint = Endpoint([Self.token("a1", expiresIn: 60), Self.token("a2", expiresIn: 60)])
