@@ -232,6 +232,75 @@ struct WindowTests {
         #expect(file == Self.backfilled + #"{"id":"2026-01-05"}"# + "\n", "\(file)")
     }
 
+    @Test("a backfill's records older than a night's are fetched again by its resume, not merged")
+    func staleBackfillRecordsAreFetchedAgain() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-stale")
+        func day(_ n: Int, _ k: String, _ v: Int = 1) -> String {
+            #"{"id": "2026-01-0\#(n)", "k": "\#(k)", "v": \#(v)}"#
+        }
+        func writeJob(end: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "day-{windowStart}", "path": "/records/item",
+                     "query": {"key": "\#(key)", "id": "{windowStart}"},
+                     "window": {"start": "2026-01-01", "end": "\#(end)", "step": "1d", "format": "date"},
+                     "records": {"from": "", "to": "k.jsonl", "write": "merge", "key": "/k"}}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try RecordsTests.set(
+            key, [day(1, "a"), day(2, "x"), day(3, "c"), day(4, "d")], on: space.server)
+        try writeJob(end: "2026-01-05")
+        #expect(try await space.run(backend: "curl").status == 0)
+        // A backfill fails day 3, and holds the records of days 1, 2 and 4.
+        try RecordsTests.set(key, [day(1, "a"), day(2, "x"), day(4, "d")], on: space.server)
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
+        #expect(backfill.status == 1, "\(backfill.stdout)")
+        let backfillLog = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        // Upstream, x moves from day 2 to day 5 (updated); the night fetches day 5 alone.
+        let moved = [day(1, "a"), day(2, "b"), day(4, "d"), day(5, "x", 2)]
+        try RecordsTests.set(key, moved, on: space.server)
+        try writeJob(end: "2026-01-06")
+        #expect(try await space.run(backend: "curl").status == 0)
+        let file = space.folder.appendingPathComponent("out/k.jsonl")
+        let night = try String(contentsOf: file, encoding: .utf8)
+        #expect(night.contains(#""k":"x","v":2"#), "\(night)")
+        // Trial NN: the resume merged the backfill's copy of x over the night's. A replay of
+        // the backfill's failed window does not take those copies: it holds the file.
+        try RecordsTests.set(key, moved + [day(3, "c")], on: space.server)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e/\(backfillLog)").path, "--job",
+                "job.json", "--no-progress",
+            ], directory: space.folder)
+        #expect(replay.status == 1, "\(replay.stdout)\(replay.stderr)")
+        #expect(
+            replay.stderr.contains("3 tasks done by earlier runs not taken")
+                && replay.stderr.contains("--resume "), "\(replay.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == night, "the file as it was")
+        let resumed = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path],
+            backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains("3 tasks done by earlier runs fetched again"),
+            "\(resumed.stderr)")
+        // Day 3 came with the replay, after the night: its records are taken as they are.
+        #expect(try Self.asked(space) == [1, 2, 4].map { "day-2026-01-0\($0)" })
+        // As a clean run of days 1 to 5 now writes it (merge keeps the file in key order).
+        let lines = [
+            #"{"id":"2026-01-01","k":"a","v":1}"#, #"{"id":"2026-01-02","k":"b","v":1}"#,
+            #"{"id":"2026-01-03","k":"c","v":1}"#, #"{"id":"2026-01-04","k":"d","v":1}"#,
+            #"{"id":"2026-01-05","k":"x","v":2}"#,
+        ]
+        let repaired = try String(contentsOf: file, encoding: .utf8)
+        #expect(repaired == lines.map { $0 + "\n" }.joined(), "\(repaired)")
+    }
+
     @Test("replay --job of a backfill's log reads the job with the backfill's range")
     func replayOfABackfill() async throws {
         let space = try JobWorkspace()

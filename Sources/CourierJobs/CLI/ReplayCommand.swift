@@ -107,7 +107,10 @@ enum ReplayCommand {
             var options = options
             // A replay's records files take the parts its logs' runs left for the tasks they
             // did, besides its own (``RecordsCommit``).
-            options.run.history = RunHistory(history, logs: options.logs)
+            // Not those kept before a later run wrote their file: they would undo it.
+            options.run.history = RunCommand.freshened(
+                RunHistory(history, logs: options.logs), of: job, console: console,
+                replaying: options.logs)
             return await replayFromJob(
                 job, selected: selected, runs: history.runs, settled: history.done,
                 options: options, console: console)

@@ -121,8 +121,8 @@ extension RunCommand {
                 console.error(
                     "courier: \(job.name): no earlier run in \(folder.path); running every task (--fresh-if-no-history)"
                 )
-            case .success(let history):
-                options.resume = history
+            case .success(let found):
+                options.resume = found.map { freshened($0, of: job, console: console) }
             }
         }
         options.history = options.resume
@@ -136,6 +136,32 @@ extension RunCommand {
         }
         options.writes = options.history?.writes
         return nil
+    }
+
+    /// `history` less the done tasks whose records wait in parts older than their file
+    /// (``RecordsStore/staleParts(of:runs:done:)``): a resume fetches them again; a replay,
+    /// which sends only the failed, holds their file.
+    static func freshened(
+        _ history: RunHistory, of job: Job, console: Console, replaying logs: [String]? = nil
+    ) -> RunHistory {
+        let store = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
+        let stale = store.staleParts(of: job, runs: history.runs, done: history.done)
+        guard !stale.isEmpty else { return history }
+        var history = history
+        history.done.subtract(stale)
+        let tasks = "\(stale.count) task\(stale.count == 1 ? "" : "s") done by earlier runs"
+        let why =
+            "the records kept for \(stale.count == 1 ? "it" : "them") are older than their file, which a later run wrote"
+        if let logs {
+            let file = job.file.standardizedFileURL.path
+            let resume = (["courier", "run", file, "--resume"] + logs).map(ShellWord.quoted)
+            console.error(
+                "courier: \(job.name): \(tasks) not taken: \(why) (`\(resume.joined(separator: " "))` fetches them again)"
+            )
+        } else {
+            console.error("courier: \(job.name): \(tasks) fetched again: \(why)")
+        }
+        return history
     }
 
     /// A `--resume` of a backfill (`--window`) completes the same backfill. The run it

@@ -205,7 +205,15 @@ final class JobRunner: Sendable {
         for failure in outcome.failures + csvFailures {
             console.error("courier: records \(job.outputDir)/\(failure)".showingControlCharacters)
         }
-        return outcome.failures.count + csvFailures.count
+        // A replay that holds a file (a task of it neither replayed nor done) leaves it
+        // unwritten: it did not repair the run (docs/job-file.md), whatever its own tasks did.
+        let replayHeld: Int
+        if case .selection(_, let replayOf) = source, !replayOf.isEmpty {
+            replayHeld = outcome.held.count
+        } else {
+            replayHeld = 0
+        }
+        return outcome.failures.count + csvFailures.count + replayHeld
     }
 
     /// Remakes the CSV beside each records file that has one and changed in this run, or
