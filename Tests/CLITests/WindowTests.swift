@@ -213,6 +213,14 @@ struct WindowTests {
             try FileManager.default.contentsOfDirectory(
                 atPath: space.logs.appendingPathComponent("e2e").path
             ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        // Its repair names its log: after a night, `--resume` alone would complete the night.
+        #expect(
+            backfill.stdout.contains("--resume ") && backfill.stdout.contains("e2e/\(backfillLog)"),
+            "\(backfill.stdout)")
+        let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
+        #expect(
+            report.stdout.contains("--resume ") && report.stdout.contains("e2e/\(backfillLog)"),
+            "\(report.stdout)")
         // The next night, before anyone repairs the backfill: a new day, its own window only.
         changed.append(#"{"id": "2026-01-05"}"#)
         try RecordsTests.set(key, changed, on: space.server)

@@ -181,7 +181,7 @@ extension RunCommand {
             // two sets of tasks, and write records while the other's failed window is missing
             // (trial JJ: "every task done", exit 0).
             let reason =
-                "--resume completes run \(start.run), which walked the job's own windows, not --window \(given.text): a backfill is a run of its own (run it without --resume), and this resume takes no --window"
+                "--resume completes run \(start.run), which walked the job's own windows, not --window \(given.text): a backfill is a run of its own (run it without --resume, or complete one cut short with --resume ITS-LOG), and this resume takes no --window"
             console.error("courier: \(job.name): \(reason); nothing was sent")
             await pingRefusal(job, backend: options.backend, console: console, reason: reason)
             return CommandLineInterface.ExitCode.usage

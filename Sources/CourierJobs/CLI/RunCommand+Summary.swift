@@ -243,7 +243,7 @@ extension RunCommand {
     /// working folder (cron mails it): the job file's absolute path, and `--log-dir` (absolute
     /// too) when the run's log is not in the job's home (`log` is the run's log file).
     /// A shard's repair names its shard (a pod that ran the whole job's would wait for the
-    /// other shards' locks, or repair what they are doing).
+    /// other shards' locks, or repair what they are doing), a backfill's its log.
     static func repairCommand(_ job: Job, log: URL, shard: Shard? = nil) -> String {
         let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
@@ -252,6 +252,11 @@ extension RunCommand {
             command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"
         }
         if let shard { command += " --shard \(shard)" }
+        // A backfill's, by its log: the job's history starts afresh at the next night, and
+        // `--resume` alone would then complete the night instead (trial NN).
+        if LogFiles.firstLine(of: log.path)?.runFields?.window != nil {
+            command += " \(ShellWord.quoted(log.standardizedFileURL.path))"
+        }
         return command
     }
 }

@@ -82,6 +82,14 @@ enum ReportText {
                         ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
                 }
                 ?? "courier run JOB.json --resume"
+            // A backfill's repair names its log, as its summary does: after the next night,
+            // `--resume` alone completes the night.
+            if let backfill = report.runTable.rows.last(where: {
+                $0.kind == "run" && report.currentRuns.contains($0.run)
+            }), backfill.window != nil {
+                command +=
+                    " \(ShellWord.quoted(URL(fileURLWithPath: backfill.file).standardizedFileURL.path))"
+            }
             // A task not done and the job file, when known (trial S: the HTML report said
             // `courier show LOG TASK`, words to fill in).
             let job = file.flatMap { $0 == "<stdin>" ? nil : ShellWord.quoted($0) } ?? "LOG"

@@ -37,6 +37,8 @@ struct RunTable {
         /// What the run goes on from: a replay's `replayOf` runs, and the file names of the
         /// logs a resume read (`resumedFrom`).
         var goesOnFrom: Set<String> = []
+        /// A backfill's range (`run --window`), as its `run.start` logged it.
+        var window: String? = nil
 
         var state: State {
             guard let end else { return .killed }
@@ -158,7 +160,8 @@ struct RunTable {
                     plannedTasks: fields.plannedTasks, jobFile: fields.jobPath ?? fields.jobFile,
                     fanOut: fields.fanOut,
                     lastTime: line.time,
-                    goesOnFrom: Set(line.replayOf + line.resumedFrom.map(Self.fileName))))
+                    goesOnFrom: Set(line.replayOf + line.resumedFrom.map(Self.fileName)),
+                    window: fields.window))
             return
         }
         let row: Int
