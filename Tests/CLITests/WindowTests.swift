@@ -148,6 +148,37 @@ struct WindowTests {
         #expect(again.stderr.contains("also read: 1 later repair of these logs"), "\(again.stderr)")
     }
 
+    @Test("replay of a night whose failed window a later night fetched: nothing to send, exit 0")
+    func replayOfAWindowFetchedSince() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-since")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05")
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        try RecordsTests.set(key, Self.days(1...5), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-06")
+        #expect(try await space.run(backend: "curl").status == 0)
+        #expect(try Self.asked(space) == ["day-2026-01-03", "day-2026-01-05"])
+        // Trial NN: refused as a task "the job no longer builds", exit 1, dry run too.
+        for dry in [true, false] {
+            let replay = try await CourierBinary.run(
+                [
+                    "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job",
+                    "job.json",
+                ]
+                    + (dry ? ["--dry-run"] : []) + ["--no-progress"], directory: space.folder)
+            #expect(replay.status == 0, "dry run \(dry): \(replay.stdout)\(replay.stderr)")
+            #expect(
+                (replay.stdout + replay.stderr).contains("its window was fetched since"),
+                "\(replay.stdout)\(replay.stderr)")
+        }
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {

@@ -61,4 +61,19 @@ extension ReplayCommand {
         )
         return nil
     }
+
+    /// Whether `id` is a window the job's cursor file holds as done: a later run fetched it
+    /// (the next night, or its resume), so the job no longer builds it and a replay has nothing
+    /// to send (trial NN: refused as "no longer built", exit 1).
+    static func isDoneWindow(_ id: String, of job: Job) -> Bool {
+        guard job.tasks.contains(where: { $0.window != nil }) else { return false }
+        let kept =
+            (try? CursorFile.load(CursorFile.location(outputDir: job.outputDir)).get()) ?? [:]
+        return kept[id] != nil
+    }
+
+    /// What a replay says of a selected window that a later run fetched.
+    static func doneWindowNote(_ id: String) -> String {
+        "task \(id): its window was fetched since (the cursor file holds it as done); not replayed"
+    }
 }

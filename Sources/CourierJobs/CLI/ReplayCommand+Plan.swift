@@ -143,6 +143,9 @@ extension ReplayCommand {
         if let job, !waits, line.outcome != LogOutcome.skipped.rawValue,
             !job.tasks.contains(where: \.isDependent)
         {
+            if isDoneWindow(id, of: job) {
+                return .note("(not sent: its window was fetched since)", sent: false)
+            }
             return .refused(
                 "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
             )

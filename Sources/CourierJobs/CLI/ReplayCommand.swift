@@ -293,6 +293,10 @@ enum ReplayCommand {
             var refused = refused
             if summary.interruptedBy == nil {
                 for id in unmatched() {
+                    if isDoneWindow(id, of: job) {
+                        console.error("courier: \(doneWindowNote(id))".showingControlCharacters)
+                        continue
+                    }
                     refused += 1
                     console.error(
                         "courier: task \(id): the job no longer builds this task (its spec or its parent's values changed, or a task it needs failed this time: see above); not replayed"

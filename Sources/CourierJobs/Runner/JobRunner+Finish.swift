@@ -89,7 +89,8 @@ extension JobRunner {
                 // (``ReplaySelection/unmatched``). Patterns were never counted before running:
                 // only the ids are taken off.
                 finishing.progress.tasksFound(-selection.unmatchedCount)
-                finishing.unmatched = selection.unmatched.count
+                // Not a window a later run fetched (its cursor holds it): nothing to send.
+                finishing.unmatched = selection.unmatched.filter { since?.kept[$0] == nil }.count
             }
         case .conditionalState:
             do {
