@@ -65,10 +65,17 @@ enum UnreplacedReferences {
                     return
                 }
                 for name in shellStyleNames(in: text) {
-                    context.note(
-                        path,
-                        "\"${\(name)}\" is sent as text, as written (courier does not read a shell's references); for the environment variable, write ${env:\(name)}",
-                        at: node)
+                    if sentAsCredentials(path) {
+                        context.error(
+                            path,
+                            "a shell's reference to \(name) would be sent as text (courier does not read them): for the environment variable, write ${env:\(name)}",
+                            at: node)
+                    } else {
+                        context.note(
+                            path,
+                            "\"${\(name)}\" is sent as text, as written (courier does not read a shell's references); for the environment variable, write ${env:\(name)}",
+                            at: node)
+                    }
                 }
                 guard references, !context.replacedAt.contains(SourcePosition(node)),
                     let found = DecodingContext.referenceShape(in: Substring(text))
@@ -110,6 +117,18 @@ enum UnreplacedReferences {
                 break
             }
         }
+    }
+
+    /// Whether a value at `path` goes out as a credential or an address, where a shell's
+    /// `${NAME}` cannot be meant as text: `auth`, and the job's own `headers`, `baseURL` and
+    /// `proxy` (trial OO: `"auth": {"bearer": "${API_TOKEN}"}` ran every night with the word
+    /// for a token, and only `validate` warned). A task's `headers`, `path` and `query` are
+    /// templates, where `{NAME}` is refused already.
+    static func sentAsCredentials(_ path: String) -> Bool {
+        let components = path.split(separator: ".").map { $0.split(separator: "[").first ?? $0 }
+        if components.contains(where: { $0 == "auth" || $0 == "oauth2" }) { return true }
+        guard components.first != "tasks" else { return false }
+        return components.contains { $0 == "headers" || $0 == "baseURL" || $0 == "proxy" }
     }
 
     /// `"save"` for `tasks[0].save`, `a list` for `…values[2]`.
