@@ -251,6 +251,37 @@ struct BenchModesTests {
         }
     }
 
+    @Test("--rate with -d sends nothing due after the end; its warm-up keeps the rate")
+    func fixedRateForADuration() async throws {
+        let server = try TestServers.fixture()
+        let key = FixtureServer.uniqueKey("benchrate-d")
+        let result = try await CourierBinary.run([
+            "bench", server.url("/echo?key=\(key)").absoluteString, "-d", "1", "-c", "8",
+            "--warmup", "0", "--rounds", "1", "--rate", "10", "--json",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        // Due at 0, 0.1 … 0.9 s: ten at most (trial OO: each sender sent one more after the
+        // end, 84 for 2 s at 10/s with 64 senders).
+        let count = try await ServerHits.of(key, on: server).count
+        #expect((1...10).contains(count), "\(count) requests")
+
+        // The default warm-up with --rate: one second's worth (here all 3), at the rate.
+        let warm = FixtureServer.uniqueKey("benchrate-warm")
+        let launched = Date().timeIntervalSince1970
+        let paced = try await CourierBinary.run([
+            "bench", server.url("/echo?key=\(warm)").absoluteString, "-n", "3", "-c", "4",
+            "--rounds", "1", "--rate", "5", "--json",
+        ])
+        #expect(paced.status == 0, "\(paced.stderr)")
+        let times = try await ServerHits.of(warm, on: server).requests.map(\.time).sorted()
+        #expect(times.count == 6, "3 to warm up, 3 measured")
+        for (index, time) in times.prefix(3).enumerated() {
+            #expect(
+                time - launched >= Double(index) / 5 - 0.01,
+                "warm-up request \(index) came \(time - launched) s after launch")
+        }
+    }
+
     @Test("bad options exit 2")
     func badOptions() async throws {
         for (arguments, message) in [

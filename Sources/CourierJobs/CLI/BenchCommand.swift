@@ -26,7 +26,8 @@ enum BenchCommand {
         the curl backend from each transfer; URLSession on Linux cannot tell).
           --rate     send at a fixed rate; latency is then measured from when each request
                      was due (coordinated omission counted, as wrk2 and vegeta do)
-          --warmup   requests per backend before measuring (default min(1000, REQUESTS))
+          --warmup   requests per backend before measuring (default min(1000, REQUESTS);
+                     with --rate, one second's worth, sent at the rate)
           --timeout  each request's deadline in seconds (default 30, or the job's); one that
                      passes it counts as a timeout error
           --http2    offer HTTP/2 over TLS (curl backend)
@@ -96,7 +97,7 @@ enum BenchCommand {
                 clients[backend] = backend.makeClient(
                     maxConnectionsPerHost: options.concurrency, http2: options.http2,
                     eventLoops: options.eventLoops)
-                roundPlan.warmup = options.warmup ?? min(1_000, options.count)
+                roundPlan.warmup = options.warmup ?? Self.defaultWarmup(options)
             }
             let label = "[\(step + 1)/\(schedule.count)] \(backend.rawValue) round \(round)"
             let total = options.duration == nil ? " of \(options.count)" : ""
@@ -126,6 +127,14 @@ enum BenchCommand {
     /// Says so when a backend's figures time failures rather than answers (a trial saw a
     /// closed port "rank" the backends by how fast they fail): exit 1 when every request of a
     /// backend failed to get an answer; a warning when every answer was an error status.
+    /// Requests per backend before measuring: 1,000 (or all of them); with `--rate`, one
+    /// second's worth, since the warm-up keeps the rate (a thousand at 10 a second would be
+    /// a 100 s warm-up).
+    static func defaultWarmup(_ options: Options) -> Int {
+        guard let rate = options.rate else { return min(1_000, options.count) }
+        return min(1_000, options.count, max(1, Int(rate.rounded(.up))))
+    }
+
     static func verdict(_ summaries: [BenchSummary]) -> Int32 {
         var status = CommandLineInterface.ExitCode.success
         for summary in summaries {
