@@ -396,6 +396,18 @@ struct RunCommandTests {
             hits.count == 1 && hits.allSatisfy { $0.path.hasPrefix("/echo?") },
             "\(hits.map(\.path))")
         #expect(try String(contentsOf: job, encoding: .utf8) == text, "the file is as it was")
+        // A failed run's repair names the server too (trial NN: it went to the file's).
+        try text.replacingOccurrences(
+            of: #""save": "a.json"}"#,
+            with: #""save": "a.json"}, {"id": "b", "path": "/no-such-route"}"#
+        )
+        .write(to: job, atomically: true, encoding: .utf8)
+        let failed = try await space.run(
+            ["--base-url", space.server.baseURL.absoluteString], backend: "curl")
+        #expect(failed.status == 1, "\(failed.stdout)")
+        #expect(
+            failed.stdout.contains("--resume --base-url \(space.server.baseURL.absoluteString)"),
+            "\(failed.stdout)")
         let bad = try await space.run(["--base-url", "ftp://example.com"], backend: "curl")
         #expect(bad.status == 2)
         #expect(

@@ -247,6 +247,7 @@ extension RunCommand {
     static func repairCommand(_ job: Job, log: URL, shard: Shard? = nil) -> String {
         let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
+        if let base = job.baseURLOverride { command += " --base-url \(ShellWord.quoted(base))" }
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
         if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
             command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"

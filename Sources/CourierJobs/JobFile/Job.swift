@@ -27,6 +27,9 @@ struct Job: Sendable {
     /// Send W3C trace context (`traceparent`) on every request (`"trace": true`), so that the
     /// servers' spans join the run's trace (docs/cli.md, "Traces for OpenTelemetry").
     var trace = false
+    /// `run --base-url`, which stands for the file's `baseURL`: a repair line must name it
+    /// too, or the resume goes to the file's server (trial NN).
+    var baseURLOverride: String? = nil
     /// Whom to trust and who we are on TLS connections (`"tls"`), for every request.
     var tls = TLSOptions()
     /// Keep to what each host asks (`"hostThrottle"`, on by default): a `Retry-After` pauses

@@ -123,6 +123,7 @@ enum JobDecoder {
         UnreplacedReferences.check(root, references: context.errors.isEmpty, context: context)
         if var job, context.errors.isEmpty {
             job.notes = context.notes
+            job.baseURLOverride = baseURL
             job.emptySecrets = context.emptySecrets
             return job
         }
