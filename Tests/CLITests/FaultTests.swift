@@ -61,6 +61,25 @@ struct FaultTests {
     }
 
     @Test(
+        "a POST refused at connect logs no body bytes sent", arguments: RunCommandTests.backends)
+    func refusedAtConnectSentNothing(backend: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "w", "method": "POST", "url": "http://127.0.0.1:\#(unusedLoopbackPort())/w", "json": {"a": 1}}
+                """#)
+        let result = try await space.run(backend: backend)
+        #expect(result.status == 1, "\(result.stdout)")
+        let attempts = try space.attempts("w")
+        #expect(!attempts.isEmpty, "\(attempts)")
+        for attempt in attempts {
+            #expect((attempt["error"] as? [String: Any])?["kind"] as? String == "connect")
+            #expect(attempt["bytesSent"] as? Int == 0, "\(attempt)")
+        }
+    }
+
+    @Test(
         "every fault is logged with its kind; the others run; exit 1",
         arguments: ["curl", "urlsession"])
     func faults(backend: String) async throws {

@@ -308,7 +308,9 @@ struct RunLog: Sendable {
         addBody(of: request, streamedBytes: streamedBytes, to: &line)
         let (timings, received) = addResponse(of: attempt, sent: request, to: &line)
         // An attempt that never went out sent no body (trial P: its POST line said it had).
-        let sentBytes = attempt.wentOut ? request.body?.count ?? streamedBytes ?? 0 : 0
+        let sentBytes =
+            attempt.wentOut && !attempt.failedBeforeSending
+            ? request.body?.count ?? streamedBytes ?? 0 : 0
         line.int("bytesSent", sentBytes)
         line.int("bytesReceived", received)
         line.attemptEnd(

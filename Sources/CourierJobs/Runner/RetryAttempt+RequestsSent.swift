@@ -17,4 +17,13 @@ extension RetryAttempt {
             !(error.kind == .cancelled
             && CancelledWait(rawValue: error.message)?.leftUnsent == true)
     }
+
+    /// Whether the attempt failed before any byte of its request reached a server: no address,
+    /// no connection, no TLS session, or a request that could not be made. It counts as sent
+    /// (it was tried), but its body went nowhere (trial OO: a POST refused at connect logged
+    /// its body's bytes as sent).
+    var failedBeforeSending: Bool {
+        guard case .failure(let error) = outcome else { return false }
+        return [.invalidURL, .invalidRequest, .dns, .connect, .tls].contains(error.kind)
+    }
 }
