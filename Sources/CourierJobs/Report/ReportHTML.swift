@@ -68,7 +68,7 @@ enum ReportHTML {
         html += "</table>\n<div class=\"grid\">\n"
         html += chart("Latency over time (UTC)", scatter(report))
         html += chart("Latency distribution", distribution(report.total))
-        html += chart("Statuses and errors (every attempt)", breakdown(report))
+        html += chart("Statuses (every attempt) and error kinds", breakdown(report))
         html += chart("Requests per second (UTC)", timeline(report))
         html += "</div>\n"
         if !tasks.slowest.isEmpty {
