@@ -135,6 +135,19 @@ struct ExpansionTests {
             try Self.expand(job).map { $0.request.url.host ?? "" } == ["127.0.0.1", "localhost"])
     }
 
+    /// A secret header's literal value is a secret, and so is what follows its scheme, but not
+    /// the last word of a key with a space in it (trial OO: `y` was warned of as too short).
+    @Test func aLiteralCredentialLosesOnlyASchemesName() throws {
+        let job = try Self.load(
+            Self.job(
+                tasks: #"""
+                    {"id": "a", "path": "/a", "headers": {"Authorization": "Token abcdefgh"}},
+                    {"id": "b", "path": "/b", "headers": {"X-Api-Key": "key-v@lue&x y"}},
+                    {"id": "c", "path": "/c", "headers": {"X-Api-Key": "Key ab"}}
+                    """#))
+        #expect(job.secrets == ["Token abcdefgh", "abcdefgh", "key-v@lue&x y", "Key ab"])
+    }
+
     @Test func environmentValuesAreSubstitutedAndRememberedAsSecrets() throws {
         let job = try Self.load(
             Self.job(

@@ -306,10 +306,20 @@ enum JobDecoder {
     ) {
         for header in headers where SecretHeaders.isSecret(header.name) {
             context.addSecret(header.value)
-            if let space = header.value.firstIndex(of: " ") {
-                context.addSecret(
-                    String(header.value[header.value.index(after: space)...])
-                        .trimmingCharacters(in: .whitespaces))
+            // Only after a scheme's name (letters, digits, `-`), and not a stub too short to
+            // search for: a key with a space in it is no scheme and a credential (trial OO:
+            // `key-v@lue&x y` made `y` a secret, and a warning of one "shorter than 4").
+            guard let space = header.value.firstIndex(of: " ") else { continue }
+            let scheme = header.value[..<space]
+            let rest = header.value[header.value.index(after: space)...]
+                .trimmingCharacters(in: .whitespaces)
+            if !scheme.isEmpty,
+                scheme.unicodeScalars.allSatisfy({
+                    CharacterSet.alphanumerics.contains($0) || $0 == "-"
+                }),
+                rest.utf8.count >= Redactor.minimumLength
+            {
+                context.addSecret(rest)
             }
         }
     }
