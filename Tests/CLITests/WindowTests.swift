@@ -179,6 +179,75 @@ struct WindowTests {
         }
     }
 
+    /// The command after "to repair: " in a summary, as words (no word here needs quotes).
+    static func repairWords(_ summary: String) throws -> [String] {
+        let line = try #require(summary.split(separator: "\n").last { $0.contains("to repair: ") })
+        let command = try #require(line.components(separatedBy: "to repair: ").last)
+        return command.split(separator: " ").map(String.init)
+    }
+
+    @Test("a failed backfill against --base-url: its printed repair, run as printed, repairs it")
+    func backfillRepairWithBaseURL() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-base")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        // The file's server is a port nothing listens on; --base-url names the fixture.
+        let job = space.folder.appendingPathComponent("job.json")
+        let text = try String(contentsOf: job, encoding: .utf8)
+        try text.replacingOccurrences(
+            of: space.server.baseURL.absoluteString,
+            with: "http://127.0.0.1:\(unusedLoopbackPort())"
+        ).write(to: job, atomically: true, encoding: .utf8)
+        let base = ["--base-url", space.server.baseURL.absoluteString]
+        let backfill = try await space.run(
+            base + ["--window", "2026-01-01..2026-01-05"], backend: "curl")
+        #expect(backfill.status == 1, "\(backfill.stdout)")
+        let words = try Self.repairWords(backfill.stdout)
+        #expect(words.contains("--base-url"), "\(words)")
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        // Trial PP: the log came after --base-url's value, and the command was refused.
+        let repair = try await CourierBinary.run(
+            Array(words.dropFirst()) + ["--no-progress"], directory: space.folder)
+        #expect(repair.status == 0, "\(words) \(repair.stdout)\(repair.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"])
+    }
+
+    @Test("a backfill after a failed night says the night is not done, and how to complete it")
+    func backfillAfterAFailedNight() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-behind")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05")
+        #expect(try await space.run(backend: "curl").status == 1, "day 3 fails")
+        let night = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        // Trial NN: a backfill that succeeded hid the night's failure from --resume and report.
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-02"], backend: "curl")
+        #expect(backfill.status == 0, "\(backfill.stdout)")
+        #expect(
+            backfill.stdout.contains("before this backfill left 1 task not done")
+                && backfill.stdout.contains("--resume \(space.logs.path)/e2e/\(night)"),
+            "\(backfill.stdout)")
+        let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
+        #expect(
+            report.stdout.contains("before the backfill left 1 task not done")
+                && report.stdout.contains("e2e/\(night)"), "\(report.stdout)")
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(
+            resumed.stdout.contains("before this backfill left 1 task not done"),
+            "\(resumed.stdout)")
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        let repair = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(night)").path], backend: "curl")
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"])
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {
@@ -259,6 +328,16 @@ struct WindowTests {
         let night = try await space.run(backend: "curl")
         #expect(night.status == 0, "\(night.stdout)\(night.stderr)")
         #expect(try Self.asked(space) == ["day-2026-01-05"])
+        // The night names the backfill it leaves unrepaired (trial PP: it went unsaid).
+        #expect(
+            night.stdout.contains("the latest backfill left 1 task not done")
+                && night.stdout.contains("--resume \(space.logs.path)/e2e/\(backfillLog)"),
+            "\(night.stdout)")
+        let afterNight = try await CourierBinary.run(
+            ["report", "job.json"], directory: space.folder)
+        #expect(
+            afterNight.stdout.contains("the latest backfill left 1 task not done")
+                && afterNight.stdout.contains("e2e/\(backfillLog)"), "\(afterNight.stdout)")
         // Trial LL: that night's commit removed the backfill's held records, and the resume
         // then sent day 3 alone, said every task was done, and the file lacked day 1's change.
         try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)

@@ -158,6 +158,13 @@ enum ReportCommand {
         }
         let all = order.compactMap { name -> RunReport? in
             reports[name]?.finish()
+            // A job's logs in its log folder: what its other line of runs left (a backfill's).
+            if let file = reports[name]?.runTable.rows.last?.file, file != "(stdin)" {
+                let folder = URL(fileURLWithPath: file).deletingLastPathComponent()
+                if folder.lastPathComponent == name {
+                    reports[name]?.otherLine = JobHistory.otherLine(folder: folder)
+                }
+            }
             return reports[name]
         }
         return (all, traces)

@@ -205,6 +205,14 @@ extension RunCommand {
                 unlisted: summary.unlisted, job: job, log: summary.logURL, shard: shard,
                 elsewhere: summary.missingElsewhere)
         }
+        if let (log, count, backfill) = summary.otherLine {
+            let resume = repairCommand(job, log: summary.logURL, resuming: log)
+            let which =
+                backfill
+                ? "the latest backfill" : "the run over the job's own windows before this backfill"
+            text +=
+                "; \(which) left \(count) task\(count == 1 ? "" : "s") not done (`\(resume)` completes it)"
+        }
         if summary.recordsFailed > 0 {
             // The tasks were ok, and the run exits 1: say why where the counts are (trial V).
             let files =
@@ -243,21 +251,27 @@ extension RunCommand {
     /// working folder (cron mails it): the job file's absolute path, and `--log-dir` (absolute
     /// too) when the run's log is not in the job's home (`log` is the run's log file).
     /// A shard's repair names its shard (a pod that ran the whole job's would wait for the
-    /// other shards' locks, or repair what they are doing), a backfill's its log.
-    static func repairCommand(_ job: Job, log: URL, shard: Shard? = nil) -> String {
+    /// other shards' locks, or repair what they are doing), a backfill's its log (the logs
+    /// follow `--resume` at once, which takes them).
+    /// - Parameter resuming: the log to name instead (another run's).
+    static func repairCommand(
+        _ job: Job, log: URL, shard: Shard? = nil, resuming: String? = nil
+    ) -> String {
         let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         var command = "courier run \(ShellWord.quoted(file)) --resume"
+        // A backfill's, by its log: the job's history starts afresh at the next night, and
+        // `--resume` alone would then complete the night instead (trial NN).
+        if let resuming {
+            command += " \(ShellWord.quoted(resuming))"
+        } else if LogFiles.firstLine(of: log.path)?.runFields?.window != nil {
+            command += " \(ShellWord.quoted(log.standardizedFileURL.path))"
+        }
         if let base = job.baseURLOverride { command += " --base-url \(ShellWord.quoted(base))" }
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
         if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
             command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"
         }
         if let shard { command += " --shard \(shard)" }
-        // A backfill's, by its log: the job's history starts afresh at the next night, and
-        // `--resume` alone would then complete the night instead (trial NN).
-        if LogFiles.firstLine(of: log.path)?.runFields?.window != nil {
-            command += " \(ShellWord.quoted(log.standardizedFileURL.path))"
-        }
         return command
     }
 }

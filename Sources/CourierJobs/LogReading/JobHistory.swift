@@ -29,6 +29,9 @@ struct JobHistory: Equatable {
         /// Its log ends with `run.end` (or it is the run now ending): a killed run's does not,
         /// and the tasks it never reached have no line.
         var ended = true
+        /// A backfill (`run --window`), or a resume or replay of one: its `run.start` logs
+        /// the range.
+        var backfill = false
     }
 
     /// How many of the job's tasks the logs in `folder` leave not done (their final line is
@@ -62,14 +65,46 @@ struct JobHistory: Equatable {
 
     /// The history among the `.jsonl` files directly in `folder` (a job's log folder).
     static func read(folder: URL, current: String? = nil) -> JobHistory {
+        select(starts(in: folder, current: current))
+    }
+
+    /// The first lines of the logs directly in `folder`.
+    private static func starts(in folder: URL, current: String? = nil) -> [RunStart] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        let starts = names.filter { $0.hasSuffix(".jsonl") }.compactMap { name -> RunStart? in
+        return names.filter { $0.hasSuffix(".jsonl") }.compactMap { name -> RunStart? in
             let path = folder.appendingPathComponent(name).standardizedFileURL.path
             guard let first = LogFiles.firstLine(of: path), first.event == LogEvent.runStart
             else { return nil }
             return runStart(path: path, first: first, current: current)
         }
-        return select(starts)
+    }
+
+    /// Tasks not done in the job's other line of runs, which its history does not see: when
+    /// the history starts at a backfill (`run --window`), the runs over the job's own windows
+    /// before it; else the latest backfill, with its resumes and replays. A backfill is a run
+    /// of its own range: the next night starts the history afresh without it, and until then
+    /// the history is the backfill alone, so a failure of the other line went unsaid by
+    /// `--resume` and `report` (trials NN, PP). Its first log (the run `--resume LOG` names),
+    /// the count, and whether it is a backfill's.
+    static func otherLine(folder: URL, current: String? = nil) -> (
+        log: String, notDone: Int, backfill: Bool
+    )? {
+        let all = starts(in: folder, current: current)
+        let plain = all.filter { !$0.completesEarlier }.sorted {
+            ($0.time, $0.path) < ($1.time, $1.path)
+        }
+        guard let newest = plain.last else { return nil }
+        let logs: [String]
+        if newest.backfill {
+            logs = select(all.filter { !$0.backfill }).logs
+        } else if let backfill = plain.last(where: \.backfill) {
+            logs = [backfill.path] + LogFiles.continuations(of: [backfill.path], in: folder)
+        } else {
+            return nil
+        }
+        guard let first = logs.first else { return nil }
+        let notDone = TaskHistory.read(logs, warn: { _ in }).finals.count
+        return notDone > 0 ? (first, notDone, !newest.backfill) : nil
     }
 
     /// Whether a run started with `--once-per key` on `shard` (the whole job: `nil`) is among
@@ -120,7 +155,8 @@ struct JobHistory: Equatable {
             } ?? shard(fromName: URL(fileURLWithPath: path).lastPathComponent),
             walksAll: !first.resumedFrom.isEmpty && first.replayFrom == nil
                 && first.replayOf.isEmpty,
-            ended: path == current || LogFiles.endsWithRunEnd(path))
+            ended: path == current || LogFiles.endsWithRunEnd(path),
+            backfill: first.runFields?.window != nil)
     }
 
     /// Whether the run whose `run.start` is `first` completes earlier runs: a replay, a resume

@@ -14,7 +14,10 @@ enum ReportText {
     /// job file as the latest run named it), or `nil` when every task is done.
     static func nextStep(_ report: RunReport, repair: Repair? = nil) -> String? {
         let repair = repair ?? Repair(report)
-        guard !repair.complete else { return nil }
+        let other = report.otherLine.map { log, count, backfill in
+            "\(backfill ? "the latest backfill" : "the run over the job's own windows before the backfill") left \(count) task\(count == 1 ? "" : "s") not done: \(repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json") --resume \(ShellWord.quoted(log)) completes it"
+        }
+        guard !repair.complete else { return other.map { "next      " + $0 } }
         let what =
             repair.notDone > 0
             ? "\(repair.notDone) task\(repair.notDone == 1 ? "" : "s") not done"
@@ -32,6 +35,7 @@ enum ReportText {
             : " (it will not send again \(repair.heldWrites) failed write\(repair.heldWrites == 1 ? "" : "s") the server took or may have taken (answered 2xx, or no answer came): check the server, then name \(repair.heldWrites == 1 ? "it" : "each") with --task ID)"
         return
             "next      \(what): \(repair.command) runs what the history lacks\(held); \(repair.show) shows a task's attempts"
+            + (other.map { "; " + $0 } ?? "")
     }
 
     /// Whether the logs leave the job done, and the command that repairs it if not: the text

@@ -185,6 +185,13 @@ extension JobRunner {
             // The repair the summary offers would hold these: it says so.
             summary.repairHolds = WriteRule.heldOnRepair(log: begun.logURL)
         }
+        if job.tasks.contains(where: { $0.window != nil }), !source.isLogReplay,
+            !options.logToStandardOutput, !summary.logVanished
+        {
+            summary.otherLine = JobHistory.otherLine(
+                folder: options.logDirectory.appendingPathComponent(job.name),
+                current: begun.logURL.standardizedFileURL.path)
+        }
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")
         }
