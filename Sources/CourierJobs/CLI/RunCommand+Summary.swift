@@ -205,14 +205,7 @@ extension RunCommand {
                 unlisted: summary.unlisted, job: job, log: summary.logURL, shard: shard,
                 elsewhere: summary.missingElsewhere)
         }
-        if let (log, count, backfill) = summary.otherLine {
-            let resume = repairCommand(job, log: summary.logURL, resuming: log)
-            let which =
-                backfill
-                ? "the latest backfill" : "the run over the job's own windows before this backfill"
-            text +=
-                "; \(which) left \(count) task\(count == 1 ? "" : "s") not done (`\(resume)` completes it)"
-        }
+        text += otherLineNote(summary, job: job)
         if summary.recordsFailed > 0 {
             // The tasks were ok, and the run exits 1: say why where the counts are (trial V).
             let files =
@@ -245,6 +238,17 @@ extension RunCommand {
             }
         }
         return text
+    }
+
+    /// What the job's other line of runs left not done, and its repair (``RunSummary/otherLine``).
+    static func otherLineNote(_ summary: RunSummary, job: Job) -> String {
+        guard let (log, count, backfill) = summary.otherLine else { return "" }
+        let resume = repairCommand(job, log: summary.logURL, resuming: log)
+        let which =
+            backfill
+            ? "the latest backfill" : "the run over the job's own windows before this backfill"
+        return
+            "; \(which) left \(count) task\(count == 1 ? "" : "s") not done (`\(resume)` completes it)"
     }
 
     /// The command that runs what the job's history lacks, as it can be pasted in any
