@@ -248,6 +248,77 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-03"])
     }
 
+    @Test("a backfill's listing checkpoint older than a night's file: its resume starts at page 1")
+    func staleListingCheckpoint() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-listing")
+        let toggle = FixtureServer.uniqueKey("window-listing-toggle")
+        func put(_ records: [(Int, String, String)]) async throws {
+            let json = records.map {
+                #"{"id": \#($0.0), "updated_at": "\#($0.1)", "name": "\#($0.2)"}"#
+            }
+            var components = URLComponents(
+                url: space.server.url("/store/put"), resolvingAgainstBaseURL: false)!
+            components.queryItems = [URLQueryItem(name: "key", value: key)]
+            try await ProbeClient().post(
+                components.url!, json: Data("[\(json.joined(separator: ","))]".utf8))
+        }
+        func writeJob(end: String) throws {
+            // Pages of 2: day 1 is one page, day 2 two, whose second fails until the toggle.
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "day-{windowStart}", "path": "/store/items",
+                     "query": {"key": "\#(key)", "from": "{windowStart}", "before": "{windowEnd}", "size": "2",
+                               "fail_page": "2", "fail_until": "\#(toggle)"},
+                     "paginate": {"next": {"linkHeader": "next"}},
+                     "window": {"start": "2026-01-01T00:00:00Z", "end": "\#(end)", "step": "1d"},
+                     "records": {"from": "/items/*", "to": "items.jsonl", "write": "merge", "key": "/id"}}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try await put([
+            (1, "2026-01-01T01:00:00Z", "a"), (2, "2026-01-01T02:00:00Z", "b"),
+            (5, "2026-01-02T01:00:00Z", "e"), (6, "2026-01-02T02:00:00Z", "f"),
+            (7, "2026-01-02T03:00:00Z", "g"), (8, "2026-01-02T04:00:00Z", "h"),
+        ])
+        try writeJob(end: "2026-01-03T00:00:00Z")
+        // The first night: day 2's second page fails, and --resume completes the night.
+        #expect(try await space.run(backend: "curl").status == 1)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        #expect(try await space.run(["--resume"], backend: "curl").status == 0)
+        // A backfill with a new fault: day 2's first page is kept, its second fails.
+        let fault = FixtureServer.uniqueKey("window-listing-fault")
+        let job = space.folder.appendingPathComponent("job.json")
+        try String(contentsOf: job, encoding: .utf8).replacingOccurrences(of: toggle, with: fault)
+            .write(to: job, atomically: true, encoding: .utf8)
+        let backfill = try await space.run(
+            ["--window", "2026-01-01..2026-01-03"], backend: "curl")
+        #expect(backfill.status == 1, "\(backfill.stdout)")
+        let backfillLog = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        // Upstream, 6 moves to day 3 and changes; the night writes it.
+        try await put([(6, "2026-01-03T02:00:00Z", "f2"), (9, "2026-01-03T03:00:00Z", "i")])
+        try String(contentsOf: job, encoding: .utf8).replacingOccurrences(
+            of: "2026-01-03T00:00:00Z", with: "2026-01-04T00:00:00Z"
+        ).write(to: job, atomically: true, encoding: .utf8)
+        #expect(try await space.run(backend: "curl").status == 0)
+        // Trial PP: the resume went on from day 2's kept page, and 6 went back to "f".
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(fault)"))
+        let resumed = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path],
+            backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(resumed.stderr.contains("are older than their file"), "\(resumed.stderr)")
+        let lines = try String(
+            contentsOf: space.folder.appendingPathComponent("out/items.jsonl"), encoding: .utf8
+        ).split(separator: "\n")
+        #expect(lines.count == 7, "\(lines)")
+        #expect(
+            lines.contains { $0.contains(#""id":6"#) && $0.contains(#""name":"f2""#) }, "\(lines)")
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {

@@ -102,9 +102,10 @@ Routes (any method):
                               the next link absolute on that origin
   /store/put?key=K             (POST) upserts a JSON list of records ({"id", "updated_at", …});
                               {"id": I, "_remove": true} removes record I
-  /store/items?key=K[&since=S][&size=Z][&page=P][&fail_page=P][&hang_page=P][&fail_until=N]
-              [&hang_until=N]
-                              the records updated after S, in updated_at order, Z a page (Link
+  /store/items?key=K[&since=S][&from=F][&before=B][&size=Z][&page=P][&fail_page=P]
+              [&hang_page=P][&fail_until=N][&hang_until=N]
+                              the records updated after S (and at F or later, before B: a
+                              window), in updated_at order, Z a page (Link
                               rel=next); fail_page answers 500, hang_page sleeps 30 s first;
                               with fail_until / hang_until, only until /toggle/on?name=N (a
                               hang then ends when it is called, 300 s at most)
@@ -1097,9 +1098,11 @@ class Handler(BaseHTTPRequestHandler):
                     time.sleep(0.02)
             else:
                 time.sleep(30)
-        since = arg("since") or ""
+        since, start, before = arg("since") or "", arg("from") or "", arg("before") or ""
         with STORE_LOCK:
-            found = sorted((r for r in STORE.get(key, {}).values() if r["updated_at"] > since),
+            found = sorted((r for r in STORE.get(key, {}).values()
+                            if r["updated_at"] > since and r["updated_at"] >= start
+                            and (not before or r["updated_at"] < before)),
                            key=lambda r: (r["updated_at"], r["id"]))
         items = found[(page - 1) * size: page * size]
         headers = []

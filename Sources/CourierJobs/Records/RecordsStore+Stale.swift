@@ -44,6 +44,15 @@ extension RecordsStore {
         return stale
     }
 
+    /// Whether the file at `url` (a part, a listing's records) was last written before the
+    /// records file `target` was: what it holds may be older than the file's.
+    func isOlder(_ url: URL, than target: String) -> Bool {
+        guard let made = Self.modified(url.path),
+            let written = Self.modified(outputDir.appendingPathComponent(target).path)
+        else { return false }
+        return made.lexicographicallyPrecedes(written)
+    }
+
     /// When the file at `path` was last changed, as seconds and nanoseconds; `nil` when there
     /// is none.
     private static func modified(_ path: String) -> [Int]? {

@@ -83,14 +83,26 @@ extension JobRunner {
         if part != nil {
             guard let records = checkpoint.records else { return }
             let url = recordsStore.root.appendingPathComponent(records.file)
-            let digest = await files.run {
-                RecordsListingFile.digest(of: url, length: records.bytes)
+            let merged = task.records.flatMap { $0.rule.write == .merge ? $0.path : nil }
+            let (digest, older) = await files.run { [recordsStore] in
+                (
+                    RecordsListingFile.digest(of: url, length: records.bytes),
+                    merged.map { recordsStore.isOlder(url, than: $0) } ?? false
+                )
             }
             guard let digest, RecordsStore.hex(digest.hash) == records.hash,
                 digest.lines == records.count
             else {
                 note(
                     "task \(id): the records of its first \(checkpoint.pages.pages) pages are gone or changed since its checkpoint; it starts at page 1"
+                )
+                return
+            }
+            // Merged over the file a later run wrote, they could undo its newer records
+            // (trial PP: a night's update went back to a backfill's kept page).
+            guard !older else {
+                note(
+                    "task \(id): the records of its first \(checkpoint.pages.pages) pages, kept by run \(checkpoint.run), are older than their file, which a later run wrote; it starts at page 1"
                 )
                 return
             }
