@@ -470,6 +470,13 @@ struct WindowTests {
         #expect(
             replay.stderr.contains("3 tasks done by earlier runs not taken")
                 && replay.stderr.contains("--resume "), "\(replay.stderr)")
+        // Trial PP: the held file's reason said the task never ran, and its repair was
+        // `courier run --resume`, which completes the night.
+        #expect(
+            replay.stderr.contains("kept are older than the file")
+                && replay.stderr.contains(
+                    "--resume \(space.logs.path)/e2e/\(backfillLog)` fetches the others"),
+            "\(replay.stderr)")
         #expect(try String(contentsOf: file, encoding: .utf8) == night, "the file as it was")
         let resumed = try await space.run(
             ["--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path],

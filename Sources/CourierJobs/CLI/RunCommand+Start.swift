@@ -149,6 +149,7 @@ extension RunCommand {
         guard !stale.isEmpty else { return history }
         var history = history
         history.done.subtract(stale)
+        history.stale = stale
         let tasks = "\(stale.count) task\(stale.count == 1 ? "" : "s") done by earlier runs"
         let why =
             "the records kept for \(stale.count == 1 ? "it" : "them") are older than their file, which a later run wrote"

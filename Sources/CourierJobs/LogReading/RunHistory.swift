@@ -16,6 +16,9 @@ struct RunHistory: Sendable {
     var failedChecks: [DataCheckVerdict.Failure] = []
     /// What the earlier runs did with the job's writes (``WriteHistory``).
     var writes = WriteHistory()
+    /// Tasks the earlier runs did whose kept records are older than their file: no longer in
+    /// ``done``, so that a resume fetches them again (``RecordsStore/staleParts(of:runs:done:)``).
+    var stale: Set<UInt64> = []
 
     init(
         runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:], logs: [String] = []

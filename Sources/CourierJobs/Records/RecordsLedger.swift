@@ -61,11 +61,14 @@ final class RecordsLedger: Sendable {
 
     /// A task that writes `target` neither ran now nor was done before (a replay that did not
     /// select it): the file would miss its records.
-    func notRun(_ target: RecordsTarget, task: String) {
+    /// `stale`: it was done, but its kept records are older than the file.
+    func notRun(_ target: RecordsTarget, task: String, stale: Bool = false) {
         update(target) { entry in
             if entry.held == nil {
                 entry.held =
-                    "task \(task) neither ran in this replay nor was done by the logs it replays"
+                    stale
+                    ? "the records task \(task) kept are older than the file, which a later run wrote, and this replay does not send it"
+                    : "task \(task) neither ran in this replay nor was done by the logs it replays"
             }
         }
     }

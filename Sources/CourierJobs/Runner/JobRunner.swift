@@ -188,9 +188,18 @@ final class JobRunner: Sendable {
         // list, and nothing earlier in the run, is where to advance them.
         for file in outcome.committed { since?.release(file.tasks) }
         let limit = 10
+        // A replay's repair is a resume of the logs it replays: after a night, `--resume`
+        // alone completes the night (trial PP).
+        var resume = "courier run --resume"
+        if case .selection(_, let replayOf) = source, !replayOf.isEmpty,
+            let logs = options.history?.logs, !logs.isEmpty
+        {
+            resume = (["courier", "run", job.file.standardizedFileURL.path, "--resume"] + logs)
+                .map(ShellWord.quoted).joined(separator: " ")
+        }
         for (index, held) in outcome.held.enumerated() where index < limit {
             console.error(
-                "courier: \(job.outputDir)/\(held); the file is left as it was: any records of its tasks that ended ok wait in \(recordsStore.root.relativePath), and `courier run --resume` fetches the others and writes the file"
+                "courier: \(job.outputDir)/\(held); the file is left as it was: any records of its tasks that ended ok wait in \(recordsStore.root.relativePath), and `\(resume)` fetches the others and writes the file"
             )
         }
         if outcome.held.count > limit {

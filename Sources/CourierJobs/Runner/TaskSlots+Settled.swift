@@ -26,7 +26,8 @@ extension JobRunner {
         if settled {
             ledger.done(records, key: key)
         } else {
-            ledger.notRun(records, task: task.id)
+            ledger.notRun(
+                records, task: task.id, stale: options.history?.stale.contains(key) ?? false)
         }
         return settled
     }
