@@ -408,6 +408,11 @@ struct RunCommandTests {
         #expect(
             failed.stdout.contains("--resume --base-url \(space.server.baseURL.absoluteString)"),
             "\(failed.stdout)")
+        // The report's too, from the run's `run.start` (trial PP: it left it out).
+        let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
+        #expect(
+            report.stdout.contains("--resume --base-url \(space.server.baseURL.absoluteString)"),
+            "\(report.stdout)")
         let bad = try await space.run(["--base-url", "ftp://example.com"], backend: "curl")
         #expect(bad.status == 2)
         #expect(

@@ -35,7 +35,8 @@ struct RunLog: Sendable {
         tasks: Int? = nil,
         fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
         resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = [],
-        oncePer: String? = nil, window: String? = nil, trace: TraceSettings? = nil
+        oncePer: String? = nil, window: String? = nil, baseURL: String? = nil,
+        trace: TraceSettings? = nil
     ) throws {
         var fields: [(String, JSONWriter.Value)] = [
             ("event", .string(LogEvent.runStart)), ("ts", .string(Timestamp.rfc3339(Date()))),
@@ -56,6 +57,8 @@ struct RunLog: Sendable {
         if !only.isEmpty { fields.append(("only", .array(only.map { .string($0) }))) }
         if let oncePer { fields.append(("oncePer", .string(oncePer))) }
         if let window { fields.append(("window", .string(window))) }
+        // As the job's secrets allow: the same URL may be an `${env:…}` of the file.
+        if let baseURL { fields.append(("baseURL", .string(redactor.scrub(baseURL)))) }
         if let shard {
             fields.append(
                 ("shard", .object([("index", .int(shard.index)), ("count", .int(shard.count))])))

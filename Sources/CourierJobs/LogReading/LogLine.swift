@@ -106,6 +106,8 @@ struct LogLine: Sendable {
         var oncePer: String?
         /// `run.start` `window`: the `--window` range of a backfill, as given.
         var window: String?
+        /// `run.start` `baseURL`: `run --base-url`, which stood for the file's `baseURL`.
+        var baseURL: String?
         /// `run.start` `trace`: the run's trace id, and the caller's span it is a child of.
         var traceID: String?
         var parentSpanID: String?

@@ -47,6 +47,7 @@ extension LogLineScanner {
         if key.is("jobPath") { return string(into: &fields.runFields.jobPath) }
         if key.is("oncePer") { return string(into: &fields.runFields.oncePer) }
         if key.is("window") { return string(into: &fields.runFields.window) }
+        if key.is("baseURL") { return string(into: &fields.runFields.baseURL) }
         if key.is("fanOut") { return bool(into: &fields.runFields.fanOut) }
         if key.is("durationMs") { return number(into: &fields.runFields.durationMs) }
         if key.is("exitCode") { return number(into: &fields.runFields.exitCode) }

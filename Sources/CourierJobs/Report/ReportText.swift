@@ -15,7 +15,7 @@ enum ReportText {
     static func nextStep(_ report: RunReport, repair: Repair? = nil) -> String? {
         let repair = repair ?? Repair(report)
         let other = report.otherLine.map { log, count, backfill in
-            "\(backfill ? "the latest backfill" : "the run over the job's own windows before the backfill") left \(count) task\(count == 1 ? "" : "s") not done: \(repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json") --resume \(ShellWord.quoted(log)) completes it"
+            "\(backfill ? "the latest backfill" : "the run over the job's own windows before the backfill") left \(count) task\(count == 1 ? "" : "s") not done: \(repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json") --resume \(ShellWord.quoted(log))\(repair.baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? "") completes it"
         }
         guard !repair.complete else { return other.map { "next      " + $0 } }
         let what =
@@ -51,6 +51,8 @@ enum ReportText {
         var command: String
         /// `courier show` of a task not done, from the job file: what went wrong with it.
         var show: String
+        /// `run --base-url` of the latest run, which the repair names too.
+        var baseURL: String?
         /// Of ``notDone``, the writes that command would not send again (``WriteRule``): a 2xx
         /// answered them, or they went out without their key and no answer came.
         var heldWrites: Int
@@ -75,11 +77,11 @@ enum ReportText {
             noWholeRun = ReportText.lacksWholeRun(report.runTable.rows)
             // A replay of logs alone names no job file ("-", and in logs before it left its
             // path out, that made absolute): the job's own runs do.
-            let file =
-                report.runTable.rows.last {
-                    guard let file = $0.jobFile else { return false }
-                    return file != "-" && !file.hasSuffix("/-")
-                }?.jobFile
+            let latest = report.runTable.rows.last {
+                guard let file = $0.jobFile else { return false }
+                return file != "-" && !file.hasSuffix("/-")
+            }
+            let file = latest?.jobFile
             command =
                 file.map {
                     $0 == "<stdin>"
@@ -94,6 +96,10 @@ enum ReportText {
                 command +=
                     " \(ShellWord.quoted(URL(fileURLWithPath: backfill.file).standardizedFileURL.path))"
             }
+            // The server the latest run was sent to, when `--base-url` named it (trial PP:
+            // the report's repair went to the file's).
+            baseURL = latest?.baseURL
+            if let baseURL { command += " --base-url \(ShellWord.quoted(baseURL))" }
             // A task not done and the job file, when known (trial S: the HTML report said
             // `courier show LOG TASK`, words to fill in).
             let job = file.flatMap { $0 == "<stdin>" ? nil : ShellWord.quoted($0) } ?? "LOG"

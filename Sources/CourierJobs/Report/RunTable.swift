@@ -39,6 +39,8 @@ struct RunTable {
         var goesOnFrom: Set<String> = []
         /// A backfill's range (`run --window`), as its `run.start` logged it.
         var window: String? = nil
+        /// `run --base-url`, as its `run.start` logged it.
+        var baseURL: String? = nil
 
         var state: State {
             guard let end else { return .killed }
@@ -161,7 +163,7 @@ struct RunTable {
                     fanOut: fields.fanOut,
                     lastTime: line.time,
                     goesOnFrom: Set(line.replayOf + line.resumedFrom.map(Self.fileName)),
-                    window: fields.window))
+                    window: fields.window, baseURL: fields.baseURL))
             return
         }
         let row: Int

@@ -155,7 +155,8 @@ extension JobRunner {
             sha256: job.sha256, backend: backend,
             tasks: planned, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
             resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only,
-            oncePer: options.oncePer, window: options.window, trace: options.trace)
+            oncePer: options.oncePer, window: options.window,
+            baseURL: source.isLogReplay ? nil : job.baseURLOverride, trace: options.trace)
         return log
     }
 
