@@ -191,7 +191,7 @@ struct BenchModesTests {
             ],
             directory: space.folder)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("tasks[1] takes captured values"), "\(result.stderr)")
+        #expect(result.stderr.contains("task use takes captured values"), "\(result.stderr)")
         #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing of {token}")
 
         let closed = try await CourierBinary.run([

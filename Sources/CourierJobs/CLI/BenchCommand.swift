@@ -248,7 +248,8 @@ enum BenchCommand {
             // A task that takes a captured value ({token}, a fan-out's id) has no request
             // until the task that captures it runs, which bench does not do: sent as written,
             // `Bearer {token}` would measure 401s (a trial saw exactly that).
-            let waiting = job.tasks.filter(\.isDependent).map(\.path)
+            // Named by id, the name the job file gives (trial OO: `tasks[2]`).
+            let waiting = job.tasks.filter(\.isDependent).map { "task \($0.id)" }
             if !waiting.isEmpty {
                 Console.error(
                     "courier bench: \(waiting.joined(separator: ", ")) take\(waiting.count == 1 ? "s" : "") captured values, which bench never has (it sends each request as written and captures nothing): left out"
