@@ -73,6 +73,12 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-01", "day-2026-01-02"])
         let bad = try await space.run(["--window", "2026-02-01..2026-01-01"], backend: "curl")
         #expect(bad.status == 2 && bad.stderr.contains("--window expects START..END"))
+        // A range wholly in the future (trial NN: "0 tasks", exit 0, and a log).
+        let logs = try space.logLines().count
+        let ahead = try await space.run(["--window", "2099-01-01..2099-02-01"], backend: "curl")
+        #expect(ahead.status == 2, "\(ahead.stdout)\(ahead.stderr)")
+        #expect(ahead.stderr.contains("holds no window that has ended yet"), "\(ahead.stderr)")
+        #expect(try space.logLines().count == logs, "no run, no log")
         // Off the grid, the range is put on it: 12:00 on the 3rd to the 5th is days 3 and 4.
         let snapped = try await space.run(
             ["--window", "2026-01-03T12:00:00Z..2026-01-05"], backend: "curl")

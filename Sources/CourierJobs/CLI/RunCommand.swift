@@ -195,6 +195,14 @@ enum RunCommand {
         {
             return code
         }
+        // A backfill with no window over yet (a range in the future: a wrong year) would run
+        // nothing and say "0 tasks", exit 0 (trial NN).
+        if let window = parsed.window, options.resume == nil, total == 0 {
+            console.error(
+                "courier: \(job.name): --window \(window.text) holds no window that has ended yet (a window is fetched once it is over, less the task's lag); nothing was sent"
+            )
+            return CommandLineInterface.ExitCode.usage
+        }
         // A glob no task can match is refused before the plan or the run (exit 2): nothing
         // is sent or logged.
         let unmatchable = ReplaySelection.unmatchable(parsed.only, in: job)
