@@ -174,7 +174,7 @@ struct ReplayTests {
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("elsewhere")
         try space.writeJob(
-            tasks: #"{"id": "down", "path": "/flaky", "query": {"key": "\#(key)", "fail": "9"}}"#,
+            tasks: #"{"id": "down", "path": "/flaky", "query": {"key": "\#(key)", "fail": "99"}}"#,
             extra: #""retry": {"maxAttempts": 1},"#)
         _ = try await space.run(backend: "curl")
         let folder = space.logs.appendingPathComponent("e2e")
@@ -206,6 +206,15 @@ struct ReplayTests {
             directory: elsewhere)
         #expect(repair.status == 1, "\(repair.stdout)\(repair.stderr)")
         #expect(try await ServerHits.of(key, on: space.server).count > before, "sent again")
+        // With filters, the repair chooses the same tasks (trial OO: it dropped --status).
+        let filtered = try await CourierBinary.run(
+            ["replay", folder.path + "/", "--status", "5xx", "--task", "d*", "--no-progress"],
+            directory: elsewhere)
+        #expect(
+            filtered.stdout.contains(
+                "to repair: courier replay \(folder.standardizedFileURL.path) --status 5xx --task 'd*'"
+            ),
+            "\(filtered.stdout)")
     }
 
     @Test("filters pick by status, error kind and task glob; --all takes ok ones too")

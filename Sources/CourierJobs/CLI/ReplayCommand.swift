@@ -319,7 +319,9 @@ enum ReplayCommand {
                                 : ShellWord.quoted(
                                     URL(fileURLWithPath: $0).standardizedFileURL.path)
                         }
-                        .joined(separator: " ") + headers
+                        .joined(separator: " ")
+                        + options.filter.arguments.map { " " + ShellWord.quoted($0) }.joined()
+                        + headers
                     : nil
                 // "1 ok" of a failed page read as the listing done (trial U).
                 let note =

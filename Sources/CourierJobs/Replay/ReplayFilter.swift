@@ -18,6 +18,21 @@ struct ReplayFilter: Sendable {
     /// `--all`: every task, ok ones included.
     var all = false
 
+    /// The options that give this filter, as a command line names them: a repair that
+    /// replays the same logs must choose the same tasks (trial OO: it chose every failure).
+    var arguments: [String] {
+        var words: [String] = []
+        let statuses =
+            statusClasses.sorted().map { "\($0)xx" } + self.statuses.sorted().map(String.init)
+        if !statuses.isEmpty { words += ["--status", statuses.joined(separator: ",")] }
+        if !errorKinds.isEmpty {
+            words += ["--error-kind", errorKinds.sorted().joined(separator: ",")]
+        }
+        if let taskGlob { words += ["--task", taskGlob] }
+        if all { words.append("--all") }
+        return words
+    }
+
     /// Parses `5xx,429`.
     static func statuses(_ text: String) throws(UsageError) -> (Set<Int>, Set<Int>) {
         var exact: Set<Int> = []
