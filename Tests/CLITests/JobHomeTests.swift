@@ -232,6 +232,23 @@ struct JobHomeTests {
         #expect(layout.outputs.keys.contains("flaky.json"))
     }
 
+    /// A job of the same name with a file of its own in the working folder (its home) has
+    /// logs there that are not this job's: no refusal, and nothing of its moved (trial NN: the
+    /// refusal said to move the other job's history).
+    @Test("another job of the same name at home in the working folder is not taken for an old home")
+    func sameNameOtherJob() async throws {
+        let layout = try Layout()
+        defer { layout.remove() }
+        let other = layout.url("elsewhere/night.json")
+        try FileManager.default.copyItem(at: layout.jobFile, to: other)
+        let first = try await layout.courier(["run", "night.json"], from: layout.url("elsewhere"))
+        #expect(first.status != 2, "\(first.stdout)\(first.stderr)")
+        let run = try await layout.courier(
+            ["run", "../jobs/night.json"], from: layout.url("elsewhere"))
+        #expect(run.status != 2, "\(run.stdout)\(run.stderr)")
+        #expect(!run.stderr.contains("Either move them"), "\(run.stderr)")
+    }
+
     @Test("a run whose log is not in the home names --log-dir in its repair line")
     func repairLineKeepsLogFolder() async throws {
         let layout = try Layout()

@@ -14,6 +14,13 @@ enum OldHome {
     /// `logDirectoryGiven`: `--log-dir` named the log folder, so logs are where the user said.
     static func refusal(for job: Job, logDirectoryGiven: Bool) -> String? {
         guard !job.home.isWorkingFolder else { return nil }
+        // Logs of a job of the same name in another file are that job's (this folder is its
+        // home): moving them would move its history (trial NN).
+        if let other = jobPath(of: "logs/\(job.name)"),
+            other != job.file.standardizedFileURL.path
+        {
+            return nil
+        }
         var moves: [(from: String, to: String)] = []
         if !logDirectoryGiven {
             let old = "logs/\(job.name)"
@@ -34,6 +41,15 @@ enum OldHome {
         let here = FileManager.default.currentDirectoryPath
         return
             "this job's \(moves.map(\.from).joined(separator: " and ")) are in the working folder, where courier kept them before a job's outputs and logs lived in its home (\(job.home.folder)); nothing was sent. Either move them there: \(commands.joined(separator: "; ")); or make this folder the job's home, with \"home\": \"\(here)\" in the job file"
+    }
+
+    /// The job file the newest log in `folder` names (`run.start`'s `jobPath`); `nil` when
+    /// there is none, or it is from before courier logged it.
+    private static func jobPath(of folder: String) -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        guard let newest = names.filter({ $0.hasSuffix(".jsonl") }).max() else { return nil }
+        return LogFiles.firstLine(of: (folder as NSString).appendingPathComponent(newest))?
+            .runFields?.jobPath
     }
 
     /// Whether `folder` holds a log (`*.jsonl`).
