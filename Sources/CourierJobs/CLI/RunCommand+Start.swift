@@ -154,10 +154,9 @@ extension RunCommand {
         let why =
             "the records kept for \(stale.count == 1 ? "it" : "them") are older than their file, which a later run wrote"
         if let logs {
-            let file = job.file.standardizedFileURL.path
-            let resume = (["courier", "run", file, "--resume"] + logs).map(ShellWord.quoted)
+            let resume = JobRunner.resumeCommand(job, logs: logs)
             console.error(
-                "courier: \(job.name): \(tasks) not taken: \(why) (`\(resume.joined(separator: " "))` fetches them again)"
+                "courier: \(job.name): \(tasks) not taken: \(why) (`\(resume)` fetches them again)"
             )
         } else {
             console.error("courier: \(job.name): \(tasks) fetched again: \(why)")

@@ -5,6 +5,9 @@ import Courier
 enum LogErrorKind {
     /// A write a resume or replay did not send again (``WriteRule``): a `task.skipped` line.
     static let writeHeld = "writeHeld"
+    /// A task whose records failed: not extracted, or (a `task.skipped` line of a replay)
+    /// kept by an earlier run but older than their file, and not taken.
+    static let records = "records"
 
     /// Every kind a task's line may carry: the transports' (``HTTPError/Kind``) and the
     /// runner's own. `replay --error-kind` takes only these, so that a typo is refused rather
@@ -16,6 +19,6 @@ enum LogErrorKind {
             .unsupported,
         ].map(\.rawValue) + [
             "unexpectedStatus", "expectation", "responseAction", "capture", "pagination",
-            "records", "save", "token", "skipped", writeHeld, "invalidTask",
+            records, "save", "token", "skipped", writeHeld, "invalidTask",
         ]
 }

@@ -146,6 +146,7 @@ struct TaskHistory {
                 okRuns[key] = line.run
             }
         } else if done.contains(key), completingRuns.contains(line.run),
+            line.errorKind != LogErrorKind.records,
             !(chosen[line.run] ?? []).contains(where: { fnmatch($0, task, 0) == 0 })
         {
             // Sent again by a run that completes the one that did it, for what it captures

@@ -194,8 +194,7 @@ final class JobRunner: Sendable {
         if case .selection(_, let replayOf) = source, !replayOf.isEmpty,
             let logs = options.history?.logs, !logs.isEmpty
         {
-            resume = (["courier", "run", job.file.standardizedFileURL.path, "--resume"] + logs)
-                .map(ShellWord.quoted).joined(separator: " ")
+            resume = Self.resumeCommand(job, logs: logs)
         }
         for (index, held) in outcome.held.enumerated() where index < limit {
             console.error(

@@ -31,4 +31,28 @@ extension JobRunner {
         }
         return settled
     }
+
+    /// A task a replay did not choose whose records, kept by the run it replays, are older
+    /// than their file (``RunHistory/stale``): not done any more, and its line says so, so
+    /// that the history, the summaries and `report` count it until a resume fetches it again
+    /// (trial QQ: every one said "done" while the file lacked its records).
+    func staleRecords(of task: ExpandedTask, log: RunLog) {
+        guard let history = options.history, !history.stale.isEmpty, let records = task.records,
+            history.stale.contains(FNV1a.taskKey(job: job.name, task: task.id))
+        else { return }
+        let resume = Self.resumeCommand(job, logs: history.logs)
+        try? log.skipped(
+            task: task.id,
+            reason:
+                "the records it kept are older than \(records.path), which a later run wrote: not taken; `\(resume)` fetches it again",
+            kind: LogErrorKind.records)
+    }
+
+    /// `courier run JOB --resume LOG…`, every path absolute: pasted anywhere, it resumes these
+    /// logs (after a night, `--resume` alone would complete the night).
+    static func resumeCommand(_ job: Job, logs: [String]) -> String {
+        let paths = logs.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        return (["courier", "run", job.file.standardizedFileURL.path, "--resume"] + paths)
+            .map(ShellWord.quoted).joined(separator: " ")
+    }
 }

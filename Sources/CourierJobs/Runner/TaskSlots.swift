@@ -199,6 +199,7 @@ extension JobRunner {
             // fan-out children the run chose, found done (the login was sent for them).
             if capturing, slots.selection.wasDone(task.id) { handOnKept(of: task, slots) }
             if settledRecords(of: task, done: nil) { keepWindow(of: task) }
+            staleRecords(of: task, log: slots.log)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .hold(let reason, let general, let done, let found):
             if found { slots.progress.tasksFound(1) }
