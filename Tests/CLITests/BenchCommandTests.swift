@@ -273,6 +273,14 @@ struct BenchModesTests {
             "--rounds", "1", "--rate", "5", "--json",
         ])
         #expect(paced.status == 0, "\(paced.stderr)")
+        // Said as it is (trial QQ: "after a warm-up of 1000 requests" for a warm-up of 20).
+        let heading = try await CourierBinary.run([
+            "bench", server.url("/echo?key=\(warm)-h").absoluteString, "-n", "3", "-c", "4",
+            "--rounds", "1", "--rate", "5",
+        ])
+        #expect(
+            (heading.stdout + heading.stderr).contains("after a warm-up of 3 requests each"),
+            "\(heading.stdout)\(heading.stderr)")
         let times = try await ServerHits.of(warm, on: server).requests.map(\.time).sorted()
         #expect(times.count == 6, "3 to warm up, 3 measured")
         for (index, time) in times.prefix(3).enumerated() {

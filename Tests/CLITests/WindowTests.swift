@@ -101,7 +101,13 @@ struct WindowTests {
         let key = FixtureServer.uniqueKey("window-records")
         try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
         try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
-        #expect(try await space.run(backend: "curl").status == 1)
+        let failed = try await space.run(backend: "curl")
+        #expect(failed.status == 1)
+        // The held file's repair runs as printed (trial QQ: it lacked the job file).
+        let job = space.folder.appendingPathComponent("job.json").standardizedFileURL.path
+        #expect(
+            failed.stderr.contains("`courier run \(job) --resume` fetches the others"),
+            "\(failed.stderr)")
         try RecordsTests.set(key, Self.days(1...4), on: space.server)
         let resumed = try await space.run(["--resume"], backend: "curl")
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")

@@ -9,7 +9,8 @@ extension BenchCommand {
         let round =
             options.duration.map { "\(ReportText.format($0)) s" }
             ?? "\(options.count) request\(options.count == 1 ? "" : "s")"
-        let warmup = options.warmup ?? min(1_000, options.count)
+        // As the rounds are given it (trial QQ: "1000" of a paced warm-up of 20).
+        let warmup = options.warmup ?? defaultWarmup(options)
         let pace = options.rate.map { ", \(ReportText.format($0)) requests a second" } ?? ""
         return
             "courier bench: \(options.rounds) round\(options.rounds == 1 ? "" : "s") of \(round) a backend, \(options.concurrency) in flight\(pace), after a warm-up of \(warmup) request\(warmup == 1 ? "" : "s") each"

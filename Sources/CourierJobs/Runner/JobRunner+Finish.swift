@@ -272,7 +272,7 @@ extension JobRunner {
         } else if underway.vanished.withLock({ $0 }) {
             ledger.interrupted("the run stopped when its log was deleted")
         }
-        return await commitRecords(ledger, run: begun.runID)
+        return await commitRecords(ledger, run: begun.runID, log: begun.logURL)
     }
 
     /// Prunes what is gone, when only a whole run of the job with every task ok decides it.

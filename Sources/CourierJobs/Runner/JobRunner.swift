@@ -174,7 +174,7 @@ final class JobRunner: Sendable {
 
     /// Puts the run's records into their files (``RecordsCommit``) and says what it could not;
     /// returns how many files failed (the run then exits 1).
-    func commitRecords(_ ledger: RecordsLedger, run: String) async -> Int {
+    func commitRecords(_ ledger: RecordsLedger, run: String, log: URL) async -> Int {
         let commit = RecordsCommit(
             store: recordsStore, run: run,
             history: options.history.map { RecordsCommit.Earlier(runs: $0.runs, done: $0.done) },
@@ -188,9 +188,10 @@ final class JobRunner: Sendable {
         // list, and nothing earlier in the run, is where to advance them.
         for file in outcome.committed { since?.release(file.tasks) }
         let limit = 10
-        // A replay's repair is a resume of the logs it replays: after a night, `--resume`
-        // alone completes the night (trial PP).
-        var resume = "courier run --resume"
+        // The repair, as it runs when pasted (trial QQ: `courier run --resume` lacked the job
+        // file): a replay's is a resume of the logs it replays, a backfill's of its own log
+        // (after a night, `--resume` alone completes the night; trial PP).
+        var resume = Self.resumeCommand(job, logs: options.window != nil ? [log.path] : [])
         if case .selection(_, let replayOf) = source, !replayOf.isEmpty,
             let logs = options.history?.logs, !logs.isEmpty
         {

@@ -94,7 +94,7 @@ extension JobRunner {
                 digest.lines == records.count
             else {
                 note(
-                    "task \(id): the records of its first \(checkpoint.pages.pages) pages are gone or changed since its checkpoint; it starts at page 1"
+                    "task \(id): the records of its first \(Self.pages(checkpoint.pages.pages)) are gone or changed since its checkpoint; it starts at page 1"
                 )
                 return
             }
@@ -102,7 +102,7 @@ extension JobRunner {
             // (trial PP: a night's update went back to a backfill's kept page).
             guard !older else {
                 note(
-                    "task \(id): the records of its first \(checkpoint.pages.pages) pages, kept by run \(checkpoint.run), are older than their file, which a later run wrote; it starts at page 1"
+                    "task \(id): the records of its first \(Self.pages(checkpoint.pages.pages)), kept by run \(checkpoint.run), are older than their file, which a later run wrote; it starts at page 1"
                 )
                 return
             }
@@ -124,6 +124,9 @@ extension JobRunner {
             "task \(id) goes on from page \(done + 1): \(done == 1 ? "page 1 was" : "pages 1-\(done) were") kept by run \(checkpoint.run)"
         )
     }
+
+    /// `page` or `N pages`.
+    static func pages(_ count: Int) -> String { count == 1 ? "page" : "\(count) pages" }
 
     /// After a good page that leads to another, once its line is logged (and handed to the
     /// system: a page the checkpoint covers is never without its line, even after a kill -9):

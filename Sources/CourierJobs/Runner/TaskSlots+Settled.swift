@@ -48,11 +48,13 @@ extension JobRunner {
             kind: LogErrorKind.records)
     }
 
-    /// `courier run JOB --resume LOG…`, every path absolute: pasted anywhere, it resumes these
-    /// logs (after a night, `--resume` alone would complete the night).
+    /// `courier run JOB --resume LOG… [--base-url URL]`, every path absolute: pasted anywhere,
+    /// it resumes these logs (after a night, `--resume` alone would complete the night) on the
+    /// same server.
     static func resumeCommand(_ job: Job, logs: [String]) -> String {
         let paths = logs.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-        return (["courier", "run", job.file.standardizedFileURL.path, "--resume"] + paths)
+        let base = job.baseURLOverride.map { ["--base-url", $0] } ?? []
+        return (["courier", "run", job.file.standardizedFileURL.path, "--resume"] + paths + base)
             .map(ShellWord.quoted).joined(separator: " ")
     }
 }
