@@ -408,6 +408,28 @@ struct RunCommandTests {
         #expect(
             failed.stdout.contains("--resume --base-url \(space.server.baseURL.absoluteString)"),
             "\(failed.stdout)")
+        // A resume or a replay --job without it goes to the same server, and says so (trial
+        // QQ: they went to the file's).
+        let hitsBefore = try await ServerHits.of(key, on: space.server).count
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.stderr.contains("sent to --base-url"), "\(resumed.stderr)")
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().first)
+        let replayed = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job",
+                "job.json", "--all", "--no-progress",
+            ], directory: space.folder)
+        #expect(replayed.stderr.contains("against --base-url"), "\(replayed.stderr)")
+        #expect(
+            try await ServerHits.of(key, on: space.server).count == hitsBefore + 1,
+            "the replay's a.json went to the fixture")
+        let logOnly = try await CourierBinary.run(
+            ["replay", "logs", "--base-url", space.server.baseURL.absoluteString],
+            directory: space.folder)
+        #expect(logOnly.status == 2 && logOnly.stderr.contains("--base-url needs --job"))
         // The report's too, from the run's `run.start` (trial PP: it left it out).
         let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
         #expect(

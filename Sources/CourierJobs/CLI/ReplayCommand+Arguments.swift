@@ -60,10 +60,21 @@ extension ReplayCommand {
             options.run.logDirectory = URL(fileURLWithPath: folder)
             options.logDirectoryGiven = true
         }
+        if let base = try parser.option("--base-url") {
+            if let problem = HARImport.baseURLProblem(base) {
+                throw UsageError("replay: --base-url \(problem)")
+            }
+            options.baseURL = base
+        }
         options.run.quiet = parser.flag("--quiet")
         options.run.progress = !parser.flag("--no-progress")
         options.logs = parser.positionals()
         try parser.finish()
+        if options.baseURL != nil, options.jobPath == nil {
+            throw UsageError(
+                "replay: --base-url needs --job (a replay from the log alone sends the logged URLs)"
+            )
+        }
         guard !options.logs.isEmpty || options.jobPath != nil else {
             throw UsageError(
                 "replay: missing LOG.jsonl (or --job JOB.json, whose history is read); see 'courier replay --help'"

@@ -38,27 +38,38 @@ extension ReplayCommand {
         return false
     }
 
-    /// A backfill (`run --window`) is replayed with the job read with its range, which the
-    /// replayed run logged, as `run --resume` reads it (``RunCommand/resumedWindow``). Read
-    /// with its own windows, the job's tasks were not the backfill's: the records file was held
-    /// for a window outside the range, and the replay said every task was done (trial JJ).
-    /// Reads `job` again with the window the first replayed log's run logged, if it logged
-    /// one; an exit code when the job no longer reads.
+    /// A backfill (`run --window`) is replayed with the job read with its range, and a run
+    /// sent with `run --base-url` against that server, as the replayed run logged them, as
+    /// `run --resume` reads them (``RunCommand/resumedWindow``). Read with its own windows,
+    /// the job's tasks were not the backfill's: the records file was held for a window outside
+    /// the range, and the replay said every task was done (trial JJ); read with its file's
+    /// `baseURL`, the replay went to another server (trial QQ). Reads `job` again when the
+    /// first replayed log's run logged either; an exit code when the job no longer reads.
     static func backfillWindow(
         _ job: inout Job?, path: String, options: inout Options, console: Console
     ) -> Int32? {
         guard job != nil, let first = options.logs.first,
-            let start = LogFiles.firstLine(of: first), let logged = start.runFields?.window,
-            let window = WindowOverride(logged)
+            let start = LogFiles.firstLine(of: first), let fields = start.runFields
         else { return nil }
+        let window = fields.window.flatMap(WindowOverride.init)
+        let base = options.baseURL == nil ? fields.baseURL : nil
+        guard window != nil || base != nil else { return nil }
+        if let base { options.baseURL = base }
         guard let reloaded = loadJob(path, options: options, window: window) else {
             return CommandLineInterface.ExitCode.usage
         }
         job = reloaded
-        options.run.window = logged
-        console.error(
-            "courier: \(reloaded.name): replaying run \(start.run), the backfill --window \(logged)"
-        )
+        if let logged = fields.window {
+            options.run.window = logged
+            console.error(
+                "courier: \(reloaded.name): replaying run \(start.run), the backfill --window \(logged)"
+            )
+        }
+        if let base {
+            console.error(
+                "courier: \(reloaded.name): replaying run \(start.run) against --base-url \(base), as it was sent"
+            )
+        }
         return nil
     }
 

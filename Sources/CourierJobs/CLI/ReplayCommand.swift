@@ -2,12 +2,13 @@ import Courier
 import Foundation
 
 /// `courier replay LOG... [--job JOB.json] [--all] [--status …] [--error-kind …] [--task GLOB]
-/// [--header 'Name: value'] [--pace asap|logged] [--speed X] [--dry-run] [--format plan|curl]
+/// [--base-url URL] [--header 'Name: value'] [--pace asap|logged] [--speed X] [--dry-run] [--format plan|curl]
 /// [--backend …] [--concurrency N] [--log-dir DIR] [--quiet] [--no-progress]`
 enum ReplayCommand {
     static let usage = """
         Usage: courier replay LOG.jsonl... [--job JOB.json] [--all] [--status 5xx,429]
-                              [--error-kind timeout,connect] [--task GLOB] [--header 'Name: value']
+                              [--error-kind timeout,connect] [--task GLOB] [--base-url URL]
+                              [--header 'Name: value']
                               [--pace asap|logged] [--speed X] [--dry-run] [--format plan|curl]
                               [--backend curl|urlsession] [--concurrency N] [--log-dir DIR]
                               [--quiet] [--no-progress]
@@ -23,6 +24,8 @@ enum ReplayCommand {
           --status, --error-kind
                          only tasks that ended with one of these statuses or error kinds
           --task GLOB    only task ids that match
+          --base-url URL with --job: the job's baseURL, as `run --base-url` (default: the
+                         one the replayed run was sent to, if it had one)
           --header       a value for a header the log redacted (repeatable)
           --pace logged  keep the logged gaps between requests, divided by --speed (default 1)
           --dry-run      print what would be sent (--format plan, or curl commands) and send nothing
@@ -44,6 +47,8 @@ enum ReplayCommand {
         /// Whether `--log-dir` named the log folder; else it is the job's home's `logs/`, or
         /// for a replay without `--job`, the folder of the logs replayed.
         var logDirectoryGiven = false
+        /// `--base-url`, or the one the replayed run was sent to (its `run.start`).
+        var baseURL: String?
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -126,7 +131,8 @@ enum ReplayCommand {
     static func loadJob(_ path: String, options: Options, window: WindowOverride? = nil) -> Job? {
         let job: Job
         do {
-            job = try JobDecoder.load(URL(fileURLWithPath: path), window: window)
+            job = try JobDecoder.load(
+                URL(fileURLWithPath: path), baseURL: options.baseURL, window: window)
             _ = try JobValidator.validate(job)
         } catch {
             for line in error.errors { Console.error("courier: \(line)") }

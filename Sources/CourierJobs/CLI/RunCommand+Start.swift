@@ -208,6 +208,44 @@ extension RunCommand {
         return nil
     }
 
+    /// A resume completes the run it resumes as it ran: over its backfill's window, against
+    /// its `--base-url` (``resumedWindow``, ``resumedBaseURL``).
+    static func resumedSettings(
+        _ job: inout Job, total: inout Int, arguments: RunArguments, options: inout RunOptions,
+        console: Console
+    ) async -> Int32? {
+        if let code = await resumedWindow(
+            &job, total: &total, arguments: arguments, options: &options, console: console)
+        {
+            return code
+        }
+        return await resumedBaseURL(
+            &job, total: &total, arguments: arguments, options: options, console: console)
+    }
+
+    /// A `--resume` of a run sent with `--base-url` goes to the same server when the command
+    /// line names none (trial QQ: a repair without it went to the file's `baseURL`). The job
+    /// is read again with it; an exit code when it no longer reads.
+    static func resumedBaseURL(
+        _ job: inout Job, total: inout Int, arguments: RunArguments, options: RunOptions,
+        console: Console
+    ) async -> Int32? {
+        guard arguments.baseURL == nil, let first = options.resume?.logs.first,
+            let start = LogFiles.firstLine(of: first), let base = start.runFields?.baseURL
+        else { return nil }
+        var again = arguments
+        again.baseURL = base
+        again.window = options.window.flatMap(WindowOverride.init) ?? arguments.window
+        guard let (reloaded, count) = await loadJob(again, console: console) else {
+            return CommandLineInterface.ExitCode.usage
+        }
+        (job, total) = (reloaded, count)
+        console.error(
+            "courier: \(job.name): --resume completes run \(start.run), sent to --base-url \(base)"
+        )
+        return nil
+    }
+
     /// A run refused before it started (exit 2): the job's failure ping says so at once.
     static func pingRefusal(_ job: Job, backend: Backend?, console: Console, reason: String) async {
         guard let notify = job.notify else { return }

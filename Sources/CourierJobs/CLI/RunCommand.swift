@@ -185,7 +185,7 @@ enum RunCommand {
         {
             return code
         }
-        if let code = await resumedWindow(
+        if let code = await resumedSettings(
             &job, total: &total, arguments: parsed, options: &options, console: console)
         {
             return code
