@@ -501,6 +501,8 @@ struct WindowTests {
             report.stdout.contains("the latest backfill left 3 tasks not done")
                 && report.stdout.contains("--resume \(space.logs.path)/e2e/\(backfillLog)"),
             "\(report.stdout)")
+        // They are the backfill's, not the night's, whose `--resume` would not send them.
+        #expect(!report.stdout.contains("next      3 tasks not done"), "\(report.stdout)")
         let resumed = try await space.run(
             ["--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path],
             backend: "curl")

@@ -167,8 +167,15 @@ struct JobHistory: Equatable {
 
     /// The rule, as a pure function of the runs' first lines.
     static func select(_ starts: [RunStart]) -> JobHistory {
-        let ordered = starts.sorted { ($0.time, $0.path) < ($1.time, $1.path) }
+        var ordered = starts.sorted { ($0.time, $0.path) < ($1.time, $1.path) }
         let plain = ordered.filter { !$0.completesEarlier }
+        // A resume or replay of a backfill completes the backfill, not the night after it,
+        // and one of a night completes the night, not a backfill after it: each is of the
+        // other line (``otherLine(folder:current:)``; trial QQ: a replay of a backfill's log
+        // put its tasks among the night's, and `--resume` alone was named their repair).
+        if let newest = plain.last {
+            ordered.removeAll { $0.completesEarlier && $0.backfill != newest.backfill }
+        }
         // A resume of the whole job that ended walked every task: whole from then on, what
         // came before it.
         func wholeResume(since start: Double) -> Bool {
