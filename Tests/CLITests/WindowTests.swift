@@ -316,7 +316,15 @@ struct WindowTests {
             of: "2026-01-03T00:00:00Z", with: "2026-01-04T00:00:00Z"
         ).write(to: job, atomically: true, encoding: .utf8)
         #expect(try await space.run(backend: "curl").status == 0)
-        // Trial PP: the resume went on from day 2's kept page, and 6 went back to "f".
+        // Trial PP: the resume went on from day 2's kept page, and 6 went back to "f". Its
+        // plan says it starts at page 1.
+        let plan = try await space.run(
+            [
+                "--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path,
+                "--dry-run",
+            ],
+            backend: "curl")
+        #expect(!plan.stdout.contains("goes on from page"), "\(plan.stdout)")
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(fault)"))
         let resumed = try await space.run(
             ["--resume", space.logs.appendingPathComponent("e2e/\(backfillLog)").path],

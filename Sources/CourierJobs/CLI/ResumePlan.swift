@@ -172,7 +172,8 @@ enum ResumePlan {
     /// Where a paginated task's checkpoint has the resume go on (``ListingCheckpoint``): the
     /// page, the run that kept it and the page's request; `nil` when it starts at page 1 (no
     /// checkpoint, or one made for another first request). The run checks the records it
-    /// kept too, and starts at page 1 should they have changed.
+    /// kept too, and starts at page 1 should they have changed, or be older than their
+    /// `merge` file (as here: a plan that said "goes on" for those misled, trial PP).
     static func checkpoint(of task: ExpandedTask, job: Job) -> (Int, String, HTTPRequest)? {
         guard let rule = task.paginate, !task.conditional,
             case .success(let checkpoint)? = ListingCheckpoints(
@@ -183,6 +184,14 @@ enum ResumePlan {
             let (_, request) = try? Paginator.resuming(
                 checkpoint.pages, rule: rule, first: task.request)
         else { return nil }
+        if let target = task.records, target.rule.write == .merge,
+            let records = checkpoint.records
+        {
+            let store = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
+            if store.isOlder(store.root.appendingPathComponent(records.file), than: target.path) {
+                return nil
+            }
+        }
         return (checkpoint.pages.pages + 1, checkpoint.run, request)
     }
 
