@@ -90,7 +90,7 @@ enum ReportHTML {
         for row in table.rows {
             let outcome = escape(ReportText.outcome(row))
             html +=
-                "<tr><td>\(escape(row.run))</td><td>\(ReportTime.display(row.start))</td><td>\(escape(ReportText.duration(row)))</td><td>\(row.kind)</td><td>\(row.shard ?? "-")</td>"
+                "<tr><td>\(escape(row.run))</td><td>\(ReportTime.display(row.start))</td><td>\(escape(ReportText.duration(row)))</td><td>\(row.shownKind)</td><td>\(row.shard ?? "-")</td>"
                 + (row.state == .killed
                     ? "<td class=\"text fail\">\(outcome)</td></tr>"
                     : "<td class=\"text\">\(outcome)</td></tr>")

@@ -5,7 +5,7 @@ enum ReportText {
     /// A killed run, and what went on from it: a resume or replay after it, or nothing yet.
     static func unfinished(_ row: RunTable.Row, in table: RunTable) -> String {
         let after =
-            table.continuation(of: row).map { "; the \($0.kind) \($0.run) went on from it" }
+            table.continuation(of: row).map { "; the \($0.shownKind) \($0.run) went on from it" }
             ?? ""
         return "unfinished run \(row.run) (\(row.file)): \(row.killedSummary)\(after)"
     }
@@ -261,7 +261,7 @@ enum ReportText {
         for row in table.rows {
             lines.append(
                 "  " + pad(row.run, 10) + pad(ReportTime.display(row.start), 22)
-                    + pad(duration(row), 10, right: true) + "  " + pad(row.kind, 8)
+                    + pad(duration(row), 10, right: true) + "  " + pad(row.shownKind, 8)
                     + pad(row.shard ?? "-", 7) + outcome(row))
         }
         return lines

@@ -39,6 +39,8 @@ struct RunTable {
         var goesOnFrom: Set<String> = []
         /// A backfill's range (`run --window`), as its `run.start` logged it.
         var window: String? = nil
+        /// ``kind`` as the tables show it: a backfill (a plain run with a range) says so.
+        var shownKind: String { kind == "run" && window != nil ? "backfill" : kind }
         /// `run --base-url`, as its `run.start` logged it.
         var baseURL: String? = nil
 
