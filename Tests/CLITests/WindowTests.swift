@@ -432,7 +432,7 @@ struct WindowTests {
         let backfillRun = String(backfillLog.dropLast(".jsonl".count).suffix(8))
         #expect(
             afterNight.stdout.split(separator: "\n").contains {
-                $0.hasPrefix("    \(backfillRun)") && $0.contains(" backfill ")
+                $0.contains("\(backfillRun)  ") && $0.contains(" backfill ")
             }, "its runs table says which run it was: \(afterNight.stdout)")
         // Trial LL: that night's commit removed the backfill's held records, and the resume
         // then sent day 3 alone, said every task was done, and the file lacked day 1's change.

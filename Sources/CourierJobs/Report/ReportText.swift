@@ -256,12 +256,12 @@ enum ReportText {
     static func runTable(_ table: RunTable) -> [String] {
         var lines = [
             "runs        " + pad("start (UTC)", 22) + pad("duration", 10, right: true) + "  "
-                + pad("kind", 8) + pad("shard", 7) + "tasks"
+                + pad("kind", 10) + pad("shard", 7) + "tasks"
         ]
         for row in table.rows {
             lines.append(
                 "  " + pad(row.run, 10) + pad(ReportTime.display(row.start), 22)
-                    + pad(duration(row), 10, right: true) + "  " + pad(row.shownKind, 8)
+                    + pad(duration(row), 10, right: true) + "  " + pad(row.shownKind, 10)
                     + pad(row.shard ?? "-", 7) + outcome(row))
         }
         return lines
