@@ -242,7 +242,7 @@ struct WindowTests {
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-02"], backend: "curl")
         #expect(backfill.status == 0, "\(backfill.stdout)")
         #expect(
-            backfill.stdout.contains("before this backfill left 1 task not done")
+            backfill.stdout.contains("before the backfill left 1 task not done")
                 && backfill.stdout.contains("--resume \(space.logs.path)/e2e/\(night)"),
             "\(backfill.stdout)")
         let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
@@ -251,7 +251,7 @@ struct WindowTests {
                 && report.stdout.contains("e2e/\(night)"), "\(report.stdout)")
         let resumed = try await space.run(["--resume"], backend: "curl")
         #expect(
-            resumed.stdout.contains("before this backfill left 1 task not done"),
+            resumed.stdout.contains("before the backfill left 1 task not done"),
             "\(resumed.stdout)")
         try RecordsTests.set(key, Self.days(1...4), on: space.server)
         let repair = try await space.run(
@@ -339,6 +339,85 @@ struct WindowTests {
             lines.contains { $0.contains(#""id":6"#) && $0.contains(#""name":"f2""#) }, "\(lines)")
     }
 
+    @Test("two failed backfills and a night: each is named until repaired, in JSON too")
+    func twoFailedBackfills() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-two")
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 0)
+        func newestLog() throws -> String {
+            try #require(
+                try FileManager.default.contentsOfDirectory(
+                    atPath: space.logs.appendingPathComponent("e2e").path
+                ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        }
+        try RecordsTests.set(key, Self.days(1...4, except: 2), on: space.server)
+        #expect(
+            try await space.run(["--window", "2026-01-01..2026-01-03"], backend: "curl").status == 1
+        )
+        let first = try newestLog()
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        #expect(
+            try await space.run(["--window", "2026-01-03..2026-01-05"], backend: "curl").status == 1
+        )
+        let second = try newestLog()
+        // Trial RR: the night named the second alone, and once it was repaired, nothing did.
+        try RecordsTests.set(key, Self.days(1...5, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-06", records: true)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 0, "\(night.stdout)")
+        for (window, log) in [
+            ("2026-01-01..2026-01-03", first), ("2026-01-03..2026-01-05", second),
+        ] {
+            #expect(
+                night.stdout.contains("the backfill --window \(window) left 1 task not done")
+                    && night.stdout.contains(log), "\(night.stdout)")
+        }
+        let json = try await CourierBinary.run(
+            ["report", "job.json", "--json"], directory: space.folder)
+        let object =
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let report = try #require((object?["jobs"] as? [[String: Any]])?.first)
+        #expect(report["complete"] as? Bool == false, "\(json.stdout)")
+        #expect((report["otherLines"] as? [[String: Any]])?.count == 2, "\(json.stdout)")
+        // The second repaired: the first is still named; then both.
+        try RecordsTests.set(key, Self.days(1...5), on: space.server)
+        let repairSecond = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(second)").path], backend: "curl")
+        #expect(repairSecond.status == 0, "\(repairSecond.stdout)\(repairSecond.stderr)")
+        #expect(repairSecond.stdout.contains(first), "\(repairSecond.stdout)")
+        #expect(!repairSecond.stdout.contains(second), "\(repairSecond.stdout)")
+        let repairFirst = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(first)").path], backend: "curl")
+        #expect(repairFirst.status == 0, "\(repairFirst.stdout)\(repairFirst.stderr)")
+        let done = try await CourierBinary.run(
+            ["report", "job.json", "--json"], directory: space.folder)
+        #expect(done.stdout.contains(#""complete":true"#), "\(done.stdout)")
+        #expect(
+            try String(
+                contentsOf: space.folder.appendingPathComponent("out/days.jsonl"), encoding: .utf8)
+                == (1...5).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined())
+    }
+
+    @Test("a backfill that fetched a failed night's window: the night is not said to be not done")
+    func backfillCoversTheNight() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-covers")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05")
+        #expect(try await space.run(backend: "curl").status == 1, "day 3 fails")
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        // Trial RR: its summary and report named the night's repair, which did nothing.
+        let backfill = try await space.run(["--window", "2026-01-02..2026-01-04"], backend: "curl")
+        #expect(backfill.status == 0, "\(backfill.stdout)")
+        #expect(!backfill.stdout.contains("not done"), "\(backfill.stdout)")
+        let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
+        #expect(!report.stdout.contains("not done"), "\(report.stdout)")
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {
@@ -421,13 +500,15 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-05"])
         // The night names the backfill it leaves unrepaired (trial PP: it went unsaid).
         #expect(
-            night.stdout.contains("the latest backfill left 1 task not done")
+            night.stdout.contains(
+                "the backfill --window 2026-01-01..2026-01-05 left 1 task not done")
                 && night.stdout.contains("--resume \(space.logs.path)/e2e/\(backfillLog)"),
             "\(night.stdout)")
         let afterNight = try await CourierBinary.run(
             ["report", "job.json"], directory: space.folder)
         #expect(
-            afterNight.stdout.contains("the latest backfill left 1 task not done")
+            afterNight.stdout.contains(
+                "the backfill --window 2026-01-01..2026-01-05 left 1 task not done")
                 && afterNight.stdout.contains("e2e/\(backfillLog)"), "\(afterNight.stdout)")
         let backfillRun = String(backfillLog.dropLast(".jsonl".count).suffix(8))
         #expect(
@@ -511,7 +592,8 @@ struct WindowTests {
         // next night and --resume said every task was done, the file without their records).
         let report = try await CourierBinary.run(["report", "job.json"], directory: space.folder)
         #expect(
-            report.stdout.contains("the latest backfill left 3 tasks not done")
+            report.stdout.contains(
+                "the backfill --window 2026-01-01..2026-01-05 left 3 tasks not done")
                 && report.stdout.contains("--resume \(space.logs.path)/e2e/\(backfillLog)"),
             "\(report.stdout)")
         // They are the backfill's, not the night's, whose `--resume` would not send them.

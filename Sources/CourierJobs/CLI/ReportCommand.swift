@@ -162,7 +162,7 @@ enum ReportCommand {
             if let file = reports[name]?.runTable.rows.last?.file, file != "(stdin)" {
                 let folder = URL(fileURLWithPath: file).deletingLastPathComponent()
                 if folder.lastPathComponent == name {
-                    reports[name]?.otherLine = JobHistory.otherLine(folder: folder)
+                    reports[name]?.otherLines = JobHistory.otherLines(folder: folder)
                 }
             }
             return reports[name]

@@ -240,15 +240,16 @@ extension RunCommand {
         return text
     }
 
-    /// What the job's other line of runs left not done, and its repair (``RunSummary/otherLine``).
+    /// What the job's other lines of runs left not done, and their repairs
+    /// (``RunSummary/otherLines``): three at most, the rest counted.
     static func otherLineNote(_ summary: RunSummary, job: Job) -> String {
-        guard let (log, count, backfill) = summary.otherLine else { return "" }
-        let resume = repairCommand(job, log: summary.logURL, resuming: log)
-        let which =
-            backfill
-            ? "the latest backfill" : "the run over the job's own windows before this backfill"
-        return
-            "; \(which) left \(count) task\(count == 1 ? "" : "s") not done (`\(resume)` completes it)"
+        let shown = summary.otherLines.prefix(3).map {
+            "; " + $0.note(resume: repairCommand(job, log: summary.logURL, resuming: $0.log))
+        }
+        let more = summary.otherLines.count - shown.count
+        return shown.joined()
+            + (more > 0
+                ? "; \(more) more backfills left tasks not done (courier report lists them)" : "")
     }
 
     /// The command that runs what the job's history lacks, as it can be pasted in any

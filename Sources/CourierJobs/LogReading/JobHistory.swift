@@ -29,9 +29,10 @@ struct JobHistory: Equatable {
         /// Its log ends with `run.end` (or it is the run now ending): a killed run's does not,
         /// and the tasks it never reached have no line.
         var ended = true
-        /// A backfill (`run --window`), or a resume or replay of one: its `run.start` logs
-        /// the range.
-        var backfill = false
+        /// A backfill's range (`run --window`), for it and a resume or replay of it: its
+        /// `run.start` logs it.
+        var window: String? = nil
+        var backfill: Bool { window != nil }
     }
 
     /// How many of the job's tasks the logs in `folder` leave not done (their final line is
@@ -69,7 +70,7 @@ struct JobHistory: Equatable {
     }
 
     /// The first lines of the logs directly in `folder`.
-    private static func starts(in folder: URL, current: String? = nil) -> [RunStart] {
+    static func starts(in folder: URL, current: String? = nil) -> [RunStart] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.filter { $0.hasSuffix(".jsonl") }.compactMap { name -> RunStart? in
             let path = folder.appendingPathComponent(name).standardizedFileURL.path
@@ -77,34 +78,6 @@ struct JobHistory: Equatable {
             else { return nil }
             return runStart(path: path, first: first, current: current)
         }
-    }
-
-    /// Tasks not done in the job's other line of runs, which its history does not see: when
-    /// the history starts at a backfill (`run --window`), the runs over the job's own windows
-    /// before it; else the latest backfill, with its resumes and replays. A backfill is a run
-    /// of its own range: the next night starts the history afresh without it, and until then
-    /// the history is the backfill alone, so a failure of the other line went unsaid by
-    /// `--resume` and `report` (trials NN, PP). Its first log (the run `--resume LOG` names),
-    /// the count, and whether it is a backfill's.
-    static func otherLine(folder: URL, current: String? = nil) -> (
-        log: String, notDone: Int, backfill: Bool
-    )? {
-        let all = starts(in: folder, current: current)
-        let plain = all.filter { !$0.completesEarlier }.sorted {
-            ($0.time, $0.path) < ($1.time, $1.path)
-        }
-        guard let newest = plain.last else { return nil }
-        let logs: [String]
-        if newest.backfill {
-            logs = select(all.filter { !$0.backfill }).logs
-        } else if let backfill = plain.last(where: \.backfill) {
-            logs = [backfill.path] + LogFiles.continuations(of: [backfill.path], in: folder)
-        } else {
-            return nil
-        }
-        guard let first = logs.first else { return nil }
-        let notDone = TaskHistory.read(logs, warn: { _ in }).finals.count
-        return notDone > 0 ? (first, notDone, !newest.backfill) : nil
     }
 
     /// Whether a run started with `--once-per key` on `shard` (the whole job: `nil`) is among
@@ -156,7 +129,7 @@ struct JobHistory: Equatable {
             walksAll: !first.resumedFrom.isEmpty && first.replayFrom == nil
                 && first.replayOf.isEmpty,
             ended: path == current || LogFiles.endsWithRunEnd(path),
-            backfill: first.runFields?.window != nil)
+            window: first.runFields?.window)
     }
 
     /// Whether the run whose `run.start` is `first` completes earlier runs: a replay, a resume
@@ -171,7 +144,7 @@ struct JobHistory: Equatable {
         let plain = ordered.filter { !$0.completesEarlier }
         // A resume or replay of a backfill completes the backfill, not the night after it,
         // and one of a night completes the night, not a backfill after it: each is of the
-        // other line (``otherLine(folder:current:)``; trial QQ: a replay of a backfill's log
+        // other line (``otherLines(folder:current:)``; trial QQ: a replay of a backfill's log
         // put its tasks among the night's, and `--resume` alone was named their repair).
         if let newest = plain.last {
             ordered.removeAll { $0.completesEarlier && $0.backfill != newest.backfill }

@@ -11,6 +11,24 @@ enum ReportJSON {
         ])
     }
 
+    /// The job's other lines of runs with tasks not done, each with the command that
+    /// completes it (``RunReport/otherLines``).
+    static func otherLines(_ report: RunReport, repair: ReportText.Repair) -> JSONWriter.Value {
+        let prefix =
+            repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json"
+        let base = repair.baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? ""
+        return .array(
+            report.otherLines.map { line in
+                var members: [(String, JSONWriter.Value)] = [
+                    ("log", .string(line.log)), ("notDone", .int(line.notDone)),
+                ]
+                if let window = line.window { members.append(("window", .string(window))) }
+                members.append(
+                    ("next", .string("\(prefix) --resume \(ShellWord.quoted(line.log))\(base)")))
+                return .object(members)
+            })
+    }
+
     static func job(_ report: RunReport) -> JSONWriter.Value {
         let tasks = report.outcomes
         var latency: [(String, JSONWriter.Value)] = [("totalMs", histogram(report.total))]
@@ -22,8 +40,12 @@ enum ReportJSON {
         let repair = ReportText.Repair(report)
         var fields: [(String, JSONWriter.Value)] = [
             ("job", .string(report.job)),
-            ("complete", .bool(repair.complete)),
+            ("complete", .bool(repair.complete && report.otherLines.isEmpty)),
         ]
+        // Failed backfills the history leaves out: `complete` said none (trial RR).
+        if !report.otherLines.isEmpty {
+            fields.append(("otherLines", otherLines(report, repair: repair)))
+        }
         if !repair.complete {
             fields.append(("notDone", .int(repair.notDone)))
             fields.append(("heldWrites", .int(repair.heldWrites)))

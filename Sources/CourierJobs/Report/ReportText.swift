@@ -14,9 +14,13 @@ enum ReportText {
     /// job file as the latest run named it), or `nil` when every task is done.
     static func nextStep(_ report: RunReport, repair: Repair? = nil) -> String? {
         let repair = repair ?? Repair(report)
-        let other = report.otherLine.map { log, count, backfill in
-            "\(backfill ? "the latest backfill" : "the run over the job's own windows before the backfill") left \(count) task\(count == 1 ? "" : "s") not done: \(repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json") --resume \(ShellWord.quoted(log))\(repair.baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? "") completes it"
+        let prefix =
+            repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json"
+        let base = repair.baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? ""
+        let others = report.otherLines.map {
+            $0.note(resume: "\(prefix) --resume \(ShellWord.quoted($0.log))\(base)")
         }
+        let other = others.isEmpty ? nil : others.joined(separator: "; ")
         guard !repair.complete else { return other.map { "next      " + $0 } }
         let what =
             repair.notDone > 0

@@ -78,10 +78,10 @@ struct RunReport {
     /// The runs of the job's current history: only their unfinished ones leave the job
     /// not complete (a later plain run started the history afresh).
     private(set) var currentRuns: Set<String> = []
-    /// The job's other line of runs, which its history leaves out, when it left tasks not
-    /// done: a failed backfill after the night, or the night before a backfill
-    /// (``JobHistory/otherLine(folder:current:)``).
-    var otherLine: (log: String, notDone: Int, backfill: Bool)?
+    /// The job's other lines of runs, which its history leaves out, that left tasks not
+    /// done: failed backfills before the night, or the night before a backfill
+    /// (``JobHistory/otherLines(folder:current:)``).
+    var otherLines: [JobHistory.OtherLine] = []
 
     mutating func add(_ line: LogLine, file: String = "", current: Bool = true) {
         runTable.add(line, file: file)

@@ -188,7 +188,7 @@ extension JobRunner {
         if job.tasks.contains(where: { $0.window != nil }), !source.isLogReplay,
             !options.logToStandardOutput, !summary.logVanished
         {
-            summary.otherLine = JobHistory.otherLine(
+            summary.otherLines = JobHistory.otherLines(
                 folder: options.logDirectory.appendingPathComponent(job.name),
                 current: begun.logURL.standardizedFileURL.path)
         }

@@ -136,9 +136,9 @@ struct RunSummary: Sendable {
     /// With ``missing``: the history holds no whole run of the job (only `--task` runs or
     /// replays, or not every shard's run), so tasks no run reached are not counted in it.
     var historyPartial = false
-    /// The job's other line of runs (its own windows', or the latest backfill's), when it
-    /// left tasks not done (``JobHistory/otherLine(folder:current:)``).
-    var otherLine: (log: String, notDone: Int, backfill: Bool)?
+    /// The job's other lines of runs (its own windows', the backfills') that left tasks not
+    /// done (``JobHistory/otherLines(folder:current:)``).
+    var otherLines: [JobHistory.OtherLine] = []
     /// Records files that could not be written though their tasks succeeded.
     var recordsFailed = 0
     /// The job's `checks` the run failed, though its tasks succeeded.
