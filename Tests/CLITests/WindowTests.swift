@@ -418,6 +418,43 @@ struct WindowTests {
         #expect(!report.stdout.contains("not done"), "\(report.stdout)")
     }
 
+    @Test("a replay of a backfill that fails again names the backfill's log in its repair")
+    func failedReplayOfABackfill() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-replay-again")
+        _ = try await Self.nightThenChange(space, key: key)
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-04"], backend: "curl")
+        #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let replay = try await CourierBinary.run(
+            [
+                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
+                "--no-progress",
+            ], directory: space.folder)
+        #expect(replay.status == 1, "day 3 fails again: \(replay.stdout)")
+        // Trial RR: it named the replay's own log, whose resume fetched every window again.
+        let start = try #require(replay.stdout.range(of: "(`courier run "))
+        let end = try #require(
+            replay.stdout.range(of: "` runs it)", range: start.upperBound..<replay.stdout.endIndex))
+        let words =
+            ["courier", "run"]
+            + replay.stdout[start.upperBound..<end.lowerBound].split(separator: " ").map(
+                String.init)
+        #expect(words.last?.hasSuffix(log) == true, "\(words)")
+        try RecordsTests.set(
+            key,
+            Self.days(1...4).map { $0.contains("01-01") ? #"{"id": "2026-01-01", "v": 2}"# : $0 },
+            on: space.server)
+        let repair = try await CourierBinary.run(
+            Array(words.dropFirst()) + ["--no-progress"], directory: space.folder)
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-03"])
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {

@@ -240,6 +240,20 @@ extension RunCommand {
         return text
     }
 
+    /// The log a repair of a backfill's run names: its own, or for a replay of the backfill
+    /// the backfill's (a replay's log holds no chain: resumed from it, the repair fetched every
+    /// window of the range again, trial RR).
+    static func backfillRoot(of log: URL, first: LogLine) -> String {
+        let folder = log.deletingLastPathComponent()
+        if let run = first.replayOf.first,
+            let name = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .first(where: { $0.hasSuffix("-\(run).jsonl") })
+        {
+            return folder.appendingPathComponent(name).standardizedFileURL.path
+        }
+        return log.standardizedFileURL.path
+    }
+
     /// What the job's other lines of runs left not done, and their repairs
     /// (``RunSummary/otherLines``): three at most, the rest counted.
     static func otherLineNote(_ summary: RunSummary, job: Job) -> String {
@@ -268,8 +282,8 @@ extension RunCommand {
         // `--resume` alone would then complete the night instead (trial NN).
         if let resuming {
             command += " \(ShellWord.quoted(resuming))"
-        } else if LogFiles.firstLine(of: log.path)?.runFields?.window != nil {
-            command += " \(ShellWord.quoted(log.standardizedFileURL.path))"
+        } else if let first = LogFiles.firstLine(of: log.path), first.runFields?.window != nil {
+            command += " \(ShellWord.quoted(backfillRoot(of: log, first: first)))"
         }
         if let base = job.baseURLOverride { command += " --base-url \(ShellWord.quoted(base))" }
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
