@@ -28,6 +28,24 @@ struct WindowTests {
         range.filter { $0 != except }.map { #"{"id": "2026-01-0\#($0)"}"# }
     }
 
+    /// The file name of the newest log of the job `e2e`.
+    static func newestLog(_ space: JobWorkspace) throws -> String {
+        try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+    }
+
+    /// `courier replay LOG --job job.json` of the job `e2e`'s log `log`, with `extra`.
+    static func replay(_ space: JobWorkspace, log: String, _ extra: [String] = []) async throws
+        -> (status: Int32?, stdout: String, stderr: String)
+    {
+        let result = try await CourierBinary.run(
+            ["replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json"]
+                + extra + ["--no-progress"], directory: space.folder)
+        return (result.status, result.stdout, result.stderr)
+    }
+
     /// The ids of the windows the newest run asked for.
     static func asked(_ space: JobWorkspace) throws -> [String] {
         let lines = try space.logLines()
@@ -130,15 +148,8 @@ struct WindowTests {
         try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
         #expect(try await space.run(backend: "curl").status == 1)
         try RecordsTests.set(key, Self.days(1...4), on: space.server)
-        let log = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
-        let replay = try await CourierBinary.run(
-            [
-                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
-                "--no-progress",
-            ], directory: space.folder)
+        let log = try Self.newestLog(space)
+        let replay = try await Self.replay(space, log: log)
         #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
         #expect(try Self.asked(space) == ["day-2026-01-03"])
         #expect(
@@ -150,11 +161,7 @@ struct WindowTests {
         #expect(next.status == 0 && next.stdout.contains("0 tasks"), "\(next.stdout)")
         // The same replay again: its repair is in the job's history, and nothing is left to send
         // (trial LL: exit 1, "the job no longer builds this task", for the window it repaired).
-        let again = try await CourierBinary.run(
-            [
-                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
-                "--no-progress",
-            ], directory: space.folder)
+        let again = try await Self.replay(space, log: log)
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(again.stdout.contains("nothing to replay"), "\(again.stdout)")
         #expect(again.stderr.contains("also read: 1 later repair of these logs"), "\(again.stderr)")
@@ -168,22 +175,14 @@ struct WindowTests {
         try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
         try Self.writeJob(space, key: key, end: "2026-01-05")
         #expect(try await space.run(backend: "curl").status == 1)
-        let log = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let log = try Self.newestLog(space)
         try RecordsTests.set(key, Self.days(1...5), on: space.server)
         try Self.writeJob(space, key: key, end: "2026-01-06")
         #expect(try await space.run(backend: "curl").status == 0)
         #expect(try Self.asked(space) == ["day-2026-01-03", "day-2026-01-05"])
         // Trial NN: refused as a task "the job no longer builds", exit 1, dry run too.
         for dry in [true, false] {
-            let replay = try await CourierBinary.run(
-                [
-                    "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job",
-                    "job.json",
-                ]
-                    + (dry ? ["--dry-run"] : []) + ["--no-progress"], directory: space.folder)
+            let replay = try await Self.replay(space, log: log, dry ? ["--dry-run"] : [])
             #expect(replay.status == 0, "dry run \(dry): \(replay.stdout)\(replay.stderr)")
             #expect(
                 (replay.stdout + replay.stderr).contains("its window was fetched since"),
@@ -234,10 +233,7 @@ struct WindowTests {
         try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
         try Self.writeJob(space, key: key, end: "2026-01-05")
         #expect(try await space.run(backend: "curl").status == 1, "day 3 fails")
-        let night = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let night = try Self.newestLog(space)
         // Trial NN: a backfill that succeeded hid the night's failure from --resume and report.
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-02"], backend: "curl")
         #expect(backfill.status == 0, "\(backfill.stdout)")
@@ -306,10 +302,7 @@ struct WindowTests {
         let backfill = try await space.run(
             ["--window", "2026-01-01..2026-01-03"], backend: "curl")
         #expect(backfill.status == 1, "\(backfill.stdout)")
-        let backfillLog = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let backfillLog = try Self.newestLog(space)
         // Upstream, 6 moves to day 3 and changes; the night writes it.
         try await put([(6, "2026-01-03T02:00:00Z", "f2"), (9, "2026-01-03T03:00:00Z", "i")])
         try String(contentsOf: job, encoding: .utf8).replacingOccurrences(
@@ -348,10 +341,7 @@ struct WindowTests {
         try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
         #expect(try await space.run(backend: "curl").status == 0)
         func newestLog() throws -> String {
-            try #require(
-                try FileManager.default.contentsOfDirectory(
-                    atPath: space.logs.appendingPathComponent("e2e").path
-                ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+            try Self.newestLog(space)
         }
         try RecordsTests.set(key, Self.days(1...4, except: 2), on: space.server)
         #expect(
@@ -426,15 +416,8 @@ struct WindowTests {
         _ = try await Self.nightThenChange(space, key: key)
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-04"], backend: "curl")
         #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
-        let log = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
-        let replay = try await CourierBinary.run(
-            [
-                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
-                "--no-progress",
-            ], directory: space.folder)
+        let log = try Self.newestLog(space)
+        let replay = try await Self.replay(space, log: log)
         #expect(replay.status == 1, "day 3 fails again: \(replay.stdout)")
         // Trial RR: it named the replay's own log, whose resume fetched every window again.
         let start = try #require(replay.stdout.range(of: "(`courier run "))
@@ -516,10 +499,7 @@ struct WindowTests {
         var changed = try await Self.nightThenChange(space, key: key)
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
         #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
-        let backfillLog = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let backfillLog = try Self.newestLog(space)
         // Its repair names its log: after a night, `--resume` alone would complete the night.
         #expect(
             backfill.stdout.contains("--resume ") && backfill.stdout.contains("e2e/\(backfillLog)"),
@@ -593,10 +573,7 @@ struct WindowTests {
         try RecordsTests.set(key, [day(1, "a"), day(2, "x"), day(4, "d")], on: space.server)
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
         #expect(backfill.status == 1, "\(backfill.stdout)")
-        let backfillLog = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
+        let backfillLog = try Self.newestLog(space)
         // Upstream, x moves from day 2 to day 5 (updated); the night fetches day 5 alone.
         let moved = [day(1, "a"), day(2, "b"), day(4, "d"), day(5, "x", 2)]
         try RecordsTests.set(key, moved, on: space.server)
@@ -608,11 +585,7 @@ struct WindowTests {
         // Trial NN: the resume merged the backfill's copy of x over the night's. A replay of
         // the backfill's failed window does not take those copies: it holds the file.
         try RecordsTests.set(key, moved + [day(3, "c")], on: space.server)
-        let replay = try await CourierBinary.run(
-            [
-                "replay", space.logs.appendingPathComponent("e2e/\(backfillLog)").path, "--job",
-                "job.json", "--no-progress",
-            ], directory: space.folder)
+        let replay = try await Self.replay(space, log: backfillLog)
         #expect(replay.status == 1, "\(replay.stdout)\(replay.stderr)")
         #expect(
             replay.stderr.contains("3 tasks done by earlier runs not taken")
@@ -661,15 +634,8 @@ struct WindowTests {
         let backfill = try await space.run(["--window", "2026-01-01..2026-01-04"], backend: "curl")
         #expect(backfill.status == 1, "day 3 failed: \(backfill.stdout)")
         try RecordsTests.set(key, changed + [#"{"id": "2026-01-03"}"#], on: space.server)
-        let log = try #require(
-            try FileManager.default.contentsOfDirectory(
-                atPath: space.logs.appendingPathComponent("e2e").path
-            ).filter { $0.hasSuffix(".jsonl") }.sorted().last)
-        let replay = try await CourierBinary.run(
-            [
-                "replay", space.logs.appendingPathComponent("e2e/\(log)").path, "--job", "job.json",
-                "--no-progress",
-            ], directory: space.folder)
+        let log = try Self.newestLog(space)
+        let replay = try await Self.replay(space, log: log)
         #expect(replay.status == 0, "\(replay.stdout)\(replay.stderr)")
         #expect(
             replay.stderr.contains("the backfill --window 2026-01-01..2026-01-04"),
