@@ -438,6 +438,40 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-03"])
     }
 
+    @Test("a backfill that did a failed night's window: the night's held records are named")
+    func backfillLeavesTheNightsRecordsHeld() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-held")
+        try RecordsTests.set(key, Self.days(1...4, except: 3), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05", records: true)
+        #expect(try await space.run(backend: "curl").status == 1, "day 3 fails")
+        let night = try Self.newestLog(space)
+        try RecordsTests.set(key, Self.days(1...4), on: space.server)
+        // Trial SS: the backfill wrote days 2 and 3; days 1 and 4 stayed in the night's parts
+        // while the summary, the report and --resume said every task was done.
+        let backfill = try await space.run(["--window", "2026-01-02..2026-01-04"], backend: "curl")
+        #expect(backfill.status == 0, "\(backfill.stdout)")
+        #expect(
+            backfill.stdout.contains(
+                "before the backfill left the records of 2 tasks out of their file")
+                && backfill.stdout.contains(night), "\(backfill.stdout)")
+        let json = try await CourierBinary.run(
+            ["report", "job.json", "--json"], directory: space.folder)
+        #expect(json.stdout.contains(#""heldRecords":2"#), "\(json.stdout)")
+        #expect(json.stdout.contains(#""complete":false"#), "\(json.stdout)")
+        let repair = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(night)").path], backend: "curl")
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(
+            try String(
+                contentsOf: space.folder.appendingPathComponent("out/days.jsonl"), encoding: .utf8)
+                == (1...4).map { #"{"id":"2026-01-0\#($0)"}"# + "\n" }.joined())
+        let done = try await CourierBinary.run(
+            ["report", "job.json", "--json"], directory: space.folder)
+        #expect(done.stdout.contains(#""complete":true"#), "\(done.stdout)")
+    }
+
     /// A night over days 1…4, then upstream day 1 changed and day 3 gone (a backfill then fails
     /// day 3); the records upstream now.
     static func nightThenChange(_ space: JobWorkspace, key: String) async throws -> [String] {

@@ -131,6 +131,16 @@ enum ReportCommand {
         return options
     }
 
+    /// The job's `outputDir/.courier/records`, from the job file its latest run read (when it
+    /// still reads here), for the parts a line of runs left (``JobHistory/otherLines``).
+    static func recordsFolder(of report: RunReport?) -> URL? {
+        guard
+            let file = report?.runTable.rows.last(where: { $0.jobFile != nil })?.jobFile,
+            file != "-", let job = try? JobDecoder.load(URL(fileURLWithPath: file))
+        else { return nil }
+        return URL(fileURLWithPath: job.outputDir).appendingPathComponent(".courier/records")
+    }
+
     /// One report per job in the logs, in the order the jobs first appear, and the runs'
     /// traces, under `service` as their `service.name`, when asked for.
     static func read(_ logs: [String], everyTask: Bool, traces service: String?)
@@ -162,7 +172,9 @@ enum ReportCommand {
             if let file = reports[name]?.runTable.rows.last?.file, file != "(stdin)" {
                 let folder = URL(fileURLWithPath: file).deletingLastPathComponent()
                 if folder.lastPathComponent == name {
-                    reports[name]?.otherLines = JobHistory.otherLines(folder: folder)
+                    let records = recordsFolder(of: reports[name])
+                    reports[name]?.otherLines = JobHistory.otherLines(
+                        folder: folder, records: records)
                 }
             }
             return reports[name]

@@ -11,6 +11,9 @@ extension JobHistory {
         var notDone: Int
         /// A backfill's range, `nil` for the runs over the job's own windows.
         var window: String?
+        /// Tasks of the line, done, whose records wait in parts outside their file (it was
+        /// held when they ran, and no run of the line wrote it since).
+        var held = 0
     }
 
     /// The other lines that left tasks not done, the night's first, then every backfill's,
@@ -20,7 +23,13 @@ extension JobHistory {
     /// backfill's too once a newer one came (trial RR). The logs are read together, in run
     /// order: a task a later run did in any line (a backfill that fetched a night's failed
     /// window, a night one of a backfill's) is done.
-    static func otherLines(folder: URL, current: String? = nil) -> [OtherLine] {
+    /// `records`: the job's `outputDir/.courier/records`, whose parts a line's runs left
+    /// count too: a line whose tasks are all done may not have written its file (trial SS: a
+    /// backfill did the night's failed window, and the night's other windows' records stayed
+    /// in their parts while everything said complete).
+    static func otherLines(folder: URL, current: String? = nil, records: URL? = nil)
+        -> [OtherLine]
+    {
         let all = starts(in: folder, current: current)
         let plain = all.filter { !$0.completesEarlier }.sorted {
             ($0.time, $0.path) < ($1.time, $1.path)
@@ -52,8 +61,31 @@ extension JobHistory {
         for line in finals.values {
             if let index = lineOfRun[line.run] { counts[index] += 1 }
         }
-        return lines.indices.filter { counts[$0] > 0 }.map {
-            OtherLine(log: lines[$0].logs[0], notDone: counts[$0], window: lines[$0].window)
+        var held = [Int](repeating: 0, count: lines.count)
+        for run in records.map(heldParts(in:)) ?? [] {
+            if let index = lineOfRun[run] { held[index] += 1 }
+        }
+        return lines.indices.filter { counts[$0] > 0 || held[$0] > 0 }.map {
+            OtherLine(
+                log: lines[$0].logs[0], notDone: counts[$0], window: lines[$0].window,
+                held: held[$0])
+        }
+    }
+
+    /// The run of each records part in `root` (`ID/KEY.RUN.part`), once a part.
+    private static func heldParts(in root: URL) -> [String] {
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return folders.flatMap { folder -> [String] in
+            let names =
+                (try? FileManager.default.contentsOfDirectory(
+                    atPath: root.appendingPathComponent(folder).path)) ?? []
+            return names.compactMap { name in
+                let fields = name.split(separator: ".")
+                guard !name.hasPrefix("."), fields.count == 3, fields[2] == "part" else {
+                    return nil
+                }
+                return String(fields[1])
+            }
         }
     }
 }
@@ -64,7 +96,10 @@ extension JobHistory.OtherLine {
         let which =
             window.map { "the backfill --window \($0)" }
             ?? "the run over the job's own windows before the backfill"
-        return
-            "\(which) left \(notDone) task\(notDone == 1 ? "" : "s") not done (`\(resume)` completes it)"
+        let left =
+            notDone > 0
+            ? "\(notDone) task\(notDone == 1 ? "" : "s") not done"
+            : "the records of \(held) task\(held == 1 ? "" : "s") out of their file"
+        return "\(which) left \(left) (`\(resume)` completes it)"
     }
 }

@@ -22,6 +22,7 @@ enum ReportJSON {
                 var members: [(String, JSONWriter.Value)] = [
                     ("log", .string(line.log)), ("notDone", .int(line.notDone)),
                 ]
+                if line.held > 0 { members.append(("heldRecords", .int(line.held))) }
                 if let window = line.window { members.append(("window", .string(window))) }
                 members.append(
                     ("next", .string("\(prefix) --resume \(ShellWord.quoted(line.log))\(base)")))

@@ -190,7 +190,7 @@ extension JobRunner {
         {
             summary.otherLines = JobHistory.otherLines(
                 folder: options.logDirectory.appendingPathComponent(job.name),
-                current: begun.logURL.standardizedFileURL.path)
+                current: begun.logURL.standardizedFileURL.path, records: recordsStore.root)
         }
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")
