@@ -124,9 +124,6 @@ enum BenchCommand {
         return verdict(summaries)
     }
 
-    /// Says so when a backend's figures time failures rather than answers (a trial saw a
-    /// closed port "rank" the backends by how fast they fail): exit 1 when every request of a
-    /// backend failed to get an answer; a warning when every answer was an error status.
     /// Requests per backend before measuring: 1,000 (or all of them); with `--rate`, one
     /// second's worth, since the warm-up keeps the rate (a thousand at 10 a second would be
     /// a 100 s warm-up).
@@ -135,6 +132,9 @@ enum BenchCommand {
         return min(1_000, options.count, max(1, Int(rate.rounded(.up))))
     }
 
+    /// Says so when a backend's figures time failures rather than answers (a trial saw a
+    /// closed port "rank" the backends by how fast they fail): exit 1 when every request of a
+    /// backend failed to get an answer; a warning when every answer was an error status.
     static func verdict(_ summaries: [BenchSummary]) -> Int32 {
         var status = CommandLineInterface.ExitCode.success
         for summary in summaries {

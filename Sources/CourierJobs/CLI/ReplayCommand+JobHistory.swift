@@ -45,7 +45,7 @@ extension ReplayCommand {
     /// the range, and the replay said every task was done (trial JJ); read with its file's
     /// `baseURL`, the replay went to another server (trial QQ). Reads `job` again when the
     /// first replayed log's run logged either; an exit code when the job no longer reads.
-    static func backfillWindow(
+    static func loggedSettings(
         _ job: inout Job?, path: String, options: inout Options, console: Console
     ) -> Int32? {
         guard job != nil, let first = options.logs.first,

@@ -75,7 +75,7 @@ enum ReplayCommand {
             return CommandLineInterface.ExitCode.usage
         }
         if let path = options.jobPath,
-            let code = backfillWindow(&job, path: path, options: &options, console: console)
+            let code = loggedSettings(&job, path: path, options: &options, console: console)
         {
             return code
         }

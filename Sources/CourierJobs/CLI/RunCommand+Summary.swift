@@ -276,16 +276,15 @@ extension RunCommand {
     static func repairCommand(
         _ job: Job, log: URL, shard: Shard? = nil, resuming: String? = nil
     ) -> String {
-        let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
-        var command = "courier run \(ShellWord.quoted(file)) --resume"
         // A backfill's, by its log: the job's history starts afresh at the next night, and
         // `--resume` alone would then complete the night instead (trial NN).
+        var logs: [String] = []
         if let resuming {
-            command += " \(ShellWord.quoted(resuming))"
+            logs = [resuming]
         } else if let first = LogFiles.firstLine(of: log.path), first.runFields?.window != nil {
-            command += " \(ShellWord.quoted(backfillRoot(of: log, first: first)))"
+            logs = [backfillRoot(of: log, first: first)]
         }
-        if let base = job.baseURLOverride { command += " --base-url \(ShellWord.quoted(base))" }
+        var command = JobRunner.resumeCommand(job, logs: logs)
         let folder = log.deletingLastPathComponent().deletingLastPathComponent()
         if folder.standardizedFileURL.path != job.home.logs.standardizedFileURL.path {
             command += " --log-dir \(ShellWord.quoted(folder.standardizedFileURL.path))"

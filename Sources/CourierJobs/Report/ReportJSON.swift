@@ -14,18 +14,14 @@ enum ReportJSON {
     /// The job's other lines of runs with tasks not done, each with the command that
     /// completes it (``RunReport/otherLines``).
     static func otherLines(_ report: RunReport, repair: ReportText.Repair) -> JSONWriter.Value {
-        let prefix =
-            repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json"
-        let base = repair.baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? ""
-        return .array(
+        .array(
             report.otherLines.map { line in
                 var members: [(String, JSONWriter.Value)] = [
                     ("log", .string(line.log)), ("notDone", .int(line.notDone)),
                 ]
                 if line.held > 0 { members.append(("heldRecords", .int(line.held))) }
                 if let window = line.window { members.append(("window", .string(window))) }
-                members.append(
-                    ("next", .string("\(prefix) --resume \(ShellWord.quoted(line.log))\(base)")))
+                members.append(("next", .string(repair.resume(line.log))))
                 return .object(members)
             })
     }

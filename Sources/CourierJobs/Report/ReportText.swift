@@ -14,12 +14,7 @@ enum ReportText {
     /// job file as the latest run named it), or `nil` when every task is done.
     static func nextStep(_ report: RunReport, repair: Repair? = nil) -> String? {
         let repair = repair ?? Repair(report)
-        let prefix =
-            repair.command.components(separatedBy: " --resume").first ?? "courier run JOB.json"
-        let base = repair.baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? ""
-        let others = report.otherLines.map {
-            $0.note(resume: "\(prefix) --resume \(ShellWord.quoted($0.log))\(base)")
-        }
+        let others = report.otherLines.map { $0.note(resume: repair.resume($0.log)) }
         let other = others.isEmpty ? nil : others.joined(separator: "; ")
         guard !repair.complete else { return other.map { "next      " + $0 } }
         let what =
@@ -57,6 +52,15 @@ enum ReportText {
         var show: String
         /// `run --base-url` of the latest run, which the repair names too.
         var baseURL: String?
+
+        /// The command that completes the line of runs whose first log is `log`
+        /// (``RunReport/otherLines``): the job's `--resume`, naming it.
+        func resume(_ log: String) -> String {
+            let prefix =
+                command.components(separatedBy: " --resume").first ?? "courier run JOB.json"
+            let base = baseURL.map { " --base-url \(ShellWord.quoted($0))" } ?? ""
+            return "\(prefix) --resume \(ShellWord.quoted(log))\(base)"
+        }
         /// Of ``notDone``, the writes that command would not send again (``WriteRule``): a 2xx
         /// answered them, or they went out without their key and no answer came.
         var heldWrites: Int

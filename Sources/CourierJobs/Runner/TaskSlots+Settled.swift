@@ -20,8 +20,9 @@ extension JobRunner {
     /// does (trial LL: the next night fetched a repaired night's windows again).
     @discardableResult
     func settledRecords(of task: ExpandedTask, done: Bool?) -> Bool {
-        let key = FNV1a.taskKey(job: job.name, task: task.id)
-        let settled = done ?? (options.history?.done.contains(key) ?? false)
+        // A key is a hash of the id: made only when a history or a ledger asks for it.
+        var key: UInt64 { FNV1a.taskKey(job: job.name, task: task.id) }
+        let settled = done ?? (options.history.map { $0.done.contains(key) } ?? false)
         guard let ledger = recordsLedger, let records = task.records else { return settled }
         if settled {
             ledger.done(records, key: key)
@@ -52,9 +53,10 @@ extension JobRunner {
     /// it resumes these logs (after a night, `--resume` alone would complete the night) on the
     /// same server.
     static func resumeCommand(_ job: Job, logs: [String]) -> String {
+        let file = job.file == JobDecoder.standardInput ? "-" : job.file.standardizedFileURL.path
         let paths = logs.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         let base = job.baseURLOverride.map { ["--base-url", $0] } ?? []
-        return (["courier", "run", job.file.standardizedFileURL.path, "--resume"] + paths + base)
+        return (["courier", "run", file, "--resume"] + paths + base)
             .map(ShellWord.quoted).joined(separator: " ")
     }
 }
