@@ -269,4 +269,107 @@ struct DatasetteSyncTests {
         #expect(out == clean, "the records file differs from the clean run's")
         #expect(String(decoding: clean, as: UTF8.self).split(separator: "\n").count == 1000)
     }
+
+    /// A daily-window sync against Datasette's own filters (`updated_at__gte`/`__lt`), the
+    /// repair flow an operator meets: a backfill killed part-way, a night run before anyone
+    /// repairs it, rows corrected upstream in between, then the repair `report --json` names,
+    /// run as named. The records file ends as a clean run's over the same rows, byte for byte
+    /// (trial LL on the fixture server: that night's commit had removed the backfill's kept
+    /// records, and its resume merged the older copies over the night's).
+    @Test("a killed backfill, a night, then the repair report names: a clean run's records")
+    func killedBackfillThenNight() async throws {
+        let sync = try Sync("window")
+        defer { sync.space.remove() }
+        func rows(_ days: ClosedRange<Int>, _ version: String) -> [(Int, String, String)] {
+            days.flatMap { day in
+                [(day * 10 + 1, day, version), (day * 10 + 2, day, version)].map {
+                    ($0.0, "2026-01-0\($0.1)T0\($0.0 % 10):00:00Z", "r\($0.0) \($0.2)")
+                }
+            }
+        }
+        func put(_ records: [(Int, String, String)]) async throws {
+            let json = records.map {
+                #"{"id": \#($0.0), "updated_at": "\#($0.1)", "name": "\#($0.2)"}"#
+            }
+            try await sync.change("put", ["[" + json.joined(separator: ",") + "]"])
+        }
+        // Two requests a second: the backfill is still under way when it is killed.
+        func writeJob(name: String, folder: String, end: String) throws {
+            let text = #"""
+                {"version": 1, "name": "\#(name)", "baseURL": "\#(sync.base.absoluteString)", "outputDir": "\#(folder)",
+                 "retry": {"maxAttempts": 1}, "rateLimit": {"perSecond": 2, "burst": 1}, "tasks": [
+                 {"id": "day-{windowStart}", "path": "/store/\#(sync.table).json",
+                  "query": {"_shape": "array", "_sort": "id", "updated_at__gte": "{windowStart}", "updated_at__lt": "{windowEnd}"},
+                  "window": {"start": "2026-01-01", "end": "\#(end)", "step": "1d"},
+                  "records": {"from": "/*", "to": "rows.jsonl", "write": "merge", "key": "/id"}}
+                ]}
+                """#
+            try text.write(
+                to: sync.space.folder.appendingPathComponent("\(name).json"), atomically: true,
+                encoding: .utf8)
+        }
+        // Its logs are in the jobs' home's `logs/`, where `report JOB.json` reads them.
+        func run(_ arguments: [String]) async throws -> CourierBinary.Result {
+            let options = arguments.first == "run" ? ["--no-progress"] : []
+            return try await CourierBinary.run(arguments + options, directory: sync.space.folder)
+        }
+        try await put(rows(1...8, "v1"))
+        try writeJob(name: "ds", folder: "out", end: "2026-01-08")
+        let first = try await run(["run", "ds.json"])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        // Days 1 to 3 corrected upstream; a backfill of the week, killed after two windows.
+        try await put(rows(1...3, "v2"))
+        let backfill = try CourierBinary.launch(
+            ["run", "ds.json", "--window", "2026-01-01..2026-01-08", "--no-progress"],
+            directory: sync.space.folder)
+        let logs = sync.space.logs.appendingPathComponent("ds")
+        let cut = await OffPool.when {
+            let text = ((try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? [])
+                .compactMap {
+                    try? String(contentsOf: logs.appendingPathComponent($0), encoding: .utf8)
+                }
+                .joined()
+            return text.components(separatedBy: #""event":"request""#).count - 1 >= 7 + 2
+        } then: {
+            backfill.send(SIGKILL)
+        }
+        #expect(cut, "the backfill's two windows were never logged")
+        _ = await backfill.wait(seconds: 300)
+        // Day 2 corrected again and a new row of day 8, then the next night: day 8's window.
+        try await put(rows(2...2, "v3") + [(83, "2026-01-08T03:00:00Z", "r83 v1")])
+        try writeJob(name: "ds", folder: "out", end: "2026-01-09")
+        let night = try await run(["run", "ds.json"])
+        #expect(night.status == 0, "\(night.stdout)\(night.stderr)")
+        // The repair, as `report --json` names it, run word for word.
+        let report = try await run(["report", "ds.json", "--json"])
+        let object =
+            try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
+        let jobs = object?["jobs"] as? [[String: Any]]
+        let lines = jobs?.first?["otherLines"] as? [[String: Any]] ?? []
+        #expect(jobs?.first?["complete"] as? Bool == false, "\(report.stdout)")
+        let next = try #require(lines.first?["next"] as? String, "\(report.stdout)")
+        let words = next.split(separator: " ").map(String.init)
+        #expect(words.first == "courier", "\(next)")
+        let repair = try await CourierBinary.run(
+            Array(words.dropFirst()) + ["--no-progress"], directory: sync.space.folder)
+        #expect(repair.status == 0, "\(next)\n\(repair.stdout)\(repair.stderr)")
+        // The windows the killed backfill did are older than the night's file: fetched again.
+        #expect(repair.stderr.contains("fetched again"), "\(repair.stderr)")
+        let after = try await run(["report", "ds.json", "--json"])
+        let afterJobs =
+            (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?[
+                "jobs"] as? [[String: Any]]
+        #expect(afterJobs?.first?["complete"] as? Bool == true, "\(after.stdout)")
+        // A clean run of its own name over the rows as they are now.
+        try writeJob(name: "ds-clean", folder: "clean", end: "2026-01-09")
+        let clean = try await run(["run", "ds-clean.json"])
+        #expect(clean.status == 0, "\(clean.stdout)\(clean.stderr)")
+        let out = try Data(contentsOf: sync.space.folder.appendingPathComponent("out/rows.jsonl"))
+        let whole = try Data(
+            contentsOf: sync.space.folder.appendingPathComponent("clean/rows.jsonl"))
+        #expect(out == whole, "\(String(decoding: out, as: UTF8.self))")
+        let text = String(decoding: whole, as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 17)
+        #expect(text.contains("r21 v3") && text.contains("r11 v2") && text.contains("r83 v1"))
+    }
 }
