@@ -84,4 +84,40 @@ struct JobHistoryTests {
         task.walksAll = false
         #expect(!JobHistory.select(starts + [task]).whole, "a --task run covers nothing")
     }
+
+    @Test("a shard's split: each other shard's run nearest it, within its own night")
+    func splitOfAShard() {
+        var backfill = Self.start("b0-night2", at: 20, shard: (0, 2))
+        backfill.window = "2026-01-01..2026-01-07"
+        var sibling = Self.start("b1-night2", at: 21, shard: (1, 2))
+        sibling.window = backfill.window
+        var otherRange = Self.start("b1-other", at: 20.5, shard: (1, 2))
+        otherRange.window = "2025-01-01..2025-02-01"
+        let starts = [
+            Self.start("n0-night1", at: 10, shard: (0, 2)),
+            Self.start("n1-night1", at: 11, shard: (1, 2)),
+            Self.start("n0-night3", at: 30, shard: (0, 2)),
+            Self.start("n1-night3", at: 29, shard: (1, 2)),
+            Self.start("whole", at: 40), Self.start("resume", at: 41, completes: true),
+            backfill, sibling, otherRange,
+        ]
+        func split(_ path: String) -> [String] {
+            JobHistory.split(of: starts.first { $0.path == path }!, among: starts).map(\.path)
+        }
+        // The same windows and count only; the night's runs, not the backfill's.
+        #expect(split("b0-night2") == ["b0-night2", "b1-night2"])
+        #expect(split("n0-night1") == ["n0-night1", "n1-night1"])
+        // Shard 1 started a moment before shard 0 on night 3.
+        #expect(split("n0-night3") == ["n1-night3", "n0-night3"])
+        #expect(split("n1-night1") == ["n0-night1", "n1-night1"])
+        // A run of the whole job, or a resume: itself alone.
+        #expect(split("whole") == ["whole"])
+        #expect(split("resume") == ["resume"])
+        // A shard whose sibling never ran that night: not last night's sibling.
+        let alone = [
+            Self.start("a0", at: 0, shard: (0, 2)), Self.start("a1", at: 1, shard: (1, 2)),
+            Self.start("a0-next", at: 86_400, shard: (0, 2)),
+        ]
+        #expect(JobHistory.split(of: alone[2], among: alone).map(\.path) == ["a0-next"])
+    }
 }

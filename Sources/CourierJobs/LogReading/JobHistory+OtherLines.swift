@@ -14,6 +14,11 @@ extension JobHistory {
         /// Tasks of the line, done, whose records wait in parts outside their file (it was
         /// held when they ran, and no run of the line wrote it since).
         var held = 0
+        /// A run of the line was cut (killed, stopped) before it reached every task, and no
+        /// resume of the line that ended went on from it: the tasks it never reached have no
+        /// line, and ``notDone`` does not count them (trial TT: a killed backfill read as
+        /// "0 tasks not done").
+        var unfinished = false
     }
 
     /// The other lines that left tasks not done, the night's first, then every backfill's,
@@ -36,14 +41,22 @@ extension JobHistory {
         }
         guard let newest = plain.last else { return [] }
         let main = select(all).logs
-        var lines: [(logs: [String], window: String?)] = []
+        var lines: [(logs: [String], window: String?, cut: Bool)] = []
         if newest.backfill {
-            let night = select(all.filter { !$0.backfill }).logs
-            if !night.isEmpty { lines.append((night, nil)) }
+            let night = select(all.filter { !$0.backfill })
+            if !night.logs.isEmpty { lines.append((night.logs, nil, !night.whole)) }
         }
+        // A sharded backfill is one line: its split's logs (``split(of:among:)``).
+        var named: [String: RunStart] = [:]
+        for start in all { named[URL(fileURLWithPath: start.path).lastPathComponent] = start }
+        var taken = Set<String>()
         for root in plain where root.backfill && !main.contains(root.path) {
-            lines.append(
-                ([root.path] + LogFiles.continuations(of: [root.path], in: folder), root.window))
+            guard !taken.contains(root.path) else { continue }
+            let split = split(of: root, among: all)
+            taken.formUnion(split.map(\.path))
+            let logs = split.map(\.path) + LogFiles.continuations(of: split.map(\.path), in: folder)
+            let runs = logs.compactMap { named[URL(fileURLWithPath: $0).lastPathComponent] }
+            lines.append((logs, root.window, split.contains { !isCovered($0, by: runs) }))
         }
         guard !lines.isEmpty else { return [] }
         let finals = TaskHistory.read(
@@ -65,10 +78,10 @@ extension JobHistory {
         for run in records.map(heldParts(in:)) ?? [] {
             if let index = lineOfRun[run] { held[index] += 1 }
         }
-        return lines.indices.filter { counts[$0] > 0 || held[$0] > 0 }.map {
+        return lines.indices.filter { counts[$0] > 0 || held[$0] > 0 || lines[$0].cut }.map {
             OtherLine(
                 log: lines[$0].logs[0], notDone: counts[$0], window: lines[$0].window,
-                held: held[$0])
+                held: held[$0], unfinished: lines[$0].cut)
         }
     }
 
@@ -96,10 +109,14 @@ extension JobHistory.OtherLine {
         let which =
             window.map { "the backfill --window \($0)" }
             ?? "the run over the job's own windows before the backfill"
-        let left =
-            notDone > 0
-            ? "\(notDone) task\(notDone == 1 ? "" : "s") not done"
-            : "the records of \(held) task\(held == 1 ? "" : "s") out of their file"
-        return "\(which) left \(left) (`\(resume)` completes it)"
+        let tasks = { (count: Int) in "\(count) task\(count == 1 ? "" : "s")" }
+        var said: [String] = []
+        if notDone > 0 {
+            said.append("left \(tasks(notDone)) not done")
+        } else if held > 0 {
+            said.append("left the records of \(tasks(held)) out of their file")
+        }
+        if unfinished { said.append("was cut before it reached every task") }
+        return "\(which) \(said.joined(separator: " and ")) (`\(resume)` completes it)"
     }
 }

@@ -25,6 +25,8 @@ extension RunHistory {
             if let refusal = named.lazy.compactMap({ refusal(of: $0, for: job) }).first {
                 return .failure(refusal)
             }
+            // A shard's log brings the rest of its split: the resume walks the whole job.
+            let named = JobHistory.withSplits(named, folder: folder)
             // The named logs' chain, and the repairs of it made since (``LogFiles/continuations``).
             let since = LogFiles.continuations(of: LogFiles.chain(of: named), in: folder)
             var history = LogFiles.resumeState(

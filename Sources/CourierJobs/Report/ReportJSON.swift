@@ -20,6 +20,7 @@ enum ReportJSON {
                     ("log", .string(line.log)), ("notDone", .int(line.notDone)),
                 ]
                 if line.held > 0 { members.append(("heldRecords", .int(line.held))) }
+                if line.unfinished { members.append(("unfinished", .bool(true))) }
                 if let window = line.window { members.append(("window", .string(window))) }
                 members.append(("next", .string(repair.resume(line.log))))
                 return .object(members)

@@ -98,9 +98,16 @@ enum ReportText {
                 ?? "courier run JOB.json --resume"
             // A backfill's repair names its log, as its summary does: after the next night,
             // `--resume` alone completes the night.
-            if let backfill = report.runTable.rows.last(where: {
+            // Of a sharded backfill, a shard's log nothing went on from: the resume reads the
+            // rest of its split with it (``JobHistory/split(of:among:)``).
+            let plain = report.runTable.rows.filter {
                 $0.kind == "run" && report.currentRuns.contains($0.run)
-            }), backfill.window != nil {
+            }
+            if let newest = plain.last, newest.window != nil {
+                let backfill =
+                    plain.first { row in
+                        row.window == newest.window && unfinished.contains { $0.run == row.run }
+                    } ?? newest
                 command +=
                     " \(ShellWord.quoted(URL(fileURLWithPath: backfill.file).standardizedFileURL.path))"
             }

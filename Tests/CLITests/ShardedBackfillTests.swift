@@ -1,0 +1,133 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A backfill run in shards, one shard killed (trial TT): the repair the report names reads
+/// every shard's log, sends only what no shard did, and leaves the job complete; after a night,
+/// the backfill is one other line, said to be cut, until its repair.
+@Suite("sharded backfills")
+struct ShardedBackfillTests {
+    /// Six daily windows, each held at the server until the test opens its gate.
+    static func writeJob(_ space: JobWorkspace, key: String, end: String) throws {
+        try space.writeJob(
+            tasks: #"""
+                {"id": "day-{windowStart}", "path": "/slow",
+                 "query": {"key": "\#(key)", "ms": "0", "hold_until": "\#(key)-{windowStart}"},
+                 "window": {"start": "2026-01-01", "end": "\#(end)", "step": "1d", "format": "date"},
+                 "timeout": 900, "save": "days/{windowStart}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 8,"#)
+    }
+
+    static func open(_ space: JobWorkspace, key: String, days: [String]) async {
+        for day in days {
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(key)-\(day)"))
+        }
+    }
+
+    static func reportJSON(_ space: JobWorkspace) async throws -> [String: Any] {
+        let report = try await CourierBinary.run(
+            ["report", "job.json", "--json"], directory: space.folder)
+        let object = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8))
+        let jobs = (object as? [String: Any])?["jobs"] as? [[String: Any]]
+        return try #require(jobs?.first, "\(report.stdout)\(report.stderr)")
+    }
+
+    /// Runs `command` (a repair the report printed) word for word, in the workspace.
+    static func run(_ command: String, in space: JobWorkspace) async throws
+        -> CourierBinary.Result
+    {
+        let words = command.split(separator: " ").map(String.init)
+        #expect(words.first == "courier", "\(command)")
+        return try await CourierBinary.run(
+            Array(words.dropFirst()) + ["--no-progress"], directory: space.folder)
+    }
+
+    @Test(
+        "a sharded backfill with a killed shard: one repair completes it, before and after a night")
+    func killedShard() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("sharded-backfill")
+        let days = (1...6).map { "2026-01-0\($0)" }
+        try Self.writeJob(space, key: key, end: "2026-01-07")
+        await Self.open(space, key: key, days: days)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 0, "\(night.stdout)\(night.stderr)")
+        // Shard 0's windows, from its dry run; the last of them stays held.
+        let plan = try await CourierBinary.run(
+            [
+                "run", "job.json", "--dry-run", "--shard", "0/2", "--window",
+                "2026-01-01..2026-01-07",
+            ],
+            directory: space.folder)
+        let mine = plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
+            String($0.split(separator: "\t")[0].dropFirst("day-".count))
+        }.sorted()
+        try #require(!mine.isEmpty && mine.count < days.count, "\(plan.stdout)")
+        let held = mine.last!
+        let gate = FixtureServer.uniqueKey("sharded-backfill")
+        try Self.writeJob(space, key: gate, end: "2026-01-07")
+        await Self.open(space, key: gate, days: days.filter { $0 != held })
+        let first = try CourierBinary.launch(
+            [
+                "run", "job.json", "--window", "2026-01-01..2026-01-07", "--shard", "0/2",
+                "--log-dir", space.logs.path, "--no-progress",
+            ], directory: space.folder)
+        // Killed once every window of it but the held one is saved.
+        let logs = space.logs.appendingPathComponent("e2e")
+        let reached = await OffPool.when {
+            let text = ((try? FileManager.default.contentsOfDirectory(atPath: logs.path)) ?? [])
+                .filter { $0.contains("-shard-0-of-2") }
+                .compactMap {
+                    try? String(contentsOf: logs.appendingPathComponent($0), encoding: .utf8)
+                }.joined()
+            return text.components(separatedBy: #""outcome":"ok""#).count - 1 == mine.count - 1
+        } then: {
+            first.send(SIGKILL)
+        }
+        #expect(reached, "shard 0 never reached its held window")
+        _ = await first.wait(seconds: 300)
+        let second = try await space.run(
+            ["--window", "2026-01-01..2026-01-07", "--shard", "1/2"], backend: "curl")
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+
+        // The repair names the killed shard's log, and reads the other shard's with it: one
+        // window to send.
+        let report = try await Self.reportJSON(space)
+        #expect(report["complete"] as? Bool == false)
+        let next = try #require(report["next"] as? String)
+        #expect(next.contains("-shard-0-of-2.jsonl"), "\(next)")
+        let dry = try await Self.run(next + " --dry-run", in: space)
+        #expect(
+            (dry.stdout + dry.stderr).contains("resume: 1 task to send"),
+            "\(dry.stdout)\(dry.stderr)")
+
+        // A night before anyone repairs it: the backfill is one line, cut.
+        try Self.writeJob(space, key: gate, end: "2026-01-08")
+        await Self.open(space, key: gate, days: ["2026-01-07"])
+        let after = try await space.run(backend: "curl")
+        #expect(after.status == 0, "\(after.stdout)\(after.stderr)")
+        #expect(after.stdout.contains("was cut before it reached every task"), "\(after.stdout)")
+        let others = try await Self.reportJSON(space)["otherLines"] as? [[String: Any]] ?? []
+        #expect(others.count == 1, "\(others)")
+        #expect(others.first?["unfinished"] as? Bool == true, "\(others)")
+        let repairLine = try #require(others.first?["next"] as? String)
+        await Self.open(space, key: gate, days: [held])
+        let repair = try await Self.run(repairLine, in: space)
+        #expect(repair.status == 0, "\(repairLine)\n\(repair.stdout)\(repair.stderr)")
+        let lines = try space.logLines()
+        let run = lines.last { $0["event"] as? String == "run.start" }?["run"] as? String
+        let sent = lines.filter {
+            $0["run"] as? String == run && $0["event"] as? String == "request"
+        }
+        .compactMap { $0["task"] as? String }
+        #expect(sent == ["day-\(held)"], "the repair sent only the held window: \(sent)")
+        let done = try await Self.reportJSON(space)
+        #expect(done["complete"] as? Bool == true, "\(done)")
+        #expect(done["otherLines"] == nil, "\(done)")
+    }
+}
