@@ -49,6 +49,41 @@ struct RedirectConformanceTests {
         #expect(echo.values(for: "X-Keep") == ["kept"])
     }
 
+    @Test(
+        "a cross-host redirect drops the credentials streamed and downloaded too",
+        arguments: TransportKind.allCases)
+    func crossHostDropsCredentialsStreamedAndDownloaded(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let target = server.otherHostURL("/echo").absoluteString
+        let request = HTTPRequest(
+            url: server.url("/redirect?to=\(URLBuilder.percentEncode(target))"),
+            headers: [
+                "Authorization": "Bearer secret-token", "Cookie": "session=secret",
+                "X-Api-Key": "secret-key", "X-Keep": "kept",
+            ],
+            secretHeaderNames: ["X-Api-Key"])
+        let client = RedirectingHTTPClient(wrapping: AnyHTTPClient(transport.makeClient()))
+        let streamed = try await client.stream(request)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-cross-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("echo.json")
+        let downloaded = try await client.download(request, to: file)
+        for (how, body, status) in [
+            ("streamed", try await streamed.body.collect(), streamed.status),
+            ("downloaded", try Data(contentsOf: file), downloaded.status),
+        ] {
+            #expect(status == 200, "\(how)")
+            let echo = try JSONDecoder().decode(Echo.self, from: body)
+            #expect(echo.values(for: "Authorization").isEmpty, "\(how)")
+            #expect(echo.values(for: "Cookie").isEmpty, "\(how)")
+            #expect(echo.values(for: "X-Api-Key").isEmpty, "\(how)")
+            #expect(echo.values(for: "X-Keep") == ["kept"], "\(how)")
+            #expect(echo.values(for: "Host").first?.hasPrefix("localhost") == true, "\(how)")
+        }
+    }
+
     @Test("a redirect loop is stopped", arguments: TransportKind.allCases)
     func loop(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
