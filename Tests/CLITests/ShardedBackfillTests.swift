@@ -111,7 +111,7 @@ struct ShardedBackfillTests {
         await Self.open(space, key: gate, days: ["2026-01-07"])
         let after = try await space.run(backend: "curl")
         #expect(after.status == 0, "\(after.stdout)\(after.stderr)")
-        #expect(after.stdout.contains("was cut before it reached every task"), "\(after.stdout)")
+        #expect(after.stdout.contains("did not reach every task"), "\(after.stdout)")
         let others = try await Self.reportJSON(space)["otherLines"] as? [[String: Any]] ?? []
         #expect(others.count == 1, "\(others)")
         #expect(others.first?["unfinished"] as? Bool == true, "\(others)")
@@ -129,5 +129,49 @@ struct ShardedBackfillTests {
         let done = try await Self.reportJSON(space)
         #expect(done["complete"] as? Bool == true, "\(done)")
         #expect(done["otherLines"] == nil, "\(done)")
+    }
+
+    @Test("a sharded backfill with a shard that never ran is named after a night, until repaired")
+    func missingShard() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("sharded-backfill-missing")
+        let days = (1...7).map { "2026-01-0\($0)" }
+        try Self.writeJob(space, key: key, end: "2026-01-07")
+        await Self.open(space, key: key, days: days)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let only = try await space.run(
+            ["--window", "2026-01-01..2026-01-07", "--shard", "0/2"], backend: "curl")
+        #expect(only.status == 0, "\(only.stdout)\(only.stderr)")
+        let plan = try await CourierBinary.run(
+            [
+                "run", "job.json", "--dry-run", "--shard", "1/2", "--window",
+                "2026-01-01..2026-01-07",
+            ],
+            directory: space.folder)
+        let theirs = plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
+            String($0.split(separator: "\t")[0])
+        }.sorted()
+        try #require(!theirs.isEmpty, "\(plan.stdout)")
+        // Shard 1 never runs; the next night.
+        try Self.writeJob(space, key: key, end: "2026-01-08")
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 0, "\(night.stdout)\(night.stderr)")
+        #expect(night.stdout.contains("did not reach every task"), "\(night.stdout)")
+        let report = try await Self.reportJSON(space)
+        #expect(report["complete"] as? Bool == false, "\(report)")
+        let others = report["otherLines"] as? [[String: Any]] ?? []
+        #expect(others.count == 1 && others.first?["unfinished"] as? Bool == true, "\(others)")
+        let repairLine = try #require(others.first?["next"] as? String)
+        let repair = try await Self.run(repairLine, in: space)
+        #expect(repair.status == 0, "\(repairLine)\n\(repair.stdout)\(repair.stderr)")
+        let lines = try space.logLines()
+        let run = lines.last { $0["event"] as? String == "run.start" }?["run"] as? String
+        let sent = lines.filter {
+            $0["run"] as? String == run && $0["event"] as? String == "request"
+        }
+        .compactMap { $0["task"] as? String }.sorted()
+        #expect(sent == theirs, "the repair sent the missing shard's windows alone")
+        #expect(try await Self.reportJSON(space)["complete"] as? Bool == true)
     }
 }

@@ -256,6 +256,57 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-03"])
     }
 
+    @Test("a night's resume leaves a failed backfill's failures standing: report names its repair")
+    func nightsResumeKeepsTheBackfillsFailures() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-two-lines")
+        func days(except: [Int]) -> [String] {
+            Self.days(1...6).filter { day in !except.contains { day.contains("2026-01-0\($0)") } }
+        }
+        try RecordsTests.set(key, days(except: []), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-05")
+        #expect(try await space.run(backend: "curl").status == 0)
+        // A backfill whose day 2 fails, then a night whose new day 5 fails.
+        try RecordsTests.set(key, days(except: [2]), on: space.server)
+        let backfill = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
+        #expect(backfill.status == 1, "day 2 fails: \(backfill.stdout)")
+        try RecordsTests.set(key, days(except: [2, 5]), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-07")
+        #expect(try await space.run(backend: "curl").status == 1, "day 5 fails")
+        // The night's own repair: it walks the night's windows, not the backfill's range.
+        try RecordsTests.set(key, days(except: [2]), on: space.server)
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-05"])
+        #expect(
+            resumed.stdout.contains(
+                "the backfill --window 2026-01-01..2026-01-05 left 1 task not done"),
+            "\(resumed.stdout)")
+        // Trial UU: the resume's end settled the backfill's failure, and report said complete.
+        func report() async throws -> [String: Any] {
+            let result = try await CourierBinary.run(
+                ["report", "job.json", "--json"], directory: space.folder)
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+            let jobs = (object as? [String: Any])?["jobs"] as? [[String: Any]]
+            return try #require(jobs?.first, "\(result.stdout)")
+        }
+        let after = try await report()
+        #expect(after["complete"] as? Bool == false, "\(after)")
+        let others = after["otherLines"] as? [[String: Any]] ?? []
+        #expect(others.count == 1 && others.first?["notDone"] as? Int == 1, "\(others)")
+        // The JSON's `next` is that line's repair when the history has none of its own.
+        let next = try #require(after["next"] as? String, "\(after)")
+        #expect(next == others.first?["next"] as? String, "\(after)")
+        try RecordsTests.set(key, days(except: []), on: space.server)
+        let words = next.split(separator: " ").map(String.init)
+        let repair = try await CourierBinary.run(
+            Array(words.dropFirst()) + ["--no-progress"], directory: space.folder)
+        #expect(repair.status == 0, "\(next)\n\(repair.stdout)\(repair.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-02"])
+        #expect(try await report()["complete"] as? Bool == true)
+    }
+
     @Test("a backfill's listing checkpoint older than a night's file: its resume starts at page 1")
     func staleListingCheckpoint() async throws {
         let space = try JobWorkspace()

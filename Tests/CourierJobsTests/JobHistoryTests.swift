@@ -120,4 +120,22 @@ struct JobHistoryTests {
         ]
         #expect(JobHistory.split(of: alone[2], among: alone).map(\.path) == ["a0-next"])
     }
+
+    @Test("the shards of a `run --task` are a split of the same tasks chosen")
+    func splitOfChosenTasks() {
+        var starts: [JobHistory.RunStart] = []
+        for (index, globs) in [(0, ["half-*"]), (1, ["half-*"]), (2, ["half-*"]), (1, ["ev-*"])] {
+            var run = Self.start(
+                "t\(index)-\(globs[0])", at: Double(index), completes: true, shard: (index, 3))
+            run.chosen = globs
+            starts.append(run)
+        }
+        var resume = Self.start("resume", at: 4, completes: true, shard: (1, 3))
+        resume.walksAll = true
+        starts.append(resume)
+        #expect(
+            JobHistory.split(of: starts[1], among: starts).map(\.path)
+                == ["t0-half-*", "t1-half-*", "t2-half-*"])
+        #expect(JobHistory.split(of: resume, among: starts).map(\.path) == ["resume"])
+    }
 }

@@ -14,10 +14,10 @@ extension JobHistory {
         /// Tasks of the line, done, whose records wait in parts outside their file (it was
         /// held when they ran, and no run of the line wrote it since).
         var held = 0
-        /// A run of the line was cut (killed, stopped) before it reached every task, and no
-        /// resume of the line that ended went on from it: the tasks it never reached have no
-        /// line, and ``notDone`` does not count them (trial TT: a killed backfill read as
-        /// "0 tasks not done").
+        /// A run of the line was cut (killed) before it reached every task, or a shard of it
+        /// never ran, and no resume of the line that ended went on from it: the tasks it never
+        /// reached have no line, and ``notDone`` does not count them (trial TT: a killed
+        /// backfill read as "0 tasks not done"; trial UU: a missing shard, as none).
         var unfinished = false
     }
 
@@ -56,7 +56,13 @@ extension JobHistory {
             taken.formUnion(split.map(\.path))
             let logs = split.map(\.path) + LogFiles.continuations(of: split.map(\.path), in: folder)
             let runs = logs.compactMap { named[URL(fileURLWithPath: $0).lastPathComponent] }
-            lines.append((logs, root.window, split.contains { !isCovered($0, by: runs) }))
+            // Cut, or a shard of it never ran (trial UU: forgotten once a night ran), unless a
+            // resume of the whole range ended since.
+            let resumed = runs.contains { $0.walksAll && $0.ended && $0.shard == nil }
+            let reached =
+                split.count == (root.shard?.count ?? 1)
+                && split.allSatisfy { isCovered($0, by: runs) }
+            lines.append((logs, root.window, !resumed && !reached))
         }
         guard !lines.isEmpty else { return [] }
         let finals = TaskHistory.read(
@@ -116,7 +122,9 @@ extension JobHistory.OtherLine {
         } else if held > 0 {
             said.append("left the records of \(tasks(held)) out of their file")
         }
-        if unfinished { said.append("was cut before it reached every task") }
+        if unfinished {
+            said.append("did not reach every task (a run cut short, or a shard not run)")
+        }
         return "\(which) \(said.joined(separator: " and ")) (`\(resume)` completes it)"
     }
 }

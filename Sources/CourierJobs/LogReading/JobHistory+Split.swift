@@ -4,18 +4,21 @@ extension JobHistory {
     /// The runs of the split `run` is a shard of: for each other shard of its count, the plain
     /// run of that shard over the same windows (the job's own, or the same backfill range)
     /// nearest `run` in time, of those nearer `run` than any other run of `run`'s own shard
-    /// (its night's, not the last's or the next's). `[run]` for a run of the whole job, a
-    /// resume or a replay.
+    /// (its night's, not the last's or the next's). The shards of a `run --task` are the
+    /// runs of the same tasks chosen. `[run]` for a run of the whole job, a resume or a
+    /// replay.
     ///
     /// A resume that names one shard's log walks the whole job: without the split's other
     /// logs it would fetch every task the other shards did again, and the report would still
     /// count a killed shard as unfinished after it (trial TT: a sharded backfill whose
     /// killed shard nothing went on from, its repair printed and run for ever).
     static func split(of run: RunStart, among starts: [RunStart]) -> [RunStart] {
-        guard let shard = run.shard, !run.completesEarlier else { return [run] }
+        guard let shard = run.shard, !run.completesEarlier || !run.chosen.isEmpty else {
+            return [run]
+        }
         let peers = starts.filter {
-            !$0.completesEarlier && $0.shard?.count == shard.count && $0.window == run.window
-                && $0.path != run.path
+            $0.completesEarlier == run.completesEarlier && $0.chosen == run.chosen
+                && $0.shard?.count == shard.count && $0.window == run.window && $0.path != run.path
         }
         let own = peers.filter { $0.shard?.index == shard.index }
         var chosen: [Int: RunStart] = [shard.index: run]

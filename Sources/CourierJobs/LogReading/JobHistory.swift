@@ -32,6 +32,9 @@ struct JobHistory: Equatable {
         /// A backfill's range (`run --window`), for it and a resume or replay of it: its
         /// `run.start` logs it.
         var window: String? = nil
+        /// The globs a `run --task` chose (`only`), when it is no resume or replay: the
+        /// shards of such a run are a split of their own (``split(of:among:)``).
+        var chosen: [String] = []
         var backfill: Bool { window != nil }
     }
 
@@ -129,7 +132,8 @@ struct JobHistory: Equatable {
             walksAll: !first.resumedFrom.isEmpty && first.replayFrom == nil
                 && first.replayOf.isEmpty,
             ended: path == current || LogFiles.endsWithRunEnd(path),
-            window: first.runFields?.window)
+            window: first.runFields?.window,
+            chosen: first.resumedFrom.isEmpty && first.replayOf.isEmpty ? first.only : [])
     }
 
     /// Whether the run whose `run.start` is `first` completes earlier runs: a replay, a resume

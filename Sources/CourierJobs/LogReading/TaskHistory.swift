@@ -47,6 +47,9 @@ struct TaskHistory {
     /// Resumes of the whole job (no shard, no `--task`): one that ends uninterrupted walked
     /// every task the job builds and sent each one not done.
     private var walkingRuns: Set<String> = []
+    /// The backfill range (`window`) of each run of one, and of its resumes and replays: a
+    /// resume settles the failures of its own line of runs only.
+    private var windowOfRun: [String: String] = [:]
     /// The globs each `run --task` chose (`only`): a task it chose that fails is not done,
     /// however an earlier run did it.
     private var chosen: [String: [String]] = [:]
@@ -102,6 +105,7 @@ struct TaskHistory {
             if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
             if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
             if !line.only.isEmpty { chosen[line.run] = line.only }
+            if let window = line.runFields?.window { windowOfRun[line.run] = window }
             if !line.resumedFrom.isEmpty, line.replayFrom == nil, line.only.isEmpty,
                 line.runFields?.shardCount == nil
             {
@@ -187,10 +191,14 @@ struct TaskHistory {
     /// Only `job`'s (every job's when `nil`): logs of several jobs may be read together. Also
     /// for the run now ending, whose `run.end` is not written yet
     /// (``JobHistory/notDone(folder:current:owns:walkedBy:)``).
+    /// A resume walks its own line's tasks only: the night's, or one backfill's range. The
+    /// other lines' failures stand (trial UU: a night's resume settled a failed backfill's
+    /// windows, and `report` called the job complete with 18 of them missing).
     mutating func settle(by run: String, of job: String? = nil) {
+        let window = windowOfRun[run]
         finals = finals.filter {
             (job != nil && $0.value.job != job) || $0.value.run == run
-                || $0.value.outcome == LogOutcome.ok.rawValue
+                || $0.value.outcome == LogOutcome.ok.rawValue || windowOfRun[$0.value.run] != window
         }
     }
 

@@ -27,18 +27,11 @@ enum ReportJSON {
             })
     }
 
-    static func job(_ report: RunReport) -> JSONWriter.Value {
-        let tasks = report.outcomes
-        var latency: [(String, JSONWriter.Value)] = [("totalMs", histogram(report.total))]
-        for name in RunReport.phaseNames {
-            if let phase = report.phases[name], !phase.isEmpty {
-                latency.append((name, histogram(phase)))
-            }
-        }
+    /// Whether the job is complete, and if not, what it lacks and the command that repairs it.
+    static func completeness(_ report: RunReport) -> [(String, JSONWriter.Value)] {
         let repair = ReportText.Repair(report)
         var fields: [(String, JSONWriter.Value)] = [
-            ("job", .string(report.job)),
-            ("complete", .bool(repair.complete && report.otherLines.isEmpty)),
+            ("complete", .bool(repair.complete && report.otherLines.isEmpty))
         ]
         // Failed backfills the history leaves out: `complete` said none (trial RR).
         if !report.otherLines.isEmpty {
@@ -49,7 +42,24 @@ enum ReportJSON {
             fields.append(("heldWrites", .int(repair.heldWrites)))
             fields.append(("unfinishedRuns", .array(repair.killed.map { .string($0) })))
             fields.append(("next", .string(repair.command)))
+        } else if let other = report.otherLines.first {
+            // The history is complete but another line is not: its repair is the next one (a
+            // script reading `next` alone had nothing to run; trial UU).
+            fields.append(("next", .string(repair.resume(other.log))))
         }
+        return fields
+    }
+
+    static func job(_ report: RunReport) -> JSONWriter.Value {
+        let tasks = report.outcomes
+        var latency: [(String, JSONWriter.Value)] = [("totalMs", histogram(report.total))]
+        for name in RunReport.phaseNames {
+            if let phase = report.phases[name], !phase.isEmpty {
+                latency.append((name, histogram(phase)))
+            }
+        }
+        var fields: [(String, JSONWriter.Value)] = [("job", .string(report.job))]
+        fields += completeness(report)
         fields += [
             ("runs", .array(report.runs.map { .string($0) })),
             ("backends", .array(report.backends.sorted().map { .string($0) })),
