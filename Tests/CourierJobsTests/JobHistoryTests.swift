@@ -138,4 +138,16 @@ struct JobHistoryTests {
                 == ["t0-half-*", "t1-half-*", "t2-half-*"])
         #expect(JobHistory.split(of: resume, among: starts).map(\.path) == ["resume"])
     }
+
+    @Test("a sharded backfill after a sharded night: the night's shards are not the backfill's")
+    func shardedBackfillAfterAShardedNight() {
+        var backfill = Self.start("b0", at: 10, shard: (0, 2))
+        backfill.window = "2026-01-01..2026-01-07"
+        let history = JobHistory.select([
+            Self.start("n0", at: 1, shard: (0, 2)), Self.start("n1", at: 2, shard: (1, 2)),
+            backfill,
+        ])
+        #expect(history.logs == ["b0"])
+        #expect(!history.whole, "shard 1 of the backfill never ran")
+    }
 }

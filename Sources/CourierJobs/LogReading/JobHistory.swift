@@ -165,9 +165,12 @@ struct JobHistory: Equatable {
         var chosen: [RunStart]
         if let count = newest.shard?.count {
             // The latest plain run of each shard of the newest split, none older than the
-            // latest run that covered the whole job or was split otherwise.
+            // latest run that covered the whole job, was split otherwise, or walked other
+            // windows (a sharded night before a sharded backfill is not one of its shards).
             let cutoff =
-                plain.last { $0.shard == nil || $0.shard?.count != count }?.time
+                plain.last {
+                    $0.shard == nil || $0.shard?.count != count || $0.window != newest.window
+                }?.time
                 ?? -Double.infinity
             var latest: [Int: RunStart] = [:]
             for run in plain where run.shard?.count == count && run.time > cutoff {
