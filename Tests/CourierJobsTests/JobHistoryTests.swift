@@ -150,4 +150,22 @@ struct JobHistoryTests {
         #expect(history.logs == ["b0"])
         #expect(!history.whole, "shard 1 of the backfill never ran")
     }
+
+    @Test("a night that ran on one shard is not whole: the last night's other shard is not its")
+    func oneShardOfTheNextNight() {
+        let history = JobHistory.select([
+            Self.start("n0", at: 0, shard: (0, 2)), Self.start("n1", at: 5, shard: (1, 2)),
+            Self.start("m0", at: 86_400, shard: (0, 2)),
+        ])
+        #expect(history.logs == ["m0"])
+        #expect(!history.whole)
+        // Its other shard a minute later: the night is whole.
+        let both = JobHistory.select([
+            Self.start("n0", at: 0, shard: (0, 2)), Self.start("n1", at: 5, shard: (1, 2)),
+            Self.start("m0", at: 86_400, shard: (0, 2)),
+            Self.start("m1", at: 86_460, shard: (1, 2)),
+        ])
+        #expect(both.logs == ["m0", "m1"])
+        #expect(both.whole)
+    }
 }

@@ -164,19 +164,17 @@ struct JobHistory: Equatable {
         }
         var chosen: [RunStart]
         if let count = newest.shard?.count {
-            // The latest plain run of each shard of the newest split, none older than the
-            // latest run that covered the whole job, was split otherwise, or walked other
-            // windows (a sharded night before a sharded backfill is not one of its shards).
+            // The newest split (``split(of:among:)``: each shard's run nearest the newest, of
+            // its night), none older than the latest run that covered the whole job, was
+            // split otherwise, or walked other windows (a sharded night before a sharded
+            // backfill is not one of its shards). Trial VV: a night that ran on one shard took
+            // the last night's other shard as its own, and `report` said complete.
             let cutoff =
                 plain.last {
                     $0.shard == nil || $0.shard?.count != count || $0.window != newest.window
                 }?.time
                 ?? -Double.infinity
-            var latest: [Int: RunStart] = [:]
-            for run in plain where run.shard?.count == count && run.time > cutoff {
-                latest[run.shard!.index] = run
-            }
-            chosen = Array(latest.values)
+            chosen = split(of: newest, among: plain.filter { $0.time > cutoff })
         } else {
             chosen = [newest]
         }
