@@ -174,4 +174,50 @@ struct ShardedBackfillTests {
         #expect(sent == theirs, "the repair sent the missing shard's windows alone")
         #expect(try await Self.reportJSON(space)["complete"] as? Bool == true)
     }
+
+    @Test(
+        "a sharded night with a failed shard, then a backfill on one shard: report's repairs converge"
+    )
+    func backfillOnOneShardAfterAFailedNight() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("sharded-night-failed")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "day-{windowStart}", "path": "/records/item",
+                 "query": {"key": "\#(key)", "id": "{windowStart}"},
+                 "window": {"start": "2026-01-01", "end": "2026-01-07", "step": "1d", "format": "date"},
+                 "save": "days/{windowStart}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let plan = try await CourierBinary.run(
+            ["run", "job.json", "--dry-run", "--shard", "0/2"], directory: space.folder)
+        let shard0 = plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
+            String($0.split(separator: "\t")[0].dropFirst("day-".count))
+        }
+        // Some of shard 0's windows are before the backfill's range.
+        try #require(shard0.contains { $0 < "2026-01-05" } && shard0.count < 6, "\(plan.stdout)")
+        let all = (1...6).map { "2026-01-0\($0)" }
+        // Shard 0's windows fail at night (their items are missing upstream); shard 1's do not.
+        try RecordsTests.set(
+            key, all.filter { !shard0.contains($0) }.map { #"{"id": "\#($0)"}"# }, on: space.server)
+        #expect(try await space.run(["--shard", "0/2"], backend: "curl").status == 1)
+        #expect(try await space.run(["--shard", "1/2"], backend: "curl").status == 0)
+        try RecordsTests.set(key, all.map { #"{"id": "\#($0)"}"# }, on: space.server)
+        let backfill = try await space.run(
+            ["--window", "2026-01-05..2026-01-07", "--shard", "1/2"], backend: "curl")
+        #expect(backfill.status == 0, "\(backfill.stdout)\(backfill.stderr)")
+        // Trial VV: every repair after the first sent nothing, and report named it again.
+        var repairs = 0
+        while repairs < 4, let next = try await Self.reportJSON(space)["next"] as? String {
+            repairs += 1
+            let repair = try await Self.run(next, in: space)
+            #expect(repair.status == 0, "\(next)\n\(repair.stdout)\(repair.stderr)")
+        }
+        let report = try await Self.reportJSON(space)
+        #expect(report["complete"] as? Bool == true, "after \(repairs) repairs: \(report)")
+        #expect(repairs <= 2, "\(repairs) repairs")
+        let saved = try FileManager.default.contentsOfDirectory(
+            atPath: space.folder.appendingPathComponent("out/days").path)
+        #expect(Set(saved) == Set(all.map { "\($0).json" }))
+    }
 }
