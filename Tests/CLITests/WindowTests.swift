@@ -185,7 +185,7 @@ struct WindowTests {
             let replay = try await Self.replay(space, log: log, dry ? ["--dry-run"] : [])
             #expect(replay.status == 0, "dry run \(dry): \(replay.stdout)\(replay.stderr)")
             #expect(
-                (replay.stdout + replay.stderr).contains("its window was fetched since"),
+                (replay.stdout + replay.stderr).contains("1 task a later run did, not sent again"),
                 "\(replay.stdout)\(replay.stderr)")
         }
     }
@@ -305,6 +305,36 @@ struct WindowTests {
         #expect(repair.status == 0, "\(next)\n\(repair.stdout)\(repair.stderr)")
         #expect(try Self.asked(space) == ["day-2026-01-02"])
         #expect(try await report()["complete"] as? Bool == true)
+    }
+
+    @Test("a backfill's repair leaves out the windows a later backfill did")
+    func repairLeavesOutALaterBackfillsWindows() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("window-overlap")
+        try RecordsTests.set(key, Self.days(1...6), on: space.server)
+        try Self.writeJob(space, key: key, end: "2026-01-07")
+        #expect(try await space.run(backend: "curl").status == 0)
+        // Backfill B fails days 1 to 3; backfill A, over days 3 and 4, succeeds after it.
+        try RecordsTests.set(key, Self.days(4...6), on: space.server)
+        let first = try await space.run(["--window", "2026-01-01..2026-01-05"], backend: "curl")
+        #expect(first.status == 1, "\(first.stdout)")
+        let b = try Self.newestLog(space)
+        try RecordsTests.set(key, Self.days(1...6), on: space.server)
+        let a = try await space.run(["--window", "2026-01-03..2026-01-05"], backend: "curl")
+        #expect(a.status == 0, "\(a.stdout)\(a.stderr)")
+        #expect(
+            a.stdout.contains("the backfill --window 2026-01-01..2026-01-05 left 2 tasks not done"),
+            "\(a.stdout)")
+        // Trial VV: B's repairs sent day 3 again, which A had done.
+        let replay = try await Self.replay(space, log: b, ["--dry-run"])
+        #expect(
+            replay.stderr.contains("1 task a later run did, not sent again"), "\(replay.stderr)")
+        #expect(!replay.stdout.contains("day-2026-01-03"), "\(replay.stdout)")
+        let resumed = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(b)").path], backend: "curl")
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(try Self.asked(space) == ["day-2026-01-01", "day-2026-01-02"])
     }
 
     @Test("a backfill's listing checkpoint older than a night's file: its resume starts at page 1")

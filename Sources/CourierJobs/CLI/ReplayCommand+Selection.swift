@@ -49,6 +49,9 @@ extension ReplayCommand {
                     && options.filter.matches(line)
             }.values
         selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
+        if let job, !options.filter.all {
+            leaveOutDoneLater(&selected, job: job, options: options, console: console)
+        }
         let jobNames = Set(selected.map(\.job))
         if let job {
             let others = selected.filter { $0.job != job.name }
@@ -65,6 +68,30 @@ extension ReplayCommand {
             return nil
         }
         return (selected, jobNames)
+    }
+
+    /// Leaves out of `selected` the tasks a later run the logs do not hold did (the next
+    /// night, a backfill after the night replayed, the night after a backfill): `report`
+    /// counts them done, and sending them again repeated done work (trial VV).
+    private static func leaveOutDoneLater(
+        _ selected: inout [LogLine], job: Job, options: Options, console: Console
+    ) {
+        let folder =
+            (options.logDirectoryGiven ? options.run.logDirectory : job.home.logs)
+            .appendingPathComponent(job.name)
+        let later = JobHistory.doneLater(than: options.logs, folder: folder)
+        guard !later.isEmpty else { return }
+        let before = selected.count
+        selected.removeAll { line in
+            line.job == job.name
+                && line.task.map { later.contains(FNV1a.taskKey(job: line.job, task: $0)) } == true
+        }
+        let left = before - selected.count
+        if left > 0, !options.run.quiet {
+            console.error(
+                "courier: \(job.name): \(left) task\(left == 1 ? "" : "s") a later run did, not sent again"
+            )
+        }
     }
 
     /// A cut run's tasks that never ended have no final line: replay cannot see them, and

@@ -38,6 +38,9 @@ extension RunHistory {
             if let writes = JobHistory.writes(folder: folder, with: history.logs) {
                 history.writes = writes
             }
+            // What another line did since is done too. (Its own done tasks whose records are
+            // older than their file are then fetched again all the same: ``RecordsStore/staleParts(of:runs:done:)``.)
+            history.done.formUnion(JobHistory.doneLater(than: history.logs, folder: folder))
             return .success(history)
         }
         let history = JobHistory.read(folder: folder)
