@@ -50,9 +50,11 @@ public struct PaginationRule: Sendable {
     /// seen (at ``items``, else ``stopWhenEmpty``, else the whole body) reach it.
     public var stopAtTotal: String?
 
+    /// A rule following `next`; each stop left `nil` is not checked.
     public init(
         next: Next, stopWhenEmpty: String? = nil, maxPages: Int = 1000, items: String? = nil,
-        pageSize: Int? = nil, requireNext: Bool = false
+        pageSize: Int? = nil, requireNext: Bool = false, stopWhenFalse: String? = nil,
+        stopAtTotal: String? = nil
     ) {
         self.next = next
         self.stopWhenEmpty = stopWhenEmpty
@@ -60,6 +62,8 @@ public struct PaginationRule: Sendable {
         self.items = items
         self.pageSize = pageSize
         self.requireNext = requireNext
+        self.stopWhenFalse = stopWhenFalse
+        self.stopAtTotal = stopAtTotal
     }
 }
 

@@ -40,8 +40,12 @@ public final class URLSessionHTTPClient: HTTPClient {
         self.init(configuration: configuration, base: .ephemeral)
     }
 
-    /// A client whose session starts from `session`'s configuration (its timeouts, proxy and
-    /// connection settings), as code written for a plain `URLSession` client expects.
+    /// A client whose session starts from `session`'s configuration (its proxy and connection
+    /// settings), as code written for a plain `URLSession` client expects. Its
+    /// `timeoutIntervalForResource` becomes ``Configuration/timeout``, the deadline of a request
+    /// that names none (`DefaultAPIClient` names `APIConfiguration.timeoutInterval`, which
+    /// wins); its `timeoutIntervalForRequest` is not used: a request's timeout is its whole
+    /// deadline, on both transports.
     ///
     /// The client runs its own session over that configuration, because it needs its own
     /// delegate (redirects returned as they are, the size cap, deadlines); cookies and caching

@@ -77,9 +77,10 @@ struct PagesTests {
                 #"{"data": {"items": {"pageInfo": {"endCursor": "\#(cursor)", "hasNextPage": \#(more)}}}}"#,
                 request)
         }
-        var rule = PaginationRule(
-            next: .bodyCursor(pointer: "/data/items/pageInfo/endCursor", field: "/variables/after"))
-        rule.stopWhenFalse = "/data/items/pageInfo/hasNextPage"
+        // The stop given to the initialiser, as docs/library.md writes it (trial WW).
+        let rule = PaginationRule(
+            next: .bodyCursor(pointer: "/data/items/pageInfo/endCursor", field: "/variables/after"),
+            stopWhenFalse: "/data/items/pageInfo/hasNextPage")
         var first = HTTPRequest(url: URL(string: "https://api.test/graphql")!, method: .post)
         first.body = Data(#"{"query":"q","variables":{"first":2}}"#.utf8)
         let bodies = try await Self.bodies(stub.pages(of: first, following: rule))
