@@ -36,6 +36,20 @@ struct ShardedBackfillTests {
         return try #require(jobs?.first, "\(report.stdout)\(report.stderr)")
     }
 
+    /// The days (`YYYY-MM-DD`) of the windows `shard` of 2 runs, from its dry run (`extra`: a
+    /// backfill's `--window`).
+    static func days(of shard: Int, _ space: JobWorkspace, _ extra: [String] = []) async throws
+        -> [String]
+    {
+        let plan = try await CourierBinary.run(
+            ["run", "job.json", "--dry-run", "--shard", "\(shard)/2"] + extra,
+            directory: space.folder)
+        #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+        return plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
+            String($0.split(separator: "\t")[0].dropFirst("day-".count))
+        }.sorted()
+    }
+
     /// Runs `command` (a repair the report printed) word for word, in the workspace.
     static func run(_ command: String, in space: JobWorkspace) async throws
         -> CourierBinary.Result
@@ -58,16 +72,8 @@ struct ShardedBackfillTests {
         let night = try await space.run(backend: "curl")
         #expect(night.status == 0, "\(night.stdout)\(night.stderr)")
         // Shard 0's windows, from its dry run; the last of them stays held.
-        let plan = try await CourierBinary.run(
-            [
-                "run", "job.json", "--dry-run", "--shard", "0/2", "--window",
-                "2026-01-01..2026-01-07",
-            ],
-            directory: space.folder)
-        let mine = plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
-            String($0.split(separator: "\t")[0].dropFirst("day-".count))
-        }.sorted()
-        try #require(!mine.isEmpty && mine.count < days.count, "\(plan.stdout)")
+        let mine = try await Self.days(of: 0, space, ["--window", "2026-01-01..2026-01-07"])
+        try #require(!mine.isEmpty && mine.count < days.count, "\(mine)")
         let held = mine.last!
         let gate = FixtureServer.uniqueKey("sharded-backfill")
         try Self.writeJob(space, key: gate, end: "2026-01-07")
@@ -143,16 +149,9 @@ struct ShardedBackfillTests {
         let only = try await space.run(
             ["--window", "2026-01-01..2026-01-07", "--shard", "0/2"], backend: "curl")
         #expect(only.status == 0, "\(only.stdout)\(only.stderr)")
-        let plan = try await CourierBinary.run(
-            [
-                "run", "job.json", "--dry-run", "--shard", "1/2", "--window",
-                "2026-01-01..2026-01-07",
-            ],
-            directory: space.folder)
-        let theirs = plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
-            String($0.split(separator: "\t")[0])
-        }.sorted()
-        try #require(!theirs.isEmpty, "\(plan.stdout)")
+        let theirs = try await Self.days(of: 1, space, ["--window", "2026-01-01..2026-01-07"])
+            .map { "day-\($0)" }
+        try #require(!theirs.isEmpty)
         // Shard 1 never runs; the next night.
         try Self.writeJob(space, key: key, end: "2026-01-08")
         let night = try await space.run(backend: "curl")
@@ -189,13 +188,9 @@ struct ShardedBackfillTests {
                  "window": {"start": "2026-01-01", "end": "2026-01-07", "step": "1d", "format": "date"},
                  "save": "days/{windowStart}.json"}
                 """#, extra: #""retry": {"maxAttempts": 1},"#)
-        let plan = try await CourierBinary.run(
-            ["run", "job.json", "--dry-run", "--shard", "0/2"], directory: space.folder)
-        let shard0 = plan.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }.map {
-            String($0.split(separator: "\t")[0].dropFirst("day-".count))
-        }
+        let shard0 = try await Self.days(of: 0, space)
         // Some of shard 0's windows are before the backfill's range.
-        try #require(shard0.contains { $0 < "2026-01-05" } && shard0.count < 6, "\(plan.stdout)")
+        try #require(shard0.contains { $0 < "2026-01-05" } && shard0.count < 6, "\(shard0)")
         let all = (1...6).map { "2026-01-0\($0)" }
         // Shard 0's windows fail at night (their items are missing upstream); shard 1's do not.
         try RecordsTests.set(

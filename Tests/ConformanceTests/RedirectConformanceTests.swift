@@ -25,19 +25,25 @@ struct RedirectConformanceTests {
         #expect(echo.values(for: "Authorization") == ["Bearer same"])
     }
 
-    @Test(
-        "a cross-host redirect drops Authorization, Cookie and secret headers",
-        arguments: TransportKind.allCases)
-    func crossHostDropsCredentials(transport: TransportKind) async throws {
-        let server = try TestServers.fixture()
+    /// A request with credentials (a secret header among them) that the server redirects to
+    /// another host's `/echo`.
+    static func credentialsToAnotherHost(_ server: FixtureServer) -> HTTPRequest {
         let target = server.otherHostURL("/echo").absoluteString
-        let request = HTTPRequest(
+        return HTTPRequest(
             url: server.url("/redirect?to=\(URLBuilder.percentEncode(target))"),
             headers: [
                 "Authorization": "Bearer secret-token", "Cookie": "session=secret",
                 "X-Api-Key": "secret-key", "X-Keep": "kept",
             ],
             secretHeaderNames: ["X-Api-Key"])
+    }
+
+    @Test(
+        "a cross-host redirect drops Authorization, Cookie and secret headers",
+        arguments: TransportKind.allCases)
+    func crossHostDropsCredentials(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let request = Self.credentialsToAnotherHost(server)
         let client = RedirectingHTTPClient(wrapping: AnyHTTPClient(transport.makeClient()))
         let response = try await client.perform(request)
         let echo = try Echo(response)
@@ -54,14 +60,7 @@ struct RedirectConformanceTests {
         arguments: TransportKind.allCases)
     func crossHostDropsCredentialsStreamedAndDownloaded(transport: TransportKind) async throws {
         let server = try TestServers.fixture()
-        let target = server.otherHostURL("/echo").absoluteString
-        let request = HTTPRequest(
-            url: server.url("/redirect?to=\(URLBuilder.percentEncode(target))"),
-            headers: [
-                "Authorization": "Bearer secret-token", "Cookie": "session=secret",
-                "X-Api-Key": "secret-key", "X-Keep": "kept",
-            ],
-            secretHeaderNames: ["X-Api-Key"])
+        let request = Self.credentialsToAnotherHost(server)
         let client = RedirectingHTTPClient(wrapping: AnyHTTPClient(transport.makeClient()))
         let streamed = try await client.stream(request)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
