@@ -215,4 +215,36 @@ struct ShardedBackfillTests {
             atPath: space.folder.appendingPathComponent("out/days").path)
         #expect(Set(saved) == Set(all.map { "\($0).json" }))
     }
+
+    @Test("a night one shard never ran, or a backfill on one shard: report says not complete")
+    func oneShardOnly() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("one-shard-night")
+        let days = (1...9).map { "2026-01-0\($0)" }
+        await Self.open(space, key: key, days: days)
+        try Self.writeJob(space, key: key, end: "2026-01-04")
+        for shard in ["0/2", "1/2"] {
+            #expect(try await space.run(["--shard", shard], backend: "curl").status == 0)
+        }
+        #expect(try await Self.reportJSON(space)["complete"] as? Bool == true)
+        // The next night, seconds later, on shard 0 alone (trial XX: complete, no next).
+        try Self.writeJob(space, key: key, end: "2026-01-10")
+        #expect(try await space.run(["--shard", "0/2"], backend: "curl").status == 0)
+        let night = try await Self.reportJSON(space)
+        #expect(night["complete"] as? Bool == false, "\(night)")
+        let next = try #require(night["next"] as? String, "\(night)")
+        let repair = try await Self.run(next, in: space)
+        #expect(repair.status == 0, "\(next)\n\(repair.stdout)\(repair.stderr)")
+        #expect(try await Self.reportJSON(space)["complete"] as? Bool == true)
+        // A backfill on shard 1 alone.
+        let backfill = try await space.run(
+            ["--window", "2026-01-01..2026-01-10", "--shard", "1/2"], backend: "curl")
+        #expect(backfill.status == 0, "\(backfill.stdout)\(backfill.stderr)")
+        let after = try await Self.reportJSON(space)
+        #expect(after["complete"] as? Bool == false, "\(after)")
+        let repairLine = try #require(after["next"] as? String, "\(after)")
+        #expect((try await Self.run(repairLine, in: space)).status == 0)
+        #expect(try await Self.reportJSON(space)["complete"] as? Bool == true)
+    }
 }

@@ -168,4 +168,29 @@ struct JobHistoryTests {
         #expect(both.logs == ["m0", "m1"])
         #expect(both.whole)
     }
+
+    @Test("rounds of shards: a shard that comes again starts the next night, however close in time")
+    func roundsOfShards() {
+        // Nights a few seconds apart, as a script runs them (trial XX).
+        let scripted = JobHistory.select([
+            Self.start("n0", at: 0, shard: (0, 2)), Self.start("n1", at: 5, shard: (1, 2)),
+            Self.start("m0", at: 10, shard: (0, 2)),
+        ])
+        #expect(scripted.logs == ["m0"])
+        #expect(!scripted.whole)
+        // Tonight's shards in the other order are still tonight's.
+        let reversed = JobHistory.select([
+            Self.start("n0", at: 0, shard: (0, 2)), Self.start("n1", at: 5, shard: (1, 2)),
+            Self.start("m1", at: 86_400, shard: (1, 2)),
+            Self.start("m0", at: 86_410, shard: (0, 2)),
+        ])
+        #expect(reversed.logs == ["m1", "m0"])
+        #expect(reversed.whole)
+        // Two Kubernetes Jobs (`--once-per` keys) are two splits, whatever their times.
+        var a = Self.start("a0", at: 0, shard: (0, 2))
+        a.oncePer = "job-a"
+        var b = Self.start("b1", at: 1, shard: (1, 2))
+        b.oncePer = "job-b"
+        #expect(JobHistory.split(of: b, among: [a, b]).map(\.path) == ["b1"])
+    }
 }

@@ -151,12 +151,13 @@ enum ReportCommand {
         var traces = service.map { OTLPTraces(serviceName: $0) }
         let paths = LogFiles.ordered(logs)
         // Standard input is read once, as it comes: its lines all count.
-        let current = JobHistory.currentLogs(among: paths.filter { $0 != "-" })
+        let (current, whole) = JobHistory.currentLogs(among: paths.filter { $0 != "-" })
         var file = (name: "", current: true)
         for entry in LogReader(paths: paths, warn: { Console.error("courier: \($0)") }) {
             let name = entry.line.job
             if reports[name] == nil {
                 reports[name] = RunReport(job: name, keepEveryTask: everyTask)
+                reports[name]?.historyWhole = whole[name]
                 order.append(name)
             }
             // Looked up once a file: a report reads a million lines.

@@ -35,6 +35,8 @@ struct JobHistory: Equatable {
         /// The globs a `run --task` chose (`only`), when it is no resume or replay: the
         /// shards of such a run are a split of their own (``split(of:among:)``).
         var chosen: [String] = []
+        /// `run --once-per KEY`'s key: the shards of one Kubernetes Job share it.
+        var oncePer: String? = nil
         var backfill: Bool { window != nil }
     }
 
@@ -102,7 +104,9 @@ struct JobHistory: Equatable {
     /// whose first line is not a `run.start` (nothing to judge them by): the logs whose task
     /// lines `report` folds, so that it says of each task what `--resume` would (a trial's
     /// report called a night complete from an earlier night's lines, after a failed repair).
-    static func currentLogs(among paths: [String]) -> Set<String> {
+    /// `whole`: for each job, whether its current history holds a whole run (``whole``), as
+    /// `--resume` judges it: `report` says complete only then.
+    static func currentLogs(among paths: [String]) -> (logs: Set<String>, whole: [String: Bool]) {
         var byJob: [String: [RunStart]] = [:]
         var unknown = Set<String>()
         for path in paths {
@@ -113,7 +117,10 @@ struct JobHistory: Equatable {
             }
             byJob[first.job, default: []].append(runStart(path: path, first: first))
         }
-        return unknown.union(byJob.values.flatMap { select($0).logs })
+        let histories = byJob.mapValues(select)
+        return (
+            unknown.union(histories.values.flatMap(\.logs)), histories.mapValues(\.whole)
+        )
     }
 
     /// What the `run.start` line `first`, of the log at `path`, says of its run.
@@ -133,7 +140,8 @@ struct JobHistory: Equatable {
                 && first.replayOf.isEmpty,
             ended: path == current || LogFiles.endsWithRunEnd(path),
             window: first.runFields?.window,
-            chosen: first.resumedFrom.isEmpty && first.replayOf.isEmpty ? first.only : [])
+            chosen: first.resumedFrom.isEmpty && first.replayOf.isEmpty ? first.only : [],
+            oncePer: first.runFields?.oncePer)
     }
 
     /// Whether the run whose `run.start` is `first` completes earlier runs: a replay, a resume

@@ -82,7 +82,10 @@ enum ReportText {
             }
             killed = unfinished.map(\.run)
             stoppedOnly = unfinished.allSatisfy { $0.state != .killed }
-            noWholeRun = ReportText.lacksWholeRun(report.runTable.rows)
+            // The history's own judgement where there is one (trial XX: the runs table counted
+            // last night's shard as tonight's, and a night one shard never ran read complete).
+            noWholeRun =
+                report.historyWhole.map { !$0 } ?? ReportText.lacksWholeRun(report.runTable.rows)
             // A replay of logs alone names no job file ("-", and in logs before it left its
             // path out, that made absolute): the job's own runs do.
             let latest = report.runTable.rows.last {

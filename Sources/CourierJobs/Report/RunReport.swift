@@ -82,6 +82,9 @@ struct RunReport {
     /// done: failed backfills before the night, or the night before a backfill
     /// (``JobHistory/otherLines(folder:current:)``).
     var otherLines: [JobHistory.OtherLine] = []
+    /// Whether the job's current history holds a whole run, as `--resume` judges it
+    /// (``JobHistory/whole``); `nil` when the logs were read from standard input.
+    var historyWhole: Bool?
 
     mutating func add(_ line: LogLine, file: String = "", current: Bool = true) {
         runTable.add(line, file: file)
