@@ -49,8 +49,8 @@ extension ReplayCommand {
                     && options.filter.matches(line)
             }.values
         selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
-        if let job, !options.filter.all {
-            leaveOutDoneLater(&selected, job: job, options: options, console: console)
+        if let job {
+            leaveOutDoneElsewhere(&selected, job: job, options: options, console: console)
         }
         let jobNames = Set(selected.map(\.job))
         if let job {
@@ -70,21 +70,18 @@ extension ReplayCommand {
         return (selected, jobNames)
     }
 
-    /// Leaves out of `selected` the tasks a later run the logs do not hold did (the next
-    /// night, a backfill after the night replayed, the night after a backfill): `report`
-    /// counts them done, and sending them again repeated done work (trial VV).
-    private static func leaveOutDoneLater(
+    /// Leaves out of `selected` the tasks ``RunOptions/doneElsewhere`` holds (a later run
+    /// did them, or another shard of the split): `report` counts them done, and the replay
+    /// does not send them (trials VV, YY).
+    private static func leaveOutDoneElsewhere(
         _ selected: inout [LogLine], job: Job, options: Options, console: Console
     ) {
-        let folder =
-            (options.logDirectoryGiven ? options.run.logDirectory : job.home.logs)
-            .appendingPathComponent(job.name)
-        let later = JobHistory.doneLater(than: options.logs, folder: folder)
-        guard !later.isEmpty else { return }
+        let done = options.run.doneElsewhere
+        guard !done.isEmpty else { return }
         let before = selected.count
         selected.removeAll { line in
             line.job == job.name
-                && line.task.map { later.contains(FNV1a.taskKey(job: line.job, task: $0)) } == true
+                && line.task.map { done.contains(FNV1a.taskKey(job: line.job, task: $0)) } == true
         }
         let left = before - selected.count
         if left > 0, !options.run.quiet {

@@ -50,6 +50,8 @@ struct TaskHistory {
     /// The backfill range (`window`) of each run of one, and of its resumes and replays: a
     /// resume settles the failures of its own line of runs only.
     private var windowOfRun: [String: String] = [:]
+    /// The shard of each sharded run: another shard's children do not settle a fan-out's skip.
+    private var shardOfRun: [String: Shard] = [:]
     /// The globs each `run --task` chose (`only`): a task it chose that fails is not done,
     /// however an earlier run did it.
     private var chosen: [String: [String]] = [:]
@@ -106,6 +108,11 @@ struct TaskHistory {
             if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
             if !line.only.isEmpty { chosen[line.run] = line.only }
             if let window = line.runFields?.window { windowOfRun[line.run] = window }
+            if let fields = line.runFields, let index = fields.shardIndex,
+                let count = fields.shardCount
+            {
+                shardOfRun[line.run] = Shard(index: index, count: count)
+            }
             if !line.resumedFrom.isEmpty, line.replayFrom == nil, line.only.isEmpty,
                 line.runFields?.shardCount == nil
             {
@@ -173,9 +180,18 @@ struct TaskHistory {
     }
 
     /// Drops the template skips of earlier runs that `task` (logged by a later run) matches.
+    /// Not another shard's line: that shard's children are not the skipped run's (trial YY: a
+    /// shard whose listing failed lost its children from every count once the other shard
+    /// logged its own).
     private mutating func settleTemplates(by task: String, of line: LogLine) {
+        let shard = shardOfRun[line.run]
         templates.removeAll { template in
             guard template.run != line.run, fnmatch(template.glob, task, 0) == 0 else {
+                return false
+            }
+            if let shard, let skipped = shardOfRun[template.run], skipped.count == shard.count,
+                skipped.index != shard.index
+            {
                 return false
             }
             finals[template.key] = nil

@@ -30,6 +30,9 @@ struct RunOptions: Sendable {
     /// The earlier runs this one completes (`--resume`, `replay --job`), whose records parts
     /// it may use.
     var history: RunHistory?
+    /// A replay with `--job`: the tasks runs its logs do not hold did (later ones, or the
+    /// other shards of their split), which it does not send (``JobHistory/doneLater``).
+    var doneElsewhere: Set<UInt64> = []
     /// `--once-per KEY`: written in `run.start` as `oncePer`, where a later run with the same
     /// key finds this one (``JobHistory/hasRun(oncePer:shard:folder:)``).
     var oncePer: String?

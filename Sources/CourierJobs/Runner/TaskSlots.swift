@@ -264,7 +264,8 @@ extension JobRunner {
         if case .selection(let selected, _) = source { chosen = selected }
         if let chosen, let shard = options.shard { chosen.settleElsewhere(on: shard, in: job) }
         return TaskSelection(
-            job: job.name, shard: options.shard, done: options.resume?.done ?? [],
+            job: job.name, shard: options.shard,
+            done: (options.resume?.done ?? []).union(options.doneElsewhere),
             okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
             chosen: chosen,
             writes: options.writes ?? WriteHistory(),
