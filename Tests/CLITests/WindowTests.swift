@@ -298,8 +298,19 @@ struct WindowTests {
         // The JSON's `next` is that line's repair when the history has none of its own.
         let next = try #require(after["next"] as? String, "\(after)")
         #expect(next == others.first?["next"] as? String, "\(after)")
-        try RecordsTests.set(key, days(except: []), on: space.server)
         let words = next.split(separator: " ").map(String.init)
+        // The repair, while day 2 still fails: its summary speaks of its own line (trials RR,
+        // XX: "the job's history: every task done", the night's, and no repair of its own).
+        let again = try await CourierBinary.run(
+            Array(words.dropFirst()) + ["--no-progress"], directory: space.folder)
+        #expect(again.status == 1, "\(again.stdout)\(again.stderr)")
+        #expect(!again.stdout.contains("every task done"), "\(again.stdout)")
+        #expect(
+            again.stdout.contains("to repair: ")
+                && again.stdout.contains(
+                    next.components(separatedBy: " --resume ").last ?? "?"),
+            "\(again.stdout)")
+        try RecordsTests.set(key, days(except: []), on: space.server)
         let repair = try await CourierBinary.run(
             Array(words.dropFirst()) + ["--no-progress"], directory: space.folder)
         #expect(repair.status == 0, "\(next)\n\(repair.stdout)\(repair.stderr)")

@@ -240,9 +240,9 @@ extension RunCommand {
         return text
     }
 
-    /// The log a repair of a backfill's run names: its own, or for a replay of the backfill
-    /// the backfill's (a replay's log holds no chain: resumed from it, the repair fetched every
-    /// window of the range again, trial RR).
+    /// The log a repair of a backfill's run names: its own, or for a replay or a resume of
+    /// the backfill the backfill's (a replay's log holds no chain: resumed from it, the repair
+    /// fetched every window of the range again, trial RR).
     static func backfillRoot(of log: URL, first: LogLine) -> String {
         let folder = log.deletingLastPathComponent()
         if let run = first.replayOf.first,
@@ -250,6 +250,11 @@ extension RunCommand {
                 .first(where: { $0.hasSuffix("-\(run).jsonl") })
         {
             return folder.appendingPathComponent(name).standardizedFileURL.path
+        }
+        // A resume's, the backfill's log it went on from, as `report` names it (trial XX: the
+        // two named different logs for one repair).
+        if let root = first.resumedFrom.first, FileManager.default.fileExists(atPath: root) {
+            return URL(fileURLWithPath: root).standardizedFileURL.path
         }
         return log.standardizedFileURL.path
     }

@@ -19,6 +19,8 @@ extension JobHistory {
         /// reached have no line, and ``notDone`` does not count them (trial TT: a killed
         /// backfill read as "0 tasks not done"; trial UU: a missing shard, as none).
         var unfinished = false
+        /// Every log of the line, its first as ``log``.
+        var logs: [String] = []
     }
 
     /// The other lines that left tasks not done, the night's first, then every backfill's,
@@ -87,7 +89,7 @@ extension JobHistory {
         return lines.indices.filter { counts[$0] > 0 || held[$0] > 0 || lines[$0].cut }.map {
             OtherLine(
                 log: lines[$0].logs[0], notDone: counts[$0], window: lines[$0].window,
-                held: held[$0], unfinished: lines[$0].cut)
+                held: held[$0], unfinished: lines[$0].cut, logs: lines[$0].logs)
         }
     }
 

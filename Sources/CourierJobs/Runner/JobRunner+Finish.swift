@@ -191,11 +191,27 @@ extension JobRunner {
             summary.otherLines = JobHistory.otherLines(
                 folder: options.logDirectory.appendingPathComponent(job.name),
                 current: begun.logURL.standardizedFileURL.path, records: recordsStore.root)
+            ownLine(&summary, log: begun.logURL)
         }
         if let failure = summary.logFailure {
             console.error("courier: the log is incomplete: \(failure)")
         }
         return summary
+    }
+
+    /// A run of another line than the job's history (a backfill's repair after the next
+    /// night): what the history lacks is not this run's to say (trials RR, XX: a failed repair
+    /// of a backfill read "the job's history: every task done", with no repair of its own).
+    /// Its own line's note says what it lacks; a failed run's own repair line says it instead.
+    private func ownLine(_ summary: inout RunSummary, log: URL) {
+        let name = log.lastPathComponent
+        guard
+            let own = summary.otherLines.firstIndex(where: { line in
+                line.logs.contains { URL(fileURLWithPath: $0).lastPathComponent == name }
+            })
+        else { return }
+        summary.missing = nil
+        if summary.failed > 0 { summary.otherLines.remove(at: own) }
     }
 
     /// `run.end` written; `summary` with the log's failure, if writing it failed.
