@@ -291,21 +291,24 @@ struct DeployFilesTests {
     @Test("a cron run that finds the last one still going mails one line and exits 3")
     func cronOverlap() async throws {
         // The first run's one request stays open until the test lets it end: the second
-        // starts while the first holds the lock however slow the machine is.
+        // starts while the first holds the lock however slow the machine is (a loaded
+        // `make test` passed the job's default 30 s timeout three times before the second ran).
         let gate = "cron-overlap-\(UUID().uuidString)"
         let install = try Installation(
-            tasks: #"{"id": "held", "path": "/gate", "query": {"name": "\#(gate)", "max": "120"}}"#)
+            tasks:
+                #"{"id": "held", "path": "/gate", "query": {"name": "\#(gate)", "max": "900"}, "timeout": 900}"#
+        )
         defer { install.remove() }
         let check = PingRunTests.Check("cron-overlap", on: install.space.server)
         try install.secrets(token: "token-\(UUID().uuidString)", ping: check.url())
         let command = try #require(Self.cronEntries().first).command
         let first = try install.shell(command)
-        // The first holds the lock once its ping has gone out (a hang guard of 120 s).
-        let deadline = Date().addingTimeInterval(120)
+        // The first holds the lock once its ping has gone out (a hang guard of 900 s).
+        let deadline = Date().addingTimeInterval(900)
         while try await check.paths().isEmpty, Date() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 120)
+        let (status, stdout, stderr) = try await install.shell(command).exit(seconds: 900)
         _ = await ProbeClient().get(install.space.server.url("/toggle/on?name=\(gate)"))
         #expect(status == 3, "\(stderr)")
         #expect(stdout.isEmpty)

@@ -80,7 +80,7 @@ struct RecoveryDefectTests {
         let hits = space.server.url("/hits?key=\(key)")
         let logs = space.logs
         await HostileValueTests.onThread {
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(300)
             while (BlockingFetch.json(hits)?["count"] as? Int ?? 0) < 1, Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.005)
             }

@@ -13,7 +13,7 @@ import Testing
 @Suite("signals", .serialized)
 struct SignalTests {
     /// Sends `signal` to `running` once the server has received `count` requests of `key`
-    /// (and `delay` seconds more), waiting at most 120 s (a hang guard).
+    /// (and `delay` seconds more), waiting at most 300 s (a hang guard).
     ///
     /// The waiting and the signal happen on a thread of their own, with blocking calls: on a
     /// loaded 2-core machine the cooperative pool can be busy for seconds with other tests,
@@ -25,7 +25,7 @@ struct SignalTests {
         let url = server.url("/hits?key=\(key)")
         let arrived = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let deadline = Date().addingTimeInterval(120)
+                let deadline = Date().addingTimeInterval(300)
                 while Date() < deadline {
                     if let hits = BlockingFetch.json(url)?["count"] as? Int, hits >= count {
                         Thread.sleep(forTimeInterval: delay)
@@ -78,7 +78,7 @@ struct SignalTests {
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("int")
         // The request lasts ten minutes; the grace period is 1 s. A run that waited for the
-        // request would run into the wait's hang guard (120 s) and be killed: no status.
+        // request would run into the wait's hang guard (300 s) and be killed: no status.
         try space.writeJob(
             tasks:
                 #"{"id": "forever", "path": "/slow", "query": {"ms": "600000", "key": "\#(key)"}, "timeout": 900}"#
@@ -102,7 +102,7 @@ struct SignalTests {
         defer { space.remove() }
         let key = FixtureServer.uniqueKey("int-twice")
         // A grace period of an hour and a request of ten minutes: only the second signal can
-        // end the run before the wait's hang guard (120 s) kills it.
+        // end the run before the wait's hang guard (300 s) kills it.
         try space.writeJob(
             tasks:
                 #"{"id": "forever", "path": "/slow", "query": {"ms": "600000", "key": "\#(key)"}, "timeout": 900}"#

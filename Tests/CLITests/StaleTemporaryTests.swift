@@ -71,7 +71,7 @@ struct StaleTemporaryTests {
         // Watched and killed from a thread of its own: a loaded test run starves the
         // cooperative pool for seconds, and the gate gives up after ten.
         let leftover: String? = await HostileValueTests.onThread {
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(300)
             var name: String?
             while name == nil, Date() < deadline {
                 name = (try? FileManager.default.contentsOfDirectory(atPath: out.path))?.first {

@@ -89,11 +89,12 @@ final class LockedBox<Value>: @unchecked Sendable {
     func get() -> Value { lock.withLock { value } }
 }
 
-/// Waits until the fixture server has recorded `count` requests under `key` (30 s at most).
+/// Waits until the fixture server has recorded `count` requests under `key` (a hang guard of
+/// 300 s).
 enum ServerArrivals {
     static func wait(for count: Int, key: String, on server: FixtureServer) async throws {
         let url = server.url("/hits?key=\(key)")
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(300)
         while (BlockingFetch.json(url)?["count"] as? Int ?? 0) < count {
             guard ContinuousClock.now < deadline else {
                 Issue.record("\(count) requests never reached the server")

@@ -61,7 +61,7 @@ struct ThirdPartyRecoveryTests {
         let folder = space.logs.appendingPathComponent("hb")
         // Killed once a few requests are logged, from a thread of its own.
         await HostileValueTests.onThread {
-            let deadline = Date().addingTimeInterval(30)
+            let deadline = Date().addingTimeInterval(300)
             while Date() < deadline {
                 let names =
                     (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []

@@ -60,7 +60,7 @@ struct CurlTaskExecutorTests {
             steps.add("resumed")
         }
         // A hang guard: the three steps take milliseconds on a quiet machine.
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + .seconds(300)
         while steps.all.count < 3, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -25,12 +25,12 @@ struct FolderSyncsTests {
         let timeline = Timeline()
         // The first sync lasts until all 200 callers wait (a disk's slow fsync, with no time
         // in it: a loaded machine only makes it longer): the 199 that came while it ran share
-        // the second. A hang guard of 120 s, should a caller never come.
+        // the second. A hang guard of 300 s, should a caller never come.
         let box = Locked<FolderSyncs?>(nil)
         let syncs = FolderSyncs { folder in
             let start = timeline.now()
             if timeline.syncs.isEmpty, let syncs = box.withLock({ $0 }) {
-                let deadline = Date().addingTimeInterval(120)
+                let deadline = Date().addingTimeInterval(300)
                 while syncs.waiting(in: folder) < 200, Date() < deadline {
                     Thread.sleep(forTimeInterval: 0.001)
                 }

@@ -17,7 +17,7 @@ struct GroupCommitTests {
     }
 
     /// Real syncs, counted; the first sync of bytes (a lone first save) holds its batch until
-    /// the test opens ``Counts/gate`` (``release(_:when:waiting:)``). A hang guard of 120 s.
+    /// the test opens ``Counts/gate`` (``release(_:when:waiting:)``). A hang guard of 300 s.
     static func syncs(_ counts: Counts, failFileSystem: Bool = false) -> GroupCommit.Syncs {
         GroupCommit.Syncs(
             bytes: { replacement throws(FileError) in
@@ -25,7 +25,7 @@ struct GroupCommitTests {
                     count += 1
                     return count == 1
                 }
-                if first { _ = counts.gate.wait(timeout: .now() + 120) }
+                if first { _ = counts.gate.wait(timeout: .now() + 300) }
                 try replacement.syncBytes()
             },
             fileSystem: { replacement throws(FileError) in
@@ -42,16 +42,16 @@ struct GroupCommitTests {
     }
 
     /// Returns once the first batch is being synced (its one save alone in it), so that the
-    /// saves started next form the second. A hang guard of 120 s.
+    /// saves started next form the second. A hang guard of 300 s.
     static func firstBatchHeld(_ counts: Counts) async {
-        let deadline = Date().addingTimeInterval(120)
+        let deadline = Date().addingTimeInterval(300)
         while counts.bytes.withLock({ $0 }) == 0, Date() < deadline { await Task.yield() }
     }
 
     /// Lets the held first batch go once `count` saves wait for the next. A hang guard of
-    /// 120 s, should they never come.
+    /// 300 s, should they never come.
     static func release(_ counts: Counts, when commit: GroupCommit, waiting count: Int) async {
-        let deadline = Date().addingTimeInterval(120)
+        let deadline = Date().addingTimeInterval(300)
         while commit.waiting < count, Date() < deadline { await Task.yield() }
         counts.gate.signal()
     }
