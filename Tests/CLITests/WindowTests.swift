@@ -348,6 +348,43 @@ struct WindowTests {
         #expect(try Self.asked(space) == ["day-2026-01-01", "day-2026-01-02"])
     }
 
+    @Test("a repair of an older night leaves the newer night's failures standing")
+    func olderNightsRepair() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("older-night")
+        // Four items saved, and a daily report whose URL carries the night.
+        try space.writeJob(
+            tasks: #"""
+                {"id": "item-{n}", "path": "/records/item", "query": {"key": "\#(key)", "id": "{n}"},
+                 "foreach": {"n": {"range": [1, 4]}}, "save": "items/{n}.json"},
+                {"id": "daily", "path": "/records/item", "query": {"key": "\#(key)", "id": "d", "night": "${env-public:NIGHT}"}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        func items(_ ids: [String]) -> [String] { ids.map { #"{"id": "\#($0)"}"# } }
+        // Night A: item 4 and its daily report fail. Night B: items 1 to 3 fail.
+        try RecordsTests.set(key, items(["1", "2", "3"]), on: space.server)
+        #expect(try await space.run(backend: "curl", environment: ["NIGHT": "a"]).status == 1)
+        let nightA = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path
+            ).sorted().last)
+        try RecordsTests.set(key, items(["4", "d"]), on: space.server)
+        #expect(try await space.run(backend: "curl", environment: ["NIGHT": "b"]).status == 1)
+        // Night A's repair from its log: item 4 night B fetched with the same request is done;
+        // A's daily report is another request than B's (trial ZZ: a later night's task of
+        // the same id counted as done whatever it sent).
+        try RecordsTests.set(key, items(["1", "2", "3", "4", "d"]), on: space.server)
+        let repair = try await space.run(
+            ["--resume", space.logs.appendingPathComponent("e2e/\(nightA)").path],
+            backend: "curl", environment: ["NIGHT": "a"])
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(try WindowTests.asked(space) == ["daily"], "\(repair.stdout)")
+        // Trial ZZ: the report said complete, night B's items 1 to 3 never repaired.
+        let report = try await ShardedBackfillTests.reportJSON(space)
+        #expect(report["complete"] as? Bool == false, "\(report)")
+        #expect(report["notDone"] as? Int == 3, "\(report)")
+    }
+
     @Test("a backfill's listing checkpoint older than a night's file: its resume starts at page 1")
     func staleListingCheckpoint() async throws {
         let space = try JobWorkspace()

@@ -46,8 +46,9 @@ extension ReplayCommand {
     /// of a fan-out the other shard had done).
     private static func doneElsewhere(_ folder: URL, options: inout Options) {
         guard !options.filter.all, !options.logs.isEmpty else { return }
+        let own = TaskHistory.read(options.logs, warn: { _ in }).finals
         options.run.doneElsewhere = JobHistory.doneLater(
-            than: options.logs, folder: folder, siblings: true)
+            than: options.logs, own: own, folder: folder, siblings: true)
     }
 
     /// A backfill (`run --window`) is replayed with the job read with its range, and a run

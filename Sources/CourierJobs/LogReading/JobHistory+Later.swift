@@ -1,29 +1,49 @@
 import Foundation
 
 extension JobHistory {
-    /// The tasks that runs of the job in `folder` did (their final line there is `ok`), of the
-    /// runs that started after the first of `logs` and are not among them: another line's (a
-    /// later backfill, a night). A repair of `logs` need not send them again, as `report` and
-    /// the summaries count them done (trials TT, VV: a backfill's resume sent windows a later
-    /// backfill had fetched, and a task the next night had done).
+    /// Of the tasks `logs` leave not done (their final lines there, `own`), those a run of the
+    /// job in `folder` that started after the first of `logs` and is not among them did with
+    /// the same request (its `ok` line's method and URL are those of the task's final line in
+    /// `logs`), and that are no writes: another line's (a later backfill's window, a task the
+    /// next night did). A repair of `logs` need not send them again, as `report` counts them
+    /// done (trials TT, VV). Only the same request: a later night's write (another body,
+    /// another key) or a GET of another day's URL under the same id is not this one (trial ZZ:
+    /// a write the server never took was dropped because the next night's succeeded).
     /// `siblings`: the other shards of each log's split count too, earlier or not (a replay of
     /// one shard's log walks the whole fan-out; trial YY: it sent the other shard's children
-    /// done seconds before).
-    static func doneLater(than logs: [String], folder: URL, siblings: Bool = false) -> Set<UInt64> {
+    /// done seconds before); their tasks count by id, being of the same night.
+    static func doneLater(
+        than logs: [String], own: [UInt64: LogLine], folder: URL, siblings: Bool = false
+    ) -> Set<UInt64> {
         let name = { (path: String) in URL(fileURLWithPath: path).lastPathComponent }
         let names = Set(logs.map(name))
         guard let first = logs.compactMap({ LogFiles.firstLine(of: $0)?.time }).min() else {
             return []
         }
         let all = starts(in: folder)
-        var others = all.filter { $0.time > first && !names.contains(name($0.path)) }
-        if siblings {
-            for start in all where names.contains(name(start.path)) {
-                others += split(of: start, among: all).filter { !names.contains(name($0.path)) }
+        let later = all.filter { $0.time > first && !names.contains(name($0.path)) }.map(\.path)
+        var done = Set<UInt64>()
+        if !later.isEmpty {
+            let read = TaskHistory.read(later, keepAllFinals: true, warn: { _ in })
+            for (key, line) in read.finals where line.outcome == LogOutcome.ok.rawValue {
+                guard read.writes.facts[key] == nil, let mine = own[key], mine.url != nil,
+                    mine.url == line.url, mine.method == line.method
+                else { continue }
+                done.insert(key)
             }
         }
-        let paths = Array(Set(others.map(\.path)))
-        guard !paths.isEmpty else { return [] }
-        return TaskHistory.read(paths, warn: { _ in }).done
+        if siblings {
+            var peers: [String] = []
+            for start in all where names.contains(name(start.path)) {
+                peers += split(of: start, among: all).map(\.path).filter {
+                    !names.contains(name($0))
+                }
+            }
+            if !peers.isEmpty {
+                let read = TaskHistory.read(Array(Set(peers)), warn: { _ in })
+                done.formUnion(read.done.subtracting(read.writes.facts.keys))
+            }
+        }
+        return done
     }
 }

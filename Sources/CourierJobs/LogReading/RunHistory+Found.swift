@@ -40,7 +40,9 @@ extension RunHistory {
             }
             // What another line did since is done too. (Its own done tasks whose records are
             // older than their file are then fetched again all the same: ``RecordsStore/staleParts(of:runs:done:)``.)
-            history.done.formUnion(JobHistory.doneLater(than: history.logs, folder: folder))
+            let own = TaskHistory.read(history.logs, warn: { _ in }).finals
+            history.done.formUnion(
+                JobHistory.doneLater(than: history.logs, own: own, folder: folder))
             return .success(history)
         }
         let history = JobHistory.read(folder: folder)

@@ -52,6 +52,10 @@ struct TaskHistory {
     private var windowOfRun: [String: String] = [:]
     /// The shard of each sharded run: another shard's children do not settle a fan-out's skip.
     private var shardOfRun: [String: Shard] = [:]
+    /// The run each log file read holds (by file name), and the runs each walking resume read
+    /// (its `resumedFrom`, of those): a resume settles their failures only.
+    private var runOfFile: [String: String] = [:]
+    private var walkedFrom: [String: Set<String>] = [:]
     /// The globs each `run --task` chose (`only`): a task it chose that fails is not done,
     /// however an earlier run did it.
     private var chosen: [String: [String]] = [:]
@@ -92,7 +96,8 @@ struct TaskHistory {
         job.tasks.filter(\.hasCaptures).map { ReplaySelection.glob($0.id) }
     }
 
-    mutating func add(_ line: LogLine) {
+    /// - Parameter file: the log the line is read from, when known (``read(_:keepAllFinals:keepRunsOf:warn:)``).
+    mutating func add(_ line: LogLine, file: String? = nil) {
         lineCount += 1
         if line.event == LogEvent.runEnd {
             ended.insert(line.run)
@@ -103,21 +108,7 @@ struct TaskHistory {
             return
         }
         if line.event == LogEvent.runStart {
-            if !runs.contains(line.run) { runs.append(line.run) }
-            if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
-            if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
-            if !line.only.isEmpty { chosen[line.run] = line.only }
-            if let window = line.runFields?.window { windowOfRun[line.run] = window }
-            if let fields = line.runFields, let index = fields.shardIndex,
-                let count = fields.shardCount
-            {
-                shardOfRun[line.run] = Shard(index: index, count: count)
-            }
-            if !line.resumedFrom.isEmpty, line.replayFrom == nil, line.only.isEmpty,
-                line.runFields?.shardCount == nil
-            {
-                walkingRuns.insert(line.run)
-            }
+            noteStart(line, file: file)
             return
         }
         // Every write counts, a log-only replay's too: what it sent, it sent.
@@ -173,6 +164,31 @@ struct TaskHistory {
         }
     }
 
+    /// What a run's `run.start` says of it: its kind, its windows and shard, and for a resume
+    /// that walks the job, the runs it read.
+    private mutating func noteStart(_ line: LogLine, file: String?) {
+        if !runs.contains(line.run) { runs.append(line.run) }
+        if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
+        if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
+        if !line.only.isEmpty { chosen[line.run] = line.only }
+        if let window = line.runFields?.window { windowOfRun[line.run] = window }
+        if let fields = line.runFields, let index = fields.shardIndex,
+            let count = fields.shardCount
+        {
+            shardOfRun[line.run] = Shard(index: index, count: count)
+        }
+        let name = { (path: String) in URL(fileURLWithPath: path).lastPathComponent }
+        if let file { runOfFile[name(file)] = line.run }
+        if !line.resumedFrom.isEmpty, line.replayFrom == nil, line.only.isEmpty,
+            line.runFields?.shardCount == nil
+        {
+            walkingRuns.insert(line.run)
+            if file != nil {
+                walkedFrom[line.run] = Set(line.resumedFrom.compactMap { runOfFile[name($0)] })
+            }
+        }
+    }
+
     /// Whether the history has a plain run, and every plain run in it ended (`run.end`).
     private var plainRunsEnded: Bool {
         let plain = runs.filter { !completingRuns.contains($0) }
@@ -210,11 +226,16 @@ struct TaskHistory {
     /// A resume walks its own line's tasks only: the night's, or one backfill's range. The
     /// other lines' failures stand (trial UU: a night's resume settled a failed backfill's
     /// windows, and `report` called the job complete with 18 of them missing).
+    /// And only the failures of the runs it read (its `resumedFrom`), when the logs were read
+    /// with their files: a resume of an older night's log, which started after the newest
+    /// night, settled that night's failures (trial ZZ: `report` said complete).
     mutating func settle(by run: String, of job: String? = nil) {
         let window = windowOfRun[run]
+        let from = walkedFrom[run]
         finals = finals.filter {
             (job != nil && $0.value.job != job) || $0.value.run == run
                 || $0.value.outcome == LogOutcome.ok.rawValue || windowOfRun[$0.value.run] != window
+                || from.map { [run = $0.value.run] in !$0.contains(run) } == true
         }
     }
 
@@ -225,7 +246,7 @@ struct TaskHistory {
     ) -> TaskHistory {
         var history = TaskHistory(keepAllFinals: keepAllFinals, keepRunsOf: keepRunsOf)
         for entry in LogReader(paths: LogFiles.ordered(paths), warn: warn) {
-            history.add(entry.line)
+            history.add(entry.line, file: entry.file)
         }
         return history
     }

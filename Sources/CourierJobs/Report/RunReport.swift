@@ -93,7 +93,7 @@ struct RunReport {
             if !runs.contains(line.run) { runs.append(line.run) }
             if let backend = line.backend { backends.insert(backend) }
             if current {
-                history.add(line)
+                history.add(line, file: file)
                 currentRuns.insert(line.run)
             }
         case "request":
