@@ -293,11 +293,13 @@ struct DatasetteSyncTests {
             }
             try await sync.change("put", ["[" + json.joined(separator: ",") + "]"])
         }
-        // Two requests a second: the backfill is still under way when it is killed.
-        func writeJob(name: String, folder: String, end: String) throws {
+        // `slow`: a request a second, so that the backfill is still under way when it is
+        // killed after two windows, however slowly the test sees its lines.
+        func writeJob(name: String, folder: String, end: String, slow: Bool = false) throws {
+            let rate = slow ? #""rateLimit": {"perSecond": 1, "burst": 1},"# : ""
             let text = #"""
                 {"version": 1, "name": "\#(name)", "baseURL": "\#(sync.base.absoluteString)", "outputDir": "\#(folder)",
-                 "retry": {"maxAttempts": 1}, "rateLimit": {"perSecond": 2, "burst": 1}, "tasks": [
+                 "retry": {"maxAttempts": 1}, \#(rate) "tasks": [
                  {"id": "day-{windowStart}", "path": "/store/\#(sync.table).json",
                   "query": {"_shape": "array", "_sort": "id", "updated_at__gte": "{windowStart}", "updated_at__lt": "{windowEnd}"},
                   "window": {"start": "2026-01-01", "end": "\#(end)", "step": "1d"},
@@ -319,6 +321,7 @@ struct DatasetteSyncTests {
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         // Days 1 to 3 corrected upstream; a backfill of the week, killed after two windows.
         try await put(rows(1...3, "v2"))
+        try writeJob(name: "ds", folder: "out", end: "2026-01-08", slow: true)
         let backfill = try CourierBinary.launch(
             ["run", "ds.json", "--window", "2026-01-01..2026-01-08", "--no-progress"],
             directory: sync.space.folder)

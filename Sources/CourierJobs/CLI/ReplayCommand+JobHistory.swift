@@ -29,26 +29,13 @@ extension ReplayCommand {
                 )
             }
             options.logs += since
-            doneElsewhere(folder, options: &options)
             return true
         }
         options.logs = JobHistory.read(folder: folder).logs
-        doneElsewhere(folder, options: &options)
         guard options.logs.isEmpty else { return true }
         console.error(
             "courier: \(job.name): no earlier run of this job in \(folder.path); nothing to replay")
         return false
-    }
-
-    /// What runs the logs read do not hold did since, or the other shards of their split
-    /// (``JobHistory/doneLater(than:folder:siblings:)``): not sent, unless `--all` asks for
-    /// every task (trials VV, YY: a replay sent a later backfill's windows, and the children
-    /// of a fan-out the other shard had done).
-    private static func doneElsewhere(_ folder: URL, options: inout Options) {
-        guard !options.filter.all, !options.logs.isEmpty else { return }
-        let own = TaskHistory.read(options.logs, warn: { _ in }).finals
-        options.run.doneElsewhere = JobHistory.doneLater(
-            than: options.logs, own: own, folder: folder, siblings: true)
     }
 
     /// A backfill (`run --window`) is replayed with the job read with its range, and a run

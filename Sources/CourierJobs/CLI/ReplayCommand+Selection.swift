@@ -36,8 +36,9 @@ extension ReplayCommand {
 
     /// The final lines the filters select, oldest first, and the jobs they are of; `nil`
     /// (said why) when they are of several jobs and no `--job` says which.
+    /// With `--job`, notes in `options` what runs the logs do not hold did (``RunOptions/doneElsewhere``).
     static func select(
-        _ history: TaskHistory, job: Job?, options: Options, console: Console
+        _ history: TaskHistory, job: Job?, options: inout Options, console: Console
     ) -> ([LogLine], Set<String>)? {
         var selected = history.finals.values.filter { options.filter.matches($0) }
         // A write a killed run left under way has only its `request.start`: not done, and
@@ -50,7 +51,8 @@ extension ReplayCommand {
             }.values
         selected.sort { ($0.time, $0.task ?? "") < ($1.time, $1.task ?? "") }
         if let job {
-            leaveOutDoneElsewhere(&selected, job: job, options: options, console: console)
+            leaveOutDoneElsewhere(
+                &selected, of: history, job: job, options: &options, console: console)
         }
         let jobNames = Set(selected.map(\.job))
         if let job {
@@ -70,13 +72,22 @@ extension ReplayCommand {
         return (selected, jobNames)
     }
 
-    /// Leaves out of `selected` the tasks ``RunOptions/doneElsewhere`` holds (a later run
-    /// did them, or another shard of the split): `report` counts them done, and the replay
-    /// does not send them (trials VV, YY).
+    /// Leaves out of `selected` the tasks that runs the logs do not hold did with the same
+    /// request, since or as other shards of their split
+    /// (``JobHistory/doneLater(than:own:folder:siblings:)``), and notes them in `options`, so
+    /// that the replay does not send them (trials VV, YY: a replay sent a later backfill's
+    /// windows, and the children of a fan-out the other shard had done); not with `--all`.
     private static func leaveOutDoneElsewhere(
-        _ selected: inout [LogLine], job: Job, options: Options, console: Console
+        _ selected: inout [LogLine], of history: TaskHistory, job: Job, options: inout Options,
+        console: Console
     ) {
-        let done = options.run.doneElsewhere
+        guard !options.filter.all, !options.logs.isEmpty else { return }
+        let folder =
+            (options.logDirectoryGiven ? options.run.logDirectory : job.home.logs)
+            .appendingPathComponent(job.name)
+        let done = JobHistory.doneLater(
+            than: options.logs, own: history.finals, folder: folder, siblings: true)
+        options.run.doneElsewhere = done
         guard !done.isEmpty else { return }
         let before = selected.count
         selected.removeAll { line in

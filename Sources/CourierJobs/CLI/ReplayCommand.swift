@@ -82,7 +82,8 @@ enum ReplayCommand {
         guard let history = readHistory(options.logs, job: job, options: options, console: console)
         else { return CommandLineInterface.ExitCode.usage }
         guard
-            let (selected, jobNames) = select(history, job: job, options: options, console: console)
+            let (selected, jobNames) = select(
+                history, job: job, options: &options, console: console)
         else { return CommandLineInterface.ExitCode.usage }
         warnIfCut(history, options: options, console: console)
         guard !selected.isEmpty else {

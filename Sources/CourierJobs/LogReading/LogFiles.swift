@@ -103,13 +103,13 @@ enum LogFiles {
     }
 
     /// What `--resume` skips: the tasks done according to the logs of ``chain(of:)``. Several
-    /// logs (every shard's) are read together.
+    /// logs (every shard's) are read together. `finals`: the final lines of the tasks not done,
+    /// which say what each last sent (``JobHistory/doneLater(than:own:folder:siblings:)``).
     static func resumeState(
         from given: [URL], keepRunsOf: [String] = [], warn: @escaping (String) -> Void
-    ) -> RunHistory {
+    ) -> (history: RunHistory, finals: [UInt64: LogLine]) {
         let logs = chain(of: given)
-        return RunHistory(
-            TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn),
-            logs: LogFiles.ordered(logs))
+        let read = TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn)
+        return (RunHistory(read, logs: LogFiles.ordered(logs)), read.finals)
     }
 }

@@ -29,7 +29,7 @@ extension RunHistory {
             let named = JobHistory.withSplits(named, folder: folder)
             // The named logs' chain, and the repairs of it made since (``LogFiles/continuations``).
             let since = LogFiles.continuations(of: LogFiles.chain(of: named), in: folder)
-            var history = LogFiles.resumeState(
+            var (history, own) = LogFiles.resumeState(
                 from: named + since.map { URL(fileURLWithPath: $0) }, keepRunsOf: capturing,
                 warn: warn)
             // A write the job's history says was answered (or left under way) is not sent
@@ -40,7 +40,6 @@ extension RunHistory {
             }
             // What another line did since is done too. (Its own done tasks whose records are
             // older than their file are then fetched again all the same: ``RecordsStore/staleParts(of:runs:done:)``.)
-            let own = TaskHistory.read(history.logs, warn: { _ in }).finals
             history.done.formUnion(
                 JobHistory.doneLater(than: history.logs, own: own, folder: folder))
             return .success(history)
