@@ -354,6 +354,64 @@ struct WritesOnceRunTests {
             "nothing for cron: \(quiet.stdout)\(quiet.stderr)")
     }
 
+    /// Two nights' writes of one task, each with its own body and so its own key: the second
+    /// night's answer says nothing of the first night's write, which failed (503, no effect).
+    /// Its repair, a `--resume` of its log or a replay of it, sends it with the first night's
+    /// key; the other repair then finds it answered (trial ZZ: the repair took the later
+    /// night's charge for the failed night's, and that charge was never made).
+    @Test(
+        "a repair of a failed night sends its write though a later night's write was answered",
+        arguments: ["resume", "replay"])
+    func aLaterNightsWriteIsAnotherWrite(repair: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-nights")
+        let toggle = FixtureServer.uniqueKey("charges-nights-toggle")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(toggle)"},
+                 "json": {"night": "${env-public:NIGHT}"}, "idempotencyKey": true}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let folder = space.logs.appendingPathComponent("charges")
+        let first = try await space.run(backend: "curl", environment: ["NIGHT": "1"])
+        #expect(first.status == 1, "\(first.stderr)")
+        let firstLog = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(toggle)"))
+        let second = try await space.run(backend: "curl", environment: ["NIGHT": "2"])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+        let resume =
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"]
+            + ["--resume", folder.appendingPathComponent(firstLog).path]
+        let replay = [
+            "replay", folder.appendingPathComponent(firstLog).path, "--no-progress",
+        ]
+        let order = repair == "resume" ? [resume, replay] : [replay, resume]
+        for (index, command) in order.enumerated() {
+            let result = try await CourierBinary.run(
+                command, environment: ["NIGHT": "1"], directory: space.folder)
+            #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
+            if index == 0 {
+                #expect(!result.stderr.contains("not sent"), "\(command): \(result.stderr)")
+            } else {
+                // Done by the first repair's answer, and not sent.
+                #expect(
+                    (result.stdout + result.stderr).contains("0 requests")
+                        && (result.stdout + result.stderr).contains("(1 done by earlier runs)"),
+                    "\(command): \(result.stdout)\(result.stderr)")
+            }
+        }
+        // Each night charged once, with its own body.
+        let effects = BlockingFetch.json(space.server.url("/charges/effects?key=\(key)"))
+        let bodies = (effects?["charges"] as? [[String: Any]] ?? []).compactMap {
+            $0["body"] as? String
+        }
+        #expect(bodies == [#"{"night":"2"}"#, #"{"night":"1"}"#], "\(bodies)")
+    }
+
     /// Replays the night's log alone (``chargeFailedAtNight(_:more:)``): the charge is made.
     static func replayLogAlone(_ space: JobWorkspace, key: String) async throws {
         let folder = space.logs.appendingPathComponent("charges")

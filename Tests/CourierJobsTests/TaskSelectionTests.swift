@@ -72,7 +72,9 @@ struct TaskSelectionTests {
             selection.writes.add(line, key: Self.key(id))
         }
         func said(_ id: String, capturing: Bool = false) -> String {
-            Self.said(selection.verdict(on: tasks[id]!, capturing: capturing, keyed: false))
+            Self.said(
+                selection.verdict(
+                    on: tasks[id]!, capturing: capturing, keying: WriteRule.Keying.unkeyed))
         }
         #expect(said("charge") == "done by answer")
         #expect(said("charge", capturing: true) == "hold")

@@ -43,7 +43,7 @@ struct UnansweredWritesTests {
     func cutWritesAreHeld() {
         var report = RunReport(job: "j")
         var keyed = Self.line(LogEvent.requestStart, run: "r1", task: "w2")
-        keyed.keyed = true
+        keyed.idempotencyKey = "k2"
         for line in [
             Self.line(LogEvent.requestStart, run: "r1", task: "w1"),
             Self.line(LogEvent.request, run: "r1", task: "w1"),

@@ -231,15 +231,16 @@ struct WritesOnceTests {
             job: "t", shard: nil, done: [], okRuns: [:], chosen: nil, writes: history.writes)
         #expect(
             TaskSelectionTests.said(
-                selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
+                selection.verdict(on: tasks["charge"]!, capturing: false, keying: .key("k")))
                 == "hold")
         #expect(
             TaskSelectionTests.said(
-                selection.verdict(on: tasks["custom"]!, capturing: false, keyed: true))
+                selection.verdict(on: tasks["custom"]!, capturing: false, keying: .key("k")))
                 == "send without records, unknown in r1")
         #expect(
             TaskSelectionTests.said(
-                selection.verdict(on: tasks["custom"]!, capturing: false, keyed: false))
+                selection.verdict(
+                    on: tasks["custom"]!, capturing: false, keying: WriteRule.Keying.unkeyed))
                 == "hold")
         #expect(
             TaskSelectionTests.said(selection.verdict(on: tasks["custom"]!, capturing: false))
@@ -247,14 +248,14 @@ struct WritesOnceTests {
         selection.named = ["charge"]
         #expect(
             TaskSelectionTests.said(
-                selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
+                selection.verdict(on: tasks["charge"]!, capturing: false, keying: .key("k")))
                 == "send without records")
         history.add(Self.request("charge", run: "r2", status: 201, outcome: "ok"))
         selection = TaskSelection(
             job: "t", shard: nil, done: [], okRuns: [:], chosen: nil, writes: history.writes)
         #expect(
             TaskSelectionTests.said(
-                selection.verdict(on: tasks["charge"]!, capturing: false, keyed: true))
+                selection.verdict(on: tasks["charge"]!, capturing: false, keying: .key("k")))
                 == "hold, done")
     }
 
@@ -263,6 +264,51 @@ struct WritesOnceTests {
         return line(
             #"{"event":"run.start","ts":"2026-11-27T10:00:00.000Z","run":"\#(run)","job":"t"\#(replay)}"#
         )
+    }
+
+    /// A write with a key is known by its key as well as its task: another night's write of
+    /// the task (another body, so another key) answered says nothing of this one, which is
+    /// sent; the same key answered holds it. A write sent without a key keeps the task's word.
+    @Test("a keyed write is judged by its own key's lines, an unkeyed one by its task's")
+    func writesByKey() throws {
+        let job = try Self.writeJob("1")
+        let charge = try #require(try ExpansionTests.expand(job).first { $0.id == "charge" })
+        func keyed(_ line: LogLine, _ key: String) -> LogLine {
+            var line = line
+            line.idempotencyKey = key
+            return line
+        }
+        var nights = TaskHistory()
+        nights.add(Self.runStart("r1"))
+        nights.add(keyed(Self.start("charge"), "k1"))
+        nights.add(keyed(Self.request("charge", status: 503), "k1"))
+        nights.add(Self.runStart("r2"))
+        nights.add(keyed(Self.start("charge", run: "r2"), "k2"))
+        nights.add(keyed(Self.request("charge", run: "r2", status: 201, outcome: "ok"), "k2"))
+        func verdict(_ history: TaskHistory, _ key: String) -> WriteRule.Verdict {
+            WriteRule.verdict(
+                on: charge, of: "t", keying: .key(key), capturing: false,
+                writes: history.writes, named: false, choseNone: true)
+        }
+        #expect(verdict(nights, "k1") == .send, "night 1's write never happened")
+        #expect(verdict(nights, "k2") == .doneInHistory)
+        var cut = nights
+        cut.add(Self.runStart("r3"))
+        cut.add(keyed(Self.start("charge", run: "r3"), "k3"))
+        #expect(verdict(cut, "k3") == .sendWithKey(unknownIn: "r3"))
+        #expect(verdict(cut, "k1") == .send)
+        // An older line without a key: the task's word stands for every key.
+        var older = TaskHistory()
+        older.add(Self.runStart("r0"))
+        older.add(Self.start("charge", run: "r0"))
+        older.add(Self.request("charge", run: "r0", status: 201, error: "expectation"))
+        older.add(Self.runStart("r1"))
+        older.add(keyed(Self.start("charge"), "k1"))
+        older.add(keyed(Self.request("charge", status: 503), "k1"))
+        guard case .hold = verdict(older, "k1") else {
+            Issue.record("a write answered without its key was not held")
+            return
+        }
     }
 
     @Test("one verdict: a log-only replay's 2xx is done by it, or had again with the key")
@@ -280,7 +326,8 @@ struct WritesOnceTests {
             _ history: TaskHistory, keyed: Bool, capturing: Bool, choseNone: Bool = true
         ) -> WriteRule.Verdict {
             WriteRule.verdict(
-                on: charge, of: "t", keyed: keyed, capturing: capturing, writes: history.writes,
+                on: charge, of: "t", keying: keyed ? .key("k") : .unkeyed, capturing: capturing,
+                writes: history.writes,
                 named: false, choseNone: choseNone)
         }
         // Nothing else to do: done by that answer.

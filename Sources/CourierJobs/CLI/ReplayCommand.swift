@@ -250,19 +250,11 @@ enum ReplayCommand {
     /// must not be sent again (``WriteRule``, as the run decides it).
     static func held(_ line: LogLine, built: ExpandedTask?, job: Job?, options: Options) -> String?
     {
-        guard let id = line.task, let writes = options.run.writes else { return nil }
+        guard let writes = options.run.writes else { return nil }
         if let job, let built {
             return WriteRule.held(built, in: job, writes: writes, named: options.run.named)
         }
-        // A logged line alone: a write by its method, with a key by its logged header.
-        guard WriteSettings.writes(line.method ?? "") else { return nil }
-        let keyed = line.requestHeaders.contains { $0.name.lowercased() == "idempotency-key" }
-        let fact = writes[FNV1a.taskKey(job: line.job, task: id)]
-        guard
-            case .hold(let reason) = WriteRule.decide(
-                task: id, fact: fact, keyed: keyed, named: options.run.named.contains(id))
-        else { return nil }
-        return reason
+        return WriteRule.held(logged: line, writes: writes, named: options.run.named)
     }
 
     /// A replay with `--job`: the selected tasks are found again in the job's expansion and

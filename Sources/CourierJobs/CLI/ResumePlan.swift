@@ -237,9 +237,9 @@ enum ResumePlan {
             sending = .sent(again: true)
         }
         // A write is sent again only as the run's rule says (``WriteRule``).
-        guard let keyed = WriteRule.keyed(task, in: job) else { return sending }
+        guard let keying = WriteRule.keying(task, in: job) else { return sending }
         switch WriteRule.verdict(
-            on: task, of: job.name, keyed: keyed, capturing: spec.hasCaptures,
+            on: task, of: job.name, keying: keying, capturing: spec.hasCaptures,
             writes: resume.writes, named: options.named.contains(task.id),
             choseNone: options.only.isEmpty)
         {

@@ -128,7 +128,7 @@ struct RunLog: Sendable {
     }
 
     /// A write a replay from the log alone sent, answered 2xx, with nothing else to do: done
-    /// by that answer (``WriteRule/doneByAnswer(_:of:capturing:writes:)``), and said so, for
+    /// by that answer (``WriteRule/doneByAnswer(_:key:capturing:writes:)``), and said so, for
     /// the history to count it done. Nothing was sent.
     func doneByAnswer(task: String) throws {
         try write([

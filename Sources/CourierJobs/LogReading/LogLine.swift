@@ -68,9 +68,11 @@ struct LogLine: Sendable {
     /// (`blockedMs`). A line that has it was stamped (`ts`) when it went to the transport; an
     /// older line without it, before its wait at the host's gate.
     var blockedMs: Double?
-    /// `idempotencyKey`: the write carried its key (docs/job-file.md, "Writes that happen
-    /// once"), whatever header it went in.
-    var keyed = false
+    /// `idempotencyKey`: the key the write carried (docs/job-file.md, "Writes that happen
+    /// once"), whatever header it went in; `nil` for a write sent without one.
+    var idempotencyKey: String?
+    /// Whether the write carried its key.
+    var keyed: Bool { idempotencyKey != nil }
     /// `safe`: a POST or PATCH of a task that is no write (it reads: a search, a login).
     var safe = false
     /// A 304: the saved output was left as it was.
@@ -138,7 +140,7 @@ struct LogLine: Sendable {
         var responseHeaders: [(name: String, value: String)] = []
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var blockedMs: Double?
-        var keyed = false
+        var idempotencyKey: String?
         var safe = false
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
@@ -213,7 +215,7 @@ struct LogLine: Sendable {
         firstByteMs = fields.firstByteMs
         throttledMs = fields.throttledMs
         blockedMs = fields.blockedMs
-        keyed = fields.keyed
+        idempotencyKey = fields.idempotencyKey
         safe = fields.safe
         notModified = fields.notModified
         replayOf = fields.replayOf

@@ -71,18 +71,25 @@ struct TaskHistory {
     private(set) var okRuns: [UInt64: String] = [:]
     /// What the history says of each task's write (``WriteHistory``), as folded so far.
     private var writeFacts = WriteHistory()
-    /// Each write's task id and whether it carried its key, from its latest `request.start`:
-    /// a write cut under way has no other line.
-    private(set) var writeStarts: [UInt64: (task: String, keyed: Bool)] = [:]
+    /// Each write's task id and the key it carried (`nil`: none), from its latest
+    /// `request.start`: a write cut under way has no other line.
+    private(set) var writeStarts: [UInt64: (task: String, key: String?)] = [:]
     /// The `request.start` line of each write whose latest word it is: a killed run left it
     /// under way, and no line says what became of it. Held only until a line decides the
     /// task, so a long history of writes answered holds none.
     private(set) var underWay: [UInt64: LogLine] = [:]
+    /// The idempotency key of the write whose `ok` made each done task done, when it had one:
+    /// another write of the task (another night's body) is not done by it.
+    private var doneWrites: [UInt64: String] = [:]
 
     /// What the history says of each task's write, with which of them are done.
     var writes: WriteHistory {
         var writes = writeFacts
         writes.done = done.filter { writes.facts[$0] != nil }
+        for task in writes.done {
+            let key = writes.key(task: task, write: doneWrites[task])
+            if key != task { writes.done.insert(key) }
+        }
         return writes
     }
 
@@ -118,7 +125,7 @@ struct TaskHistory {
             let key = FNV1a.taskKey(job: line.job, task: task)
             writeFacts.add(line, key: key)
             if line.event == LogEvent.requestStart {
-                writeStarts[key] = (task, line.keyed)
+                writeStarts[key] = (task, line.idempotencyKey)
                 if !logOnlyReplays.contains(line.run) { underWay[key] = line }
             }
         }
@@ -143,6 +150,7 @@ struct TaskHistory {
         }
         if line.outcome == LogOutcome.ok.rawValue {
             done.insert(key)
+            doneWrites[key] = line.idempotencyKey
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }
             if !keepRunsOf.isEmpty, keepRunsOf.contains(where: { fnmatch($0, task, 0) == 0 }) {
                 okRuns[key] = line.run
@@ -159,6 +167,7 @@ struct TaskHistory {
         } else {
             // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
             done.remove(key)
+            doneWrites[key] = nil
             finals[key] = line
             okRuns[key] = nil
         }

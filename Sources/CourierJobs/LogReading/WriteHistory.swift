@@ -3,7 +3,14 @@
 /// every log of the history, log-only replays included (they sent what they sent), by
 /// ``TaskHistory``; ``WriteRule`` decides from it what `--resume` and `replay` send again.
 ///
-/// Memory: one entry per task whose write was answered 2xx or is unknown.
+/// A write with an idempotency key is known by its task and its key as well: the key is drawn
+/// from the request (``IdempotencyKey``), so another night's write of the same task with
+/// another body or URL is another write, and what became of one says nothing of the other
+/// (trial ZZ: a later night's answered charge held the failed night's, which never happened).
+/// A write sent without a key is known by its task alone.
+///
+/// Memory: one entry per task whose write was answered 2xx or is unknown, and one per such
+/// keyed write.
 struct WriteHistory: Sendable {
     /// What is known of one task's write.
     enum Fact: Sendable, Equatable {
@@ -16,23 +23,49 @@ struct WriteHistory: Sendable {
 
     private(set) var facts: [UInt64: Fact] = [:]
     /// Writes a 2xx answered on their task's `ok` line, a replay's from the log alone too
-    /// (``WriteRule/doneByAnswer(_:of:capturing:writes:)``).
+    /// (``WriteRule/doneByAnswer(_:key:capturing:writes:)``).
     private(set) var answeredOK: Set<UInt64> = []
     /// Tasks whose write went out (a `request.start`) since their last attempt's line.
     private var started: Set<UInt64> = []
-    /// Which of these tasks the history says are done (their final outcome is `ok`).
+    /// Which of these tasks the history says are done (their final outcome is `ok`), and of
+    /// their keyed writes (``key(task:write:)``), the one whose `ok` did it.
     var done: Set<UInt64> = []
+    /// Tasks a write went out for without its key (an older log's, or the task had none then):
+    /// what became of it is known by the task alone.
+    private var unkeyed: Set<UInt64> = []
 
     /// Transport errors that say a request never reached the server: its write did not happen.
     static let notSentKinds: Set<String> = [
         "invalidURL", "invalidRequest", "dns", "connect", "tls", "throttled", "unsupported",
     ]
 
+    /// The key the history knows a write of `task` (``FNV1a/taskKey(job:task:)``) by:
+    /// `write`, its idempotency key (`nil` when it goes without one), joined to the task's,
+    /// unless the task has a write sent without a key, which the task alone keeps.
+    func key(task: UInt64, write: String?) -> UInt64 {
+        guard let write, !unkeyed.contains(task) else { return task }
+        return Self.joined(task, write)
+    }
+
+    private static func joined(_ task: UInt64, _ write: String) -> UInt64 {
+        withUnsafeBytes(of: task.littleEndian) { FNV1a.hash(write.utf8, into: FNV1a.hash($0)) }
+    }
+
     /// Folds one line of the task `key` (its `request.start` and `request` lines; others are
-    /// ignored). A 2xx stands for good: a later run cannot undo a write the server took.
+    /// ignored), under the task and, when it carried one, under its idempotency key.
     mutating func add(_ line: LogLine, key: UInt64) {
         // A line that says `safe` is a POST that reads (a page of a search): not a write.
         guard let method = line.method, WriteSettings.writes(method), !line.safe else { return }
+        fold(line, key: key)
+        if let write = line.idempotencyKey {
+            fold(line, key: Self.joined(key, write))
+        } else {
+            unkeyed.insert(key)
+        }
+    }
+
+    /// A 2xx stands for good: a later run cannot undo a write the server took.
+    private mutating func fold(_ line: LogLine, key: UInt64) {
         if case .answered = facts[key] { return }
         if line.event == LogEvent.requestStart {
             facts[key] = .unknown(run: line.run)

@@ -184,7 +184,7 @@ extension JobRunner {
         let keyHeader = task.keyHeader(in: job)
         let safe = task.isWrite(in: job) == false
         var writeStart: (@Sendable (HTTPRequest) -> Void)?
-        if WriteRule.keyed(task, in: job) != nil {
+        if WriteRule.keying(task, in: job) != nil {
             writeStart = { request in
                 try? log.requestStart(
                     task: taskID, request: request, page: pageNumber, keyHeader: keyHeader)

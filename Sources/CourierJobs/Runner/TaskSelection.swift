@@ -52,7 +52,7 @@ struct TaskSelection: Sendable {
         /// and stays so without a line (a replay with `--all`); `found`: as ``Send/found``.
         case hold(String, general: String, done: Bool, found: Bool)
         /// A write a replay from the log alone sent, answered 2xx, that has nothing else to
-        /// do (``WriteRule/doneByAnswer(_:of:capturing:writes:)``): done, and said so in the
+        /// do (``WriteRule/doneByAnswer(_:key:capturing:writes:)``): done, and said so in the
         /// log, so that the history counts it done.
         case doneByAnswer(found: Bool)
     }
@@ -77,9 +77,11 @@ struct TaskSelection: Sendable {
         case byHistory
     }
 
-    /// The verdict on `task` (`capturing`: its spec has captures; `keyed`: `nil` when it is
-    /// not a write, else whether it carries an idempotency key).
-    func verdict(on task: ExpandedTask, capturing: Bool, keyed: Bool? = nil) -> Verdict {
+    /// The verdict on `task` (`capturing`: its spec has captures; `keying`: `nil` when it is
+    /// not a write, else the idempotency key it carries, if any).
+    func verdict(on task: ExpandedTask, capturing: Bool, keying: WriteRule.Keying? = nil)
+        -> Verdict
+    {
         if let shard, !shard.runs(taskID: task.id, capturing: capturing) {
             return .otherShard(counted: countedElsewhere(task.id))
         }
@@ -110,18 +112,20 @@ struct TaskSelection: Sendable {
                 return .reuseKept(run: run)
             }
         }
-        return sending(task, capturing: capturing, keyed: keyed)
+        return sending(task, capturing: capturing, keying: keying)
     }
 
     /// Whether `task`, to be sent unless kept values stand in for it, is sent, and as what:
     /// a write only as ``WriteRule`` allows.
-    func sending(_ task: ExpandedTask, capturing: Bool, keyed: Bool? = nil) -> Verdict {
+    func sending(_ task: ExpandedTask, capturing: Bool, keying: WriteRule.Keying? = nil)
+        -> Verdict
+    {
         let verdict = choosing(task, capturing: capturing)
-        guard let keyed, case .send(var send) = verdict, !writes.facts.isEmpty else {
+        guard let keying, case .send(var send) = verdict, !writes.facts.isEmpty else {
             return verdict
         }
         switch WriteRule.verdict(
-            on: task, of: job, keyed: keyed, capturing: capturing, writes: writes,
+            on: task, of: job, keying: keying, capturing: capturing, writes: writes,
             named: named.contains(task.id), choseNone: resumeNeeded != nil && chosen == nil)
         {
         case .send: return verdict
@@ -135,9 +139,9 @@ struct TaskSelection: Sendable {
         case .hold(let reason):
             // The same reason with `ID` for the task's id: one reason for every write held so,
             // which the terminal counts as one.
-            let key = FNV1a.taskKey(job: job, task: task.id)
+            let key = WriteRule.key(of: task.id, keying, job: job, in: writes)
             let general =
-                WriteRule.decide(task: "ID", fact: writes[key], keyed: keyed, named: false)
+                WriteRule.decide(task: "ID", fact: writes[key], keyed: keying.keyed, named: false)
                 .heldReason ?? reason
             return .hold(
                 reason, general: general, done: writes.done.contains(key), found: send.found)

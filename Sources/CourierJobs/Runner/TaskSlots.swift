@@ -146,8 +146,8 @@ extension JobRunner {
     /// replay or `--task` run did not choose and does not need.
     private func runnable(_ task: ExpandedTask, _ slots: TaskSlots) -> ExpandedTask? {
         let capturing = !task.captures(in: job).isEmpty
-        let keyed = WriteRule.keyed(task, in: job)
-        var verdict = slots.selection.verdict(on: task, capturing: capturing, keyed: keyed)
+        let keying = WriteRule.keying(task, in: job)
+        var verdict = slots.selection.verdict(on: task, capturing: capturing, keying: keying)
         if case .reuseKept(let run) = verdict {
             if reuseKeptCaptures(of: task, run: run, slots) {
                 // Its values go to the tasks that wait for them, and it is not sent again. A
@@ -160,7 +160,7 @@ extension JobRunner {
                 slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
                 return nil
             }
-            verdict = slots.selection.sending(task, capturing: capturing, keyed: keyed)
+            verdict = slots.selection.sending(task, capturing: capturing, keying: keying)
         }
         switch verdict {
         case .otherShard(let counted):

@@ -12,8 +12,21 @@ import Foundation
 ///   asked: the user has checked;
 /// - a write answered 2xx by a replay of the log alone (which saved nothing) is done by that
 ///   answer when it has nothing else to do, and else sent again with its key, if it has one
-///   (``verdict(on:of:keyed:capturing:writes:named:choseNone:)`` puts the rules together).
+///   (``verdict(on:of:keying:capturing:writes:named:choseNone:)`` puts the rules together).
 enum WriteRule {
+    /// How a write goes out: with its idempotency key (the value its request carries), or
+    /// without one. The history knows a keyed write by its key (``WriteHistory``).
+    enum Keying: Equatable, Sendable {
+        case unkeyed
+        case key(String)
+
+        var keyed: Bool { self != .unkeyed }
+        var value: String? {
+            if case .key(let value) = self { return value }
+            return nil
+        }
+    }
+
     enum Decision: Equatable {
         /// Sent, as any task.
         case send
@@ -63,41 +76,65 @@ enum WriteRule {
         let writes = history.writes
         var candidates = history.writeStarts
         for (key, line) in history.finals {
-            if let task = line.task { candidates[key] = (task, line.keyed) }
+            if let task = line.task { candidates[key] = (task, line.idempotencyKey) }
         }
         return candidates.filter { key, write in
-            guard !history.done.contains(key), let fact = writes[key] else { return false }
-            return decide(task: write.task, fact: fact, keyed: write.keyed, named: false)
+            guard !history.done.contains(key),
+                let fact = writes[writes.key(task: key, write: write.key)]
+            else { return false }
+            return decide(task: write.task, fact: fact, keyed: write.key != nil, named: false)
                 .heldReason != nil
         }.count
     }
 
     /// `nil` when `task` is not a write (its spec says so, ``TaskSpec/isWrite``, or, for a
-    /// request rebuilt from a log alone, its method); else whether its request carries its
-    /// idempotency key (the header its spec names, or `Idempotency-Key`). The one reading of
-    /// a task that the run, its dry runs and the replay decide from.
-    static func keyed(_ task: ExpandedTask, in job: Job) -> Bool? {
+    /// request rebuilt from a log alone, its method); else the idempotency key its request
+    /// carries, if any (in the header its spec names, or `Idempotency-Key`). The one reading
+    /// of a task that the run, its dry runs and the replay decide from.
+    static func keying(_ task: ExpandedTask, in job: Job) -> Keying? {
         guard task.isWrite(in: job) ?? WriteSettings.writes(task.request.method.rawValue) else {
             return nil
         }
-        return task.request.headers.contains(task.keyHeader(in: job) ?? "Idempotency-Key")
+        return task.request.headers[task.keyHeader(in: job) ?? "Idempotency-Key"].map {
+            .key($0)
+        } ?? .unkeyed
+    }
+
+    /// The key `writes` knows the write `task` sends by (``WriteHistory/key(task:write:)``).
+    static func key(of task: String, _ keying: Keying, job: String, in writes: WriteHistory)
+        -> UInt64
+    {
+        writes.key(task: FNV1a.taskKey(job: job, task: task), write: keying.value)
     }
 
     /// Why `task` is not sent, when it is a write the history holds; `nil` when it is sent.
     static func held(
         _ task: ExpandedTask, in job: Job, writes: WriteHistory, named: Set<String>
     ) -> String? {
-        guard let keyed = keyed(task, in: job) else { return nil }
-        let fact = writes[FNV1a.taskKey(job: job.name, task: task.id)]
+        guard let keying = keying(task, in: job) else { return nil }
+        let key = key(of: task.id, keying, job: job.name, in: writes)
         guard
             case .hold(let reason) = decide(
-                task: task.id, fact: fact, keyed: keyed, named: named.contains(task.id))
+                task: task.id, fact: writes[key], keyed: keying.keyed,
+                named: named.contains(task.id))
         else { return nil }
         let capturing = !task.captures(in: job).isEmpty
-        if againWithKey(task, of: job.name, keyed: keyed, capturing: capturing, writes: writes) {
+        if againWithKey(task, key: key, keyed: keying.keyed, capturing: capturing, writes: writes) {
             return nil
         }
         return reason
+    }
+
+    /// Why the write a logged `line` sent (a replay of the log alone sends it again) is held;
+    /// `nil` when it is sent. A write by its method, with a key by its logged header.
+    static func held(logged line: LogLine, writes: WriteHistory, named: Set<String>) -> String? {
+        guard let id = line.task, WriteSettings.writes(line.method ?? "") else { return nil }
+        let keyed =
+            line.keyed || line.requestHeaders.contains { $0.name.lowercased() == "idempotency-key" }
+        let key = writes.key(
+            task: FNV1a.taskKey(job: line.job, task: id), write: line.idempotencyKey)
+        return decide(task: id, fact: writes[key], keyed: keyed, named: named.contains(id))
+            .heldReason
     }
 
     /// Why `id`, a task of `spec` known by its id alone (one skipped before it was built, or
@@ -119,10 +156,10 @@ enum WriteRule {
     /// in the history). Only a task that has nothing else to do is: no `save`, records,
     /// captures, pages, cursor or expectation beyond a 2xx. Trial S: every repair held such
     /// a write for ever, exit 1, and its advice (`--task`) would have sent it twice.
+    /// `key`: the write's in `writes` (``key(of:_:job:in:)``).
     static func doneByAnswer(
-        _ task: ExpandedTask, of job: String, capturing: Bool, writes: WriteHistory
+        _ task: ExpandedTask, key: UInt64, capturing: Bool, writes: WriteHistory
     ) -> Bool {
-        let key = FNV1a.taskKey(job: job, task: task.id)
         guard writes.answeredOK.contains(key), !writes.done.contains(key) else { return false }
         let expectation = task.expectation
         return task.save == nil && task.records == nil && task.paginate == nil
@@ -135,35 +172,32 @@ enum WriteRule {
     /// job's history did) counts `task`, a write the history holds, as done: the history has
     /// it done (trial T: it was said "not sent" and counted held, with no line in the log).
     /// One that captures, sent again for its values, stays held, as its dependents are.
-    static func doneInHistory(
-        _ task: ExpandedTask, of job: String, capturing: Bool, writes: WriteHistory
-    ) -> Bool {
-        !capturing && writes.done.contains(FNV1a.taskKey(job: job, task: task.id))
+    static func doneInHistory(key: UInt64, capturing: Bool, writes: WriteHistory) -> Bool {
+        !capturing && writes.done.contains(key)
     }
 
     /// Whether `task`, a write the history holds, is sent again with its key: a 2xx answered
     /// it on an `ok` line that left it not done (a replay of the log alone, which saves
-    /// nothing), and it has more to do than that answer (``doneByAnswer`` is false for it).
+    /// nothing), and it has more to do than that answer (``doneByAnswer(_:key:capturing:writes:)`` is false for it).
     /// The key makes the server answer the repeat as it answered the first, so the task gets
     /// the answer to save, keep or check (trial U: every resume held such a write, exit 1,
     /// until it was named).
     static func againWithKey(
-        _ task: ExpandedTask, of job: String, keyed: Bool, capturing: Bool, writes: WriteHistory
+        _ task: ExpandedTask, key: UInt64, keyed: Bool, capturing: Bool, writes: WriteHistory
     ) -> Bool {
-        let key = FNV1a.taskKey(job: job, task: task.id)
-        return keyed && writes.answeredOK.contains(key) && !writes.done.contains(key)
-            && !doneByAnswer(task, of: job, capturing: capturing, writes: writes)
+        keyed && writes.answeredOK.contains(key) && !writes.done.contains(key)
+            && !doneByAnswer(task, key: key, capturing: capturing, writes: writes)
     }
 
     /// What a resume or `replay --job` does with a write, every rule above together.
     enum Verdict: Equatable {
         case send
         /// Sent again with its key: its outcome in run `unknownIn` is unknown, or (`nil`) a
-        /// replay of the log alone had its answer (``againWithKey(_:of:keyed:capturing:writes:)``).
+        /// replay of the log alone had its answer (``againWithKey(_:key:keyed:capturing:writes:)``).
         case sendWithKey(unknownIn: String?)
-        /// Done by the 2xx a replay of the log alone had (``doneByAnswer(_:of:capturing:writes:)``).
+        /// Done by the 2xx a replay of the log alone had (``doneByAnswer(_:key:capturing:writes:)``).
         case doneByAnswer
-        /// Done in the job's history (``doneInHistory(_:of:capturing:writes:)``).
+        /// Done in the job's history (``doneInHistory(key:capturing:writes:)``).
         case doneInHistory
         /// Not sent, for this reason.
         case hold(String)
@@ -173,21 +207,23 @@ enum WriteRule {
     /// run (``TaskSelection``) and its dry run (``ResumePlan``) follow. `choseNone`: a resume
     /// that chose no task, for which the history's word that the task is done stands.
     static func verdict(
-        on task: ExpandedTask, of job: String, keyed: Bool, capturing: Bool,
+        on task: ExpandedTask, of job: String, keying: Keying, capturing: Bool,
         writes: WriteHistory, named: Bool, choseNone: Bool
     ) -> Verdict {
-        let fact = writes[FNV1a.taskKey(job: job, task: task.id)]
-        switch decide(task: task.id, fact: fact, keyed: keyed, named: named) {
+        let key = key(of: task.id, keying, job: job, in: writes)
+        switch decide(task: task.id, fact: writes[key], keyed: keying.keyed, named: named) {
         case .send: return .send
         case .sendWithKey(let run): return .sendWithKey(unknownIn: run)
         case .hold(let reason):
-            if doneByAnswer(task, of: job, capturing: capturing, writes: writes) {
+            if doneByAnswer(task, key: key, capturing: capturing, writes: writes) {
                 return .doneByAnswer
             }
-            if choseNone, doneInHistory(task, of: job, capturing: capturing, writes: writes) {
+            if choseNone, doneInHistory(key: key, capturing: capturing, writes: writes) {
                 return .doneInHistory
             }
-            if againWithKey(task, of: job, keyed: keyed, capturing: capturing, writes: writes) {
+            if againWithKey(
+                task, key: key, keyed: keying.keyed, capturing: capturing, writes: writes)
+            {
                 return .sendWithKey(unknownIn: nil)
             }
             return .hold(reason)
