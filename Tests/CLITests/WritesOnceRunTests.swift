@@ -412,6 +412,69 @@ struct WritesOnceRunTests {
         #expect(bodies == [#"{"night":"2"}"#, #"{"night":"1"}"#], "\(bodies)")
     }
 
+    /// A replay of the night's log alone and the next night, with either key header: the
+    /// replay's lines carry the key it sent, and a repair reads the runs since the night's,
+    /// so the history knows the night's write from the next night's. `failedFirst`: the next
+    /// night ran, then the replay failed (the night's write still not made: the resume makes
+    /// it); else the replay made the write before the next night (no resume sends it again).
+    /// Trial AAA: the replay's lines had no key, and a repair either never made the night's
+    /// write or sent it a second time.
+    @Test(
+        "a replay of the night's log alone and the next night: the repair makes the night's write once",
+        arguments: [true, false], [Key.standard, .custom])
+    func aLogOnlyReplayAndTheNextNight(failedFirst: Bool, keyed: Key) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-replayed")
+        let gate = FixtureServer.uniqueKey("charges-gate")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "${env-public:GATE}"\#(keyed.query)},
+                 "json": {"night": "${env-public:NIGHT}"}\#(keyed.jobMember)}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let folder = space.logs.appendingPathComponent("charges")
+        let night1 = ["NIGHT": "1", "GATE": "\(gate)-1"]
+        let first = try await space.run(backend: "curl", environment: night1)
+        #expect(first.status == 1, "\(first.stderr)")
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        let replay = ["replay", folder.appendingPathComponent(log).path, "--no-progress"]
+        func open(_ name: String) async {
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(name)"))
+        }
+        func nextNight() async throws {
+            await open("\(gate)-2")
+            let second = try await space.run(
+                backend: "curl", environment: ["NIGHT": "2", "GATE": "\(gate)-2"])
+            #expect(second.status == 0, "\(second.stderr)")
+        }
+        if failedFirst { try await nextNight() } else { await open("\(gate)-1") }
+        let replayed = try await CourierBinary.run(replay, directory: space.folder)
+        #expect(replayed.status == (failedFirst ? 1 : 0), "\(replayed.stderr)")
+        if failedFirst { await open("\(gate)-1") } else { try await nextNight() }
+        let resume = [
+            "run", "job.json", "--log-dir", space.logs.path, "--no-progress", "--resume",
+            folder.appendingPathComponent(log).path,
+        ]
+        // The first resume after a failed replay makes the write; every other repair finds
+        // it made and sends nothing.
+        let expected = (failedFirst ? ["2", "1"] : ["1", "2"]).map { #"{"night":"\#($0)"}"# }
+        for (index, command) in [resume, resume, replay].enumerated() {
+            let result = try await CourierBinary.run(
+                command, environment: night1, directory: space.folder)
+            #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
+            let sends = failedFirst && index == 0 ? "1 request" : "0 requests"
+            #expect(result.stdout.contains(sends), "\(command): \(result.stdout)")
+            let effects = BlockingFetch.json(space.server.url("/charges/effects?key=\(key)"))
+            let bodies = (effects?["charges"] as? [[String: Any]] ?? []).compactMap {
+                $0["body"] as? String
+            }
+            #expect(bodies == expected, "after \(command): \(bodies)")
+        }
+    }
+
     /// Replays the night's log alone (``chargeFailedAtNight(_:more:)``): the charge is made.
     static func replayLogAlone(_ space: JobWorkspace, key: String) async throws {
         let folder = space.logs.appendingPathComponent("charges")

@@ -71,6 +71,12 @@ struct ExpandedTask: Sendable {
         /// For a request rebuilt from a log alone: its line said `safe` (a POST that reads),
         /// so it is no write, as its spec said when it was logged.
         var loggedSafe: Bool = false
+
+        /// For a request rebuilt from a log alone: the header its logged idempotency key went
+        /// in, so that the replay's lines carry the key too (``WriteHistory`` knows a keyed
+        /// write by it; trial AAA: a replay's unkeyed lines made a later night's answer stand
+        /// for the write, which a repair then never sent, or sent twice).
+        var loggedKeyHeader: String? = nil
     }
 
     /// The fields, in one box shared by copies (``CopyOnWrite``).
@@ -106,8 +112,11 @@ struct ExpandedTask: Sendable {
         specField(in: job) { $0.responseRules } ?? []
     }
 
-    /// The header the task's spec sends its idempotency key in.
-    func keyHeader(in job: Job) -> String? { specField(in: job) { $0.writes.keyHeader } ?? nil }
+    /// The header the task's spec sends its idempotency key in (for a request rebuilt from a
+    /// log alone, the one its logged key went in).
+    func keyHeader(in job: Job) -> String? {
+        specField(in: job) { $0.writes.keyHeader } ?? self.loggedKeyHeader
+    }
 
     /// Whether the task's spec is a write (``TaskSpec/isWrite``); for a request rebuilt from a
     /// log alone, `false` when its line said `safe`, else `nil` (its method decides).

@@ -226,12 +226,23 @@ extension JobHistory {
     /// logs given leave it out (trial R: `--resume` of a cut log; trial S: a replay of the
     /// night's log after a replay had sent the write). `nil` when the folder holds no history;
     /// logs read from standard input are not read again.
+    ///
+    /// The runs of the folder since the earliest log given are read too, those before the
+    /// job's latest plain run included: a replay or a resume of that log made before the next
+    /// night sent its writes (trial AAA: a replay had made the night's charge before the next
+    /// night, and the repair after that night, reading from it, made it again).
     static func writes(folder: URL, with logs: [String]) -> WriteHistory? {
-        let history = read(folder: folder).logs
+        let starts = starts(in: folder)
+        let history = select(starts).logs
         guard !history.isEmpty else { return nil }
         let given = LogFiles.expandingFolders(logs.filter { $0 != "-" }).map {
             URL(fileURLWithPath: $0).standardizedFileURL.path
         }
-        return TaskHistory.read(Set(history + given).sorted(), warn: { _ in }).writes
+        let named = Set(given)
+        let since =
+            starts.filter { named.contains($0.path) }.map(\.time).min().map { earliest in
+                starts.filter { $0.time >= earliest }.map(\.path)
+            } ?? []
+        return TaskHistory.read(Set(history + given + since).sorted(), warn: { _ in }).writes
     }
 }

@@ -92,6 +92,9 @@ struct ReplayBuilder {
                 replayOf: ReplayOrigin(run: line.run, task: id)))
         task.oauth2 = jobTask?.oauth2
         task.loggedSafe = line.safe
+        if let key = line.idempotencyKey {
+            task.loggedKeyHeader = headers.first { $0.value == key }?.name
+        }
         // A logged conditional request (`If-None-Match`, `If-Modified-Since`) re-sent as
         // logged may well get 304 again: that is its success, as in the run.
         task.conditional =
