@@ -106,7 +106,8 @@ struct CaptureTests {
         let ids = children.map { $0.path.dropFirst("/sync/users/".count).prefix { $0 != "?" } }
         #expect(ids.count == 5000)
         #expect(Set(ids).count == 5000, "each child exactly once")
-        #expect(Set(ids) == Set((1...5000).map { Substring(String($0)) }))
+        let wanted: Set<Substring> = Set((1...5000).map { (n: Int) in Substring(String(n)) })
+        #expect(Set(ids) == wanted)
         let pages = hits.filter { $0.path.hasPrefix("/sync/users?") }.map(\.time)
         #expect(pages.count == 50)
         let firstChild = children.map(\.time).min() ?? .infinity

@@ -282,8 +282,8 @@ struct DatasetteSyncTests {
         defer { sync.space.remove() }
         func rows(_ days: ClosedRange<Int>, _ version: String) -> [(Int, String, String)] {
             days.flatMap { day in
-                [(day * 10 + 1, day, version), (day * 10 + 2, day, version)].map {
-                    ($0.0, "2026-01-0\($0.1)T0\($0.0 % 10):00:00Z", "r\($0.0) \($0.2)")
+                [day * 10 + 1, day * 10 + 2].map { (id: Int) -> (Int, String, String) in
+                    (id, "2026-01-0\(day)T0\(id % 10):00:00Z", "r\(id) \(version)")
                 }
             }
         }
