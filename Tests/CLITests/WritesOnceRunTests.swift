@@ -475,6 +475,50 @@ struct WritesOnceRunTests {
         }
     }
 
+    /// A repair of an older night whose write fails again names its own repair, the night's
+    /// log, not "the job's history: every task done" (the next night's): trial AAA's was left
+    /// with no repair to run. The repair it names makes the write.
+    @Test("a failed repair of an older night's write names the repair that makes it")
+    func anOlderNightsFailedRepair() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-older")
+        let gate = FixtureServer.uniqueKey("charges-older-gate")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "${env-public:GATE}"},
+                 "json": {"night": "${env-public:NIGHT}"}, "idempotencyKey": true}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let folder = space.logs.appendingPathComponent("charges")
+        let night1 = ["NIGHT": "1", "GATE": "\(gate)-1"]
+        #expect(try await space.run(backend: "curl", environment: night1).status == 1)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)-2"))
+        let second = try await space.run(
+            backend: "curl", environment: ["NIGHT": "2", "GATE": "\(gate)-2"])
+        #expect(second.status == 0, "\(second.stderr)")
+        let path = folder.appendingPathComponent(log).standardizedFileURL.path
+        let again = try await space.run(["--resume", path], backend: "curl", environment: night1)
+        #expect(again.status == 1, "\(again.stderr)")
+        #expect(!again.stdout.contains("every task done"), "\(again.stdout)")
+        let repair = try #require(
+            again.stdout.components(separatedBy: "; to repair: ").last?
+                .trimmingCharacters(in: .whitespacesAndNewlines), "\(again.stdout)")
+        #expect(repair.hasSuffix("--resume \(path)"), "\(again.stdout)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)-1"))
+        let repaired = try await CourierBinary.run(
+            ["-c", repair + " --no-progress"], executable: URL(fileURLWithPath: "/bin/sh"),
+            environment: night1.merging([
+                "PATH": CourierBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
+            ]) { $1 },
+            directory: space.folder)
+        #expect(repaired.status == 0, "\(repair): \(repaired.stdout)\(repaired.stderr)")
+        #expect(Self.effects(space, key: key).count == 2)
+    }
+
     /// Replays the night's log alone (``chargeFailedAtNight(_:more:)``): the charge is made.
     static func replayLogAlone(_ space: JobWorkspace, key: String) async throws {
         let folder = space.logs.appendingPathComponent("charges")

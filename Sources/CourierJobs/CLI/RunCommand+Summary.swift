@@ -230,7 +230,7 @@ extension RunCommand {
         // running what its history lacks (a resume says it in its own words, above).
         if summary.missing == nil, summary.failed > 0 || notRun > 0 || summary.unlisted {
             text +=
-                "; to repair: \(repair ?? repairCommand(job, log: summary.logURL, shard: shard))"
+                "; to repair: \(repair ?? repairCommand(job, log: summary.logURL, shard: shard, resuming: summary.repairLog))"
             if summary.repairHolds > 0 {
                 let count = summary.repairHolds
                 text +=

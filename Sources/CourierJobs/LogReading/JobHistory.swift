@@ -221,6 +221,24 @@ struct JobHistory: Equatable {
 }
 
 extension JobHistory {
+    /// Whether the run of `log` started before the job's history in `folder` (its latest plain
+    /// run, and what completes it): a resume of it repairs an older night, which the history
+    /// no longer counts (trial AAA: a failed repair of an older night's write said "the job's
+    /// history: every task done", and named no repair).
+    static func precedes(_ log: String, folder: URL) -> Bool {
+        let starts = starts(in: folder)
+        let name = URL(fileURLWithPath: log).lastPathComponent
+        guard
+            let run = starts.first(where: {
+                URL(fileURLWithPath: $0.path).lastPathComponent == name
+            }),
+            let first = select(starts).logs.compactMap({ path in
+                starts.first { $0.path == path }?.time
+            }).min()
+        else { return false }
+        return run.time < first
+    }
+
     /// What the job's history in `folder` and the `logs` a command was given say of its writes
     /// together: a write answered, or left under way, in either is not sent again because the
     /// logs given leave it out (trial R: `--resume` of a cut log; trial S: a replay of the

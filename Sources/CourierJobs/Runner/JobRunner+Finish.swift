@@ -179,6 +179,7 @@ extension JobRunner {
             // A run stopped before its captures fed every task leaves tasks no line names: the
             // count is then a floor, as without a whole run (trial P: "4 not done" of 32).
             summary.historyPartial = (!whole && !walkedAll) || summary.unlisted
+            olderNight(&summary)
         } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
             !options.logToStandardOutput, !summary.logVanished
         {
@@ -197,21 +198,6 @@ extension JobRunner {
             console.error("courier: the log is incomplete: \(failure)")
         }
         return summary
-    }
-
-    /// A run of another line than the job's history (a backfill's repair after the next
-    /// night): what the history lacks is not this run's to say (trials RR, XX: a failed repair
-    /// of a backfill read "the job's history: every task done", with no repair of its own).
-    /// Its own line's note says what it lacks; a failed run's own repair line says it instead.
-    private func ownLine(_ summary: inout RunSummary, log: URL) {
-        let name = log.lastPathComponent
-        guard
-            let own = summary.otherLines.firstIndex(where: { line in
-                line.logs.contains { URL(fileURLWithPath: $0).lastPathComponent == name }
-            })
-        else { return }
-        summary.missing = nil
-        if summary.failed > 0 { summary.otherLines.remove(at: own) }
     }
 
     /// `run.end` written; `summary` with the log's failure, if writing it failed.

@@ -134,6 +134,9 @@ struct RunSummary: Sendable {
     var logVanished = false
     /// After a resume or a replay: the job's tasks its history does not count as done.
     var missing: Int?
+    /// The log a repair of this run resumes, when it is not the job's history's: a resume of a
+    /// night older than the job's latest plain run (``JobHistory/precedes(_:folder:)``).
+    var repairLog: String?
     /// A shard's run: of ``missing``, those other shards own (its own repair never runs them).
     var missingElsewhere = 0
     /// With ``missing``: the history holds no whole run of the job (only `--task` runs or
