@@ -142,6 +142,18 @@ struct WritesOnceRunTests {
                 $0["event"] as? String == "request" && $0["task"] as? String == "charge-3"
             })
         await Self.release(space, key: key, toggles: ["\(toggle)-3"])
+        // A replay of the log alone has the write's start only, no headers or body: refused,
+        // nothing sent (trial BBB: it sent the charge again, empty and without its key).
+        let folder = space.logs.appendingPathComponent("charges")
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        let alone = try await CourierBinary.run(
+            ["replay", folder.appendingPathComponent(log).path, "--no-progress"],
+            directory: space.folder)
+        #expect(alone.status != 0, "\(alone.stdout)")
+        #expect(
+            alone.stderr.contains("its log line holds the request's start only"), "\(alone.stderr)")
+        #expect(Self.effects(space, key: key).count == 3)
         if keyed != .none {
             // The plan says where the write sent again goes, as for any task it sends.
             let plan = try await space.run(["--resume", "--dry-run"], backend: backend)
@@ -333,6 +345,15 @@ struct WritesOnceRunTests {
             directory: space.folder)
         #expect(replayed.status == 0, "\(replayed.stderr)")
         #expect(Self.effects(space, key: key).count == 1)
+        // The dry run has its plan, as the run: not "no request could be rebuilt", exit 2
+        // (trial AAA).
+        let plan = try await CourierBinary.run(
+            ["replay", folder.appendingPathComponent(log).path, "--dry-run"],
+            directory: space.folder)
+        #expect(plan.status == 0, "\(plan.stdout)\(plan.stderr)")
+        #expect(
+            plan.stdout.contains("charge\t(not sent: its write was answered 201 by run")
+                && plan.stdout.contains("0 requests to replay"), "\(plan.stdout)")
         let again = try await CourierBinary.run(
             ["replay", folder.appendingPathComponent(log).path, "--no-progress"],
             directory: space.folder)

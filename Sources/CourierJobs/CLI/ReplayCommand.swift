@@ -189,7 +189,7 @@ enum ReplayCommand {
             console.output("\(prefix)\(id)\t(not sent: \(reason))".showingControlCharacters)
         }
         var tasks: [ExpandedTask] = []
-        var (refused, pending, rebuilt) = (0, 0, 0)
+        var (refused, pending, rebuilt, noted) = (0, 0, 0, 0)
         let firstTime = selected.first?.time ?? 0
         for line in selected {
             switch plan(
@@ -200,6 +200,7 @@ enum ReplayCommand {
                 if options.paced { task.sendAt = (line.time - firstTime) / options.speed }
                 tasks.append(task)
             case .note(let text, let sent, let again):
+                noted += 1
                 if sent { pending += 1 }
                 if again { rebuilt += 1 }
                 console.output("\(prefix)\(line.task ?? "?")\t\(text)".showingControlCharacters)
@@ -208,7 +209,9 @@ enum ReplayCommand {
                 console.error("courier: \(message)")
             }
         }
-        guard !tasks.isEmpty || (job != nil && options.dryRun) else {
+        // A dry run whose lines are all said above (writes held) has its plan: "nothing
+        // could be rebuilt" and exit 2 said a wrong path to cron (trial AAA).
+        guard !tasks.isEmpty || (options.dryRun && (job != nil || noted > 0)) else {
             console.error("courier: no request could be rebuilt; nothing sent")
             return CommandLineInterface.ExitCode.usage
         }

@@ -30,6 +30,14 @@ struct ReplayBuilder {
         }
         if let reason = Self.sentNothing(line, id: id) { return refuse(reason) }
         let jobTask = jobTasks[id]
+        // A write's `request.start` is the last word of a run killed while it was under way:
+        // it names the method and URL, not the headers or body (trial BBB: a replay of the log
+        // alone sent the charge again empty, without its key). The job builds it again.
+        if line.event == LogEvent.requestStart, jobTask == nil {
+            return refuse(
+                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (sent again only with its idempotency key)"
+            )
+        }
         guard let method = line.method, let loggedURL = line.url else {
             // A task that sent nothing (`task.failed`: it could not be built, or no token
             // could be had for it) is the job's task as the job builds it now.
