@@ -529,6 +529,10 @@ struct WritesOnceRunTests {
             again.stdout.components(separatedBy: "; to repair: ").last?
                 .trimmingCharacters(in: .whitespacesAndNewlines), "\(again.stdout)")
         #expect(repair.hasSuffix("--resume \(path)"), "\(again.stdout)")
+        // The report of the night's log names the same repair (trial BBB: `--resume` alone,
+        // which completes the later night).
+        let report = try await CourierBinary.run(["report", path], directory: space.folder)
+        #expect(report.stdout.contains("--resume \(path)"), "\(report.stdout)")
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)-1"))
         let repaired = try await CourierBinary.run(
             ["-c", repair + " --no-progress"], executable: URL(fileURLWithPath: "/bin/sh"),

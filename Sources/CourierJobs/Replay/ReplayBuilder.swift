@@ -28,15 +28,9 @@ struct ReplayBuilder {
         func refuse(_ reason: String) -> Result<ExpandedTask, Refusal> {
             .failure(Refusal(task: id, reason: reason))
         }
-        if let reason = Self.sentNothing(line, id: id) { return refuse(reason) }
         let jobTask = jobTasks[id]
-        // A write's `request.start` is the last word of a run killed while it was under way:
-        // it names the method and URL, not the headers or body (trial BBB: a replay of the log
-        // alone sent the charge again empty, without its key). The job builds it again.
-        if line.event == LogEvent.requestStart, jobTask == nil {
-            return refuse(
-                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (sent again only with its idempotency key)"
-            )
+        if let reason = Self.sentNothing(line, id: id, inJob: jobTask != nil) {
+            return refuse(reason)
         }
         guard let method = line.method, let loggedURL = line.url else {
             // A task that sent nothing (`task.failed`: it could not be built, or no token
@@ -110,8 +104,16 @@ struct ReplayBuilder {
         return .success(task)
     }
 
-    /// Why a line that records no request (a held write, a skipped task) has none to send.
-    private static func sentNothing(_ line: LogLine, id: String) -> String? {
+    /// Why a line that records no request (a held write, a skipped task, a write's start
+    /// when the job does not build it again: `inJob`) has none to send.
+    private static func sentNothing(_ line: LogLine, id: String, inJob: Bool) -> String? {
+        // A write's `request.start` is the last word of a run killed while it was under way:
+        // it names the method and URL, not the headers or body (trial BBB: a replay of the log
+        // alone sent the charge again empty, without its key). The job builds it again.
+        if line.event == LogEvent.requestStart, !inJob {
+            return
+                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (sent again only with its idempotency key)"
+        }
         if line.errorKind == LogErrorKind.writeHeld {
             return
                 "it is a write a resume or replay held (\(line.errorMessage ?? "")); its line holds no request: replay it with --job JOB --task \(id)"

@@ -99,20 +99,8 @@ enum ReportText {
                         ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
                 }
                 ?? "courier run JOB.json --resume"
-            // A backfill's repair names its log, as its summary does: after the next night,
-            // `--resume` alone completes the night.
-            // Of a sharded backfill, a shard's log nothing went on from: the resume reads the
-            // rest of its split with it (``JobHistory/split(of:among:)``).
-            let plain = report.runTable.rows.filter {
-                $0.kind == "run" && report.currentRuns.contains($0.run)
-            }
-            if let newest = plain.last, newest.window != nil {
-                let backfill =
-                    plain.first { row in
-                        row.window == newest.window && unfinished.contains { $0.run == row.run }
-                    } ?? newest
-                command +=
-                    " \(ShellWord.quoted(URL(fileURLWithPath: backfill.file).standardizedFileURL.path))"
+            if let log = Self.logToResume(report, unfinished: unfinished) {
+                command += " \(ShellWord.quoted(log))"
             }
             // The server the latest run was sent to, when `--base-url` named it (trial PP:
             // the report's repair went to the file's).
@@ -123,6 +111,34 @@ enum ReportText {
             let job = file.flatMap { $0 == "<stdin>" ? nil : ShellWord.quoted($0) } ?? "LOG"
             let task = report.outcomes.notOK.first.map { ShellWord.quoted($0.task) } ?? "TASK"
             show = "courier show \(job) \(task)"
+        }
+
+        /// The log a repair names, when `--resume` alone would complete another run: a
+        /// backfill's, as its summary names it (after the next night, `--resume` alone
+        /// completes the night; of a sharded backfill, a shard's log nothing went on from,
+        /// whose resume reads the rest of its split with it, ``JobHistory/split(of:among:)``),
+        /// or an older night's, which a later night has followed (trial BBB: the older night's
+        /// write was lost).
+        private static func logToResume(_ report: RunReport, unfinished: [RunTable.Row])
+            -> String?
+        {
+            let plain = report.runTable.rows.filter {
+                $0.kind == "run" && report.currentRuns.contains($0.run)
+            }
+            guard let newest = plain.last else { return nil }
+            let path = { (file: String) in URL(fileURLWithPath: file).standardizedFileURL.path }
+            if newest.window != nil {
+                let backfill =
+                    plain.first { row in
+                        row.window == newest.window && unfinished.contains { $0.run == row.run }
+                    } ?? newest
+                return path(backfill.file)
+            }
+            let folder = URL(fileURLWithPath: newest.file).deletingLastPathComponent()
+            guard report.outcomes.failed + report.outcomes.skipped > 0,
+                JobHistory.precedes(newest.file, folder: folder)
+            else { return nil }
+            return path(newest.file)
         }
     }
 
