@@ -566,6 +566,14 @@ struct WritesOnceRunTests {
         let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
         #expect(plan.stdout.contains("0 tasks to send, 1 done by earlier runs"), "\(plan.stdout)")
         #expect(!plan.stdout.contains("charge\t(not sent"), "\(plan.stdout)")
+        // A replay's dry run that chose it says why it is not sent, in the run's words (trial
+        // BBB: it said to name it with --task, and the replay counted it done).
+        let replayPlan = try await CourierBinary.run(
+            ["replay", "--job", "job.json", "--log-dir", space.logs.path, "--dry-run"],
+            directory: space.folder)
+        #expect(
+            replayPlan.stdout.contains("done by that answer")
+                && !replayPlan.stdout.contains("--task"), "\(replayPlan.stdout)")
         for _ in 0..<2 {
             let resumed = try await space.run(["--resume"], backend: "curl")
             #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
