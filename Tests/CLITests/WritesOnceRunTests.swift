@@ -544,6 +544,54 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 2)
     }
 
+    /// A keyed write that takes a login's token, repaired after the next night made its own
+    /// write: the resume logs in again and makes the night's write. Known by its id alone
+    /// before it is built, the write had been taken as held (the next night's answer), its
+    /// login left out, and the write then skipped for want of the token.
+    @Test("a keyed write taking a token: the repair of an older night logs in and makes it")
+    func anOlderNightsKeyedWriteTakingAToken() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("charges-token")
+        let gate = FixtureServer.uniqueKey("charges-token-gate")
+        let login = FixtureServer.uniqueKey("charges-token-login")
+        try space.writeJob(
+            name: "charges",
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(login)"},
+                 "json": {"user": "me", "password": "hunter22"},
+                 "capture": {"token": {"json": "/access_token", "secret": true}}},
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "${env-public:GATE}"},
+                 "json": {"night": "${env-public:NIGHT}"}, "auth": {"bearer": "{token}"},
+                 "idempotencyKey": true}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let folder = space.logs.appendingPathComponent("charges")
+        let night1 = ["NIGHT": "1", "GATE": "\(gate)-1"]
+        #expect(try await space.run(backend: "curl", environment: night1).status == 1)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).first)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)-2"))
+        let second = try await space.run(
+            backend: "curl", environment: ["NIGHT": "2", "GATE": "\(gate)-2"])
+        #expect(second.status == 0, "\(second.stderr)")
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)-1"))
+        let path = folder.appendingPathComponent(log).path
+        let plan = try await space.run(
+            ["--resume", path, "--dry-run"], backend: "curl", environment: night1)
+        #expect(
+            !plan.stdout.contains("(not sent") && plan.stdout.contains("2 tasks to send"),
+            "\(plan.stdout)")
+        let resumed = try await space.run(["--resume", path], backend: "curl", environment: night1)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(try await ServerHits.of(login, on: space.server).count == 3, "one login a run")
+        let effects = BlockingFetch.json(space.server.url("/charges/effects?key=\(key)"))
+        let bodies = (effects?["charges"] as? [[String: Any]] ?? []).compactMap {
+            $0["body"] as? String
+        }
+        #expect(bodies == [#"{"night":"2"}"#, #"{"night":"1"}"#], "\(bodies)")
+    }
+
     /// Replays the night's log alone (``chargeFailedAtNight(_:more:)``): the charge is made.
     static func replayLogAlone(_ space: JobWorkspace, key: String) async throws {
         let folder = space.logs.appendingPathComponent("charges")

@@ -47,6 +47,9 @@ struct WriteHistory: Sendable {
         return Self.joined(task, write)
     }
 
+    /// Whether the history knows `task`'s writes by their keys: none went out without one.
+    func knowsByKey(_ task: UInt64) -> Bool { !unkeyed.contains(task) }
+
     private static func joined(_ task: UInt64, _ write: String) -> UInt64 {
         withUnsafeBytes(of: task.littleEndian) { FNV1a.hash(write.utf8, into: FNV1a.hash($0)) }
     }

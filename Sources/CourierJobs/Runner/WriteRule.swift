@@ -146,14 +146,20 @@ enum WriteRule {
     /// Why `id`, a task of `spec` known by its id alone (one skipped before it was built, or
     /// one a resume's needs weigh), is a write the history holds; `nil` when it is not one.
     /// `named`: the ids the command line named. A spec's `idempotencyKey` is what keys it.
+    ///
+    /// A keyed write is known by its key, which only its request gives: not built yet, it is
+    /// not held here, and is judged once built (a login it needs is sent for it: an older
+    /// night's write was taken as held by the next night's answer, its login left out, and
+    /// the write then skipped for want of the token).
     static func held(
         _ id: String, spec: TaskSpec, job: String, writes: WriteHistory, named: Set<String>
     ) -> String? {
         guard spec.isWrite, !writes.facts.isEmpty else { return nil }
-        return decide(
-            task: id, fact: writes[FNV1a.taskKey(job: job, task: id)],
-            keyed: spec.writes.keyHeader != nil, named: named.contains(id)
-        ).heldReason
+        let task = FNV1a.taskKey(job: job, task: id)
+        let keyed = spec.writes.keyHeader != nil
+        if keyed, writes.knowsByKey(task) { return nil }
+        return decide(task: id, fact: writes[task], keyed: keyed, named: named.contains(id))
+            .heldReason
     }
 
     /// Whether `task`, a write the history holds, is done by the 2xx that answered it on an
