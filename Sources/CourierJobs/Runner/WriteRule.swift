@@ -79,9 +79,11 @@ enum WriteRule {
             if let task = line.task { candidates[key] = (task, line.idempotencyKey) }
         }
         return candidates.filter { key, write in
-            guard !history.done.contains(key),
-                let fact = writes[writes.key(task: key, write: write.key)]
-            else { return false }
+            let known = writes.key(task: key, write: write.key)
+            guard !history.done.contains(key), let fact = writes[known] else { return false }
+            // Answered 2xx on a log-only replay's `ok` line, with its key: done by that answer
+            // or had again with the key, as the resume decides (``verdict``), never held.
+            if write.key != nil, writes.answeredOK.contains(known) { return false }
             return decide(task: write.task, fact: fact, keyed: write.key != nil, named: false)
                 .heldReason != nil
         }.count
