@@ -143,6 +143,14 @@ struct CurlFormatSecretTests {
                 #expect(short[0].header(name) == short[1].header(name), "\(name)")
             }
         }
+        // A bash script that stops at a variable not set (trial CCC: `sh` failed on it, and
+        // an unset token went as an empty credential).
+        #expect(script.hasPrefix("#!/usr/bin/env bash\nset -u\n"), "\(script)")
+        let unset = try await CourierBinary.run(
+            ["-c", script], executable: URL(fileURLWithPath: "/bin/bash"), directory: space.folder)
+        #expect(
+            unset.status != 0 && unset.stderr.contains("unbound variable"),
+            "\(unset.status) \(unset.stderr)")
     }
 
     /// A trial's script read `-u "${COURIER_SECRET_2}:${B_SECRET}"` for a task's Basic auth

@@ -20,6 +20,10 @@ extension ReplayCommand {
             let formatter = CurlCommand(
                 secrets: secrets, environment: ProcessInfo.processInfo.environment,
                 requests: tasks.map(\.request), accessTokens: tokens)
+            // A bash script (trial CCC: `sh retry.sh` failed on its loops), which stops at a
+            // variable not set rather than send an empty credential.
+            console.output("#!/usr/bin/env bash")
+            console.output("set -u")
             for note in formatter.notes { console.output(note) }
             for line in formatter.tokenCommands { console.output(line) }
             for task in tasks {
@@ -107,7 +111,7 @@ extension ReplayCommand {
         /// captured again, and counted; `rebuilt`: its requests are known only when the job
         /// builds it again (a fan-out's children), counted apart.
         case note(String, sent: Bool, rebuilt: Bool = false)
-        case refused(String)
+        case refused(ReplayBuilder.Refusal)
     }
 
     /// The plan for `line`: as the job builds it (a held write now named), not sent (a write
@@ -147,8 +151,9 @@ extension ReplayCommand {
                 return .note("(not sent: its window was fetched since)", sent: false)
             }
             return .refused(
-                "task \(id): the job no longer builds this task (its spec changed or is gone); not replayed"
-            )
+                ReplayBuilder.Refusal(
+                    task: id,
+                    reason: "the job no longer builds this task (its spec changed or is gone)"))
         }
         switch builder.build(line) {
         case .success(let task):
@@ -166,7 +171,7 @@ extension ReplayCommand {
                     "(rebuilt from the job when the tasks it needs run again: a fan-out child or a skipped task)",
                     sent: false, rebuilt: true)
             }
-            return .refused("\(refusal)")
+            return .refused(refusal)
         }
     }
 }

@@ -190,6 +190,7 @@ enum ReplayCommand {
         }
         var tasks: [ExpandedTask] = []
         var (refused, pending, rebuilt, noted) = (0, 0, 0, 0)
+        var refusals = ReplayBuilder.Refusals()
         let firstTime = selected.first?.time ?? 0
         for line in selected {
             switch plan(
@@ -204,11 +205,12 @@ enum ReplayCommand {
                 if sent { pending += 1 }
                 if again { rebuilt += 1 }
                 console.output("\(prefix)\(line.task ?? "?")\t\(text)".showingControlCharacters)
-            case .refused(let message):
+            case .refused(let refusal):
                 refused += 1
-                console.error("courier: \(message)")
+                refusals.add(refusal, console: console)
             }
         }
+        refusals.finish(console: console)
         // A dry run whose lines are all said above (writes held) has its plan: "nothing
         // could be rebuilt" and exit 2 said a wrong path to cron (trial AAA).
         guard !tasks.isEmpty || (options.dryRun && (job != nil || noted > 0)) else {

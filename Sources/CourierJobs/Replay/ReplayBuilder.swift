@@ -21,6 +21,30 @@ struct ReplayBuilder {
     /// what the log holds.
     let redactor: Redactor
 
+    /// Refusals said on stderr as a run says its failures: the first of each reason in full,
+    /// the others counted once at the end (trial CCC: 417 lines alike, a header redacted in
+    /// the log, filled a cron mail).
+    struct Refusals {
+        private var counts: [(reason: String, more: Int)] = []
+
+        mutating func add(_ refusal: Refusal, console: Console) {
+            if let index = counts.firstIndex(where: { $0.reason == refusal.reason }) {
+                counts[index].more += 1
+            } else {
+                counts.append((refusal.reason, 0))
+                console.error("courier: \(refusal)")
+            }
+        }
+
+        func finish(console: Console) {
+            for (reason, more) in counts where more > 0 {
+                console.error(
+                    "courier: \(more) more task\(more == 1 ? "" : "s") not replayed the same way: \(reason)"
+                )
+            }
+        }
+    }
+
     private static let placeholder = Redactor.placeholder
 
     func build(_ line: LogLine) -> Result<ExpandedTask, Refusal> {
