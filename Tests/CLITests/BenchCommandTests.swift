@@ -73,6 +73,45 @@ struct BenchCommandTests {
         let line = try #require(jsonLines(result.stdout).first)
         #expect(line["errorsByKind"] as? [String: Int] == ["timeout": 2], "\(line)")
     }
+
+    /// The warning and the errors column name statuses and kinds with their counts apart:
+    /// "every answer had an error status (500 non-2xx)" read as a status 500 (trial CCC).
+    @Test("every answer an error status: the warning names the status and its count")
+    func errorStatusesNamed() async throws {
+        let server = try TestServers.fixture()
+        let result = try await CourierBinary.run([
+            "bench", server.url("/status/404").absoluteString, "-n", "3", "-c", "1",
+            "--warmup", "0", "--rounds", "1",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("every answer had an error status (status 404 ×3)"),
+            "\(result.stderr)")
+        let closed = try await CourierBinary.run([
+            "bench", "http://127.0.0.1:\(unusedLoopbackPort())/x", "-n", "2", "--rounds", "1",
+            "--warmup", "0",
+        ])
+        #expect(closed.stdout.contains("connect ×2"), "\(closed.stdout)")
+    }
+
+    /// At a fixed rate every backend sends as many a second: the last column compares CPU a
+    /// request (it read 1.00 always); `--http2` without curl is said to do nothing.
+    @Test("--rate compares CPU a request; --http2 without the curl backend is warned of")
+    func pacedComparison() async throws {
+        let server = try TestServers.fixture()
+        let result = try await CourierBinary.run([
+            "bench", server.url("/echo").absoluteString, "--rate", "50", "-n", "3",
+            "--warmup", "0", "--rounds", "2", "--backend", "curl,urlsession", "--http2",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("cpu vs curl"), "\(result.stdout)")
+        #expect(!result.stderr.contains("--http2 is the curl backend's"), "\(result.stderr)")
+        let alone = try await CourierBinary.run([
+            "bench", server.url("/echo").absoluteString, "-n", "2", "--warmup", "0",
+            "--rounds", "1", "--backend", "urlsession", "--http2",
+        ])
+        #expect(alone.stderr.contains("--http2 is the curl backend's"), "\(alone.stderr)")
+    }
 }
 
 @Suite("courier bench: modes and options")

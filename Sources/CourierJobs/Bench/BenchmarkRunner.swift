@@ -59,6 +59,9 @@ struct BenchmarkRunner: Sendable {
         /// cannot tell).
         var connections: Int?
         var latency: LatencyHistogram
+        /// The non-2xx answers by status, which the warning names (a count alone, "500
+        /// non-2xx", read as a status 500 to a trial).
+        var non2xxStatuses: [Int: Int] = [:]
 
         var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
         var cpuMicrosecondsPerRequest: Double {
@@ -108,13 +111,14 @@ struct BenchmarkRunner: Sendable {
             connections: tally.connectionsKnown || warmTally.connectionsKnown
                 || client is CurlHTTPClient
                 ? tally.connections + warmTally.connections : nil,
-            latency: tally.latency)
+            latency: tally.latency, non2xxStatuses: tally.non2xxStatuses)
     }
 
     private struct Tally: Sendable {
         var requests = 0
         var errors: [String: Int] = [:]
         var non2xx = 0
+        var non2xxStatuses: [Int: Int] = [:]
         var bytes = 0
         var connections = 0
         var connectionsKnown = false
@@ -126,6 +130,7 @@ struct BenchmarkRunner: Sendable {
             connectionsKnown = connectionsKnown || other.connectionsKnown
             errors.merge(other.errors, uniquingKeysWith: +)
             non2xx += other.non2xx
+            non2xxStatuses.merge(other.non2xxStatuses, uniquingKeysWith: +)
             bytes += other.bytes
             latency.merge(other.latency)
         }
@@ -166,7 +171,10 @@ struct BenchmarkRunner: Sendable {
                         do {
                             let response = try await client.perform(request)
                             tally.bytes += response.body.count
-                            if !response.isSuccess { tally.non2xx += 1 }
+                            if !response.isSuccess {
+                                tally.non2xx += 1
+                                tally.non2xxStatuses[response.status, default: 0] += 1
+                            }
                             if let new = response.timings.newConnection {
                                 tally.connectionsKnown = true
                                 if new { tally.connections += 1 }

@@ -16,13 +16,19 @@ extension BenchCommand {
             "courier bench: \(options.rounds) round\(options.rounds == 1 ? "" : "s") of \(round) a backend, \(options.concurrency) in flight\(pace), after a warm-up of \(warmup) request\(warmup == 1 ? "" : "s") each"
     }
 
-    static func table(_ summaries: [BenchSummary]) -> String {
+    /// `paced` (`--rate`): every backend sends at the rate, so the last column compares the
+    /// CPU a request took, not requests a second (trial CCC: always 1.00).
+    static func table(_ summaries: [BenchSummary], paced: Bool = false) -> String {
+        let first = summaries.first?.backend ?? ""
         let header = [
             "backend", "rounds", "req/s", "p50 ms", "p90", "p99", "p99.9", "max", "errors",
-            "non-2xx", "cpu µs/req", "peak RSS", "conns", "vs \(summaries.first?.backend ?? "")",
+            "non-2xx", "cpu µs/req", "peak RSS", "conns", paced ? "cpu vs \(first)" : "vs \(first)",
         ]
         var rows = [header]
-        let reference = summaries.first?.requestsPerSecond ?? 0
+        let measure = { (summary: BenchSummary) in
+            paced ? summary.cpuMicrosecondsPerRequest : summary.requestsPerSecond
+        }
+        let reference = summaries.first.map(measure) ?? 0
         for summary in summaries {
             let latency =
                 [50, 90, 99, 99.9].map { summary.latency.percentile($0) } + [
@@ -40,7 +46,7 @@ extension BenchCommand {
                         "\(summary.peakRSS >> 20) MiB",
                         summary.connections.map(String.init) ?? "n/a",
                         reference > 0
-                            ? String(format: "%.2f", summary.requestsPerSecond / reference) : "-",
+                            ? String(format: "%.2f", measure(summary) / reference) : "-",
                     ])
         }
         let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }

@@ -120,7 +120,9 @@ enum BenchCommand {
             }
         }
         Console.output(
-            options.json ? jsonLines(summaries) : heading(options) + "\n" + table(summaries))
+            options.json
+                ? jsonLines(summaries)
+                : heading(options) + "\n" + table(summaries, paced: options.rate != nil))
         return verdict(summaries)
     }
 
@@ -148,7 +150,7 @@ enum BenchCommand {
                 status = CommandLineInterface.ExitCode.taskFailed
             } else if summary.non2xx >= sent - failed {
                 Console.error(
-                    "courier bench: warning: \(summary.backend): every answer had an error status (\(summary.non2xx) non-2xx): its figures time those answers"
+                    "courier bench: warning: \(summary.backend): every answer had an error status (\(summary.statusesText)): its figures time those answers"
                 )
             }
         }
@@ -217,6 +219,12 @@ enum BenchCommand {
         options.json = parser.flag("--json")
         options.insecure = parser.flag("--insecure")
         options.http2 = parser.flag("--http2")
+        if options.http2, !options.backends.contains(.curl) {
+            // Said, not refused: the same command may name curl in another run.
+            Console.error(
+                "courier bench: warning: --http2 is the curl backend's; urlsession negotiates HTTP/2 on its own"
+            )
+        }
         options.eventLoops = try parser.optionalInteger("--event-loops", range: 1...64)
         options.target = try parser.positional("URL or JOB.json")
         try parser.finish()
@@ -313,6 +321,14 @@ struct BenchSummary {
         rounds.reduce(into: [:]) { $0.merge($1.errors, uniquingKeysWith: +) }
     }
     var non2xx: Int { rounds.map(\.non2xx).reduce(0, +) }
+    /// The non-2xx answers, by status: `404 ×500`.
+    var statusesText: String {
+        let statuses = rounds.reduce(into: [Int: Int]()) {
+            $0.merge($1.non2xxStatuses, uniquingKeysWith: +)
+        }
+        return statuses.sorted { $0.key < $1.key }.map { "status \($0.key) ×\($0.value)" }
+            .joined(separator: ", ")
+    }
     var peakRSS: Int { rounds.map(\.peakRSS).max() ?? 0 }
     /// Connections opened over all rounds, warm-up included: the client is kept between rounds,
     /// so with keep-alive this is about IN_FLIGHT (`nil` when the backend cannot tell).
@@ -323,7 +339,7 @@ struct BenchSummary {
     var errorsText: String {
         let errors = errors
         guard !errors.isEmpty else { return "0" }
-        return errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+        return errors.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(
             separator: ", ")
     }
 
