@@ -1,0 +1,201 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// One write a night, repaired after a later night made its own: each night's body names the
+/// night, so each night's write has its own idempotency key, and a repair of an older night
+/// must make that night's write once, whatever the later nights, replays and repairs did
+/// (trials ZZ, AAA, BBB: a repair took a later night's answer for the older night's write and
+/// never made it, or made it twice after a replay of the log alone).
+@Suite("writes of several nights")
+struct WritesOfNightsTests {
+    typealias Key = WritesOnceRunTests.Key
+
+    /// A job `charges` whose write `charge` sends `{"night": NIGHT}`, failed with 503 until
+    /// the night's gate is open (`GATE`, a toggle of the fixture server); the charges it
+    /// made are kept by the fixture under `key`.
+    struct Nights {
+        let space: JobWorkspace
+        let key = FixtureServer.uniqueKey("charges-nights")
+        let gate = FixtureServer.uniqueKey("charges-nights-gate")
+        var folder: URL { space.logs.appendingPathComponent("charges") }
+
+        /// `tasks`: tasks before the write (a login); `more`: members added to it.
+        init(keyed: Key = .standard, tasks: String = "", more: String = "") throws {
+            space = try JobWorkspace()
+            try space.writeJob(
+                name: "charges",
+                tasks: tasks + #"""
+                    {"id": "charge", "method": "POST", "path": "/charges",
+                     "query": {"key": "\#(key)", "fail_until": "${env-public:GATE}"\#(keyed.query)},
+                     "json": {"night": "${env-public:NIGHT}"}\#(keyed.jobMember)\#(more)}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+
+        func environment(_ night: Int) -> [String: String] {
+            ["NIGHT": String(night), "GATE": "\(gate)-\(night)"]
+        }
+
+        /// The fixture answers night `night`'s write from now on.
+        func open(_ night: Int) async {
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)-\(night)"))
+        }
+
+        /// The night's run; it exits `status`.
+        func run(_ night: Int, status: Int32) async throws {
+            let result = try await space.run(backend: "curl", environment: environment(night))
+            #expect(result.status == status, "night \(night): \(result.stderr)")
+        }
+
+        /// The first log of the folder: night 1's.
+        func firstLog() throws -> String {
+            let name = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted().first)
+            return folder.appendingPathComponent(name).standardizedFileURL.path
+        }
+
+        /// `courier ARGUMENTS` in the job's folder, as night `night`.
+        func courier(_ arguments: [String], night: Int) async throws -> CourierBinary.Result {
+            try await CourierBinary.run(
+                arguments + ["--no-progress"], environment: environment(night),
+                directory: space.folder)
+        }
+
+        func resume(_ log: String) -> [String] {
+            ["run", "job.json", "--log-dir", space.logs.path, "--resume", log]
+        }
+
+        /// The bodies of the charges made, in order.
+        func bodies() -> [String] {
+            let effects = BlockingFetch.json(space.server.url("/charges/effects?key=\(key)"))
+            return (effects?["charges"] as? [[String: Any]] ?? []).compactMap {
+                $0["body"] as? String
+            }
+        }
+
+        static func charged(_ nights: [Int]) -> [String] {
+            nights.map { #"{"night":"\#($0)"}"# }
+        }
+    }
+
+    /// Night 1's write failed, night 2's was answered: the first repair of night 1, a
+    /// `--resume` of its log or a replay of it, makes night 1's write with its key; the other
+    /// repair then finds it answered (trial ZZ: night 2's answer stood for it).
+    @Test(
+        "a repair of a failed night sends its write though a later night's write was answered",
+        arguments: ["resume", "replay"])
+    func aLaterNightsWriteIsAnotherWrite(repair: String) async throws {
+        let nights = try Nights()
+        defer { nights.space.remove() }
+        try await nights.run(1, status: 1)
+        let log = try nights.firstLog()
+        await nights.open(2)
+        try await nights.run(2, status: 0)
+        await nights.open(1)
+        let replay = ["replay", log]
+        let order =
+            repair == "resume" ? [nights.resume(log), replay] : [replay, nights.resume(log)]
+        for (index, command) in order.enumerated() {
+            let result = try await nights.courier(command, night: 1)
+            let told = result.stdout + result.stderr
+            #expect(result.status == 0, "\(command): \(told)")
+            // Sent by the first repair; done by its answer, and not sent, for the second.
+            #expect(told.contains(index == 0 ? "1 request" : "0 requests"), "\(command): \(told)")
+            if index == 1 { #expect(told.contains("(1 done by earlier runs)"), "\(told)") }
+        }
+        #expect(nights.bodies() == Nights.charged([2, 1]))
+    }
+
+    /// A replay of night 1's log alone and night 2, with either key header: the replay's
+    /// lines carry the key it sent, and a repair reads the runs since the log it repairs.
+    /// `failedFirst`: night 2 ran, then the replay failed (the resume makes night 1's write);
+    /// else the replay made it before night 2 (no repair makes it again). Trial AAA: the
+    /// replay's lines had no key, and a repair either never made the write or made it twice.
+    @Test(
+        "a replay of the night's log alone and the next night: the repair makes the night's write once",
+        arguments: [true, false], [Key.standard, .custom])
+    func aLogOnlyReplayAndTheNextNight(failedFirst: Bool, keyed: Key) async throws {
+        let nights = try Nights(keyed: keyed)
+        defer { nights.space.remove() }
+        try await nights.run(1, status: 1)
+        let log = try nights.firstLog()
+        func nextNight() async throws {
+            await nights.open(2)
+            try await nights.run(2, status: 0)
+        }
+        if failedFirst { try await nextNight() } else { await nights.open(1) }
+        let replayed = try await nights.courier(["replay", log], night: 1)
+        #expect(replayed.status == (failedFirst ? 1 : 0), "\(replayed.stderr)")
+        if failedFirst { await nights.open(1) } else { try await nextNight() }
+        let expected = Nights.charged(failedFirst ? [2, 1] : [1, 2])
+        for (index, command) in [nights.resume(log), nights.resume(log), ["replay", log]]
+            .enumerated()
+        {
+            let result = try await nights.courier(command, night: 1)
+            #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
+            let sends = failedFirst && index == 0 ? "1 request" : "0 requests"
+            #expect(result.stdout.contains(sends), "\(command): \(result.stdout)")
+            #expect(nights.bodies() == expected, "after \(command)")
+        }
+    }
+
+    /// A repair of night 1 whose write fails again names its own repair, night 1's log, not
+    /// "the job's history: every task done" (night 2's), and so does `report` of that log
+    /// (trials AAA, BBB). The repair it names makes the write.
+    @Test("a failed repair of an older night's write names the repair that makes it")
+    func anOlderNightsFailedRepair() async throws {
+        let nights = try Nights()
+        defer { nights.space.remove() }
+        try await nights.run(1, status: 1)
+        let log = try nights.firstLog()
+        await nights.open(2)
+        try await nights.run(2, status: 0)
+        let again = try await nights.courier(nights.resume(log), night: 1)
+        #expect(again.status == 1, "\(again.stderr)")
+        #expect(!again.stdout.contains("every task done"), "\(again.stdout)")
+        let repair = try #require(
+            again.stdout.components(separatedBy: "; to repair: ").last?
+                .trimmingCharacters(in: .whitespacesAndNewlines), "\(again.stdout)")
+        #expect(repair.hasSuffix("--resume \(log)"), "\(again.stdout)")
+        let report = try await CourierBinary.run(["report", log], directory: nights.space.folder)
+        #expect(report.stdout.contains("--resume \(log)"), "\(report.stdout)")
+        await nights.open(1)
+        let path = CourierBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let repaired = try await CourierBinary.run(
+            ["-c", repair + " --no-progress"], executable: URL(fileURLWithPath: "/bin/sh"),
+            environment: nights.environment(1).merging(["PATH": path]) { $1 },
+            directory: nights.space.folder)
+        #expect(repaired.status == 0, "\(repair): \(repaired.stdout)\(repaired.stderr)")
+        #expect(nights.bodies() == Nights.charged([2, 1]))
+    }
+
+    /// A keyed write that takes a login's token: the repair of night 1 logs in again and
+    /// makes night 1's write. Known by its id alone before it is built, the write had been
+    /// taken as held (night 2's answer), its login left out, and the write then skipped for
+    /// want of the token.
+    @Test("a keyed write taking a token: the repair of an older night logs in and makes it")
+    func anOlderNightsKeyedWriteTakingAToken() async throws {
+        let login = FixtureServer.uniqueKey("charges-token-login")
+        let nights = try Nights(
+            tasks: #"""
+                {"id": "login", "method": "POST", "path": "/sync/login", "query": {"key": "\#(login)"},
+                 "json": {"user": "me", "password": "hunter22"},
+                 "capture": {"token": {"json": "/access_token", "secret": true}}},
+                """#, more: #", "auth": {"bearer": "{token}"}"#)
+        defer { nights.space.remove() }
+        try await nights.run(1, status: 1)
+        let log = try nights.firstLog()
+        await nights.open(2)
+        try await nights.run(2, status: 0)
+        await nights.open(1)
+        let plan = try await nights.courier(nights.resume(log) + ["--dry-run"], night: 1)
+        #expect(
+            !plan.stdout.contains("(not sent") && plan.stdout.contains("2 tasks to send"),
+            "\(plan.stdout)")
+        let resumed = try await nights.courier(nights.resume(log), night: 1)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            try await ServerHits.of(login, on: nights.space.server).count == 3, "one login a run")
+        #expect(nights.bodies() == Nights.charged([2, 1]))
+    }
+}
