@@ -180,11 +180,15 @@ extension JobRunner {
             // count is then a floor, as without a whole run (trial P: "4 not done" of 32).
             summary.historyPartial = (!whole && !walkedAll) || summary.unlisted
             olderNight(&summary)
-        } else if summary.failed > 0, job.tasks.contains(where: \.isWrite),
+        } else if summary.failed > 0, job.tasks.contains(where: \.isWrite) || source.isLogReplay,
             !options.logToStandardOutput, !summary.logVanished
         {
-            // The repair the summary offers would hold these: it says so.
-            summary.repairHolds = WriteRule.heldOnRepair(log: begun.logURL)
+            // The repair the summary offers would hold these: it says so. A replay of logs
+            // alone (its job has no tasks) holds again the writes it held (trial BBB: its
+            // repair line named the same replay, which held them again).
+            summary.repairHolds =
+                source.isLogReplay
+                ? summary.writesHeld : WriteRule.heldOnRepair(log: begun.logURL)
         }
         if job.tasks.contains(where: { $0.window != nil }), !source.isLogReplay,
             !options.logToStandardOutput, !summary.logVanished
