@@ -2,6 +2,10 @@ import CourierTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One write a night, repaired after a later night made its own: each night's body names the
 /// night, so each night's write has its own idempotency key, and a repair of an older night
 /// must make that night's write once, whatever the later nights, replays and repairs did
@@ -12,8 +16,9 @@ struct WritesOfNightsTests {
     typealias Key = WritesOnceRunTests.Key
 
     /// A job `charges` whose write `charge` sends `{"night": NIGHT}`, failed with 503 until
-    /// the night's gate is open (`GATE`, a toggle of the fixture server); the charges it
-    /// made are kept by the fixture under `key`.
+    /// the night's gate is open (`GATE`, a toggle of the fixture server), and held until the
+    /// toggle `HOLD` is on when it names one; the charges it made are kept by the fixture
+    /// under `key`.
     struct Nights {
         let space: JobWorkspace
         let key = FixtureServer.uniqueKey("charges-nights")
@@ -27,13 +32,14 @@ struct WritesOfNightsTests {
                 name: "charges",
                 tasks: tasks + #"""
                     {"id": "charge", "method": "POST", "path": "/charges",
-                     "query": {"key": "\#(key)", "fail_until": "${env-public:GATE}"\#(keyed.query)},
+                     "query": {"key": "\#(key)", "fail_until": "${env-public:GATE}",
+                               "hang_until": "${env-public:HOLD}"\#(keyed.query)},
                      "json": {"night": "${env-public:NIGHT}"}\#(keyed.jobMember)\#(more)}
                     """#, extra: #""retry": {"maxAttempts": 1},"#)
         }
 
-        func environment(_ night: Int) -> [String: String] {
-            ["NIGHT": String(night), "GATE": "\(gate)-\(night)"]
+        func environment(_ night: Int, hold: String = "") -> [String: String] {
+            ["NIGHT": String(night), "GATE": "\(gate)-\(night)", "HOLD": hold]
         }
 
         /// The fixture answers night `night`'s write from now on.
@@ -140,8 +146,8 @@ struct WritesOfNightsTests {
     }
 
     /// A repair of night 1 whose write fails again names its own repair, night 1's log, not
-    /// "the job's history: every task done" (night 2's), and so does `report` of that log
-    /// (trials AAA, BBB). The repair it names makes the write.
+    /// "the job's history: every task done" (night 2's), and so does `report` of either log
+    /// (trials AAA, BBB, DDD). The repair it names makes the write.
     @Test("a failed repair of an older night's write names the repair that makes it")
     func anOlderNightsFailedRepair() async throws {
         let nights = try Nights()
@@ -159,6 +165,13 @@ struct WritesOfNightsTests {
         #expect(repair.hasSuffix("--resume \(log)"), "\(again.stdout)")
         let report = try await CourierBinary.run(["report", log], directory: nights.space.folder)
         #expect(report.stdout.contains("--resume \(log)"), "\(report.stdout)")
+        // And `report` of the failed resume's own log (trial DDD: plain `--resume`).
+        let newest = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: nights.folder.path).sorted().last)
+        let ofResume = try await CourierBinary.run(
+            ["report", nights.folder.appendingPathComponent(newest).path],
+            directory: nights.space.folder)
+        #expect(ofResume.stdout.contains("--resume \(log)"), "\(ofResume.stdout)")
         await nights.open(1)
         let path = CourierBinary.url.deletingLastPathComponent().path + ":/usr/bin:/bin"
         let repaired = try await CourierBinary.run(
@@ -197,5 +210,32 @@ struct WritesOfNightsTests {
         #expect(
             try await ServerHits.of(login, on: nights.space.server).count == 3, "one login a run")
         #expect(nights.bodies() == Nights.charged([2, 1]))
+    }
+
+    /// Night 1 killed while its write was under way, night 2 done: `report` of night 1's log
+    /// names the resume of that log (trial DDD: it said `--resume`, which resumes night 2 and
+    /// sends nothing).
+    @Test("report of a killed older night names that night's log")
+    func aKilledOlderNightsReport() async throws {
+        let nights = try Nights()
+        defer { nights.space.remove() }
+        await nights.open(1)
+        let hold = FixtureServer.uniqueKey("charges-nights-hold")
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", nights.space.logs.path, "--no-progress"],
+            environment: nights.environment(1, hold: hold), directory: nights.space.folder)
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 1, key: nights.key, server: nights.space.server
+        )
+        _ = await running.wait(seconds: 300)
+        _ = await ProbeClient().get(nights.space.server.url("/toggle/on?name=\(hold)"))
+        let log = try nights.firstLog()
+        await nights.open(2)
+        try await nights.run(2, status: 0)
+        let report = try await CourierBinary.run(["report", log], directory: nights.space.folder)
+        #expect(report.stdout.contains("--resume \(log)"), "\(report.stdout)")
+        let json = try await CourierBinary.run(
+            ["report", "--json", log], directory: nights.space.folder)
+        #expect(json.stdout.contains("--resume \(log)"), "\(json.stdout)")
     }
 }

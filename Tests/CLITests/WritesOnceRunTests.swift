@@ -153,6 +153,14 @@ struct WritesOnceRunTests {
         #expect(alone.status != 0, "\(alone.stdout)")
         #expect(
             alone.stderr.contains("its log line holds the request's start only"), "\(alone.stderr)")
+        // Its dry run says the same (trial DDD: it said to name it).
+        let alonePlan = try await CourierBinary.run(
+            ["replay", folder.appendingPathComponent(log).path, "--dry-run"],
+            directory: space.folder)
+        #expect(
+            alonePlan.status == alone.status
+                && alonePlan.stderr.contains("its log line holds the request's start only"),
+            "\(alonePlan.status) \(alonePlan.stdout)\(alonePlan.stderr)")
         #expect(Self.effects(space, key: key).count == 3)
         if keyed != .none {
             // The plan says where the write sent again goes, as for any task it sends.

@@ -128,6 +128,13 @@ extension ReplayCommand {
         {
             return .send(built)
         }
+        // A write's start alone (its run killed under way) is refused, as the replay refuses
+        // it (trial DDD: the plan said to name it, and the replay refused it).
+        if line.event == LogEvent.requestStart, jobTasks[id] == nil,
+            case .failure(let refusal) = builder.build(line)
+        {
+            return .refused(refusal)
+        }
         if options.dryRun, let reason = held(line, built: jobTasks[id], job: job, options: options)
         {
             return .note("(not sent: \(reason))", sent: false)

@@ -136,7 +136,7 @@ struct ReplayBuilder {
         // alone sent the charge again empty, without its key). The job builds it again.
         if line.event == LogEvent.requestStart, !inJob {
             return
-                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (sent again only with its idempotency key)"
+                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (a write of unknown outcome goes again with its idempotency key, or when named: --task \(id))"
         }
         if line.errorKind == LogErrorKind.writeHeld {
             return

@@ -99,7 +99,8 @@ enum ReportText {
                         ? "courier run - --resume" : "courier run \(ShellWord.quoted($0)) --resume"
                 }
                 ?? "courier run JOB.json --resume"
-            if let log = Self.logToResume(report, unfinished: unfinished) {
+            let repairs = notDone > 0 || !killed.isEmpty
+            if let log = Self.logToResume(report, unfinished: unfinished, repairs: repairs) {
                 command += " \(ShellWord.quoted(log))"
             }
             // The server the latest run was sent to, when `--base-url` named it (trial PP:
@@ -117,28 +118,30 @@ enum ReportText {
         /// backfill's, as its summary names it (after the next night, `--resume` alone
         /// completes the night; of a sharded backfill, a shard's log nothing went on from,
         /// whose resume reads the rest of its split with it, ``JobHistory/split(of:among:)``),
-        /// or an older night's, which a later night has followed (trial BBB: the older night's
-        /// write was lost).
-        private static func logToResume(_ report: RunReport, unfinished: [RunTable.Row])
-            -> String?
-        {
-            let plain = report.runTable.rows.filter {
-                $0.kind == "run" && report.currentRuns.contains($0.run)
-            }
-            guard let newest = plain.last else { return nil }
+        /// or an older night's, which a later night has followed, or that a resume of it goes
+        /// on with (trials BBB, DDD: the older night's write was lost). `repairs`: the logs
+        /// leave tasks not done, or a run cut short.
+        private static func logToResume(
+            _ report: RunReport, unfinished: [RunTable.Row], repairs: Bool
+        ) -> String? {
+            let current = report.runTable.rows.filter { report.currentRuns.contains($0.run) }
+            let plain = current.filter { $0.kind == "run" }
             let path = { (file: String) in URL(fileURLWithPath: file).standardizedFileURL.path }
-            if newest.window != nil {
+            if let newest = plain.last, newest.window != nil {
                 let backfill =
                     plain.first { row in
                         row.window == newest.window && unfinished.contains { $0.run == row.run }
                     } ?? newest
                 return path(backfill.file)
             }
-            let folder = URL(fileURLWithPath: newest.file).deletingLastPathComponent()
-            guard report.outcomes.failed + report.outcomes.skipped > 0,
-                JobHistory.precedes(newest.file, folder: folder)
+            guard repairs,
+                let root = plain.last?.file
+                    ?? current.last(where: { $0.kind == "resume" })?
+                    .resumedRoot,
+                JobHistory.precedes(
+                    root, folder: URL(fileURLWithPath: root).deletingLastPathComponent())
             else { return nil }
-            return path(newest.file)
+            return path(root)
         }
     }
 

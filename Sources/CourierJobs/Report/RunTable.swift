@@ -37,6 +37,8 @@ struct RunTable {
         /// What the run goes on from: a replay's `replayOf` runs, and the file names of the
         /// logs a resume read (`resumedFrom`).
         var goesOnFrom: Set<String> = []
+        /// A resume's first log read (`resumedFrom`): the run whose line it goes on with.
+        var resumedRoot: String? = nil
         /// A backfill's range (`run --window`), as its `run.start` logged it.
         var window: String? = nil
         /// ``kind`` as the tables show it: a backfill (a plain run with a range) says so.
@@ -165,7 +167,8 @@ struct RunTable {
                     fanOut: fields.fanOut,
                     lastTime: line.time,
                     goesOnFrom: Set(line.replayOf + line.resumedFrom.map(Self.fileName)),
-                    window: fields.window, baseURL: fields.baseURL))
+                    resumedRoot: line.resumedFrom.first, window: fields.window,
+                    baseURL: fields.baseURL))
             return
         }
         let row: Int
