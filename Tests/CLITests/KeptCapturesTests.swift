@@ -598,8 +598,9 @@ struct KeptCapturesTests {
         let script = curl.stdout.split(separator: "\n").filter { !$0.hasPrefix("courier:") }
         #expect(script.filter { $0.hasPrefix("curl ") }.count == 6, "\(curl.stdout)")
         #expect(
-            script.allSatisfy { $0.hasPrefix("curl ") || $0.hasPrefix("#") || $0.isEmpty },
-            "only commands and comments: \(curl.stdout)")
+            script.allSatisfy {
+                $0.hasPrefix("curl ") || $0.hasPrefix("#") || $0.isEmpty || $0 == "set -u"
+            }, "only commands, comments and the script's `set -u`: \(curl.stdout)")
         let syntax = try await CourierBinary.run(
             ["-n", "-c", script.joined(separator: "\n")],
             executable: URL(fileURLWithPath: "/bin/bash"))
