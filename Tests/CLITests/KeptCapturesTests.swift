@@ -591,6 +591,10 @@ struct KeptCapturesTests {
             directory: space.folder)
         #expect(plan.stdout.contains("6 requests to replay"), "\(plan.stdout)\(plan.stderr)")
         #expect(!plan.stdout.contains("rebuilt from the job"), "\(plan.stdout)")
+        // Where each saves, as `run --dry-run` says it (trial CCC).
+        #expect(
+            plan.stdout.split(separator: "\n").filter { $0.contains("\t-> out/items/") }.count
+                == 6, "\(plan.stdout)")
         let curl = try await CourierBinary.run(
             ["replay", "--job", "job.json", "--dry-run", "--format", "curl"] + logs,
             environment: environment, directory: space.folder)

@@ -89,6 +89,19 @@ extension ReplayCommand {
         return notes
     }
 
+    /// `notes` with where each task saves before its note, as `run --dry-run` says it (trial
+    /// CCC: the replay's plan did not).
+    static func withSaves(_ notes: [String: String], of tasks: [ExpandedTask], job: Job)
+        -> [String: String]
+    {
+        var notes = notes
+        for task in tasks {
+            guard let save = task.save else { continue }
+            notes[task.id] = "\t-> \(job.outputDir)/\(save)" + (notes[task.id] ?? "")
+        }
+        return notes
+    }
+
     /// The conditions (`If-None-Match`, `If-Modified-Since`) the replay adds to a
     /// conditional task's first page from the job's state, as the run adds them: the script
     /// left them out (trial M). A task that goes on from a checkpoint (`notes`) asks for a

@@ -226,7 +226,8 @@ enum ReplayCommand {
                 } ?? [:]
             if let job { addConditions(&tasks, job: job, notes: notes) }
             printPlan(
-                tasks, curl: options.curlFormat, secrets: secrets, console: console, notes: notes,
+                tasks, curl: options.curlFormat, secrets: secrets, console: console,
+                notes: job.map { withSaves(notes, of: tasks, job: $0) } ?? notes,
                 pending: pending, rebuilt: rebuilt)
             return refused > 0
                 ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
