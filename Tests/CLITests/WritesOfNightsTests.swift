@@ -238,4 +238,25 @@ struct WritesOfNightsTests {
             ["report", "--json", log], directory: nights.space.folder)
         #expect(json.stdout.contains("--resume \(log)"), "\(json.stdout)")
     }
+
+    /// A write without a key is known by its task: a resume of night 1 counts its failed
+    /// write done by night 2's answer, and says so on stderr, naming the way to send it (trial
+    /// AAA: it was counted "done by earlier runs" in silence).
+    @Test("an unkeyed write counted done by another night's answer is said, with --task")
+    func anUnkeyedWriteDoneByAnotherNight() async throws {
+        let nights = try Nights(keyed: .none)
+        defer { nights.space.remove() }
+        try await nights.run(1, status: 1)
+        let log = try nights.firstLog()
+        await nights.open(2)
+        try await nights.run(2, status: 0)
+        await nights.open(1)
+        let resumed = try await nights.courier(nights.resume(log), night: 1)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains(
+                "task charge not sent: its write was answered 201 by run")
+                && resumed.stderr.contains("--task charge"), "\(resumed.stderr)")
+        #expect(nights.bodies() == Nights.charged([2]), "not sent: documented")
+    }
 }

@@ -30,6 +30,9 @@ struct TaskSelection: Sendable {
     /// need (``ResumeNeeds``); a done task of any other spec that captures is done, not sent
     /// again. `nil`: every one is.
     var resumeNeeded: Set<Int>? = nil
+    /// A resume's: the runs it completes. A write without a key that another run answered is
+    /// done by its task's word, and the run says so (a held write that is done).
+    var completing: Set<String> = []
 
     /// What becomes of one task.
     enum Verdict {
@@ -135,6 +138,17 @@ struct TaskSelection: Sendable {
         case .doneByAnswer: return .doneByAnswer(found: send.found)
         case .doneInHistory:
             // A replay that chose it still says why it is not sent.
+            // A write without a key that a run this resume does not complete answered (a
+            // later night's): done, since the history knows such a write by its task alone,
+            // and said so, with the name that sends it (trial AAA: done in silence).
+            let key = WriteRule.key(of: task.id, keying, job: job, in: writes)
+            if keying == .unkeyed, case .answered(let run, let status) = writes[key],
+                !completing.contains(run)
+            {
+                let reason =
+                    "its write was answered \(status) by run \(run), and a write without an idempotency key is known by its task; if this run's differs, name it (--task \(task.id)) to send it"
+                return .hold(reason, general: reason, done: true, found: send.found)
+            }
             return .done(found: send.found)
         case .hold(let reason):
             // The same reason with `ID` for the task's id: one reason for every write held so,

@@ -275,7 +275,7 @@ extension JobRunner {
                 ResumeNeeds.producers(
                     of: job, history: $0, choosing: chosen, shard: options.shard,
                     named: options.named)
-            })
+            }, completing: Set(options.resume?.runs ?? []))
     }
 
     func schedule(
