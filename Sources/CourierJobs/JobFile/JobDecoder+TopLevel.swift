@@ -18,12 +18,24 @@ extension JobDecoder {
         }
     }
 
+    /// Whether `name` may name a job: ASCII letters and digits, `-`, `_` and `.`, and not
+    /// dots alone (it names the log folder, the lock and the outputs' state: `..` put the logs
+    /// beside the job file and a save over it, trial EEE).
+    static func isValidName(_ name: String) -> Bool {
+        name.contains { $0 != "." }
+            && name.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                        || "-_.".unicodeScalars.contains(scalar))
+            }
+    }
+
     static func decodeName(_ reader: inout NodeReader, context: DecodingContext) -> String {
-        let name = reader.string("name", required: true) ?? ""
-        if !name.isEmpty, !isValidName(name) {
+        guard let name = reader.string("name", required: true) else { return "" }
+        if !isValidName(name) {
             context.error(
                 "name",
-                "expected letters, digits, '-', '_' or '.' (it names the log folder), found \"\(name)\"",
+                "expected letters A-Z a-z, digits, '-', '_' or '.', and not dots alone (it names the log folder), found \"\(name)\"",
                 at: reader.take("name"))
         }
         return name

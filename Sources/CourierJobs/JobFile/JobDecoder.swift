@@ -37,12 +37,6 @@ enum JobDecoder {
             baseURL: baseURL, window: window)
     }
 
-    /// Whether `name` may name a job: letters, digits, `-`, `_` and `.` (it names the log
-    /// folder and the lock).
-    static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }
-    }
-
     /// Reads `source` and decodes it as the job file `file`.
     private static func load(
         from source: URL, as url: URL, environment: [String: String], baseURL: String? = nil,
