@@ -91,6 +91,11 @@ struct HARTests {
         #expect(jobText.contains("${env:X_SESSION_TOKEN}"), "\(jobText)")
         #expect(imported.stderr.contains("AUTHORIZATION"), "\(imported.stderr)")
         #expect(imported.stderr.contains("X_SESSION_TOKEN"), "\(imported.stderr)")
+        // A job file that is there is kept, as `init` keeps it (trial EEE: replaced).
+        let again = try await CourierBinary.run(
+            ["import", "--har", har.path, "-o", job.path, "--name", "other"])
+        #expect(again.status == 2 && again.stderr.contains("it exists"), "\(again.stderr)")
+        #expect(try String(contentsOf: job, encoding: .utf8) == jobText)
         let secrets = ["AUTHORIZATION": "Bearer \(Self.token)", "X_SESSION_TOKEN": Self.session]
         let validate = try await CourierBinary.run(
             ["validate", job.path], environment: secrets, directory: space.folder)
@@ -337,7 +342,7 @@ struct HARTests {
             "import", "--har", folder.appendingPathComponent("nope.har").path,
         ])
         #expect(missing.status == 2)
-        #expect(missing.stderr.contains("cannot read"), "\(missing.stderr)")
+        #expect(missing.stderr.contains("nope.har: no such file"), "\(missing.stderr)")
     }
 
     @Test("export of a file that is not a log is a clear error and exit 2")

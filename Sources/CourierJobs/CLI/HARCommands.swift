@@ -114,7 +114,9 @@ enum ImportCommand {
             return CommandLineInterface.ExitCode.usage
         }
         guard let data = FileManager.default.contents(atPath: file) else {
-            Console.error("courier import: cannot read \(file)")
+            let reason =
+                FileManager.default.fileExists(atPath: file) ? "cannot read it" : "no such file"
+            Console.error("courier import: \(file): \(reason)")
             return CommandLineInterface.ExitCode.usage
         }
         let imported: HARImport
@@ -136,6 +138,12 @@ enum ImportCommand {
             FileHandle.standardOutput.write(Data(imported.jobText.utf8))
             return CommandLineInterface.ExitCode.success
         }
+        // A job file that is there is the user's, as `init` keeps it (trial EEE: a
+        // hand-written job was replaced).
+        if FileManager.default.fileExists(atPath: output) {
+            Console.error("courier import: \(output): it exists; nothing was written")
+            return CommandLineInterface.ExitCode.usage
+        }
         do {
             try OutputFile.write(Data(imported.jobText.utf8), to: URL(fileURLWithPath: output))
         } catch {
@@ -153,6 +161,6 @@ enum ImportCommand {
     private static func defaultName(file: String) -> String {
         let base = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
         let cleaned = String(base.map { isNameCharacter($0) ? $0 : "-" })
-        return cleaned.isEmpty ? "imported" : cleaned
+        return JobDecoder.isValidName(cleaned) ? cleaned : "imported"
     }
 }
