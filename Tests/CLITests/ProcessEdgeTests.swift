@@ -45,6 +45,25 @@ struct ProcessEdgeTests {
         #expect(result.stdout.contains("1 task"), "\(result.stdout)")
     }
 
+    /// A `lines` file that is a FIFO is refused, with no writer on it (trial EEE: `validate`
+    /// waited on it for ever; it is read more than once, so a writer would not do either).
+    @Test(
+        "a foreach lines file that is a FIFO is refused, not waited on", .timeLimit(.minutes(5)))
+    func fifoLinesFile() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"{"id": "t{n}", "path": "/status/200", "foreach": {"n": {"lines": "ids"}}}"#)
+        #expect(mkfifo(space.folder.appendingPathComponent("ids").path, 0o600) == 0)
+        for command in [["validate", "job.json"], ["run", "job.json", "--dry-run"]] {
+            let result = try await CourierBinary.run(command, directory: space.folder)
+            #expect(result.status == 2, "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("\"ids\" is a FIFO, not a file of lines"),
+                "\(command): \(result.stderr)")
+        }
+    }
+
     @Test("file errors say what and where, in words")
     func fileErrorsInWords() async throws {
         let space = try JobWorkspace()

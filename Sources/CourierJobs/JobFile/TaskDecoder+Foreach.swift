@@ -171,7 +171,8 @@ extension TaskDecoder {
     }
 
     /// Why `url` cannot be a file of lines: a folder reads as nothing (a run of 0 tasks that
-    /// looks fine) and a device such as /dev/zero never ends.
+    /// looks fine), a device such as /dev/zero never ends, and a FIFO is read more than once
+    /// (validating, planning and running it; trial EEE: `validate` waited on one for ever).
     static func linesFileProblem(_ url: URL) -> String? {
         var status = stat()
         guard stat(url.path, &status) == 0 else { return nil }
@@ -179,6 +180,7 @@ extension TaskDecoder {
         case S_IFDIR: return "is a folder, not a file of lines"
         case S_IFCHR, S_IFBLK: return "is a device, not a file of lines"
         case S_IFSOCK: return "is a socket, not a file of lines"
+        case S_IFIFO: return "is a FIFO, not a file of lines (write the lines to a file)"
         default: return nil
         }
     }
