@@ -42,6 +42,20 @@ struct LogReaderTests {
             ])
     }
 
+    /// A file that is no log (a records file read as one) is said in four lines, not one a
+    /// line (trial EEE: 200,001 warnings for a 200,000-line file).
+    @Test func aFileOfOtherLinesIsCounted() throws {
+        let text = (1...1000).map { #"{"id":\#($0)}"# }.joined(separator: "\n") + "\n"
+        let (entries, warnings) = try read(text + Self.line(1) + "\n")
+        #expect(entries.map(\.line.task) == ["t1"])
+        #expect(
+            warnings == [
+                "F:1: not a courier log line; skipped", "F:2: not a courier log line; skipped",
+                "F:3: not a courier log line; skipped",
+                "F: 997 more lines not courier log lines; skipped",
+            ])
+    }
+
     @Test func emptyFileAndMissingFile() throws {
         let (entries, warnings) = try read("")
         #expect(entries.isEmpty && warnings.isEmpty)

@@ -46,6 +46,11 @@ struct LogReader: Sequence {
         /// Whether the line being read is over ``longestLine``, its bytes dropped as they come.
         private var skipping = false
         private var atEnd = true
+        /// The lines of the open file that were not log lines: the first few are said one by
+        /// one, the rest counted when the file ends (trial EEE: a records file read as a log
+        /// printed a warning a line, 200,001 of them).
+        private var notLogLines = 0
+        static let notLogLinesSaid = 3
         private var chunk = [UInt8](repeating: 0, count: 256 << 10)
         private let responseHeaders: Bool
 
@@ -75,11 +80,16 @@ struct LogReader: Sequence {
                 if let line = LogLine(bytes: bytes, responseHeaders: responseHeaders) {
                     return Entry(file: file, number: number, line: line)
                 }
-                warn(
-                    complete == true
-                        ? "\(file):\(number): not a courier log line; skipped"
-                        : "\(file):\(number): the last line is incomplete (was the run killed?); skipped"
-                )
+                if complete == false {
+                    warn(
+                        "\(file):\(number): the last line is incomplete (was the run killed?); skipped"
+                    )
+                    continue
+                }
+                notLogLines += 1
+                if notLogLines <= Self.notLogLinesSaid {
+                    warn("\(file):\(number): not a courier log line; skipped")
+                }
             }
         }
 
@@ -161,6 +171,13 @@ struct LogReader: Sequence {
         }
 
         private mutating func closeCurrent() {
+            let more = notLogLines - Self.notLogLinesSaid
+            if more > 0 {
+                warn(
+                    "\(file): \(more) more line\(more == 1 ? "" : "s") not courier log lines; skipped"
+                )
+            }
+            notLogLines = 0
             current = nil
             atEnd = true
         }
