@@ -234,5 +234,9 @@ struct NewcomerToolsTests {
         #expect(missing.stderr.contains("flaky"), "the tasks there: \(missing.stderr)")
         let usage = try await CourierBinary.run(["show", "x.jsonl"], directory: space.folder)
         #expect(usage.status == 2)
+        // A wrong path is exit 2, as `report` says it, not "no attempt" (trial EEE: exit 1).
+        let wrong = try await CourierBinary.run(
+            ["show", "nope.jsonl", "flaky"], directory: space.folder)
+        #expect(wrong.status == 2 && wrong.stderr.contains("nope.jsonl"), "\(wrong.stderr)")
     }
 }

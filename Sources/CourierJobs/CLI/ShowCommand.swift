@@ -39,6 +39,12 @@ enum ShowCommand {
         }
         let task = operands.removeLast()
         let paths = LogFiles.ordered(LogFiles.expandingFolders(operands))
+        // A wrong path is not "no such task": exit 2, as `report` and `replay` (trial EEE).
+        let unreadable = LogReader.problems(paths)
+        guard unreadable.isEmpty else {
+            for problem in unreadable { Console.error("courier show: \(problem)") }
+            return CommandLineInterface.ExitCode.usage
+        }
         var reader = LogReader(paths: paths, warn: { Console.error("courier: \($0)") })
         reader.responseHeaders = true
         var shown = 0
