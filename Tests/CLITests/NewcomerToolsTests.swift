@@ -44,6 +44,30 @@ struct NewcomerToolsTests {
         #expect(badName.stderr.contains("expects a file name like nightly.json"))
     }
 
+    /// A task's variable whose brace is not closed (`/items/{n.json`) is sent as text, as
+    /// other braces are, and `validate` and the dry run say so (trial EEE: three tasks went
+    /// to one `%7Bn.json` without a word). A brace before no variable of the task is text.
+    @Test("an unclosed brace before a task's variable: validate and the dry run warn")
+    func unclosedBrace() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "item-{n}", "path": "/store/items/{n.json", "query": {"q": "{x"},
+                 "foreach": {"n": {"range": [1, 3]}}}
+                """#)
+        let validate = try await CourierBinary.run(
+            ["validate", "job.json"], directory: space.folder)
+        #expect(validate.status == 0, "\(validate.stderr)")
+        #expect(
+            validate.stderr.contains(
+                #"tasks[0].path: "{n" is not closed, so it is sent as text; did you mean {n}?"#),
+            "\(validate.stderr)")
+        #expect(!validate.stderr.contains("{x"), "not a variable: \(validate.stderr)")
+        let plan = try await space.run(["--dry-run"], backend: "curl")
+        #expect(plan.stderr.contains(#""{n" is not closed"#), "\(plan.stderr)")
+    }
+
     /// `${TOKEN}` written as a shell would, in a JSON body or a raw body: courier sends it as
     /// written (a template literal's `${total}` is text a job may mean), and `validate` and
     /// the dry run say so, naming `${env:TOKEN}`; a run off the terminal (cron) says nothing.

@@ -135,5 +135,26 @@ struct TaskDecoder {
         for name in Template(text).variables where !known.contains(name) {
             unresolved.append((name, key, valueNode ?? node))
         }
+        for name in Self.unclosed(in: text) where known.contains(name) {
+            context.note(
+                "\(path).\(key)",
+                "\"{\(name)\" is not closed, so it is sent as text; did you mean {\(name)}?",
+                at: valueNode ?? node)
+        }
+    }
+
+    /// The names after a `{` that no `}` closes (`/items/{n.json`): a task's variable written
+    /// so is text (other braces are), which a warning says (trial EEE: three tasks went to
+    /// the same `…/%7Bn.json` without a word).
+    static func unclosed(in text: String) -> [String] {
+        var names: [String] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            rest = rest[rest.index(after: open)...]
+            let name = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            let after = rest.dropFirst(name.count).first
+            if !name.isEmpty, after != "}" { names.append(String(name)) }
+        }
+        return names
     }
 }
