@@ -150,8 +150,13 @@ struct ParityConformanceTests {
         let server = try TestServers.fixture()
         let client = transport.makeClient()
         let key = FixtureServer.uniqueKey("cancel")
+        // Held until the test lets it go, not 30 s: on a loaded machine (the fixture server
+        // busy with a 300-request burst) the wait below outlasted 30 s once, and the request
+        // was answered before it was cancelled.
+        let release = FixtureServer.uniqueKey("cancel-release")
         let task = Task {
-            try await client.perform(HTTPRequest(url: server.url("/slow?ms=30000&key=\(key)")))
+            try await client.perform(
+                HTTPRequest(url: server.url("/slow?ms=0&hold_until=\(release)&key=\(key)")))
         }
         // Cancel once the request is at the server, however slow the machine (TSan) is.
         let deadline = ContinuousClock.now + .seconds(300)
@@ -160,6 +165,7 @@ struct ParityConformanceTests {
         }
         task.cancel()
         let result = await task.result
+        _ = await ProbeClient().get(server.url("/toggle/on?name=\(release)"))
         #expect(throws: HTTPError.self) { try result.get() }
         if case .failure(let error) = result {
             #expect(error.isCancellation)
