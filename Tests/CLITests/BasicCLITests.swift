@@ -43,6 +43,13 @@ struct BasicCLITests {
         #expect(result.status == 0)
         #expect(result.stdout.contains("courier run JOB.json"))
         #expect(result.stdout.contains("courier validate"))
+        // `--help COMMAND` is `help COMMAND`; anything after `--version` is refused (trial
+        // EEE: `--version --bogus` exited 0).
+        let run = try await CourierBinary.run(["--help", "run"])
+        #expect(run.status == 0 && run.stdout.hasPrefix("Usage: courier run"), "\(run.stdout)")
+        let bogus = try await CourierBinary.run(["--version", "--bogus"])
+        #expect(bogus.status == 2 && bogus.stdout.isEmpty, "\(bogus.stdout)")
+        #expect(bogus.stderr.contains("--version takes no arguments, got '--bogus'"))
     }
 
     @Test(

@@ -66,11 +66,19 @@ package enum CommandLineInterface {
             return ExitCode.usage
         }
         switch verb {
-        case "--help", "-h":
-            Console.output(usage)
-            return ExitCode.success
-        case "--version":
-            Console.output(VersionText.lines.joined(separator: "\n"))
+        case "--help", "-h", "--version":
+            // `--help COMMAND` is `help COMMAND`; nothing else after them (`--version --bogus`
+            // said the version, exit 0: trial EEE).
+            if verb != "--version", arguments.count == 2, let help = CommandHelp.entry("help") {
+                return await help.run(Array(arguments.dropFirst()))
+            }
+            if arguments.count > 1 {
+                Console.error(
+                    "courier: \(verb) takes \(verb == "--version" ? "no arguments" : "at most a command"), got '\(arguments[1])'; see 'courier --help'"
+                )
+                return ExitCode.usage
+            }
+            Console.output(verb == "--version" ? VersionText.lines.joined(separator: "\n") : usage)
             return ExitCode.success
         case let name:
             if let entry = CommandHelp.entry(name) {

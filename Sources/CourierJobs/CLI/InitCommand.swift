@@ -67,7 +67,7 @@ enum InitCommand {
         Console.output(
             """
             wrote \(path) (job "\(name)"). Next:
-              1. set baseURL, the paths and the JSON pointers to your API's (docs/job-file.md)
+              1. set \(baseURL == nil ? "baseURL, " : "")the paths and the JSON pointers to your API's (docs/job-file.md)
               2. courier validate \(ShellWord.quoted(path))
               3. courier run \(ShellWord.quoted(path)) --dry-run     (what it would send)
               4. courier run \(ShellWord.quoted(path))               (outputs and logs beside it)

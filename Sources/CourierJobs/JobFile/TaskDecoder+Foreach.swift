@@ -63,6 +63,10 @@ extension TaskDecoder {
     ) -> ForeachSource? {
         switch node.value {
         case .array(let values):
+            // No value makes no task, as `"tasks": []` is refused (trial EEE: 0 tasks, ok).
+            if values.isEmpty {
+                context.error(path, "expected at least one value, found []", at: node)
+            }
             var list: [String] = []
             for (index, value) in values.enumerated() {
                 switch value.value {

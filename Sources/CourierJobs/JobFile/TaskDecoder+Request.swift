@@ -5,8 +5,10 @@ import Foundation
 extension TaskDecoder {
     mutating func readID() -> String {
         let idNode = reader.take("id")
-        let id = reader.string("id", required: true) ?? ""
-        if let idNode, id.isEmpty { reader.fail("id", "may not be empty", at: idNode) }
+        let read = reader.string("id", required: true)
+        // Said once: a number is "expected a string", not also empty (trial EEE).
+        if let idNode, read?.isEmpty == true { reader.fail("id", "may not be empty", at: idNode) }
+        let id = read ?? ""
         checkVariables(id, key: "id", at: idNode)
         return id
     }
