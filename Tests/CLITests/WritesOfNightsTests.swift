@@ -53,6 +53,15 @@ struct WritesOfNightsTests {
             #expect(result.status == status, "night \(night): \(result.stderr)")
         }
 
+        /// Night 1, its write failed (its gate shut), then night 2, answered: night 1's log.
+        func nightOneFailedNightTwoAnswered() async throws -> String {
+            try await run(1, status: 1)
+            let log = try firstLog()
+            await open(2)
+            try await run(2, status: 0)
+            return log
+        }
+
         /// The first log of the folder: night 1's.
         func firstLog() throws -> String {
             let name = try #require(
@@ -93,10 +102,7 @@ struct WritesOfNightsTests {
     func aLaterNightsWriteIsAnotherWrite(repair: String) async throws {
         let nights = try Nights()
         defer { nights.space.remove() }
-        try await nights.run(1, status: 1)
-        let log = try nights.firstLog()
-        await nights.open(2)
-        try await nights.run(2, status: 0)
+        let log = try await nights.nightOneFailedNightTwoAnswered()
         await nights.open(1)
         let replay = ["replay", log]
         let order =
@@ -152,10 +158,7 @@ struct WritesOfNightsTests {
     func anOlderNightsFailedRepair() async throws {
         let nights = try Nights()
         defer { nights.space.remove() }
-        try await nights.run(1, status: 1)
-        let log = try nights.firstLog()
-        await nights.open(2)
-        try await nights.run(2, status: 0)
+        let log = try await nights.nightOneFailedNightTwoAnswered()
         let again = try await nights.courier(nights.resume(log), night: 1)
         #expect(again.status == 1, "\(again.stderr)")
         #expect(!again.stdout.contains("every task done"), "\(again.stdout)")
@@ -196,10 +199,7 @@ struct WritesOfNightsTests {
                  "capture": {"token": {"json": "/access_token", "secret": true}}},
                 """#, more: #", "auth": {"bearer": "{token}"}"#)
         defer { nights.space.remove() }
-        try await nights.run(1, status: 1)
-        let log = try nights.firstLog()
-        await nights.open(2)
-        try await nights.run(2, status: 0)
+        let log = try await nights.nightOneFailedNightTwoAnswered()
         await nights.open(1)
         let plan = try await nights.courier(nights.resume(log) + ["--dry-run"], night: 1)
         #expect(
@@ -246,10 +246,7 @@ struct WritesOfNightsTests {
     func anUnkeyedWriteDoneByAnotherNight() async throws {
         let nights = try Nights(keyed: .none)
         defer { nights.space.remove() }
-        try await nights.run(1, status: 1)
-        let log = try nights.firstLog()
-        await nights.open(2)
-        try await nights.run(2, status: 0)
+        let log = try await nights.nightOneFailedNightTwoAnswered()
         await nights.open(1)
         let resumed = try await nights.courier(nights.resume(log), night: 1)
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
