@@ -53,7 +53,7 @@ struct NewcomerToolsTests {
         defer { space.remove() }
         try space.writeJob(
             tasks: #"""
-                {"id": "item-{n}", "path": "/store/items/{n.json", "query": {"q": "{x"},
+                {"id": "item-{n}", "path": "/store/items/{n.json", "query": {"q": "{x", "e": "{{n"},
                  "foreach": {"n": {"range": [1, 3]}}}
                 """#)
         let validate = try await CourierBinary.run(
@@ -64,6 +64,7 @@ struct NewcomerToolsTests {
                 #"tasks[0].path: "{n" is not closed, so it is sent as text; did you mean {n}?"#),
             "\(validate.stderr)")
         #expect(!validate.stderr.contains("{x"), "not a variable: \(validate.stderr)")
+        #expect(!validate.stderr.contains("query.e"), "an escaped brace: \(validate.stderr)")
         let plan = try await space.run(["--dry-run"], backend: "curl")
         #expect(plan.stderr.contains(#""{n" is not closed"#), "\(plan.stderr)")
     }

@@ -49,7 +49,6 @@ struct BenchmarkRunner: Sendable {
         var concurrency: Int
         /// Transport errors by kind (`timeout`, `connect`, …).
         var errors: [String: Int]
-        var non2xx: Int
         var bytes: Int
         var seconds: Double
         var cpuSeconds: Double
@@ -62,6 +61,7 @@ struct BenchmarkRunner: Sendable {
         /// The non-2xx answers by status, which the warning names (a count alone, "500
         /// non-2xx", read as a status 500 to a trial).
         var non2xxStatuses: [Int: Int] = [:]
+        var non2xx: Int { non2xxStatuses.values.reduce(0, +) }
 
         var requestsPerSecond: Double { seconds > 0 ? Double(requests) / seconds : 0 }
         var cpuMicrosecondsPerRequest: Double {
@@ -103,7 +103,7 @@ struct BenchmarkRunner: Sendable {
         let elapsed = started.duration(to: .now).seconds
         return Result(
             backend: backend, round: round, requests: tally.requests,
-            concurrency: plan.concurrency, errors: tally.errors, non2xx: tally.non2xx,
+            concurrency: plan.concurrency, errors: tally.errors,
             bytes: tally.bytes, seconds: elapsed,
             cpuSeconds: Self.processCPUSeconds() - cpuBefore, peakRSS: Self.peakRSS(),
             // Connections are mostly opened while warming up, so those count too. The curl
@@ -117,7 +117,6 @@ struct BenchmarkRunner: Sendable {
     private struct Tally: Sendable {
         var requests = 0
         var errors: [String: Int] = [:]
-        var non2xx = 0
         var non2xxStatuses: [Int: Int] = [:]
         var bytes = 0
         var connections = 0
@@ -129,7 +128,6 @@ struct BenchmarkRunner: Sendable {
             connections += other.connections
             connectionsKnown = connectionsKnown || other.connectionsKnown
             errors.merge(other.errors, uniquingKeysWith: +)
-            non2xx += other.non2xx
             non2xxStatuses.merge(other.non2xxStatuses, uniquingKeysWith: +)
             bytes += other.bytes
             latency.merge(other.latency)
@@ -172,7 +170,6 @@ struct BenchmarkRunner: Sendable {
                             let response = try await client.perform(request)
                             tally.bytes += response.body.count
                             if !response.isSuccess {
-                                tally.non2xx += 1
                                 tally.non2xxStatuses[response.status, default: 0] += 1
                             }
                             if let new = response.timings.newConnection {

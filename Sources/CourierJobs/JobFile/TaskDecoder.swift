@@ -151,6 +151,11 @@ struct TaskDecoder {
         var rest = Substring(text)
         while let open = rest.firstIndex(of: "{") {
             rest = rest[rest.index(after: open)...]
+            // `{{` is an escaped brace (``Template``): its text is meant.
+            if rest.first == "{" {
+                rest = rest.dropFirst()
+                continue
+            }
             let name = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
             let after = rest.dropFirst(name.count).first
             if !name.isEmpty, after != "}" { names.append(String(name)) }
