@@ -149,8 +149,20 @@ struct CurlFormatSecretTests {
         let unset = try await CourierBinary.run(
             ["-c", script], executable: URL(fileURLWithPath: "/bin/bash"), directory: space.folder)
         #expect(
-            unset.status != 0 && unset.stderr.contains("unbound variable"),
+            unset.status != 0 && unset.stderr.contains("first (see above)"),
             "\(unset.status) \(unset.stderr)")
+        // Set but empty, a variable would go as an empty credential: the script stops there
+        // too, before any request (trial DDD: `Bearer `).
+        var empty = environment.merging([shortName: "r"]) { $1 }
+        empty["CURL_TOKEN"] = ""
+        let before = try await ServerHits.of("\(key)-bearer", on: space.server).requests.count
+        let emptied = try await CourierBinary.run(
+            ["-c", script], executable: URL(fileURLWithPath: "/bin/bash"), environment: empty,
+            directory: space.folder)
+        #expect(
+            emptied.status != 0 && emptied.stderr.contains("export CURL_TOKEN first"),
+            "\(emptied.status) \(emptied.stderr)")
+        #expect(try await ServerHits.of("\(key)-bearer", on: space.server).requests.count == before)
     }
 
     /// A trial's script read `-u "${COURIER_SECRET_2}:${B_SECRET}"` for a task's Basic auth

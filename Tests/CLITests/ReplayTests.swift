@@ -254,6 +254,12 @@ struct ReplayTests {
         #expect(try await planned(["--all", "--task", "b*"]) == ["b-404", "b-ok"])
         let bad = try await CourierBinary.run(["replay", log, "--status", "6xx"])
         #expect(bad.status == 2 && bad.stderr.contains("--status expects"))
+        // A glob no logged task matches is a mistake (exit 2, as `run --task`); one that
+        // matches only tasks that are done leaves nothing to replay (exit 0).
+        let typo = try await CourierBinary.run(["replay", log, "--task", "nope*"])
+        #expect(typo.status == 2 && typo.stderr.contains("no task in the logs"), "\(typo.stderr)")
+        let done = try await CourierBinary.run(["replay", log, "--task", "b-ok"])
+        #expect(done.status == 0 && done.stdout.contains("nothing to replay"), "\(done.stdout)")
     }
 
     @Test("--pace logged keeps the logged gaps, scaled by --speed, measured at the server")

@@ -585,5 +585,9 @@ struct RunCommandTests {
         let missing = try await CourierBinary.run(["run", "no-such-job.json"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("no-such-job.json: cannot read the file"))
+        // A dry run's plan is text: `--json` beside it is refused, not passed over.
+        let jsonPlan = try await CourierBinary.run(["run", "x.json", "--dry-run", "--json"])
+        #expect(
+            jsonPlan.status == 2 && jsonPlan.stderr.contains("give one of --json and --dry-run"))
     }
 }

@@ -69,7 +69,26 @@ extension ReplayCommand {
             )
             return nil
         }
+        if selected.isEmpty, let glob = options.filter.taskGlob,
+            !logsHoldTask(matching: glob, logs: options.logs)
+        {
+            // A mistyped id must not read as "nothing left to replay" (exit 0) to cron, as
+            // `run --task` refuses one (trial CCC: `--task 'nope*'` exited 0).
+            console.error(
+                "courier replay: --task \(glob): no task in the logs has a matching id; nothing was sent"
+                    .showingControlCharacters)
+            return nil
+        }
         return (selected, jobNames)
+    }
+
+    /// Whether a line of the logs names a task whose id `glob` matches, whatever its outcome
+    /// (the history keeps only what is not done). Standard input cannot be read again: it is
+    /// taken to hold one.
+    private static func logsHoldTask(matching glob: String, logs: [String]) -> Bool {
+        guard !logs.contains("-") else { return true }
+        let lines = LogReader(paths: LogFiles.ordered(logs)) { _ in }
+        return lines.contains { entry in entry.line.task.map { fnmatch(glob, $0, 0) == 0 } == true }
     }
 
     /// Leaves out of `selected` the tasks that runs the logs do not hold did with the same

@@ -105,6 +105,13 @@ extension RunCommand {
         parsed.options.quiet = parser.flag("--quiet")
         parsed.options.progress = !parser.flag("--no-progress")
         parsed.json = parser.flag("--json")
+        if parsed.json, parsed.dryRun {
+            // The JSON object is a run's summary; a dry run prints a plan, as text (trial EEE:
+            // `--json` was passed over without a word).
+            throw UsageError(
+                "run: --json prints the summary of a run; a dry run prints its plan as text: give one of --json and --dry-run"
+            )
+        }
         parsed.trace = parser.flag("--trace")
         parsed.only = try parser.all("--task")
         if parsed.only.contains(where: \.isEmpty) {

@@ -13,9 +13,9 @@ import Foundation
 /// variable the commands use and holds the shell functions they call. A secret no one
 /// variable spells where it stands is `<redacted>`, said in a comment line: never printed.
 struct CurlCommand {
-    private let references: SecretReferences
+    private var references: SecretReferences
     /// Finds every form of every searchable secret: no such range is printed as it is.
-    private let redactor: Redactor
+    private var redactor: Redactor
     /// Lines to print before the commands: what to export, and the helper functions if needed.
     private(set) var notes: [String] = []
     /// Lines that set each OAuth2 client's access token from its token endpoint, to print after
@@ -78,7 +78,12 @@ struct CurlCommand {
         self.references = references
         redactor = references.redactor
         var usage = Usage()
-        for request in requests { _ = render(request, &usage) }
+        for request in requests + tokenRequests { _ = render(request, &usage) }
+        // The variables courier names are numbered among those the script uses (trial DDD
+        // read `COURIER_SECRET_2` with no `_1`: a secret no request held had taken it).
+        usage.names = references.renumber(used: usage.names)
+        self.references = references
+        redactor = references.redactor
         for (token, request) in zip(accessTokens, tokenRequests) {
             // The response's access_token, read without a JSON tool.
             tokenCommands.append(

@@ -41,7 +41,7 @@ struct SecretReferences {
     /// One secret and its variable.
     struct Entry {
         let value: [UInt8]
-        let name: String
+        fileprivate(set) var name: String
         /// What the variable holds, for a variable courier named (`nil`: found in the environment).
         let meaning: String?
         /// The value as a URL path, a URL query text and a query item write it.
@@ -91,6 +91,25 @@ struct SecretReferences {
         }
         let index = entries.firstIndex { $0.value.count < bytes.count } ?? entries.count
         entries.insert(entry, at: index)
+    }
+
+    /// Numbers the variables courier named (`COURIER_SECRET_n`) that `used` holds 1, 2, … in
+    /// the order they were added, and returns `used` with the new names.
+    mutating func renumber(used: Set<String>) -> Set<String> {
+        let prefix = "COURIER_SECRET_"
+        let named = entries.indices.filter { entries[$0].meaning != nil }
+            .filter { entries[$0].name.hasPrefix(prefix) && used.contains(entries[$0].name) }
+            .sorted {
+                Int(entries[$0].name.dropFirst(prefix.count)) ?? 0 < Int(
+                    entries[$1].name.dropFirst(prefix.count)) ?? 0
+            }
+        var names = used
+        for (number, index) in named.enumerated() {
+            names.remove(entries[index].name)
+            entries[index].name = prefix + String(number + 1)
+            names.insert(entries[index].name)
+        }
+        return names
     }
 
     /// Adds a value the commands refer to by a name of courier's (an access token the script
@@ -191,6 +210,11 @@ struct SecretReferences {
                 "#   \(entry.name): "
                     + (entry.meaning.map { "\($0) (not printed)" }
                         ?? "as it is set now (it holds a secret the job used)"))
+        }
+        // `set -u` stops at a variable not set; one set empty would go as an empty
+        // credential (`Bearer `), so the script stops at that too.
+        for entry in used {
+            notes.append(#": "${\#(entry.name):?export \#(entry.name) first (see above)}""#)
         }
         return notes
     }
