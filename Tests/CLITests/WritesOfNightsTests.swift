@@ -248,6 +248,11 @@ struct WritesOfNightsTests {
         defer { nights.space.remove() }
         let log = try await nights.nightOneFailedNightTwoAnswered()
         await nights.open(1)
+        // The dry run says it as the run will (trial DDD: counted done, without the note).
+        let plan = try await nights.courier(nights.resume(log) + ["--dry-run"], night: 1)
+        #expect(
+            plan.stdout.contains("charge\t(not sent: its write was answered 201 by run")
+                && plan.stdout.contains("--task charge"), "\(plan.stdout)\(plan.stderr)")
         let resumed = try await nights.courier(nights.resume(log), night: 1)
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         #expect(

@@ -245,7 +245,13 @@ enum ResumePlan {
         {
         case .send: return sending
         case .sendWithKey(let run): return .resent(unknownIn: run)
-        case .doneByAnswer, .doneInHistory: return .done
+        case .doneByAnswer: return .done
+        case .doneInHistory:
+            // Held, and counted done as well, as the run says it (on stderr).
+            return WriteRule.answeredElsewhere(
+                task.id, keying, job: job.name, writes: resume.writes,
+                completing: Set(resume.runs)
+            ).map(Planned.held) ?? .done
         case .hold(let reason): return .held(reason)
         }
     }

@@ -141,12 +141,9 @@ struct TaskSelection: Sendable {
             // A write without a key that a run this resume does not complete answered (a
             // later night's): done, since the history knows such a write by its task alone,
             // and said so, with the name that sends it (trial AAA: done in silence).
-            let key = WriteRule.key(of: task.id, keying, job: job, in: writes)
-            if keying == .unkeyed, case .answered(let run, let status) = writes[key],
-                !completing.contains(run)
+            if let reason = WriteRule.answeredElsewhere(
+                task.id, keying, job: job, writes: writes, completing: completing)
             {
-                let reason =
-                    "its write was answered \(status) by run \(run), and a write without an idempotency key is known by its task; if this run's differs, name it (--task \(task.id)) to send it"
                 return .hold(reason, general: reason, done: true, found: send.found)
             }
             return .done(found: send.found)

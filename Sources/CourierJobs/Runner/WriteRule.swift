@@ -182,6 +182,23 @@ enum WriteRule {
             && expectation.bodyContains.isEmpty && expectation.maxMs == nil
     }
 
+    /// Why a write without an idempotency key that the history counts done is said to be:
+    /// a run the resume does not complete answered it (a later night's), and such a write is
+    /// known by its task alone. `nil` for any other write. The run and its dry run say it
+    /// alike, with the name that sends it (trial AAA: done in silence).
+    static func answeredElsewhere(
+        _ task: String, _ keying: Keying, job: String, writes: WriteHistory,
+        completing: Set<String>
+    ) -> String? {
+        guard keying == .unkeyed,
+            case .answered(let run, let status) = writes[
+                key(of: task, keying, job: job, in: writes)],
+            !completing.contains(run)
+        else { return nil }
+        return
+            "its write was answered \(status) by run \(run), and a write without an idempotency key is known by its task; if this run's differs, name it (--task \(task)) to send it"
+    }
+
     /// Whether a resume that chose no task (`--resume LOG`, whose logs may leave out what the
     /// job's history did) counts `task`, a write the history holds, as done: the history has
     /// it done (trial T: it was said "not sent" and counted held, with no line in the log).
