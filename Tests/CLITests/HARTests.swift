@@ -96,6 +96,12 @@ struct HARTests {
             ["import", "--har", har.path, "-o", job.path, "--name", "other"])
         #expect(again.status == 2 && again.stderr.contains("it exists"), "\(again.stderr)")
         #expect(try String(contentsOf: job, encoding: .utf8) == jobText)
+        // A name the job file refuses is refused here, not written (trial FFF: `..`).
+        let dots = space.folder.appendingPathComponent("dots.json")
+        let named = try await CourierBinary.run(
+            ["import", "--har", har.path, "-o", dots.path, "--name", ".."])
+        #expect(named.status == 2 && named.stderr.contains("not dots alone"), "\(named.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dots.path))
         let secrets = ["AUTHORIZATION": "Bearer \(Self.token)", "X_SESSION_TOKEN": Self.session]
         let validate = try await CourierBinary.run(
             ["validate", job.path], environment: secrets, directory: space.folder)

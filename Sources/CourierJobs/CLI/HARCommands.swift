@@ -103,8 +103,11 @@ enum ImportCommand {
             name = try parser.option("--name")
             baseURL = try parser.option("--base-url")
             try parser.finish()
-            if let name, name.isEmpty || !name.allSatisfy(Self.isNameCharacter) {
-                throw UsageError("import: --name takes letters, digits, '.', '_' and '-'")
+            // The job file's own rule, so that what is written validates (trial FFF: `..`).
+            if let name, !JobDecoder.isValidName(name) {
+                throw UsageError(
+                    "import: --name takes letters A-Z a-z, digits, '.', '_' and '-', and not dots alone (it names the log folder), found '\(name)'"
+                )
             }
             if let baseURL, let problem = HARImport.baseURLProblem(baseURL) {
                 throw UsageError("import: --base-url \(problem), found '\(baseURL)'")

@@ -31,8 +31,16 @@ extension JobDecoder {
     }
 
     static func decodeName(_ reader: inout NodeReader, context: DecodingContext) -> String {
+        let secretsBefore = context.secrets
         guard let name = reader.string("name", required: true) else { return "" }
-        if !isValidName(name) {
+        if context.secrets != secretsBefore {
+            // The name is the log folder's and is in every log line, which no secret may be
+            // (trial FFF: `${env:JN}` was written in clear, and the log path printed redacted).
+            context.error(
+                "name",
+                "takes a secret (${env:…} or ${file:…}), but the name is in the log folder's name and every log line; write it out, or use ${env-public:NAME}",
+                at: reader.take("name"))
+        } else if !isValidName(name) {
             context.error(
                 "name",
                 "expected letters A-Z a-z, digits, '-', '_' or '.', and not dots alone (it names the log folder), found \"\(name)\"",

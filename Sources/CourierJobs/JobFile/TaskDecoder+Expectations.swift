@@ -11,6 +11,15 @@ extension TaskDecoder {
         var status: Set<Int>?
         if let statuses = expect.take("status") {
             status = JobDecoder.statusSet(statuses, path: "\(path).expect.status", context: context)
+            if status?.isEmpty == true, case .array(let elements) = statuses.value,
+                elements.isEmpty
+            {
+                // No status would do: every attempt would fail, its reason blank (trial FFF).
+                context.error(
+                    "\(path).expect.status",
+                    "expected at least one HTTP status (leave \"status\" out for any 2xx)",
+                    at: statuses)
+            }
         }
         var expectation = Self.decodeExpectation(
             &expect, path: "\(path).expect", context: context)

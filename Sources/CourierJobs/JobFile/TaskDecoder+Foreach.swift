@@ -34,8 +34,14 @@ extension TaskDecoder {
         _ node: JSONNode, path: String, folder: URL, context: DecodingContext
     ) -> [(name: String, source: ForeachSource)] {
         guard case .object(let members) = node.value, !members.isEmpty else {
+            // `{}` is an object, but of no variable (trial FFF: "expected an object of
+            // variables, found an object").
+            var found = node.value.typeName
+            if case .object = node.value { found = "an empty object" }
             context.error(
-                path, "expected an object of variables, found \(node.value.typeName)", at: node)
+                path,
+                "expected an object of at least one variable, like {\"n\": {\"range\": [1, 3]}}, found \(found)",
+                at: node)
             return []
         }
         var result: [(name: String, source: ForeachSource)] = []
@@ -166,6 +172,13 @@ extension TaskDecoder {
         if let problem = linesFileProblem(url) {
             context.error(path, "\"\(name)\" \(problem)", at: linesNode)
         } else if FileManager.default.isReadableFile(atPath: url.path) {
+            if let line = firstNonUTF8Line(url) {
+                context.error(
+                    path,
+                    "\"\(name)\" is not UTF-8 text (line \(line)); convert it (iconv -t UTF-8)",
+                    at: linesNode)
+                return nil
+            }
             return .lines(url)
         } else {
             context.error(
@@ -186,6 +199,44 @@ extension TaskDecoder {
         case S_IFSOCK: return "is a socket, not a file of lines"
         case S_IFIFO: return "is a FIFO, not a file of lines (write the lines to a file)"
         default: return nil
+        }
+    }
+
+    /// The number of the first line of `url` that is not UTF-8 text, or `nil`: its bytes
+    /// would go out as U+FFFD replacement characters, and two lines that differ only in
+    /// their non-UTF-8 bytes would make one task id (trial FFF: a Latin-1 file read as
+    /// "duplicate task id"). Streamed, 64 KiB at a time.
+    static func firstNonUTF8Line(_ url: URL) -> Int? {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? handle.close() }
+        var bytes = FileBytes(handle: handle)
+        var parser = Unicode.UTF8.ForwardParser()
+        var line = 1
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let scalar): if scalar.count == 1, scalar.first == 0x0A { line += 1 }
+            case .error: return line
+            case .emptyInput: return nil
+            }
+        }
+    }
+
+    /// A file's bytes, one at a time, read in chunks.
+    private struct FileBytes: IteratorProtocol {
+        let handle: FileHandle
+        var chunk: [UInt8] = []
+        var index = 0
+
+        mutating func next() -> UInt8? {
+            if index == chunk.count {
+                guard let data = try? handle.read(upToCount: 64 << 10), !data.isEmpty else {
+                    return nil
+                }
+                chunk = Array(data)
+                index = 0
+            }
+            defer { index += 1 }
+            return chunk[index]
         }
     }
 

@@ -41,6 +41,14 @@ extension TaskDecoder {
                     at: pathNode!)
             }
             checkVariables(value, key: "path", at: pathNode)
+            if let scheme = Self.scheme(of: value) {
+                // Joined to nothing, an absolute URL would take the job's auth to its host
+                // (trial FFF): the job file says so with `url`, where a reader sees it.
+                reader.fail(
+                    "path",
+                    "starts with \"\(scheme):\", an absolute URL, which is not joined to baseURL; give it as \"url\" (or write a path whose first segment holds a colon as \"/\(scheme):…\")",
+                    at: pathNode!)
+            }
             return .path(value)
         case (nil, let value?):
             checkVariables(value, key: "url", at: urlNode)
@@ -58,6 +66,20 @@ extension TaskDecoder {
             }
         }
         return .path("/")
+    }
+
+    /// The scheme the literal start of a path template begins with (a letter, then letters,
+    /// digits, `+`, `-` or `.`, then `:`, RFC 3986 §3.1), or `nil`.
+    static func scheme(of path: String) -> Substring? {
+        let literal = path.prefix { $0 != "{" }
+        guard let colon = literal.firstIndex(of: ":"), let first = literal.first,
+            first.isASCII, first.isLetter
+        else { return nil }
+        let scheme = literal[..<colon]
+        let allowed = scheme.allSatisfy {
+            $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == ".")
+        }
+        return allowed ? scheme : nil
     }
 
     mutating func readQuery() -> [(name: String, value: String)] {
