@@ -196,4 +196,55 @@ struct ResumeTests {
             #expect(again.stdout.contains("(5 done by earlier runs)"), "\(again.stdout)")
         }
     }
+
+    /// Trial FFF: `b.json`, another job file of `a.json`'s name in one folder, resumed
+    /// `a.json`'s failed night as its own: it sent nothing and left `a.json`'s answer as its
+    /// saved file. A job file whose name another file's history holds is refused, whatever
+    /// the command; the same file by a link is the same job, and one moved away leaves its
+    /// history to the file that takes its place.
+    @Test("another job file of the same name: its history is not this one's")
+    func anotherJobFileOfTheSameName() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        func write(_ file: String, status: Int) throws {
+            try
+                #"{"version": 1, "name": "dup", "baseURL": "\#(space.server.baseURL.absoluteString)", "retry": {"maxAttempts": 1}, "tasks": [{"id": "t", "path": "/status/\#(status)", "save": "t.txt"}]}"#
+                .write(
+                    to: space.folder.appendingPathComponent(file), atomically: true,
+                    encoding: .utf8)
+        }
+        try write("a.json", status: 503)
+        try write("b.json", status: 201)
+        func courier(_ arguments: [String]) async throws -> CourierBinary.Result {
+            try await CourierBinary.run(arguments + ["--no-progress"], directory: space.folder)
+        }
+        #expect(try await courier(["run", "a.json"]).status == 1)
+        for command in [
+            ["run", "b.json", "--resume"], ["run", "b.json"], ["replay", "--job", "b.json"],
+        ] {
+            let refused = try await courier(command)
+            #expect(
+                refused.status == 2
+                    && refused.stderr.contains(
+                        "holds the history of another job file of the same name")
+                    && refused.stderr.contains("a.json"), "\(command): \(refused.stderr)")
+        }
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: space.folder.appendingPathComponent("out/dup/t.txt").path))
+        // The same file by a symbolic link is the same job.
+        try FileManager.default.createSymbolicLink(
+            atPath: space.folder.appendingPathComponent("link.json").path,
+            withDestinationPath: "a.json")
+        let linked = try await courier(["run", "link.json", "--resume"])
+        #expect(
+            linked.status == 1 && !linked.stderr.contains("another job file"), "\(linked.stderr)")
+        // Moved away, a.json leaves its history to the file that replaces it.
+        try FileManager.default.removeItem(at: space.folder.appendingPathComponent("link.json"))
+        try FileManager.default.moveItem(
+            at: space.folder.appendingPathComponent("a.json"),
+            to: space.folder.appendingPathComponent("a.old"))
+        let taken = try await courier(["run", "b.json", "--resume"])
+        #expect(taken.status == 0, "\(taken.stderr)")
+    }
 }

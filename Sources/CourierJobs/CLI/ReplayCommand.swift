@@ -105,7 +105,9 @@ enum ReplayCommand {
             options.run.logDirectory = folder
         }
         if let job, !options.dryRun {
-            if let refusal = OldHome.refusal(for: job, logDirectoryGiven: options.logDirectoryGiven)
+            if let refusal = OtherJobFile.refusal(
+                for: job, logFolder: options.run.logDirectory.appendingPathComponent(job.name))
+                ?? OldHome.refusal(for: job, logDirectoryGiven: options.logDirectoryGiven)
             {
                 console.error("courier: \(job.name): \(refusal)")
                 return CommandLineInterface.ExitCode.usage

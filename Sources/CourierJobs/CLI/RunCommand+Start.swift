@@ -73,8 +73,13 @@ extension RunCommand {
                 "courier: note: on the urlsession backend a hostile or broken server can end the process (FoundationNetworking traps on a chunked body with trailers and on a connection closed inside the header block); use the curl backend against servers you do not trust (docs/transports.md)"
             )
         }
-        if let refusal = OldHome.refusal(
-            for: job, logDirectoryGiven: arguments.logDirectoryGiven)
+        let otherFile =
+            options.logToStandardOutput
+            ? nil
+            : OtherJobFile.refusal(
+                for: job, logFolder: options.logDirectory.appendingPathComponent(job.name))
+        if let refusal = otherFile
+            ?? OldHome.refusal(for: job, logDirectoryGiven: arguments.logDirectoryGiven)
         {
             if arguments.dryRun {
                 console.error("courier: \(job.name): warning: \(refusal)")

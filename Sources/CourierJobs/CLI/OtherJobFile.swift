@@ -1,0 +1,46 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Another job file of the same name whose history is in the log folder this job's would be.
+///
+/// A job's history (its log folder), outputs and lock are found by its name. Two job files of
+/// one name would share them: a trial's `b.json --resume` took `a.json`'s failed night as its
+/// own, sent nothing of its own and left `a.json`'s answer as its saved file. So a run, a
+/// resume or a `replay --job` refuses when the newest log in its folder is another job file's
+/// that is still there; one moved or renamed away leaves its history to the file that takes
+/// its place.
+enum OtherJobFile {
+    /// The refusal, or `nil` when the newest log is this file's, names no file (a job read
+    /// from standard input, an older log), or names one that is gone or is this very file
+    /// by another path (a symbolic link).
+    static func refusal(for job: Job, logFolder: URL) -> String? {
+        guard job.file != JobDecoder.standardInput,
+            let newest = newestLog(in: logFolder.path),
+            let start = LogFiles.firstLine(of: newest), let other = start.runFields?.jobPath,
+            other != job.file.standardizedFileURL.path,
+            let theirs = identity(of: other), theirs != identity(of: job.file.path)
+        else { return nil }
+        return
+            "\(logFolder.path) holds the history of another job file of the same name, \(other) (run \(start.run)): a job's history, outputs and lock go by its name, so each job file needs its own \"name\" (or run \(ShellWord.quoted(other)), or move it away if this file replaces it); nothing was sent"
+    }
+
+    /// The newest log in `folder`: log names start with their run's start time.
+    private static func newestLog(in folder: String) -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasSuffix(".jsonl") }.max().map {
+            (folder as NSString).appendingPathComponent($0)
+        }
+    }
+
+    /// The file's device and inode, `nil` when there is no such file.
+    private static func identity(of path: String) -> [UInt64]? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return [UInt64(status.st_dev), UInt64(status.st_ino)]
+    }
+}
