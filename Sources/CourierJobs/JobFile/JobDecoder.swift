@@ -186,7 +186,6 @@ enum JobDecoder {
         reader.rejectUnknownKeys()
         CaptureLinker.link(&tasks, context: context)
         RecordsRule.checkShared(tasks, context: context)
-        SharedSaves.check(tasks, context: context)
         addSecrets(of: auth, headers: headers, context: context)
         var job = Job(
             name: name, baseURL: baseURL, backend: backend, concurrency: concurrency,

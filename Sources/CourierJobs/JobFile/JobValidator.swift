@@ -156,8 +156,10 @@ enum JobValidator {
             guard let duplicate = seen[id], let spec = duplicate.spec else { continue }
             // A window task's variables are its bounds, which it names itself (trial V).
             let hint =
-                spec.window != nil
-                ? "put {windowStart} in the id" : "put the foreach variables in the id"
+                !TaskDecoder.unclosed(in: spec.id).isEmpty
+                ? "its id opens a brace it does not close, so the variable is text (write it as \"\(TaskDecoder.closingBraces(in: spec.id))\")"
+                : spec.window != nil
+                    ? "put {windowStart} in the id" : "put the foreach variables in the id"
             errors.append(
                 JobFileError(
                     file: job.file.relativePath, spec: spec, key: "id",

@@ -5,19 +5,68 @@ import Foundation
 /// variable that changes. Each save would silently overwrite the one before, so the job is
 /// refused before it runs.
 enum SaveCollisions {
-    /// One error per entry whose saves would meet.
+    /// One error per entry whose saves would meet, and one per entry that would save a file
+    /// another entry saves or writes its records to.
     static func errors(in job: Job) -> [JobFileError] {
-        job.tasks.compactMap { spec in
+        let own = job.tasks.compactMap { spec -> JobFileError? in
             guard let save = spec.save, let message = problem(of: spec, save: save) else {
                 return nil
             }
             return JobFileError(
                 file: job.file.relativePath, spec: spec, key: "save", message: message)
         }
+        return own
+            + shared(job.tasks).map {
+                JobFileError(
+                    file: job.file.relativePath, spec: $0.spec, key: "save", message: $0.message)
+            }
+    }
+
+    /// The entries whose `save` has no `{variables}` and names a file an earlier entry saves,
+    /// or one an entry writes its records to: each run would put one task's answer over the
+    /// other's (trial FFF: `a` and `b` saved `x.txt`, the run said `2 ok` and `b`'s body was
+    /// gone; records appended nightly were lost under a save). Paths with variables depend on
+    /// values, and two entries may rightly take disjoint ones (`{n}` over 1–3 and over 4–6):
+    /// those are not judged. Entries sharing a records file are ``RecordsRule``'s to judge.
+    static func shared(_ tasks: [TaskSpec]) -> [(spec: TaskSpec, message: String)] {
+        func literal(_ text: String?) -> String? {
+            guard let text, Template(text).variables.isEmpty else { return nil }
+            return RecordsRule.canonical(Template(text).render([:]))
+        }
+        var recorded: [String: TaskSpec] = [:]
+        for spec in tasks {
+            if let path = literal(spec.records?.to), recorded[path] == nil { recorded[path] = spec }
+        }
+        var saved: [String: TaskSpec] = [:]
+        var found: [(spec: TaskSpec, message: String)] = []
+        for spec in tasks {
+            guard let path = literal(spec.save) else { continue }
+            if let earlier = saved[path] {
+                found.append(
+                    (
+                        spec,
+                        "saves \(path), as \(earlier.path) (\(earlier.id)) does: each run would put one answer over the other; give each task its own file"
+                    ))
+            } else if let records = recorded[path] {
+                found.append(
+                    (
+                        spec,
+                        "saves \(path), where \(records.path) (\(records.id)) writes its records: the save would replace them; give each its own file"
+                    ))
+            }
+            if saved[path] == nil { saved[path] = spec }
+        }
+        return found
     }
 
     /// Why the entry's tasks or pages would save to one file, or `nil`.
     static func problem(of spec: TaskSpec, save: String) -> String? {
+        if !TaskDecoder.unclosed(in: save).isEmpty {
+            // Not a missing variable: a brace left open (trial FFF was told to write
+            // "o/{n-{n}.json").
+            return
+                "\"\(save)\" opens a brace it does not close, so its variable is text and every task would save to one file (write it as \"\(TaskDecoder.closingBraces(in: save))\")"
+        }
         let used = Template(save).variables
         if spec.paginate != nil, !used.contains("page") {
             return """

@@ -146,6 +146,27 @@ struct TaskDecoder {
     /// The names after a `{` that no `}` closes (`/items/{n.json`): a task's variable written
     /// so is text (other braces are), which a warning says (trial EEE: three tasks went to
     /// the same `…/%7Bn.json` without a word).
+    /// `text` with a `}` after each variable whose brace is not closed (``unclosed(in:)``):
+    /// `o/{n.json` → `o/{n}.json`, the fix a message suggests.
+    static func closingBraces(in text: String) -> String {
+        var fixed = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            fixed += rest[..<open]
+            rest = rest[rest.index(after: open)...]
+            if rest.first == "{" {
+                fixed += "{{"
+                rest = rest.dropFirst()
+                continue
+            }
+            let name = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            rest = rest.dropFirst(name.count)
+            fixed += "{" + name
+            if !name.isEmpty, rest.first != "}" { fixed += "}" }
+        }
+        return fixed + rest
+    }
+
     static func unclosed(in text: String) -> [String] {
         var names: [String] = []
         var rest = Substring(text)
