@@ -102,6 +102,16 @@ struct HARTests {
             ["import", "--har", har.path, "-o", dots.path, "--name", ".."])
         #expect(named.status == 2 && named.stderr.contains("not dots alone"), "\(named.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dots.path))
+        // A link that leads nowhere is kept too, not replaced by a file (trial FFF).
+        let dangling = space.folder.appendingPathComponent("dangling.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: dangling.path, withDestinationPath: "nowhere.json")
+        let linked = try await CourierBinary.run(
+            ["import", "--har", har.path, "-o", dangling.path, "--name", "linked"])
+        #expect(linked.status == 2 && linked.stderr.contains("it exists"), "\(linked.stderr)")
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(atPath: dangling.path)
+                == "nowhere.json")
         let secrets = ["AUTHORIZATION": "Bearer \(Self.token)", "X_SESSION_TOKEN": Self.session]
         let validate = try await CourierBinary.run(
             ["validate", job.path], environment: secrets, directory: space.folder)

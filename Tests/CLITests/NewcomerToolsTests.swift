@@ -263,5 +263,14 @@ struct NewcomerToolsTests {
         let wrong = try await CourierBinary.run(
             ["show", "nope.jsonl", "flaky"], directory: space.folder)
         #expect(wrong.status == 2 && wrong.stderr.contains("nope.jsonl"), "\(wrong.stderr)")
+        // A file that holds no log line is a wrong path too, as `report` says (trial FFF).
+        try "not a log\n{\"also\": \"not one\"}\n".write(
+            to: space.folder.appendingPathComponent("other.jsonl"), atomically: true,
+            encoding: .utf8)
+        let other = try await CourierBinary.run(
+            ["show", "other.jsonl", "flaky"], directory: space.folder)
+        #expect(
+            other.status == 2 && other.stderr.contains("no log lines could be read"),
+            "\(other.status) \(other.stderr)")
     }
 }

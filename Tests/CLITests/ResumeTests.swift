@@ -247,4 +247,25 @@ struct ResumeTests {
         let taken = try await courier(["run", "b.json", "--resume"])
         #expect(taken.status == 0, "\(taken.stderr)")
     }
+
+    /// Trial FFF: a resume's dry run said "0 done by earlier runs" where the run said "(48
+    /// done by earlier runs)": the children a listing sent again fans out to are found done
+    /// only as it runs. The plan says they are not sent either, and counted then.
+    @Test("a resume's plan that sends a producer again says its done children are not sent")
+    func planOfAProducerSentAgain() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/status/503", "capture": {"ids": {"json": "/ids/*"}}},
+                {"id": "item-{id}", "path": "/echo", "query": {"id": "{id}"},
+                 "foreach": {"id": {"capture": "ids"}}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(
+            plan.stdout.contains(
+                "1 task to send (and the children of what they capture), 0 done by earlier runs and not sent (nor the children earlier runs did, counted as the run finds them)"
+            ), "\(plan.stdout)")
+    }
 }

@@ -1,6 +1,12 @@
 import Courier
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `courier export --har LOG... [-o FILE]`
 enum ExportCommand {
     static let usage = """
@@ -142,8 +148,10 @@ enum ImportCommand {
             return CommandLineInterface.ExitCode.success
         }
         // A job file that is there is the user's, as `init` keeps it (trial EEE: a
-        // hand-written job was replaced).
-        if FileManager.default.fileExists(atPath: output) {
+        // hand-written job was replaced); a link that leads nowhere is there too (trial FFF:
+        // replaced by a file), so the link itself is looked at.
+        var status = stat()
+        if lstat(output, &status) == 0 {
             Console.error("courier import: \(output): it exists; nothing was written")
             return CommandLineInterface.ExitCode.usage
         }

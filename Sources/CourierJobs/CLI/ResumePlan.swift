@@ -89,7 +89,7 @@ enum ResumePlan {
         let backend = options.backend ?? job.backend
         let (sent, done, held) = (tally.sent, tally.done, tally.held)
         console.output(
-            "courier: \(job.name)\(options.shard.map { " (shard \($0))" } ?? ""): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
+            "courier: \(job.name)\(options.shard.map { " (shard \($0))" } ?? ""): resume: \(sent) task\(sent == 1 ? "" : "s") to send\(fansOut ? " (and the children of what they capture)" : ""), \(done) done by earlier runs and not sent\(fansOut ? " (nor the children earlier runs did, counted as the run finds them)" : "")\(held > 0 ? ", \(held) write\(held == 1 ? "" : "s") not sent again" : ""), on \(backend.rawValue), concurrency \(options.concurrency ?? job.concurrency); dry run, nothing sent"
         )
     }
 

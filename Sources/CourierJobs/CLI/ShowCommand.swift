@@ -48,9 +48,11 @@ enum ShowCommand {
         var reader = LogReader(paths: paths, warn: { Console.error("courier: \($0)") })
         reader.responseHeaders = true
         var shown = 0
+        var read = 0
         var others: [String] = []
-        for entry in reader where entry.line.event == LogEvent.request {
-            guard let id = entry.line.task else { continue }
+        for entry in reader {
+            read += 1
+            guard entry.line.event == LogEvent.request, let id = entry.line.task else { continue }
             guard id == task || fnmatch(task, id, 0) == 0 else {
                 if others.count < 10, !others.contains(id) { others.append(id) }
                 continue
@@ -58,6 +60,13 @@ enum ShowCommand {
             if shown > 0 { Console.output("") }
             Console.output(describe(entry.line, file: entry.file))
             shown += 1
+        }
+        // Files that hold no log line at all are a wrong path, as `report` says (trial FFF:
+        // `show` said "no attempt of task", exit 1, of a job file given as a log).
+        guard read > 0 else {
+            Console.error(
+                "courier show: no log lines could be read from \(operands.joined(separator: ", "))")
+            return CommandLineInterface.ExitCode.usage
         }
         guard shown > 0 else {
             let listed =

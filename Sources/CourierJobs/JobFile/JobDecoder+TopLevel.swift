@@ -49,6 +49,20 @@ extension JobDecoder {
         return name
     }
 
+    /// `outputDir`, `out/NAME` when not given; an empty one is refused: saves would land
+    /// beside the job file, among its logs (trial FFF).
+    static func decodeOutputDir(
+        _ reader: inout NodeReader, name: String, context: DecodingContext
+    ) -> String {
+        let node = reader.take("outputDir")
+        let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        if outputDir.isEmpty, let node {
+            context.error(
+                "outputDir", "expected a folder (\".\" for the job's home), found \"\"", at: node)
+        }
+        return outputDir
+    }
+
     /// `baseURL`, or `--base-url`'s value, which replaces the file's (not read at all then).
     /// Credentials in it are secrets like `${env:…}`: sent as Basic auth, never written.
     static func decodeBaseURL(_ reader: inout NodeReader, context: DecodingContext) -> URL? {

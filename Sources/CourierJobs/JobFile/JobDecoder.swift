@@ -161,14 +161,15 @@ enum JobDecoder {
                 "maxBodyBytes", range: 1024...(4 << 30),
                 what: "a whole number of bytes from 1024 to 4294967296")
             ?? Job.defaultMaxBodyBytes
-        let outputDir = reader.string("outputDir") ?? "out/\(name)"
+        let outputDir = decodeOutputDir(&reader, name: name, context: context)
         let home = decodeHome(&reader, file: file)
         let (hostThrottle, sharedHosts) = decodeHostThrottle(&reader)
         let (http2, tls) = decodeTransport(&reader, file: file, backend: backend, context: context)
         let notify = reader.take("notify").flatMap { decodeNotify($0, context: context) }
         var defaults = TaskDefaults(
             retry: retry, timeout: timeout, jobFolder: file.deletingLastPathComponent(),
-            hasBaseURL: baseURL != nil || context.baseURLUnresolved)
+            // A baseURL given but refused has its error: no second one for each `path`.
+            hasBaseURL: baseURL != nil || context.baseURLUnresolved || reader.has("baseURL"))
         defaults.outputDir = home.resolve(outputDir)
         defaults.responseRules =
             reader.take("onResponse").flatMap {

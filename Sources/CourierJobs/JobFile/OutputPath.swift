@@ -17,7 +17,19 @@ enum OutputPath {
         if bytes.contains(0) { return "may not contain NUL" }
         let components = bytes.split(separator: slash, omittingEmptySubsequences: true)
         if components.contains(where: { $0.elementsEqual("..".utf8) }) {
-            return "escapes outputDir through \"..\": \"\(path)\""
+            // Said as it is: climbing out, or not (trial FFF read "escapes" of `d/../x.txt`).
+            var kept: [ArraySlice<UInt8>] = []
+            for component in components where !component.elementsEqual(".".utf8) {
+                guard component.elementsEqual("..".utf8) else {
+                    kept.append(component)
+                    continue
+                }
+                guard !kept.isEmpty else { return "escapes outputDir through \"..\": \"\(path)\"" }
+                kept.removeLast()
+            }
+            let plain = kept.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
+            return
+                "may not use \"..\", even within outputDir: \"\(path)\" (write it as \"\(plain)\")"
         }
         if components.isEmpty || bytes.last == slash {
             return "must name a file, found \"\(path)\""
