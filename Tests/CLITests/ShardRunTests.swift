@@ -530,4 +530,32 @@ struct ShardRunTests {
         #expect(validate.status == 0, "\(validate.stdout)\(validate.stderr)")
         #expect(validate.stdout.contains("ok (100000 tasks)"))
     }
+
+    /// Trial GGG: a POST that captures ran on both shards of a split, and the server made
+    /// two charges where the whole job makes one. A sharded run of such a job is refused
+    /// before anything is sent, its dry run too; a login (its capture feeds `auth`) is not a
+    /// write, and shards as before.
+    @Test("a write that captures is refused on a shard, before anything is sent")
+    func aCapturingWriteOnAShard() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("shardcap")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "create", "method": "POST", "path": "/charges", "query": {"key": "\#(key)"},
+                 "json": {"batch": "b1"}, "capture": {"cid": {"json": "/id"}}},
+                {"id": "use-{n}", "path": "/echo", "query": {"c": "{cid}", "n": "{n}"},
+                 "foreach": {"n": {"range": [1, 4]}}}
+                """#)
+        for extra in [["--shard", "0/2"], ["--shard", "1/2", "--dry-run"]] {
+            let refused = try await space.run(extra, backend: "curl")
+            #expect(
+                refused.status == 2
+                    && refused.stderr.contains("is a write (POST) that captures values"),
+                "\(extra): \(refused.stderr)")
+        }
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 0, "nothing sent")
+        #expect(try await space.run(backend: "curl").status == 0, "the whole job runs")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1)
+    }
 }

@@ -587,4 +587,42 @@ struct WritesOnceRunTests {
             FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("out/charges/3.json").path))
     }
+
+    /// Trial GGG: a night's write failed, a resume made it; then `replay - < NIGHT.jsonl` and a
+    /// replay of a copy of that log sent it twice more (the server had three effects), since
+    /// neither log sat in the job's log folder, whose history says the resume made it. Both
+    /// read the history of the folder the replay logs in.
+    @Test(
+        "a replay of a piped or copied log holds a write a resume made since",
+        arguments: [Key.none, .standard])
+    func pipedOrCopiedLog(keyed: Key) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("piped")
+        let gate = FixtureServer.uniqueKey("gate")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(gate)"\#(keyed.query)},
+                 "json": {"amount": 100}\#(keyed.jobMember)}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(gate)"))
+        #expect(try await space.run(["--resume"], backend: "curl").status == 0)
+        #expect(Self.effects(space, key: key).count == 1)
+        let copy = space.folder.appendingPathComponent("incident-night.jsonl")
+        try FileManager.default.copyItem(atPath: log, toPath: copy.path)
+        let replays = [
+            "'\(CourierBinary.url.path)' replay - --log-dir logs < '\(log)'",
+            "'\(CourierBinary.url.path)' replay '\(copy.path)' --log-dir logs",
+        ]
+        for command in replays {
+            let replayed = try await CourierBinary.run(
+                ["-c", command], executable: URL(fileURLWithPath: "/bin/bash"),
+                directory: space.folder)
+            #expect(replayed.status == 0, "\(command): \(replayed.stdout)\(replayed.stderr)")
+            #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")
+        }
+    }
 }

@@ -87,4 +87,31 @@ extension ReplayCommand {
     static func doneWindowNote(_ id: String) -> String {
         "task \(id): its window was fetched since (the cursor file holds it as done); not replayed"
     }
+
+    /// What the logs say of the job's writes, with the job's history beside them when logs
+    /// were named (they may leave out what it did since).
+    static func writes(
+        of history: TaskHistory, job: Job?, jobNames: Set<String>, logsNamed: Bool,
+        options: Options
+    ) -> WriteHistory {
+        guard logsNamed,
+            let folder = jobHistoryFolder(job: job, names: jobNames, options: options),
+            let writes = JobHistory.writes(folder: folder, with: options.logs)
+        else { return history.writes }
+        // The logs named too: standard input is not read again with the job's history.
+        return writes.merging(history.writes)
+    }
+
+    /// The job's history folder: the job's (`--job`), or the one the logs replayed are in.
+    static func jobHistoryFolder(job: Job?, names: Set<String>, options: Options) -> URL? {
+        if let job {
+            let logs = options.logDirectoryGiven ? options.run.logDirectory : job.home.logs
+            return logs.appendingPathComponent(job.name)
+        }
+        guard names.count == 1, let name = names.first else { return nil }
+        // Logs from a pipe or copied elsewhere: the history is where the replay logs, which
+        // it joins (trial GGG: `replay - < night.jsonl` sent writes a resume had made since).
+        let root = historyFolder(of: options.logs, job: name) ?? options.run.logDirectory
+        return root.appendingPathComponent(name)
+    }
 }

@@ -363,31 +363,6 @@ enum ReplayCommand {
         return folder.deletingLastPathComponent()
     }
 
-    /// What the logs say of the job's writes, with the job's history beside them when logs
-    /// were named (they may leave out what it did since).
-    static func writes(
-        of history: TaskHistory, job: Job?, jobNames: Set<String>, logsNamed: Bool,
-        options: Options
-    ) -> WriteHistory {
-        guard logsNamed,
-            let folder = jobHistoryFolder(job: job, names: jobNames, options: options),
-            let writes = JobHistory.writes(folder: folder, with: options.logs)
-        else { return history.writes }
-        return writes
-    }
-
-    /// The job's history folder: the job's (`--job`), or the one the logs replayed are in.
-    static func jobHistoryFolder(job: Job?, names: Set<String>, options: Options) -> URL? {
-        if let job {
-            let logs = options.logDirectoryGiven ? options.run.logDirectory : job.home.logs
-            return logs.appendingPathComponent(job.name)
-        }
-        guard names.count == 1, let name = names.first,
-            let root = historyFolder(of: options.logs, job: name)
-        else { return nil }
-        return root.appendingPathComponent(name)
-    }
-
     /// A job for a replay without `--job`: the log's job name, default limits, no saves.
     static func syntheticJob(name: String, secrets: Set<String>) -> Job {
         Job(

@@ -57,6 +57,16 @@ extension RunCommand {
             )
             return CommandLineInterface.ExitCode.usage
         }
+        if let shard = options.shard,
+            let spec = job.tasks.first(where: { $0.hasCaptures && $0.isWrite })
+        {
+            // A task that captures runs on every shard, so that each shard's children have
+            // its values: a write would be made once per shard (trial GGG: two charges).
+            Console.error(
+                "courier: \(job.file.relativePath): \(spec.path) (\(spec.id)) is a write (\(spec.method.rawValue)) that captures values, and a task that captures runs on every shard of a split: a sharded run (shard \(shard)) would make it once per shard; run the job without --shard (or JOB_COMPLETION_INDEX), or make the write a job of its own (a POST that only reads says \"safe\": true); nothing was sent"
+            )
+            return CommandLineInterface.ExitCode.usage
+        }
         if let reason = job.backendRefusal(options.backend) {
             console.error("courier: \(reason); nothing was sent")
             await pingRefusal(job, backend: .curl, console: console, reason: reason)

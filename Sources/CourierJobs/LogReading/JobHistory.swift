@@ -257,8 +257,13 @@ extension JobHistory {
             URL(fileURLWithPath: $0).standardizedFileURL.path
         }
         let named = Set(given)
+        // A log copied elsewhere (or renamed) is known by its run, which names its file here
+        // (`TIME-RUN.jsonl`): the runs since it are read too (trial GGG).
+        let runs = given.compactMap { LogFiles.firstLine(of: $0)?.run }.map { "-\($0).jsonl" }
         let since =
-            starts.filter { named.contains($0.path) }.map(\.time).min().map { earliest in
+            starts.filter { start in
+                named.contains(start.path) || runs.contains { start.path.hasSuffix($0) }
+            }.map(\.time).min().map { earliest in
                 starts.filter { $0.time >= earliest }.map(\.path)
             } ?? []
         return TaskHistory.read(Set(history + given + since).sorted(), warn: { _ in }).writes

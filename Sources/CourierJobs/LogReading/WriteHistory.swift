@@ -94,4 +94,22 @@ struct WriteHistory: Sendable {
     }
 
     subscript(key: UInt64) -> Fact? { facts[key] }
+
+    /// This history with `other`'s beside it (logs read from a pipe, which cannot be read
+    /// again with the job's): a write either answered stays answered; one either leaves
+    /// unknown stays unknown unless the other says it was answered.
+    func merging(_ other: WriteHistory) -> WriteHistory {
+        var merged = self
+        for (key, fact) in other.facts {
+            switch (merged.facts[key], fact) {
+            case (.answered, _): continue
+            case (_, .answered), (nil, _): merged.facts[key] = fact
+            case (.unknown, .unknown): continue
+            }
+        }
+        merged.answeredOK.formUnion(other.answeredOK)
+        merged.unkeyed.formUnion(other.unkeyed)
+        merged.done.formUnion(other.done)
+        return merged
+    }
 }
