@@ -604,7 +604,8 @@ struct KeptCapturesTests {
         #expect(
             script.allSatisfy {
                 $0.hasPrefix("curl ") || $0.hasPrefix("#") || $0.isEmpty || $0 == "set -u"
-            }, "only commands, comments and the script's `set -u`: \(curl.stdout)")
+                    || $0.hasPrefix(#": "${"#)
+            }, "only commands, comments, `set -u` and the checks of its variables: \(curl.stdout)")
         let syntax = try await CourierBinary.run(
             ["-n", "-c", script.joined(separator: "\n")],
             executable: URL(fileURLWithPath: "/bin/bash"))

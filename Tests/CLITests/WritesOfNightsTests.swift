@@ -261,4 +261,57 @@ struct WritesOfNightsTests {
                 && resumed.stderr.contains("--task charge"), "\(resumed.stderr)")
         #expect(nights.bodies() == Nights.charged([2]), "not sent: documented")
     }
+
+    /// Trial GGG: a repair run with another night's environment (cron's, the next day) built
+    /// another write than the night's: a failed night's repair found night 2's write done and
+    /// never made night 1's; a killed night's repair made a new charge beside the one of
+    /// unknown outcome. A keyed write whose key is not the one the night sent is held, with
+    /// why and how to repair it, by the resume, `replay --job` and their dry runs; repaired
+    /// with the night's environment, it is made once.
+    @Test(
+        "a repair that builds another write than the night sent holds it, and says why",
+        arguments: ["failed", "killed"])
+    func aRepairWithAnotherNightsEnvironment(night1: String) async throws {
+        let nights = try Nights()
+        defer { nights.space.remove() }
+        let log: String
+        // Night 1's environment: a killed night's write waited on a toggle it names.
+        var hold = ""
+        if night1 == "failed" {
+            log = try await nights.nightOneFailedNightTwoAnswered()
+        } else {
+            await nights.open(1)
+            hold = FixtureServer.uniqueKey("charges-nights-hold")
+            let running = try CourierBinary.launch(
+                ["run", "job.json", "--log-dir", nights.space.logs.path, "--no-progress"],
+                environment: nights.environment(1, hold: hold), directory: nights.space.folder)
+            await SignalTests.signal(
+                running, with: SIGKILL, afterArrivals: 1, key: nights.key,
+                server: nights.space.server)
+            _ = await running.wait(seconds: 300)
+            _ = await ProbeClient().get(nights.space.server.url("/toggle/on?name=\(hold)"))
+            log = try nights.firstLog()
+        }
+        await nights.open(1)
+        await nights.open(2)
+        let before = nights.bodies()
+        let replay = ["replay", log, "--job", "job.json", "--log-dir", nights.space.logs.path]
+        for command in [nights.resume(log), replay] {
+            for dry in [true, false] {
+                let result = try await nights.courier(
+                    command + (dry ? ["--dry-run"] : []), night: 2)
+                let told = result.stdout + result.stderr
+                #expect(
+                    told.contains("another request (another idempotency key)")
+                        && told.contains("--task charge"), "\(command) \(dry): \(told)")
+            }
+        }
+        #expect(nights.bodies() == before, "nothing made with night 2's environment")
+        let repaired = try await CourierBinary.run(
+            nights.resume(log) + ["--no-progress"], environment: nights.environment(1, hold: hold),
+            directory: nights.space.folder)
+        #expect(repaired.status == 0, "\(repaired.stdout)\(repaired.stderr)")
+        #expect(
+            nights.bodies() == (night1 == "failed" ? Nights.charged([2, 1]) : Nights.charged([1])))
+    }
 }

@@ -98,8 +98,11 @@ extension ReplayCommand {
             let folder = jobHistoryFolder(job: job, names: jobNames, options: options),
             let writes = JobHistory.writes(folder: folder, with: options.logs)
         else { return history.writes }
-        // The logs named too: standard input is not read again with the job's history.
-        return writes.merging(history.writes)
+        // The logs named too: standard input is not read again with the job's history. The
+        // keys the night's own writes went out with are theirs.
+        var merged = writes.merging(history.writes)
+        merged.nightKeys = history.writes.nightKeys
+        return merged
     }
 
     /// The job's history folder: the job's (`--job`), or the one the logs replayed are in.

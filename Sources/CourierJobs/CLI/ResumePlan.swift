@@ -252,7 +252,7 @@ enum ResumePlan {
                 task.id, keying, job: job.name, writes: resume.writes,
                 completing: Set(resume.runs)
             ).map(Planned.held) ?? .done
-        case .hold(let reason): return .held(reason)
+        case .hold(let reason), .changed(let reason): return .held(reason)
         }
     }
 

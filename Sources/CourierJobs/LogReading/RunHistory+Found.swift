@@ -35,7 +35,9 @@ extension RunHistory {
             // A write the job's history says was answered (or left under way) is not sent
             // again because the logs named leave it out (trial R: a log cut short sent a
             // charge twice).
-            if let writes = JobHistory.writes(folder: folder, with: history.logs) {
+            if var writes = JobHistory.writes(folder: folder, with: history.logs) {
+                // The keys the night's own writes went out with are the named logs'.
+                writes.nightKeys = history.writes.nightKeys
                 history.writes = writes
             }
             // What another line did since is done too. (Its own done tasks whose records are

@@ -78,6 +78,8 @@ struct TaskHistory {
     /// under way, and no line says what became of it. Held only until a line decides the
     /// task, so a long history of writes answered holds none.
     private(set) var underWay: [UInt64: LogLine] = [:]
+    /// The idempotency key each task's latest keyed write carried.
+    private var lastKeys: [UInt64: String] = [:]
     /// The idempotency key of the write whose `ok` made each done task done, when it had one:
     /// another write of the task (another night's body) is not done by it.
     private var doneWrites: [UInt64: String] = [:]
@@ -90,6 +92,9 @@ struct TaskHistory {
             let key = writes.key(task: task, write: doneWrites[task])
             if key != task { writes.done.insert(key) }
         }
+        // The key each write not done last went out with (a failed line, or a cut one; a
+        // later repair that held it sent none).
+        writes.nightKeys = lastKeys.filter { !done.contains($0.key) }
         return writes
     }
 
@@ -124,6 +129,7 @@ struct TaskHistory {
         {
             let key = FNV1a.taskKey(job: line.job, task: task)
             writeFacts.add(line, key: key)
+            if let sent = line.idempotencyKey { lastKeys[key] = sent }
             if line.event == LogEvent.requestStart {
                 writeStarts[key] = (task, line.idempotencyKey)
                 if !logOnlyReplays.contains(line.run) { underWay[key] = line }

@@ -30,6 +30,9 @@ struct WriteHistory: Sendable {
     /// Which of these tasks the history says are done (their final outcome is `ok`), and of
     /// their keyed writes (``key(task:write:)``), the one whose `ok` did it.
     var done: Set<UInt64> = []
+    /// The idempotency key each keyed write not done carried in its last attempt in the runs a
+    /// repair completes (``WriteRule/changedSince(_:_:job:writes:)``): by task.
+    var nightKeys: [UInt64: String] = [:]
     /// Tasks a write went out for without its key (an older log's, or the task had none then):
     /// what became of it is known by the task alone.
     private var unkeyed: Set<UInt64> = []

@@ -124,9 +124,9 @@ struct TaskSelection: Sendable {
         -> Verdict
     {
         let verdict = choosing(task, capturing: capturing)
-        guard let keying, case .send(var send) = verdict, !writes.facts.isEmpty else {
-            return verdict
-        }
+        guard let keying, case .send(var send) = verdict,
+            !writes.facts.isEmpty || !writes.nightKeys.isEmpty
+        else { return verdict }
         switch WriteRule.verdict(
             on: task, of: job, keying: keying, capturing: capturing, writes: writes,
             named: named.contains(task.id), choseNone: resumeNeeded != nil && chosen == nil)
@@ -156,6 +156,9 @@ struct TaskSelection: Sendable {
                 .heldReason ?? reason
             return .hold(
                 reason, general: general, done: writes.done.contains(key), found: send.found)
+        case .changed(let reason):
+            let general = reason.replacingOccurrences(of: "--task \(task.id)", with: "--task ID")
+            return .hold(reason, general: general, done: false, found: send.found)
         }
     }
 

@@ -114,6 +114,11 @@ enum WriteRule {
         _ task: ExpandedTask, in job: Job, writes: WriteHistory, named: Set<String>
     ) -> String? {
         guard let keying = keying(task, in: job) else { return nil }
+        if !named.contains(task.id),
+            let reason = changedSince(task.id, keying, job: job.name, writes: writes)
+        {
+            return reason
+        }
         let key = key(of: task.id, keying, job: job.name, in: writes)
         guard
             case .hold(let reason) = decide(
@@ -232,6 +237,25 @@ enum WriteRule {
         case doneInHistory
         /// Not sent, for this reason.
         case hold(String)
+        /// Not sent, and not done: the night being repaired sent another request for it
+        /// (``changedSince(_:_:job:writes:)``), for this reason.
+        case changed(String)
+    }
+
+    /// Why a keyed write is not sent: its last attempt in the runs a repair completes carried
+    /// another idempotency key than the request the job builds now, so the job file or its
+    /// environment changed since (a resume run after midnight with a date in the body; trial
+    /// GGG: an edited amount made two new charges beside the two of unknown outcome, and a
+    /// repair with the next night's environment found the next night's write done and never
+    /// made the failed night's). `nil` for any other write.
+    static func changedSince(_ task: String, _ keying: Keying, job: String, writes: WriteHistory)
+        -> String?
+    {
+        guard let current = keying.value,
+            let logged = writes.nightKeys[FNV1a.taskKey(job: job, task: task)], logged != current
+        else { return nil }
+        return
+            "the run being repaired sent it as another request (another idempotency key): the job file or its environment changed since; repair it with that run's environment (its ${env-public:…} values), or name it (--task \(task)) to send the request the job builds now"
     }
 
     /// The one decision on `task`, a write (`keyed`: its request carries its key), that the
@@ -241,6 +265,9 @@ enum WriteRule {
         on task: ExpandedTask, of job: String, keying: Keying, capturing: Bool,
         writes: WriteHistory, named: Bool, choseNone: Bool
     ) -> Verdict {
+        if !named, let reason = changedSince(task.id, keying, job: job, writes: writes) {
+            return .changed(reason)
+        }
         let key = key(of: task.id, keying, job: job, in: writes)
         switch decide(task: task.id, fact: writes[key], keyed: keying.keyed, named: named) {
         case .send: return .send
