@@ -625,4 +625,54 @@ struct WritesOnceRunTests {
             #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")
         }
     }
+
+    /// Trial GGG: `replay LOG` (the log alone) took no lock, so a resume started beside it
+    /// sent the failed night's write too: the server had two effects, in six trials of six.
+    /// The replay holds the job's log folder; a resume beside it exits 3 and sends nothing.
+    @Test("a replay of the log alone and a resume never run side by side")
+    func replayBesideResume() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("beside")
+        let gate = FixtureServer.uniqueKey("beside-gate")
+        let hold = FixtureServer.uniqueKey("beside-hold")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(gate)", "hang_until": "\#(hold)"},
+                 "json": {"amount": 100}}
+                """#, extra: #""retry": {"maxAttempts": 1}, "timeout": 600,"#)
+        await Self.toggle(hold, on: space)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        await Self.toggle(gate, on: space)
+        // The log's request waits on `hold`, which is on: the replay is given the log
+        // rewritten to wait on `holdAgain`, so that it is under way when the resume starts.
+        // (The resume's own request would not wait: without the lock it makes a second charge.)
+        let holdAgain = FixtureServer.uniqueKey("beside-hold-2")
+        let waiting = try String(contentsOfFile: log, encoding: .utf8)
+            .replacingOccurrences(of: hold, with: holdAgain)
+        let copy = space.logs.appendingPathComponent("e2e/replayed.jsonl.in")
+        try waiting.write(to: copy, atomically: true, encoding: .utf8)
+        let replay = try CourierBinary.launch(
+            [
+                "-c",
+                "'\(CourierBinary.url.path)' replay - --log-dir logs --no-progress < '\(copy.path)'",
+            ],
+            executable: URL(fileURLWithPath: "/bin/bash"), directory: space.folder)
+        await SignalTests.signal(replay, with: 0, afterArrivals: 2, key: key, server: space.server)
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(
+            resume.status == 3
+                && resume.stderr.contains("a replay of the job's log alone is going on"),
+            "\(resume.stderr)")
+        await Self.toggle(holdAgain, on: space)
+        let replayed = await replay.wait(seconds: 300)
+        #expect(replayed.status == 0, "\(replayed.output)")
+        #expect(Self.effects(space, key: key).count == 1, "made once")
+    }
+
+    static func toggle(_ name: String, on space: JobWorkspace) async {
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(name)"))
+    }
 }

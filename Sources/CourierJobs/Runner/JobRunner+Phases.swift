@@ -14,8 +14,8 @@ import Foundation
 extension JobRunner {
     /// What ``begin()`` put in place.
     struct Begun {
-        /// One lock per job, on its output folder (``JobLock``); none for a replay rebuilt
-        /// from the log alone, which saves nothing.
+        /// One lock per job, on its output folder and its log folder (``JobLock``); a replay
+        /// rebuilt from the log alone, which saves nothing, locks the log folder alone.
         let lock: JobLock?
         let runID: String
         let started: Date
@@ -50,15 +50,21 @@ extension JobRunner {
     /// signal at any moment after this ends the run cleanly, with `run.end`.
     func begin() throws(StartError) -> Begun {
         var lock: JobLock?
-        if source.savesOutputs {
-            do throws(JobLock.Failure) {
+        let history =
+            options.logToStandardOutput
+            ? nil : options.logDirectory.appendingPathComponent(job.name)
+        do throws(JobLock.Failure) {
+            if source.savesOutputs {
                 lock = try JobLock(
                     outputDir: URL(fileURLWithPath: job.outputDir), shard: options.shard)
-            } catch {
-                switch error {
-                case .held(let url, let reason): throw .locked(url, reason: reason)
-                case .cannotOpen: throw .log(error)
-                }
+                if let history { try lock?.shareHistory(history) }
+            } else if let history {
+                lock = try JobLock(history: history)
+            }
+        } catch {
+            switch error {
+            case .held(let url, let reason): throw .locked(url, reason: reason)
+            case .cannotOpen: throw .log(error)
             }
         }
         // From getrandom(2), not UUID(): a root without /dev/urandom (a bare chroot) gave

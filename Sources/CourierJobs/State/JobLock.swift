@@ -88,6 +88,41 @@ final class JobLock {
         throw .cannotOpen(file, reason: "the lock file keeps being replaced")
     }
 
+    /// Takes the lock of the job's log folder that a replay rebuilt from its log alone holds:
+    /// it saves nothing, so no output folder says what it is, but it sends the job's writes
+    /// and logs them in this history. Exclusive, so that it never runs beside a run of the job
+    /// or another such replay, each of which would send a write the other is sending (trial
+    /// GGG: a replay and a resume started together both made the failed night's write).
+    init(history folder: URL) throws(Failure) {
+        url = folder
+        try lockHistory(folder, exclusive: true)
+    }
+
+    /// Adds a shared lock of the job's log folder (``init(history:)``) to a run's: runs and
+    /// shards share it; a replay from the log alone takes it exclusively.
+    func shareHistory(_ folder: URL) throws(Failure) {
+        try lockHistory(folder, exclusive: false)
+    }
+
+    private func lockHistory(_ folder: URL, exclusive: Bool) throws(Failure) {
+        do {
+            try FileSystem.makeFolders(folder)
+        } catch {
+            throw .cannotOpen(folder, reason: "\(error)")
+        }
+        let descriptor = try Self.openDescriptor(folder, flags: O_RDONLY | O_DIRECTORY)
+        guard flock(descriptor, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 else {
+            close(descriptor)
+            release()
+            throw .held(
+                folder,
+                reason: exclusive
+                    ? "a run of the job, or another replay of its logs, is going on"
+                    : "a replay of the job's log alone is going on")
+        }
+        descriptors.append(descriptor)
+    }
+
     deinit { release() }
 
     private func release() {
