@@ -558,4 +558,38 @@ struct ShardRunTests {
         #expect(try await space.run(backend: "curl").status == 0, "the whole job runs")
         #expect(WritesOnceRunTests.effects(space, key: key).count == 1)
     }
+
+    /// Trial GGG: shard 2's pod never started while 0 and 1 ran; the night was repaired with a
+    /// whole-job `--resume`, and then Kubernetes retried pod 2, which found no run with its key
+    /// on its shard and ran the shard afresh: its ten writes were made twice. After a repair
+    /// made since the Job's first pod, a pod of that Job completes the night; before any, it
+    /// runs its shard afresh, as each pod of a Job does.
+    @Test("--once-per: a pod that never ran, retried after a repair, completes its night")
+    func oncePerAfterARepair() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("once-per-repair")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "c-{n}", "method": "POST", "path": "/charges", "query": {"key": "\#(key)"},
+                 "json": {"n": "{n}"}, "foreach": {"n": {"range": [1, 9]}}}
+                """#)
+        func pod(_ index: Int) async throws -> CourierBinary.Result {
+            try await CourierBinary.run(
+                ["run", "job.json", "--once-per", "night-1", "--no-progress"],
+                environment: ["JOB_COMPLETION_INDEX": "\(index)", "JOB_COMPLETIONS": "3"],
+                directory: space.folder)
+        }
+        for index in [0, 1] { #expect(try await pod(index).status == 0) }
+        let repair = try await CourierBinary.run(
+            ["run", "job.json", "--resume", "--no-progress"], directory: space.folder)
+        #expect(repair.status == 0, "\(repair.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 9)
+        let retried = try await pod(2)
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(
+            retried.stderr.contains("a run with this key is in the job's history"),
+            "\(retried.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 9, "no write made twice")
+    }
 }

@@ -88,16 +88,21 @@ struct JobHistory: Equatable {
     /// Whether a run started with `--once-per key` on `shard` (the whole job: `nil`) is among
     /// the job's logs in `folder`: then a run with that key resumes it (a pod Kubernetes
     /// retries), else it starts the job afresh (the next night's Job, another key).
+    ///
+    /// A shard whose pod never ran while the others did is that Job's too once a repair was
+    /// made after them (`--resume`, of the whole job or of that shard): the repair may have
+    /// done the shard's tasks, and its retried pod must complete the Job, not start the shard
+    /// afresh (trial GGG: its writes were made twice). Before any repair, the shard runs fresh,
+    /// as each pod of a Job does.
     static func hasRun(oncePer key: String, shard: Shard?, folder: URL) -> Bool {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.contains { name in
-            guard name.hasSuffix(".jsonl"),
-                let first = LogFiles.firstLine(of: folder.appendingPathComponent(name).path),
-                first.event == LogEvent.runStart, let fields = first.runFields,
-                fields.oncePer == key
-            else { return false }
-            return fields.shardIndex == shard?.index && fields.shardCount == shard?.count
-        }
+        let starts = starts(in: folder)
+        let keyed = starts.filter { $0.oncePer == key }
+        if keyed.contains(where: { $0.shard == shard }) { return true }
+        guard let shard,
+            let first = keyed.filter({ $0.shard?.count == shard.count })
+                .map(\.time).min()
+        else { return false }
+        return starts.contains { $0.completesEarlier && $0.time > first && $0.oncePer != key }
     }
 
     /// Of the log files `paths` (any jobs'), those in their job's current history, and those
