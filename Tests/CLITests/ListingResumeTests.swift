@@ -410,4 +410,29 @@ struct ListingResumeTests {
             Self.outputs(space), Self.outputs(clean))
         #expect(differences.isEmpty, "outputs differ from the clean run's: \(differences)")
     }
+
+    /// Trial GGG: a run killed in a listing whose next link carries a secret (so it keeps no
+    /// checkpoint) left its listing file under `.courier/records`, and it stayed after the
+    /// resume and every run after. The task's ok sweeps the listing files of earlier runs.
+    @Test(
+        "a listing with secret links killed midway leaves nothing under .courier after the resume")
+    func killedSecretListingLeavesNothing() async throws {
+        let (space, key, cut) = try await Self.cutListing(
+            "listing-secret-kill",
+            fault: #", "api_key": "${env:LISTING_KEY}", "hang_page": "5", "hang_until": "TOGGLE""#)
+        defer { space.remove() }
+        let environment = ["LISTING_KEY": "sk-listing-\(UUID().uuidString)"]
+        let running = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            environment: environment, directory: space.folder)
+        // Six arrivals: the records put in, then pages 1 to 5 (which hangs).
+        await SignalTests.signal(
+            running, with: SIGKILL, afterArrivals: 6, key: key, server: space.server)
+        _ = await running.wait(seconds: 300)
+        _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(cut)"))
+        let again = try await space.run(["--resume"], backend: "curl", environment: environment)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(Self.leftovers(space) == [], "left under .courier: \(Self.leftovers(space))")
+        #expect(try Self.recordLines(space).count == 16)
+    }
 }

@@ -23,8 +23,9 @@ extension JobRunner {
         var wrote = false
         /// The task's checkpoint could not be read (a later format): it is left as it is.
         var blocked = false
-        /// The task's checkpoint could not be read (not one Courier wrote): the listing files
-        /// it may have named are unknown, so the task's others go once it has its own.
+        /// The task's checkpoint could not be read (not one Courier wrote), or this run's
+        /// could not be written (a secret in its next link): the listing files earlier runs
+        /// left are unknown, so the task's others go once it has its own, or ends ok.
         var sweeps = false
 
         init(first: String) { self.first = first }
@@ -157,7 +158,13 @@ extension JobRunner {
                 return nil
             }
         }
-        guard let written else { return }
+        guard let written else {
+            // No checkpoint names this run's listing file, nor an earlier one's: those of
+            // killed runs go when the task ends ok (trial GGG: a listing whose next links
+            // carry a secret left a killed run's file for good).
+            listing.sweeps = true
+            return
+        }
         let isFirst = !listing.wrote
         let superseded = listing.last?.records?.file
         listing.last = written
