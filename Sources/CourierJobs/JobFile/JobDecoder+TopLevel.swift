@@ -49,6 +49,17 @@ extension JobDecoder {
         return name
     }
 
+    /// The job's `headers`, their names and values checked, each error at its value.
+    static func decodeHeaders(
+        _ reader: inout NodeReader, root: JSONNode, context: DecodingContext
+    ) -> [(name: String, value: String)] {
+        let headers = reader.stringMap("headers") ?? []
+        validateHeaderNames(
+            headers, path: "headers", at: root, nodes: reader.memberNodes(of: "headers"),
+            context: context)
+        return headers
+    }
+
     /// `outputDir`, `out/NAME` when not given; an empty one is refused: saves would land
     /// beside the job file, among its logs (trial FFF).
     static func decodeOutputDir(

@@ -150,8 +150,7 @@ enum JobDecoder {
             reader.take("retry").map {
                 decodeRetry($0, path: "retry", base: RetryPolicy(), context: context)
             } ?? RetryPolicy()
-        let headers = reader.stringMap("headers") ?? []
-        validateHeaderNames(headers, path: "headers", at: root, context: context)
+        let headers = decodeHeaders(&reader, root: root, context: context)
         let authForm = reader.take("auth").flatMap { decodeAuth($0, context: context) }
         let auth = authForm?.credentials
         let cookies = reader.bool("cookies") ?? false
@@ -369,14 +368,18 @@ enum JobDecoder {
 
     static func validateHeaderNames(
         _ headers: [(name: String, value: String)], path: String, at node: JSONNode,
-        context: DecodingContext
+        nodes: [String: JSONNode] = [:], context: DecodingContext
     ) {
+        // Each at its own value when known (trial FFF: at the task's start).
         for header in headers where !HTTPMethod(header.name).isValidToken {
-            context.error("\(path).\(header.name)", "is not a valid header name", at: node)
+            context.error(
+                "\(path).\(header.name)", "is not a valid header name",
+                at: nodes[header.name] ?? node)
         }
         for header in headers where header.value.contains("\r") || header.value.contains("\n") {
             context.error(
-                "\(path).\(header.name)", "header values may not contain line breaks", at: node)
+                "\(path).\(header.name)", "header values may not contain line breaks",
+                at: nodes[header.name] ?? node)
         }
     }
 }

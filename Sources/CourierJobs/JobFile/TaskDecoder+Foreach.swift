@@ -85,11 +85,25 @@ extension TaskDecoder {
                 }
             }
             return .list(list)
-        case .object:
+        case .object(let members):
             guard
                 var reader = NodeReader(
                     node, path: path, keys: JobKeys.foreachSource, context: context)
             else { return nil }
+            // An object of no known key is one mistake, said once (trial FFF: `{"list": []}`
+            // got "expected a list of values" and "unknown key" both).
+            if !members.isEmpty, !["range", "lines", "capture"].contains(where: reader.has) {
+                if let list = members.first(where: { $0.key == "list" })?.node {
+                    let name = path.split(separator: ".").last.map(String.init) ?? "name"
+                    context.error(
+                        "\(path).list",
+                        "is not a key: a list of values is the variable's array itself (\"\(name)\": [\"a\", \"b\"])",
+                        at: list)
+                } else {
+                    reader.rejectUnknownKeys()
+                }
+                return .list([])
+            }
             let source = sourceObject(&reader, folder: folder)
             reader.rejectUnknownKeys()
             // A bad source still declares its variable, so its uses are not errors too.

@@ -94,7 +94,8 @@ extension TaskDecoder {
     mutating func readHeaders() -> [(name: String, value: String)] {
         let nodes = reader.memberNodes(of: "headers")
         let headers = reader.stringMap("headers") ?? []
-        JobDecoder.validateHeaderNames(headers, path: "\(path).headers", at: node, context: context)
+        JobDecoder.validateHeaderNames(
+            headers, path: "\(path).headers", at: node, nodes: nodes, context: context)
         for header in headers {
             checkVariables(header.value, key: "headers.\(header.name)", at: nodes[header.name])
         }
