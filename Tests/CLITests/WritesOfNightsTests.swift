@@ -62,6 +62,22 @@ struct WritesOfNightsTests {
             return log
         }
 
+        /// Night 1 killed while its write was under way (the server took it, its answer held
+        /// until the toggle `hold`, switched on after the kill): night 1's log, and `hold`,
+        /// which night 1's environment names.
+        func nightOneKilledUnderWay() async throws -> (log: String, hold: String) {
+            await open(1)
+            let hold = FixtureServer.uniqueKey("charges-nights-hold")
+            let running = try CourierBinary.launch(
+                ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+                environment: environment(1, hold: hold), directory: space.folder)
+            await SignalTests.signal(
+                running, with: SIGKILL, afterArrivals: 1, key: key, server: space.server)
+            _ = await running.wait(seconds: 300)
+            _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(hold)"))
+            return (try firstLog(), hold)
+        }
+
         /// The first log of the folder: night 1's.
         func firstLog() throws -> String {
             let name = try #require(
@@ -219,17 +235,7 @@ struct WritesOfNightsTests {
     func aKilledOlderNightsReport() async throws {
         let nights = try Nights()
         defer { nights.space.remove() }
-        await nights.open(1)
-        let hold = FixtureServer.uniqueKey("charges-nights-hold")
-        let running = try CourierBinary.launch(
-            ["run", "job.json", "--log-dir", nights.space.logs.path, "--no-progress"],
-            environment: nights.environment(1, hold: hold), directory: nights.space.folder)
-        await SignalTests.signal(
-            running, with: SIGKILL, afterArrivals: 1, key: nights.key, server: nights.space.server
-        )
-        _ = await running.wait(seconds: 300)
-        _ = await ProbeClient().get(nights.space.server.url("/toggle/on?name=\(hold)"))
-        let log = try nights.firstLog()
+        let (log, _) = try await nights.nightOneKilledUnderWay()
         await nights.open(2)
         try await nights.run(2, status: 0)
         let report = try await CourierBinary.run(["report", log], directory: nights.space.folder)
@@ -274,24 +280,11 @@ struct WritesOfNightsTests {
     func aRepairWithAnotherNightsEnvironment(night1: String) async throws {
         let nights = try Nights()
         defer { nights.space.remove() }
-        let log: String
         // Night 1's environment: a killed night's write waited on a toggle it names.
-        var hold = ""
-        if night1 == "failed" {
-            log = try await nights.nightOneFailedNightTwoAnswered()
-        } else {
-            await nights.open(1)
-            hold = FixtureServer.uniqueKey("charges-nights-hold")
-            let running = try CourierBinary.launch(
-                ["run", "job.json", "--log-dir", nights.space.logs.path, "--no-progress"],
-                environment: nights.environment(1, hold: hold), directory: nights.space.folder)
-            await SignalTests.signal(
-                running, with: SIGKILL, afterArrivals: 1, key: nights.key,
-                server: nights.space.server)
-            _ = await running.wait(seconds: 300)
-            _ = await ProbeClient().get(nights.space.server.url("/toggle/on?name=\(hold)"))
-            log = try nights.firstLog()
-        }
+        let (log, hold) =
+            night1 == "failed"
+            ? (try await nights.nightOneFailedNightTwoAnswered(), "")
+            : try await nights.nightOneKilledUnderWay()
         await nights.open(1)
         await nights.open(2)
         let before = nights.bodies()
