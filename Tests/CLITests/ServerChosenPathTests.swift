@@ -72,6 +72,31 @@ struct ServerChosenPathTests {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: items.path)) ?? []
         #expect(!names.contains { $0.contains(token) }, "\(names)")
     }
+
+    /// Trial III: a listing's answer named another host (`{"base": "http://127.0.0.1:PORT"}`)
+    /// and `"path": "{+base}/echo"` took the job's bearer token there. A value that makes a
+    /// path an absolute URL fails its task, and nothing is sent.
+    @Test("a value that makes a path an absolute URL fails its task; the token stays home")
+    func noAbsoluteURLFromAValue() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("elsewhere")
+        let elsewhere = space.server.url("/hits").absoluteString.replacingOccurrences(
+            of: "127.0.0.1", with: "localhost"
+        ).replacingOccurrences(of: "/hits", with: "")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/json", "query": {"v": "{\"base\": \"\#(elsewhere)\"}"},
+                 "capture": {"base": {"json": "/base"}}},
+                {"id": "files", "path": "{+base}/echo", "query": {"key": "\#(key)"}}
+                """#, extra: #""retry": {"maxAttempts": 1}, "auth": {"bearer": "${env:TOKEN}"},"#)
+        let run = try await space.run(backend: "curl", environment: ["TOKEN": "tok-elsewhere"])
+        #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
+        #expect(
+            run.stderr.contains("a value made the path an absolute URL (\"http:…\")"),
+            "\(run.stderr)")
+        #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing sent")
+    }
 }
 
 /// Paths on the summary line (trial GG).

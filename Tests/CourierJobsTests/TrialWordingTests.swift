@@ -35,7 +35,11 @@ struct TrialWordingTests {
         let foreach = errors(
             ExpansionTests.job(
                 tasks: #"{"id": "a{n}", "path": "/{n}", "foreach": {"n": {"list": [1]}}}"#))
-        #expect(foreach.contains { $0.contains("expected a list of values") }, "\(foreach)")
+        #expect(
+            foreach.contains {
+                $0.contains("a list of values is the variable's array itself")
+                    && $0.contains(#"{"range": [from, to]}"#)
+            }, "\(foreach)")
     }
 
     /// A single request read "1000 req/s over 0.00 s"; the runs table counted skipped tasks

@@ -107,7 +107,10 @@ enum JobValidator {
         }.reduce(0) { $0 + StaticValidation.expansionCount(of: $1, cap: 100_000_000) }
         var fingerprints: [UInt64] = []
         fingerprints.reserveCapacity(min(expanded + lines, 100_000_000))
-        for (spec, _, result) in checks(job, skipping: provable) {
+        // A save with variables is weighed against the job's literal files task by task;
+        // most jobs have none, and pay nothing.
+        let literals = SaveCollisions.Literals(job.tasks)
+        for (spec, bindings, result) in checks(job, skipping: provable) {
             switch result {
             case .failure(var error):
                 // Placed at the task's entry: the value came from an expansion of it.
@@ -118,6 +121,15 @@ enum JobValidator {
             case .success(let id):
                 count += 1
                 fingerprints.append(fingerprint(id))
+                if !literals.isEmpty, let save = spec.save, !Template(save).variables.isEmpty,
+                    let message = literals.clash(
+                        RecordsRule.canonical(Template(save).render(bindings)), of: spec)
+                {
+                    errors.append(
+                        JobFileError(
+                            file: job.file.relativePath, spec: spec, key: "save",
+                            message: "task \(id) \(message)"))
+                }
             }
             if errors.count >= 20 {
                 stopped = true

@@ -28,10 +28,15 @@ enum OutputPath {
                 kept.removeLast()
             }
             let plain = kept.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "/")
-            return
-                "may not use \"..\", even within outputDir: \"\(path)\" (write it as \"\(plain)\")"
+            // A fix is suggested only when it is one (trial III: `d/..` was told to write "").
+            let fix = problem(with: plain) == nil ? " (write it as \"\(plain)\")" : ""
+            return "may not use \"..\", even within outputDir: \"\(path)\"\(fix)"
         }
-        if components.isEmpty || bytes.last == slash {
+        // `.` names a folder, not a file (trial III: `"save": "."` was refused only as it ran,
+        // and `a/.` saved the file `a`).
+        if components.isEmpty || bytes.last == slash
+            || components.last?.elementsEqual(".".utf8) == true
+        {
             return "must name a file, found \"\(path)\""
         }
         // Courier's own state, lock and kept captures: a value a server sent (`{id}` of

@@ -22,39 +22,87 @@ enum SaveCollisions {
             }
     }
 
-    /// The entries whose `save` has no `{variables}` and names a file an earlier entry saves,
-    /// or one an entry writes its records to: each run would put one task's answer over the
-    /// other's (trial FFF: `a` and `b` saved `x.txt`, the run said `2 ok` and `b`'s body was
-    /// gone; records appended nightly were lost under a save). Paths with variables depend on
-    /// values, and two entries may rightly take disjoint ones (`{n}` over 1–3 and over 4–6):
-    /// those are not judged. Entries sharing a records file are ``RecordsRule``'s to judge.
-    static func shared(_ tasks: [TaskSpec]) -> [(spec: TaskSpec, message: String)] {
-        func literal(_ text: String?) -> String? {
+    /// The files the job names with no `{variables}`: the literal `save` paths and records
+    /// files, by canonical path, with the first entry that names each. Another entry's file
+    /// that is one of them, or a folder of one, or inside one, would take its place, or never
+    /// be saved (trials FFF, III: `a` and `b` saved `x.txt`, the run said `2 ok` and `b`'s
+    /// body was gone; a save over records appended nightly lost them; `b-{n}` saved `f1.json`
+    /// as `c` did; `a/x.txt` beside `a` failed every night).
+    struct Literals {
+        private(set) var saved: [String: TaskSpec] = [:]
+        private(set) var recorded: [String: TaskSpec] = [:]
+        var isEmpty: Bool { saved.isEmpty && recorded.isEmpty }
+
+        init(_ tasks: [TaskSpec]) {
+            for spec in tasks {
+                if let path = Self.literal(spec.records?.to), recorded[path] == nil {
+                    recorded[path] = spec
+                }
+                if let path = Self.literal(spec.save), saved[path] == nil { saved[path] = spec }
+            }
+        }
+
+        /// Every entry's literal records file, besides the saves.
+        mutating func addRecords(of tasks: [TaskSpec]) {
+            for spec in tasks {
+                if let path = Self.literal(spec.records?.to), recorded[path] == nil {
+                    recorded[path] = spec
+                }
+            }
+        }
+
+        static func literal(_ text: String?) -> String? {
             guard let text, Template(text).variables.isEmpty else { return nil }
             return RecordsRule.canonical(Template(text).render([:]))
         }
-        var recorded: [String: TaskSpec] = [:]
-        for spec in tasks {
-            if let path = literal(spec.records?.to), recorded[path] == nil { recorded[path] = spec }
+
+        /// Why `spec` may not save `path` (canonical): the file is another entry's, or a
+        /// folder of one, or one is a folder of it; `nil` when it is its own.
+        func clash(_ path: String, of spec: TaskSpec) -> String? {
+            func other(_ found: TaskSpec?) -> TaskSpec? {
+                found.flatMap { $0.path == spec.path ? nil : $0 }
+            }
+            if let earlier = other(saved[path]) {
+                return
+                    "saves \(path), as \(earlier.path) (\(earlier.id)) does: each run would put one answer over the other; give each task its own file"
+            }
+            if let records = other(recorded[path]) {
+                return
+                    "saves \(path), where \(records.path) (\(records.id)) writes its records: the save would replace them; give each its own file"
+            }
+            var folder = Substring(path)
+            while let slash = folder.lastIndex(of: "/") {
+                folder = folder[..<slash]
+                if let file = other(saved[String(folder)]) {
+                    return
+                        "saves \(path), inside \(folder), which \(file.path) (\(file.id)) saves as a file: one of them could never be saved; give each its own place"
+                }
+            }
+            let inside = path + "/"
+            if let (_, file) = saved.first(where: {
+                $0.key.hasPrefix(inside) && other($0.value) != nil
+            }) {
+                return
+                    "saves \(path), a folder of what \(file.path) (\(file.id)) saves: one of them could never be saved; give each its own place"
+            }
+            return nil
         }
-        var saved: [String: TaskSpec] = [:]
+    }
+
+    /// The entries whose literal `save` clashes with an earlier entry's literal file
+    /// (``Literals``). Paths with variables are judged task by task as the job is validated
+    /// (``JobValidator``): two entries may rightly take disjoint values (`{n}` over 1–3 and
+    /// over 4–6). Entries sharing a records file are ``RecordsRule``'s to judge.
+    static func shared(_ tasks: [TaskSpec]) -> [(spec: TaskSpec, message: String)] {
+        var earlier: [TaskSpec] = []
         var found: [(spec: TaskSpec, message: String)] = []
         for spec in tasks {
-            guard let path = literal(spec.save) else { continue }
-            if let earlier = saved[path] {
-                found.append(
-                    (
-                        spec,
-                        "saves \(path), as \(earlier.path) (\(earlier.id)) does: each run would put one answer over the other; give each task its own file"
-                    ))
-            } else if let records = recorded[path] {
-                found.append(
-                    (
-                        spec,
-                        "saves \(path), where \(records.path) (\(records.id)) writes its records: the save would replace them; give each its own file"
-                    ))
-            }
-            if saved[path] == nil { saved[path] = spec }
+            defer { earlier.append(spec) }
+            guard let path = Literals.literal(spec.save) else { continue }
+            // Against the entries before it for saves (one error a pair), every entry's records.
+            var literals = Literals(earlier)
+            literals.addRecords(of: tasks)
+            if let message = literals.clash(path, of: spec) { found.append((spec, message)) }
         }
         return found
     }

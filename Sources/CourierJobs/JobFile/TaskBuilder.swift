@@ -108,6 +108,19 @@ extension TaskBuilder {
         }
     }
 
+    /// Why a rendered `path` may not be sent: a value (`{+base}` of a capture, a `foreach`
+    /// value) made it an absolute URL, which is not joined to `baseURL` and would take the
+    /// job's `auth` to its host (trial III: a server's answer drew the bearer token to
+    /// another port). A literal one is refused when the file is read (``TaskDecoder``).
+    static func absolutePath(_ path: String, id: String) -> Problem? {
+        guard let scheme = TaskDecoder.scheme(of: path) else { return nil }
+        return Problem(
+            key: "path",
+            message:
+                "a value made the path an absolute URL (\"\(scheme):…\"), which is not joined to baseURL: not sent (task \(id)); give such URLs as \"url\""
+        )
+    }
+
     /// The task's URL: its `path` joined to the job's base, or its `url`, with its query.
     static func target(
         _ target: TaskSpec.Target, templates: CompiledTemplates, bindings: [String: String],
@@ -121,6 +134,7 @@ extension TaskBuilder {
             case .failure(let problem):
                 return .failure(Problem(key: "path", message: message(problem, id: id)))
             }
+            if let problem = absolutePath(path, id: id) { return .failure(problem) }
             let joined =
                 if let base {
                     try? URLBuilder.url(base: base, path: path, query: query)
@@ -212,6 +226,9 @@ extension TaskBuilder {
             switch templates.target.renderPath(bindings) {
             case .success(let rendered): path = rendered
             case .failure(let problem): return error("path", Self.message(problem, id: id))
+            }
+            if let problem = absolutePath(path, id: id) {
+                return error(problem.key, problem.message)
             }
             if job.baseURL == nil || path.utf8.contains(UInt8(ascii: ":")) {
                 let query = templates.query.map {

@@ -97,7 +97,7 @@ extension TaskDecoder {
                     let name = path.split(separator: ".").last.map(String.init) ?? "name"
                     context.error(
                         "\(path).list",
-                        "is not a key: a list of values is the variable's array itself (\"\(name)\": [\"a\", \"b\"])",
+                        "is not a key: a list of values is the variable's array itself (\"\(name)\": [\"a\", \"b\"]); the other forms are {\"range\": [from, to]}, {\"lines\": \"file\"} and {\"capture\": \"name\"}",
                         at: list)
                 } else {
                     reader.rejectUnknownKeys()
