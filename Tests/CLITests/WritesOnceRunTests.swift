@@ -613,14 +613,24 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 1)
         let copy = space.folder.appendingPathComponent("incident-night.jsonl")
         try FileManager.default.copyItem(atPath: log, toPath: copy.path)
-        let replays = [
-            "'\(CourierBinary.url.path)' replay - --log-dir logs < '\(log)'",
-            "'\(CourierBinary.url.path)' replay '\(copy.path)' --log-dir logs",
+        // From the job's home, from another working folder (trial HHH: its own `logs/` was
+        // taken for the history), and with `--log-dir` naming another folder for the repair.
+        let elsewhere = space.folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let courier = "'\(CourierBinary.url.path)'"
+        let job = space.folder.appendingPathComponent("job.json").path
+        let replays: [(String, URL)] = [
+            ("\(courier) replay - --log-dir logs < '\(log)'", space.folder),
+            ("\(courier) replay '\(copy.path)' --log-dir logs", space.folder),
+            ("\(courier) replay - < '\(log)'", elsewhere),
+            ("\(courier) replay '\(copy.path)'", elsewhere),
+            ("\(courier) run '\(job)' --resume '\(log)' --log-dir other", elsewhere),
+            ("\(courier) replay '\(log)' --job '\(job)' --log-dir other", elsewhere),
         ]
-        for command in replays {
+        for (command, folder) in replays {
             let replayed = try await CourierBinary.run(
-                ["-c", command], executable: URL(fileURLWithPath: "/bin/bash"),
-                directory: space.folder)
+                ["-c", command + " --no-progress"], executable: URL(fileURLWithPath: "/bin/bash"),
+                directory: folder)
             #expect(replayed.status == 0, "\(command): \(replayed.stdout)\(replayed.stderr)")
             #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")
         }

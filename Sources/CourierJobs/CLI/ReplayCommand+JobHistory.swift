@@ -94,27 +94,42 @@ extension ReplayCommand {
         of history: TaskHistory, job: Job?, jobNames: Set<String>, logsNamed: Bool,
         options: Options
     ) -> WriteHistory {
-        guard logsNamed,
-            let folder = jobHistoryFolder(job: job, names: jobNames, options: options),
-            let writes = JobHistory.writes(folder: folder, with: options.logs)
+        guard logsNamed, let name = job?.name ?? (jobNames.count == 1 ? jobNames.first : nil)
         else { return history.writes }
+        // Every history the write may have been made in: the folder the replay logs in, the
+        // one the logs named are in (`--log-dir` may name another), and the job file's (logs
+        // from a pipe or a copy, read elsewhere; trials GGG, HHH: each made again a write a
+        // resume had made).
+        var folders: [URL] = []
+        if let job {
+            let logs = options.logDirectoryGiven ? options.run.logDirectory : job.home.logs
+            folders.append(logs.appendingPathComponent(name))
+        } else {
+            folders.append(options.run.logDirectory.appendingPathComponent(name))
+        }
+        for root in [
+            historyFolder(of: options.logs, job: name),
+            historyFolder(ofJobFile: history.jobPath, job: name),
+        ] {
+            if let folder = root?.appendingPathComponent(name) { folders.append(folder) }
+        }
         // The logs named too: standard input is not read again with the job's history. The
         // keys the night's own writes went out with are theirs.
+        guard let writes = JobHistory.writes(folders: folders, with: options.logs) else {
+            return history.writes
+        }
         var merged = writes.merging(history.writes)
         merged.nightKeys = history.writes.nightKeys
         return merged
     }
 
-    /// The job's history folder: the job's (`--job`), or the one the logs replayed are in.
-    static func jobHistoryFolder(job: Job?, names: Set<String>, options: Options) -> URL? {
-        if let job {
-            let logs = options.logDirectoryGiven ? options.run.logDirectory : job.home.logs
-            return logs.appendingPathComponent(job.name)
-        }
-        guard names.count == 1, let name = names.first else { return nil }
-        // Logs from a pipe or copied elsewhere: the history is where the replay logs, which
-        // it joins (trial GGG: `replay - < night.jsonl` sent writes a resume had made since).
-        let root = historyFolder(of: options.logs, job: name) ?? options.run.logDirectory
-        return root.appendingPathComponent(name)
+    /// The log folder of the job file a log's `run.start` names (`jobPath`), when that file
+    /// is there and still names the job `job`: where a log read from a pipe or copied out of
+    /// its folder has its history.
+    static func historyFolder(ofJobFile path: String?, job: String) -> URL? {
+        guard let path, let folder = JobHome.logFolder(ofJobFile: URL(fileURLWithPath: path)),
+            folder.lastPathComponent == job
+        else { return nil }
+        return folder.deletingLastPathComponent()
     }
 }

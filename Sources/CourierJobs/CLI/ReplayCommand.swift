@@ -99,6 +99,7 @@ enum ReplayCommand {
             options.run.logDirectory = job.home.logs
         } else if !options.logDirectoryGiven, let name = jobNames.first,
             let folder = Self.historyFolder(of: options.logs, job: name)
+                ?? Self.historyFolder(ofJobFile: history.jobPath, job: name)
         {
             // The replay joins the history it repairs (docs/log-format.md, "One history per
             // job"), wherever the command runs from.

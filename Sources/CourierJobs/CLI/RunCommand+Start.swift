@@ -123,8 +123,11 @@ extension RunCommand {
             }
         }
         if resume {
+            let named =
+                arguments.oncePer.map { JobHistory.logs(oncePer: $0, folder: folder) }
+                ?? arguments.resumeLogs.map { URL(fileURLWithPath: $0) }
             switch RunHistory.resuming(
-                job, folder: folder, named: arguments.resumeLogs.map { URL(fileURLWithPath: $0) },
+                job, folder: folder, named: named,
                 fresh: arguments.freshIfNoHistory, warn: { console.error("courier: \($0)") })
             {
             case .failure(let refusal):

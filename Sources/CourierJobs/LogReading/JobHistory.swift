@@ -85,6 +85,13 @@ struct JobHistory: Equatable {
         }
     }
 
+    /// The logs of the runs started with `--once-per key`, every shard's: the night a pod of
+    /// that Job completes, whatever later nights ran since (trial HHH: a late pod resumed the
+    /// next night's history, and made its own night's writes again).
+    static func logs(oncePer key: String, folder: URL) -> [URL] {
+        starts(in: folder).filter { $0.oncePer == key }.map { URL(fileURLWithPath: $0.path) }
+    }
+
     /// Whether a run started with `--once-per key` on `shard` (the whole job: `nil`) is among
     /// the job's logs in `folder`: then a run with that key resumes it (a pod Kubernetes
     /// retries), else it starts the job afresh (the next night's Job, another key).
@@ -255,6 +262,22 @@ extension JobHistory {
     /// night sent its writes (trial AAA: a replay had made the night's charge before the next
     /// night, and the repair after that night, reading from it, made it again).
     static func writes(folder: URL, with logs: [String]) -> WriteHistory? {
+        writes(folders: [folder], with: logs)
+    }
+
+    /// ``writes(folder:with:)`` over several folders (each once), merged: a write any of
+    /// them made was made. `nil` when none holds a history.
+    static func writes(folders: [URL], with logs: [String]) -> WriteHistory? {
+        var merged: WriteHistory?
+        var seen = Set<String>()
+        for folder in folders where seen.insert(folder.standardizedFileURL.path).inserted {
+            guard let writes = writesOf(folder: folder, with: logs) else { continue }
+            merged = merged.map { $0.merging(writes) } ?? writes
+        }
+        return merged
+    }
+
+    private static func writesOf(folder: URL, with logs: [String]) -> WriteHistory? {
         let starts = starts(in: folder)
         let history = select(starts).logs
         guard !history.isEmpty else { return nil }

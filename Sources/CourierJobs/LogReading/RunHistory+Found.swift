@@ -35,7 +35,12 @@ extension RunHistory {
             // A write the job's history says was answered (or left under way) is not sent
             // again because the logs named leave it out (trial R: a log cut short sent a
             // charge twice).
-            if var writes = JobHistory.writes(folder: folder, with: history.logs) {
+            // The named logs' own folder too, when `--log-dir` names another (trial HHH: a
+            // write a resume had made there was made again).
+            let theirs = named.map { $0.deletingLastPathComponent() }.filter {
+                $0.lastPathComponent == job.name
+            }
+            if var writes = JobHistory.writes(folders: [folder] + theirs, with: history.logs) {
                 // The keys the night's own writes went out with are the named logs'.
                 writes.nightKeys = history.writes.nightKeys
                 history.writes = writes

@@ -78,6 +78,9 @@ struct TaskHistory {
     /// under way, and no line says what became of it. Held only until a line decides the
     /// task, so a long history of writes answered holds none.
     private(set) var underWay: [UInt64: LogLine] = [:]
+    /// The job file the first run read names (`run.start`'s `jobPath`): where the job's own
+    /// history is, for logs read from a pipe or a copy.
+    private(set) var jobPath: String?
     /// The idempotency key each task's latest keyed write carried.
     private var lastKeys: [UInt64: String] = [:]
     /// The idempotency key of the write whose `ok` made each done task done, when it had one:
@@ -183,6 +186,7 @@ struct TaskHistory {
     /// that walks the job, the runs it read.
     private mutating func noteStart(_ line: LogLine, file: String?) {
         if !runs.contains(line.run) { runs.append(line.run) }
+        if jobPath == nil { jobPath = line.runFields?.jobPath }
         if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
         if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
         if !line.only.isEmpty { chosen[line.run] = line.only }

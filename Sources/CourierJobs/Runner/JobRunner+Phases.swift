@@ -57,7 +57,16 @@ extension JobRunner {
             if source.savesOutputs {
                 lock = try JobLock(
                     outputDir: URL(fileURLWithPath: job.outputDir), shard: options.shard)
-                if let history { try lock?.shareHistory(history) }
+                // The folders of the logs it completes as well, when `--log-dir` names another
+                // (trial HHH: a resume of a log beside a replay of it made its write again).
+                let completed = (options.history?.logs ?? []).map {
+                    URL(fileURLWithPath: $0).deletingLastPathComponent().standardizedFileURL
+                }.filter { $0.lastPathComponent == job.name }
+                var shared = Set<String>()
+                for folder in [history].compactMap({ $0 }) + completed
+                where shared.insert(folder.standardizedFileURL.path).inserted {
+                    try lock?.shareHistory(folder)
+                }
             } else if let history {
                 lock = try JobLock(history: history)
             }
