@@ -206,9 +206,9 @@ struct ResumeTests {
     func anotherJobFileOfTheSameName() async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
-        func write(_ file: String, status: Int) throws {
+        func write(_ file: String, status: Int, name: String = "dup") throws {
             try
-                #"{"version": 1, "name": "dup", "baseURL": "\#(space.server.baseURL.absoluteString)", "retry": {"maxAttempts": 1}, "tasks": [{"id": "t", "path": "/status/\#(status)", "save": "t.txt"}]}"#
+                #"{"version": 1, "name": "\#(name)", "baseURL": "\#(space.server.baseURL.absoluteString)", "retry": {"maxAttempts": 1}, "tasks": [{"id": "t", "path": "/status/\#(status)", "save": "t.txt"}]}"#
                 .write(
                     to: space.folder.appendingPathComponent(file), atomically: true,
                     encoding: .utf8)
@@ -232,6 +232,11 @@ struct ResumeTests {
         #expect(
             !FileManager.default.fileExists(
                 atPath: space.folder.appendingPathComponent("out/dup/t.txt").path))
+        // A dry run says so, and plans (trial III: it planned without a word).
+        let plan = try await courier(["replay", "--job", "b.json", "--dry-run"])
+        #expect(
+            plan.status == 0 && plan.stderr.contains("warning: ")
+                && plan.stderr.contains("another job file of the same name"), "\(plan.stderr)")
         // The same file by a symbolic link is the same job.
         try FileManager.default.createSymbolicLink(
             atPath: space.folder.appendingPathComponent("link.json").path,
@@ -239,11 +244,10 @@ struct ResumeTests {
         let linked = try await courier(["run", "link.json", "--resume"])
         #expect(
             linked.status == 1 && !linked.stderr.contains("another job file"), "\(linked.stderr)")
-        // Moved away, a.json leaves its history to the file that replaces it.
+        // Given another name (as the refusal advises), a.json leaves its history to the file
+        // that takes its place (trial III: b.json was still refused); moved away, the same.
         try FileManager.default.removeItem(at: space.folder.appendingPathComponent("link.json"))
-        try FileManager.default.moveItem(
-            at: space.folder.appendingPathComponent("a.json"),
-            to: space.folder.appendingPathComponent("a.old"))
+        try write("a.json", status: 503, name: "dup-a")
         let taken = try await courier(["run", "b.json", "--resume"])
         #expect(taken.status == 0, "\(taken.stderr)")
     }

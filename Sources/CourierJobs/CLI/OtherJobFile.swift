@@ -12,7 +12,7 @@ import Foundation
 /// one name would share them: a trial's `b.json --resume` took `a.json`'s failed night as its
 /// own, sent nothing of its own and left `a.json`'s answer as its saved file. So a run, a
 /// resume or a `replay --job` refuses when the newest log in its folder is another job file's
-/// that is still there; one moved or renamed away leaves its history to the file that takes
+/// that is still there and still of that name; one moved away, or given another name, leaves its history to the file that takes
 /// its place.
 enum OtherJobFile {
     /// The refusal, or `nil` when the newest log is this file's, names no file (a job read
@@ -23,7 +23,10 @@ enum OtherJobFile {
             let newest = newestLog(in: logFolder.path),
             let start = LogFiles.firstLine(of: newest), let other = start.runFields?.jobPath,
             other != job.file.standardizedFileURL.path,
-            let theirs = identity(of: other), theirs != identity(of: job.file.path)
+            let theirs = identity(of: other), theirs != identity(of: job.file.path),
+            // Renamed since, that file is another job now (trial III: still refused).
+            JobHome.logFolder(ofJobFile: URL(fileURLWithPath: other))?.lastPathComponent
+                == job.name
         else { return nil }
         return
             "\(logFolder.path) holds the history of another job file of the same name, \(other) (run \(start.run)): a job's history, outputs and lock go by its name, so each job file needs its own \"name\" (or run \(ShellWord.quoted(other)), or move it away if this file replaces it); nothing was sent"

@@ -123,6 +123,19 @@ extension ReplayCommand {
         return merged
     }
 
+    /// Whether `--job`'s history is another job file's (``OtherJobFile``): said before
+    /// anything is read, whatever the logs hold (trial III: its dry run planned, and "nothing
+    /// to replay" exited 0); a dry run warns and goes on.
+    static func refusesOtherJobFile(_ job: Job, options: Options) -> Bool {
+        let logs = options.logDirectoryGiven ? options.run.logDirectory : job.home.logs
+        guard
+            let refusal = OtherJobFile.refusal(
+                for: job, logFolder: logs.appendingPathComponent(job.name))
+        else { return false }
+        Console.error("courier: \(job.name): \(options.dryRun ? "warning: " : "")\(refusal)")
+        return !options.dryRun
+    }
+
     /// The log folder of the job file a log's `run.start` names (`jobPath`), when that file
     /// is there and still names the job `job`: where a log read from a pipe or copied out of
     /// its folder has its history.

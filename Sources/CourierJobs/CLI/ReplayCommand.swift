@@ -64,6 +64,9 @@ enum ReplayCommand {
                 return CommandLineInterface.ExitCode.usage
             }
             job = loaded
+            if refusesOtherJobFile(loaded, options: options) {
+                return CommandLineInterface.ExitCode.usage
+            }
         }
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value)).union(
             OTLPEnvironment(ProcessInfo.processInfo.environment).headers.map(\.value))
@@ -106,9 +109,7 @@ enum ReplayCommand {
             options.run.logDirectory = folder
         }
         if let job, !options.dryRun {
-            if let refusal = OtherJobFile.refusal(
-                for: job, logFolder: options.run.logDirectory.appendingPathComponent(job.name))
-                ?? OldHome.refusal(for: job, logDirectoryGiven: options.logDirectoryGiven)
+            if let refusal = OldHome.refusal(for: job, logDirectoryGiven: options.logDirectoryGiven)
             {
                 console.error("courier: \(job.name): \(refusal)")
                 return CommandLineInterface.ExitCode.usage
