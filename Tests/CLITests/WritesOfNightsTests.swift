@@ -299,6 +299,11 @@ struct WritesOfNightsTests {
                         && told.contains("--task charge"), "\(command) \(dry): \(told)")
             }
         }
+        // As a script, the held write is a comment after its first line (trial III: the
+        // comment came first, and exec refused the file).
+        let script = try await nights.courier(replay + ["--dry-run", "--format", "curl"], night: 2)
+        #expect(script.stdout.hasPrefix("#!/usr/bin/env bash\nset -u\n"), "\(script.stdout)")
+        #expect(script.stdout.contains("# charge\t(not sent: "), "\(script.stdout)")
         #expect(nights.bodies() == before, "nothing made with night 2's environment")
         let repaired = try await CourierBinary.run(
             nights.resume(log) + ["--no-progress"], environment: nights.environment(1, hold: hold),

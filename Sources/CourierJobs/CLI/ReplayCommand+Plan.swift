@@ -20,10 +20,7 @@ extension ReplayCommand {
             let formatter = CurlCommand(
                 secrets: secrets, environment: ProcessInfo.processInfo.environment,
                 requests: tasks.map(\.request), accessTokens: tokens)
-            // A bash script (trial CCC: `sh retry.sh` failed on its loops), which stops at a
-            // variable not set rather than send an empty credential.
-            console.output("#!/usr/bin/env bash")
-            console.output("set -u")
+            // After the script's first lines (``replayFromLogs``).
             for note in formatter.notes { console.output(note) }
             for line in formatter.tokenCommands { console.output(line) }
             for task in tasks {

@@ -189,6 +189,10 @@ enum ReplayCommand {
                 chosenTasks: Array(jobTasks.values))
         }
         let prefix = options.curlFormat ? "# " : ""
+        // A bash script (trial CCC: `sh retry.sh` failed on its loops), which stops at a
+        // variable not set rather than send an empty credential; its first line before any
+        // note (trial III: a held write's comment came first, and exec refused the file).
+        if options.curlFormat { console.output("#!/usr/bin/env bash\nset -u") }
         for (id, reason) in producers?.held ?? [] {
             console.output("\(prefix)\(id)\t(not sent: \(reason))".showingControlCharacters)
         }
