@@ -21,6 +21,14 @@ struct LineReaderTests {
         #expect(try lines(Array("\n\r\n \n".utf8)) == [])
     }
 
+    /// Trial III: a file saved with a byte order mark sent it as part of its first value.
+    @Test func aByteOrderMarkIsNoPartOfTheFirstValue() throws {
+        #expect(
+            try lines([0xEF, 0xBB, 0xBF] + Array("abc\n\u{FEFF}def\n".utf8)) == [
+                "abc", "\u{FEFF}def",
+            ])
+    }
+
     @Test func linesSpanningReadChunks() throws {
         // 60 KB lines against 64 KiB reads: most lines cross a read boundary.
         let long = String(repeating: "x", count: 60_000)

@@ -186,10 +186,12 @@ extension TaskDecoder {
         if let problem = linesFileProblem(url) {
             context.error(path, "\"\(name)\" \(problem)", at: linesNode)
         } else if FileManager.default.isReadableFile(atPath: url.path) {
-            if let line = firstNonUTF8Line(url) {
+            if let (line, nul) = firstNonUTF8Line(url) {
                 context.error(
                     path,
-                    "\"\(name)\" is not UTF-8 text (line \(line)); convert it (iconv -t UTF-8)",
+                    nul
+                        ? "\"\(name)\" holds a NUL byte (line \(line)), which no value may"
+                        : "\"\(name)\" is not UTF-8 text (line \(line)); convert it (iconv -t UTF-8)",
                     at: linesNode)
                 return nil
             }
@@ -216,11 +218,11 @@ extension TaskDecoder {
         }
     }
 
-    /// The number of the first line of `url` that is not UTF-8 text, or `nil`: its bytes
-    /// would go out as U+FFFD replacement characters, and two lines that differ only in
-    /// their non-UTF-8 bytes would make one task id (trial FFF: a Latin-1 file read as
-    /// "duplicate task id"). Streamed, 64 KiB at a time.
-    static func firstNonUTF8Line(_ url: URL) -> Int? {
+    /// The number of the first line of `url` that is not UTF-8 text (or holds a NUL: `nul`),
+    /// or `nil`: its bytes would go out as U+FFFD replacement characters, and two lines that
+    /// differ only in their non-UTF-8 bytes would make one task id (trial FFF: a Latin-1 file
+    /// read as "duplicate task id"). Streamed, 64 KiB at a time.
+    static func firstNonUTF8Line(_ url: URL) -> (line: Int, nul: Bool)? {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }
         var bytes = FileBytes(handle: handle)
@@ -228,8 +230,12 @@ extension TaskDecoder {
         var line = 1
         while true {
             switch parser.parseScalar(from: &bytes) {
-            case .valid(let scalar): if scalar.count == 1, scalar.first == 0x0A { line += 1 }
-            case .error: return line
+            case .valid(let scalar):
+                guard scalar.count == 1, let byte = scalar.first else { continue }
+                if byte == 0x0A { line += 1 }
+                // A NUL is UTF-8, but no value may hold one (trial III: an id held it).
+                if byte == 0 { return (line, true) }
+            case .error: return (line, false)
             case .emptyInput: return nil
             }
         }
