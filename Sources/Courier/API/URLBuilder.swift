@@ -5,7 +5,8 @@ public enum URLBuilder {
     /// Joins `path` onto `baseURL`, or returns `path` itself when it is an absolute URL.
     ///
     /// `https://api.example.com/v1` and `https://api.example.com/v1/` both join `users` and
-    /// `/users` to `https://api.example.com/v1/users`; a query on the base is kept.
+    /// `/users` to `https://api.example.com/v1/users`; a query on the base is kept, before
+    /// what the path's own query and `query` add.
     public static func url(
         baseURL: URL?, path: String, query: [URLQueryItem] = []
     ) throws(APIError) -> URL {
@@ -68,8 +69,14 @@ public enum URLBuilder {
         } else {
             text += basePath + (relative.hasPrefix("/") ? "" : "/") + relative
         }
-        var queryText =
-            mark.map { encodeQueryText(String(path[path.utf8.index(after: $0)...])) } ?? baseQuery
+        // The base's own query (an API key in `https://api.test/v1?key=K`) stays, whatever
+        // the path adds: a path with a query of its own dropped it (trial III).
+        let pathQuery = mark.map { encodeQueryText(String(path[path.utf8.index(after: $0)...])) }
+        var queryText: String? =
+            baseQuery == nil && pathQuery == nil
+            ? nil
+            : [baseQuery, pathQuery].compactMap { $0 }.filter { !$0.isEmpty }.joined(
+                separator: "&")
         if !query.isEmpty {
             let encoded = encodeQuery(query)
             queryText = (queryText?.isEmpty ?? true) ? encoded : queryText! + "&" + encoded

@@ -42,6 +42,25 @@ import Testing
             query: [URLQueryItem(name: "q", value: "x")])
         #expect(url.absoluteString == "https://api.test/s?page=2&q=x")
     }
+
+    /// Trial III: a base URL's query (an API key) was dropped for a path with a query of its
+    /// own, and kept for the others.
+    @Test func theBaseQueryStaysBeforeThePathsAndTheItems() throws {
+        let base = URL(string: "https://api.test/v1?key=K")!
+        #expect(
+            try URLBuilder.url(baseURL: base, path: "/s").absoluteString
+                == "https://api.test/v1/s?key=K")
+        #expect(
+            try URLBuilder.url(
+                baseURL: base, path: "/s?page=2", query: [URLQueryItem(name: "q", value: "x")]
+            )
+            .absoluteString == "https://api.test/v1/s?key=K&page=2&q=x")
+        #expect(
+            try URLBuilder.url(
+                baseURL: base, path: "/s", query: [URLQueryItem(name: "q", value: "x")]
+            )
+            .absoluteString == "https://api.test/v1/s?key=K&q=x")
+    }
 }
 
 @Suite struct URLBuilderPercentTests {
