@@ -312,7 +312,7 @@ struct WritesOnceRunTests {
                 // The repair's advice is a name, not another resume that would hold it again.
                 #expect(
                     result.stdout.contains(
-                        "1 task not done (1 of them held writes: check the server, then name each with --task ID to send it)"
+                        "1 task not done (1 of them held writes: stderr says why; check the server, then name each with --task ID to send it)"
                     ), "\(result.stdout)")
             }
         }

@@ -152,7 +152,8 @@ enum ImportCommand {
         // replaced by a file), so the link itself is looked at.
         var status = stat()
         if lstat(output, &status) == 0 {
-            Console.error("courier import: \(output): it exists; nothing was written")
+            let link = status.st_mode & S_IFMT == S_IFLNK ? " (a symbolic link)" : ""
+            Console.error("courier import: \(output): it exists\(link); nothing was written")
             return CommandLineInterface.ExitCode.usage
         }
         do {

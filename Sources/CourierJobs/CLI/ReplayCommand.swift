@@ -60,13 +60,10 @@ enum ReplayCommand {
 
         var job: Job?
         if let path = options.jobPath {
-            guard let loaded = loadJob(path, options: options) else {
-                return CommandLineInterface.ExitCode.usage
-            }
+            guard let loaded = loadJob(path, options: options),
+                !refusesOtherJobFile(loaded, options: options)
+            else { return CommandLineInterface.ExitCode.usage }
             job = loaded
-            if refusesOtherJobFile(loaded, options: options) {
-                return CommandLineInterface.ExitCode.usage
-            }
         }
         let secrets = (job?.secrets ?? []).union(options.headers.map(\.value)).union(
             OTLPEnvironment(ProcessInfo.processInfo.environment).headers.map(\.value))
@@ -90,7 +87,10 @@ enum ReplayCommand {
         else { return CommandLineInterface.ExitCode.usage }
         warnIfCut(history, options: options, console: console)
         guard !selected.isEmpty else {
-            console.output("courier: nothing to replay: no task in the logs matches")
+            // A task that ended ok matches no filter but `--all` (trial III read "no task
+            // matches" of one the log has).
+            let ok = options.filter.all ? "" : " that did not end ok (--all takes those too)"
+            console.output("courier: nothing to replay: no task in the logs matches\(ok)")
             return CommandLineInterface.ExitCode.success
         }
         // A write the logs (or the job's history beside them) say was answered, or whose

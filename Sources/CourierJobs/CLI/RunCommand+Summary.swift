@@ -120,7 +120,7 @@ extension RunCommand {
             let own = max(0, missing - held - elsewhere)
             let parts = [
                 held > 0
-                    ? "\(min(held, missing)) held writes: check the server, then name each with --task ID to send it"
+                    ? "\(min(held, missing)) held writes: stderr says why; check the server, then name each with --task ID to send it"
                     : nil,
                 own > 0
                     ? "`\(repairCommand(job, log: log, shard: shard))` runs this shard's \(own)"
@@ -152,7 +152,7 @@ extension RunCommand {
         }
         let rest = max(0, missing - held)
         let heldText =
-            "\(min(held, missing)) of them held writes: check the server, then name each with --task ID to send it"
+            "\(min(held, missing)) of them held writes: stderr says why; check the server, then name each with --task ID to send it"
         return
             "; the job's history: \(missing) task\(plural) not done (\(heldText)\(rest > 0 ? "; \(repair) runs the other \(rest)" : ""))"
     }
