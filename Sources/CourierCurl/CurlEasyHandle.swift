@@ -182,7 +182,9 @@ final class CurlEasyHandle {
         let method = request.method
         if method == .head {
             set(CURLOPT_NOBODY, 1)
-        } else if method == .post || request.body != nil {
+        } else if method == .post || (request.body != nil && method != .get) {
+            // A GET's empty body is no body (``WireRequest`` refuses any other): sent without
+            // `Content-Length: 0`, as URLSession sends it (trial KKK).
             // POSTFIELDS sends the body (and Content-Length, 0 for an empty POST);
             // CUSTOMREQUEST puts the real method on the request line.
             let body = request.body ?? Data()

@@ -29,4 +29,23 @@ struct UserServiceTests {
         #expect(response.id == "123")
         #expect(mock.lastPath == "/v1/users/123")
     }
+
+    /// The first article's client reads its configuration's `apiKey`, `additionalHeaders` and
+    /// `validateSSL` to build each request's headers (trial KKK: they did not compile).
+    @Test("a configuration reads back as the articles read it")
+    func configurationAsTheArticlesReadIt() {
+        var configuration = APIConfiguration(
+            baseURL: URL(string: "https://api.test")!, apiKey: "k-123", validateSSL: false,
+            additionalHeaders: ["X-Client": "app", "Accept-Language": "en"])
+        var headers: [String: String] = [:]
+        headers["Authorization"] = "Bearer \(configuration.apiKey)"
+        for (key, value) in configuration.additionalHeaders { headers[key] = value }
+        #expect(
+            headers == [
+                "Authorization": "Bearer k-123", "X-Client": "app", "Accept-Language": "en",
+            ])
+        #expect(configuration.validateSSL == false && configuration.validatesTLS == false)
+        configuration.apiKey = "k-456"
+        #expect(configuration.auth == .bearer("k-456"))
+    }
 }

@@ -92,4 +92,28 @@ public struct APIConfiguration: Sendable {
         get { timeout }
         set { timeout = newValue }
     }
+
+    /// The bearer token of ``auth`` (`""` for any other authentication), under the name the
+    /// layered-client articles use; setting it makes ``auth`` `.bearer` (trial KKK: code that
+    /// read it as the articles do did not compile).
+    public var apiKey: String {
+        get {
+            if case .bearer(let token)? = auth { return token }
+            return ""
+        }
+        set { auth = .bearer(newValue) }
+    }
+
+    /// The same as ``validatesTLS``, under the name the layered-client articles use.
+    public var validateSSL: Bool {
+        get { validatesTLS }
+        set { validatesTLS = newValue }
+    }
+
+    /// ``headers`` as a dictionary, under the name the layered-client articles use: a name
+    /// given twice keeps its last value; setting it replaces every header.
+    public var additionalHeaders: [String: String] {
+        get { Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 }) }
+        set { headers = HTTPHeaders(newValue.sorted { $0.key < $1.key }) }
+    }
 }

@@ -36,8 +36,8 @@ public struct WireRequest: Sendable, Hashable {
     /// Throws ``HTTPError`` with `.invalidURL` for a URL that is not absolute http(s) or names
     /// a port outside 1–65535, and
     /// `.invalidRequest` for a method or header name that is not a token, a header value with
-    /// CR, LF or NUL (which would let a value inject another header), or a GET or HEAD with a
-    /// body.
+    /// CR, LF or NUL (which would let a value inject another header), a GET or HEAD with a
+    /// body, or a `Content-Length` that is not the body's size.
     public init(_ request: HTTPRequest, acceptEncoding: String = Self.acceptEncoding)
         throws(HTTPError)
     {
@@ -78,6 +78,9 @@ public struct WireRequest: Sendable, Hashable {
                     .invalidRequest, "the value of header \(field.name) contains CR, LF or NUL")
             }
         }
+        if request.streamedBody == nil, let problem = Self.contentLengthProblem(request) {
+            throw failure(.invalidRequest, problem)
+        }
         var headers = request.headers
         // The defaults below, and Authorization: one allocation for the lot.
         headers.reserveCapacity(headers.count + 4)
@@ -95,6 +98,22 @@ public struct WireRequest: Sendable, Hashable {
             headers.add("Accept-Encoding", acceptEncoding)
         }
         self.headers = headers
+    }
+
+    /// Why a `Content-Length` the caller set cannot be sent: it is not the body's size. The
+    /// transports send the whole body after it, so bytes past a shorter length were read by
+    /// the server as the next request on the connection, and every answer after went to the
+    /// wrong request; a longer one left the server waiting (trial KKK, both transports).
+    /// `nil` when none is set, or each says the body's size.
+    static func contentLengthProblem(_ request: HTTPRequest) -> String? {
+        let size = request.body?.count ?? 0
+        for field in request.headers where field.name.lowercased() == "content-length" {
+            let value = field.value.trimmingCharacters(in: .whitespaces)
+            guard value != String(size) else { continue }
+            return
+                "Content-Length \"\(value)\" is not the body's size (\(size) bytes); leave it out, the transport sends the right one"
+        }
+        return nil
     }
 
     /// RFC 9110 `token`: the characters a header name may have.

@@ -20,8 +20,7 @@ enum OtherJobFile {
     /// by another path (a symbolic link).
     static func refusal(for job: Job, logFolder: URL) -> String? {
         guard job.file != JobDecoder.standardInput,
-            let newest = newestLog(in: logFolder.path),
-            let start = LogFiles.firstLine(of: newest), let other = start.runFields?.jobPath,
+            let start = newestStart(in: logFolder.path), let other = start.runFields?.jobPath,
             other != job.file.standardizedFileURL.path,
             let theirs = identity(of: other), theirs != identity(of: job.file.path),
             // Renamed since, that file is another job now (trial III: still refused).
@@ -32,12 +31,19 @@ enum OtherJobFile {
             "\(logFolder.path) holds the history of another job file of the same name, \(other) (run \(start.run)): a job's history, outputs and lock go by its name, so each job file needs its own \"name\" (or run \(ShellWord.quoted(other)), or move it away if this file replaces it); nothing was sent"
     }
 
-    /// The newest log in `folder`: log names start with their run's start time.
-    private static func newestLog(in folder: String) -> String? {
+    /// The `run.start` of the newest log in `folder` that names its job file (log names start
+    /// with their run's start time): a replay of a log alone, or a job read from standard
+    /// input, names none, and says nothing of whose history it is (trial JJJ: such a replay
+    /// in between let another file take the history).
+    private static func newestStart(in folder: String) -> LogLine? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.filter { $0.hasSuffix(".jsonl") }.max().map {
-            (folder as NSString).appendingPathComponent($0)
+        for name in names.filter({ $0.hasSuffix(".jsonl") }).sorted().reversed() {
+            let path = (folder as NSString).appendingPathComponent(name)
+            if let start = LogFiles.firstLine(of: path), start.runFields?.jobPath != nil {
+                return start
+            }
         }
+        return nil
     }
 
     /// The file's device and inode, `nil` when there is no such file.
