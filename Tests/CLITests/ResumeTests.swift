@@ -219,6 +219,13 @@ struct ResumeTests {
             try await CourierBinary.run(arguments + ["--no-progress"], directory: space.folder)
         }
         #expect(try await courier(["run", "a.json"]).status == 1)
+        // A replay of a.json's log alone (its log names no job file) in between changes
+        // nothing (trial JJJ: b.json then took the history).
+        let night = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.folder.appendingPathComponent("logs/dup").path
+            ).first)
+        _ = try await courier(["replay", "logs/dup/\(night)"])
         for command in [
             ["run", "b.json", "--resume"], ["run", "b.json"], ["replay", "--job", "b.json"],
         ] {

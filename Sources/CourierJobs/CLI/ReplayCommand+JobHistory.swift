@@ -123,6 +123,44 @@ extension ReplayCommand {
         return merged
     }
 
+    /// Sets where the replay logs: the job's history, or the one the logs replayed belong to
+    /// (docs/log-format.md, "One history per job"), wherever the command runs from, unless
+    /// `--log-dir` says; `false` (said why) when `--log-dir` names another history than
+    /// theirs (a dry run warns).
+    static func logIn(
+        _ history: TaskHistory, job: Job?, jobNames: Set<String>, options: inout Options,
+        console: Console
+    ) -> Bool {
+        if let job, !options.logDirectoryGiven {
+            options.run.logDirectory = job.home.logs
+        } else if !options.logDirectoryGiven, let name = jobNames.first,
+            let folder = historyFolder(of: options.logs, job: name)
+                ?? historyFolder(ofJobFile: history.jobPath, job: name)
+        {
+            options.run.logDirectory = folder
+        }
+        guard let refusal = elsewhere(history, job: job, jobNames: jobNames, options: options)
+        else { return true }
+        console.error("courier: \(options.dryRun ? "warning: " : "")\(refusal)")
+        return options.dryRun
+    }
+
+    /// Why the replay may not log where `--log-dir` says: the logs replayed belong to the
+    /// job's history in another folder (theirs, or their job file's), where a later repair of
+    /// that night would not see what this one sent (trial JJJ: a replay made again the write
+    /// a repair logged elsewhere had made). `nil` when it logs in that history.
+    static func elsewhere(
+        _ history: TaskHistory, job: Job?, jobNames: Set<String>, options: Options
+    ) -> String? {
+        guard options.logDirectoryGiven, let name = job?.name ?? jobNames.first,
+            let theirs = historyFolder(of: options.logs, job: name)
+                ?? historyFolder(ofJobFile: history.jobPath, job: name),
+            theirs.standardizedFileURL.path != options.run.logDirectory.standardizedFileURL.path
+        else { return nil }
+        return
+            "the logs replayed are of the job's history in \(theirs.appendingPathComponent(name).path), and --log-dir would put this replay's log in \(options.run.logDirectory.appendingPathComponent(name).path): a later repair of that night would not see what it sent; leave out --log-dir; nothing was sent"
+    }
+
     /// Whether `--job`'s history is another job file's (``OtherJobFile``): said before
     /// anything is read, whatever the logs hold (trial III: its dry run planned, and "nothing
     /// to replay" exited 0); a dry run warns and goes on.

@@ -98,16 +98,8 @@ enum ReplayCommand {
         options.run.writes = writes(
             of: history, job: job, jobNames: jobNames, logsNamed: logsNamed, options: options)
 
-        if let job, !options.logDirectoryGiven {
-            options.run.logDirectory = job.home.logs
-        } else if !options.logDirectoryGiven, let name = jobNames.first,
-            let folder = Self.historyFolder(of: options.logs, job: name)
-                ?? Self.historyFolder(ofJobFile: history.jobPath, job: name)
-        {
-            // The replay joins the history it repairs (docs/log-format.md, "One history per
-            // job"), wherever the command runs from.
-            options.run.logDirectory = folder
-        }
+        guard logIn(history, job: job, jobNames: jobNames, options: &options, console: console)
+        else { return CommandLineInterface.ExitCode.usage }
         if let job, !options.dryRun {
             if let refusal = OldHome.refusal(for: job, logDirectoryGiven: options.logDirectoryGiven)
             {

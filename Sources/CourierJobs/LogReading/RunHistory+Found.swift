@@ -22,7 +22,9 @@ extension RunHistory {
     ) -> Result<RunHistory?, Refusal> {
         let capturing = TaskHistory.capturingTasks(of: job)
         if !named.isEmpty {
-            if let refusal = named.lazy.compactMap({ refusal(of: $0, for: job) }).first {
+            if let refusal = named.lazy.compactMap({ refusal(of: $0, for: job) }).first
+                ?? elsewhere(named, job: job, folder: folder)
+            {
                 return .failure(refusal)
             }
             // A shard's log brings the rest of its split: the resume walks the whole job.
@@ -64,6 +66,21 @@ extension RunHistory {
             RunHistory(
                 TaskHistory.read(history.logs, keepRunsOf: capturing, warn: warn),
                 logs: history.logs))
+    }
+
+    /// Why a repair of logs in the job's history `theirs` may not log in `folder`, another
+    /// one (`--log-dir`): a later repair of that night reads `theirs`, and would not see what
+    /// this one sent (trial JJJ: a replay made again the write such a resume had made).
+    static func elsewhere(_ named: [URL], job: Job, folder: URL) -> Refusal? {
+        let own = folder.standardizedFileURL.path
+        guard
+            let theirs = named.map({ $0.deletingLastPathComponent().standardizedFileURL })
+                .first(where: { $0.lastPathComponent == job.name && $0.path != own })
+        else { return nil }
+        return Refusal(
+            message:
+                "--resume: the logs named are in the job's history \(theirs.path), and this run would log in \(own): a later repair of that night would not see what it sent; leave out --log-dir, or give the folder that holds \(job.name)/; nothing was sent",
+            ofJob: true)
     }
 
     /// Why a log `--resume` names cannot be resumed from: it is not there, holds no courier
