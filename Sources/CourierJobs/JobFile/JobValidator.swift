@@ -54,6 +54,7 @@ enum JobValidator {
             }
             throw JobFileErrors(errors: errors).scrubbed(with: Redactor(secrets: job.secrets))
         }
+        errors += SaveCollisions.sharedByExpansion(job, skipping: provable)
         var stopped = false
         let met = repeatedFingerprints(
             job, skipping: provable, expanded: expanded, fingerprint: fingerprint,
