@@ -51,6 +51,9 @@ struct Job: Sendable {
     var outputDir: String
     /// The job file's folder, which its relative paths and default log folder are taken from.
     var home = JobHome.workingFolder
+    /// The job file and its log folder, relative to ``outputDir``, when they lie under it: no
+    /// output may be written there (``OwnFiles``).
+    var ownFiles: [String] = []
     /// `outputDir` as the job file wrote it (or its default), before ``home`` resolved it: where
     /// a run from the working folder kept the outputs before jobs had homes.
     var writtenOutputDir: String? = nil

@@ -119,6 +119,8 @@ enum JobDecoder {
             job.notes = context.notes
             job.baseURLOverride = baseURL
             job.emptySecrets = context.emptySecrets
+            job.ownFiles = OwnFiles.under(
+                job.outputDir, file: file, logs: job.home.logs.appendingPathComponent(job.name))
             return job
         }
         // Messages quote values, and a value may have come from ${env:…}.

@@ -20,7 +20,9 @@ extension TaskBuilder {
     ) -> Result<String?, Problem> {
         guard let template else { return .success(nil) }
         let rendered = template.render(bindings)
-        if let problem = problem(rendered) {
+        if let problem = problem(rendered)
+            ?? OwnFiles.problem(RecordsRule.canonical(rendered), own: job.ownFiles)
+        {
             return .failure(Problem(key: key, message: "\(problem) (task \(id))"))
         }
         if !job.secrets.isEmpty,
