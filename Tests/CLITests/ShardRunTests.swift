@@ -135,7 +135,7 @@ struct ShardRunTests {
                 "--log-dir", space.folder.appendingPathComponent("again").path, "--no-progress",
             ],
             directory: space.folder)
-        #expect(elsewhere.status == 2 && elsewhere.stderr.contains("leave out --log-dir"))
+        #expect(elsewhere.status == 2 && elsewhere.stderr.contains("give --log-dir"))
         let resumed = try await CourierBinary.run(
             ["run", "job.json", "--resume"] + logs + ["--no-progress"], directory: space.folder)
         #expect(

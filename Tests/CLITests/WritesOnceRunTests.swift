@@ -636,7 +636,7 @@ struct WritesOnceRunTests {
                 directory: folder)
             #expect(replayed.status == status, "\(command): \(replayed.stdout)\(replayed.stderr)")
             if status == 2 {
-                #expect(replayed.stderr.contains("leave out --log-dir"), "\(replayed.stderr)")
+                #expect(replayed.stderr.contains("--log-dir"), "\(replayed.stderr)")
             }
             #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")
         }
@@ -690,5 +690,55 @@ struct WritesOnceRunTests {
 
     static func toggle(_ name: String, on space: JobWorkspace) async {
         _ = await ProbeClient().get(space.server.url("/toggle/on?name=\(name)"))
+    }
+
+    /// Trial LLL: a night logged with `--log-dir X` and repaired there; then a copy of its
+    /// log, replayed from another folder, read the job file's default history (`logs/`) and
+    /// made the write again (Kinto: two records). The log's `run.start` says where it was
+    /// written (`logDir`): the replay reads and logs there, and a resume that would log
+    /// elsewhere is refused.
+    @Test("a copy of a night logged with --log-dir elsewhere holds what that history made")
+    func copyOfANightLoggedElsewhere() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("logged-elsewhere")
+        let gate = FixtureServer.uniqueKey("logged-elsewhere-gate")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(gate)"}, "json": {"amount": 100}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let night = space.folder.appendingPathComponent("night-logs")
+        let job = space.folder.appendingPathComponent("job.json").path
+        func courier(_ arguments: [String], in folder: URL) async throws -> CourierBinary.Result {
+            try await CourierBinary.run(arguments + ["--no-progress"], directory: folder)
+        }
+        #expect(
+            try await courier(["run", job, "--log-dir", night.path], in: space.folder).status == 1)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: night.appendingPathComponent("e2e").path
+            ).first)
+        let elsewhere = space.folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let copy = elsewhere.appendingPathComponent("night.jsonl")
+        try FileManager.default.copyItem(
+            at: night.appendingPathComponent("e2e/\(log)"), to: copy)
+        await Self.toggle(gate, on: space)
+        let repaired = try await courier(
+            ["run", job, "--resume", "--log-dir", night.path], in: space.folder)
+        #expect(repaired.status == 0, "\(repaired.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
+        for arguments in [["replay", copy.path], ["replay", copy.path, "--job", job]] {
+            let replayed = try await courier(arguments, in: elsewhere)
+            #expect(replayed.status == 0, "\(arguments): \(replayed.stdout)\(replayed.stderr)")
+            #expect(Self.effects(space, key: key).count == 1, "\(arguments): not made again")
+        }
+        let resumed = try await courier(["run", job, "--resume", copy.path], in: elsewhere)
+        #expect(
+            resumed.status == 2
+                && resumed.stderr.contains("give --log-dir \(night.standardizedFileURL.path)"),
+            "\(resumed.stderr)")
+        #expect(Self.effects(space, key: key).count == 1)
     }
 }

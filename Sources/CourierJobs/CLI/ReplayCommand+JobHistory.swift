@@ -108,7 +108,7 @@ extension ReplayCommand {
             folders.append(options.run.logDirectory.appendingPathComponent(name))
         }
         for root in [
-            historyFolder(of: options.logs, job: name),
+            nightRoot(history, logs: options.logs, job: name),
             historyFolder(ofJobFile: history.jobPath, job: name),
         ] {
             if let folder = root?.appendingPathComponent(name) { folders.append(folder) }
@@ -131,13 +131,11 @@ extension ReplayCommand {
         _ history: TaskHistory, job: Job?, jobNames: Set<String>, options: inout Options,
         console: Console
     ) -> Bool {
-        if let job, !options.logDirectoryGiven {
-            options.run.logDirectory = job.home.logs
-        } else if !options.logDirectoryGiven, let name = jobNames.first,
-            let folder = historyFolder(of: options.logs, job: name)
-                ?? historyFolder(ofJobFile: history.jobPath, job: name)
-        {
-            options.run.logDirectory = folder
+        if !options.logDirectoryGiven, let name = job?.name ?? jobNames.first {
+            options.run.logDirectory =
+                nightRoot(history, logs: options.logs, job: name)
+                ?? job?.home.logs ?? historyFolder(ofJobFile: history.jobPath, job: name)
+                ?? options.run.logDirectory
         }
         guard let refusal = elsewhere(history, job: job, jobNames: jobNames, options: options)
         else { return true }
@@ -153,7 +151,7 @@ extension ReplayCommand {
         _ history: TaskHistory, job: Job?, jobNames: Set<String>, options: Options
     ) -> String? {
         guard options.logDirectoryGiven, let name = job?.name ?? jobNames.first,
-            let theirs = historyFolder(of: options.logs, job: name)
+            let theirs = nightRoot(history, logs: options.logs, job: name)
                 ?? historyFolder(ofJobFile: history.jobPath, job: name),
             theirs.standardizedFileURL.path != options.run.logDirectory.standardizedFileURL.path
         else { return nil }
@@ -172,6 +170,21 @@ extension ReplayCommand {
         else { return false }
         Console.error("courier: \(job.name): \(options.dryRun ? "warning: " : "")\(refusal)")
         return !options.dryRun
+    }
+
+    /// The log root of the history the logs replayed belong to: the folder they are in
+    /// (`ROOT/JOB/`), or, for a log piped in or copied elsewhere, the one its `run.start` says
+    /// it was written in (`logDir`, wherever `--log-dir` put it; trial LLL), when that is
+    /// there. `nil` when neither says.
+    static func nightRoot(_ history: TaskHistory, logs: [String], job: String) -> URL? {
+        if let root = historyFolder(of: logs, job: job) { return root }
+        guard let path = history.logDir else { return nil }
+        let folder = URL(fileURLWithPath: path)
+        var isFolder: ObjCBool = false
+        guard folder.lastPathComponent == job,
+            FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue
+        else { return nil }
+        return folder.deletingLastPathComponent()
     }
 
     /// The log folder of the job file a log's `run.start` names (`jobPath`), when that file

@@ -31,7 +31,8 @@ struct RunLog: Sendable {
     ///   - fanOut: whether tasks fan out over captured values, which validation cannot count
     ///     (`tasks` is then a lower bound).
     func runStart(
-        jobFile: String, jobPath: String? = nil, sha256: String, backend: Backend,
+        jobFile: String, jobPath: String? = nil, logDir: String? = nil, sha256: String,
+        backend: Backend,
         tasks: Int? = nil,
         fanOut: Bool = false, replayOf: [String] = [], replayFrom: String? = nil,
         resumedFrom: [String] = [], shard: Shard? = nil, only: [String] = [],
@@ -47,6 +48,9 @@ struct RunLog: Sendable {
         // The file's absolute path besides, so that a repair line read from the log works
         // from any folder (`jobFile` is as the command line gave it).
         if let jobPath { fields.insert(("jobPath", .string(jobPath)), at: 5) }
+        // Where the history is, so that a copy of the log repaired elsewhere finds it, though
+        // `--log-dir` put it outside the job's home (trial LLL).
+        if let logDir { fields.append(("logDir", .string(logDir))) }
         if let tasks { fields.append(("tasks", .int(tasks))) }
         if fanOut { fields.append(("fanOut", .bool(true))) }
         if !replayOf.isEmpty { fields.append(("replayOf", .array(replayOf.map { .string($0) }))) }

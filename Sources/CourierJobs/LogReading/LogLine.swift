@@ -97,6 +97,9 @@ struct LogLine: Sendable {
         var jobFile: String?
         /// `run.start` `jobPath`: the job file's absolute path (logs before it had none).
         var jobPath: String?
+        /// `run.start` `logDir`: the absolute path of the folder the log was written in, the
+        /// job's history (logs before it had none).
+        var logDir: String?
         /// `run.start` `tasks`: the validated task count (the whole job's, before sharding).
         var plannedTasks: Int?
         /// `run.start` `fanOut`: tasks fan out over captured values, so `plannedTasks` is a

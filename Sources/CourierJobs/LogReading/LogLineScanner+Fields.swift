@@ -42,6 +42,7 @@ extension LogLineScanner {
         if key.is("replayFrom") { return string(into: &fields.replayFrom) }
         if key.is("jobFile") { return string(into: &fields.runFields.jobFile) }
         if key.is("jobPath") { return string(into: &fields.runFields.jobPath) }
+        if key.is("logDir") { return string(into: &fields.runFields.logDir) }
         if key.is("oncePer") { return string(into: &fields.runFields.oncePer) }
         if key.is("window") { return string(into: &fields.runFields.window) }
         if key.is("baseURL") { return string(into: &fields.runFields.baseURL) }

@@ -73,13 +73,23 @@ extension RunHistory {
     /// this one sent (trial JJJ: a replay made again the write such a resume had made).
     static func elsewhere(_ named: [URL], job: Job, folder: URL) -> Refusal? {
         let own = folder.standardizedFileURL.path
+        // Each log's folder, or for a copy the one its `run.start` says it was written in.
+        let folders = named.map { log in
+            let parent = log.deletingLastPathComponent().standardizedFileURL
+            guard parent.lastPathComponent != job.name,
+                let written = LogFiles.firstLine(of: log.path)?.runFields?.logDir,
+                FileManager.default.fileExists(atPath: written)
+            else { return parent }
+            return URL(fileURLWithPath: written).standardizedFileURL
+        }
         guard
-            let theirs = named.map({ $0.deletingLastPathComponent().standardizedFileURL })
-                .first(where: { $0.lastPathComponent == job.name && $0.path != own })
+            let theirs = folders.first(where: {
+                $0.lastPathComponent == job.name && $0.path != own
+            })
         else { return nil }
         return Refusal(
             message:
-                "--resume: the logs named are in the job's history \(theirs.path), and this run would log in \(own): a later repair of that night would not see what it sent; leave out --log-dir, or give the folder that holds \(job.name)/; nothing was sent",
+                "--resume: the logs named are in the job's history \(theirs.path), and this run would log in \(own): a later repair of that night would not see what it sent; give --log-dir \(ShellWord.quoted(theirs.deletingLastPathComponent().path)); nothing was sent",
             ofJob: true)
     }
 

@@ -81,6 +81,9 @@ struct TaskHistory {
     /// The job file the first run read names (`run.start`'s `jobPath`): where the job's own
     /// history is, for logs read from a pipe or a copy.
     private(set) var jobPath: String?
+    /// The folder the first run read wrote its log in (`run.start`'s `logDir`): its history,
+    /// wherever `--log-dir` put it.
+    private(set) var logDir: String?
     /// The idempotency key each task's latest keyed write carried.
     private var lastKeys: [UInt64: String] = [:]
     /// The idempotency key of the write whose `ok` made each done task done, when it had one:
@@ -187,6 +190,7 @@ struct TaskHistory {
     private mutating func noteStart(_ line: LogLine, file: String?) {
         if !runs.contains(line.run) { runs.append(line.run) }
         if jobPath == nil { jobPath = line.runFields?.jobPath }
+        if logDir == nil { logDir = line.runFields?.logDir }
         if !line.replayOf.isEmpty, line.replayFrom == "log" { logOnlyReplays.insert(line.run) }
         if JobHistory.completesEarlier(line) { completingRuns.insert(line.run) }
         if !line.only.isEmpty { chosen[line.run] = line.only }

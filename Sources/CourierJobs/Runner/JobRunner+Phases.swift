@@ -167,6 +167,8 @@ extension JobRunner {
             // A replay of logs alone read no job file (its file is "-"): no path to name.
             jobPath: job.file == JobDecoder.standardInput || source.isLogReplay
                 ? nil : job.file.standardizedFileURL.path,
+            logDir: options.logToStandardOutput
+                ? nil : url.deletingLastPathComponent().standardizedFileURL.path,
             sha256: job.sha256, backend: backend,
             tasks: planned, fanOut: fanOut, replayOf: replayOf, replayFrom: replayFrom,
             resumedFrom: options.resume?.logs ?? [], shard: options.shard, only: options.only,
