@@ -16,7 +16,7 @@ enum SaveCollisions {
                 file: job.file.relativePath, spec: spec, key: "save", message: message)
         }
         return own
-            + shared(job.tasks).map {
+            + (shared(job.tasks) + sharedByCapture(job.tasks)).map {
                 JobFileError(
                     file: job.file.relativePath, spec: $0.spec, key: "save", message: $0.message)
             }
@@ -103,6 +103,42 @@ enum SaveCollisions {
             var literals = Literals(earlier)
             literals.addRecords(of: tasks)
             if let message = literals.clash(path, of: spec) { found.append((spec, message)) }
+        }
+        return found
+    }
+
+    /// The entries whose `save` names, for the same captured values, the same files as an
+    /// earlier entry's: their variables all take captures (fan-outs, `{name}` inputs), and
+    /// with each fan-out variable read as the capture it takes the two paths are one (trial
+    /// LLL: `a-{i}` and `b-{j}` over the capture `ids` both saved `o/{…}.json`, and a run lost
+    /// `a`'s answers). Values known only as the run goes are otherwise not judged here.
+    static func sharedByCapture(_ tasks: [TaskSpec]) -> [(spec: TaskSpec, message: String)] {
+        var seen: [String: TaskSpec] = [:]
+        var found: [(spec: TaskSpec, message: String)] = []
+        for spec in tasks {
+            guard let save = spec.save else { continue }
+            let variables = Template(save).variables
+            var shape = save
+            var captured = !variables.isEmpty
+            for name in variables {
+                if case .capture(let capture)? = spec.foreach.first(where: { $0.name == name })?
+                    .source
+                {
+                    shape = shape.replacingOccurrences(of: "{\(name)}", with: "{@\(capture)}")
+                } else if !spec.inputs.contains(name) {
+                    captured = false
+                }
+            }
+            guard captured else { continue }
+            if let earlier = seen[shape] {
+                found.append(
+                    (
+                        spec,
+                        "saves \"\(save)\" over the values \(earlier.path) (\(earlier.id)) saves \"\(earlier.save ?? "")\" over: each value's file would be written by both, one answer over the other; give each entry its own files"
+                    ))
+            } else {
+                seen[shape] = spec
+            }
         }
         return found
     }
