@@ -97,6 +97,32 @@ struct ServerChosenPathTests {
             "\(run.stderr)")
         #expect(try await ServerHits.of(key, on: space.server).count == 0, "nothing sent")
     }
+
+    /// Trial LLL: a literal `o/x.json` beside a fan-out's `o/{i}.json` whose capture yielded
+    /// `x`: validation cannot see it, and the run said `4 ok` with one answer lost. The second
+    /// task to save a file another task of the run saved fails, and the first's answer stays.
+    @Test("a value that names a file another task of the run saved fails its task")
+    func noTwoTasksSaveOneFile() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/json", "query": {"v": "[\"x\", \"y\"]"},
+                 "capture": {"ids": {"json": "/*"}}},
+                {"id": "c", "path": "/json", "query": {"v": "{\"from\": \"c\"}"}, "save": "o/x.json"},
+                {"id": "i-{i}", "path": "/json", "query": {"v": "{\"from\": \"{i}\"}"},
+                 "foreach": {"i": {"capture": "ids"}}, "save": "o/{i}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
+        #expect(run.stdout.contains("4 tasks, 3 ok, 1 failed"), "\(run.stdout)")
+        #expect(
+            run.stderr.contains("another task of this run saved that file"), "\(run.stderr)")
+        let saved = try String(
+            contentsOf: space.folder.appendingPathComponent("out/o/x.json"), encoding: .utf8)
+        let failedC = run.stderr.contains("task c failed")
+        #expect(saved.contains(failedC ? #""from": "x""# : #""from": "c""#), "\(saved)")
+    }
 }
 
 /// Paths on the summary line (trial GG).

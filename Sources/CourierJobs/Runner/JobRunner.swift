@@ -82,6 +82,8 @@ final class JobRunner: Sendable {
     let folderSyncs = FolderSyncs()
     /// Where saves are made durable and put in place, in batches.
     let groupCommit = GroupCommit()
+    /// The files this run's tasks saved (``SavedPaths``).
+    let savedPaths: SavedPaths
     /// The `since` tasks' cursors, when the job has such tasks.
     let since: SinceState?
     /// The `prune` tasks' children seen, when the job has such tasks.
@@ -160,6 +162,7 @@ final class JobRunner: Sendable {
                 outputDir: job.outputDir, tag: temporaries.tag, job: job, shard: options.shard)
             : nil
         pruning = Pruning(job: job)
+        savedPaths = SavedPaths(job: job)
         self.job = job
     }
 

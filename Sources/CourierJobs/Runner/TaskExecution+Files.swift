@@ -118,6 +118,8 @@ extension JobRunner {
     struct PageFiles {
         /// The response to save, and its path under `outputDir` as logged: `ok` once saved.
         var save: (response: HTTPResponse, path: String)?
+        /// The task that saves it, for ``SavedPaths``.
+        var task = ""
         /// The temporary the body streamed into: renamed by the save, else removed.
         var streamed: FileReplacement?
         /// Where to record the saved response's validators (a `conditional` task).
@@ -139,7 +141,14 @@ extension JobRunner {
         var result = judged
         guard let work = result.files else { return result }
         result.files = nil
-        if let (response, path) = work.save {
+        if let (_, path) = work.save,
+            !savedPaths.claim(RecordsRule.canonical(path), task: work.task)
+        {
+            result.failure = (
+                "save",
+                "cannot save to \(job.outputDir)/\(path): another task of this run saved that file; give each task its own file"
+            )
+        } else if let (response, path) = work.save {
             do {
                 // A body streamed to its temporary is written already: no file work is due
                 // before its commit.

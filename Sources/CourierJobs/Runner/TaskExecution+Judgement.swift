@@ -111,7 +111,7 @@ extension JobRunner {
         result.ok = verdict.isOK
         if let save = verdict.save {
             result.files = PageFiles(
-                save: (response, save), streamed: streamed, part: part,
+                save: (response, save), task: task.id, streamed: streamed, part: part,
                 records: verdict.recordLines)
         } else if let part, let save = verdict.recordsFromSave {
             result.files = PageFiles(streamed: streamed, part: part, recordsFromSave: save)
