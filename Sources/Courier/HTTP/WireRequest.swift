@@ -106,6 +106,8 @@ public struct WireRequest: Sendable, Hashable {
     /// wrong request; a longer one left the server waiting (trial KKK, both transports).
     /// `nil` when none is set, or each says the body's size.
     static func contentLengthProblem(_ request: HTTPRequest) -> String? {
+        // Most requests set none: one case-insensitive lookup, no string made per header.
+        guard request.headers.contains("Content-Length") else { return nil }
         let size = request.body?.count ?? 0
         for field in request.headers where field.name.lowercased() == "content-length" {
             let value = field.value.trimmingCharacters(in: .whitespaces)

@@ -33,22 +33,19 @@ enum SaveCollisions {
         private(set) var recorded: [String: TaskSpec] = [:]
         var isEmpty: Bool { saved.isEmpty && recorded.isEmpty }
 
-        init(_ tasks: [TaskSpec]) {
+        /// Every entry's literal records file, and (`saves`) its literal save path.
+        init(_ tasks: [TaskSpec], saves: Bool = true) {
             for spec in tasks {
                 if let path = Self.literal(spec.records?.to), recorded[path] == nil {
                     recorded[path] = spec
                 }
-                if let path = Self.literal(spec.save), saved[path] == nil { saved[path] = spec }
+                if saves { add(save: spec) }
             }
         }
 
-        /// Every entry's literal records file, besides the saves.
-        mutating func addRecords(of tasks: [TaskSpec]) {
-            for spec in tasks {
-                if let path = Self.literal(spec.records?.to), recorded[path] == nil {
-                    recorded[path] = spec
-                }
-            }
+        /// The entry's literal save path, unless an earlier entry named that file first.
+        mutating func add(save spec: TaskSpec) {
+            if let path = Self.literal(spec.save), saved[path] == nil { saved[path] = spec }
         }
 
         static func literal(_ text: String?) -> String? {
@@ -94,15 +91,15 @@ enum SaveCollisions {
     /// (``JobValidator``): two entries may rightly take disjoint values (`{n}` over 1–3 and
     /// over 4–6). Entries sharing a records file are ``RecordsRule``'s to judge.
     static func shared(_ tasks: [TaskSpec]) -> [(spec: TaskSpec, message: String)] {
-        var earlier: [TaskSpec] = []
+        // Against the entries before it for saves (one error a pair), every entry's records.
+        var literals = Literals(tasks, saves: false)
         var found: [(spec: TaskSpec, message: String)] = []
         for spec in tasks {
-            defer { earlier.append(spec) }
-            guard let path = Literals.literal(spec.save) else { continue }
-            // Against the entries before it for saves (one error a pair), every entry's records.
-            var literals = Literals(earlier)
-            literals.addRecords(of: tasks)
-            if let message = literals.clash(path, of: spec) { found.append((spec, message)) }
+            if let path = Literals.literal(spec.save), let message = literals.clash(path, of: spec)
+            {
+                found.append((spec, message))
+            }
+            literals.add(save: spec)
         }
         return found
     }

@@ -20,8 +20,11 @@ extension TaskBuilder {
     ) -> Result<String?, Problem> {
         guard let template else { return .success(nil) }
         let rendered = template.render(bindings)
+        // The job's own files are under its output folder only with `"outputDir": "."` or
+        // the like: most jobs make no canonical path a task for it.
         if let problem = problem(rendered)
-            ?? OwnFiles.problem(RecordsRule.canonical(rendered), own: job.ownFiles)
+            ?? (job.ownFiles.isEmpty
+                ? nil : OwnFiles.problem(RecordsRule.canonical(rendered), own: job.ownFiles))
         {
             return .failure(Problem(key: key, message: "\(problem) (task \(id))"))
         }

@@ -15,11 +15,11 @@ final class SavedPaths: Sendable {
         enabled = job.tasks.filter { $0.save != nil }.count >= 2
     }
 
-    /// Whether `task` may save `path` (canonical, under `outputDir`): no other task of this
+    /// Whether `task` may save `path` (under `outputDir`, as logged): no other task of this
     /// run saved it. The first task to save a path keeps it.
     func claim(_ path: String, task: String) -> Bool {
         guard enabled else { return true }
-        let file = FNV1a.hash(path.utf8)
+        let file = FNV1a.hash(RecordsRule.canonical(path).utf8)
         let owner = FNV1a.hash(task.utf8)
         return claims.withLock { claims in
             if let earlier = claims[file] { return earlier == owner }

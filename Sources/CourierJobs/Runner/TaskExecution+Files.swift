@@ -142,7 +142,7 @@ extension JobRunner {
         guard let work = result.files else { return result }
         result.files = nil
         if let (_, path) = work.save,
-            !savedPaths.claim(RecordsRule.canonical(path), task: work.task)
+            !savedPaths.claim(path, task: work.task)
         {
             result.failure = (
                 "save",
