@@ -330,6 +330,40 @@ struct SinceCursorTests {
         #expect(run.ids == [4, 5, 6, 7])
     }
 
+    /// Trial NNN: a job's "404 is nothing to fetch" rule met a page after the first, the task
+    /// ended ok with the pages before it, and its cursor passed every record never fetched.
+    @Test("an onResponse ignore on page 2 ends the task ok, says so, and leaves the cursor")
+    func ignoredPageKeepsCursor() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("since-ignored")
+        try await Self.put(
+            (1...3).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        try Self.writeJob(space, key: key)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let before = Self.cursorFile(space)
+        try await Self.put(
+            (4...7).map { Self.record($0, String(format: "%02d", $0), name: "r\($0)") }, key: key,
+            on: space)
+        // The query's closing brace ends `headers` instead, after the rule.
+        let rule = #""onResponse": [{"status": [500], "action": "ignore"}]"#
+        try Self.writeJob(
+            space, key: key,
+            extraQuery: #", "fail_page": "2"}, \#(rule), "headers": {"X-Test": "1""#)
+        let cut = try await space.run(backend: "curl")
+        #expect(cut.status == 0, "\(cut.stderr)")
+        #expect(cut.stderr.contains(ResponseRuleNote.cut), "\(cut.stderr)")
+        let last = try space.logLines().last { $0["event"] as? String == "request" }
+        #expect((last?["warning"] as? String)?.contains(ResponseRuleNote.cut) == true)
+        #expect(Self.cursorFile(space) == before, "the cursor did not pass page 2's records")
+        try Self.writeJob(space, key: key)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let run = try Self.newestRun(space)
+        #expect(run.since.first == "2026-01-01T00:00:03Z")
+        #expect(run.ids == [4, 5, 6, 7])
+    }
+
     @Test("kill -9 on page 2 leaves the cursor; --resume and the next run fetch the window")
     func killedRunKeepsCursor() async throws {
         let space = try JobWorkspace()
@@ -471,4 +505,10 @@ struct SinceCursorTests {
         #expect(run.since == ["2026-11-26T05:11:53-05:00"])
         #expect(run.ids == [2, 3])
     }
+}
+
+/// The words a task's line and stderr say when an `onResponse` rule ignored a page after its
+/// first (as the runner's `ResponseRule.cutNote`, which the CLI tests cannot import).
+enum ResponseRuleNote {
+    static let cut = "an onResponse rule ignored this page, so its listing may have stopped early"
 }

@@ -25,8 +25,16 @@ struct WritesOfNightsTests {
         let gate = FixtureServer.uniqueKey("charges-nights-gate")
         var folder: URL { space.logs.appendingPathComponent("charges") }
 
-        /// `tasks`: tasks before the write (a login); `more`: members added to it.
-        init(keyed: Key = .standard, tasks: String = "", more: String = "") throws {
+        /// Variables every night's environment has besides its own.
+        let common: [String: String]
+
+        /// `tasks`: tasks before the write (a login); `more`: members added to it; `common`:
+        /// variables of every night's environment.
+        init(
+            keyed: Key = .standard, tasks: String = "", more: String = "",
+            common: [String: String] = [:]
+        ) throws {
+            self.common = common
             space = try JobWorkspace()
             try space.writeJob(
                 name: "charges",
@@ -39,7 +47,9 @@ struct WritesOfNightsTests {
         }
 
         func environment(_ night: Int, hold: String = "") -> [String: String] {
-            ["NIGHT": String(night), "GATE": "\(gate)-\(night)", "HOLD": hold]
+            ["NIGHT": String(night), "GATE": "\(gate)-\(night)", "HOLD": hold].merging(common) {
+                mine, _ in mine
+            }
         }
 
         /// The fixture answers night `night`'s write from now on.

@@ -77,6 +77,12 @@ struct ExpandedTask: Sendable {
         /// write by it; trial AAA: a replay's unkeyed lines made a later night's answer stand
         /// for the write, which a repair then never sent, or sent twice).
         var loggedKeyHeader: String? = nil
+
+        /// A write's request digest (``RequestDigest``, its first 128 bits in hex): what its log
+        /// lines say it sent (`requestDigest`), so that a repair knows the same write under
+        /// another task id (a task renamed since the night it repairs). `nil` for a task that
+        /// is no write, and for a request rebuilt from a log alone.
+        var writeDigest: String? = nil
     }
 
     /// The fields, in one box shared by copies (``CopyOnWrite``).

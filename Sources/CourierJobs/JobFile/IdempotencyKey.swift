@@ -10,6 +10,19 @@ import Foundation
 /// rotated token does not make the same write a new one, and no key can be traced back to a
 /// secret. Headers are left out: they carry credentials, and the key itself.
 enum IdempotencyKey {
+    /// Stamps the key of the task `task` when its spec asks for one, and returns its write's
+    /// digest (``ExpandedTask/Fields/writeDigest``; `nil` for a task that is no write).
+    static func identify(_ request: inout HTTPRequest, spec: TaskSpec, job: Job, task: String)
+        -> String?
+    {
+        if let header = spec.writes.keyHeader {
+            stamp(&request, header: header, job: job, task: task)
+        }
+        guard spec.isWrite else { return nil }
+        let digest = RequestDigest.hex(of: request, redactor: Redactor(secrets: job.secrets))
+        return String(digest.prefix(32))
+    }
+
     /// Adds the task's key under `header`, unless the request carries that header already (the
     /// job file's own value is sent as written).
     static func stamp(_ request: inout HTTPRequest, header: String, job: Job, task: String) {

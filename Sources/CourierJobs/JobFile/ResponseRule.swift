@@ -8,6 +8,12 @@ import Foundation
 /// matches is judged as usual. A pure value: the retry layer asks it whether to send again
 /// (``RetryPolicy/ResponseVerdict``) and the page's judgement whether the task is done.
 struct ResponseRule: Sendable, Equatable {
+    /// What a task's line says when a rule ignored a page after its first: its listing may
+    /// have stopped early, and a cursor it keeps does not move (it would pass what the pages
+    /// after it held, and later runs would never ask for them).
+    static let cutNote =
+        "an onResponse rule ignored this page, so its listing may have stopped early; its cursor (since, window) stays where it was"
+
     /// What a matching response means.
     enum Action: String, Sendable, CaseIterable {
         /// Success with nothing to keep: no save, records or captures, and no next page. A

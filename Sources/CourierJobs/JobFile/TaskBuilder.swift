@@ -70,9 +70,7 @@ enum TaskBuilder {
         request.tls = job.tls
         authorize(&request, spec: spec, bindings: bindings, job: job)
         SecretMarking.mark(&request, spec: spec, templates: templates, job: job)
-        if let header = spec.writes.keyHeader {
-            IdempotencyKey.stamp(&request, header: header, job: job, task: id)
-        }
+        let digest = IdempotencyKey.identify(&request, spec: spec, job: job, task: id)
         // Validation (``check(_:bindings:job:)``) refused CR/LF in every expanded header; the
         // transport checks again before anything is sent.
         var task = ExpandedTask(
@@ -85,6 +83,7 @@ enum TaskBuilder {
                 retry: spec.retry,
                 specPath: spec.path, specIndex: index))
         task.oauth2 = spec.oauth2(in: job)
+        task.writeDigest = digest
         if spec.window != nil { task.windowEnd = bindings[WindowRule.endVariable] }
         return .success(task)
     }

@@ -259,25 +259,6 @@ struct RunLog: Sendable {
         return (timings, response.bodyCount)
     }
 
-    /// A write about to go to the transport: its `request.start` line, on file before this
-    /// returns, so that a run killed while the write is under way leaves its outcome unknown
-    /// rather than unsaid (``WriteHistory``).
-    func requestStart(task: String, request: HTTPRequest, page: Int?, keyHeader: String?) throws {
-        var line = JSONLineBuilder()
-        line.string("event", LogEvent.requestStart)
-        line.timestamp("ts", Date())
-        line.string("run", run)
-        line.string("job", job)
-        line.string("task", task)
-        if let page { line.int("page", page) }
-        line.string("method", request.method.rawValue)
-        line.string("url", request.displayURL.absoluteString)
-        if let key = keyHeader.flatMap({ request.headers[$0] }) {
-            line.string("idempotencyKey", key)
-        }
-        try write(line: line.finishLine(), now: true)
-    }
-
     /// One attempt of one task: its `request` line. Its `ts` is the attempt's start plus what
     /// it waited (when the request went out), `blockedMs` the whole wait and `throttledMs` its
     /// host's part, each written when not zero.
@@ -300,9 +281,8 @@ struct RunLog: Sendable {
         if let page = record.page { line.int("page", page) }
         line.string("method", request.method.rawValue)
         line.string("url", request.displayURL.absoluteString)
-        if let key = record.keyHeader.flatMap({ request.headers[$0] }) {
-            line.string("idempotencyKey", key)
-        }
+        Self.addWrite(
+            &line, request: request, keyHeader: record.keyHeader, digest: record.requestDigest)
         if record.safe, WriteSettings.writes(request.method.rawValue) {
             line.value("safe", .bool(true))
         }
@@ -390,7 +370,7 @@ struct RunLog: Sendable {
     }
 
     /// Writes a whole line, its newline included; with `now`, before returning.
-    private func write(line: [UInt8], now: Bool = false) throws {
+    func write(line: [UInt8], now: Bool = false) throws {
         // Redaction happens here, on the finished line, so no field can skip it.
         try writer.write(endedLine: redactor.scrubJSON(line), now: now)
     }

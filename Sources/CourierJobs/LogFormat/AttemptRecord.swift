@@ -34,13 +34,16 @@ struct AttemptRecord: Sendable {
     /// The task is no write (``ExpandedTask/isWrite(in:)`` is `false`): a POST or PATCH line
     /// says `safe`, so that a replay of the log alone sends it again as the job would.
     var safe: Bool
+    /// A write's request digest (``ExpandedTask/Fields/writeDigest``): the line says it.
+    var requestDigest: String?
 
     init(
         task: String, attempt: RetryAttempt, outcome: LogOutcome, page: Int? = nil,
         savedTo: String? = nil, failure: (kind: String, message: String)? = nil,
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, renewedToken: String? = nil,
         renewal: Bool = false, warning: String? = nil, action: String? = nil,
-        waits: AttemptWaits = AttemptWaits(), keyHeader: String? = nil, safe: Bool = false
+        waits: AttemptWaits = AttemptWaits(), keyHeader: String? = nil, safe: Bool = false,
+        requestDigest: String? = nil
     ) {
         self.task = task
         self.attempt = attempt
@@ -57,5 +60,6 @@ struct AttemptRecord: Sendable {
         self.waits = waits
         self.keyHeader = keyHeader
         self.safe = safe
+        self.requestDigest = requestDigest
     }
 }

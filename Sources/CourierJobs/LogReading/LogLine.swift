@@ -71,6 +71,9 @@ struct LogLine: Sendable {
     /// `idempotencyKey`: the key the write carried (docs/job-file.md, "Writes that happen
     /// once"), whatever header it went in; `nil` for a write sent without one.
     var idempotencyKey: String?
+    /// `requestDigest`: what identifies the write's request beside its task id (its method,
+    /// URL and body, ``RequestDigest``); `nil` on older lines and on other requests.
+    var requestDigest: String?
     /// Whether the write carried its key.
     var keyed: Bool { idempotencyKey != nil }
     /// `safe`: a POST or PATCH of a task that is no write (it reads: a search, a login).
@@ -143,7 +146,7 @@ struct LogLine: Sendable {
         var responseHeaders: [(name: String, value: String)] = []
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var blockedMs: Double?
-        var idempotencyKey: String?
+        var idempotencyKey, requestDigest: String?
         var safe = false
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
@@ -219,6 +222,7 @@ struct LogLine: Sendable {
         throttledMs = fields.throttledMs
         blockedMs = fields.blockedMs
         idempotencyKey = fields.idempotencyKey
+        requestDigest = fields.requestDigest
         safe = fields.safe
         notModified = fields.notModified
         replayOf = fields.replayOf

@@ -36,6 +36,11 @@ struct WriteHistory: Sendable {
     /// Tasks a write went out for without its key (an older log's, or the task had none then):
     /// what became of it is known by the task alone.
     private var unkeyed: Set<UInt64> = []
+    /// Each write request's digest (`requestDigest`), with the task whose write last sent it,
+    /// and the tasks any write line speaks of: a repair knows by them a write that a task
+    /// renamed since sent under its old id (``sameRequest(_:otherThan:)``).
+    private var byDigest: [String: (key: UInt64, task: String)] = [:]
+    private var wrote: Set<UInt64> = []
 
     /// Transport errors that say a request never reached the server: its write did not happen.
     static let notSentKinds: Set<String> = [
@@ -63,6 +68,10 @@ struct WriteHistory: Sendable {
         // A line that says `safe` is a POST that reads (a page of a search): not a write.
         guard let method = line.method, WriteSettings.writes(method), !line.safe else { return }
         fold(line, key: key)
+        wrote.insert(key)
+        if let digest = line.requestDigest, let task = line.task {
+            byDigest[digest] = (key, task)
+        }
         if let write = line.idempotencyKey {
             fold(line, key: Self.joined(key, write))
         } else {
@@ -98,6 +107,19 @@ struct WriteHistory: Sendable {
 
     subscript(key: UInt64) -> Fact? { facts[key] }
 
+    /// Whether any line says a request of the write digested `digest` went out.
+    var knowsRequests: Bool { !byDigest.isEmpty }
+
+    /// The task that sent the request `digest` names, and what became of it (answered 2xx,
+    /// or unknown), when that is another task than `task`, of which no write line speaks: the
+    /// same write under another id (a task renamed since). `nil` otherwise.
+    func sameRequest(_ digest: String, otherThan task: UInt64) -> (task: String, fact: Fact)? {
+        guard !wrote.contains(task), let sender = byDigest[digest], sender.key != task,
+            let fact = facts[sender.key]
+        else { return nil }
+        return (sender.task, fact)
+    }
+
     /// This history with `other`'s beside it (logs read from a pipe, which cannot be read
     /// again with the job's): a write either answered stays answered; one either leaves
     /// unknown stays unknown unless the other says it was answered.
@@ -112,6 +134,8 @@ struct WriteHistory: Sendable {
         }
         merged.answeredOK.formUnion(other.answeredOK)
         merged.unkeyed.formUnion(other.unkeyed)
+        merged.wrote.formUnion(other.wrote)
+        merged.byDigest.merge(other.byDigest) { mine, _ in mine }
         merged.done.formUnion(other.done)
         return merged
     }

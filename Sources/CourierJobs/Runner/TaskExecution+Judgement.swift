@@ -139,6 +139,18 @@ extension JobRunner {
         }
     }
 
+    /// Keeps the cursor of a task that ended ok (its `since` value, or its window's end): at
+    /// the run's next write of the cursors, or, for a task with records, once its records are
+    /// in their file.
+    func keepCursor(_ cursor: PageCursor, of task: ExpandedTask) {
+        guard let value = cursor.position.sinceValue else { return }
+        if task.records != nil {
+            since?.hold(value, for: task.id)
+        } else {
+            since?.record(value, for: task.id)
+        }
+    }
+
     /// Whether a page follows the one just judged and saved (``PageJudgement/following``); a
     /// pagination error fails `result`.
     @inline(never)

@@ -182,12 +182,13 @@ extension JobRunner {
         let replayOf = task.replayOf
         let rules = task.responseRules(in: job)
         let keyHeader = task.keyHeader(in: job)
-        let safe = task.isWrite(in: job) == false
+        let (safe, digest) = (task.isWrite(in: job) == false, task.writeDigest)
         var writeStart: (@Sendable (HTTPRequest) -> Void)?
         if WriteRule.keying(task, in: job) != nil {
             writeStart = { request in
                 try? log.requestStart(
-                    task: taskID, request: request, page: pageNumber, keyHeader: keyHeader)
+                    task: taskID, request: request, page: pageNumber, keyHeader: keyHeader,
+                    digest: digest)
             }
         }
         let retrying = HTTPStack.retrying(
@@ -210,7 +211,7 @@ extension JobRunner {
                     AttemptRecord(
                         task: taskID, attempt: attempt, outcome: .retry, page: pageNumber,
                         replayOf: replayOf, action: Self.action(of: attempt, rules: rules),
-                        waits: waits, keyHeader: keyHeader, safe: safe))
+                        waits: waits, keyHeader: keyHeader, safe: safe, requestDigest: digest))
             }
         }
         let willResend: @Sendable (String) -> Void = { name in
@@ -226,7 +227,8 @@ extension JobRunner {
                 try? log.request(
                     AttemptRecord(
                         task: taskID, attempt: rejected, outcome: .retry, page: pageNumber,
-                        replayOf: replayOf, renewedToken: name, waits: waits, safe: safe))
+                        replayOf: replayOf, renewedToken: name, waits: waits, safe: safe,
+                        requestDigest: digest))
             }
         }
         let renewing =
@@ -326,7 +328,15 @@ extension JobRunner {
         }
         let pageNumber = cursor.logged
         let next = step.next
-        let notes = [step.following.sinceNote, step.following.whereNote].compactMap { $0 }
+        // An `ignore` after the first page cut the listing short (trial NNN: a 404 on page 2
+        // moved a `since` cursor past every row never fetched): its cursor stays.
+        let cut =
+            result.action == ResponseRule.Action.ignore.rawValue && (pageNumber ?? 1) > 1
+            && (task.since != nil || task.windowEnd != nil)
+        let notes = [
+            step.following.sinceNote, step.following.whereNote, cut ? ResponseRule.cutNote : nil,
+        ]
+        .compactMap { $0 }
         let warning = ([step.following.warning].compactMap { $0 } + notes).joined(separator: "; ")
         let outcome: LogOutcome = !result.ok ? .failed : step.isLast ? .ok : .page
         try? log.request(
@@ -335,7 +345,8 @@ extension JobRunner {
                 savedTo: result.savedTo, failure: attempt.outcome.isFailure ? nil : result.failure,
                 replayOf: task.replayOf, notModified: result.notModified,
                 warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits,
-                keyHeader: task.keyHeader(in: job), safe: task.isWrite(in: job) == false))
+                keyHeader: task.keyHeader(in: job), safe: task.isWrite(in: job) == false,
+                requestDigest: task.writeDigest))
         // Not under --quiet, which promises silence when every task succeeds: the warning is
         // in the log line, `requireNext` fails the task instead, and a data check fails the run.
         if let warning = step.following.warning, !options.quiet {
@@ -346,13 +357,7 @@ extension JobRunner {
         }
         guard result.ok, let next else {
             // Every page was fine: the cursor may move (at the run's next write of it).
-            if result.ok, let value = cursor.position.sinceValue {
-                if task.records != nil {
-                    since?.hold(value, for: task.id)
-                } else {
-                    since?.record(value, for: task.id)
-                }
-            }
+            if result.ok, !cut { keepCursor(cursor, of: task) }
             // Each page's final attempt is one request; the others were retried, and a
             // failed task's final attempt failed too.
             progress.taskFinished(

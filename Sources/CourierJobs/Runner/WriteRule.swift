@@ -116,6 +116,7 @@ enum WriteRule {
         guard let keying = keying(task, in: job) else { return nil }
         if !named.contains(task.id),
             let reason = changedSince(task.id, keying, job: job.name, writes: writes)
+                ?? sentAsAnother(task, job: job.name, writes: writes)
         {
             return reason
         }
@@ -238,7 +239,8 @@ enum WriteRule {
         /// Not sent, for this reason.
         case hold(String)
         /// Not sent, and not done: the night being repaired sent another request for it
-        /// (``changedSince(_:_:job:writes:)``), for this reason.
+        /// (``changedSince(_:_:job:writes:)``), or another task sent its request
+        /// (``sentAsAnother(_:job:writes:)``), for this reason.
         case changed(String)
     }
 
@@ -258,6 +260,25 @@ enum WriteRule {
             "the run being repaired sent it as another request (another idempotency key): the job file or its environment changed since; repair it with that run's environment (its ${env-public:…} values), or name it (--task \(task)) to send the request the job builds now"
     }
 
+    /// Why a write of which the history has no line is not sent: another task's write sent
+    /// the same request (method, URL and body: its `requestDigest`), answered 2xx or with its
+    /// outcome unknown, so that it is that write under a new id, and sending it would make it
+    /// again (trial HHH: a task renamed between a failed night and its resume made its
+    /// charge twice, the new id's idempotency key another). `nil` for any other write.
+    static func sentAsAnother(_ task: ExpandedTask, job: String, writes: WriteHistory) -> String? {
+        guard writes.knowsRequests, let digest = task.writeDigest,
+            let (other, fact) = writes.sameRequest(
+                digest, otherThan: FNV1a.taskKey(job: job, task: task.id))
+        else { return nil }
+        let what =
+            switch fact {
+            case .answered(let run, let status): "answered \(status) by run \(run)"
+            case .unknown(let run): "sent in run \(run), and no answer says what became of it"
+            }
+        return
+            "it sends the same request (method, URL and body) as task \(other)'s write, \(what): a task renamed since is the same write, and a resume or replay never sends a write twice; name it (--task \(task.id)) to send it anyway"
+    }
+
     /// The one decision on `task`, a write (`keyed`: its request carries its key), that the
     /// run (``TaskSelection``) and its dry run (``ResumePlan``) follow. `choseNone`: a resume
     /// that chose no task, for which the history's word that the task is done stands.
@@ -265,7 +286,10 @@ enum WriteRule {
         on task: ExpandedTask, of job: String, keying: Keying, capturing: Bool,
         writes: WriteHistory, named: Bool, choseNone: Bool
     ) -> Verdict {
-        if !named, let reason = changedSince(task.id, keying, job: job, writes: writes) {
+        if !named,
+            let reason = changedSince(task.id, keying, job: job, writes: writes)
+                ?? sentAsAnother(task, job: job, writes: writes)
+        {
             return .changed(reason)
         }
         let key = key(of: task.id, keying, job: job, in: writes)

@@ -1,0 +1,99 @@
+import CourierTestSupport
+import Foundation
+import Testing
+
+/// A write task renamed between a night and its repair: the history knows its write by its old
+/// id and by the request it sent (`requestDigest`), so the repair does not make it again under
+/// the new id (trial HHH: the charge was made twice, the new id's idempotency key another).
+@Suite("renamed writes")
+struct RenamedWriteTests {
+    typealias Key = WritesOnceRunTests.Key
+    typealias Nights = WritesOfNightsTests.Nights
+
+    /// What night 1 left of its write: answered 201 (another task failed the night), cut
+    /// while under way (killed, its outcome unknown), or answered 503 (it never happened).
+    enum NightOne: String, CaseIterable, CustomTestStringConvertible {
+        case answered, underWay, refused
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "a repair holds a renamed task's write that the night made, and sends one it did not",
+        arguments: NightOne.allCases, [Key.standard, Key.none])
+    func aRenamedWrite(night: NightOne, keyed: Key) async throws {
+        // `report` fails night 1 when STATUS is 500, and is ok on the repair.
+        let nights = try Nights(
+            keyed: keyed, tasks: #"{"id": "report", "path": "/status/${env-public:STATUS}"},"#,
+            common: ["STATUS": "500"])
+        defer { nights.space.remove() }
+        var environment = nights.environment(1)
+        switch night {
+        case .answered:
+            await nights.open(1)
+            let first = try await CourierBinary.run(
+                ["run", "job.json", "--log-dir", nights.space.logs.path, "--no-progress"],
+                environment: environment, directory: nights.space.folder)
+            #expect(first.status == 1, "\(first.stderr)")
+        case .underWay:
+            let (_, hold) = try await nights.nightOneKilledUnderWay()
+            environment = nights.environment(1, hold: hold)
+        case .refused:
+            try await nights.run(1, status: 1)
+            await nights.open(1)
+        }
+        let log = try nights.firstLog()
+        let before = nights.bodies()
+        #expect(before.count == (night == .refused ? 0 : 1), "\(before)")
+        let digests = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+            .compactMap { line -> String? in
+                guard line.contains(#""task":"charge""#) else { return nil }
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8))
+                return (object as? [String: Any])?["requestDigest"] as? String
+            }
+        #expect(!digests.isEmpty && digests.allSatisfy { $0.count == 32 }, "\(digests)")
+
+        let job = nights.space.folder.appendingPathComponent("job.json")
+        let text = try String(contentsOf: job, encoding: .utf8)
+        #expect(text.contains(#""id": "charge""#))
+        try text.replacingOccurrences(of: #""id": "charge""#, with: #""id": "charge-renamed""#)
+            .write(to: job, atomically: true, encoding: .utf8)
+        environment["STATUS"] = "200"
+        func repair(_ extra: [String]) async throws -> CourierBinary.Result {
+            try await CourierBinary.run(
+                nights.resume(log) + extra + ["--no-progress"], environment: environment,
+                directory: nights.space.folder)
+        }
+        if night == .refused {
+            let repaired = try await repair([])
+            #expect(repaired.status == 0, "\(repaired.stdout)\(repaired.stderr)")
+            #expect(nights.bodies() == Nights.charged([1]))
+            return
+        }
+        let replay = [
+            "replay", log, "--job", "job.json", "--log-dir", nights.space.logs.path,
+            "--no-progress",
+        ]
+        for dry in [true, false] {
+            for command in [nights.resume(log) + ["--no-progress"], replay] {
+                let result = try await CourierBinary.run(
+                    command + (dry ? ["--dry-run"] : []), environment: environment,
+                    directory: nights.space.folder)
+                // A replay sends the log's failed tasks (`charge`, which the job no longer
+                // builds, or none): the renamed task is not among them.
+                guard command[0] == "run" else { continue }
+                let told = result.stdout + result.stderr
+                #expect(
+                    told.contains(
+                        "the same request (method, URL and body) as task charge's write")
+                        && told.contains("--task charge-renamed"),
+                    "\(command) \(dry): \(told)")
+                #expect(dry || result.status != 0, "a held write fails the repair")
+            }
+        }
+        #expect(nights.bodies() == before, "the renamed write was not made again")
+        // Named, it is sent: the user has checked.
+        let named = try await repair(["--task", "charge-renamed"])
+        #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
+        #expect(nights.bodies().count == 2)
+    }
+}
