@@ -125,6 +125,48 @@ struct ServerChosenPathTests {
     }
 }
 
+/// Trial MMM: a save through a link to the job's folder (`lk -> .`, with `"outputDir": "."`)
+/// replaced the job file, and one through it into `logs/JOB/` wrote into its history, though
+/// the paths as written named neither (``OwnFiles`` reads them as written).
+@Suite("saves through links to the job's own files")
+struct OwnFilesThroughLinksTests {
+    @Test("a save through a link to the job file or its log folder fails; both stand")
+    func noSaveThroughALinkToOwnFiles() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try FileManager.default.createSymbolicLink(
+            atPath: space.folder.appendingPathComponent("lk").path, withDestinationPath: ".")
+        let job = space.folder.appendingPathComponent("job.json")
+        try #"""
+        {"version": 1, "name": "e2e", "baseURL": "\#(space.server.baseURL.absoluteString)",
+         "outputDir": ".", "retry": {"maxAttempts": 1}, "tasks": [
+          {"id": "job", "path": "/json", "save": "lk/job.json"},
+          {"id": "log", "path": "/json", "save": "lk/logs/e2e/x.jsonl"},
+          {"id": "a", "path": "/json", "query": {"v": "1"}, "save": "lk/a.json"},
+          {"id": "b", "path": "/json", "query": {"v": "2"}, "save": "b.json"}]}
+        """#.write(to: job, atomically: true, encoding: .utf8)
+        let text = try Data(contentsOf: job)
+        for night in 1...2 {
+            let run = try await space.run(backend: "curl")
+            #expect(run.status == 1, "\(night): \(run.stdout) \(run.stderr)")
+            #expect(run.stdout.contains("4 tasks, 2 ok, 2 failed"), "\(night): \(run.stdout)")
+            #expect(
+                run.stderr.contains("symbolic link to the job's own file or log folder"),
+                "\(night): \(run.stderr)")
+            #expect(try Data(contentsOf: job) == text, "the job file stands")
+            let history = try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("e2e").path)
+            #expect(history.count == night && history.allSatisfy { $0.hasSuffix(".jsonl") })
+            #expect(!history.contains("x.jsonl"), "\(history)")
+        }
+        for name in ["a.json", "b.json"] {
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: space.folder.appendingPathComponent(name).path))
+        }
+    }
+}
+
 /// Paths on the summary line (trial GG).
 @Suite("paths in the summary line")
 struct SummaryPathTests {

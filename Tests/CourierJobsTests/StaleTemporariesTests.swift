@@ -67,4 +67,29 @@ struct StaleTemporariesTests {
         #expect(lines.count == StaleTemporaries.foldersNamed + 1)
         #expect(lines.last?.contains("in other folders (not listed)") == true)
     }
+
+    /// Trial MMM: saves into one folder by two spellings (`lk/a.json` with `lk -> .`, and
+    /// `b.json`): the second spelling's first save swept the folder again and removed a
+    /// temporary the run was writing there.
+    @Test("a folder reached by another spelling is not swept again")
+    func anotherSpellingOfASweptFolder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-stale-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("lk")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: ".")
+        let tag = StaleTemporaries.tag(outputDir: folder, job: "nightly")
+        let temporaries = StaleTemporaries(tag: tag) { _, _ in }
+        let leftover = ".a.json.\(tag).DEADBEEF.tmp"
+        try Data("x".utf8).write(to: folder.appendingPathComponent(leftover))
+        temporaries.sweep(atPath: folder.path)
+        #expect(
+            !FileManager.default.fileExists(atPath: folder.appendingPathComponent(leftover).path))
+        // This run's own temporary, being written, then a save by the other spelling.
+        let writing = ".b.json.\(tag).CAFEF00D.tmp"
+        try Data("y".utf8).write(to: folder.appendingPathComponent(writing))
+        temporaries.sweep(atPath: link.path)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(writing).path))
+    }
 }

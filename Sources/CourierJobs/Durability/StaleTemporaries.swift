@@ -24,7 +24,10 @@ final class StaleTemporaries: Sendable {
     private let wholeJob: Bool
     /// Folders swept, under a lock held for the whole sweep: no task of this run may create
     /// its own tagged temporary in a folder while the folder's sweep could still remove it.
-    private let swept = Locked<Set<String>>([])
+    /// By path, and by the folder's device and inode: a folder reached by another spelling (a
+    /// link to it) is swept once, before this run's saves there began (trial MMM: its second
+    /// spelling's sweep removed a temporary this run was writing).
+    private let swept = Locked<(paths: Set<String>, folders: Set<[UInt64]>)>(([], []))
     private let now: @Sendable () -> Date
     /// Told of the files a sweep removed, once per folder: its path and their names (a
     /// killed run with 64 saves in flight had a line printed for each).
@@ -101,7 +104,13 @@ final class StaleTemporaries: Sendable {
     /// Sweeps the folder at `path`, unless this run has already.
     func sweep(atPath path: String) {
         swept.withLock { swept in
-            guard swept.insert(path).inserted else { return }
+            guard swept.paths.insert(path).inserted else { return }
+            var status = stat()
+            if stat(path, &status) == 0,
+                !swept.folders.insert([UInt64(status.st_dev), UInt64(status.st_ino)]).inserted
+            {
+                return
+            }
             removeLeftovers(in: path)
         }
     }

@@ -132,7 +132,11 @@ final class JobRunner: Sendable {
         self.console = console
         recordsStore = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
         listings = ListingCheckpoints(outputDir: job.outputDir, job: job.name)
-        outputFolder = OutputFolder(URL(fileURLWithPath: job.outputDir))
+        outputFolder = OutputFolder(
+            URL(fileURLWithPath: job.outputDir),
+            jobFile: job.file == JobDecoder.standardInput ? nil : job.file,
+            logs: options.logToStandardOutput
+                ? nil : options.logDirectory.appendingPathComponent(job.name))
         recordsLedger = RecordsLedger.needed(for: job) ? RecordsLedger(job: job) : nil
         // Tagged with what the run's lock is on (``JobLock``), which it holds alone: the
         // job's, or its shard's. It removes its own leftovers at once.

@@ -238,7 +238,7 @@ extension JobRunner {
     /// made and swept first). Blocking: on a file-work thread.
     func writtenSave(_ response: HTTPResponse, to path: String) throws -> FileReplacement {
         guard let url = outputFolder.resolve(path) else {
-            throw OutputPathError(path: path)
+            throw OutputPathError(path: path, reason: outputFolder.refusal(of: path))
         }
         let folder = FileSystem.folderPath(of: url.path)
         try FileSystem.makeFolders(atPath: folder)
