@@ -190,4 +190,54 @@ struct ReplayInputTests {
             ["show", log.path, "post"], directory: space.folder)
         #expect(show.stdout.contains("does not decode"), "\(show.stdout)\(show.stderr)")
     }
+
+    /// Trial MMM: `replay - --job JOB < NIGHT.jsonl` read the pipe for the night's logged
+    /// settings first, then found it empty, said "nothing to replay" and exited 0, the
+    /// night's write never made. Read once into a copy, the piped log is replayed as a file
+    /// would be: its failed write is made, once, and a second replay sends nothing.
+    @Test("a piped log replayed with --job repairs its night", arguments: ["dry", "sent"])
+    func pipedLogWithJob(mode: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("piped-job")
+        let gate = FixtureServer.uniqueKey("piped-job-gate")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(gate)"},
+                 "json": {"amount": 4}, "idempotencyKey": true},
+                {"id": "get", "path": "/json", "query": {"v": "{\"n\": 1}"}, "save": "n.json"}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let elsewhere = space.folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let job = space.folder.appendingPathComponent("job.json").path
+        // Its own temporary folder: the copy of standard input must be gone after each replay.
+        let temporary = space.folder.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let environment = ["TMPDIR": temporary.path]
+        let command =
+            "'\(CourierBinary.url.path)' replay - --job '\(job)' --no-progress"
+            + (mode == "dry" ? " --dry-run" : "") + " < '\(log)'"
+        let replayed = try await CourierBinary.run(
+            ["-c", command], executable: URL(fileURLWithPath: "/bin/bash"),
+            environment: environment, directory: elsewhere)
+        #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
+        #expect(!replayed.stdout.contains("nothing to replay"), "\(replayed.stdout)")
+        if mode == "dry" {
+            #expect(replayed.stdout.contains("charge\tPOST"), "\(replayed.stdout)")
+            #expect(WritesOnceRunTests.effects(space, key: key).count == 0)
+            return
+        }
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1)
+        let again = try await CourierBinary.run(
+            ["-c", command], executable: URL(fileURLWithPath: "/bin/bash"),
+            environment: environment, directory: elsewhere)
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1, "not made again")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
+        #expect(leftovers.isEmpty, "the copy of standard input is removed: \(leftovers)")
+    }
 }

@@ -25,9 +25,11 @@ extension ReplayCommand {
         }
         // Standard input alone, empty, is a pipe's filter that rightly left nothing; lines
         // that are none of them log lines are a mistake wherever they come from.
-        guard history.lineCount > 0 || (logs == ["-"] && skipped.withLock({ $0 }) == 0) else {
+        let piped = logs.map { options.standardInput?.named($0) ?? $0 } == ["-"]
+        guard history.lineCount > 0 || (piped && skipped.withLock({ $0 }) == 0) else {
+            let named = logs.map { options.standardInput?.named($0) ?? $0 }
             console.error(
-                "courier: no log lines could be read from \(logs.joined(separator: ", ")); nothing was sent"
+                "courier: no log lines could be read from \(named.joined(separator: ", ")); nothing was sent"
             )
             return nil
         }

@@ -49,6 +49,8 @@ enum ReplayCommand {
         var logDirectoryGiven = false
         /// `--base-url`, or the one the replayed run was sent to (its `run.start`).
         var baseURL: String?
+        /// Standard input's lines, copied for the logs' readings (`-` among ``logs``).
+        var standardInput: StandardInputSpool?
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -57,7 +59,13 @@ enum ReplayCommand {
         case .options(let parsed): options = parsed
         case .exit(let status): return status
         }
-
+        do {
+            options.standardInput = try StandardInputSpool.spooling(&options.logs)
+        } catch {
+            Console.error("courier: cannot read the logs from standard input: \(error)")
+            return CommandLineInterface.ExitCode.usage
+        }
+        defer { options.standardInput?.remove() }
         var job: Job?
         if let path = options.jobPath {
             guard let loaded = loadJob(path, options: options),
@@ -319,7 +327,7 @@ enum ReplayCommand {
                     ? "courier replay "
                         + options.logs.map {
                             // Standard input stays `-`: the same log, piped in again.
-                            $0 == "-"
+                            options.standardInput?.named($0) == "-"
                                 ? "-"
                                 : ShellWord.quoted(
                                     URL(fileURLWithPath: $0).standardizedFileURL.path)
