@@ -53,13 +53,14 @@ struct DataCheckTests {
         let row = try #require((json["runTable"] as? [[String: Any]])?.last)
         #expect((row["checksFailed"] as? [String])?.count == 2, "\(row)")
 
-        // A resume has nothing to send, and cannot count the records again: the verdict
-        // stands until a whole run judges it (a cron wrapper that resumes on failure does not
-        // turn it into success).
+        // A resume has nothing to send, and counts the records the night's `ok` lines say it
+        // kept: the verdict stands (a cron wrapper that resumes on failure does not turn it
+        // into success).
         let resumed = try await space.run(["--resume"], backend: backend, environment: environment)
         #expect(resumed.status == 4, "\(resumed.stdout)\(resumed.stderr)")
         #expect(
-            resumed.stderr.contains("as the run this resume completes ended"), "\(resumed.stderr)")
+            resumed.stderr.contains("check checks.minRecords failed: the run kept 0 records"),
+            "\(resumed.stderr)")
 
         // One record: the task's minimum is met, the job's is not.
         try RecordsTests.set(key, [#"{"id": 1}"#], on: space.server)
@@ -72,6 +73,39 @@ struct DataCheckTests {
         let two = try await space.run(backend: backend, environment: environment)
         #expect(two.status == 0, "\(two.stdout)\(two.stderr)")
         #expect(!two.stdout.contains("data checks failed"))
+    }
+
+    /// Trial NNN: a night whose other task failed never judged `minRecords` (its tasks failed:
+    /// exit 1), and its resume, which found the listing done, did not either: a night that
+    /// kept no records ended in success. The resume counts what the night's `ok` lines say
+    /// its tasks kept, and judges the night's total.
+    @Test("a resume judges minRecords over the records the night kept", arguments: [0, 2])
+    func resumeCountsTheNightsRecords(records: Int) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("checks-resume")
+        let gate = FixtureServer.uniqueKey("checks-resume-gate")
+        try RecordsTests.set(key, (0..<records).map { #"{"id": \#($0)}"# }, on: space.server)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "gate", "path": "/toggle", "query": {"name": "\#(gate)"}},
+                {"id": "list", "path": "/records/list", "query": {"key": "\#(key)"},
+                 "paginate": {"next": {"linkHeader": "next"}},
+                 "records": {"from": "/items/*", "to": "items.jsonl", "write": "merge", "key": "/id"}}
+                """#,
+            extra: #""retry": {"maxAttempts": 1}, "checks": {"minRecords": 1},"#)
+        let night = try await space.run(backend: "curl")
+        #expect(night.status == 1, "\(night.stdout)\(night.stderr)")
+        let listed = try space.logLines().last {
+            $0["task"] as? String == "list" && $0["outcome"] as? String == "ok"
+        }
+        #expect(listed?["recordsKept"] as? Int == records, "\(String(describing: listed))")
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let resumed = try await space.run(["--resume"], backend: "curl")
+        #expect(resumed.status == (records == 0 ? 4 : 0), "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains("check checks.minRecords failed: the run kept 0 records")
+                == (records == 0), "\(resumed.stderr)")
     }
 
     @Test("retries that rescue every task still fail maxErrorRate")

@@ -107,6 +107,9 @@ extension TaskDecoder {
                         at: element)
                     continue
                 }
+                if let problem = Self.emptyColumn(name, shaping: shaping) {
+                    context.error("\(path)[\(index)]", problem, at: element)
+                }
                 columns.append(name)
             }
             return columns
@@ -117,6 +120,28 @@ extension TaskDecoder {
                 at: node)
             return nil
         }
+    }
+
+    /// Why the CSV column `name` would be empty in every row, the records as `shaping` shapes
+    /// them having no such member (trial NNN: a column of a renamed member validated and came
+    /// out empty); `nil` when a record may have it.
+    static func emptyColumn(_ name: String, shaping: RecordShaping) -> String? {
+        if shaping.add.contains(where: { $0.name == name })
+            || shaping.rename.contains(where: { $0.to == name })
+        {
+            return nil
+        }
+        let why: String
+        if let renamed = shaping.rename.first(where: { $0.from == name }) {
+            why = "rename makes it \"\(renamed.to)\": name the column \"\(renamed.to)\""
+        } else if shaping.drop.contains(name) {
+            why = "drop removes it"
+        } else if let select = shaping.select, !select.contains(name) {
+            why = "select leaves it out"
+        } else {
+            return nil
+        }
+        return "column \"\(name)\" would be empty in every row: \(why)"
     }
 
     /// A pointer key of `records`; `star`: whether `*` (every element) may appear.

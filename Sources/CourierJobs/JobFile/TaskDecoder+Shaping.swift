@@ -20,6 +20,15 @@ extension TaskDecoder {
         }
         if let node = inner.take("rename") {
             shaping.rename = pairs(node, path: "\(path).rename").map { ($0.0, $0.1) }
+            // Two members renamed to one name: one would replace the other (trial NNN).
+            for (index, pair) in shaping.rename.enumerated()
+            where shaping.rename[..<index].contains(where: { $0.to == pair.to }) {
+                let from = shaping.rename.filter { $0.to == pair.to }.map { "\"\($0.from)\"" }
+                context.error(
+                    "\(path).rename.\(pair.from)",
+                    "\(from.joined(separator: " and ")) are both renamed to \"\(pair.to)\", and one would replace the other: give each its own name",
+                    at: node)
+            }
         }
         if let node = inner.take("add") {
             shaping.add = pairs(node, path: "\(path).add").map { ($0.0, $0.1) }

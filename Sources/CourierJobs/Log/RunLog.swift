@@ -310,6 +310,7 @@ struct RunLog: Sendable {
                 bytesReceived: received, totalMs: timings.total * 1000)
         }
         if let savedTo = record.savedTo { line.string("savedTo", savedTo) }
+        if let kept = record.recordsKept { line.int("recordsKept", kept) }
         if record.notModified { line.value("notModified", .bool(true)) }
         // The `onResponse` rule the response matched: what it made of it.
         if let action = record.action { line.string("action", action) }

@@ -36,6 +36,8 @@ struct AttemptRecord: Sendable {
     var safe: Bool
     /// A write's request digest (``ExpandedTask/Fields/writeDigest``): the line says it.
     var requestDigest: String?
+    /// On a records task's last line: the records it kept (`recordsKept`).
+    var recordsKept: Int?
 
     init(
         task: String, attempt: RetryAttempt, outcome: LogOutcome, page: Int? = nil,
@@ -43,7 +45,7 @@ struct AttemptRecord: Sendable {
         replayOf: ReplayOrigin? = nil, notModified: Bool = false, renewedToken: String? = nil,
         renewal: Bool = false, warning: String? = nil, action: String? = nil,
         waits: AttemptWaits = AttemptWaits(), keyHeader: String? = nil, safe: Bool = false,
-        requestDigest: String? = nil
+        requestDigest: String? = nil, recordsKept: Int? = nil
     ) {
         self.task = task
         self.attempt = attempt
@@ -61,5 +63,6 @@ struct AttemptRecord: Sendable {
         self.keyHeader = keyHeader
         self.safe = safe
         self.requestDigest = requestDigest
+        self.recordsKept = recordsKept
     }
 }

@@ -74,6 +74,8 @@ struct LogLine: Sendable {
     /// `requestDigest`: what identifies the write's request beside its task id (its method,
     /// URL and body, ``RequestDigest``); `nil` on older lines and on other requests.
     var requestDigest: String?
+    /// `recordsKept`: on a records task's `ok` line, how many records it kept.
+    var recordsKept: Int?
     /// Whether the write carried its key.
     var keyed: Bool { idempotencyKey != nil }
     /// `safe`: a POST or PATCH of a task that is no write (it reads: a search, a login).
@@ -139,7 +141,7 @@ struct LogLine: Sendable {
     /// The raw values a scanner found, before checks.
     struct Fields {
         var event, ts, run, job, task, method, url, outcome, backend: String?
-        var attempt, status, bytesSent, bytesReceived, page, redirects: Int?
+        var attempt, status, bytesSent, bytesReceived, page, redirects, recordsKept: Int?
         var finalURL: String?
         /// Whether to keep `responseHeaders` (most consumers never read them).
         var keepResponseHeaders = false
@@ -223,6 +225,7 @@ struct LogLine: Sendable {
         blockedMs = fields.blockedMs
         idempotencyKey = fields.idempotencyKey
         requestDigest = fields.requestDigest
+        recordsKept = fields.recordsKept
         safe = fields.safe
         notModified = fields.notModified
         replayOf = fields.replayOf

@@ -19,6 +19,9 @@ struct RunHistory: Sendable {
     /// Tasks the earlier runs did whose kept records are older than their file: no longer in
     /// ``done``, so that a resume fetches them again (``RecordsStore/staleParts(of:runs:done:)``).
     var stale: Set<UInt64> = []
+    /// How many records each done task that keeps records kept, as its `ok` line said: a
+    /// resume counts them toward `minRecords` (``TaskHistory/recordsKept``).
+    var recordsKept: [UInt64: Int] = [:]
 
     init(
         runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:], logs: [String] = []
@@ -34,5 +37,6 @@ struct RunHistory: Sendable {
         self.init(runs: history.runs, done: history.done, okRuns: history.okRuns, logs: logs)
         failedChecks = history.lastEndChecks
         writes = history.writes
+        recordsKept = history.recordsKept
     }
 }

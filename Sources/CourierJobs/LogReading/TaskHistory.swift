@@ -84,6 +84,9 @@ struct TaskHistory {
     /// The folder the first run read wrote its log in (`run.start`'s `logDir`): its history,
     /// wherever `--log-dir` put it.
     private(set) var logDir: String?
+    /// How many records the latest `ok` of each done task that keeps records kept
+    /// (`recordsKept`): a resume counts them toward `minRecords` (trial NNN).
+    private(set) var recordsKept: [UInt64: Int] = [:]
     /// The idempotency key each task's latest keyed write carried.
     private var lastKeys: [UInt64: String] = [:]
     /// The idempotency key of the write whose `ok` made each done task done, when it had one:
@@ -163,6 +166,9 @@ struct TaskHistory {
         if line.outcome == LogOutcome.ok.rawValue {
             done.insert(key)
             doneWrites[key] = line.idempotencyKey
+            if line.recordsKept != nil || recordsKept[key] != nil {
+                recordsKept[key] = line.recordsKept
+            }
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }
             if !keepRunsOf.isEmpty, keepRunsOf.contains(where: { fnmatch($0, task, 0) == 0 }) {
                 okRuns[key] = line.run

@@ -221,8 +221,8 @@ extension JobRunner {
     /// `summary` with the job's `checks` judged (``DataCheckVerdict``), each failure said on
     /// stderr. Judged for a run of the whole job that ran to its end with every task ok:
     /// not for `--task`, a replay, an interrupted run, or one whose tasks failed (that is its
-    /// verdict already); on a resume, `minRecords` is not judged when earlier runs did tasks,
-    /// whose records this run did not count.
+    /// verdict already); on a resume, `minRecords` counts what the runs it completes kept, and
+    /// is not judged when one of their lines does not say.
     private func judgeChecks(_ summary: RunSummary, counts: Progress.Counts) -> RunSummary {
         var checks = job.checks
         var specs = job.tasks
@@ -230,10 +230,11 @@ extension JobRunner {
         guard summary.interruptedBy == nil, summary.exitCode == 0,
             !checks.isEmpty || specs.contains(where: { !$0.checks.isEmpty })
         else { return summary }
-        // Records kept by the runs a resume completes were not counted here: their
-        // `minRecords` verdict stands as that run's end said it, until a whole run judges again.
+        // Records kept by the runs a resume completes are counted from their `ok` lines; when a
+        // line does not say, their `minRecords` verdict stands as that run's end said it, until
+        // a whole run judges again.
         var carried: [DataCheckVerdict.Failure] = []
-        if summary.alreadyDone > 0 {
+        if summary.alreadyDone > 0, uncountedRecords.withLock({ $0 }) {
             checks.minRecords = nil
             for index in specs.indices { specs[index].checks.minRecords = nil }
             carried = (options.resume?.failedChecks ?? []).filter {

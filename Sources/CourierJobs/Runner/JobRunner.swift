@@ -111,6 +111,9 @@ final class JobRunner: Sendable {
     /// Records kept by the tasks that ended `ok`, by their entry's place in `tasks`
     /// (`checks.minRecords`).
     let recordCounts = Locked<[Int: Int]>([:])
+    /// Whether a task done by an earlier run kept records this run cannot count (its line
+    /// does not say how many): `minRecords` is then not judged (``countKept(of:key:)``).
+    let uncountedRecords = Locked(false)
 
     /// - Parameter total: the task count from ``JobValidator``.
     init(

@@ -72,6 +72,7 @@ extension JobRunner {
                 try part.commit(temporaries: temporaries)
             }
             await folderSyncs.sync(folder.path)
+            if result.ok { result.recordsKept = part.records }
         } catch {
             recordsFailed(&result, part: part, error)
         }

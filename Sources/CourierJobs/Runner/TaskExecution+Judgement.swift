@@ -55,6 +55,8 @@ extension JobRunner {
             /// The body as JSON, parsed once for the records, captures, cursor and next page
             /// that need it (`nil` when none does, or it is not JSON).
             var document: JSONNode?
+            /// The records its task kept, once its part is in place (its last page's).
+            var recordsKept: Int?
         }
 
         /// The fields, in one box shared by copies (``CopyOnWrite``).

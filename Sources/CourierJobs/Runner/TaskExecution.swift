@@ -346,7 +346,7 @@ extension JobRunner {
                 replayOf: task.replayOf, notModified: result.notModified,
                 warning: warning.isEmpty ? nil : warning, action: result.action, waits: waits,
                 keyHeader: task.keyHeader(in: job), safe: task.isWrite(in: job) == false,
-                requestDigest: task.writeDigest))
+                requestDigest: task.writeDigest, recordsKept: result.recordsKept))
         // Not under --quiet, which promises silence when every task succeeds: the warning is
         // in the log line, `requireNext` fails the task instead, and a data check fails the run.
         if let warning = step.following.warning, !options.quiet {

@@ -23,6 +23,7 @@ extension JobRunner {
         // A key is a hash of the id: made only when a history or a ledger asks for it.
         var key: UInt64 { FNV1a.taskKey(job: job.name, task: task.id) }
         let settled = done ?? (options.history.map { $0.done.contains(key) } ?? false)
+        if done == true, task.records != nil { countKept(of: task, key: key) }
         guard let ledger = recordsLedger, let records = task.records else { return settled }
         if settled {
             ledger.done(records, key: key)
@@ -31,6 +32,19 @@ extension JobRunner {
                 records, task: task.id, stale: options.history?.stale.contains(key) ?? false)
         }
         return settled
+    }
+
+    /// Adds the records a done task's earlier run kept (its `ok` line's `recordsKept`) to the
+    /// run's counts, so that a resume judges `minRecords` over the whole night (trial NNN: a
+    /// night with a failed task never judged it, its resume did not either, and 0 records
+    /// exited 0). A done task whose line does not say (an older courier's) leaves the run
+    /// unable to judge it (``uncountedRecords``).
+    func countKept(of task: ExpandedTask, key: UInt64) {
+        if let kept = options.history?.recordsKept[key], let index = task.specIndex {
+            recordCounts.withLock { $0[index, default: 0] += kept }
+        } else {
+            uncountedRecords.withLock { $0 = true }
+        }
     }
 
     /// A task a replay did not choose whose records, kept by the run it replays, are older
