@@ -96,4 +96,32 @@ struct RenamedWriteTests {
         #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
         #expect(nights.bodies().count == 2)
     }
+
+    /// Trial OOO: a secret in the write's URL, rotated between the night and its repair, made
+    /// the renamed write's digest another, and the write was made twice.
+    @Test("a renamed write is known by its request whatever secret its URL carries")
+    func aRenamedWriteWithARotatedSecret() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("renamed-secret")
+        func job(_ id: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "report", "path": "/status/${env-public:STATUS}"},
+                    {"id": "\#(id)", "method": "POST", "path": "/charges",
+                     "query": {"key": "\#(key)", "t": "${env:TOKEN}"}, "json": {"amount": 5}}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try job("charge")
+        let night = try await space.run(
+            backend: "curl", environment: ["STATUS": "500", "TOKEN": "secret-aaaa-1"])
+        #expect(night.status == 1, "\(night.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1)
+        try job("charge-renamed")
+        let repair = try await space.run(
+            ["--resume"], backend: "curl", environment: ["STATUS": "200", "TOKEN": "secret-bbbb-2"])
+        #expect(repair.status == 1, "\(repair.stdout)\(repair.stderr)")
+        #expect(repair.stderr.contains("as task charge's write"), "\(repair.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1, "not made again")
+    }
 }

@@ -151,7 +151,7 @@ struct OwnFilesThroughLinksTests {
             #expect(run.status == 1, "\(night): \(run.stdout) \(run.stderr)")
             #expect(run.stdout.contains("4 tasks, 2 ok, 2 failed"), "\(night): \(run.stdout)")
             #expect(
-                run.stderr.contains("symbolic link to the job's own file or log folder"),
+                run.stderr.contains("lands on the job file, in its log folder"),
                 "\(night): \(run.stderr)")
             #expect(try Data(contentsOf: job) == text, "the job file stands")
             let history = try FileManager.default.contentsOfDirectory(
@@ -163,6 +163,43 @@ struct OwnFilesThroughLinksTests {
             #expect(
                 FileManager.default.fileExists(
                     atPath: space.folder.appendingPathComponent(name).path))
+        }
+    }
+
+    /// Trial OOO: a records file (`records.to`) through a link to the job's folder replaced
+    /// the job file, and a save through a link to `.courier` replaced the conditional state:
+    /// the next run could not start.
+    @Test("a records file or a save through a link to the job file or .courier fails")
+    func noRecordsOrStateThroughALink() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let folder = space.folder
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent(".courier"), withIntermediateDirectories: true)
+        for (link, target) in [("lk", "."), ("cl", ".courier")] {
+            try FileManager.default.createSymbolicLink(
+                atPath: folder.appendingPathComponent(link).path, withDestinationPath: target)
+        }
+        let job = folder.appendingPathComponent("job.json")
+        try #"""
+        {"version": 1, "name": "e2e", "baseURL": "\#(space.server.baseURL.absoluteString)",
+         "outputDir": ".", "retry": {"maxAttempts": 1}, "tasks": [
+          {"id": "rec", "path": "/json", "query": {"v": "{\"items\": [{\"id\": 1}]}"},
+           "records": {"from": "/items/*", "to": "lk/job.json", "write": "replace"}},
+          {"id": "state", "path": "/json", "save": "cl/state"}]}
+        """#.write(to: job, atomically: true, encoding: .utf8)
+        let text = try Data(contentsOf: job)
+        for night in 1...2 {
+            let run = try await space.run(backend: "curl")
+            #expect(run.status == 1, "\(night): \(run.stdout) \(run.stderr)")
+            #expect(
+                run.stderr.contains(
+                    "in courier's own folder (.courier), which no output may replace"),
+                "\(night): \(run.stderr)")
+            #expect(try Data(contentsOf: job) == text, "the job file stands")
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: folder.appendingPathComponent(".courier/state").path))
         }
     }
 }

@@ -19,7 +19,9 @@ enum IdempotencyKey {
             stamp(&request, header: header, job: job, task: task)
         }
         guard spec.isWrite else { return nil }
-        let digest = RequestDigest.hex(of: request, redactor: Redactor(secrets: job.secrets))
+        // The URL's secrets out too: a rotated token in a query is the same write (trial OOO).
+        let digest = RequestDigest.hex(
+            of: request, redactor: Redactor(secrets: job.secrets), scrubbingURL: true)
         return String(digest.prefix(32))
     }
 

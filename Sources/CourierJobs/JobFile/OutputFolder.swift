@@ -23,28 +23,18 @@ final class OutputFolder: Sendable {
     /// Folders under ``url`` (by their path relative to it) found inside it, by identity, with
     /// the names of the job's own files in each (the job file's, in its folder).
     private let verified = Locked<[String: (identity: FileIdentity, own: [String])]>([:])
-    /// The job's own places, their folders' links resolved: the job file (as named, and as
-    /// its link leads) and the run's log folder. A save through a link to their folder
-    /// replaced the job file, or wrote into the history (trial MMM), where ``OwnFiles``
-    /// checks the path as written only.
-    private let ownFiles: [(folder: String, name: String)]
-    private let logFolder: String?
+    /// Where no save may land (``OwnPlaces``); `nil`: anywhere inside the folder.
+    private let own: OwnPlaces?
 
     private struct FileIdentity: Equatable {
         let device: UInt64
         let inode: UInt64
     }
 
-    /// - Parameters:
-    ///   - jobFile: the job file (`nil`: none, a job read from standard input).
-    ///   - logs: the folder the run logs in (`nil`: none).
-    init(_ url: URL, jobFile: URL? = nil, logs: URL? = nil) {
+    init(_ url: URL, own: OwnPlaces? = nil) {
         self.url = url
         base = url.standardizedFileURL.path
-        ownFiles = [jobFile, jobFile?.resolvingSymlinksInPath()].compactMap { $0 }.map {
-            (Self.realPath(of: $0.deletingLastPathComponent()), $0.lastPathComponent)
-        }
-        logFolder = logs.map { Self.realPath(of: $0) }
+        self.own = own
     }
 
     /// The file URL for `path` (relative to the folder), or `nil` when it would escape.
@@ -69,14 +59,16 @@ final class OutputFolder: Sendable {
             return URL(fileURLWithPath: "\(base)/\(path)", isDirectory: false)
         }
         guard let url = OutputPath.resolve(path, in: url) else { return nil }
-        let folder = Self.realPath(of: url.deletingLastPathComponent())
-        if let logFolder, folder == logFolder || folder.hasPrefix(logFolder + "/") {
-            return nil
+        var names: [String] = []
+        if let own {
+            let folder = OwnPlaces.realPath(of: url.deletingLastPathComponent())
+            names = own.names(in: folder)
+            guard !own.refuses(folder: folder), !names.contains(url.lastPathComponent) else {
+                return nil
+            }
         }
-        let own = ownFiles.filter { $0.folder == folder }.map(\.name)
-        guard !own.contains(url.lastPathComponent) else { return nil }
         if plain, let identity = Self.identity(of: folderPath) {
-            verified.withLock { $0[relativeFolder] = (identity, own) }
+            verified.withLock { $0[relativeFolder] = (identity, names) }
         }
         return url
     }
@@ -85,20 +77,7 @@ final class OutputFolder: Sendable {
     func refusal(of path: String) -> String {
         OutputPath.resolve(path, in: url) == nil
             ? "escapes outputDir"
-            : "leads through a symbolic link to the job's own file or log folder, which no output may replace"
-    }
-
-    /// `url` with the links of its deepest folder that exists resolved, the rest as written.
-    private static func realPath(of url: URL) -> String {
-        var existing = url.standardizedFileURL
-        var rest: [String] = []
-        while !FileManager.default.fileExists(atPath: existing.path),
-            existing.pathComponents.count > 1
-        {
-            rest.insert(existing.lastPathComponent, at: 0)
-            existing.deleteLastPathComponent()
-        }
-        return ([existing.resolvingSymlinksInPath().path] + rest).joined(separator: "/")
+            : OwnPlaces.refusal
     }
 
     /// The folder at `path` (links followed), when there is one.

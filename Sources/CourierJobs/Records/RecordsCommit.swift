@@ -29,6 +29,8 @@ struct RecordsCommit: Sendable {
     let history: Earlier?
     let temporaries: StaleTemporaries
     let limits: RecordsMerge.Limits
+    /// Where no records file may land (``OwnPlaces``); `nil`: anywhere in `outputDir`.
+    var own: OwnPlaces? = nil
     /// Told of an interrupted commit finished.
     let note: @Sendable (String) -> Void
 
@@ -118,6 +120,7 @@ struct RecordsCommit: Sendable {
         guard let url = OutputPath.resolve(path, in: output) else {
             throw Problem(message: "escapes outputDir through a symbolic link; not written")
         }
+        if let own, own.refuses(url) { throw Problem(message: "\(OwnPlaces.refusal); not written") }
         let replacement: FileReplacement
         let descriptor: Int32
         do {

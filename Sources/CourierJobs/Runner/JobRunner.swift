@@ -63,6 +63,8 @@ final class JobRunner: Sendable {
     let source: TaskSource
     /// `outputDir`, where saves' paths are resolved.
     let outputFolder: OutputFolder
+    /// Where no output may land, its links resolved (``OwnPlaces``).
+    let own: OwnPlaces
     let time: any TimeSource
     /// ``time`` as the requests' waits see it: a stop ends them (``StoppingTimeSource``).
     let requestTime: StoppingTimeSource
@@ -135,11 +137,12 @@ final class JobRunner: Sendable {
         self.console = console
         recordsStore = RecordsStore(outputDir: URL(fileURLWithPath: job.outputDir), job: job.name)
         listings = ListingCheckpoints(outputDir: job.outputDir, job: job.name)
-        outputFolder = OutputFolder(
-            URL(fileURLWithPath: job.outputDir),
+        own = OwnPlaces(
             jobFile: job.file == JobDecoder.standardInput ? nil : job.file,
             logs: options.logToStandardOutput
-                ? nil : options.logDirectory.appendingPathComponent(job.name))
+                ? nil : options.logDirectory.appendingPathComponent(job.name),
+            outputDir: URL(fileURLWithPath: job.outputDir))
+        outputFolder = OutputFolder(URL(fileURLWithPath: job.outputDir), own: own)
         recordsLedger = RecordsLedger.needed(for: job) ? RecordsLedger(job: job) : nil
         // Tagged with what the run's lock is on (``JobLock``), which it holds alone: the
         // job's, or its shard's. It removes its own leftovers at once.
@@ -189,7 +192,7 @@ final class JobRunner: Sendable {
             store: recordsStore, run: run,
             history: options.history.map { RecordsCommit.Earlier(runs: $0.runs, done: $0.done) },
             temporaries: temporaries,
-            limits: RecordsMerge.Limits(runBytes: options.recordsRunBytes)
+            limits: RecordsMerge.Limits(runBytes: options.recordsRunBytes), own: own
         ) { [console] note in console.error("courier: \(note)") }
         let outcome = await files.run { commit.commit(ledger) }
         let csvFailures = await writeCSVs(ledger, committed: outcome.committed)
@@ -244,13 +247,14 @@ final class JobRunner: Sendable {
         let targets = ledger.snapshot().targets.filter { $0.target.rule.csv != nil }
         guard !targets.isEmpty else { return [] }
         let output = URL(fileURLWithPath: job.outputDir)
-        let tag = temporaries.tag
+        let (tag, own) = (temporaries.tag, own)
         return await files.run { () -> [String] in
             var failures: [String] = []
             for (path, target) in targets {
                 guard let columns = target.rule.csv,
                     let records = OutputPath.resolve(path, in: output),
                     let csv = OutputPath.resolve(RecordsCSV.path(for: path), in: output),
+                    !own.refuses(csv),
                     changed.contains(path) || RecordsCSV.isStale(csv, of: records)
                 else { continue }
                 do {
