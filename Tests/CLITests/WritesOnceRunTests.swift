@@ -629,6 +629,8 @@ struct WritesOnceRunTests {
             ("\(courier) run '\(job)' --resume '\(log)' --log-dir other", elsewhere, 2),
             ("\(courier) replay '\(log)' --job '\(job)' --log-dir other", elsewhere, 2),
             ("\(courier) replay - --log-dir other < '\(log)'", elsewhere, 2),
+            // A pipe that left `run.start` out names no history (trial OOO: made again).
+            ("grep -v '\"run.start\"' '\(log)' | \(courier) replay -", elsewhere, 1),
         ]
         for (command, folder, status) in replays {
             let replayed = try await CourierBinary.run(
@@ -637,6 +639,11 @@ struct WritesOnceRunTests {
             #expect(replayed.status == status, "\(command): \(replayed.stdout)\(replayed.stderr)")
             if status == 2 {
                 #expect(replayed.stderr.contains("--log-dir"), "\(replayed.stderr)")
+            }
+            if status == 1 {
+                #expect(
+                    replayed.stderr.contains("its log names no history"),
+                    "\(command): \(replayed.stderr)")
             }
             #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")
         }

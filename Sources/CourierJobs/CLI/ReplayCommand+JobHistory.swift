@@ -116,7 +116,12 @@ extension ReplayCommand {
         // The logs named too: standard input is not read again with the job's history. The
         // keys the night's own writes went out with are theirs.
         guard let writes = JobHistory.writes(folders: folders, with: options.logs) else {
-            return history.writes
+            var writes = history.writes
+            if job == nil, history.jobPath == nil, history.logDir == nil {
+                writes.unknownHistory =
+                    "its log names no history (no run.start line) and none is here, so whether a later run made this write cannot be known: replay it from the job's folder, or with --log-dir naming the log folder the job's history is in (the folder that holds \(name)/), or name it (--task ID) to send it"
+            }
+            return writes
         }
         var merged = writes.merging(history.writes)
         merged.nightKeys = history.writes.nightKeys

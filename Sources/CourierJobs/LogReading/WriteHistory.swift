@@ -40,6 +40,11 @@ struct WriteHistory: Sendable {
     /// and the tasks any write line speaks of: a repair knows by them a write that a task
     /// renamed since sent under its old id (``sameRequest(_:otherThan:)``).
     private var byDigest: [String: (key: UInt64, task: String)] = [:]
+    /// Why no history could be read beside the logs a replay of the logs alone sends (their
+    /// `run.start` left out of a pipe or a copy, read from another folder): whether a later
+    /// run made a write cannot be known, and each is held unless named (trial OOO: a filtered
+    /// pipe's answered writes were made again). `nil` when the history was found.
+    var unknownHistory: String?
     private var wrote: Set<UInt64> = []
 
     /// Transport errors that say a request never reached the server: its write did not happen.

@@ -125,7 +125,7 @@ struct TaskSelection: Sendable {
     {
         let verdict = choosing(task, capturing: capturing)
         guard let keying, case .send(var send) = verdict,
-            !writes.facts.isEmpty || !writes.nightKeys.isEmpty
+            !writes.facts.isEmpty || !writes.nightKeys.isEmpty || writes.unknownHistory != nil
         else { return verdict }
         switch WriteRule.verdict(
             on: task, of: job, keying: keying, capturing: capturing, writes: writes,

@@ -142,7 +142,12 @@ enum WriteRule {
     /// Why the write a logged `line` sent (a replay of the log alone sends it again) is held;
     /// `nil` when it is sent. A write by its method, with a key by its logged header.
     static func held(logged line: LogLine, writes: WriteHistory, named: Set<String>) -> String? {
-        guard let id = line.task, WriteSettings.writes(line.method ?? "") else { return nil }
+        guard let id = line.task, WriteSettings.writes(line.method ?? ""), !line.safe else {
+            return nil
+        }
+        if !named.contains(id), let reason = writes.unknownHistory {
+            return reason.replacingOccurrences(of: "--task ID", with: "--task \(id)")
+        }
         let keyed =
             line.keyed || line.requestHeaders.contains { $0.name.lowercased() == "idempotency-key" }
         let key = writes.key(
@@ -289,6 +294,8 @@ enum WriteRule {
         if !named,
             let reason = changedSince(task.id, keying, job: job, writes: writes)
                 ?? sentAsAnother(task, job: job, writes: writes)
+                ?? writes.unknownHistory?.replacingOccurrences(
+                    of: "--task ID", with: "--task \(task.id)")
         {
             return .changed(reason)
         }
