@@ -359,6 +359,32 @@ struct RecordKeyTests {
                 == "+1\t{\"id\":1,\"b\":2,\"a\":1}\n", "unshaped: as it came")
     }
 
+    /// Trial PPP: renames applied one after another lost a member of a chain, kept neither
+    /// side of a swap, and hung on the order of the keys.
+    @Test("renames happen all at once: a chain moves both members, a swap swaps them")
+    func renamesAtOnce() throws {
+        let body = #"{"items": [{"id": 1, "name": "N", "title": "T", "updated": "U"}]}"#
+        for pairs in [
+            [("name", "title"), ("title", "label")], [("title", "label"), ("name", "title")],
+        ] {
+            var chain = Self.rule
+            chain.shaping = RecordShaping(rename: pairs)
+            #expect(
+                try Self.partLines(body, rule: chain)
+                    == "+1\t{\"id\":1,\"title\":\"N\",\"label\":\"T\",\"updated\":\"U\"}\n")
+        }
+        var swap = Self.rule
+        swap.shaping = RecordShaping(rename: [("name", "title"), ("title", "name")])
+        #expect(
+            try Self.partLines(body, rule: swap)
+                == "+1\t{\"id\":1,\"title\":\"N\",\"name\":\"T\",\"updated\":\"U\"}\n")
+        var onto = Self.rule
+        onto.shaping = RecordShaping(rename: [("name", "updated")])
+        #expect(
+            try Self.partLines(body, rule: onto)
+                == "+1\t{\"id\":1,\"updated\":\"N\",\"title\":\"T\"}\n", "replaced")
+    }
+
     @Test("where records are missing, and a record without a key")
     func problems() throws {
         #expect(try Self.partLines(#"{"items": null}"#) == "")

@@ -90,9 +90,11 @@ extension TaskDecoder {
                     at: node)
                 return nil
             }
+            // A member renamed onto another selected one replaces it: one column of it.
+            var seen = Set<String>()
             let renamed = select.map { name in
                 shaping.rename.first { $0.from == name }?.to ?? name
-            }
+            }.filter { seen.insert($0).inserted }
             return renamed.filter { name in !shaping.add.contains { $0.name == name } }
                 + shaping.add.map(\.name)
         case .array(let elements) where !elements.isEmpty:

@@ -18,9 +18,18 @@ extension RecordShaping {
             members = select.compactMap { name in members.first { $0.key == name } }
         }
         if !drop.isEmpty { members.removeAll { drop.contains($0.key) } }
-        for (from, to) in rename where members.contains(where: { $0.key == from }) {
-            members.removeAll { $0.key == to && to != from }
-            if let place = members.firstIndex(where: { $0.key == from }) { members[place].key = to }
+        // All renames at once, each of a member as the record had it, in its place: applied
+        // in turn, a chain (`a` → `b`, `b` → `c`) lost a member, a swap kept neither, and the
+        // outcome hung on the order of the keys (trial PPP). A member a rename names is
+        // replaced, unless it is renamed away itself.
+        let moving = rename.filter { pair in members.contains { $0.key == pair.from } }
+        if !moving.isEmpty {
+            let targets = Set(moving.map(\.to))
+            let newName = Dictionary(moving.map { ($0.from, $0.to) }) { first, _ in first }
+            members = members.compactMap { member in
+                if let to = newName[member.key] { return (to, member.node) }
+                return targets.contains(member.key) ? nil : member
+            }
         }
         for (name, node) in added {
             members.removeAll { $0.key == name }
