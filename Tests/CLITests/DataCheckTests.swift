@@ -108,6 +108,38 @@ struct DataCheckTests {
                 == (records == 0), "\(resumed.stderr)")
     }
 
+    /// Trial PPP: a resume of an older night whose failed records task a later night did
+    /// took that task as done without the records its line said it kept, and did not judge
+    /// `minRecords` at all: exit 0 after a night and a next night that each failed it.
+    @Test("a resume of an older night counts the records of tasks a later night did")
+    func resumeOfAnOlderNightCountsLaterRecords() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("checks-older")
+        let other = FixtureServer.uniqueKey("checks-older-b")
+        try RecordsTests.set(key, [#"{"id": 1}"#, #"{"id": 2}"#], on: space.server)
+        try RecordsTests.set(other, [#"{"id": 3}"#], fail: true, on: space.server)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "a", "path": "/records/list", "query": {"key": "\#(key)"},
+                 "paginate": {"next": {"linkHeader": "next"}},
+                 "records": {"from": "/items/*", "to": "a.jsonl", "write": "merge", "key": "/id"}},
+                {"id": "b", "path": "/records/list", "query": {"key": "\#(other)"},
+                 "paginate": {"next": {"linkHeader": "next"}},
+                 "records": {"from": "/items/*", "to": "b.jsonl", "write": "merge", "key": "/id"}}
+                """#,
+            extra: #""retry": {"maxAttempts": 1}, "checks": {"minRecords": 100},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let night = try #require(try ReplayTests.logFiles(space).first)
+        try RecordsTests.set(other, [#"{"id": 3}"#], on: space.server)
+        #expect(try await space.run(backend: "curl").status == 4, "the next night fails it")
+        let resumed = try await space.run(["--resume", night], backend: "curl")
+        #expect(resumed.status == 4, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(
+            resumed.stderr.contains("check checks.minRecords failed: the run kept 3 records"),
+            "\(resumed.stderr)")
+    }
+
     @Test("retries that rescue every task still fail maxErrorRate")
     func errorRate() async throws {
         let space = try JobWorkspace()

@@ -12,8 +12,10 @@ extension JobHistory {
     /// `siblings`: the other shards of each log's split count too, earlier or not (a replay of
     /// one shard's log walks the whole fan-out; trial YY: it sent the other shard's children
     /// done seconds before); their tasks count by id, being of the same night.
+    /// `kept` is told the records each done task's `ok` line says it kept (`recordsKept`).
     static func doneLater(
-        than logs: [String], own: [UInt64: LogLine], folder: URL, siblings: Bool = false
+        than logs: [String], own: [UInt64: LogLine], folder: URL, siblings: Bool = false,
+        kept: (UInt64, Int) -> Void = { _, _ in }
     ) -> Set<UInt64> {
         let name = { (path: String) in URL(fileURLWithPath: path).lastPathComponent }
         let names = Set(logs.map(name))
@@ -30,6 +32,7 @@ extension JobHistory {
                     mine.url == line.url, mine.method == line.method
                 else { continue }
                 done.insert(key)
+                if let records = line.recordsKept { kept(key, records) }
             }
         }
         if siblings {
@@ -41,7 +44,9 @@ extension JobHistory {
             }
             if !peers.isEmpty {
                 let read = TaskHistory.read(Array(Set(peers)), warn: { _ in })
-                done.formUnion(read.done.subtracting(read.writes.facts.keys))
+                let peersDone = read.done.subtracting(read.writes.facts.keys)
+                done.formUnion(peersDone)
+                for key in peersDone { read.recordsKept[key].map { kept(key, $0) } }
             }
         }
         return done

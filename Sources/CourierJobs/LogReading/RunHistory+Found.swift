@@ -49,8 +49,13 @@ extension RunHistory {
             }
             // What another line did since is done too. (Its own done tasks whose records are
             // older than their file are then fetched again all the same: ``RecordsStore/staleParts(of:runs:done:)``.)
-            history.done.formUnion(
-                JobHistory.doneLater(than: history.logs, own: own, folder: folder))
+            // With the records they kept, which a resume counts (`minRecords`; trial PPP).
+            var kept: [UInt64: Int] = [:]
+            let later = JobHistory.doneLater(than: history.logs, own: own, folder: folder) {
+                kept[$0] = $1
+            }
+            history.done.formUnion(later)
+            history.recordsKept.merge(kept) { _, later in later }
             return .success(history)
         }
         let history = JobHistory.read(folder: folder)
