@@ -10,9 +10,13 @@ extension ReplayCommand {
     static func readHistory(
         _ logs: [String], job: Job?, options: Options, console: Console
     ) -> TaskHistory? {
+        // Messages name standard input's copy `-`, as the command line did (trial OOO).
+        let named = { (text: String) in options.standardInput?.named(text) ?? text }
         let unreadable = LogReader.problems(LogFiles.expandingFolders(logs))
         guard unreadable.isEmpty else {
-            for problem in unreadable { console.error("courier: \(problem); nothing was sent") }
+            for problem in unreadable {
+                console.error("courier: \(named(problem)); nothing was sent")
+            }
             return nil
         }
         let skipped = Locked(0)
@@ -21,15 +25,14 @@ extension ReplayCommand {
             keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? []
         ) {
             skipped.withLock { $0 += 1 }
-            console.error("courier: \($0)")
+            console.error("courier: \(named($0))")
         }
         // Standard input alone, empty, is a pipe's filter that rightly left nothing; lines
         // that are none of them log lines are a mistake wherever they come from.
         let piped = logs.map { options.standardInput?.named($0) ?? $0 } == ["-"]
         guard history.lineCount > 0 || (piped && skipped.withLock({ $0 }) == 0) else {
-            let named = logs.map { options.standardInput?.named($0) ?? $0 }
             console.error(
-                "courier: no log lines could be read from \(named.joined(separator: ", ")); nothing was sent"
+                "courier: no log lines could be read from \(logs.map(named).joined(separator: ", ")); nothing was sent"
             )
             return nil
         }

@@ -1,15 +1,26 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A replay's log lines piped in (`replay -`), copied once to a temporary file that every
 /// reading of the logs reads: the first line for the settings the night logged, then every
 /// line for its history. Read from the pipe, the first reading took all it held, the second
 /// found nothing, and `replay - --job JOB < night.jsonl` said "nothing to replay", exit 0
-/// (trial MMM). The file is the replay's own, readable by its user alone, and removed when the
-/// replay ends.
+/// (trial MMM).
+///
+/// The copy is the replay's own, readable by its user alone. On Linux its name is removed as
+/// soon as it is made, and it is read through its open descriptor (`/proc/self/fd/N`), so
+/// that a replay killed with `kill -9` leaves no copy of the log behind (trial OOO); elsewhere
+/// it is removed when the replay ends.
 struct StandardInputSpool {
-    /// The copy's path, which stands for `-` among the logs.
+    /// The path the logs' readers open, which stands for `-` among the logs.
     let path: String
     private let folder: URL
+    private let descriptor: Int32
 
     /// Copies standard input to a new file, a mebibyte at a time (a log may be larger than
     /// memory).
@@ -18,12 +29,25 @@ struct StandardInputSpool {
             "courier-replay-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(
             at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        path = folder.appendingPathComponent("standard-input.jsonl").path
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        let file = folder.appendingPathComponent("standard-input.jsonl").path
+        descriptor = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let code = errno
+            try? FileManager.default.removeItem(at: folder)
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSFilePathErrorKey: file,
+                    NSUnderlyingErrorKey: POSIXError(.init(rawValue: code) ?? .EIO),
+                ])
         }
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        defer { try? output.close() }
+        #if os(Linux)
+            try? FileManager.default.removeItem(at: folder)
+            path = "/proc/self/fd/\(descriptor)"
+        #else
+            path = file
+        #endif
+        let output = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
         while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 20), !chunk.isEmpty {
             try output.write(contentsOf: chunk)
         }
@@ -37,8 +61,19 @@ struct StandardInputSpool {
         return spool
     }
 
-    /// `log` as the command line named it: the copy is `-`.
-    func named(_ log: String) -> String { log == path ? "-" : log }
+    /// `text` (a log's path, a message naming it) as the command line named it: the copy is
+    /// `-`.
+    func named(_ text: String) -> String {
+        guard text != path else { return "-" }
+        // Followed by what ends a path in a message, not by a digit (`/proc/self/fd/5` in
+        // `/proc/self/fd/57`).
+        return [":", " ", ",", ";"].reduce(text) {
+            $0.replacingOccurrences(of: path + $1, with: "-" + $1)
+        }
+    }
 
-    func remove() { try? FileManager.default.removeItem(at: folder) }
+    func remove() {
+        close(descriptor)
+        try? FileManager.default.removeItem(at: folder)
+    }
 }
