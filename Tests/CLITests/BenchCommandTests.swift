@@ -204,6 +204,13 @@ struct BenchModesTests {
             // Tasks in turn: e1 e2 e3 down e1 e2 e3 down: two of eight to a closed port.
             #expect(line["errorsByKind"] as? [String: Int] == ["connect": 2], "\(line)")
         }
+        // Figures that count failures are said to (trial PPP: half refused looked faster).
+        for backend in ["curl", "urlsession"] {
+            #expect(
+                result.stderr.contains(
+                    "warning: \(backend): 2 of 8 requests failed (25.0 %: connect ×2)"),
+                "\(result.stderr)")
+        }
         #expect(try await ServerHits.of(key, on: space.server).count == 12)
         #expect(
             !FileManager.default.fileExists(

@@ -136,7 +136,9 @@ enum BenchCommand {
 
     /// Says so when a backend's figures time failures rather than answers (a trial saw a
     /// closed port "rank" the backends by how fast they fail): exit 1 when every request of a
-    /// backend failed to get an answer; a warning when every answer was an error status.
+    /// backend failed to get an answer; a warning when some did (trial PPP: half the requests
+    /// refused, and the backend's req/s looked better than a healthy run's), or when every
+    /// answer was an error status.
     static func verdict(_ summaries: [BenchSummary]) -> Int32 {
         var status = CommandLineInterface.ExitCode.success
         for summary in summaries {
@@ -148,6 +150,11 @@ enum BenchCommand {
                     "courier bench: \(summary.backend): every request failed (\(summary.errorsText)): its figures time failures, not answers"
                 )
                 status = CommandLineInterface.ExitCode.taskFailed
+            } else if failed > 0 {
+                let share = Double(failed) / Double(sent) * 100
+                Console.error(
+                    "courier bench: warning: \(summary.backend): \(failed) of \(sent) requests failed (\(String(format: "%.1f", share)) %: \(summary.errorsText)): its figures count those failures, so they do not compare with a run that had none"
+                )
             } else if summary.non2xx >= sent - failed {
                 Console.error(
                     "courier bench: warning: \(summary.backend): every answer had an error status (\(summary.statusesText)): its figures time those answers"
