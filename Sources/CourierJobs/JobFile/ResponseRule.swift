@@ -12,7 +12,7 @@ struct ResponseRule: Sendable, Equatable {
     /// have stopped early, and a cursor it keeps does not move (it would pass what the pages
     /// after it held, and later runs would never ask for them).
     static let cutNote =
-        "an onResponse rule ignored this page, so its listing may have stopped early; its cursor (since, window) stays where it was"
+        "an onResponse rule ignored this page, so its listing may have stopped early; its cursor (since, window) stays where it was (a window a run fetched whole before stays done: a backfill with --window fetches it again)"
 
     /// What a matching response means.
     enum Action: String, Sendable, CaseIterable {
