@@ -124,4 +124,33 @@ struct RenamedWriteTests {
         #expect(repair.stderr.contains("as task charge's write"), "\(repair.stderr)")
         #expect(WritesOnceRunTests.effects(space, key: key).count == 1, "not made again")
     }
+
+    /// Trial OOO: two writes' ids swapped between a night and its resume. `y`, whose write
+    /// the night refused, now sends the request `x`'s write made: it was made again.
+    @Test("a write whose id now sends another task's answered request is held")
+    func swappedIDs() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let (a, b) = (FixtureServer.uniqueKey("swap-a"), FixtureServer.uniqueKey("swap-b"))
+        let gate = FixtureServer.uniqueKey("swap-gate")
+        func job(x: String, y: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "x", "method": "POST", "path": "/charges",
+                     "query": {"key": "\#(x)", "fail_until": "\#(x == b ? gate : "")"}, "json": {"n": 1}},
+                    {"id": "y", "method": "POST", "path": "/charges",
+                     "query": {"key": "\#(y)", "fail_until": "\#(y == b ? gate : "")"}, "json": {"n": 1}}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try job(x: a, y: b)
+        #expect(try await space.run(backend: "curl").status == 1, "y's write refused")
+        #expect(WritesOnceRunTests.effects(space, key: a).count == 1)
+        try job(x: b, y: a)
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let repair = try await space.run(["--resume"], backend: "curl")
+        #expect(repair.status == 1, "\(repair.stdout)\(repair.stderr)")
+        #expect(repair.stderr.contains("as task x's write"), "\(repair.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: a).count == 1, "x's write not made again")
+    }
 }
+

@@ -37,15 +37,16 @@ struct WriteHistory: Sendable {
     /// what became of it is known by the task alone.
     private var unkeyed: Set<UInt64> = []
     /// Each write request's digest (`requestDigest`), with the task whose write last sent it,
-    /// and the tasks any write line speaks of: a repair knows by them a write that a task
-    /// renamed since sent under its old id (``sameRequest(_:otherThan:)``).
+    /// and each task's last digest: a repair knows by them a write that a task renamed since
+    /// sent under its old id, or another task sent before ids were swapped
+    /// (``sameRequest(_:otherThan:)``).
     private var byDigest: [String: (key: UInt64, task: String)] = [:]
+    private var digestOf: [UInt64: String] = [:]
     /// Why no history could be read beside the logs a replay of the logs alone sends (their
     /// `run.start` left out of a pipe or a copy, read from another folder): whether a later
     /// run made a write cannot be known, and each is held unless named (trial OOO: a filtered
     /// pipe's answered writes were made again). `nil` when the history was found.
     var unknownHistory: String?
-    private var wrote: Set<UInt64> = []
 
     /// Transport errors that say a request never reached the server: its write did not happen.
     static let notSentKinds: Set<String> = [
@@ -73,9 +74,9 @@ struct WriteHistory: Sendable {
         // A line that says `safe` is a POST that reads (a page of a search): not a write.
         guard let method = line.method, WriteSettings.writes(method), !line.safe else { return }
         fold(line, key: key)
-        wrote.insert(key)
         if let digest = line.requestDigest, let task = line.task {
             byDigest[digest] = (key, task)
+            digestOf[key] = digest
         }
         if let write = line.idempotencyKey {
             fold(line, key: Self.joined(key, write))
@@ -116,10 +117,11 @@ struct WriteHistory: Sendable {
     var knowsRequests: Bool { !byDigest.isEmpty }
 
     /// The task that sent the request `digest` names, and what became of it (answered 2xx,
-    /// or unknown), when that is another task than `task`, of which no write line speaks: the
-    /// same write under another id (a task renamed since). `nil` otherwise.
+    /// or unknown), when that is another task than `task`, whose own last write was another
+    /// request or none: the same write under another id (a task renamed since, or ids swapped
+    /// between two writes; trial OOO). `nil` otherwise.
     func sameRequest(_ digest: String, otherThan task: UInt64) -> (task: String, fact: Fact)? {
-        guard !wrote.contains(task), let sender = byDigest[digest], sender.key != task,
+        guard digestOf[task] != digest, let sender = byDigest[digest], sender.key != task,
             let fact = facts[sender.key]
         else { return nil }
         return (sender.task, fact)
@@ -139,7 +141,7 @@ struct WriteHistory: Sendable {
         }
         merged.answeredOK.formUnion(other.answeredOK)
         merged.unkeyed.formUnion(other.unkeyed)
-        merged.wrote.formUnion(other.wrote)
+        merged.digestOf.merge(other.digestOf) { mine, _ in mine }
         merged.byDigest.merge(other.byDigest) { mine, _ in mine }
         merged.done.formUnion(other.done)
         return merged

@@ -265,11 +265,12 @@ enum WriteRule {
             "the run being repaired sent it as another request (another idempotency key): the job file or its environment changed since; repair it with that run's environment (its ${env-public:…} values), or name it (--task \(task)) to send the request the job builds now"
     }
 
-    /// Why a write of which the history has no line is not sent: another task's write sent
-    /// the same request (method, URL and body: its `requestDigest`), answered 2xx or with its
-    /// outcome unknown, so that it is that write under a new id, and sending it would make it
-    /// again (trial HHH: a task renamed between a failed night and its resume made its
-    /// charge twice, the new id's idempotency key another). `nil` for any other write.
+    /// Why a write is not sent whose own last line was another request, or which has none:
+    /// another task's write sent this request (method, URL and body: its `requestDigest`),
+    /// answered 2xx or with its outcome unknown, so that it is that write under a new id, and
+    /// sending it would make it again (trial HHH: a task renamed between a failed night and
+    /// its resume made its charge twice, the new id's idempotency key another; trial OOO: two
+    /// writes' ids swapped). `nil` for any other write.
     static func sentAsAnother(_ task: ExpandedTask, job: String, writes: WriteHistory) -> String? {
         guard writes.knowsRequests, let digest = task.writeDigest,
             let (other, fact) = writes.sameRequest(
