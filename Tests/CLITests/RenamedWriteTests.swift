@@ -152,5 +152,31 @@ struct RenamedWriteTests {
         #expect(repair.stderr.contains("as task x's write"), "\(repair.stderr)")
         #expect(WritesOnceRunTests.effects(space, key: a).count == 1, "x's write not made again")
     }
+
+    /// Trial OOO: a keyed write's idempotency key took in a secret of its URL's query, so a
+    /// repair with the rotated secret built another key, and held the night's refused write
+    /// as "another request". The key leaves the URL's secrets out, as the docs say.
+    @Test("a rotated secret in a keyed write's URL keeps its idempotency key")
+    func rotatedSecretKeepsTheKey() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rotated-key")
+        let gate = FixtureServer.uniqueKey("rotated-key-gate")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(gate)", "api_key": "${env:TOKEN}"},
+                 "json": {"amount": 5}, "idempotencyKey": true}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let night = try await space.run(backend: "curl", environment: ["TOKEN": "secret-aaaa-1"])
+        #expect(night.status == 1, "\(night.stderr)")
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let repair = try await space.run(
+            ["--resume"], backend: "curl", environment: ["TOKEN": "secret-bbbb-2"])
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1)
+        let keys = try space.logLines().compactMap { $0["idempotencyKey"] as? String }
+        #expect(keys.count >= 2 && Set(keys).count == 1, "the same key: \(keys)")
+    }
 }
 

@@ -5,10 +5,12 @@ import Foundation
 /// and its request, so that every retry, `--resume` and `replay --job` sends the same write
 /// with the same key, and a changed write (another URL or body) gets a new one.
 ///
-/// The secrets the job knows (`${env:…}` values, credentials) are taken out of the body before
-/// it is hashed, and the URL is its display form (no userinfo, no secret query values): a
-/// rotated token does not make the same write a new one, and no key can be traced back to a
-/// secret. Headers are left out: they carry credentials, and the key itself.
+/// The secrets the job knows (`${env:…}` values, credentials) are taken out of the body and of
+/// the URL before it is hashed, and the URL is its display form (no userinfo, no secret query
+/// values): a rotated token does not make the same write a new one, and no key can be traced
+/// back to a secret. Headers are left out: they carry credentials, and the key itself. (Until
+/// the twenty-sixth session a secret in the URL's path or an unmarked query value went into
+/// the key, and a rotated one made the night's write another; trial OOO.)
 enum IdempotencyKey {
     /// Stamps the key of the task `task` when its spec asks for one, and returns its write's
     /// digest (``ExpandedTask/Fields/writeDigest``; `nil` for a task that is no write).
@@ -44,7 +46,7 @@ enum IdempotencyKey {
             input += part.utf8
         }
         input.append(0)
-        input += RequestDigest.bytes(of: request, redactor: redactor)
+        input += RequestDigest.bytes(of: request, redactor: redactor, scrubbingURL: true)
         var bytes = Array(SHA256.digest(input).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80

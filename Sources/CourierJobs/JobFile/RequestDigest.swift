@@ -10,8 +10,8 @@ enum RequestDigest {
     /// The request's identifying bytes, each part ended by a NUL. `scrubbingURL`: the URL with
     /// the secrets the redactor knows taken out too, as `<redacted>` however it was encoded (a
     /// recording's: a rehearsal's login answers `<redacted>` for the token it recorded, so a
-    /// URL that carries the token must be the same request with either). An idempotency key
-    /// keeps the URL as it was (a key must not change between versions).
+    /// URL that carries the token must be the same request with either). Idempotency keys and
+    /// write digests scrub it too: a rotated secret in a URL is the same write.
     static func bytes(
         of request: HTTPRequest, redactor: Redactor, scrubbingURL: Bool = false
     ) -> [UInt8] {
