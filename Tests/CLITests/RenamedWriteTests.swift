@@ -178,5 +178,30 @@ struct RenamedWriteTests {
         let keys = try space.logLines().compactMap { $0["idempotencyKey"] as? String }
         #expect(keys.count >= 2 && Set(keys).count == 1, "the same key: \(keys)")
     }
+
+    /// Trial OOO: a replay of the log alone sent the logged write, and its line carried no
+    /// `requestDigest`, as log-format.md says a write's lines do.
+    @Test("a replay of the log alone logs the write's digest as the night did")
+    func logOnlyReplayCarriesTheDigest() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("digest-replay")
+        let gate = FixtureServer.uniqueKey("digest-replay-gate")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "charge", "method": "POST", "path": "/charges",
+                 "query": {"key": "\#(key)", "fail_until": "\#(gate)"}, "json": {"amount": 5}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let replayed = try await CourierBinary.run(
+            ["replay", log, "--no-progress"], directory: space.folder)
+        #expect(replayed.status == 0, "\(replayed.stdout)\(replayed.stderr)")
+        let digests = try space.logLines().filter { $0["event"] as? String == "request" }.map {
+            $0["requestDigest"] as? String
+        }
+        #expect(digests.count == 2 && digests[0] != nil && digests[0] == digests[1], "\(digests)")
+    }
 }
 

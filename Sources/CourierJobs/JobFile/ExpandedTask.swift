@@ -81,7 +81,7 @@ struct ExpandedTask: Sendable {
         /// A write's request digest (``RequestDigest``, its first 128 bits in hex): what its log
         /// lines say it sent (`requestDigest`), so that a repair knows the same write under
         /// another task id (a task renamed since the night it repairs). `nil` for a task that
-        /// is no write, and for a request rebuilt from a log alone.
+        /// is no write; for a request rebuilt from a log alone, its line's.
         var writeDigest: String? = nil
     }
 

@@ -118,6 +118,8 @@ struct ReplayBuilder {
                 replayOf: ReplayOrigin(run: line.run, task: id)))
         task.oauth2 = jobTask?.oauth2
         task.loggedSafe = line.safe
+        // The same request as logged: its lines say the logged digest (trial OOO: none).
+        task.writeDigest = line.safe ? nil : line.requestDigest
         if let key = line.idempotencyKey {
             task.loggedKeyHeader = headers.first { $0.value == key }?.name
         }
