@@ -204,4 +204,3 @@ struct RenamedWriteTests {
         #expect(digests.count == 2 && digests[0] != nil && digests[0] == digests[1], "\(digests)")
     }
 }
-
