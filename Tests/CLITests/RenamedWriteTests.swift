@@ -79,9 +79,15 @@ struct RenamedWriteTests {
                     command + (dry ? ["--dry-run"] : []), environment: environment,
                     directory: nights.space.folder)
                 // A replay sends the log's failed tasks (`charge`, which the job no longer
-                // builds, or none): the renamed task is not among them.
-                guard command[0] == "run" else { continue }
+                // builds, or none): the renamed task is not among them. One cut under way is
+                // said to be no longer built (trial OOO: told to give the --job it had).
                 let told = result.stdout + result.stderr
+                if command[0] == "replay", night == .underWay, dry {
+                    #expect(
+                        told.contains("the job no longer builds task charge (renamed or removed)"),
+                        "\(told)")
+                }
+                guard command[0] == "run" else { continue }
                 #expect(
                     told.contains(
                         "the same request (method, URL and body) as task charge's write")

@@ -53,7 +53,9 @@ struct ReplayBuilder {
             .failure(Refusal(task: id, reason: reason))
         }
         let jobTask = jobTasks[id]
-        if let reason = Self.sentNothing(line, id: id, inJob: jobTask != nil) {
+        if let reason = Self.sentNothing(
+            line, id: id, inJob: jobTask != nil, jobGiven: job?.tasks.isEmpty == false)
+        {
             return refuse(reason)
         }
         guard let method = line.method, let loggedURL = line.url else {
@@ -131,11 +133,18 @@ struct ReplayBuilder {
     }
 
     /// Why a line that records no request (a held write, a skipped task, a write's start
-    /// when the job does not build it again: `inJob`) has none to send.
-    private static func sentNothing(_ line: LogLine, id: String, inJob: Bool) -> String? {
+    /// when the job does not build it again: `inJob`) has none to send. `jobGiven`: `--job`
+    /// named a job, which no longer builds the task (trial OOO: told to give `--job`).
+    private static func sentNothing(_ line: LogLine, id: String, inJob: Bool, jobGiven: Bool)
+        -> String?
+    {
         // A write's `request.start` is the last word of a run killed while it was under way:
         // it names the method and URL, not the headers or body (trial BBB: a replay of the log
         // alone sent the charge again empty, without its key). The job builds it again.
+        if line.event == LogEvent.requestStart, !inJob, jobGiven {
+            return
+                "its run was cut while its write was under way, its log line holds the request's start only, and the job no longer builds task \(id) (renamed or removed): `courier run JOB --resume` sends the job's tasks as it builds them now, and holds one that sends this write's request"
+        }
         if line.event == LogEvent.requestStart, !inJob {
             return
                 "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (a write of unknown outcome goes again with its idempotency key, or when named: --task \(id))"
