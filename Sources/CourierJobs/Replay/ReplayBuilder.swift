@@ -118,6 +118,15 @@ struct ReplayBuilder {
                 save: jobTask?.save, retry: jobTask?.retry ?? job?.retry ?? RetryPolicy(),
                 specPath: jobTask?.specPath ?? "log",
                 replayOf: ReplayOrigin(run: line.run, task: id)))
+        Self.keepLogged(line, headers: headers, jobTask: jobTask, in: &task)
+        return .success(task)
+    }
+
+    /// What a task rebuilt from `line` keeps of it: its `safe`, its digest and the header its
+    /// key went in (its lines say them as the night's did), whether it asked if changed.
+    private static func keepLogged(
+        _ line: LogLine, headers: HTTPHeaders, jobTask: ExpandedTask?, in task: inout ExpandedTask
+    ) {
         task.oauth2 = jobTask?.oauth2
         task.loggedSafe = line.safe
         // The same request as logged: its lines say the logged digest (trial OOO: none).
@@ -129,7 +138,6 @@ struct ReplayBuilder {
         // logged may well get 304 again: that is its success, as in the run.
         task.conditional =
             headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
-        return .success(task)
     }
 
     /// Why a line that records no request (a held write, a skipped task, a write's start
