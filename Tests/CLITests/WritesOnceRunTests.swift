@@ -629,8 +629,15 @@ struct WritesOnceRunTests {
             ("\(courier) run '\(job)' --resume '\(log)' --log-dir other", elsewhere, 2),
             ("\(courier) replay '\(log)' --job '\(job)' --log-dir other", elsewhere, 2),
             ("\(courier) replay - --log-dir other < '\(log)'", elsewhere, 2),
-            // A pipe that left `run.start` out names no history (trial OOO: made again).
+            // A pipe that left `run.start` out names no history (trial OOO: made again), and
+            // the held replay's own log is no history of the night (trial QQQ: the second
+            // replay made it); a night whose history moved away neither.
             ("grep -v '\"run.start\"' '\(log)' | \(courier) replay -", elsewhere, 1),
+            ("grep -v '\"run.start\"' '\(log)' | \(courier) replay -", elsewhere, 1),
+            (
+                "sed 's|\(space.folder.path)|/nonexistent|g' '\(log)' | \(courier) replay -",
+                elsewhere, 1
+            ),
         ]
         for (command, folder, status) in replays {
             let replayed = try await CourierBinary.run(
@@ -642,7 +649,7 @@ struct WritesOnceRunTests {
             }
             if status == 1 {
                 #expect(
-                    replayed.stderr.contains("its log names no history"),
+                    replayed.stderr.contains("no history of its night is here"),
                     "\(command): \(replayed.stderr)")
             }
             #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")

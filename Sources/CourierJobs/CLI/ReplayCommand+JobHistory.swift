@@ -115,17 +115,30 @@ extension ReplayCommand {
         }
         // The logs named too: standard input is not read again with the job's history. The
         // keys the night's own writes went out with are theirs.
-        guard let writes = JobHistory.writes(folders: folders, with: options.logs) else {
-            var writes = history.writes
-            if job == nil, history.jobPath == nil, history.logDir == nil {
-                writes.unknownHistory =
-                    "its log names no history (no run.start line) and none is here, so whether a later run made this write cannot be known: replay it from the job's folder, or with --log-dir naming the log folder the job's history is in (the folder that holds \(name)/), or name it (--task ID) to send it"
-            }
-            return writes
+        var merged = history.writes
+        if let writes = JobHistory.writes(folders: folders, with: options.logs) {
+            merged = writes.merging(history.writes)
+            merged.nightKeys = history.writes.nightKeys
         }
-        var merged = writes.merging(history.writes)
-        merged.nightKeys = history.writes.nightKeys
+        // A replay of the log alone where no history holds the night's run (a pipe without
+        // `run.start`, a history moved away, a folder holding only such replays' own logs)
+        // cannot know whether a later run made a write (trials OOO, QQQ: made again).
+        if job == nil, !holdsNight(folders, logs: options.logs) {
+            merged.unknownHistory =
+                "no history of its night is here (its log's run.start names none that exists, or was left out), so whether a later run made this write cannot be known: replay it from the job's folder, or with --log-dir naming the log folder the job's history is in (the folder that holds \(name)/), or name it (--task ID) to send it"
+        }
         return merged
+    }
+
+    /// Whether one of `folders` holds a log of a run the replayed `logs` are of
+    /// (`TIME-RUN.jsonl`): the night's own history.
+    static func holdsNight(_ folders: [URL], logs: [String]) -> Bool {
+        let runs = Set(
+            LogFiles.expandingFolders(logs).compactMap { LogFiles.firstLine(of: $0)?.run })
+        return folders.contains { folder in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            return names.contains { name in runs.contains { name.hasSuffix("-\($0).jsonl") } }
+        }
     }
 
     /// Sets where the replay logs: the job's history, or the one the logs replayed belong to
