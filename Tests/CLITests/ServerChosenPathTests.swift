@@ -202,6 +202,29 @@ struct OwnFilesThroughLinksTests {
                     atPath: folder.appendingPathComponent(".courier/state").path))
         }
     }
+
+    /// Trial QQQ: a records file whose CSV has the job file's name (`jobs.csv` beside
+    /// `jobs.jsonl`) was left unwritten in silence, exit 0.
+    @Test("a records CSV that would replace the job file fails the run")
+    func noCSVOverTheJobFile() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let job = space.folder.appendingPathComponent("jobs.csv")
+        try #"""
+        {"version": 1, "name": "e2e", "baseURL": "\#(space.server.baseURL.absoluteString)",
+         "outputDir": ".", "tasks": [
+          {"id": "rec", "path": "/json", "query": {"v": "{\"items\": [{\"id\": 1}]}"},
+           "records": {"from": "/items/*", "to": "jobs.jsonl", "write": "replace",
+                       "select": ["id"], "csv": true}}]}
+        """#.write(to: job, atomically: true, encoding: .utf8)
+        let text = try Data(contentsOf: job)
+        let run = try await CourierBinary.run(
+            ["run", "jobs.csv", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("jobs.csv: lands on the job file"), "\(run.stderr)")
+        #expect(try Data(contentsOf: job) == text, "the job file stands")
+    }
 }
 
 /// Paths on the summary line (trial GG).

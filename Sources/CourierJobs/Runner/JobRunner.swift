@@ -254,9 +254,13 @@ final class JobRunner: Sendable {
                 guard let columns = target.rule.csv,
                     let records = OutputPath.resolve(path, in: output),
                     let csv = OutputPath.resolve(RecordsCSV.path(for: path), in: output),
-                    !own.refuses(csv),
                     changed.contains(path) || RecordsCSV.isStale(csv, of: records)
                 else { continue }
+                // Not over the job file (trial QQQ: a job named `jobs.csv`, skipped silently).
+                guard !own.refuses(csv) else {
+                    failures.append("\(RecordsCSV.path(for: path)): \(OwnPlaces.refusal)")
+                    continue
+                }
                 do {
                     try RecordsCSV.write(csv, from: records, columns: columns, tag: tag)
                     FolderSyncs.fsyncFolder(csv.deletingLastPathComponent().path)
