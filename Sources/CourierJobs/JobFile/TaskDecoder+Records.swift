@@ -128,10 +128,16 @@ extension TaskDecoder {
     /// them having no such member (trial NNN: a column of a renamed member validated and came
     /// out empty); `nil` when a record may have it.
     static func emptyColumn(_ name: String, shaping: RecordShaping) -> String? {
-        if shaping.add.contains(where: { $0.name == name })
-            || shaping.rename.contains(where: { $0.to == name })
-        {
-            return nil
+        // What `select` and `drop` leave for the renames, which happen all at once.
+        let kept = { (member: String) in
+            (shaping.select?.contains(member) ?? true) && !shaping.drop.contains(member)
+        }
+        if shaping.add.contains(where: { $0.name == name }) { return nil }
+        if let source = shaping.rename.first(where: { $0.to == name }) {
+            // A swap's other side (trial QQQ: `a` ↔ `b` with `b` not selected).
+            guard !kept(source.from) else { return nil }
+            return
+                "column \"\(name)\" would be empty in every row: rename gives it \"\(source.from)\", which \(shaping.drop.contains(source.from) ? "drop removes" : "select leaves out")"
         }
         let why: String
         if let renamed = shaping.rename.first(where: { $0.from == name }) {
