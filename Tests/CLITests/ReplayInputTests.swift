@@ -240,4 +240,26 @@ struct ReplayInputTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
         #expect(leftovers.isEmpty, "the copy of standard input is removed: \(leftovers)")
     }
+
+    /// Trial QQQ: `replay OTHER.jsonl --job q.json` left out every line, as of another job,
+    /// and said "nothing to replay", exit 0: a cron repair of the wrong log looked done.
+    @Test("a replay with --job of another job's log is refused")
+    func anotherJobsLog() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(name: "other", tasks: #"{"id": "t", "path": "/status/500"}"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(
+            try FileManager.default.contentsOfDirectory(
+                atPath: space.logs.appendingPathComponent("other").path
+            ).first.map { space.logs.appendingPathComponent("other/\($0)").path })
+        try space.writeJob(name: "q", tasks: #"{"id": "t", "path": "/status/500"}"#)
+        let replayed = try await CourierBinary.run(
+            ["replay", log, "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replayed.status == 2, "\(replayed.stdout)\(replayed.stderr)")
+        #expect(
+            replayed.stderr.contains("the logs are of another job (other), not of --job's q"),
+            "\(replayed.stderr)")
+    }
 }

@@ -62,6 +62,14 @@ extension ReplayCommand {
         let jobNames = Set(selected.map(\.job))
         if let job {
             let others = selected.filter { $0.job != job.name }
+            // Only another job's: a repair of nothing must not exit 0 to cron (trial QQQ), as
+            // `--resume` refuses another job's log.
+            if !others.isEmpty, others.count == selected.count {
+                console.error(
+                    "courier replay: the logs are of another job (\(Set(others.map(\.job)).sorted().joined(separator: ", "))), not of --job's \(job.name); nothing was sent"
+                )
+                return nil
+            }
             if !others.isEmpty {
                 console.error(
                     "courier: \(others.count) logged task\(others.count == 1 ? "" : "s") of other jobs (\(Set(others.map(\.job)).sorted().joined(separator: ", "))) left out: --job is \(job.name)"
