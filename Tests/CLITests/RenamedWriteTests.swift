@@ -88,6 +88,17 @@ struct RenamedWriteTests {
                         "\(told)")
                 }
                 guard command[0] == "run" else { continue }
+                if night == .answered {
+                    // Answered 2xx, with nothing else to do: done by that answer (trial QQQ:
+                    // held on every repair, exit 1), the dry run counting it so.
+                    #expect(
+                        dry
+                            ? told.contains("1 done by earlier runs")
+                                && !told.contains("charge-renamed\t")
+                            : result.status == 0,
+                        "\(command) \(dry): \(told)")
+                    continue
+                }
                 #expect(
                     told.contains(
                         "the same request (method, URL and body) as task charge's write")
@@ -97,6 +108,7 @@ struct RenamedWriteTests {
             }
         }
         #expect(nights.bodies() == before, "the renamed write was not made again")
+        guard night == .underWay else { return }
         // Named, it is sent: the user has checked.
         let named = try await repair(["--task", "charge-renamed"])
         #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
@@ -126,8 +138,8 @@ struct RenamedWriteTests {
         try job("charge-renamed")
         let repair = try await space.run(
             ["--resume"], backend: "curl", environment: ["STATUS": "200", "TOKEN": "secret-bbbb-2"])
-        #expect(repair.status == 1, "\(repair.stdout)\(repair.stderr)")
-        #expect(repair.stderr.contains("as task charge's write"), "\(repair.stderr)")
+        // Done by the night's answer to `charge` (it has nothing else to do), not made again.
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
         #expect(WritesOnceRunTests.effects(space, key: key).count == 1, "not made again")
     }
 
@@ -208,5 +220,32 @@ struct RenamedWriteTests {
             $0["requestDigest"] as? String
         }
         #expect(digests.count == 2 && digests[0] != nil && digests[0] == digests[1], "\(digests)")
+    }
+
+    /// Trial QQQ: two writes that differ only in a header (`X-Tenant`) were one request to the
+    /// digest, and the second, added since, was held as the first renamed: never made.
+    @Test("writes told apart by a header are two writes")
+    func writesToldApartByAHeader() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("tenants")
+        func charge(_ tenant: String) -> String {
+            #"""
+            {"id": "charge-\#(tenant)", "method": "POST", "path": "/charges",
+             "query": {"key": "\#(key)"}, "headers": {"X-Tenant": "\#(tenant)"}, "json": {"n": 1}}
+            """#
+        }
+        let report = #"{"id": "report", "path": "/status/${env-public:STATUS}"}"#
+        try space.writeJob(
+            tasks: [report, charge("a")].joined(separator: ","),
+            extra: #""retry": {"maxAttempts": 1},"#)
+        #expect(try await space.run(backend: "curl", environment: ["STATUS": "500"]).status == 1)
+        try space.writeJob(
+            tasks: [report, charge("a"), charge("b")].joined(separator: ","),
+            extra: #""retry": {"maxAttempts": 1},"#)
+        let repair = try await space.run(
+            ["--resume"], backend: "curl", environment: ["STATUS": "200"])
+        #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 2, "b's charge made once")
     }
 }

@@ -21,10 +21,27 @@ enum IdempotencyKey {
             stamp(&request, header: header, job: job, task: task)
         }
         guard spec.isWrite else { return nil }
+        let redactor = Redactor(secrets: job.secrets)
         // The URL's secrets out too: a rotated token in a query is the same write (trial OOO).
-        let digest = RequestDigest.hex(
-            of: request, redactor: Redactor(secrets: job.secrets), scrubbingURL: true)
-        return String(digest.prefix(32))
+        var input = RequestDigest.bytes(of: request, redactor: redactor, scrubbingURL: true)
+        // And the headers that tell two writes apart (an `X-Tenant`; trial QQQ: two tenants'
+        // charges were one request), less those that carry credentials or the key itself.
+        let left: Set<String> = [
+            "authorization", "proxy-authorization", "cookie",
+            spec.writes.keyHeader?.lowercased() ?? "",
+        ]
+        let fields = request.headers.filter { field in
+            let name = field.name.lowercased()
+            return !left.contains(name)
+                && !request.secretHeaderNames.contains(where: {
+                    $0.lowercased() == name
+                })
+        }.map { "\($0.name.lowercased()):\(redactor.scrub($0.value))" }.sorted()
+        for field in fields {
+            input += field.utf8
+            input.append(0)
+        }
+        return String(SHA256.hex(of: input).prefix(32))
     }
 
     /// Adds the task's key under `header`, unless the request carries that header already (the

@@ -113,6 +113,10 @@ struct WriteHistory: Sendable {
 
     subscript(key: UInt64) -> Fact? { facts[key] }
 
+    /// Whether no write line speaks of `task` (a task renamed since: its lines are its old
+    /// id's).
+    func wroteNothing(_ task: UInt64) -> Bool { digestOf[task] == nil && facts[task] == nil }
+
     /// Whether any line says a request of the write digested `digest` went out.
     var knowsRequests: Bool { !byDigest.isEmpty }
 

@@ -115,6 +115,13 @@ enum WriteRule {
     ) -> String? {
         guard let keying = keying(task, in: job) else { return nil }
         if !named.contains(task.id),
+            let other = doneAsAnother(
+                task, job: job.name, capturing: !task.captures(in: job).isEmpty, writes: writes)
+        {
+            return
+                "it sends the same request as task \(other)'s write, which a 2xx answered, and it has nothing else to do: done by that answer"
+        }
+        if !named.contains(task.id),
             let reason = changedSince(task.id, keying, job: job.name, writes: writes)
                 ?? sentAsAnother(task, job: job.name, writes: writes)
         {
@@ -186,11 +193,34 @@ enum WriteRule {
         _ task: ExpandedTask, key: UInt64, capturing: Bool, writes: WriteHistory
     ) -> Bool {
         guard writes.answeredOK.contains(key), !writes.done.contains(key) else { return false }
+        return nothingElse(task, capturing: capturing)
+    }
+
+    /// Whether `task`, a write, has nothing to do beyond its 2xx: no `save`, records,
+    /// captures, pages, cursor or expectation.
+    static func nothingElse(_ task: ExpandedTask, capturing: Bool) -> Bool {
         let expectation = task.expectation
         return task.save == nil && task.records == nil && task.paginate == nil
             && task.since == nil && task.expectStatus == nil && !capturing
             && expectation.json.isEmpty && expectation.headers.isEmpty
             && expectation.bodyContains.isEmpty && expectation.maxMs == nil
+    }
+
+    /// The task whose write a 2xx answered with the request `task` sends, when `task` would
+    /// be held for it (``sentAsAnother(_:job:writes:)``), no line speaks of `task` itself (a
+    /// task renamed since, not one whose id now sends another's request) and it has nothing
+    /// else to do: it is done by that answer, as the night did it (trial QQQ: a renamed write
+    /// was held on every repair, exit 1, and `--task`, the only way out, made it again).
+    /// `nil` otherwise.
+    static func doneAsAnother(
+        _ task: ExpandedTask, job: String, capturing: Bool, writes: WriteHistory
+    ) -> String? {
+        let key = FNV1a.taskKey(job: job, task: task.id)
+        guard writes.knowsRequests, let digest = task.writeDigest, writes.wroteNothing(key),
+            let (other, fact) = writes.sameRequest(digest, otherThan: key),
+            case .answered = fact, nothingElse(task, capturing: capturing)
+        else { return nil }
+        return other
     }
 
     /// Why a write without an idempotency key that the history counts done is said to be:
@@ -292,6 +322,9 @@ enum WriteRule {
         on task: ExpandedTask, of job: String, keying: Keying, capturing: Bool,
         writes: WriteHistory, named: Bool, choseNone: Bool
     ) -> Verdict {
+        if !named, doneAsAnother(task, job: job, capturing: capturing, writes: writes) != nil {
+            return .doneByAnswer
+        }
         if !named,
             let reason = changedSince(task.id, keying, job: job, writes: writes)
                 ?? sentAsAnother(task, job: job, writes: writes)
