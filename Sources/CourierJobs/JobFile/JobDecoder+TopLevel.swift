@@ -71,6 +71,18 @@ extension JobDecoder {
             context.error(
                 "outputDir", "expected a folder (\".\" for the job's home), found \"\"", at: node)
         }
+        // The job's log folder holds its history and its lock: outputs there took the lock
+        // for another run's (trial QQQ: exit 3 every night, which cron wrappers skip).
+        var parts: [Substring] = []
+        for part in outputDir.split(separator: "/") where part != "." {
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        if parts.count >= 2, parts[0] == "logs", parts[1] == name, let node {
+            context.error(
+                "outputDir",
+                "\"\(outputDir)\" is in the job's log folder (logs/\(name)), which holds its history and its lock: put the outputs elsewhere (the default is out/\(name))",
+                at: node)
+        }
         return outputDir
     }
 
