@@ -101,7 +101,7 @@ struct RenamedWriteTests {
                 }
                 #expect(
                     told.contains(
-                        "the same request (method, URL and body) as task charge's write")
+                        "the same request (method, URL, body and headers) as task charge's write")
                         && told.contains("--task charge-renamed"),
                     "\(command) \(dry): \(told)")
                 #expect(dry || result.status != 0, "a held write fails the repair")

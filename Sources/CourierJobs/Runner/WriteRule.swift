@@ -312,7 +312,7 @@ enum WriteRule {
             case .unknown(let run): "sent in run \(run), and no answer says what became of it"
             }
         return
-            "it sends the same request (method, URL and body) as task \(other)'s write, \(what): a task renamed since is the same write, and a resume or replay never sends a write twice; name it (--task \(task.id)) to send it anyway"
+            "it sends the same request (method, URL, body and headers) as task \(other)'s write, \(what): a task renamed since is the same write, and a resume or replay never sends a write twice; name it (--task \(task.id)) to send it anyway"
     }
 
     /// The one decision on `task`, a write (`keyed`: its request carries its key), that the
