@@ -50,11 +50,16 @@ final class OutputFolder: Sendable {
                 $0.isEmpty || $0 == "."
             }
         let folderPath = relativeFolder.isEmpty ? base : "\(base)/\(relativeFolder)"
-        let name = slash.map { String(path[path.utf8.index(after: $0)...]) } ?? path
         if plain, let known = verified.withLock({ $0[relativeFolder] }),
             Self.identity(of: folderPath) == known.identity
         {
-            guard !known.own.contains(name) else { return nil }
+            // The job file's own folder: not its name (a string made for that folder alone).
+            if !known.own.isEmpty,
+                known.own.contains(
+                    slash.map { String(path[path.utf8.index(after: $0)...]) } ?? path)
+            {
+                return nil
+            }
             // A file's URL outright: without `isDirectory` Foundation would `stat` the path.
             return URL(fileURLWithPath: "\(base)/\(path)", isDirectory: false)
         }
