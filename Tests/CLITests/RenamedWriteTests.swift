@@ -248,4 +248,39 @@ struct RenamedWriteTests {
         #expect(repair.status == 0, "\(repair.stdout)\(repair.stderr)")
         #expect(WritesOnceRunTests.effects(space, key: key).count == 2, "b's charge made once")
     }
+
+    /// Trial RRR: the night's write refused (503), the task renamed, the resume made it under
+    /// the new id; then a replay of the night's log alone sent the old id's write again, with
+    /// the old key (two charges, on a server that honours keys too).
+    @Test("a replay of the night's log alone does not make again what a renamed repair made")
+    func logOnlyReplayAfterARenamedRepair() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("renamed-replay")
+        let gate = FixtureServer.uniqueKey("renamed-replay-gate")
+        func job(_ id: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "\#(id)", "method": "POST", "path": "/charges",
+                     "query": {"key": "\#(key)", "fail_until": "\#(gate)"},
+                     "json": {"amount": 100}, "idempotencyKey": true}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try job("charge")
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        await WritesOnceRunTests.toggle(gate, on: space)
+        try job("charge-renamed")
+        #expect(try await space.run(["--resume"], backend: "curl").status == 0)
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1)
+        for dry in [true, false] {
+            let replayed = try await CourierBinary.run(
+                ["replay", log, "--no-progress"] + (dry ? ["--dry-run"] : []),
+                directory: space.folder)
+            #expect(
+                (replayed.stdout + replayed.stderr).contains("as task charge-renamed's write"),
+                "\(dry): \(replayed.stdout)\(replayed.stderr)")
+        }
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 1, "not made again")
+    }
 }

@@ -120,12 +120,15 @@ struct WriteHistory: Sendable {
     /// Whether any line says a request of the write digested `digest` went out.
     var knowsRequests: Bool { !byDigest.isEmpty }
 
-    /// The task that sent the request `digest` names, and what became of it (answered 2xx,
-    /// or unknown), when that is another task than `task`, whose own last write was another
-    /// request or none: the same write under another id (a task renamed since, or ids swapped
-    /// between two writes; trial OOO). `nil` otherwise.
+    /// The task that last sent the request `digest` names, and what became of it (answered
+    /// 2xx, or unknown), when that is another task than `task`, whose own last write was
+    /// another request, none, or one that did not happen: the same write under another id (a
+    /// task renamed since, or ids swapped between two writes; trial OOO; and the night's
+    /// refused write that a repair made under the new id, which a replay of the night's log
+    /// alone made again; trial RRR). `nil` otherwise.
     func sameRequest(_ digest: String, otherThan task: UInt64) -> (task: String, fact: Fact)? {
-        guard digestOf[task] != digest, let sender = byDigest[digest], sender.key != task,
+        guard digestOf[task] != digest || facts[task] == nil,
+            let sender = byDigest[digest], sender.key != task,
             let fact = facts[sender.key]
         else { return nil }
         return (sender.task, fact)

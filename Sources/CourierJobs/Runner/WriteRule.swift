@@ -123,7 +123,7 @@ enum WriteRule {
         }
         if !named.contains(task.id),
             let reason = changedSince(task.id, keying, job: job.name, writes: writes)
-                ?? sentAsAnother(task, job: job.name, writes: writes)
+                ?? sentAsAnother(task.id, digest: task.writeDigest, job: job.name, writes: writes)
         {
             return reason
         }
@@ -152,8 +152,12 @@ enum WriteRule {
         guard let id = line.task, WriteSettings.writes(line.method ?? ""), !line.safe else {
             return nil
         }
-        if !named.contains(id), let reason = writes.unknownHistory {
-            return reason.replacingOccurrences(of: "--task ID", with: "--task \(id)")
+        if !named.contains(id),
+            let reason = writes.unknownHistory?.replacingOccurrences(
+                of: "--task ID", with: "--task \(id)")
+                ?? sentAsAnother(id, digest: line.requestDigest, job: line.job, writes: writes)
+        {
+            return reason
         }
         let keyed =
             line.keyed || line.requestHeaders.contains { $0.name.lowercased() == "idempotency-key" }
@@ -207,7 +211,7 @@ enum WriteRule {
     }
 
     /// The task whose write a 2xx answered with the request `task` sends, when `task` would
-    /// be held for it (``sentAsAnother(_:job:writes:)``), no line speaks of `task` itself (a
+    /// be held for it (``sentAsAnother(_:digest:job:writes:)``), no line speaks of `task` itself (a
     /// task renamed since, not one whose id now sends another's request) and it has nothing
     /// else to do: it is done by that answer, as the night did it (trial QQQ: a renamed write
     /// was held on every repair, exit 1, and `--task`, the only way out, made it again).
@@ -275,7 +279,7 @@ enum WriteRule {
         case hold(String)
         /// Not sent, and not done: the night being repaired sent another request for it
         /// (``changedSince(_:_:job:writes:)``), or another task sent its request
-        /// (``sentAsAnother(_:job:writes:)``), for this reason.
+        /// (``sentAsAnother(_:digest:job:writes:)``), for this reason.
         case changed(String)
     }
 
@@ -301,10 +305,12 @@ enum WriteRule {
     /// sending it would make it again (trial HHH: a task renamed between a failed night and
     /// its resume made its charge twice, the new id's idempotency key another; trial OOO: two
     /// writes' ids swapped). `nil` for any other write.
-    static func sentAsAnother(_ task: ExpandedTask, job: String, writes: WriteHistory) -> String? {
-        guard writes.knowsRequests, let digest = task.writeDigest,
+    static func sentAsAnother(_ id: String, digest: String?, job: String, writes: WriteHistory)
+        -> String?
+    {
+        guard writes.knowsRequests, let digest,
             let (other, fact) = writes.sameRequest(
-                digest, otherThan: FNV1a.taskKey(job: job, task: task.id))
+                digest, otherThan: FNV1a.taskKey(job: job, task: id))
         else { return nil }
         let what =
             switch fact {
@@ -312,7 +318,7 @@ enum WriteRule {
             case .unknown(let run): "sent in run \(run), and no answer says what became of it"
             }
         return
-            "it sends the same request (method, URL, body and headers) as task \(other)'s write, \(what): a task renamed since is the same write, and a resume or replay never sends a write twice; name it (--task \(task.id)) to send it anyway"
+            "it sends the same request (method, URL, body and headers) as task \(other)'s write, \(what): a task renamed since is the same write, and a resume or replay never sends a write twice; name it (--task \(id)) to send it anyway"
     }
 
     /// The one decision on `task`, a write (`keyed`: its request carries its key), that the
@@ -327,7 +333,7 @@ enum WriteRule {
         }
         if !named,
             let reason = changedSince(task.id, keying, job: job, writes: writes)
-                ?? sentAsAnother(task, job: job, writes: writes)
+                ?? sentAsAnother(task.id, digest: task.writeDigest, job: job, writes: writes)
                 ?? writes.unknownHistory?.replacingOccurrences(
                     of: "--task ID", with: "--task \(task.id)")
         {
