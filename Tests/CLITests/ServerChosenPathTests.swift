@@ -224,6 +224,14 @@ struct OwnFilesThroughLinksTests {
         #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
         #expect(run.stderr.contains("jobs.csv: lands on the job file"), "\(run.stderr)")
         #expect(try Data(contentsOf: job) == text, "the job file stands")
+        // The job file edited since, newer than the records (trial RRR: taken as their CSV,
+        // up to date, and the run exited 0).
+        try text.write(to: job)
+        let again = try await CourierBinary.run(
+            ["run", "jobs.csv", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(again.status == 1, "\(again.stdout) \(again.stderr)")
+        #expect(again.stderr.contains("jobs.csv: lands on the job file"), "\(again.stderr)")
     }
 }
 

@@ -253,12 +253,15 @@ final class JobRunner: Sendable {
             for (path, target) in targets {
                 guard let columns = target.rule.csv,
                     let records = OutputPath.resolve(path, in: output),
-                    let csv = OutputPath.resolve(RecordsCSV.path(for: path), in: output),
-                    changed.contains(path) || RecordsCSV.isStale(csv, of: records)
+                    let csv = OutputPath.resolve(RecordsCSV.path(for: path), in: output)
                 else { continue }
-                // Not over the job file (trial QQQ: a job named `jobs.csv`, skipped silently).
+                // Not over the job file (trial QQQ: a job named `jobs.csv`, skipped silently;
+                // RRR: once the job file was newer than the records, it looked up to date).
                 guard !own.refuses(csv) else {
                     failures.append("\(RecordsCSV.path(for: path)): \(OwnPlaces.refusal)")
+                    continue
+                }
+                guard changed.contains(path) || RecordsCSV.isStale(csv, of: records) else {
                     continue
                 }
                 do {
