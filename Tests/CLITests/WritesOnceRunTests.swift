@@ -613,6 +613,13 @@ struct WritesOnceRunTests {
         #expect(Self.effects(space, key: key).count == 1)
         let copy = space.folder.appendingPathComponent("incident-night.jsonl")
         try FileManager.default.copyItem(atPath: log, toPath: copy.path)
+        // The night's log alone restored under its name in another folder's history.
+        let restored = space.folder.appendingPathComponent("restored")
+        let restoredLog = restored.appendingPathComponent(
+            "logs/e2e/\(URL(fileURLWithPath: log).lastPathComponent)")
+        try FileManager.default.createDirectory(
+            at: restoredLog.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: log, toPath: restoredLog.path)
         // From the job's home, from another working folder (trial HHH: its own `logs/` was
         // taken for the history), and with `--log-dir` naming another folder for the repair.
         let elsewhere = space.folder.appendingPathComponent("elsewhere")
@@ -654,6 +661,15 @@ struct WritesOnceRunTests {
             }
             #expect(Self.effects(space, key: key).count == 1, "\(command): not made again")
         }
+        // The history archived away, the night's log alone restored under its name in another
+        // folder's: it holds the night, not the runs since (trial RRR: made again).
+        try FileManager.default.moveItem(
+            at: space.logs, to: space.folder.appendingPathComponent("archive"))
+        let restoredReplay = try await CourierBinary.run(
+            ["replay", restoredLog.path, "--no-progress"], directory: restored)
+        #expect(restoredReplay.status == 1, "\(restoredReplay.stdout)\(restoredReplay.stderr)")
+        #expect(restoredReplay.stderr.contains("no history of its night is here"))
+        #expect(Self.effects(space, key: key).count == 1, "restored: not made again")
     }
 
     /// Trial GGG: `replay LOG` (the log alone) took no lock, so a resume started beside it

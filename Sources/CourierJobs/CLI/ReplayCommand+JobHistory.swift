@@ -123,19 +123,27 @@ extension ReplayCommand {
         // A replay of the log alone where no history holds the night's run (a pipe without
         // `run.start`, a history moved away, a folder holding only such replays' own logs)
         // cannot know whether a later run made a write (trials OOO, QQQ: made again).
-        if job == nil, !holdsNight(folders, logs: options.logs) {
+        if job == nil, !holdsNight(folders, logs: options.logs, writtenIn: history.logDir) {
             merged.unknownHistory =
-                "no history of its night is here (its log's run.start names none that exists, or was left out), so whether a later run made this write cannot be known: replay it from the job's folder, or with --log-dir naming the log folder the job's history is in (the folder that holds \(name)/), or name it (--task ID) to send it"
+                "no history of its night is here (the folder its log was written in is gone, or its run.start was left out), so whether a later run made this write cannot be known: replay the log where the job's history is now, beside the runs since, or name it (--task ID) to send it"
         }
         return merged
     }
 
     /// Whether one of `folders` holds a log of a run the replayed `logs` are of
-    /// (`TIME-RUN.jsonl`): the night's own history.
-    static func holdsNight(_ folders: [URL], logs: [String]) -> Bool {
+    /// (`TIME-RUN.jsonl`): the night's own history. When their `run.start` says the folder
+    /// the night was written in (`logDir`), only that folder is: a night's log restored alone
+    /// under its name elsewhere holds the night but not the runs since (trial RRR: made
+    /// again).
+    static func holdsNight(_ folders: [URL], logs: [String], writtenIn: String?) -> Bool {
         let runs = Set(
             LogFiles.expandingFolders(logs).compactMap { LogFiles.firstLine(of: $0)?.run })
-        return folders.contains { folder in
+        let real = { (url: URL) in url.standardizedFileURL.resolvingSymlinksInPath().path }
+        let candidates =
+            writtenIn.map { written in
+                folders.filter { real($0) == real(URL(fileURLWithPath: written)) }
+            } ?? folders
+        return candidates.contains { folder in
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
             return names.contains { name in runs.contains { name.hasSuffix("-\($0).jsonl") } }
         }
