@@ -233,6 +233,27 @@ struct OwnFilesThroughLinksTests {
         #expect(again.status == 1, "\(again.stdout) \(again.stderr)")
         #expect(again.stderr.contains("jobs.csv: lands on the job file"), "\(again.stderr)")
     }
+
+    /// Trial RRR: an `outputDir` that is a link to the job's log folder took its lock for
+    /// another run's: exit 3 every night, which cron wrappers skip in silence.
+    @Test("an outputDir that leads into the run's log folder is refused, exit 2")
+    func noOutputsInTheLogFolder() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try FileManager.default.createDirectory(
+            at: space.logs.appendingPathComponent("e2e"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: space.folder.appendingPathComponent("lg").path,
+            withDestinationPath: space.logs.appendingPathComponent("e2e").path)
+        try #"""
+        {"version": 1, "name": "e2e", "baseURL": "\#(space.server.baseURL.absoluteString)",
+         "outputDir": "lg", "tasks": [{"id": "s", "path": "/json", "save": "s.json"}]}
+        """#.write(
+            to: space.folder.appendingPathComponent("job.json"), atomically: true, encoding: .utf8)
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 2, "\(run.stdout) \(run.stderr)")
+        #expect(run.stderr.contains("(outputDir) is the run's log folder"), "\(run.stderr)")
+    }
 }
 
 /// Paths on the summary line (trial GG).

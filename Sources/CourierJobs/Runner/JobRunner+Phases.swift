@@ -53,6 +53,19 @@ extension JobRunner {
         let history =
             options.logToStandardOutput
             ? nil : options.logDirectory.appendingPathComponent(job.name)
+        // Outputs in the log folder (a link to it, or `--log-dir` naming the outputs' parent)
+        // took its lock for another run's: exit 3 every night (trial RRR).
+        if source.savesOutputs, let history,
+            OwnPlaces(jobFile: nil, logs: history, outputDir: URL(fileURLWithPath: job.outputDir))
+                .refuses(folder: OwnPlaces.realPath(of: URL(fileURLWithPath: job.outputDir)))
+        {
+            throw .log(
+                OutputPathError(
+                    path: job.outputDir,
+                    reason:
+                        "(outputDir) is the run's log folder \(history.relativePath) or inside it, which holds the job's history and its lock: put the outputs elsewhere"
+                ))
+        }
         do throws(JobLock.Failure) {
             if source.savesOutputs {
                 lock = try JobLock(
