@@ -165,10 +165,21 @@ struct RenamedWriteTests {
         #expect(WritesOnceRunTests.effects(space, key: a).count == 1)
         try job(x: b, y: a)
         await WritesOnceRunTests.toggle(gate, on: space)
+        let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
+        #expect(plan.stdout.contains("ids swapped since"), "\(plan.stdout)\(plan.stderr)")
         let repair = try await space.run(["--resume"], backend: "curl")
         #expect(repair.status == 1, "\(repair.stdout)\(repair.stderr)")
         #expect(repair.stderr.contains("as task x's write"), "\(repair.stderr)")
         #expect(WritesOnceRunTests.effects(space, key: a).count == 1, "x's write not made again")
+        // `x`, done as A, now sends B, which the night refused: held, not counted done
+        // (trial QQQ: B was never made, in silence); named, it is made.
+        #expect(repair.stderr.contains("ids swapped since"), "\(repair.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: b).count == 0)
+        #expect(repair.stderr.contains("courier run JOB --task x"), "\(repair.stderr)")
+        let named = try await space.run(["--task", "x"], backend: "curl")
+        #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: b).count == 1, "B made once")
+        #expect(WritesOnceRunTests.effects(space, key: a).count == 1)
     }
 
     /// Trial OOO: a keyed write's idempotency key took in a secret of its URL's query, so a

@@ -215,6 +215,12 @@ enum ResumePlan {
         if !resume.done.contains(key) {
             sending = .sent(again: false)
         } else if !spec.hasCaptures {
+            // As the run decides it: a write whose id now sends another's refused request.
+            if WriteRule.keying(task, in: job) != nil, !options.named.contains(task.id),
+                let reason = WriteRule.swappedIn(task, job: job.name, writes: resume.writes)
+            {
+                return .held(reason)
+            }
             return .done
         } else if let resumeNeeded, let index = task.specIndex, !resumeNeeded.contains(index),
             !options.named.contains(task.id)

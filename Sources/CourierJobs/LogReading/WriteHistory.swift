@@ -117,6 +117,16 @@ struct WriteHistory: Sendable {
     /// id's).
     func wroteNothing(_ task: UInt64) -> Bool { digestOf[task] == nil && facts[task] == nil }
 
+    /// The task whose write last sent the request `digest` names and did not happen (refused,
+    /// or never left), when `task`'s own last write was another request: the two ids were
+    /// swapped since (trial QQQ). `nil` otherwise.
+    func refusedAs(_ digest: String, otherThan task: UInt64) -> String? {
+        guard let own = digestOf[task], own != digest, let sender = byDigest[digest],
+            sender.key != task, facts[sender.key] == nil
+        else { return nil }
+        return sender.task
+    }
+
     /// Whether any line says a request of the write digested `digest` went out.
     var knowsRequests: Bool { !byDigest.isEmpty }
 

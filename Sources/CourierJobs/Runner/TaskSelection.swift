@@ -92,6 +92,13 @@ struct TaskSelection: Sendable {
         if !done.isEmpty || !okRuns.isEmpty {
             let key = FNV1a.taskKey(job: job, task: task.id)
             if !capturing, done.contains(key) {
+                if keying != nil, !named.contains(task.id),
+                    let reason = WriteRule.swappedIn(task, job: job, writes: writes)
+                {
+                    let general = reason.replacingOccurrences(
+                        of: "--task \(task.id)", with: "--task ID")
+                    return .hold(reason, general: general, done: false, found: false)
+                }
                 // `--resume --task`: counted only when chosen (the total counts the chosen).
                 guard chosen != nil else { return .done(found: false) }
                 let (claimed, found) = claims(task.id)

@@ -210,6 +210,18 @@ enum WriteRule {
             && expectation.bodyContains.isEmpty && expectation.maxMs == nil
     }
 
+    /// Why a write the history counts done is not: it now sends the request another task's
+    /// write sent and that did not happen, while the write its id made was another request,
+    /// so that the ids were swapped since (trial QQQ: counted done, the refused write was
+    /// never made, in silence). `nil` otherwise.
+    static func swappedIn(_ task: ExpandedTask, job: String, writes: WriteHistory) -> String? {
+        guard writes.knowsRequests, let digest = task.writeDigest,
+            let other = writes.refusedAs(digest, otherThan: FNV1a.taskKey(job: job, task: task.id))
+        else { return nil }
+        return
+            "its write was done as another request, and it now sends the one task \(other)'s write sent, which did not happen: ids swapped since? Check the server, then send the request it builds now with a run of it alone (courier run JOB --task \(task.id))"
+    }
+
     /// The task whose write a 2xx answered with the request `task` sends, when `task` would
     /// be held for it (``sentAsAnother(_:digest:job:writes:)``), no line speaks of `task` itself (a
     /// task renamed since, not one whose id now sends another's request) and it has nothing
