@@ -108,6 +108,13 @@ struct RenamedWriteTests {
             }
         }
         #expect(nights.bodies() == before, "the renamed write was not made again")
+        if night == .answered {
+            // Its line says why (trial SSS: `answeredByReplay`, with no replay).
+            let reasons = try nights.space.logLines(job: "charges").compactMap {
+                $0["reason"] as? String
+            }
+            #expect(reasons.contains("answeredAsAnotherTask"), "\(reasons)")
+        }
         guard night == .underWay else { return }
         // Named, it is sent: the user has checked.
         let named = try await repair(["--task", "charge-renamed"])

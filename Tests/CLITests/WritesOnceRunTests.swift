@@ -441,7 +441,7 @@ struct WritesOnceRunTests {
         let plan = try await space.run(["--resume", "--dry-run"], backend: "curl")
         #expect(
             plan.stdout.contains(
-                "-> out/charge.json\t(a replay of the log alone had its answer, and saved nothing: sent again with its idempotency key)"
+                "-> out/charge.json\t(a replay of the log alone had its answer, and saved nothing: sent again with its idempotency key, made once only if the server honours it)"
             ), "\(plan.stdout)")
         let resumed = try await space.run(["--resume"], backend: "curl")
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")

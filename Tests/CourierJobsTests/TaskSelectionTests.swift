@@ -45,7 +45,7 @@ struct TaskSelectionTests {
                 + (send.found ? ", found" : "")
                 + (send.unknownIn.map { ", unknown in \($0)" } ?? "")
         case .hold(_, _, let done, _): "hold" + (done ? ", done" : "")
-        case .doneByAnswer(let found): "done by answer" + (found ? ", found" : "")
+        case .doneByAnswer(let found, _): "done by answer" + (found ? ", found" : "")
         }
     }
 

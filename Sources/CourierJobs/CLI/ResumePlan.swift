@@ -145,7 +145,8 @@ enum ResumePlan {
                 let why =
                     run.map { "its write's outcome in run \($0) is unknown" }
                     ?? "a replay of the log alone had its answer, and saved nothing"
-                return line + "\t(\(why): sent again with its idempotency key)"
+                return line
+                    + "\t(\(why): sent again with its idempotency key, made once only if the server honours it)"
             case .kept(let count): return ResumePlan.keptLine(task.id, values: count)
             case .sent(let again):
                 var request = task.request
@@ -251,7 +252,7 @@ enum ResumePlan {
         {
         case .send: return sending
         case .sendWithKey(let run): return .resent(unknownIn: run)
-        case .doneByAnswer: return .done
+        case .doneByAnswer, .doneAsAnother: return .done
         case .doneInHistory:
             // Held, and counted done as well, as the run says it (on stderr).
             return WriteRule.answeredElsewhere(

@@ -180,7 +180,7 @@ extension RunCommand {
         if summary.alreadyDone > 0 { text += " (\(summary.alreadyDone) done by earlier runs)" }
         if summary.writesResent > 0 {
             text +=
-                "; \(summary.writesResent) write\(summary.writesResent == 1 ? "" : "s") of unknown outcome sent again with \(summary.writesResent == 1 ? "its" : "their") idempotency key"
+                "; \(summary.writesResent) write\(summary.writesResent == 1 ? "" : "s") of unknown outcome sent again with \(summary.writesResent == 1 ? "its" : "their") idempotency key (made once only if the server honours it)"
         }
         if summary.writesHeld > 0 {
             text +=
@@ -228,7 +228,11 @@ extension RunCommand {
         if summary.rehearsal { return text + "; rehearsed offline: nothing was sent" }
         // The next step, last, where cron's mail ends: a failed or cut night is repaired by
         // running what its history lacks (a resume says it in its own words, above).
-        if summary.missing == nil, summary.failed > 0 || notRun > 0 || summary.unlisted {
+        // A records file not written is a repair too: a resume writes it from the parts kept
+        // (trial SSS: no repair line, and the user had to guess).
+        if summary.missing == nil,
+            summary.failed > 0 || notRun > 0 || summary.unlisted || summary.recordsFailed > 0
+        {
             text +=
                 "; to repair: \(repair ?? repairCommand(job, log: summary.logURL, shard: shard, resuming: summary.repairLog))"
             if summary.repairHolds > 0 {

@@ -134,11 +134,11 @@ struct RunLog: Sendable {
     /// A write a replay from the log alone sent, answered 2xx, with nothing else to do: done
     /// by that answer (``WriteRule/doneByAnswer(_:key:capturing:writes:)``), and said so, for
     /// the history to count it done. Nothing was sent.
-    func doneByAnswer(task: String) throws {
+    func doneByAnswer(task: String, reason: String = "answeredByReplay") throws {
         try write([
             ("event", .string(LogEvent.skipped)), ("ts", .string(Timestamp.rfc3339(Date()))),
             ("run", .string(run)), ("job", .string(job)), ("task", .string(task)),
-            ("outcome", .string(LogOutcome.ok.rawValue)), ("reason", .string("answeredByReplay")),
+            ("outcome", .string(LogOutcome.ok.rawValue)), ("reason", .string(reason)),
         ])
     }
 

@@ -57,7 +57,7 @@ struct TaskSelection: Sendable {
         /// A write a replay from the log alone sent, answered 2xx, that has nothing else to
         /// do (``WriteRule/doneByAnswer(_:key:capturing:writes:)``): done, and said so in the
         /// log, so that the history counts it done.
-        case doneByAnswer(found: Bool)
+        case doneByAnswer(found: Bool, reason: String = "answeredByReplay")
     }
 
     /// A task to send, as it is sent.
@@ -143,6 +143,9 @@ struct TaskSelection: Sendable {
             send.unknownIn = run
             return .send(send)
         case .doneByAnswer: return .doneByAnswer(found: send.found)
+        case .doneAsAnother:
+            // Its line says so (trial SSS: it said `answeredByReplay`, with no replay).
+            return .doneByAnswer(found: send.found, reason: "answeredAsAnotherTask")
         case .doneInHistory:
             // A replay that chose it still says why it is not sent.
             // A write without a key that a run this resume does not complete answered (a

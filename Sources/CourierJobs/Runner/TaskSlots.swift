@@ -177,17 +177,17 @@ extension JobRunner {
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .reuseKept:
             break
-        case .doneByAnswer(let found):
+        case .doneByAnswer(let found, let reason):
             if found { slots.progress.tasksFound(1) }
             slots.progress.taskAlreadyDone()
-            try? slots.log.doneByAnswer(task: task.id)
+            try? slots.log.doneByAnswer(task: task.id, reason: reason)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .send(let send):
             if send.found { slots.progress.tasksFound(1) }
             if let run = send.unknownIn {
                 slots.progress.write(resent: true)
                 slots.reporter.report(
-                    "task \(task.id): its write's outcome in run \(run) is unknown; sent again with its idempotency key"
+                    "task \(task.id): its write's outcome in run \(run) is unknown; sent again with its idempotency key (made once only if the server honours the key)"
                 )
             }
             if let settled = send.recordsSettled {

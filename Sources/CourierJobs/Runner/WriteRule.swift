@@ -285,6 +285,9 @@ enum WriteRule {
         case sendWithKey(unknownIn: String?)
         /// Done by the 2xx a replay of the log alone had (``doneByAnswer(_:key:capturing:writes:)``).
         case doneByAnswer
+        /// Not sent, and done: another task's write (the same write under its old id) was
+        /// answered 2xx, and it has nothing else to do (``doneAsAnother(_:job:capturing:writes:)``).
+        case doneAsAnother(task: String)
         /// Done in the job's history (``doneInHistory(key:capturing:writes:)``).
         case doneInHistory
         /// Not sent, for this reason.
@@ -340,8 +343,8 @@ enum WriteRule {
         on task: ExpandedTask, of job: String, keying: Keying, capturing: Bool,
         writes: WriteHistory, named: Bool, choseNone: Bool
     ) -> Verdict {
-        if !named, doneAsAnother(task, job: job, capturing: capturing, writes: writes) != nil {
-            return .doneByAnswer
+        if !named, let other = doneAsAnother(task, job: job, capturing: capturing, writes: writes) {
+            return .doneAsAnother(task: other)
         }
         if !named,
             let reason = changedSince(task.id, keying, job: job, writes: writes)
