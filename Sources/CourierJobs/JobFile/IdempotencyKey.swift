@@ -12,44 +12,22 @@ import Foundation
 /// the twenty-sixth session a secret in the URL's path or an unmarked query value went into
 /// the key, and a rotated one made the night's write another; trial OOO.)
 enum IdempotencyKey {
-    /// Stamps the key of the task `task` when its spec asks for one, and returns its write's
-    /// digest (``ExpandedTask/Fields/writeDigest``; `nil` for a task that is no write).
+    /// Stamps the key of the task `task` when its spec asks for one (a key the job file sets in
+    /// `headers` is sent as written), and returns its write's digest
+    /// (``RequestDigest/write(of:redactor:keyHeader:)``; `nil` for a task that is no write).
     static func identify(_ request: inout HTTPRequest, spec: TaskSpec, job: Job, task: String)
         -> String?
     {
-        if let header = spec.writes.keyHeader {
-            stamp(&request, header: header, job: job, task: task)
+        // Most tasks read: no key, no digest, no redactor made for them.
+        guard spec.isWrite || spec.writes.keyHeader != nil else { return nil }
+        let redactor = Redactor(secrets: job.secrets)
+        if let header = spec.writes.keyHeader, !request.headers.contains(header) {
+            request.headers[header] = derive(
+                job: job.name, task: task, request: request, redactor: redactor)
         }
         guard spec.isWrite else { return nil }
-        let redactor = Redactor(secrets: job.secrets)
-        // The URL's secrets out too: a rotated token in a query is the same write (trial OOO).
-        var input = RequestDigest.bytes(of: request, redactor: redactor, scrubbingURL: true)
-        // And the headers that tell two writes apart (an `X-Tenant`; trial QQQ: two tenants'
-        // charges were one request), less those that carry credentials or the key itself.
-        let left: Set<String> = [
-            "authorization", "proxy-authorization", "cookie",
-            spec.writes.keyHeader?.lowercased() ?? "",
-        ]
-        let fields = request.headers.filter { field in
-            let name = field.name.lowercased()
-            return !left.contains(name)
-                && !request.secretHeaderNames.contains(where: {
-                    $0.lowercased() == name
-                })
-        }.map { "\($0.name.lowercased()):\(redactor.scrub($0.value))" }.sorted()
-        for field in fields {
-            input += field.utf8
-            input.append(0)
-        }
-        return String(SHA256.hex(of: input).prefix(32))
-    }
-
-    /// Adds the task's key under `header`, unless the request carries that header already (the
-    /// job file's own value is sent as written).
-    static func stamp(_ request: inout HTTPRequest, header: String, job: Job, task: String) {
-        guard !request.headers.contains(header) else { return }
-        request.headers[header] = derive(
-            job: job.name, task: task, request: request, redactor: Redactor(secrets: job.secrets))
+        return RequestDigest.write(
+            of: request, redactor: redactor, keyHeader: spec.writes.keyHeader)
     }
 
     /// The key, shaped as a UUID (version 8, RFC 9562 §5.8: its bits are the first 128 of a

@@ -37,6 +37,24 @@ enum RequestDigest {
         return input
     }
 
+    /// What a write's log lines say it sent (`requestDigest`, ``ExpandedTask/Fields/writeDigest``):
+    /// the first 128 bits, in hex, of a SHA-256 of its identifying bytes with the URL's secrets
+    /// out too (a rotated token in a query is the same write; trial OOO), and of its headers
+    /// that tell two writes apart (an `X-Tenant`; trial QQQ: two tenants' charges were one
+    /// request), less those that carry credentials and its idempotency key (`keyHeader`).
+    static func write(of request: HTTPRequest, redactor: Redactor, keyHeader: String?) -> String {
+        var input = bytes(of: request, redactor: redactor, scrubbingURL: true)
+        let key = keyHeader?.lowercased()
+        let fields = request.headers.filter { field in
+            !request.isSecretHeader(field.name) && field.name.lowercased() != key
+        }.map { "\($0.name.lowercased()):\(redactor.scrub($0.value))" }.sorted()
+        for field in fields {
+            input += field.utf8
+            input.append(0)
+        }
+        return String(SHA256.hex(of: input).prefix(32))
+    }
+
     /// The lowercase hex SHA-256 of `bytes(of:redactor:scrubbingURL:)`.
     static func hex(of request: HTTPRequest, redactor: Redactor, scrubbingURL: Bool = false)
         -> String

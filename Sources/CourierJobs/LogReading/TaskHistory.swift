@@ -166,7 +166,8 @@ struct TaskHistory {
         if line.outcome == LogOutcome.ok.rawValue {
             done.insert(key)
             doneWrites[key] = line.idempotencyKey
-            if line.recordsKept != nil || recordsKept[key] != nil {
+            // A lookup only once some line said it: `report` folds millions of `ok` lines.
+            if line.recordsKept != nil || (!recordsKept.isEmpty && recordsKept[key] != nil) {
                 recordsKept[key] = line.recordsKept
             }
             if keepAllFinals { finals[key] = line } else { finals[key] = nil }

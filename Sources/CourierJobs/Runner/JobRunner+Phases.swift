@@ -56,8 +56,7 @@ extension JobRunner {
         // Outputs in the log folder (a link to it, or `--log-dir` naming the outputs' parent)
         // took its lock for another run's: exit 3 every night (trial RRR).
         if source.savesOutputs, let history,
-            OwnPlaces(jobFile: nil, logs: history, outputDir: URL(fileURLWithPath: job.outputDir))
-                .refuses(folder: OwnPlaces.realPath(of: URL(fileURLWithPath: job.outputDir)))
+            own.refuses(folder: OwnPlaces.realPath(of: URL(fileURLWithPath: job.outputDir)))
         {
             throw .log(
                 OutputPathError(
