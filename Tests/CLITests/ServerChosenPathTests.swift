@@ -117,11 +117,48 @@ struct ServerChosenPathTests {
         #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
         #expect(run.stdout.contains("4 tasks, 3 ok, 1 failed"), "\(run.stdout)")
         #expect(
-            run.stderr.contains("another task of this run saved that file"), "\(run.stderr)")
+            run.stderr.contains(
+                "another task of this run or of the night it completes saved that file"),
+            "\(run.stderr)")
         let saved = try String(
             contentsOf: space.folder.appendingPathComponent("out/o/x.json"), encoding: .utf8)
         let failedC = run.stderr.contains("task c failed")
         #expect(saved.contains(failedC ? #""from": "x""# : #""from": "c""#), "\(saved)")
+    }
+
+    /// Trial MMM: the same two tasks, one in the night and one in its resume: the resume's
+    /// fan-out child replaced the file the night's literal save wrote, exit 0. A repair's
+    /// tasks are the night's: the child fails, and the night's answer stays.
+    @Test("a resume's task may not replace a file a task of the night saved")
+    func noResumeReplacesTheNightsSave() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/json", "query": {"v": "${env-public:LIST}"},
+                 "capture": {"ids": {"json": "/*"}}},
+                {"id": "c", "path": "/json", "query": {"v": "{\"from\": \"c\"}"}, "save": "o/x.json"},
+                {"id": "i-{i}", "path": "/json", "query": {"v": "{\"from\": \"{i}\"}"},
+                 "foreach": {"i": {"capture": "ids"}}, "save": "o/{i}.json"}
+                """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        // The night: the listing's answer is no JSON, so its fan-out is skipped.
+        let night = try await space.run(backend: "curl", environment: ["LIST": "nope"])
+        #expect(night.status == 1, "\(night.stdout) \(night.stderr)")
+        let file = space.folder.appendingPathComponent("out/o/x.json")
+        #expect(try String(contentsOf: file, encoding: .utf8).contains(#""from": "c""#))
+        for _ in 1...2 {
+            let resume = try await space.run(
+                ["--resume"], backend: "curl", environment: ["LIST": #"["x", "y"]"#])
+            #expect(resume.status == 1, "\(resume.stdout) \(resume.stderr)")
+            #expect(
+                resume.stderr.contains(
+                    "another task of this run or of the night it completes saved that file"),
+                "\(resume.stderr)")
+            let saved = try String(contentsOf: file, encoding: .utf8)
+            #expect(saved.contains(#""from": "c""#), "\(saved)")
+            let other = space.folder.appendingPathComponent("out/o/y.json")
+            #expect(FileManager.default.fileExists(atPath: other.path))
+        }
     }
 }
 

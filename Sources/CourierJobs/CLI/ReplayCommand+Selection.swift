@@ -22,7 +22,7 @@ extension ReplayCommand {
         let skipped = Locked(0)
         let history = TaskHistory.read(
             logs, keepAllFinals: options.filter.all,
-            keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? []
+            keepRunsOf: job.map(TaskHistory.capturingTasks(of:)) ?? [], keepSaves: true
         ) {
             skipped.withLock { $0 += 1 }
             console.error("courier: \(named($0))")

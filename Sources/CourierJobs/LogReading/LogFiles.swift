@@ -109,7 +109,7 @@ enum LogFiles {
         from given: [URL], keepRunsOf: [String] = [], warn: @escaping (String) -> Void
     ) -> (history: RunHistory, finals: [UInt64: LogLine]) {
         let logs = chain(of: given)
-        let read = TaskHistory.read(logs, keepRunsOf: keepRunsOf, warn: warn)
+        let read = TaskHistory.read(logs, keepRunsOf: keepRunsOf, keepSaves: true, warn: warn)
         return (RunHistory(read, logs: LogFiles.ordered(logs)), read.finals)
     }
 }

@@ -76,6 +76,8 @@ struct LogLine: Sendable {
     var requestDigest: String?
     /// `recordsKept`: on a records task's `ok` line, how many records it kept.
     var recordsKept: Int?
+    /// `savedTo`: on an `ok` line of a task that saves, the file it wrote.
+    var savedTo: String?
     /// Whether the write carried its key.
     var keyed: Bool { idempotencyKey != nil }
     /// `safe`: a POST or PATCH of a task that is no write (it reads: a search, a login).
@@ -148,7 +150,7 @@ struct LogLine: Sendable {
         var responseHeaders: [(name: String, value: String)] = []
         var totalMs, dnsMs, connectMs, tlsMs, firstByteMs, omittedBytes, throttledMs: Double?
         var blockedMs: Double?
-        var idempotencyKey, requestDigest: String?
+        var idempotencyKey, requestDigest, savedTo: String?
         var safe = false
         var requestHeaders: [(name: String, value: String)] = []
         var bodyText, bodyBase64, bodySHA256: String?
@@ -226,6 +228,7 @@ struct LogLine: Sendable {
         idempotencyKey = fields.idempotencyKey
         requestDigest = fields.requestDigest
         recordsKept = fields.recordsKept
+        savedTo = fields.savedTo
         safe = fields.safe
         notModified = fields.notModified
         replayOf = fields.replayOf

@@ -35,6 +35,7 @@ extension LogLineScanner {
         if key.is("idempotencyKey") { return string(into: &fields.idempotencyKey) }
         if key.is("requestDigest") { return string(into: &fields.requestDigest) }
         if key.is("recordsKept") { return number(into: &fields.recordsKept) }
+        if key.is("savedTo") { return string(into: &fields.savedTo) }
         if key.is("safe") { return bool(into: &fields.safe) }
         if key.is("notModified") { return bool(into: &fields.notModified) }
         if key.is("renewal") { return bool(into: &fields.renewal) }

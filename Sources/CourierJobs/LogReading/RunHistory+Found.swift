@@ -69,7 +69,8 @@ extension RunHistory {
         }
         return .success(
             RunHistory(
-                TaskHistory.read(history.logs, keepRunsOf: capturing, warn: warn),
+                TaskHistory.read(
+                    history.logs, keepRunsOf: capturing, keepSaves: true, warn: warn),
                 logs: history.logs))
     }
 
@@ -128,7 +129,8 @@ extension RunHistory {
         let logs = JobHistory.read(folder: folder).logs
         return RunHistory(
             TaskHistory.read(
-                logs, keepRunsOf: TaskHistory.capturingTasks(of: job), warn: { _ in }),
+                logs, keepRunsOf: TaskHistory.capturingTasks(of: job), keepSaves: true,
+                warn: { _ in }),
             logs: logs)
     }
 }

@@ -22,6 +22,8 @@ struct RunHistory: Sendable {
     /// How many records each done task that keeps records kept, as its `ok` line said: a
     /// resume counts them toward `minRecords` (``TaskHistory/recordsKept``).
     var recordsKept: [UInt64: Int] = [:]
+    /// The files the earlier runs saved, each with its task (``TaskHistory/saved``).
+    var saved: [String: String] = [:]
 
     init(
         runs: [String], done: Set<UInt64>, okRuns: [UInt64: String] = [:], logs: [String] = []
@@ -38,5 +40,6 @@ struct RunHistory: Sendable {
         failedChecks = history.lastEndChecks
         writes = history.writes
         recordsKept = history.recordsKept
+        saved = history.saved
     }
 }

@@ -84,6 +84,12 @@ struct TaskHistory {
     /// The folder the first run read wrote its log in (`run.start`'s `logDir`): its history,
     /// wherever `--log-dir` put it.
     private(set) var logDir: String?
+    /// Whether to keep ``saved``: a repair's, not `report`'s fold of millions of lines.
+    let keepSaves: Bool
+    /// The files the runs read saved (`savedTo`, as logged), each with the task that saved it
+    /// first: a repair's other tasks may not replace them (``SavedPaths``; a resume's fan-out
+    /// child had replaced the night's literal save of the same file, exit 0).
+    private(set) var saved: [String: String] = [:]
     /// How many records the latest `ok` of each done task that keeps records kept
     /// (`recordsKept`): a resume counts them toward `minRecords` (trial NNN).
     private(set) var recordsKept: [UInt64: Int] = [:]
@@ -107,9 +113,10 @@ struct TaskHistory {
         return writes
     }
 
-    init(keepAllFinals: Bool = false, keepRunsOf: [String] = []) {
+    init(keepAllFinals: Bool = false, keepRunsOf: [String] = [], keepSaves: Bool = false) {
         self.keepAllFinals = keepAllFinals
         self.keepRunsOf = keepRunsOf
+        self.keepSaves = keepSaves
     }
 
     /// The ids, as globs, of the job's tasks that capture values: what `keepRunsOf` takes.
@@ -117,7 +124,7 @@ struct TaskHistory {
         job.tasks.filter(\.hasCaptures).map { ReplaySelection.glob($0.id) }
     }
 
-    /// - Parameter file: the log the line is read from, when known (``read(_:keepAllFinals:keepRunsOf:warn:)``).
+    /// - Parameter file: the log the line is read from, when known (``read(_:keepAllFinals:keepRunsOf:keepSaves:warn:)``).
     mutating func add(_ line: LogLine, file: String? = nil) {
         lineCount += 1
         if line.event == LogEvent.runEnd {
@@ -143,6 +150,10 @@ struct TaskHistory {
                 writeStarts[key] = (task, line.idempotencyKey)
                 if !logOnlyReplays.contains(line.run) { underWay[key] = line }
             }
+        }
+        // Each page's line says its file, the last page's `ok` too.
+        if keepSaves, let file = line.savedTo, let task = line.task, saved[file] == nil {
+            saved[file] = task
         }
         guard LogEvent.decidesOutcome(line.event), let task = line.task,
             !logOnlyReplays.contains(line.run)
@@ -272,9 +283,10 @@ struct TaskHistory {
     /// Reads `paths` in run order (``LogFiles/ordered(_:)``).
     static func read(
         _ paths: [String], keepAllFinals: Bool = false, keepRunsOf: [String] = [],
-        warn: @escaping (String) -> Void
+        keepSaves: Bool = false, warn: @escaping (String) -> Void
     ) -> TaskHistory {
-        var history = TaskHistory(keepAllFinals: keepAllFinals, keepRunsOf: keepRunsOf)
+        var history = TaskHistory(
+            keepAllFinals: keepAllFinals, keepRunsOf: keepRunsOf, keepSaves: keepSaves)
         for entry in LogReader(paths: LogFiles.ordered(paths), warn: warn) {
             history.add(entry.line, file: entry.file)
         }

@@ -172,7 +172,7 @@ final class JobRunner: Sendable {
                 outputDir: job.outputDir, tag: temporaries.tag, job: job, shard: options.shard)
             : nil
         pruning = Pruning(job: job)
-        savedPaths = SavedPaths(job: job)
+        savedPaths = SavedPaths(job: job, earlier: options.history?.saved ?? [:])
         self.job = job
     }
 

@@ -1,4 +1,5 @@
 import Courier
+import Foundation
 
 /// The files this run saved, by task: a second task's save to a file another task of the
 /// run saved fails, rather than replace its answer (trial LLL: a literal `o/x.json` beside a
@@ -6,25 +7,56 @@ import Courier
 /// values name are known only as the run goes; validation judges what it can see
 /// (``SaveCollisions``). Kept only for a job with two entries that save or more (one entry's
 /// tasks never share a file: validation sees to that), each file as a 64-bit hash with its
-/// task's.
+/// task's. A repair (resume, replay, `--task` run) starts with the files the runs it completes
+/// saved: its tasks are that night's too (a resume's fan-out child had replaced the night's
+/// literal save).
 final class SavedPaths: Sendable {
-    private let claims = Locked<[UInt64: UInt64]>([:])
+    private let claims: Locked<[UInt64: UInt64]>
     let enabled: Bool
 
-    init(job: Job) {
+    /// - Parameter earlier: the files the runs this one completes saved (`savedTo`, as
+    ///   logged), each with its task (``RunHistory/saved``).
+    init(job: Job, earlier: [String: String] = [:]) {
         enabled = job.tasks.filter { $0.save != nil }.count >= 2
+        var seeded: [UInt64: UInt64] = [:]
+        if enabled {
+            for (file, task) in earlier {
+                guard let path = Self.underOutput(file, outputDir: job.outputDir) else { continue }
+                seeded[Self.key(path)] = FNV1a.hash(task.utf8)
+            }
+        }
+        claims = Locked(seeded)
     }
 
     /// Whether `task` may save `path` (under `outputDir`, as logged): no other task of this
-    /// run saved it. The first task to save a path keeps it.
+    /// run, or of the runs it completes, saved it. The first task to save a path keeps it.
     func claim(_ path: String, task: String) -> Bool {
         guard enabled else { return true }
-        let file = FNV1a.hash(RecordsRule.canonical(path).utf8)
+        let file = Self.key(path)
         let owner = FNV1a.hash(task.utf8)
         return claims.withLock { claims in
             if let earlier = claims[file] { return earlier == owner }
             claims[file] = owner
             return true
         }
+    }
+
+    private static func key(_ path: String) -> UInt64 {
+        FNV1a.hash(RecordsRule.canonical(path).utf8)
+    }
+
+    /// `file` (a logged `savedTo`: `outputDir/path`) as its path under `outputDir`, whichever
+    /// working folder each was spelled from; `nil` when it is not under it (the job's
+    /// `outputDir` changed since).
+    static func underOutput(_ file: String, outputDir: String) -> String? {
+        let here = FileManager.default.currentDirectoryPath
+        let absolute = { (path: String) in
+            URL(fileURLWithPath: path.hasPrefix("/") ? path : "\(here)/\(path)")
+                .standardizedFileURL.path
+        }
+        let folder = absolute(outputDir)
+        let whole = absolute(file)
+        guard whole.hasPrefix(folder + "/") else { return nil }
+        return String(whole.dropFirst(folder.count + 1))
     }
 }
