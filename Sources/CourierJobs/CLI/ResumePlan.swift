@@ -213,15 +213,15 @@ enum ResumePlan {
         }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
         let sending: Planned
-        if !resume.done.contains(key) {
+        // As the run decides it: a write whose id now sends another's refused request is not
+        // done by its id's write.
+        let swapped =
+            !spec.hasCaptures && WriteRule.keying(task, in: job) != nil
+            && !options.named.contains(task.id)
+            && WriteRule.swappedIn(task, job: job.name, writes: resume.writes) != nil
+        if !resume.done.contains(key) || swapped {
             sending = .sent(again: false)
         } else if !spec.hasCaptures {
-            // As the run decides it: a write whose id now sends another's refused request.
-            if WriteRule.keying(task, in: job) != nil, !options.named.contains(task.id),
-                let reason = WriteRule.swappedIn(task, job: job.name, writes: resume.writes)
-            {
-                return .held(reason)
-            }
             return .done
         } else if let resumeNeeded, let index = task.specIndex, !resumeNeeded.contains(index),
             !options.named.contains(task.id)

@@ -113,10 +113,6 @@ struct WriteHistory: Sendable {
 
     subscript(key: UInt64) -> Fact? { facts[key] }
 
-    /// Whether no write line speaks of `task` (a task renamed since: its lines are its old
-    /// id's).
-    func wroteNothing(_ task: UInt64) -> Bool { digestOf[task] == nil && facts[task] == nil }
-
     /// The task whose write last sent the request `digest` names and did not happen (refused,
     /// or never left), when `task`'s own last write was another request: the two ids were
     /// swapped since (trial QQQ). `nil` otherwise.

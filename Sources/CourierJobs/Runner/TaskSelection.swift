@@ -91,14 +91,12 @@ struct TaskSelection: Sendable {
         // A task's key is a hash of its id: made only when there is a history to look it up in.
         if !done.isEmpty || !okRuns.isEmpty {
             let key = FNV1a.taskKey(job: job, task: task.id)
-            if !capturing, done.contains(key) {
-                if keying != nil, !named.contains(task.id),
-                    let reason = WriteRule.swappedIn(task, job: job, writes: writes)
-                {
-                    let general = reason.replacingOccurrences(
-                        of: "--task \(task.id)", with: "--task ID")
-                    return .hold(reason, general: general, done: false, found: false)
-                }
+            // A write whose id now sends another's refused request (``WriteRule/swappedIn``)
+            // is not done by its id's write: it is sent as that one is.
+            if !capturing, done.contains(key),
+                keying == nil || named.contains(task.id)
+                    || WriteRule.swappedIn(task, job: job, writes: writes) == nil
+            {
                 // `--resume --task`: counted only when chosen (the total counts the chosen).
                 guard chosen != nil else { return .done(found: false) }
                 let (claimed, found) = claims(task.id)

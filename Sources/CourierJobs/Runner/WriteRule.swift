@@ -118,14 +118,17 @@ enum WriteRule {
             let other = doneAsAnother(
                 task, job: job.name, capturing: !task.captures(in: job).isEmpty, writes: writes)
         {
-            return
-                "it sends the same request as task \(other)'s write, which a 2xx answered, and it has nothing else to do: done by that answer"
+            return doneAs(other)
         }
         if !named.contains(task.id),
-            let reason = changedSince(task.id, keying, job: job.name, writes: writes)
-                ?? sentAsAnother(task.id, digest: task.writeDigest, job: job.name, writes: writes)
+            let reason = sentAsAnother(
+                task.id, digest: task.writeDigest, job: job.name, writes: writes)
+                ?? changedSince(task.id, keying, job: job.name, writes: writes)
         {
             return reason
+        }
+        if !named.contains(task.id), swappedIn(task, job: job.name, writes: writes) != nil {
+            return nil
         }
         let key = key(of: task.id, keying, job: job.name, in: writes)
         guard
@@ -155,6 +158,8 @@ enum WriteRule {
         if !named.contains(id),
             let reason = writes.unknownHistory?.replacingOccurrences(
                 of: "--task ID", with: "--task \(id)")
+                ?? doneAsAnother(id, digest: line.requestDigest, job: line.job, writes: writes)
+                .map(doneAs)
                 ?? sentAsAnother(id, digest: line.requestDigest, job: line.job, writes: writes)
         {
             return reason
@@ -208,35 +213,6 @@ enum WriteRule {
             && task.since == nil && task.expectStatus == nil && !capturing
             && expectation.json.isEmpty && expectation.headers.isEmpty
             && expectation.bodyContains.isEmpty && expectation.maxMs == nil
-    }
-
-    /// Why a write the history counts done is not: it now sends the request another task's
-    /// write sent and that did not happen, while the write its id made was another request,
-    /// so that the ids were swapped since (trial QQQ: counted done, the refused write was
-    /// never made, in silence). `nil` otherwise.
-    static func swappedIn(_ task: ExpandedTask, job: String, writes: WriteHistory) -> String? {
-        guard writes.knowsRequests, let digest = task.writeDigest,
-            let other = writes.refusedAs(digest, otherThan: FNV1a.taskKey(job: job, task: task.id))
-        else { return nil }
-        return
-            "its write was done as another request, and it now sends the one task \(other)'s write sent, which did not happen: ids swapped since? Check the server, then send the request it builds now with a run of it alone (courier run JOB --task \(task.id))"
-    }
-
-    /// The task whose write a 2xx answered with the request `task` sends, when `task` would
-    /// be held for it (``sentAsAnother(_:digest:job:writes:)``), no line speaks of `task` itself (a
-    /// task renamed since, not one whose id now sends another's request) and it has nothing
-    /// else to do: it is done by that answer, as the night did it (trial QQQ: a renamed write
-    /// was held on every repair, exit 1, and `--task`, the only way out, made it again).
-    /// `nil` otherwise.
-    static func doneAsAnother(
-        _ task: ExpandedTask, job: String, capturing: Bool, writes: WriteHistory
-    ) -> String? {
-        let key = FNV1a.taskKey(job: job, task: task.id)
-        guard writes.knowsRequests, let digest = task.writeDigest, writes.wroteNothing(key),
-            let (other, fact) = writes.sameRequest(digest, otherThan: key),
-            case .answered = fact, nothingElse(task, capturing: capturing)
-        else { return nil }
-        return other
     }
 
     /// Why a write without an idempotency key that the history counts done is said to be:
@@ -314,28 +290,6 @@ enum WriteRule {
             "the run being repaired sent it as another request (another idempotency key): the job file or its environment changed since; repair it with that run's environment (its ${env-public:…} values), or name it (--task \(task)) to send the request the job builds now"
     }
 
-    /// Why a write is not sent whose own last line was another request, or which has none:
-    /// another task's write sent this request (method, URL and body: its `requestDigest`),
-    /// answered 2xx or with its outcome unknown, so that it is that write under a new id, and
-    /// sending it would make it again (trial HHH: a task renamed between a failed night and
-    /// its resume made its charge twice, the new id's idempotency key another; trial OOO: two
-    /// writes' ids swapped). `nil` for any other write.
-    static func sentAsAnother(_ id: String, digest: String?, job: String, writes: WriteHistory)
-        -> String?
-    {
-        guard writes.knowsRequests, let digest,
-            let (other, fact) = writes.sameRequest(
-                digest, otherThan: FNV1a.taskKey(job: job, task: id))
-        else { return nil }
-        let what =
-            switch fact {
-            case .answered(let run, let status): "answered \(status) by run \(run)"
-            case .unknown(let run): "sent in run \(run), and no answer says what became of it"
-            }
-        return
-            "it sends the same request (method, URL, body and headers) as task \(other)'s write, \(what): a task renamed since is the same write, and a resume or replay never sends a write twice; name it (--task \(id)) to send it anyway"
-    }
-
     /// The one decision on `task`, a write (`keyed`: its request carries its key), that the
     /// run (``TaskSelection``) and its dry run (``ResumePlan``) follow. `choseNone`: a resume
     /// that chose no task, for which the history's word that the task is done stands.
@@ -346,14 +300,19 @@ enum WriteRule {
         if !named, let other = doneAsAnother(task, job: job, capturing: capturing, writes: writes) {
             return .doneAsAnother(task: other)
         }
+        // Another task's write of this request first: its key is another one too (trial TTT:
+        // a swapped keyed write was said to be "another idempotency key", and its advice made
+        // the charge twice).
         if !named,
-            let reason = changedSince(task.id, keying, job: job, writes: writes)
-                ?? sentAsAnother(task.id, digest: task.writeDigest, job: job, writes: writes)
+            let reason = sentAsAnother(task.id, digest: task.writeDigest, job: job, writes: writes)
+                ?? changedSince(task.id, keying, job: job, writes: writes)
                 ?? writes.unknownHistory?.replacingOccurrences(
                     of: "--task ID", with: "--task \(task.id)")
         {
             return .changed(reason)
         }
+        // What its id's write was, another request, says nothing of the one it sends now.
+        if !named, swappedIn(task, job: job, writes: writes) != nil { return .send }
         let key = key(of: task.id, keying, job: job, in: writes)
         switch decide(task: task.id, fact: writes[key], keyed: keying.keyed, named: named) {
         case .send: return .send
