@@ -39,7 +39,10 @@ struct ReplayInputTests {
         let replay = try await StandardInputJobTests.run(
             ["replay", "-"], job: "", in: space.folder)
         #expect(replay.status == 0, "\(replay.stderr)")
-        #expect(replay.stdout.contains("nothing to replay"), "\(replay.stdout)")
+        // Trial TTT: it said "no task in the logs matches", of no log at all.
+        #expect(
+            replay.stdout.contains("nothing to replay: standard input held no log lines"),
+            "\(replay.stdout)")
         // Lines there that are not log lines are a mistake, as in a file (trial L: exit 0).
         let garbage = try await StandardInputJobTests.run(
             ["replay", "-"], job: "garbage\n", in: space.folder)
@@ -239,6 +242,24 @@ struct ReplayInputTests {
         #expect(WritesOnceRunTests.effects(space, key: key).count == 1, "not made again")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
         #expect(leftovers.isEmpty, "the copy of standard input is removed: \(leftovers)")
+    }
+
+    /// Trial TTT: a piped replay's repair line was `courier replay -`, which pasted alone
+    /// waits on the terminal, or under cron reads nothing and ends 0. It says to pipe the
+    /// same lines in again.
+    @Test("a piped replay that fails says to pipe the same lines in again")
+    func pipedRepairLine() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        try space.writeJob(tasks: #"{"id": "down", "path": "/status/503"}"#)
+        #expect(try await space.run(backend: "curl").status == 1)
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let replayed = try await CourierBinary.run(
+            ["-c", "'\(CourierBinary.url.path)' replay - --no-progress < '\(log)'"],
+            executable: URL(fileURLWithPath: "/bin/bash"), directory: space.folder)
+        #expect(replayed.status == 1, "\(replayed.stdout)\(replayed.stderr)")
+        #expect(
+            replayed.stdout.contains("to repair: … | courier replay -"), "\(replayed.stdout)")
     }
 
     /// Trial QQQ: `replay OTHER.jsonl --job q.json` left out every line, as of another job,

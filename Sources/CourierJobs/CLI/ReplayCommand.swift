@@ -98,7 +98,11 @@ enum ReplayCommand {
             // A task that ended ok matches no filter but `--all` (trial III read "no task
             // matches" of one the log has).
             let ok = options.filter.all ? "" : " that did not end ok (--all takes those too)"
-            console.output("courier: nothing to replay: no task in the logs matches\(ok)")
+            // An empty pipe is a filter that left nothing, not a log with no match (trial TTT).
+            console.output(
+                history.lineCount == 0
+                    ? "courier: nothing to replay: standard input held no log lines"
+                    : "courier: nothing to replay: no task in the logs matches\(ok)")
             return CommandLineInterface.ExitCode.success
         }
         // A write the logs (or the job's history beside them) say was answered, or whose
@@ -322,11 +326,14 @@ enum ReplayCommand {
                 // repair (its own log, replayed, finds nothing).
                 // `--header` values are secrets: their names, with the value to give again.
                 let headers = options.headers.map { " --header '\($0.name): …'" }.joined()
+                // Standard input stays `-`, with the same lines piped in again: the pipe is
+                // not kept, and `courier replay -` pasted alone waits on the terminal, or
+                // under cron reads nothing and ends 0 (trial TTT).
+                let piped = options.logs.contains { options.standardInput?.named($0) == "-" }
                 let repair =
                     options.jobPath == nil
-                    ? "courier replay "
+                    ? (piped ? "… | courier replay " : "courier replay ")
                         + options.logs.map {
-                            // Standard input stays `-`: the same log, piped in again.
                             options.standardInput?.named($0) == "-"
                                 ? "-"
                                 : ShellWord.quoted(
