@@ -136,6 +136,49 @@ struct RehearsalTests {
         #expect(written.range(of: Data(token.utf8)) == nil, "the login's token is not recorded")
     }
 
+    /// Trial UUU: a `conditional` task that keeps records from its saved copy, recorded on a
+    /// night whose answers were 304s (the repo's own github-sync example, run before):
+    /// the rehearsal had no saved copy to take the records from, and failed every task. The
+    /// copies those 304s confirm are kept with the recording's state, their times too, so the
+    /// rehearsal sends what the recorded run sent and ends with its outputs.
+    @Test("a recorded night of 304s that keep records from saved copies rehearses byte for byte")
+    func notModifiedRecordsRehearsed() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("rehearse-304")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "u{n}", "path": "/etag", "query": {"v": "{n}", "key": "\#(key)"},
+                 "foreach": {"n": {"range": [1, 3]}}, "conditional": true, "save": "users/{n}.json",
+                 "records": {"from": "", "to": "records/users.jsonl", "write": "merge", "key": "/version"}},
+                {"id": "plain", "path": "/etag", "query": {"v": "p", "key": "\#(key)"},
+                 "conditional": true, "save": "plain.json"}
+                """#)
+        #expect(try await space.run(backend: "curl").status == 0)
+        let recording = space.folder.appendingPathComponent("rec")
+        let recorded = try await space.run(["--record", recording.path], backend: "curl")
+        #expect(recorded.status == 0, "\(recorded.stdout)\(recorded.stderr)")
+        #expect(recorded.stdout.contains("not modified"), "\(recorded.stdout)")
+        let outputs = Self.files(space.folder.appendingPathComponent("out"))
+        let sent = Self.requests(space, key: key)
+        for round in 1...2 {
+            let rehearsed = try await Self.rehearse(space, recording)
+            #expect(rehearsed.status == 0, "\(round): \(rehearsed.stdout)\(rehearsed.stderr)")
+            #expect(Self.requests(space, key: key) == sent, "the rehearsal sent nothing")
+            let rehearsals = recording.appendingPathComponent("rehearsals")
+            let runs = try FileManager.default.contentsOfDirectory(atPath: rehearsals.path).sorted()
+            let out = rehearsals.appendingPathComponent(runs.last ?? "?").appendingPathComponent(
+                "out")
+            let rehearsedOutputs = Self.files(out).filter { !$0.key.hasPrefix(".courier/state") }
+            let expected = outputs.filter {
+                !$0.key.hasPrefix(".courier/state") && $0.key != "plain.json"
+            }
+            #expect(
+                rehearsedOutputs == expected,
+                "\(Set(rehearsedOutputs.keys).symmetricDifference(expected.keys).sorted())")
+        }
+    }
+
     /// A trial's rehearsal said "not in the recording" for a refused connection: the
     /// recording had kept answers only. The error is kept too, and thrown again.
     @Test(

@@ -35,9 +35,10 @@ extension RunCommand {
         do throws(RecordingError) {
             if let folder = arguments.record {
                 let recorder = try Recorder(folder: folder)
-                copy(
-                    state, from: URL(fileURLWithPath: job.outputDir),
-                    to: folder.appendingPathComponent("state"))
+                let from = URL(fileURLWithPath: job.outputDir)
+                let to = folder.appendingPathComponent("state")
+                copy(state, from: from, to: to)
+                copy(confirmedSaves(of: job, in: from), from: from, to: to, keepingTimes: true)
                 options.recorder = recorder
             }
             if let folder = arguments.offline {
@@ -50,9 +51,10 @@ extension RunCommand {
                 job.outputDir = rehearsal.appendingPathComponent("out").path
                 options.logDirectory = rehearsal.appendingPathComponent("logs")
                 silence(&job, options: &options, console: console)
-                copy(
-                    state, from: folder.appendingPathComponent("state"),
-                    to: URL(fileURLWithPath: job.outputDir))
+                let from = folder.appendingPathComponent("state")
+                let to = URL(fileURLWithPath: job.outputDir)
+                copy(state, from: from, to: to)
+                copy(confirmedSaves(of: job, in: from), from: from, to: to, keepingTimes: true)
             }
         } catch {
             console.error("courier: \(job.name): \(error)")
@@ -79,12 +81,39 @@ extension RunCommand {
         }
     }
 
-    /// Copies the files of `paths` that exist under `from` to the same paths under `to`.
-    private static func copy(_ paths: [String], from: URL, to: URL) {
+    /// The saved copies under `folder` whose validators its state keeps, of the tasks that
+    /// take their records from the copy a 304 confirms (`conditional` with `records`): a
+    /// rehearsal of a night of 304s reads them (trial UUU: every such task failed, its copy
+    /// not there). Other saves a 304 confirms are not kept: the rehearsal leaves no file for
+    /// them, as docs/cli.md says.
+    static func confirmedSaves(of job: Job, in folder: URL) -> [String] {
+        let globs = job.tasks.filter { $0.conditional && $0.records != nil }.compactMap {
+            $0.save.map(ReplaySelection.glob)
+        }
+        guard !globs.isEmpty else { return [] }
+        return ConditionalState.savedPaths(outputDir: folder.path).filter { path in
+            !path.hasPrefix("/") && !path.split(separator: "/").contains("..")
+                && globs.contains { fnmatch($0, path, 0) == 0 }
+        }
+    }
+
+    /// Copies the files of `paths` that exist under `from` to the same paths under `to`;
+    /// `keepingTimes`: with their modification times, which the state's validators are kept
+    /// with (``FileStamp``), so that the copy is sent for as the original was.
+    private static func copy(_ paths: [String], from: URL, to: URL, keepingTimes: Bool = false) {
         for path in paths {
             let source = from.appendingPathComponent(path)
             guard let data = FileManager.default.contents(atPath: source.path) else { continue }
-            try? OutputFile.write(data, to: to.appendingPathComponent(path))
+            let target = to.appendingPathComponent(path)
+            guard (try? OutputFile.write(data, to: target)) != nil, keepingTimes else { continue }
+            var status = stat()
+            guard stat(source.path, &status) == 0 else { continue }
+            #if canImport(Darwin)
+                let times = [status.st_atimespec, status.st_mtimespec]
+            #else
+                let times = [status.st_atim, status.st_mtim]
+            #endif
+            _ = utimensat(AT_FDCWD, target.path, times, 0)
         }
     }
 }

@@ -96,6 +96,13 @@ final class ConditionalState: Sendable {
             "\(url.relativePath): \(problem.reason); `conditional` keeps its validators there and will not replace it. Move it aside to keep it, or delete it to fetch every conditional output whole once more; nothing was sent"
     }
 
+    /// The saved outputs the state file in `outputDir` keeps validators for; none when it
+    /// cannot be read.
+    static func savedPaths(outputDir: String) -> [String] {
+        guard case .success(let entries)? = load(location(outputDir: outputDir)) else { return [] }
+        return entries.keys.sorted()
+    }
+
     /// Why a state file could not be used.
     typealias Unreadable = StateDocument.Unreadable
 
