@@ -7,13 +7,15 @@ import Testing
 @Suite("courier report: formats")
 struct ReportFormatTests {
     /// A one-run log of `count` tasks, all ok and each taking `totalMs`, with a `run.end`.
-    static func okLog(in folder: URL, count: Int, totalMs: String) throws -> URL {
+    static func okLog(in folder: URL, count: Int, totalMs: String, status: Int = 200) throws
+        -> URL
+    {
         var lines = [
             #"{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","run":"okrun","job":"calm","jobFile":"j.json","jobSHA256":"x","backend":"curl","version":"0","tasks":\#(count)}"#
         ]
         for index in 0..<count {
             lines.append(
-                #"{"event":"request","ts":"2026-03-01T10:00:0\#(index % 10).000Z","run":"okrun","job":"calm","task":"c\#(index)","attempt":1,"method":"GET","url":"http://h/","requestHeaders":{},"status":200,"bytesSent":0,"bytesReceived":1,"timings":{"dnsMs":null,"connectMs":null,"tlsMs":null,"firstByteMs":null,"totalMs":\#(totalMs)},"outcome":"ok"}"#
+                #"{"event":"request","ts":"2026-03-01T10:00:0\#(index % 10).000Z","run":"okrun","job":"calm","task":"c\#(index)","attempt":1,"method":"GET","url":"http://h/","requestHeaders":{},"status":\#(status),"bytesSent":0,"bytesReceived":1,"timings":{"dnsMs":null,"connectMs":null,"tlsMs":null,"firstByteMs":null,"totalMs":\#(totalMs)},"outcome":"ok"}"#
             )
         }
         lines.append(
@@ -195,5 +197,20 @@ struct ReportFormatTests {
         #expect(!page.contains("class=\"fail\""), "zero failures in alarm red")
         #expect(!page.contains("#d92d20"), "no red in the charts")
         #expect(!page.lowercased().contains("failed tasks"))
+    }
+
+    /// Trial UUU: a run whose every answer was the 404 its job expects, every task ok, was
+    /// drawn red: "failed or retried" points, a red "404" bar.
+    @Test("answers the job expects, 404s too, are not drawn as failures")
+    func expectedStatusesAreCalm() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = try Self.okLog(in: folder, count: 3, totalMs: "2", status: 404)
+        let html = folder.appendingPathComponent("report.html")
+        let result = try await CourierBinary.run(["report", "--html", html.path, log.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains(">404<") || page.contains("404"), "the status is drawn")
+        #expect(!page.contains("#d92d20"), "no red in the charts")
     }
 }

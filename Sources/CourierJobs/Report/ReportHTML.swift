@@ -248,7 +248,7 @@ enum ReportHTML {
 
     static func breakdown(_ report: RunReport) -> String {
         var rows = report.statuses.sorted { $0.key < $1.key }.map {
-            ("\($0.key)", $0.value, $0.key < 400)
+            ("\($0.key)", $0.value, report.failedStatuses[$0.key] == nil)
         }
         rows += report.errorKinds.sorted { $0.key < $1.key }.map { ($0.key, $0.value, false) }
         guard !rows.isEmpty else { return "<p>no requests</p>" }
@@ -259,8 +259,8 @@ enum ReportHTML {
             "<svg xmlns='http://www.w3.org/2000/svg' width='\(Int(width))' height='\(Int(height))' viewBox='0 0 \(Int(width)) \(Int(height))'>"
         svg += "<text x='4' y='14' font-weight='600'>status or error kind</text>"
         svg += legendItems(
-            (shown.contains { $0.2 } ? [("2xx, 3xx", "#12b76a")] : [])
-                + (shown.contains { !$0.2 } ? [("4xx, 5xx, errors", "#d92d20")] : []),
+            (shown.contains { $0.2 } ? [("as the job expects", "#12b76a")] : [])
+                + (shown.contains { !$0.2 } ? [("failed or retried", "#d92d20")] : []),
             right: width - 8, y: 14)
         svg +=
             "<text x='\((116 + width - 8) / 2)' y='\(height - 4)' text-anchor='middle' font-weight='600'>attempts</text>"

@@ -29,6 +29,10 @@ struct RunReport {
     /// Writes sent with no answer logged, in every run.
     var unansweredWrites: Int { writesUnderWay.values.reduce(0, +) }
     private(set) var statuses: [Int: Int] = [:]
+    /// Of ``statuses``, the attempts that failed or were retried: a status the job expects (a
+    /// 404 it checks for) is no failure, and is not drawn as one (trial UUU: an all-ok run of
+    /// expected 404s was red).
+    private(set) var failedStatuses: [Int: Int] = [:]
     private(set) var errorKinds: [String: Int] = [:]
     /// Attempts that waited for their host (`throttledMs`), and how long in all.
     private(set) var throttledRequests = 0
@@ -138,6 +142,15 @@ struct RunReport {
         return line
     }
 
+    /// Whether the attempt failed or was retried, as its line's outcome says; a line without
+    /// one (an older log's) by its error and status.
+    private static func failed(_ line: LogLine) -> Bool {
+        guard let outcome = line.outcome else {
+            return line.errorKind != nil || (line.status ?? 0) >= 400
+        }
+        return outcome == LogOutcome.failed.rawValue || outcome == LogOutcome.retry.rawValue
+    }
+
     /// A write's run and task, as one key.
     private static func attemptKey(_ line: LogLine, _ task: String) -> UInt64 {
         FNV1a.taskKey(job: line.run, task: task)
@@ -152,7 +165,11 @@ struct RunReport {
         }
         requests += 1
         if line.outcome == "retry" { retries += 1 }
-        if let status = line.status { statuses[status, default: 0] += 1 }
+        let failed = Self.failed(line)
+        if let status = line.status {
+            statuses[status, default: 0] += 1
+            if failed { failedStatuses[status, default: 0] += 1 }
+        }
         if let kind = line.errorKind { errorKinds[kind, default: 0] += 1 }
         addWaits(line)
         let milliseconds = line.totalMs ?? 0
@@ -165,9 +182,7 @@ struct RunReport {
         lastTime = max(lastTime, line.time + milliseconds / 1000)
         perSecond[Int(line.time.rounded(.down)), default: 0] += 1
 
-        let point = Point(
-            time: line.time, milliseconds: milliseconds,
-            ok: line.errorKind == nil && (line.status ?? 0) < 400)
+        let point = Point(time: line.time, milliseconds: milliseconds, ok: !failed)
         // Reservoir sampling keeps a uniform sample of every request in fixed memory.
         sampleSeen += 1
         if sample.count < Self.sampleSize {
