@@ -242,6 +242,52 @@ struct HARTests {
         #expect(post.body.contains("1.50") && post.body.contains("2.500"), "\(post.body)")
     }
 
+    /// Trial UUU: a `bodyFile` PUT was imported with no body, in silence (it would PUT
+    /// nothing), and a query value holding JSON with a redacted secret was imported
+    /// percent-encoded, so that the job encoded it again (`%257B`).
+    @Test("import --har keeps a body sent from a file and a query value with a redacted part")
+    func importBodyFileAndRedactedQuery() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = "har-file-\(UUID().uuidString)"
+        let upload = space.folder.appendingPathComponent("upload.bin")
+        try Data([0, 1, 2, 255]).write(to: upload)
+        try space.writeJob(
+            tasks: #"""
+                {"id": "put", "method": "PUT", "path": "/echo", "query": {"key": "\#(key)"},
+                 "bodyFile": "upload.bin"},
+                {"id": "q", "path": "/echo",
+                 "query": {"key": "\#(key)", "v": "{\"access_token\":\"${env:EXPORT_TOKEN}\",\"n\":1}"}}
+                """#, extra: #""retry": {"maxAttempts": 1},"#)
+        let first = try await space.run(backend: "curl", environment: Self.environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        let log = try #require(try ReplayTests.logFiles(space).first)
+        let har = space.folder.appendingPathComponent("recorded.har")
+        #expect(try await CourierBinary.run(["export", "--har", log, "-o", har.path]).status == 0)
+        let harText = try String(contentsOf: har, encoding: .utf8)
+        #expect(!harText.contains(Self.token))
+        #expect(harText.contains("4 bytes sent from the file"), "\(harText)")
+        let job = space.folder.appendingPathComponent("imported.json")
+        let imported = try await CourierBinary.run(
+            ["import", "--har", har.path, "-o", job.path, "--name", "imported"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("sends that file"), "\(imported.stderr)")
+        var jobText = try String(contentsOf: job, encoding: .utf8)
+        #expect(jobText.contains(#""bodyFile""#), "\(jobText)")
+        #expect(!jobText.contains("%7B") && jobText.contains("<redacted>"), "\(jobText)")
+        jobText = jobText.replacingOccurrences(of: "<redacted>", with: "${env:EXPORT_TOKEN}")
+        try jobText.write(to: job, atomically: true, encoding: .utf8)
+        let second = try await CourierBinary.run(
+            ["run", job.path, "--log-dir", space.logs.path, "--backend", "curl", "--no-progress"],
+            environment: Self.environment, directory: space.folder)
+        #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+        let hits = try await ServerHits.of(key, on: space.server)
+        #expect(hits.count == 4)
+        let original = hits.requests.prefix(2).map(Seen.init).map { [$0.method, $0.path, $0.body] }
+        let again = hits.requests.dropFirst(2).map(Seen.init).map { [$0.method, $0.path, $0.body] }
+        #expect(original.sorted { $0[0] < $1[0] } == again.sorted { $0[0] < $1[0] })
+    }
+
     @Test("import --base-url that is not an absolute http(s) URL is a clear error and exit 2")
     func importWithABadBaseURL() async throws {
         let folder = try ReportTests.folder()

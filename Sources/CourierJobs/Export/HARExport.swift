@@ -138,6 +138,14 @@ struct HARExport {
             case .base64(let data):
                 postData.append(("text", .string(data.base64EncodedString())))
                 postData.append(("_encoding", .string("base64")))
+            case .omitted(let bytes, _) where line.requestBodyFile != nil:
+                // Sent from a file, never read to be logged: named, for `import --har` to
+                // send it again (trial UUU: it read "4 bytes (SHA-256 ), too large").
+                let file = line.requestBodyFile ?? ""
+                postData.append(("text", .string("")))
+                postData.append(("_file", .string(file)))
+                postData.append(
+                    ("comment", .string("\(bytes) bytes sent from the file \(file), not logged")))
             case .omitted(let bytes, let sha256):
                 postData.append(("text", .string("")))
                 postData.append(

@@ -78,6 +78,9 @@ struct LogLine: Sendable {
     var recordsKept: Int?
     /// `savedTo`: on an `ok` line of a task that saves, the file it wrote.
     var savedTo: String?
+    /// `requestBody.file`: the file a body streamed from (`bodyFile`), which the log names
+    /// instead of holding its bytes.
+    var requestBodyFile: String?
     /// Whether the write carried its key.
     var keyed: Bool { idempotencyKey != nil }
     /// `safe`: a POST or PATCH of a task that is no write (it reads: a search, a login).
@@ -153,7 +156,7 @@ struct LogLine: Sendable {
         var idempotencyKey, requestDigest, savedTo: String?
         var safe = false
         var requestHeaders: [(name: String, value: String)] = []
-        var bodyText, bodyBase64, bodySHA256: String?
+        var bodyText, bodyBase64, bodySHA256, bodyFile: String?
         /// Whether the line has a `requestBody` at all, whatever it holds.
         var bodyPresent = false
         var errorKind, errorMessage: String?
@@ -229,6 +232,7 @@ struct LogLine: Sendable {
         requestDigest = fields.requestDigest
         recordsKept = fields.recordsKept
         savedTo = fields.savedTo
+        requestBodyFile = fields.bodyFile
         safe = fields.safe
         notModified = fields.notModified
         replayOf = fields.replayOf

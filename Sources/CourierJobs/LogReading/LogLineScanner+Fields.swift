@@ -80,6 +80,7 @@ extension LogLineScanner {
             if name.is("base64") { return scanner.string(into: &fields.bodyBase64) }
             if name.is("omittedBytes") { return scanner.number(into: &fields.omittedBytes) }
             if name.is("sha256") { return scanner.string(into: &fields.bodySHA256) }
+            if name.is("file") { return scanner.string(into: &fields.bodyFile) }
             return scanner.skipValue()
         }
     }
