@@ -396,5 +396,29 @@ struct RecordsTests {
         #expect(failed.stdout.contains("--resume"), "\(failed.stdout)")
         #expect(failed.stderr.contains("is not a JSON record"), "\(failed.stderr)")
         #expect(try Data(contentsOf: file) == before, "left as it was")
+        // Trial UUU: `run.end` and `--json` said every task ok, exit 1, and `report` called
+        // the job complete. Both say it, and the report's next step is the resume.
+        let end = try space.logLines().last { $0["event"] as? String == "run.end" }
+        #expect(end?["recordsNotWritten"] as? Int == 1, "\(end ?? [:])")
+        let report = try await CourierBinary.run(
+            ["report", space.folder.appendingPathComponent("job.json").path, "--last", "1"],
+            directory: space.folder)
+        #expect(report.stdout.contains("1 records file not written"), "\(report.stdout)")
+        #expect(report.stdout.contains("--resume"), "\(report.stdout)")
+        let json = try await CourierBinary.run(
+            ["report", space.folder.appendingPathComponent("job.json").path, "--json"],
+            directory: space.folder)
+        #expect(json.stdout.contains(#""complete":false"#), "\(json.stdout)")
+        #expect(json.stdout.contains(#""recordsNotWritten":1"#), "\(json.stdout)")
+        let summary = try await space.run(["--json"], backend: "curl")
+        #expect(summary.stdout.contains(#""recordsNotWritten":1"#), "\(summary.stdout)")
+        // Mended, the resume writes it, and the report says the job is done.
+        try before.dropLast("not a record\n".utf8.count).write(to: file)
+        let resume = try await space.run(["--resume"], backend: "curl")
+        #expect(resume.status == 0, "\(resume.stdout)\(resume.stderr)")
+        let done = try await CourierBinary.run(
+            ["report", space.folder.appendingPathComponent("job.json").path, "--json"],
+            directory: space.folder)
+        #expect(done.stdout.contains(#""complete":true"#), "\(done.stdout)")
     }
 }

@@ -98,7 +98,8 @@ enum RunCommand {
                          the history lacks, else null),
                          "historyWhole" (with "missing": whether the history holds a whole
                          run; without one, tasks no run reached are not in "missing"),
-                         "checksFailed" ([{"check", "message"}] of the job's data checks)};
+                         "checksFailed" ([{"check", "message"}] of the job's data checks),
+                         "recordsNotWritten" (records files the run could not write)};
                          a refusal (exit 2 or 3) prints {"jobFile", "exitCode", "refused"
                          ("usage" or "locked"), "errors" (the lines stderr has)} instead
         Exit codes: 0 ok, 1 some task failed, 2 bad usage or job file (nothing sent),

@@ -24,6 +24,7 @@ enum RunSummaryJSON {
             ("interrupted", .bool(summary.interruptedBy != nil)),
             ("stoppedBy", summary.stopReason.map { .string($0) } ?? .null),
             ("tasksUnlisted", .bool(summary.unlisted)),
+            ("recordsNotWritten", .int(summary.recordsFailed)),
             (
                 "log",
                 logOnStdout || summary.logVanished ? .null : .string(summary.logURL.relativePath)

@@ -81,7 +81,8 @@ struct RunLog: Sendable {
     func runEnd(
         duration: TimeInterval, total: Int, ok: Int, failed: Int, requests: Int, exitCode: Int32,
         interrupted: Bool, stoppedBy: String? = nil, alreadyDone: Int? = nil, ignored: Int = 0,
-        unlisted: Bool = false, checks: [DataCheckVerdict.Failure] = [], notReplayed: Int = 0
+        unlisted: Bool = false, checks: [DataCheckVerdict.Failure] = [], notReplayed: Int = 0,
+        recordsNotWritten: Int = 0
     ) throws {
         var tasks: [(String, JSONWriter.Value)] = [
             ("total", .int(total)), ("ok", .int(ok)), ("failed", .int(failed)),
@@ -98,6 +99,9 @@ struct RunLog: Sendable {
         ]
         if let stoppedBy { fields.append(("stoppedBy", .string(stoppedBy))) }
         if unlisted { fields.append(("tasksUnlisted", .bool(true))) }
+        // Every task ok and exit 1: the line says why, and a report that the night is not done
+        // (trial UUU: `report` said complete).
+        if recordsNotWritten > 0 { fields.append(("recordsNotWritten", .int(recordsNotWritten))) }
         if !checks.isEmpty {
             fields.append(
                 (

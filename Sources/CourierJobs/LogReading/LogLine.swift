@@ -136,6 +136,8 @@ struct LogLine: Sendable {
         var ignored: Int?
         /// `run.end` `checks`: the data checks the run failed.
         var checks: [DataCheckVerdict.Failure] = []
+        /// `run.end` `recordsNotWritten`: records files the run could not write.
+        var recordsNotWritten: Int?
         var exitCode: Int?
         var interrupted = false
         /// `run.end` `tasksUnlisted`: the run stopped before a fan-out had listed all its

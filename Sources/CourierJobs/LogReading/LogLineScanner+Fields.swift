@@ -55,6 +55,9 @@ extension LogLineScanner {
         if key.is("interrupted") { return bool(into: &fields.runFields.interrupted) }
         if key.is("tasksUnlisted") { return bool(into: &fields.runFields.tasksUnlisted) }
         if key.is("checks") { return checks(into: &fields.runFields.checks) }
+        if key.is("recordsNotWritten") {
+            return number(into: &fields.runFields.recordsNotWritten)
+        }
         if key.is("replayOf") { return strings(into: &fields.replayOf) }
         if key.is("resumedFrom") { return strings(into: &fields.resumedFrom) }
         if key.is("only") { return strings(into: &fields.only) }

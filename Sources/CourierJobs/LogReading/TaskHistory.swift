@@ -39,6 +39,9 @@ struct TaskHistory {
     private(set) var ended: Set<String> = []
     /// The data checks the last `run.end` read says its run failed.
     private(set) var lastEndChecks: [DataCheckVerdict.Failure] = []
+    /// The records files the latest run that ended could not write (`recordsNotWritten`): a
+    /// report does not call the job done while it says some.
+    private(set) var lastEndRecordsNotWritten = 0
     /// Replays rebuilt from the log alone, whose lines decide nothing.
     private(set) var logOnlyReplays: Set<String> = []
     /// Runs that complete earlier ones (``JobHistory/RunStart/completesEarlier``): their
@@ -130,6 +133,7 @@ struct TaskHistory {
         if line.event == LogEvent.runEnd {
             ended.insert(line.run)
             lastEndChecks = line.runFields?.checks ?? []
+            lastEndRecordsNotWritten = line.runFields?.recordsNotWritten ?? 0
             if walkingRuns.contains(line.run), line.runFields?.interrupted != true {
                 settle(by: line.run, of: line.job)
             }

@@ -41,6 +41,9 @@ enum ReportJSON {
             fields.append(("notDone", .int(repair.notDone)))
             fields.append(("heldWrites", .int(repair.heldWrites)))
             fields.append(("unfinishedRuns", .array(repair.killed.map { .string($0) })))
+            if repair.recordsNotWritten > 0 {
+                fields.append(("recordsNotWritten", .int(repair.recordsNotWritten)))
+            }
             fields.append(("next", .string(repair.command)))
         } else if let other = report.otherLines.first {
             // The history is complete but another line is not: its repair is the next one (a

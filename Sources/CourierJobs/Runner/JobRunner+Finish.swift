@@ -213,7 +213,7 @@ extension JobRunner {
             interrupted: summary.interruptedBy != nil, stoppedBy: summary.stopReason,
             alreadyDone: options.resume == nil ? nil : summary.alreadyDone,
             ignored: summary.ignored, unlisted: summary.unlisted, checks: summary.checkFailures,
-            notReplayed: summary.notReplayed)
+            notReplayed: summary.notReplayed, recordsNotWritten: summary.recordsFailed)
         summary.logFailure = summary.logFailure ?? begun.log.failure
         return summary
     }
