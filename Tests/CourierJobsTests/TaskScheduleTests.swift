@@ -64,6 +64,23 @@ struct TaskScheduleTests {
         #expect(Self.take(&schedule) == ["end"])
     }
 
+    /// Trial UUU: the progress line dropped its `+` once the listing ended, while children of
+    /// its values were still to be handed out (and so not yet in its total).
+    @Test("a fan-out is still finding tasks until it has handed out its last child")
+    func discoveringUntilTheLastChild() throws {
+        var schedule = try Self.schedule()
+        #expect(schedule.isDiscovering, "before its values' task ran")
+        _ = Self.take(&schedule, count: 4)
+        try schedule.captured(["a", "b", "c"], for: "ids")
+        schedule.finished(spec: 1, ok: true, id: "list")
+        #expect(schedule.isDiscovering, "its values are known, its children not handed out")
+        #expect(Self.take(&schedule, count: 2) == ["user-a", "user-b"])
+        #expect(schedule.isDiscovering, "one child to come")
+        #expect(Self.take(&schedule) == ["user-c"])
+        _ = Self.take(&schedule)
+        #expect(!schedule.isDiscovering, "every child handed out: the total is whole")
+    }
+
     @Test("an input that failed skips its dependants, naming the task that failed")
     func failedInput() throws {
         var schedule = try Self.schedule()
