@@ -19,6 +19,30 @@ struct ReportWindowTests {
         }
     }
 
+    /// Trial UUU: `report --last 1` of a job whose newest log was a replay of a log alone
+    /// reported "tasks 0 total", with `courier run JOB.json --resume` to fill in.
+    @Test("--last counts runs, not replays of logs alone, and keeps those after them")
+    func lastSkipsLogOnlyReplays() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "window-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func log(_ name: String, _ extra: String) throws -> String {
+            let path = folder.appendingPathComponent(name).path
+            try
+                #"{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","run":"\#(name.prefix(8))","job":"j"\#(extra)}"#
+                .appending("\n").write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let night = try log("a-night.jsonl", "")
+        let resume = try log("b-resume.jsonl", #","resumedFrom":["a-night.jsonl"]"#)
+        let replay = try log("c-replay.jsonl", #","replayOf":["a"],"replayFrom":"log""#)
+        let logs = [night, resume, replay]
+        #expect(ReportWindow.select(logs, last: 1, since: nil) == [resume, replay])
+        #expect(ReportWindow.select(logs, last: 2, since: nil) == logs)
+        #expect(ReportWindow.select([night, replay], last: 1, since: nil) == [night, replay])
+    }
+
     @Test("while a fan-out finds tasks the line has no percentage or ETA, only a lower bound")
     func discoveringLine() {
         let progress = Progress(total: 14)

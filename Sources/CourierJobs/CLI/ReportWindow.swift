@@ -6,14 +6,21 @@ import Foundation
 enum ReportWindow {
     /// The log files, in run order, whose run is among the `last` latest and started at or
     /// after `since` (seconds since 1970). A file with no readable `run.start` is kept only
-    /// when neither is asked.
+    /// when neither is asked. A replay of logs alone is not counted among the `last`: it
+    /// decides nothing in the job's history, and alone it reported no task (trial UUU); it is
+    /// kept when it comes after the runs kept.
     static func select(_ ordered: [String], last: Int?, since: Double?) -> [String] {
-        var kept = ordered.filter { path in
+        let kept = ordered.filter { path in
             guard let since else { return true }
             guard let start = LogFiles.firstLine(of: path)?.time else { return false }
             return start >= since
         }
-        if let last, kept.count > last { kept = Array(kept.suffix(last)) }
+        guard let last else { return kept }
+        var counted = 0
+        for index in kept.indices.reversed() {
+            if LogFiles.firstLine(of: kept[index])?.replayFrom != "log" { counted += 1 }
+            if counted == last { return Array(kept[index...]) }
+        }
         return kept
     }
 
