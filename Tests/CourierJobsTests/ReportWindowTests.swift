@@ -29,9 +29,9 @@ struct ReportWindowTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         func log(_ name: String, _ extra: String) throws -> String {
             let path = folder.appendingPathComponent(name).path
-            try
-                #"{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","run":"\#(name.prefix(8))","job":"j"\#(extra)}"#
-                .appending("\n").write(toFile: path, atomically: true, encoding: .utf8)
+            let start = #"{"event":"run.start","ts":"2026-03-01T10:00:00.000Z","#
+            let line = start + #""run":"\#(name.prefix(8))","job":"j"\#(extra)}"# + "\n"
+            try line.write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
         let night = try log("a-night.jsonl", "")
