@@ -2,8 +2,9 @@ import Courier
 import Foundation
 
 /// An ``APIClient`` for testing services, the way the layered-client articles write one:
-/// it records the last request's path and query items and returns the response (or error) set
-/// for it, whatever the request.
+/// it records the last request's path, query items and body (a `content` body and
+/// `queryParameters` as ``DefaultAPIClient`` encodes them) and returns the response (or
+/// error) set for it, whatever the request.
 ///
 /// ```swift
 /// let mock = MockAPIClient()
@@ -57,13 +58,29 @@ public final class MockAPIClient: APIClient, Sendable {
         state.withLock { $0.error = error }
     }
 
+    /// The body and query items `request` sends, as ``DefaultAPIClient`` builds them: its
+    /// `content` encoded and its `queryParameters` form-encoded, with the default
+    /// configuration's encoders (trial VVV: a body given as `content` was recorded as `nil`).
+    /// A multipart body, which streams, is `nil`.
+    private static func sent(_ request: some APIRequest) -> (body: Data?, query: [URLQueryItem]?) {
+        guard request.content != nil || request.queryParameters != nil,
+            let base = URL(string: "http://mock.invalid"),
+            let built = try? DefaultAPIClient(
+                httpClient: StubHTTPClient(), configuration: APIConfiguration(baseURL: base)
+            ).makeHTTPRequest(for: request)
+        else { return (request.body, request.queryItems) }
+        let query = URLComponents(url: built.url, resolvingAgainstBaseURL: false)?.queryItems
+        return (built.body ?? request.body, query ?? request.queryItems)
+    }
+
     public func perform<Request: APIRequest>(_ request: Request) async throws -> Request.Response {
         let (response, error) = state.withLock { state -> (Any?, (any Error)?) in
             state.lastPath = request.path
             state.lastMethod = request.method
-            state.lastQueryItems = request.queryItems
+            let sent = Self.sent(request)
+            state.lastQueryItems = sent.query
             state.lastHeaders = request.headers
-            state.lastBody = request.body
+            state.lastBody = sent.body
             state.count += 1
             return (state.response, state.error)
         }

@@ -56,6 +56,32 @@ struct APIClientConformanceTests {
         #expect(!response.value.headers.contains { $0[0].lowercased() == "authorization" })
     }
 
+    /// Trial VVV: secret headers of the configuration (`Authorization`, `X-Api-Key`,
+    /// `Cookie`) went to another origin when a request's path was an absolute URL there,
+    /// though `auth` does not, and a redirect there drops them.
+    @Test(
+        "the configuration's secret headers stay on the base URL's origin",
+        arguments: TransportKind.allCases)
+    func configurationSecretsStayHome(transport: TransportKind) async throws {
+        let server = try TestServers.fixture()
+        let client = DefaultAPIClient(
+            httpClient: transport.makeClient(),
+            configuration: APIConfiguration(
+                baseURL: server.baseURL,
+                headers: [
+                    "Authorization": "Bearer t0k", "X-Api-Key": "k3y", "Cookie": "sid=s1d",
+                    "X-Trace": "plain",
+                ]))
+        let elsewhere: EchoBody = try await client.perform(
+            .get(server.otherHostURL("/echo").absoluteString))
+        let names = Set(elsewhere.headers.map { $0[0].lowercased() })
+        #expect(names.isDisjoint(with: ["authorization", "x-api-key", "cookie"]), "\(names)")
+        #expect(elsewhere.headers.contains(["X-Trace", "plain"]))
+        let home: EchoBody = try await client.perform(.get("/echo"))
+        #expect(home.headers.contains(["Authorization", "Bearer t0k"]))
+        #expect(home.headers.contains(["X-Api-Key", "k3y"]))
+    }
+
     @Test("redirects can be turned off", arguments: TransportKind.allCases)
     func redirectsOff(transport: TransportKind) async throws {
         let client = DefaultAPIClient(

@@ -87,6 +87,12 @@ public struct DefaultAPIClient: APIClient {
         let url = try URLBuilder.url(
             baseURL: configuration.baseURL, path: request.path, query: queryItems(of: request))
         var headers = configuration.headers
+        if Origin(url) != Origin(configuration.baseURL) {
+            // The configuration's secret headers are credentials as `auth` is: they go only to
+            // the base URL's origin (trial VVV: an absolute URL elsewhere got Authorization,
+            // X-Api-Key and Cookie, which a redirect there would have dropped).
+            for name in headers.names where SecretHeaders.isSecret(name) { headers.remove(name) }
+        }
         var body = request.body
         var streamed: StreamedBody?
         if let content = request.content {

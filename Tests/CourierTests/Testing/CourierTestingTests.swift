@@ -82,4 +82,21 @@ struct CourierTestingTests {
         await #expect(throws: URLError.self) { try await mock.perform(ListUsers(page: 1)) }
         #expect(mock.requestCount == 3)
     }
+
+    /// Trial VVV: a body given as `content` (library.md's own `CreateNote`) and query values
+    /// given as `queryParameters` were recorded as `nil`: a service test could not check them.
+    @Test("the mock records a content body and query parameters as the client sends them")
+    func mockRecordsEncodedContent() async throws {
+        struct Note: Codable, Sendable { let title: String }
+        struct Filter: Encodable, Sendable { let tag: String }
+        let mock = MockAPIClient()
+        mock.setMockResponse(EmptyResponse())
+        let _: EmptyResponse = try await mock.perform(
+            Request<EmptyResponse>.post("/notes", json: Note(title: "hi")))
+        #expect(mock.lastBody == Data(#"{"title":"hi"}"#.utf8))
+        let _: EmptyResponse = try await mock.perform(
+            Request<EmptyResponse>.get("/notes", query: Filter(tag: "a b")))
+        #expect(mock.lastQueryItems == [URLQueryItem(name: "tag", value: "a b")])
+        #expect(mock.lastBody == nil)
+    }
 }
