@@ -37,6 +37,9 @@ struct APIClientConformanceTests {
         }
         #expect(error.status == 422)
         #expect(try error.decodeBody(as: Problem.self).detail == "name is required")
+        // The server's word is in the message (trial VVV: "unacceptable status 403" alone).
+        #expect(error.description.contains("(first bytes: "), "\(error)")
+        #expect(error.description.contains("name is required"), "\(error)")
     }
 
     @Test("204 decodes as EmptyResponse", arguments: TransportKind.allCases)

@@ -48,6 +48,18 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         self.init(kind, message, request: (request.method, request.displayURL), response: response)
     }
 
+    /// `response`'s status, which `request` does not accept, with the start of its body: the
+    /// server's own word on what went wrong (trial VVV: "unacceptable status 403" said
+    /// nothing of Kinto's reason). Secrets the request carried are redacted in it.
+    init(unacceptable response: HTTPResponse, of request: HTTPRequest) {
+        var message = "unacceptable status \(response.status)"
+        if !response.body.isEmpty {
+            let head = ContentTypeValidation.firstBytes(of: response, limit: 200)
+            message += " (first bytes: \(head))"
+        }
+        self.init(.unacceptableStatus, message, request: request, response: response)
+    }
+
     /// The response status, when there was a response.
     public var status: Int? { response?.status }
     /// The response body, when there was a response.

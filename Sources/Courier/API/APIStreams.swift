@@ -58,9 +58,7 @@ extension DefaultAPIClient {
                     status: response.status, headers: response.headers,
                     body: await response.bodyPrefix(), url: response.url)
                 if let mapped = configuration.mapError?(refused) { throw mapped }
-                throw APIError(
-                    .unacceptableStatus, "unacceptable status \(response.status)",
-                    request: httpRequest, response: refused)
+                throw APIError(unacceptable: refused, of: httpRequest)
             }
             return response
         }

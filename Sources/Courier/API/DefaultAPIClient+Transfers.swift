@@ -75,8 +75,6 @@ extension DefaultAPIClient {
     ) throws {
         guard !request.accepts(status: response.status) else { return }
         if let mapped = configuration.mapError?(response) { throw mapped }
-        throw APIError(
-            .unacceptableStatus, "unacceptable status \(response.status)", request: httpRequest,
-            response: response)
+        throw APIError(unacceptable: response, of: httpRequest)
     }
 }

@@ -59,9 +59,7 @@ public struct DefaultAPIClient: APIClient {
         let response = try await httpClient.perform(httpRequest)
         guard request.accepts(status: response.status) else {
             if let mapped = configuration.mapError?(response) { throw mapped }
-            throw APIError(
-                .unacceptableStatus, "unacceptable status \(response.status)",
-                request: httpRequest, response: response)
+            throw APIError(unacceptable: response, of: httpRequest)
         }
         try ContentTypeValidation.check(
             response,
