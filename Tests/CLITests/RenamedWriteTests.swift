@@ -199,6 +199,69 @@ struct RenamedWriteTests {
         #expect(WritesOnceRunTests.effects(space, key: b).count == 1)
     }
 
+    /// Trial WWW: ids rotated after a night whose writes were answered (A), refused (B) and cut
+    /// under way (C). `x`, done by A, now sends C: it had been counted done, C never sent
+    /// again, exit 0. `z`, whose C was under way, now sends B: once B was made by it, `y`
+    /// (now sending C) was counted done by that answer, taken for C's. Each request is judged
+    /// by what became of it: C held (unknown), A done, B sent once.
+    @Test(
+        "rotated ids over answered, refused and cut writes: the cut one is held, not done",
+        arguments: [false, true])
+    func rotatedOverACutWrite(keyed: Bool) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let (a, b, c) = (
+            FixtureServer.uniqueKey("cut-a"), FixtureServer.uniqueKey("cut-b"),
+            FixtureServer.uniqueKey("cut-c")
+        )
+        let (gate, hold) = (
+            FixtureServer.uniqueKey("cut-gate"), FixtureServer.uniqueKey("cut-hold")
+        )
+        let requests = [
+            a: #""query": {"key": "\#(a)"}, "json": {"n": 1}"#,
+            b: #""query": {"key": "\#(b)", "fail_until": "\#(gate)"}, "json": {"n": 2}"#,
+            c: #""query": {"key": "\#(c)", "hang_until": "\#(hold)"}, "json": {"n": 3}"#,
+        ]
+        func job(x: String, y: String, z: String) throws {
+            let tasks = [("x", x), ("y", y), ("z", z)].map { id, key in
+                #"{"id": "\#(id)", "method": "POST", "path": "/charges", "idempotencyKey": \#(keyed), \#(requests[key] ?? "")}"#
+            }
+            try space.writeJob(
+                tasks: tasks.joined(separator: ",\n"),
+                extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        }
+        try job(x: a, y: b, z: c)
+        let night = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        await SignalTests.signal(
+            night, with: SIGKILL, afterArrivals: 1, key: c, server: space.server)
+        _ = await night.wait(seconds: 300)
+        await WritesOnceRunTests.toggle(hold, on: space)
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let cut = try await ServerHits.of(c, on: space.server).count
+        try job(x: c, y: a, z: b)
+        for round in 1...2 {
+            let repair = try await space.run(["--resume"], backend: "curl")
+            #expect(repair.status == 1, "\(round): \(repair.stdout)\(repair.stderr)")
+            #expect(
+                repair.stderr.contains("task x not sent: it sends the same request"),
+                "\(round): \(repair.stderr)")
+            #expect(repair.stderr.contains("no answer says what became of it"), "\(repair.stderr)")
+            #expect(WritesOnceRunTests.effects(space, key: a).count == 1, "A made once")
+            #expect(WritesOnceRunTests.effects(space, key: b).count == 1, "B made once")
+            #expect(try await ServerHits.of(c, on: space.server).count == cut, "C not sent again")
+            #expect(!repair.stdout.contains("every task done"), "\(repair.stdout)")
+        }
+        // Checked, it is named: sent as asked.
+        let named = try await space.run(["--task", "x"], backend: "curl")
+        #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
+        let done = try await space.run(["--resume"], backend: "curl")
+        #expect(done.status == 0, "\(done.stdout)\(done.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: a).count == 1)
+        #expect(WritesOnceRunTests.effects(space, key: b).count == 1)
+    }
+
     /// Trial TTT: three keyed writes' ids rotated between a night (A and B made, C refused)
     /// and its repair: each repair held the write now sending B, and its advice made B
     /// twice. Each request is made once, and the repair ends every task done.

@@ -213,12 +213,12 @@ enum ResumePlan {
         }
         let key = FNV1a.taskKey(job: job.name, task: task.id)
         let sending: Planned
-        // As the run decides it: a write whose id now sends another's refused request is not
+        // As the run decides it: a write whose id now sends another task's request is not
         // done by its id's write.
         let swapped =
             !spec.hasCaptures && WriteRule.keying(task, in: job) != nil
             && !options.named.contains(task.id)
-            && WriteRule.swappedIn(task, job: job.name, writes: resume.writes) != nil
+            && WriteRule.sentByAnother(task, job: job.name, writes: resume.writes)
         if !resume.done.contains(key) || swapped {
             sending = .sent(again: false)
         } else if !spec.hasCaptures {

@@ -190,7 +190,7 @@ struct TaskHistory {
                 okRuns[key] = line.run
             }
         } else if done.contains(key), completingRuns.contains(line.run),
-            line.errorKind != LogErrorKind.records,
+            !Self.undoes(line),
             !(chosen[line.run] ?? []).contains(where: { fnmatch($0, task, 0) == 0 })
         {
             // Sent again by a run that completes the one that did it, for what it captures
@@ -205,6 +205,14 @@ struct TaskHistory {
             finals[key] = line
             okRuns[key] = nil
         }
+    }
+
+    /// Whether a failed line of a run that completes the one that did its task takes the
+    /// task's `ok` back: its records could not be kept, or the run held its write (its id now
+    /// sends another task's request, cut under way; trial WWW: "every task done" beside the
+    /// held write). Any other (a login sent again for what it captures) leaves it done.
+    private static func undoes(_ line: LogLine) -> Bool {
+        line.errorKind == LogErrorKind.records || line.errorKind == LogErrorKind.writeHeld
     }
 
     /// What a run's `run.start` says of it: its kind, its windows and shard, and for a resume

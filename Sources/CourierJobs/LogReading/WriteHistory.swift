@@ -64,6 +64,11 @@ struct WriteHistory: Sendable {
     /// Whether the history knows `task`'s writes by their keys: none went out without one.
     func knowsByKey(_ task: UInt64) -> Bool { !unkeyed.contains(task) }
 
+    /// The key the history knows a request by, apart from any task: its digest's.
+    private static func requestKey(_ digest: String) -> UInt64 {
+        FNV1a.hash(("request " + digest).utf8)
+    }
+
     private static func joined(_ task: UInt64, _ write: String) -> UInt64 {
         withUnsafeBytes(of: task.littleEndian) { FNV1a.hash(write.utf8, into: FNV1a.hash($0)) }
     }
@@ -77,6 +82,10 @@ struct WriteHistory: Sendable {
         if let digest = line.requestDigest, let task = line.task {
             byDigest[digest] = (key, task)
             digestOf[key] = digest
+            // What became of this request, whichever task sent it: a task's own fact is of its
+            // latest write, another request after ids were swapped (trial WWW: the answer to
+            // a task's new request was taken for its old one's, which was never made).
+            fold(line, key: Self.requestKey(digest))
         }
         if let write = line.idempotencyKey {
             fold(line, key: Self.joined(key, write))
@@ -118,9 +127,19 @@ struct WriteHistory: Sendable {
     /// swapped since (trial QQQ). `nil` otherwise.
     func refusedAs(_ digest: String, otherThan task: UInt64) -> String? {
         guard let own = digestOf[task], own != digest, let sender = byDigest[digest],
-            sender.key != task, facts[sender.key] == nil
+            sender.key != task, facts[Self.requestKey(digest)] == nil
         else { return nil }
         return sender.task
+    }
+
+    /// Whether the request `digest` names was last sent by another task than `task`, whose own
+    /// last write was another request: the ids were swapped since, and `task` is not done by
+    /// its id's write, whatever became of it (``WriteRule``).
+    func sentByAnother(_ digest: String, otherThan task: UInt64) -> Bool {
+        guard let own = digestOf[task], own != digest, let sender = byDigest[digest] else {
+            return false
+        }
+        return sender.key != task
     }
 
     /// Whether any line says a request of the write digested `digest` went out.
@@ -135,7 +154,7 @@ struct WriteHistory: Sendable {
     func sameRequest(_ digest: String, otherThan task: UInt64) -> (task: String, fact: Fact)? {
         guard digestOf[task] != digest || facts[task] == nil,
             let sender = byDigest[digest], sender.key != task,
-            let fact = facts[sender.key]
+            let fact = facts[Self.requestKey(digest)]
         else { return nil }
         return (sender.task, fact)
     }

@@ -91,11 +91,11 @@ struct TaskSelection: Sendable {
         // A task's key is a hash of its id: made only when there is a history to look it up in.
         if !done.isEmpty || !okRuns.isEmpty {
             let key = FNV1a.taskKey(job: job, task: task.id)
-            // A write whose id now sends another's refused request (``WriteRule/swappedIn``)
-            // is not done by its id's write: it is sent as that one is.
+            // A write whose id now sends another task's request (``WriteRule/sentByAnother``)
+            // is not done by its id's write: that request's fate decides.
             if !capturing, done.contains(key),
                 keying == nil || named.contains(task.id)
-                    || WriteRule.swappedIn(task, job: job, writes: writes) == nil
+                    || !WriteRule.sentByAnother(task, job: job, writes: writes)
             {
                 // `--resume --task`: counted only when chosen (the total counts the chosen).
                 guard chosen != nil else { return .done(found: false) }

@@ -14,6 +14,16 @@ extension WriteRule {
         return writes.refusedAs(digest, otherThan: FNV1a.taskKey(job: job, task: task.id))
     }
 
+    /// Whether `task`, a write its id's answer would count done, now sends the request another
+    /// task's write last sent: the ids were swapped since, and the request it sends is judged
+    /// by what became of that write (answered: done; unknown: held; refused: sent), not by its
+    /// id's (trial WWW: a swapped write whose night was cut under way was counted done by the
+    /// other request's answer, and never made, exit 0).
+    static func sentByAnother(_ task: ExpandedTask, job: String, writes: WriteHistory) -> Bool {
+        guard writes.knowsRequests, let digest = task.writeDigest else { return false }
+        return writes.sentByAnother(digest, otherThan: FNV1a.taskKey(job: job, task: task.id))
+    }
+
     /// The task whose write a 2xx answered with the request `task` sends, when `task` would
     /// be held for it (``sentAsAnother(_:digest:job:writes:)``) and it has nothing else to do:
     /// it is done by that answer, as the night did it. A task renamed since (trial QQQ: held

@@ -123,12 +123,17 @@ enum WriteRule {
         if !named.contains(task.id),
             let reason = sentAsAnother(
                 task.id, digest: task.writeDigest, job: job.name, writes: writes)
-                ?? changedSince(task.id, keying, job: job.name, writes: writes)
         {
             return reason
         }
+        // Another task's refused request is sent, whatever key its id's own write went with.
         if !named.contains(task.id), swappedIn(task, job: job.name, writes: writes) != nil {
             return nil
+        }
+        if !named.contains(task.id),
+            let reason = changedSince(task.id, keying, job: job.name, writes: writes)
+        {
+            return reason
         }
         let key = key(of: task.id, keying, job: job.name, in: writes)
         guard
@@ -305,14 +310,18 @@ enum WriteRule {
         // the charge twice).
         if !named,
             let reason = sentAsAnother(task.id, digest: task.writeDigest, job: job, writes: writes)
-                ?? changedSince(task.id, keying, job: job, writes: writes)
                 ?? writes.unknownHistory?.replacingOccurrences(
                     of: "--task ID", with: "--task \(task.id)")
         {
             return .changed(reason)
         }
-        // What its id's write was, another request, says nothing of the one it sends now.
+        // Another task's refused request is sent: what its id's own write was (another
+        // request, with another key) says nothing of it (trial WWW: held as "another
+        // idempotency key", never made).
         if !named, swappedIn(task, job: job, writes: writes) != nil { return .send }
+        if !named, let reason = changedSince(task.id, keying, job: job, writes: writes) {
+            return .changed(reason)
+        }
         let key = key(of: task.id, keying, job: job, in: writes)
         switch decide(task: task.id, fact: writes[key], keyed: keying.keyed, named: named) {
         case .send: return .send
