@@ -126,6 +126,35 @@ struct ServerChosenPathTests {
         #expect(saved.contains(failedC ? #""from": "x""# : #""from": "c""#), "\(saved)")
     }
 
+    /// Trial WWW: a literal save through a link inside `outputDir` (`lk/x.json`, `lk` a link
+    /// to `o`) beside a fan-out's `o/{i}.json`: the check read the paths as written, and one
+    /// answer replaced the other, exit 0, in one run and across a resume.
+    @Test("two spellings of one file through a link inside outputDir are one file")
+    func noTwoTasksSaveOneFileThroughALink() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let out = space.folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(
+            at: out.appendingPathComponent("o"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: out.appendingPathComponent("lk").path, withDestinationPath: "o")
+        try space.writeJob(
+            tasks: #"""
+                {"id": "list", "path": "/json", "query": {"v": "[\"x\", \"y\"]"},
+                 "capture": {"ids": {"json": "/*"}}},
+                {"id": "i-{i}", "path": "/json", "query": {"v": "{\"from\": \"{i}\"}"},
+                 "foreach": {"i": {"capture": "ids"}}, "save": "o/{i}.json"},
+                {"id": "c", "path": "/json", "query": {"v": "{\"from\": \"c\"}"}, "save": "lk/x.json"}
+                """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        let run = try await space.run(backend: "curl")
+        #expect(run.status == 1, "\(run.stdout) \(run.stderr)")
+        #expect(
+            run.stderr.contains("of the night it completes saved that file"), "\(run.stderr)")
+        let saved = try String(
+            contentsOf: out.appendingPathComponent("o/x.json"), encoding: .utf8)
+        #expect(saved.contains(#""from": "x""#), "the fan-out's answer stays: \(saved)")
+    }
+
     /// Trial MMM: the same two tasks, one in the night and one in its resume: the resume's
     /// fan-out child replaced the file the night's literal save wrote, exit 0. A repair's
     /// tasks are the night's: the child fails, and the night's answer stays.

@@ -12,27 +12,30 @@ import Foundation
 /// literal save).
 final class SavedPaths: Sendable {
     private let claims: Locked<[UInt64: UInt64]>
+    /// Each folder a save went to, as written, and where it is with its links resolved.
+    private let folders = Locked<[String: String]>([:])
+    private let outputDir: String
     let enabled: Bool
 
     /// - Parameter earlier: the files the runs this one completes saved (`savedTo`, as
     ///   logged), each with its task (``RunHistory/saved``).
     init(job: Job, earlier: [String: String] = [:]) {
         enabled = job.tasks.filter { $0.save != nil }.count >= 2
-        var seeded: [UInt64: UInt64] = [:]
-        if enabled {
-            for (file, task) in earlier {
-                guard let path = Self.underOutput(file, outputDir: job.outputDir) else { continue }
-                seeded[Self.key(path)] = FNV1a.hash(task.utf8)
-            }
+        outputDir = job.outputDir
+        claims = Locked([:])
+        guard enabled else { return }
+        for (file, task) in earlier {
+            guard let path = Self.underOutput(file, outputDir: job.outputDir) else { continue }
+            let file = key(path)
+            claims.withLock { $0[file] = FNV1a.hash(task.utf8) }
         }
-        claims = Locked(seeded)
     }
 
     /// Whether `task` may save `path` (under `outputDir`, as logged): no other task of this
     /// run, or of the runs it completes, saved it. The first task to save a path keeps it.
     func claim(_ path: String, task: String) -> Bool {
         guard enabled else { return true }
-        let file = Self.key(path)
+        let file = key(path)
         let owner = FNV1a.hash(task.utf8)
         return claims.withLock { claims in
             if let earlier = claims[file] { return earlier == owner }
@@ -41,8 +44,42 @@ final class SavedPaths: Sendable {
         }
     }
 
-    private static func key(_ path: String) -> UInt64 {
-        FNV1a.hash(RecordsRule.canonical(path).utf8)
+    /// The file `path` (under `outputDir`) names, as a hash of where it is: its folder's
+    /// deepest existing part with its links resolved, and the rest as written, so that two
+    /// spellings of one file through a link inside `outputDir` are one (trial WWW:
+    /// `lk/7.json`, `lk` a link to `items`, replaced the answer `items/7.json` held), and a
+    /// folder made after a first save is where it was.
+    private func key(_ path: String) -> UInt64 {
+        let canonical = RecordsRule.canonical(path)
+        let name = (canonical as NSString).lastPathComponent
+        let written = (canonical as NSString).deletingLastPathComponent
+        let folder =
+            folders.withLock { $0[written] }
+            ?? {
+                let real = Self.resolved((outputDir as NSString).appendingPathComponent(written))
+                folders.withLock { $0[written] = real }
+                return real
+            }()
+        return FNV1a.hash("\(folder)/\(name)".utf8)
+    }
+
+    /// `folder` with the links of its deepest existing part resolved, the rest as written.
+    private static func resolved(_ folder: String) -> String {
+        var existing =
+            folder.hasPrefix("/")
+            ? folder
+            : (FileManager.default.currentDirectoryPath as NSString)
+                .appendingPathComponent(folder)
+        var rest: [String] = []
+        while true {
+            if let real = realpath(existing, nil) {
+                defer { free(real) }
+                return ([String(cString: real)] + rest.reversed()).joined(separator: "/")
+            }
+            guard existing != "/", !existing.isEmpty else { return folder }
+            rest.append((existing as NSString).lastPathComponent)
+            existing = (existing as NSString).deletingLastPathComponent
+        }
     }
 
     /// `file` (a logged `savedTo`: `outputDir/path`) as its path under `outputDir`, whichever
