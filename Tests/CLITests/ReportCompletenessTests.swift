@@ -129,7 +129,7 @@ struct ReportCompletenessTests {
             "\(text.stdout)")
 
         // After the resume, the killed run's banner says what went on from it, and the
-        // report of the last run alone is the resume's.
+        // report of the last night is the night with its resume: complete.
         // The same tasks, the hanging ones now answering at once.
         try ResumeTests.writeJob(space, key: key, hanging: false)
         let resume = try await CourierBinary.run(
@@ -141,8 +141,9 @@ struct ReportCompletenessTests {
         let last = try await CourierBinary.run(
             ["report", "--last", "1", space.logs.appendingPathComponent("e2e").path])
         #expect(last.status == 0, "\(last.stderr)")
-        #expect(last.stdout.contains("1 run ("), "\(last.stdout)")
-        #expect(!last.stdout.contains("unfinished run"), "\(last.stdout)")
+        #expect(last.stdout.contains("2 runs ("), "\(last.stdout)")
+        #expect(last.stdout.contains("went on from it"), "\(last.stdout)")
+        #expect(!last.stdout.contains("next "), "\(last.stdout)")
         let repaired = try await Self.jsonReport(try ReplayTests.logFiles(space))
         #expect(repaired["complete"] as? Bool == true, "\(repaired)")
         #expect(repaired["next"] == nil && repaired["notDone"] == nil)

@@ -20,8 +20,9 @@ struct ReportWindowTests {
     }
 
     /// Trial UUU: `report --last 1` of a job whose newest log was a replay of a log alone
-    /// reported "tasks 0 total", with `courier run JOB.json --resume` to fill in.
-    @Test("--last counts runs, not replays of logs alone, and keeps those after them")
+    /// reported "tasks 0 total", with `courier run JOB.json --resume` to fill in. Trial WWW:
+    /// of a night of two shards it kept one, and of a repaired night the repair alone.
+    @Test("--last counts nights: a plain run or a split's shards, with the runs after them")
     func lastSkipsLogOnlyReplays() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "window-\(UUID().uuidString)")
@@ -37,10 +38,16 @@ struct ReportWindowTests {
         let night = try log("a-night.jsonl", "")
         let resume = try log("b-resume.jsonl", #","resumedFrom":["a-night.jsonl"]"#)
         let replay = try log("c-replay.jsonl", #","replayOf":["a"],"replayFrom":"log""#)
+        let shard0 = try log("d-shard0.jsonl", #","shard":{"index":0,"count":2}"#)
+        let shard1 = try log("e-shard1.jsonl", #","shard":{"index":1,"count":2}"#)
+        let next0 = try log("f-shard0.jsonl", #","shard":{"index":0,"count":2}"#)
         let logs = [night, resume, replay]
-        #expect(ReportWindow.select(logs, last: 1, since: nil) == [resume, replay])
-        #expect(ReportWindow.select(logs, last: 2, since: nil) == logs)
+        #expect(ReportWindow.select(logs, last: 1, since: nil) == logs)
         #expect(ReportWindow.select([night, replay], last: 1, since: nil) == [night, replay])
+        let split = logs + [shard0, shard1]
+        #expect(ReportWindow.select(split, last: 1, since: nil) == [shard0, shard1])
+        #expect(ReportWindow.select(split, last: 2, since: nil) == split)
+        #expect(ReportWindow.select(split + [next0], last: 1, since: nil) == [next0])
     }
 
     @Test("while a fan-out finds tasks the line has no percentage or ETA, only a lower bound")
