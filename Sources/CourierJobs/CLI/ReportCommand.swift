@@ -12,8 +12,8 @@ enum ReportCommand {
         end is shown as killed), tasks by final outcome (once each), requests, retries,
         statuses, error kinds, the achieved rate, latency percentiles overall and per phase,
         the slowest tasks and the failures grouped by error.
-          --last N       only the N latest runs (a log file is a run: a sharded night's
-                         shards are one each)
+          --last N       only the N latest nights: a run (every shard of its split) with
+                         the resumes, replays and --task runs after it
           --since WHEN   only runs that started at or after WHEN: a time back from now
                          (36h, 7d, 30m) or a UTC date or time (2026-11-20, 2026-11-20T02:00Z)
           --json         the report as JSON on stdout (schema: docs/report.md)
