@@ -184,7 +184,9 @@ struct HARImport {
         if !headers.isEmpty { fields.append(("headers", .object(headers))) }
         if let body = body(request.member("postData"), contentType: contentType, index: index) {
             fields.append(body)
-        } else if let size = request.member("bodySize")?.number, size > 0 {
+        } else if let size = request.member("bodySize")?.number, size > 0,
+            request.member("postData")?.member("text")?.string?.isEmpty != false
+        {
             // A body the archive does not hold (too large for courier's log, or its file's):
             // the task goes without one, and says so (trial UUU: two PUTs imported bodiless,
             // in silence).
@@ -240,7 +242,16 @@ struct HARImport {
     private mutating func queryValue(name: String, value: String) -> String {
         // `redacted` is what the log writes for a query key marked secret.
         let normalized = name.lowercased().replacingOccurrences(of: "-", with: "_")
-        if Self.secretQueryNames.contains(normalized) || value == "<redacted>"
+        let placeholder = SecretHeaders.placeholder
+        if value != placeholder, value.contains(placeholder) {
+            // A secret inside a value (`pre-<redacted>-post`): the variable stands for that
+            // part, the rest kept (trial WWW: the whole value became the variable, and the
+            // server got the token alone).
+            let variable = secret(kind: "query parameter", name: name, value: value)
+            return value.components(separatedBy: placeholder).map(Self.escaped)
+                .joined(separator: variable)
+        }
+        if Self.secretQueryNames.contains(normalized) || value == placeholder
             || value == "redacted"
         {
             return secret(kind: "query parameter", name: name, value: value)
@@ -316,7 +327,10 @@ struct HARImport {
         }
         secretValues[key] = candidate
         if value.contains("redacted") { redactedUses[candidate] = 1 }
-        let recorded = value.contains("redacted") ? "redacted in the recording" : "as recorded"
+        let recorded =
+            value != SecretHeaders.placeholder && value.contains(SecretHeaders.placeholder)
+            ? "the part redacted in the recording"
+            : value.contains("redacted") ? "redacted in the recording" : "as recorded"
         variables.append(Variable(name: candidate, source: "the \(name) \(kind), \(recorded)"))
         return "${env:\(candidate)}"
     }
