@@ -412,6 +412,13 @@ struct RecordsTests {
         #expect(json.stdout.contains(#""recordsNotWritten":1"#), "\(json.stdout)")
         let summary = try await space.run(["--json"], backend: "curl")
         #expect(summary.stdout.contains(#""recordsNotWritten":1"#), "\(summary.stdout)")
+        // A replay with the job writes no records file: it says so, exit 1 (trial WWW: 0).
+        let night = try #require(try ReplayTests.logFiles(space).last)
+        let replay = try await CourierBinary.run(
+            ["replay", night, "--job", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        #expect(replay.status == 1, "\(replay.stdout)\(replay.stderr)")
+        #expect(replay.stderr.contains("which a replay does not write"), "\(replay.stderr)")
         // Mended, the resume writes it, and the report says the job is done.
         try before.dropLast("not a record\n".utf8.count).write(to: file)
         let resume = try await space.run(["--resume"], backend: "curl")

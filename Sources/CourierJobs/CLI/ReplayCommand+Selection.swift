@@ -143,4 +143,29 @@ extension ReplayCommand {
             "courier: the last run (\(cut)) did not finish: replay re-sends the tasks that failed; `courier run \(job) --resume` sends every task not done"
         )
     }
+
+    /// Says why nothing is replayed, and returns the exit status: an empty pipe is a filter
+    /// that left nothing, not a log with no match (trial TTT); a task that ended ok matches no
+    /// filter but `--all` (trial III read "no task matches" of one the log has). Every task
+    /// ok but a records file not written is not done, and a replay writes none: exit 1, with
+    /// the command that does (trial WWW: exit 0, and `report` said incomplete).
+    static func nothingToReplay(_ history: TaskHistory, options: Options, console: Console)
+        -> Int32
+    {
+        guard history.lineCount > 0 else {
+            console.output("courier: nothing to replay: standard input held no log lines")
+            return CommandLineInterface.ExitCode.success
+        }
+        let ok = options.filter.all ? "" : " that did not end ok (--all takes those too)"
+        console.output("courier: nothing to replay: no task in the logs matches\(ok)")
+        guard let path = options.jobPath, history.lastEndRecordsNotWritten > 0 else {
+            return CommandLineInterface.ExitCode.success
+        }
+        let count = history.lastEndRecordsNotWritten
+        let job = ShellWord.quoted(URL(fileURLWithPath: path).standardizedFileURL.path)
+        console.error(
+            "courier: the latest run of the logs could not write \(count) records file\(count == 1 ? "" : "s"), which a replay does not write: courier run \(job) --resume writes \(count == 1 ? "it" : "them") from the parts kept"
+        )
+        return CommandLineInterface.ExitCode.taskFailed
+    }
 }

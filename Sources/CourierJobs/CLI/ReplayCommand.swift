@@ -53,17 +53,6 @@ enum ReplayCommand {
         var standardInput: StandardInputSpool?
     }
 
-    /// Why nothing is replayed: an empty pipe is a filter that left nothing, not a log with
-    /// no match (trial TTT); a task that ended ok matches no filter but `--all` (trial III read
-    /// "no task matches" of one the log has).
-    static func nothingToReplay(_ history: TaskHistory, options: Options) -> String {
-        guard history.lineCount > 0 else {
-            return "courier: nothing to replay: standard input held no log lines"
-        }
-        let ok = options.filter.all ? "" : " that did not end ok (--all takes those too)"
-        return "courier: nothing to replay: no task in the logs matches\(ok)"
-    }
-
     static func run(_ arguments: [String]) async -> Int32 {
         var options: Options
         switch ArgumentParser.parse(arguments, command: "replay", usage: usage, parse) {
@@ -106,8 +95,7 @@ enum ReplayCommand {
         else { return CommandLineInterface.ExitCode.usage }
         warnIfCut(history, options: options, console: console)
         guard !selected.isEmpty else {
-            console.output(nothingToReplay(history, options: options))
-            return CommandLineInterface.ExitCode.success
+            return nothingToReplay(history, options: options, console: console)
         }
         // A write the logs (or the job's history beside them) say was answered, or whose
         // outcome they leave unknown, is sent again only as ``WriteRule`` allows.
