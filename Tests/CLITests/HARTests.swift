@@ -333,6 +333,25 @@ struct HARTests {
         #expect(prefixed.stdout.contains(#""path":"/a""#), "\(prefixed.stdout)")
     }
 
+    /// Trial WWW: a recorded `Idempotency-Key` was imported as a secret, `${env:IDEMPOTENCY_KEY}`.
+    @Test("a recorded idempotency key imports as idempotencyKey, no variable")
+    func idempotencyKeyImported() async throws {
+        let folder = try ReportTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let har = folder.appendingPathComponent("keyed.har")
+        let headers = #"[{"name": "Idempotency-Key", "value": "k-123"}]"#
+        try #"""
+        {"log": {"entries": [
+          {"request": {"method": "POST", "url": "http://127.0.0.1:1/charges", "headers": \#(headers)}},
+          {"request": {"method": "GET", "url": "http://127.0.0.1:1/charges", "headers": \#(headers)}}]}}
+        """#.write(to: har, atomically: true, encoding: .utf8)
+        let result = try await CourierBinary.run(["import", "--har", har.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains(#""idempotencyKey":true"#), "\(result.stdout)")
+        #expect(!result.stdout.contains("IDEMPOTENCY_KEY"), "\(result.stdout)")
+        #expect(!result.stderr.contains("IDEMPOTENCY_KEY"), "\(result.stderr)")
+    }
+
     @Test(
         "a redacted secret in a path, and one variable for several redacted credentials, are said")
     func redactedValuesAreSaid() async throws {

@@ -46,11 +46,19 @@ struct HARImport {
         "tracestate",
     ]
 
+    /// Whether the recorded request carried an `Idempotency-Key`.
+    private static func keyed(_ request: JSONNode) -> Bool {
+        guard case .array(let list)? = request.member("headers")?.value else { return false }
+        return list.contains { $0.member("name")?.string?.lowercased() == "idempotency-key" }
+    }
+
     /// Whether a header's or query parameter's value is a secret: the names the log redacts,
     /// and any name with token, secret, key, password or auth in it.
     static func isSecret(name: String) -> Bool {
         let lower = name.lowercased()
         if SecretHeaders.isSecret(name) || lower == "cookie" { return true }
+        // A key that names the request, not a credential.
+        if lower == "idempotency-key" { return false }
         return ["token", "secret", "key", "password", "passwd", "auth", "session", "signature"]
             .contains { lower.contains($0) }
     }
@@ -180,7 +188,13 @@ struct HARImport {
         }
         if !query.isEmpty { fields.append(("query", .object(query))) }
 
-        let (headers, contentType) = headers(of: request, index: index)
+        let keyed = WriteSettings.writes(method) && Self.keyed(request)
+        let (headers, contentType) = headers(of: request, index: index, droppingKey: keyed)
+        if keyed {
+            // A key is the request's, not a secret: the task draws its own for what it sends,
+            // as a retry or repair of it needs (trial WWW: imported as `${env:…}`).
+            fields.append(("idempotencyKey", .bool(true)))
+        }
         if !headers.isEmpty { fields.append(("headers", .object(headers))) }
         if let body = body(request.member("postData"), contentType: contentType, index: index) {
             fields.append(body)
@@ -199,7 +213,7 @@ struct HARImport {
 
     /// The request's headers for the job (secret ones as `${env:…}` references), and its
     /// `Content-Type`.
-    private mutating func headers(of request: JSONNode, index: Int)
+    private mutating func headers(of request: JSONNode, index: Int, droppingKey: Bool)
         -> ([(String, JSONWriter.Value)], contentType: String?)
     {
         var headers: [(String, JSONWriter.Value)] = []
@@ -212,7 +226,11 @@ struct HARImport {
                 else { continue }
                 let lower = name.lowercased()
                 // HTTP/2 pseudo-headers (`:authority`) are the request line, already copied.
-                if lower.hasPrefix(":") || Self.droppedHeaders.contains(lower) { continue }
+                if lower.hasPrefix(":") || Self.droppedHeaders.contains(lower)
+                    || (droppingKey && lower == "idempotency-key")
+                {
+                    continue
+                }
                 if lower == "content-type" { contentType = value }
                 guard seen.insert(lower).inserted else {
                     warnings.append(
