@@ -56,30 +56,12 @@ final class SavedPaths: Sendable {
         let folder =
             folders.withLock { $0[written] }
             ?? {
-                let real = Self.resolved((outputDir as NSString).appendingPathComponent(written))
+                let full = (outputDir as NSString).appendingPathComponent(written)
+                let real = OwnPlaces.realPath(of: URL(fileURLWithPath: full))
                 folders.withLock { $0[written] = real }
                 return real
             }()
         return FNV1a.hash("\(folder)/\(name)".utf8)
-    }
-
-    /// `folder` with the links of its deepest existing part resolved, the rest as written.
-    private static func resolved(_ folder: String) -> String {
-        var existing =
-            folder.hasPrefix("/")
-            ? folder
-            : (FileManager.default.currentDirectoryPath as NSString)
-                .appendingPathComponent(folder)
-        var rest: [String] = []
-        while true {
-            if let real = realpath(existing, nil) {
-                defer { free(real) }
-                return ([String(cString: real)] + rest.reversed()).joined(separator: "/")
-            }
-            guard existing != "/", !existing.isEmpty else { return folder }
-            rest.append((existing as NSString).lastPathComponent)
-            existing = (existing as NSString).deletingLastPathComponent
-        }
     }
 
     /// `file` (a logged `savedTo`: `outputDir/path`) as its path under `outputDir`, whichever
