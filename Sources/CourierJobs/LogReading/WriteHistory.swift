@@ -9,8 +9,8 @@
 /// (trial ZZ: a later night's answered charge held the failed night's, which never happened).
 /// A write sent without a key is known by its task alone.
 ///
-/// Memory: one entry per task whose write was answered 2xx or is unknown, and one per such
-/// keyed write.
+/// Memory: one entry per task whose write was answered 2xx or is unknown, one per such keyed
+/// write, and one per such request (by its `requestDigest`, whichever task sent it).
 struct WriteHistory: Sendable {
     /// What is known of one task's write.
     enum Fact: Sendable, Equatable {
