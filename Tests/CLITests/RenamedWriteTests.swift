@@ -262,6 +262,62 @@ struct RenamedWriteTests {
         #expect(WritesOnceRunTests.effects(space, key: b).count == 1)
     }
 
+    /// Trial XXX: swapped ids, the night's B refused. A resume whose B was refused again said
+    /// "every task done", and every later one sent nothing, exit 0: `t1`'s failure of B was
+    /// taken back by its id's answer to A. And `replay NIGHT --job` chose the night's failed
+    /// ids only, `t2` (now A, done), never `t1` (now B): exit 0, B never made.
+    @Test(
+        "swapped ids: a refused write stays not done until made, by resume or replay --job",
+        arguments: ["resume", "replay"])
+    func swappedRefusedWriteIsRepaired(repair: String) async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let (a, b) = (FixtureServer.uniqueKey("sw-a"), FixtureServer.uniqueKey("sw-b"))
+        let gate = FixtureServer.uniqueKey("sw-gate")
+        func job(_ first: String, _ second: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "\#(first)", "method": "POST", "path": "/charges", "idempotencyKey": true,
+                     "query": {"key": "\#(a)"}, "json": {"req": "A"}},
+                    {"id": "\#(second)", "method": "POST", "path": "/charges", "idempotencyKey": true,
+                     "query": {"key": "\#(b)", "fail_until": "\#(gate)"}, "json": {"req": "B"}}
+                    """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        }
+        try job("t1", "t2")
+        #expect(try await space.run(backend: "curl").status == 1, "B refused")
+        let night = try #require(try ReplayTests.logFiles(space).first)
+        try job("t2", "t1")
+        func repairing(_ extra: [String] = []) async throws -> CourierBinary.Result {
+            if repair == "resume" {
+                return try await space.run(["--resume"] + extra, backend: "curl")
+            }
+            return try await CourierBinary.run(
+                [
+                    "replay", night, "--job", "job.json", "--log-dir", space.logs.path,
+                    "--no-progress",
+                ]
+                    + extra, directory: space.folder)
+        }
+        if repair == "resume" {
+            for _ in 1...2 {
+                let refused = try await repairing()
+                #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
+                #expect(!refused.stdout.contains("every task done"), "\(refused.stdout)")
+            }
+        }
+        await WritesOnceRunTests.toggle(gate, on: space)
+        let plan = try await repairing(["--dry-run"])
+        #expect(plan.stdout.contains("t1\tPOST"), "\(plan.stdout)\(plan.stderr)")
+        let made = try await repairing()
+        #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: b).count == 1, "B made once")
+        #expect(WritesOnceRunTests.effects(space, key: a).count == 1, "A not made again")
+        let again = try await space.run(["--resume"], backend: "curl")
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.stdout.contains("every task done"), "\(again.stdout)")
+        #expect(WritesOnceRunTests.effects(space, key: b).count == 1)
+    }
+
     /// Trial TTT: three keyed writes' ids rotated between a night (A and B made, C refused)
     /// and its repair: each repair held the write now sending B, and its advice made B
     /// twice. Each request is made once, and the repair ends every task done.

@@ -59,6 +59,59 @@ extension ReplayCommand {
         if curl { console.error(summary) } else { console.output(summary) }
     }
 
+    /// A dry run's plan, printed, and its exit status: `tasks` as the replay sends them, the
+    /// job's swapped writes it sends besides (``swappedWrites(of:besides:writes:)``), with
+    /// what each note says.
+    static func dryRun(
+        _ tasks: [ExpandedTask], selected: [LogLine], job: Job?, jobTasks: [String: ExpandedTask],
+        again: [ExpandedTask]?, counts: (pending: Int, rebuilt: Int, refused: Int),
+        options: Options, console: Console, secrets: Set<String>
+    ) -> Int32 {
+        var tasks = tasks
+        let (pending, rebuilt, refused) = counts
+        var swapped: [ExpandedTask] = []
+        if let job, let writes = options.run.writes {
+            swapped = swappedWrites(
+                of: job, besides: Set(selected.compactMap(\.task)), writes: writes)
+            tasks += swapped
+        }
+        var notes =
+            job.map {
+                planWithJob(
+                    &tasks, job: $0, jobTasks: jobTasks, again: again ?? [])
+            } ?? [:]
+        for task in swapped {
+            notes[task.id] =
+                "\t(not among the night's failures: its id now sends another task's request, which the night did not make; ids swapped since?)"
+        }
+        if let job { addConditions(&tasks, job: job, notes: notes) }
+        printPlan(
+            tasks, curl: options.curlFormat, secrets: secrets, console: console,
+            notes: job.map { withSaves(notes, of: tasks, job: $0) } ?? notes,
+            pending: pending, rebuilt: rebuilt)
+        return refused > 0
+            ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
+    }
+
+    /// The job's writes not among `selected` that the replay sends all the same, as its run
+    /// does (``TaskSelection/choosesSwapped``): each now sends another task's request the
+    /// night did not make, and nothing holds it (trial XXX: the dry run said "0 requests").
+    static func swappedWrites(of job: Job, besides selected: Set<String>, writes: WriteHistory)
+        -> [ExpandedTask]
+    {
+        guard writes.knowsRequests else { return [] }
+        return TaskExpander(job: job).compactMap { built -> ExpandedTask? in
+            guard case .success(let task) = built, !selected.contains(task.id),
+                WriteRule.keying(task, in: job) != nil,
+                WriteRule.sentByAnother(task, job: job.name, writes: writes),
+                WriteRule.doneAsAnother(
+                    task.id, digest: task.writeDigest, job: job.name, writes: writes) == nil,
+                WriteRule.held(task, in: job, writes: writes, named: []) == nil
+            else { return nil }
+            return task
+        }
+    }
+
     /// A dry run with `--job`: `tasks` as the replay sends them, and a note for each that
     /// differs from its logged request. The capturing tasks it sends though not chosen
     /// (`again`, ``ReplayProducerPlan``) come first, for what the chosen ones may need; a

@@ -223,18 +223,10 @@ enum ReplayCommand {
         }
 
         if options.dryRun {
-            let notes =
-                job.map {
-                    planWithJob(
-                        &tasks, job: $0, jobTasks: jobTasks, again: producers?.again ?? [])
-                } ?? [:]
-            if let job { addConditions(&tasks, job: job, notes: notes) }
-            printPlan(
-                tasks, curl: options.curlFormat, secrets: secrets, console: console,
-                notes: job.map { withSaves(notes, of: tasks, job: $0) } ?? notes,
-                pending: pending, rebuilt: rebuilt)
-            return refused > 0
-                ? CommandLineInterface.ExitCode.taskFailed : CommandLineInterface.ExitCode.success
+            return dryRun(
+                tasks, selected: selected, job: job, jobTasks: jobTasks, again: producers?.again,
+                counts: (pending, rebuilt, refused), options: options, console: console,
+                secrets: secrets)
         }
         let replayJob = syntheticJob(name: jobNames.first ?? "replay", secrets: secrets)
         var options = options

@@ -23,7 +23,7 @@ import Foundation
 /// `--task`; `replay --all`) and that fails, or is skipped, stays done. Its outputs from the
 /// run that did it stand, and the night's history only gains. Only a plain run starts afresh.
 ///
-/// Memory: a 64-bit key per finished-ok task; whole lines only for tasks whose final outcome
+/// Memory: a 64-bit key per finished-ok task (two for a write); whole lines only for tasks whose final outcome
 /// is not `ok` (or for every task, when `keepAllFinals`), which are the ones a replay sends.
 struct TaskHistory {
     /// How many log lines were read: none means the logs named hold no run at all.
@@ -101,6 +101,9 @@ struct TaskHistory {
     /// The idempotency key of the write whose `ok` made each done task done, when it had one:
     /// another write of the task (another night's body) is not done by it.
     private var doneWrites: [UInt64: String] = [:]
+    /// The request each done write's `ok` line sent (a hash of its `requestDigest`): a later
+    /// failure of another request under its id is another write's, which undoes it.
+    private var doneRequests: [UInt64: UInt64] = [:]
 
     /// What the history says of each task's write, with which of them are done.
     var writes: WriteHistory {
@@ -181,6 +184,7 @@ struct TaskHistory {
         if line.outcome == LogOutcome.ok.rawValue {
             done.insert(key)
             doneWrites[key] = line.idempotencyKey
+            if let digest = line.requestDigest { doneRequests[key] = FNV1a.hash(digest.utf8) }
             // A lookup only once some line said it: `report` folds millions of `ok` lines.
             if line.recordsKept != nil || (!recordsKept.isEmpty && recordsKept[key] != nil) {
                 recordsKept[key] = line.recordsKept
@@ -190,7 +194,7 @@ struct TaskHistory {
                 okRuns[key] = line.run
             }
         } else if done.contains(key), completingRuns.contains(line.run),
-            !Self.undoes(line),
+            !undoes(line, key: key),
             !(chosen[line.run] ?? []).contains(where: { fnmatch($0, task, 0) == 0 })
         {
             // Sent again by a run that completes the one that did it, for what it captures
@@ -202,17 +206,24 @@ struct TaskHistory {
             // `failed`, `skipped`, or `retry`/`page` as the last word of a killed run: not done.
             done.remove(key)
             doneWrites[key] = nil
+            doneRequests[key] = nil
             finals[key] = line
             okRuns[key] = nil
         }
     }
 
     /// Whether a failed line of a run that completes the one that did its task takes the
-    /// task's `ok` back: its records could not be kept, or the run held its write (its id now
-    /// sends another task's request, cut under way; trial WWW: "every task done" beside the
-    /// held write). Any other (a login sent again for what it captures) leaves it done.
-    private static func undoes(_ line: LogLine) -> Bool {
-        line.errorKind == LogErrorKind.records || line.errorKind == LogErrorKind.writeHeld
+    /// task's `ok` back: its records could not be kept, the run held its write, or the write
+    /// it sent is another request than the one its `ok` made (its id now sends another
+    /// task's request: trial WWW's held write beside "every task done"; trial XXX's refused
+    /// one, counted done by its id's answer to the other request, and never sent again). Any
+    /// other (a login sent again for what it captures) leaves it done.
+    private func undoes(_ line: LogLine, key: UInt64) -> Bool {
+        if line.errorKind == LogErrorKind.records || line.errorKind == LogErrorKind.writeHeld {
+            return true
+        }
+        guard let digest = line.requestDigest else { return false }
+        return doneRequests[key] != FNV1a.hash(digest.utf8)
     }
 
     /// What a run's `run.start` says of it: its kind, its windows and shard, and for a resume

@@ -33,6 +33,10 @@ struct TaskSelection: Sendable {
     /// A resume's: the runs it completes. A write without a key that another run answered is
     /// done by its task's word, and the run says so (a held write that is done).
     var completing: Set<String> = []
+    /// A `replay --job`'s: a write ``chosen`` leaves out whose id now sends another task's
+    /// request the night did not make (ids swapped since) is chosen too: the night's failure
+    /// is its now (trial XXX: never sent, and the history said every task done).
+    var choosesSwapped = false
 
     /// What becomes of one task.
     enum Verdict {
@@ -201,6 +205,13 @@ struct TaskSelection: Sendable {
         if let selected = chosen.admit(task) {
             send.task = selected
             send.found = chosen.isFromPattern(task.id)
+            return .send(send)
+        }
+        if choosesSwapped, WriteRule.sentByAnother(task, job: job, writes: writes),
+            WriteRule.doneAsAnother(task.id, digest: task.writeDigest, job: job, writes: writes)
+                == nil
+        {
+            send.found = true
             return .send(send)
         }
         guard capturing, let spec = task.specIndex, needed.contains(spec) else { return .notChosen }

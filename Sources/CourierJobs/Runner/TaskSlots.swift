@@ -261,9 +261,13 @@ extension JobRunner {
     /// Which tasks this run sends (``TaskSelection``), from its options and its source.
     private func taskSelection() -> TaskSelection {
         var chosen: ReplaySelection?
-        if case .selection(let selected, _) = source { chosen = selected }
+        var replaysNight = false
+        if case .selection(let selected, let replayOf) = source {
+            chosen = selected
+            replaysNight = !replayOf.isEmpty
+        }
         if let chosen, let shard = options.shard { chosen.settleElsewhere(on: shard, in: job) }
-        return TaskSelection(
+        var selection = TaskSelection(
             job: job.name, shard: options.shard,
             done: (options.resume?.done ?? []).union(options.doneElsewhere),
             okRuns: options.resume?.okRuns ?? options.history?.okRuns ?? [:],
@@ -276,6 +280,8 @@ extension JobRunner {
                     of: job, history: $0, choosing: chosen, shard: options.shard,
                     named: options.named)
             }, completing: Set(options.resume?.runs ?? []))
+        selection.choosesSwapped = replaysNight
+        return selection
     }
 
     func schedule(
