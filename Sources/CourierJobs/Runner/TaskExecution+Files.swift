@@ -147,7 +147,7 @@ extension JobRunner {
         {
             result.failure = (
                 "save",
-                "cannot save to \(job.outputDir)/\(path): another task of this run or of the night it completes saved that file; give each task its own file"
+                "cannot save to \(job.outputDir)/\(path): another task of this run or of the night it completes saved that file; give each task its own file (a repair fails the same way until the job file does)"
             )
         } else if let (response, path) = work.save {
             do {
