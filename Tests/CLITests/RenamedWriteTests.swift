@@ -252,6 +252,11 @@ struct RenamedWriteTests {
             #expect(WritesOnceRunTests.effects(space, key: b).count == 1, "B made once")
             #expect(try await ServerHits.of(c, on: space.server).count == cut, "C not sent again")
             #expect(!repair.stdout.contains("every task done"), "\(repair.stdout)")
+            // The report counts it held (trial YYY: `heldWrites` 0, `next` a resume that
+            // only held it again).
+            let report = try await CourierBinary.run(
+                ["report", "job.json", "--json"], directory: space.folder)
+            #expect(report.stdout.contains(#""heldWrites":1"#), "\(report.stdout)")
         }
         // Checked, it is named: sent as asked.
         let named = try await space.run(["--task", "x"], backend: "curl")
@@ -268,8 +273,8 @@ struct RenamedWriteTests {
     /// ids only, `t2` (now A, done), never `t1` (now B): exit 0, B never made.
     @Test(
         "swapped ids: a refused write stays not done until made, by resume or replay --job",
-        arguments: ["resume", "replay"])
-    func swappedRefusedWriteIsRepaired(repair: String) async throws {
+        arguments: ["resume", "replay"], [true, false])
+    func swappedRefusedWriteIsRepaired(repair: String, keyed: Bool) async throws {
         let space = try JobWorkspace()
         defer { space.remove() }
         let (a, b) = (FixtureServer.uniqueKey("sw-a"), FixtureServer.uniqueKey("sw-b"))
@@ -277,9 +282,9 @@ struct RenamedWriteTests {
         func job(_ first: String, _ second: String) throws {
             try space.writeJob(
                 tasks: #"""
-                    {"id": "\#(first)", "method": "POST", "path": "/charges", "idempotencyKey": true,
+                    {"id": "\#(first)", "method": "POST", "path": "/charges", "idempotencyKey": \#(keyed),
                      "query": {"key": "\#(a)"}, "json": {"req": "A"}},
-                    {"id": "\#(second)", "method": "POST", "path": "/charges", "idempotencyKey": true,
+                    {"id": "\#(second)", "method": "POST", "path": "/charges", "idempotencyKey": \#(keyed),
                      "query": {"key": "\#(b)", "fail_until": "\#(gate)"}, "json": {"req": "B"}}
                     """#, extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
         }
@@ -299,10 +304,16 @@ struct RenamedWriteTests {
                     + extra, directory: space.folder)
         }
         if repair == "resume" {
+            // Trial YYY: without a key, the second repair counted it done by the answer to
+            // the other request its id had sent, and sent nothing for ever after, exit 0.
             for _ in 1...2 {
                 let refused = try await repairing()
                 #expect(refused.status == 1, "\(refused.stdout)\(refused.stderr)")
                 #expect(!refused.stdout.contains("every task done"), "\(refused.stdout)")
+                let report = try await CourierBinary.run(
+                    ["report", "job.json", "--json"], directory: space.folder)
+                #expect(report.stdout.contains(#""complete":false"#), "\(report.stdout)")
+                #expect(report.stdout.contains(#""heldWrites":0"#), "\(report.stdout)")
             }
         }
         await WritesOnceRunTests.toggle(gate, on: space)
@@ -316,6 +327,47 @@ struct RenamedWriteTests {
         #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
         #expect(again.stdout.contains("every task done"), "\(again.stdout)")
         #expect(WritesOnceRunTests.effects(space, key: b).count == 1)
+    }
+
+    /// Trial YYY: a write held because another task's write sent its request, cut under way,
+    /// and its own night refused: `report` counted no held write, and its `next` named a
+    /// resume that only held it again.
+    @Test("a write held for another task's cut request is a held write to the report")
+    func heldForAnothersRequestIsCounted() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let (p, q) = (FixtureServer.uniqueKey("held-p"), FixtureServer.uniqueKey("held-q"))
+        let (gate, hold) = (
+            FixtureServer.uniqueKey("held-gate"), FixtureServer.uniqueKey("held-hold")
+        )
+        let requests = [
+            p: #""query": {"key": "\#(p)", "fail_until": "\#(gate)"}, "json": {"n": 1}"#,
+            q: #""query": {"key": "\#(q)", "hang_until": "\#(hold)"}, "json": {"n": 2}"#,
+        ]
+        func job(first: String, second: String) throws {
+            let tasks = [("p", first), ("q", second)].map { id, key in
+                #"{"id": "\#(id)", "method": "POST", "path": "/charges", \#(requests[key] ?? "")}"#
+            }
+            try space.writeJob(
+                tasks: tasks.joined(separator: ",\n"),
+                extra: #""retry": {"maxAttempts": 1}, "concurrency": 1,"#)
+        }
+        try job(first: p, second: q)
+        let night = try CourierBinary.launch(
+            ["run", "job.json", "--log-dir", space.logs.path, "--no-progress"],
+            directory: space.folder)
+        await SignalTests.signal(
+            night, with: SIGKILL, afterArrivals: 1, key: q, server: space.server)
+        _ = await night.wait(seconds: 300)
+        await WritesOnceRunTests.toggle(hold, on: space)
+        await WritesOnceRunTests.toggle(gate, on: space)
+        try job(first: q, second: p)
+        let repair = try await space.run(["--resume"], backend: "curl")
+        #expect(repair.status == 1, "\(repair.stdout)\(repair.stderr)")
+        #expect(repair.stderr.contains("task p not sent"), "\(repair.stderr)")
+        let report = try await CourierBinary.run(
+            ["report", "job.json", "--json"], directory: space.folder)
+        #expect(report.stdout.contains(#""heldWrites":1"#), "\(report.stdout)")
     }
 
     /// Trial TTT: three keyed writes' ids rotated between a night (A and B made, C refused)

@@ -78,6 +78,16 @@ struct WriteHistory: Sendable {
     mutating func add(_ line: LogLine, key: UInt64) {
         // A line that says `safe` is a POST that reads (a page of a search): not a write.
         guard let method = line.method, WriteSettings.writes(method), !line.safe else { return }
+        if let digest = line.requestDigest, let earlier = digestOf[key], earlier != digest,
+            case .answered = facts[key]
+        {
+            // Another request under the id of one a 2xx answered (its id now sends another
+            // task's): that answer was the other request's, and says nothing of this one
+            // (trial YYY: a refused write without a key, sent again under such an id, was
+            // counted done by the answer to the other request, and never made).
+            facts[key] = nil
+            answeredOK.remove(key)
+        }
         fold(line, key: key)
         if let digest = line.requestDigest, let task = line.task {
             byDigest[digest] = (key, task)

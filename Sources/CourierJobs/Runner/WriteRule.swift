@@ -79,8 +79,12 @@ enum WriteRule {
             if let task = line.task { candidates[key] = (task, line.idempotencyKey) }
         }
         return candidates.filter { key, write in
+            guard !history.done.contains(key) else { return false }
+            // One the repair held says so: another task's write sent its request, say (trial
+            // YYY: not counted, and `next` named a resume that only held it again).
+            if history.finals[key]?.errorKind == LogErrorKind.writeHeld { return true }
             let known = writes.key(task: key, write: write.key)
-            guard !history.done.contains(key), let fact = writes[known] else { return false }
+            guard let fact = writes[known] else { return false }
             // Answered 2xx on a log-only replay's `ok` line, with its key: done by that answer
             // or had again with the key, as the resume decides (``verdict``), never held.
             if write.key != nil, writes.answeredOK.contains(known) { return false }
