@@ -155,7 +155,7 @@ struct ReplayBuilder {
         }
         if line.event == LogEvent.requestStart, !inJob {
             return
-                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (a write of unknown outcome goes again with its idempotency key, or when named: --task \(id))"
+                "its run was cut while its write was under way, and its log line holds the request's start only, not its headers or body: replay it with --job JOB, which builds it again (a write of unknown outcome goes again with its idempotency key, or, once you have checked the server, when named: --task \(id))"
         }
         if line.errorKind == LogErrorKind.writeHeld {
             return
