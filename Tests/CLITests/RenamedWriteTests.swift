@@ -370,6 +370,32 @@ struct RenamedWriteTests {
         #expect(report.stdout.contains(#""heldWrites":1"#), "\(report.stdout)")
     }
 
+    /// Trial YYY: `--task` with an id whose request another id's write made sends it again, as
+    /// naming does, and had said nothing of it.
+    @Test("a named write whose request another id's write made is sent, and said to be made again")
+    func namedWriteMadeAsAnother() async throws {
+        let space = try JobWorkspace()
+        defer { space.remove() }
+        let key = FixtureServer.uniqueKey("named-again")
+        func job(_ id: String) throws {
+            try space.writeJob(
+                tasks: #"""
+                    {"id": "\#(id)", "method": "POST", "path": "/charges", "query": {"key": "\#(key)"},
+                     "json": {"n": 1}},
+                    {"id": "down", "path": "/status/500"}
+                    """#, extra: #""retry": {"maxAttempts": 1},"#)
+        }
+        try job("x")
+        #expect(try await space.run(backend: "curl").status == 1)
+        try job("z")
+        let named = try await space.run(["--task", "z"], backend: "curl")
+        #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
+        #expect(
+            named.stderr.contains("task z: named, it sends the request task x's write made"),
+            "\(named.stderr)")
+        #expect(WritesOnceRunTests.effects(space, key: key).count == 2, "made again, as named")
+    }
+
     /// Trial TTT: three keyed writes' ids rotated between a night (A and B made, C refused)
     /// and its repair: each repair held the write now sending B, and its advice made B
     /// twice. Each request is made once, and the repair ends every task done.

@@ -76,6 +76,9 @@ struct TaskSelection: Sendable {
         var found = false
         /// A write sent again with its key, whose outcome in this run was unknown.
         var unknownIn: String?
+        /// A named write whose request another task's write made (answered 2xx): the task
+        /// that made it, for the run to say this one makes it again.
+        var madeAs: String?
     }
 
     /// Whose word settles a task's records when it does not send them.
@@ -140,6 +143,12 @@ struct TaskSelection: Sendable {
             on: task, of: job, keying: keying, capturing: capturing, writes: writes,
             named: named.contains(task.id), choseNone: resumeNeeded != nil && chosen == nil)
         {
+        case .send where named.contains(task.id):
+            // Sent as named; said when another id's write made this request (trial YYY:
+            // `--task` with the night's id after a swap made it again, in silence).
+            send.madeAs = WriteRule.doneAsAnother(
+                task.id, digest: task.writeDigest, job: job, writes: writes)
+            return .send(send)
         case .send: return verdict
         case .sendWithKey(let run):
             send.unknownIn = run

@@ -47,6 +47,29 @@ extension JobRunner {
         case end
     }
 
+    /// What a task sent says first: counted as found, a write sent again with its key, its
+    /// records settled, a named write another id's write made.
+    private func sending(_ send: TaskSelection.Send, of task: ExpandedTask, _ slots: TaskSlots)
+        -> ExpandedTask
+    {
+        if send.found { slots.progress.tasksFound(1) }
+        if let run = send.unknownIn {
+            slots.progress.write(resent: true)
+            slots.reporter.report(
+                "task \(task.id): its write's outcome in run \(run) is unknown; sent again with its idempotency key (made once only if the server honours the key)"
+            )
+        }
+        if let settled = send.recordsSettled {
+            settledRecords(of: task, done: settled == .done ? true : nil)
+        }
+        if let other = send.madeAs {
+            slots.reporter.report(
+                "task \(task.id): named, it sends the request task \(other)'s write made (a 2xx answered it): made again"
+            )
+        }
+        return send.task
+    }
+
     /// Takes items from the source until one is a task to run. The others are settled on the
     /// way: another shard's task, one an earlier run did, one that does not build (logged and
     /// counted as failed), one skipped because its input failed. Not inlined into ``occupy``,
@@ -183,17 +206,7 @@ extension JobRunner {
             try? slots.log.doneByAnswer(task: task.id, reason: reason)
             slots.cursor.feed?.finished(task.specIndex, ok: true, id: task.id)
         case .send(let send):
-            if send.found { slots.progress.tasksFound(1) }
-            if let run = send.unknownIn {
-                slots.progress.write(resent: true)
-                slots.reporter.report(
-                    "task \(task.id): its write's outcome in run \(run) is unknown; sent again with its idempotency key (made once only if the server honours the key)"
-                )
-            }
-            if let settled = send.recordsSettled {
-                settledRecords(of: task, done: settled == .done ? true : nil)
-            }
-            return send.task
+            return sending(send, of: task, slots)
         case .notChosen:
             // Done, not chosen by `--resume --task` and not needed: its kept values make the
             // fan-out children the run chose, found done (the login was sent for them).
