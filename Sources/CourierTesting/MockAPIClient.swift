@@ -74,10 +74,11 @@ public final class MockAPIClient: APIClient, Sendable {
     }
 
     public func perform<Request: APIRequest>(_ request: Request) async throws -> Request.Response {
+        // Encoded before the lock is taken: another test's request waits on none of it.
+        let sent = Self.sent(request)
         let (response, error) = state.withLock { state -> (Any?, (any Error)?) in
             state.lastPath = request.path
             state.lastMethod = request.method
-            let sent = Self.sent(request)
             state.lastQueryItems = sent.query
             state.lastHeaders = request.headers
             state.lastBody = sent.body

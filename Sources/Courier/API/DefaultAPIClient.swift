@@ -89,7 +89,7 @@ public struct DefaultAPIClient: APIClient {
             // The configuration's secret headers are credentials as `auth` is: they go only to
             // the base URL's origin (trial VVV: an absolute URL elsewhere got Authorization,
             // X-Api-Key and Cookie, which a redirect there would have dropped).
-            for name in headers.names where SecretHeaders.isSecret(name) { headers.remove(name) }
+            headers.removeSecrets()
         }
         var body = request.body
         var streamed: StreamedBody?

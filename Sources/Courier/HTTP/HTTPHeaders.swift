@@ -100,6 +100,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.removeAll { Self.same($0.name, name) }
     }
 
+    /// Removes every field that carries a secret (``SecretHeaders``, and the names `marked`):
+    /// what goes to another origin (a redirect, a page, a request's absolute URL elsewhere).
+    mutating func removeSecrets(marked: Set<String> = []) {
+        fields.removeAll { SecretHeaders.isSecret($0.name, marked: marked) }
+    }
+
     /// Returns these headers with every field of `other` replacing same-named fields here.
     ///
     /// Used for layering: configuration headers, then request headers on top.

@@ -94,6 +94,11 @@ public struct HTTPRequest: Sendable, Hashable, CustomStringConvertible {
         SecretHeaders.isSecret(name, marked: markedSecretHeaders)
     }
 
+    /// Removes the headers secret in this request, for another origin.
+    mutating func removeSecretHeaders() {
+        headers.removeSecrets(marked: markedSecretHeaders)
+    }
+
     /// The URL fit to show: no user name or password, and every secret query value replaced.
     public var displayURL: URL { RequestSecrets(of: self).display(url) }
 

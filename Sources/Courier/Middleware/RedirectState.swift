@@ -88,9 +88,7 @@ public struct RedirectState: Sendable {
             }
         }
         if !Self.sameOrigin(current.url, target) {
-            for name in next.headers.names where next.isSecretHeader(name) {
-                next.headers.remove(name)
-            }
+            next.removeSecretHeaders()
             next.url = Self.withoutSecretQuery(of: current, in: next.url)
         }
         return next

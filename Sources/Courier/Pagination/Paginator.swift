@@ -355,11 +355,7 @@ public struct Paginator: Sendable {
     private func following(_ url: URL) -> HTTPRequest {
         var next = first
         next.url = url
-        if Origin(url) != Origin(first.url) {
-            for name in next.headers.names where next.isSecretHeader(name) {
-                next.headers.remove(name)
-            }
-        }
+        if Origin(url) != Origin(first.url) { next.removeSecretHeaders() }
         return next
     }
 
