@@ -26,7 +26,8 @@ extension ReportText {
             return "\(prefix) --resume \(ShellWord.quoted(log))\(base)"
         }
         /// Of ``notDone``, the writes that command would not send again (``WriteRule``): a 2xx
-        /// answered them, or they went out without their key and no answer came.
+        /// answered them, they went out without their key and no answer came, or the latest
+        /// repair held them (another task's write sent their request).
         var heldWrites: Int
         /// Whether the unfinished runs were all stopped (a signal, a deadline), none killed.
         var stoppedOnly = false
